@@ -1,0 +1,65 @@
+// flopwise/cost.h — per-node costs and their roll-up by module scope.
+// Owns: params (first-user attribution), memory bytes, MACs/FLOPs via the op registry, the scope tree.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "flopwise/dim.h"
+#include "flopwise/infer.h"
+#include "flopwise/ir.h"
+
+namespace flopwise {
+
+struct Totals {
+  Count params, buffers, macs, flops, memory_bytes, backward_flops;
+  // Roll-up: sums the known parts; a node with any unknown quantity adds to `uncounted` instead of
+  // making the whole total unknown, so a report shows "at least X, N nodes not counted".
+  int64_t uncounted = 0;
+  void add_rollup(const Totals& node_cost);
+  bool complete() const { return uncounted == 0; }
+};
+
+struct NodeReport {
+  std::string name, op, domain, scope;  // scope: innermost scope path ("layer1.0.conv1"), "" for root
+  std::vector<std::pair<std::string, Shape>> outputs;
+  Totals cost;
+  bool supported = true;  // has a cost function
+};
+
+struct ScopeNode {
+  std::string name;   // full path ("layer1.0.conv1"); "" for the root
+  std::string label;  // name relative to the parent ("conv1", "0")
+  std::string cls;    // module class when known
+  Totals cost;        // including all children
+  std::vector<std::unique_ptr<ScopeNode>> children;
+  int depth = 0;
+};
+
+struct OpTypeReport {
+  std::string op;
+  int64_t count = 0;
+  Count macs, flops, params, memory_bytes;
+};
+
+struct Report {
+  std::string path, format, producer;
+  std::map<std::string, int64_t> opsets;
+  std::string convention = "default";
+  std::vector<std::pair<std::string, std::pair<DType, Shape>>> inputs, outputs;
+  Totals totals;
+  std::unique_ptr<ScopeNode> scopes;
+  std::vector<OpTypeReport> op_types;  // sorted by FLOPs, descending
+  std::vector<NodeReport> nodes;
+  std::map<std::string, std::vector<std::string>> unsupported;  // op -> node names
+  std::vector<std::string> warnings;
+  bool has_unknown_cost() const;
+};
+
+// Costs every node of an inferred model and rolls them up. `infer` is the shape pass's result
+// (its warnings and unsupported ops are carried into the report).
+Report build_report(const Model& model, InferResult infer);
+
+}  // namespace flopwise

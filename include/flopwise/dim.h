@@ -1,0 +1,88 @@
+// flopwise/dim.h — one tensor dimension: a known int64, a symbolic expression, or unknown.
+// Owns: dim arithmetic (overflow-checked) and checked 64-bit counts. Knows nothing of ONNX or torch.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace flopwise {
+
+// A dimension is a polynomial with int64 coefficients over named symbols (`batch`, `2*seq`,
+// `batch*seq`), or Unknown. A known value is the constant polynomial. Arithmetic is exact or gives
+// Unknown (overflow, or a quotient that is not exact): never a guess.
+class Dim {
+ public:
+  using Monomial = std::vector<std::string>;  // sorted symbol names, with repetition for powers
+  using Term = std::pair<Monomial, int64_t>;  // monomial and its non-zero coefficient
+
+  Dim() = default;  // unknown
+  Dim(int64_t v) : unknown_(false) {  // NOLINT: implicit from int is the natural spelling
+    if (v != 0) terms_.push_back({{}, v});
+  }
+  static Dim unknown() { return Dim(); }
+  static Dim symbol(const std::string& name);
+
+  bool is_unknown() const { return unknown_; }
+  bool is_known() const { return !unknown_ && (terms_.empty() || (terms_.size() == 1 && terms_[0].first.empty())); }
+  bool is_symbolic() const { return !unknown_ && !is_known(); }
+  int64_t value() const;  // requires is_known()
+  std::optional<int64_t> maybe_value() const {
+    return is_known() ? std::optional<int64_t>(value()) : std::nullopt;
+  }
+  const std::vector<Term>& terms() const { return terms_; }
+  std::vector<std::string> symbols() const;
+
+  // Structural equality: two unknowns are never the same; use same_as for "provably equal".
+  bool same_as(const Dim& o) const { return !unknown_ && !o.unknown_ && terms_ == o.terms_; }
+  // Identical representation (two unknowns compare equal): for containers and tests.
+  bool operator==(const Dim& o) const { return unknown_ == o.unknown_ && terms_ == o.terms_; }
+  bool operator!=(const Dim& o) const { return !(*this == o); }
+
+  friend Dim operator+(const Dim& a, const Dim& b);
+  friend Dim operator-(const Dim& a, const Dim& b);
+  friend Dim operator*(const Dim& a, const Dim& b);
+  // Exact quotient, or Unknown when it is not provably exact (division by a single term only).
+  friend Dim operator/(const Dim& a, const Dim& b);
+  // floor(a / b) for known values; exact quotient for symbolic ones when exact; else Unknown.
+  static Dim floor_div(const Dim& a, const Dim& b);
+  static Dim ceil_div(const Dim& a, const Dim& b);
+  static Dim mod(const Dim& a, const Dim& b);
+  static Dim min(const Dim& a, const Dim& b);
+  static Dim max(const Dim& a, const Dim& b);
+
+  // Substitutes known values for symbols (e.g. --dim batch=8).
+  Dim substitute(const std::vector<std::pair<std::string, int64_t>>& bindings) const;
+
+  std::string str() const;  // "?" for unknown, "2*batch*seq + 1" otherwise
+
+ private:
+  void normalize();
+  bool unknown_ = true;
+  std::vector<Term> terms_;
+};
+
+// Checked signed 64-bit arithmetic. Returns false on overflow.
+inline bool checked_add(int64_t a, int64_t b, int64_t* out) { return !__builtin_add_overflow(a, b, out); }
+inline bool checked_mul(int64_t a, int64_t b, int64_t* out) { return !__builtin_mul_overflow(a, b, out); }
+
+// A count (params, MACs, FLOPs, bytes) that may be unknown. Unknown is sticky through arithmetic;
+// overflow makes it unknown and sets `overflowed` so the report can say why.
+struct Count {
+  int64_t v = 0;
+  bool known = true;
+  bool overflowed = false;
+
+  static Count unknown() { return Count{0, false, false}; }
+  static Count of(const Dim& d) {
+    return d.is_known() ? Count{d.value(), true, false} : Count::unknown();
+  }
+  Count& operator+=(const Count& o);
+  friend Count operator+(Count a, const Count& b) { return a += b; }
+  friend Count operator*(const Count& a, const Count& b);
+  bool operator==(const Count& o) const { return known == o.known && (!known || v == o.v); }
+};
+
+}  // namespace flopwise

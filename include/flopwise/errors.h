@@ -1,0 +1,33 @@
+// flopwise/errors.h — typed errors. Library code throws these; only main() maps them to exit codes.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace flopwise {
+
+// Exit codes of the CLI (documented in the README).
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitBudgetFailed = 1,  // a budget limit does not hold (flopwise check)
+  kExitBadInput = 2,      // unreadable input, malformed model, bad usage
+  kExitStrict = 3,        // --strict and an op is unsupported or a cost is unknown
+};
+
+struct Error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+// The input file cannot be used: missing, unreadable, not a model, truncated, malformed.
+struct InputError : Error {
+  using Error::Error;
+};
+// The command line or an option's value is wrong.
+struct UsageError : Error {
+  using Error::Error;
+};
+// A shape contradiction provable from the model (e.g. MatMul with 3 vs 4 inner dims).
+struct ShapeError : Error {
+  using Error::Error;
+};
+
+}  // namespace flopwise

@@ -1,0 +1,144 @@
+// flopwise/ir.h — the common IR every importer produces and every pass reads.
+// Owns: Graph, Node, Value, Shape, attributes, dtypes. Nothing ONNX- or torch-specific lives here:
+// importers translate their formats into this vocabulary (op names follow ONNX's, plus named
+// extensions in the "flopwise" domain where ONNX has none).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "flopwise/dim.h"
+
+namespace flopwise {
+
+// Element types. Numbering follows ONNX's TensorProto.DataType so importers map 1:1, but nothing
+// here depends on ONNX.
+enum class DType : int {
+  Undefined = 0, Float32 = 1, UInt8 = 2, Int8 = 3, UInt16 = 4, Int16 = 5, Int32 = 6, Int64 = 7,
+  String = 8, Bool = 9, Float16 = 10, Float64 = 11, UInt32 = 12, UInt64 = 13, Complex64 = 14,
+  Complex128 = 15, BFloat16 = 16,
+};
+int64_t dtype_size(DType t);  // bytes per element; 0 for Undefined/String
+const char* dtype_name(DType t);  // "float32", "int64", ...
+std::optional<DType> parse_dtype(const std::string& s);  // accepts "float32", "float", "f32", "int64", ...
+bool is_float(DType t);
+bool is_integer(DType t);  // integer or bool
+
+// A shape whose rank may be unknown; each dim known, symbolic or unknown.
+struct Shape {
+  bool rank_known = false;
+  std::vector<Dim> dims;
+
+  Shape() = default;
+  explicit Shape(std::vector<Dim> d) : rank_known(true), dims(std::move(d)) {}
+  static Shape unknown_rank() { return Shape(); }
+  static Shape scalar() { return Shape(std::vector<Dim>{}); }
+  static Shape unknown_of_rank(size_t r) { return Shape(std::vector<Dim>(r)); }
+
+  size_t rank() const { return dims.size(); }
+  bool fully_known() const;  // rank known and every dim a known int
+  Dim numel() const;         // product of dims (Unknown if rank unknown)
+  std::string str() const;   // "1x3x224x224", "batchx128", "?x5", "*" (unknown rank), "scalar"
+  bool operator==(const Shape& o) const { return rank_known == o.rank_known && dims == o.dims; }
+};
+
+// Parses "1x3x224x224", "batchx128", "?x5", "*" or "scalar" (as written by Shape::str).
+std::optional<Shape> parse_shape(const std::string& s);
+
+// Known contents of a small tensor, for shape arithmetic. Integer/bool tensors keep Dims so a
+// Shape of a symbolic tensor flows through Gather/Concat/Reshape; float tensors keep doubles.
+struct ConstData {
+  std::vector<Dim> ints;
+  std::vector<double> floats;
+  bool is_float = false;
+  size_t size() const { return is_float ? floats.size() : ints.size(); }
+};
+constexpr int64_t kMaxConstElements = 4096;  // larger tensors keep no contents
+
+struct Value {
+  std::string name;
+  DType dtype = DType::Undefined;
+  Shape shape;
+  std::optional<ConstData> data;
+  bool is_initializer = false;  // a weight or constant stored in the model
+  bool is_input = false;        // a graph input (not an initializer)
+  bool is_outer = false;        // a subgraph's reference to a value of an enclosing graph
+  bool synthetic = false;       // made by an importer (an attribute turned into an input): no bytes
+  int producer = -1;            // index of the producing node, -1 for inputs/initializers
+  // Type the model itself declares (ONNX value_info / graph outputs). Never copied over an inferred
+  // shape: it only fills dims that inference left unknown, e.g. after an unsupported op.
+  std::optional<std::pair<DType, Shape>> declared;
+};
+
+class Graph;
+
+struct TensorAttr {  // an attribute holding a tensor (Constant's value, ConstantOfShape's value)
+  DType dtype = DType::Undefined;
+  std::vector<int64_t> dims;
+  std::optional<ConstData> data;  // present when small enough
+};
+
+struct Attribute {
+  enum class Kind { Int, Float, String, Ints, Floats, Strings, Tensor, Graph, Graphs, Other };
+  Kind kind = Kind::Other;
+  int64_t i = 0;
+  double f = 0;
+  std::string s;
+  std::vector<int64_t> ints;
+  std::vector<double> floats;
+  std::vector<std::string> strings;
+  TensorAttr tensor;
+  std::vector<int> graphs;  // indices into Node::subgraphs
+};
+
+struct Node {
+  std::string name;
+  std::string op;      // canonical op type ("Conv", "MatMul", ...)
+  std::string domain;  // "" for the default domain, "com.microsoft", "flopwise", or the model's own
+  int opset = 0;       // opset version of `domain` in effect (after import normalisation)
+  std::vector<int> inputs;   // value indices; -1 for an omitted optional input
+  std::vector<int> outputs;  // value indices; -1 for an omitted optional output
+  std::map<std::string, Attribute> attrs;
+  std::vector<std::unique_ptr<Graph>> subgraphs;
+  std::vector<std::string> scope;          // module path, outermost first: {"layer1", "layer1.0", "layer1.0.conv1"}
+  std::vector<std::string> scope_classes;  // class per scope level where known ("" where not)
+
+  bool has_attr(const std::string& k) const { return attrs.count(k) != 0; }
+  int64_t attr_i(const std::string& k, int64_t dflt) const;
+  double attr_f(const std::string& k, double dflt) const;
+  std::string attr_s(const std::string& k, const std::string& dflt) const;
+  std::vector<int64_t> attr_ints(const std::string& k) const;  // empty when absent
+  std::vector<double> attr_floats(const std::string& k) const;
+  std::string scope_name() const { return scope.empty() ? std::string() : scope.back(); }
+};
+
+class Graph {
+ public:
+  std::string name;
+  std::vector<Value> values;
+  std::vector<Node> nodes;  // topological order
+  std::vector<int> inputs;   // graph inputs, in order (initializers excluded)
+  std::vector<int> outputs;  // graph outputs, in order
+  const Graph* parent = nullptr;
+
+  int find(const std::string& value_name) const;  // -1 when absent
+  int add_value(const std::string& value_name);    // returns the existing index when present
+ private:
+  std::unordered_map<std::string, int> index_;
+};
+
+struct Model {
+  std::string path;
+  std::string format;    // "onnx" or "torchscript"
+  std::string producer;  // e.g. "pytorch 1.13.1"
+  std::map<std::string, int64_t> opsets;  // domain -> version
+  Graph graph;
+  std::vector<std::string> warnings;  // import-time warnings (ignored fields, unknown domains, ...)
+};
+
+}  // namespace flopwise

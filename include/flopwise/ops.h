@@ -1,0 +1,107 @@
+// flopwise/ops.h — the op registry: one record per op with its shape rule and cost rule.
+// Owns: OpRecord, the contexts shape and cost functions see, registry lookup. Op families live in
+// shape_inference/ops/<family>.cc and are listed once in shape_inference/ops/families.def.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "flopwise/dim.h"
+#include "flopwise/ir.h"
+
+namespace flopwise {
+
+struct InferOptions;
+
+// What a shape function sees: the node, its graph, and helpers to read inputs and set outputs.
+class InferContext {
+ public:
+  InferContext(Graph& g, Node& n, const InferOptions& opts, std::vector<std::string>* warnings)
+      : graph_(g), node_(n), opts_(opts), warnings_(warnings) {}
+
+  const Node& node() const { return node_; }
+  Node& mutable_node() { return node_; }
+  Graph& graph() { return graph_; }
+  const InferOptions& options() const { return opts_; }
+  size_t num_inputs() const { return node_.inputs.size(); }
+  size_t num_outputs() const { return node_.outputs.size(); }
+  bool has_input(size_t i) const { return i < node_.inputs.size() && node_.inputs[i] >= 0; }
+  bool has_output(size_t i) const { return i < node_.outputs.size() && node_.outputs[i] >= 0; }
+  const Value* input(size_t i) const { return has_input(i) ? &graph_.values[node_.inputs[i]] : nullptr; }
+  // Shape of input i (unknown rank when absent or not inferred).
+  const Shape& in_shape(size_t i) const;
+  DType in_dtype(size_t i) const;
+  // Contents of input i when known (integers as Dims); nullptr otherwise.
+  const ConstData* in_data(size_t i) const;
+  // Known integer contents as int64 (all elements known); nullopt otherwise.
+  std::optional<std::vector<int64_t>> in_ints(size_t i) const;
+  std::optional<std::vector<double>> in_floats(size_t i) const;  // float or int contents as double
+
+  Value* output(size_t i) { return has_output(i) ? &graph_.values[node_.outputs[i]] : nullptr; }
+  void set_output(size_t i, DType t, Shape s);
+  void set_output_data(size_t i, ConstData d);  // contents; only kept when small
+  void set_output_dtype(size_t i, DType t);
+
+  void warn(const std::string& msg);
+  // A provable contradiction: throws ShapeError naming op, node and message.
+  [[noreturn]] void fail(const std::string& msg) const;
+
+ private:
+  Graph& graph_;
+  Node& node_;
+  const InferOptions& opts_;
+  std::vector<std::string>* warnings_;
+};
+
+// What a cost function sees: the node after inference, with its input/output shapes.
+struct OpCost;
+struct CostContext {
+  const Graph& graph;
+  const Node& node;
+  // Cost of one run of a subgraph of this node (If branches, Loop/Scan bodies).
+  std::function<OpCost(const Graph&)> subgraph_cost;
+  const Shape& in_shape(size_t i) const;
+  const Shape& out_shape(size_t i) const;
+  DType in_dtype(size_t i) const;
+  bool has_input(size_t i) const { return i < node.inputs.size() && node.inputs[i] >= 0; }
+  const ConstData* in_data(size_t i) const;
+  Count out_numel(size_t i = 0) const;  // elements of output i
+  Count in_numel(size_t i) const;
+};
+
+// Convention-dependent part of a node's cost. Params and memory bytes are computed generically
+// from the node's inputs and outputs; an op's cost function gives only MACs and FLOPs.
+struct OpCost {
+  Count macs;
+  Count flops;
+};
+
+using ShapeFn = void (*)(InferContext&);
+using CostFn = OpCost (*)(const CostContext&);
+
+struct OpRecord {
+  std::string_view domain;  // "" is ONNX's default domain
+  std::string_view name;
+  int since_version = 1;    // first opset version covered
+  int until_version = 0;    // last covered (0: no upper bound)
+  std::string_view formula;  // one line: how FLOPs are counted ("2*MACs + bias", "layout only")
+  ShapeFn infer = nullptr;
+  CostFn cost = nullptr;
+};
+
+class OpRegistry {
+ public:
+  static const OpRegistry& instance();  // built once from the explicit family list
+  // The record for op/domain covering `opset`; nullptr if none.
+  const OpRecord* find(std::string_view domain, std::string_view name, int opset) const;
+  const std::vector<OpRecord>& records() const { return records_; }
+  // Registration: a duplicate (same domain, name and overlapping versions) throws.
+  void add(const OpRecord& r);
+
+ private:
+  std::vector<OpRecord> records_;
+};
+
+}  // namespace flopwise

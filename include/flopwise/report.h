@@ -1,0 +1,25 @@
+// flopwise/report.h — writers for a Report: text (DeepSpeed-profiler style), JSON, CSV, markdown.
+#pragma once
+
+#include <ostream>
+#include <string>
+
+#include "flopwise/cost.h"
+
+namespace flopwise {
+
+struct TextOptions {
+  int depth = -1;  // detailed tree depth; -1: all
+  int top = 3;     // modules per depth in the aggregated profile
+};
+
+void write_text(std::ostream& os, const Report& r, const TextOptions& opts);
+void write_json(std::ostream& os, const Report& r);  // schema "flopwise.report/1"
+void write_csv(std::ostream& os, const Report& r);   // one row per node
+void write_markdown(std::ostream& os, const Report& r, const TextOptions& opts);
+
+// "4.09 G", "512", "1.2 M" (SI, 2 decimals); "unknown" for an unknown count.
+std::string human(const Count& c);
+std::string human(double v);
+
+}  // namespace flopwise

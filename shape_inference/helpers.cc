@@ -1,0 +1,184 @@
+#include "helpers.h"
+
+#include <algorithm>
+
+namespace flopwise {
+
+Dim merge_dim(InferContext& ctx, const Dim& a, const Dim& b, const char* what) {
+  if (a.is_unknown()) return b;
+  if (b.is_unknown()) return a;
+  if (a.is_known() && b.is_known()) {
+    if (a.value() != b.value())
+      ctx.fail(std::string(what) + ": " + std::to_string(a.value()) + " vs " + std::to_string(b.value()));
+    return a;
+  }
+  if (a.is_known()) return a;
+  return b;
+}
+
+Shape broadcast_shapes(InferContext& ctx, const std::vector<Shape>& shapes) {
+  size_t rank = 0;
+  for (const auto& s : shapes) {
+    if (!s.rank_known) return Shape::unknown_rank();
+    rank = std::max(rank, s.rank());
+  }
+  std::vector<Dim> out(rank, Dim(1));
+  for (size_t i = 0; i < rank; ++i) {
+    // Collect the dims aligned at position i (right-aligned).
+    Dim result(1);
+    bool any_unknown = false;
+    for (const auto& s : shapes) {
+      if (s.rank() + i < rank) continue;
+      const Dim& d = s.dims[s.rank() - rank + i];
+      if (d.is_known() && d.value() == 1) continue;
+      if (d.is_unknown()) {
+        any_unknown = true;
+        continue;
+      }
+      if (result.is_known() && result.value() == 1) {
+        result = d;
+      } else if (!result.same_as(d)) {
+        if (result.is_known() && d.is_known())
+          ctx.fail("cannot broadcast dim " + std::to_string(result.value()) + " with " + std::to_string(d.value()) +
+                   " (axis " + std::to_string(i) + " of the broadcast shape)");
+        // Two different symbols: the result is whichever is not 1 at run time; unknown statically.
+        any_unknown = true;
+        result = Dim::unknown();
+      }
+    }
+    if (any_unknown) {
+      // An unknown dim may be 1 or the other dim: only a known non-1 result survives.
+      out[i] = (result.is_known() && result.value() != 1) ? result : Dim::unknown();
+      if (result.is_symbolic()) out[i] = Dim::unknown();
+    } else {
+      out[i] = result;
+    }
+  }
+  return Shape(out);
+}
+
+int64_t normalize_axis(InferContext& ctx, int64_t axis, int64_t rank) {
+  if (axis < -rank || axis >= rank)
+    ctx.fail("axis " + std::to_string(axis) + " out of range for rank " + std::to_string(rank));
+  return axis < 0 ? axis + rank : axis;
+}
+
+void infer_same_as_input0(InferContext& ctx) { ctx.set_output(0, ctx.in_dtype(0), ctx.in_shape(0)); }
+
+void infer_broadcast(InferContext& ctx, DType out_dtype) {
+  std::vector<Shape> shapes;
+  for (size_t i = 0; i < ctx.num_inputs(); ++i)
+    if (ctx.has_input(i)) shapes.push_back(ctx.in_shape(i));
+  DType t = out_dtype == DType::Undefined ? ctx.in_dtype(0) : out_dtype;
+  ctx.set_output(0, t, broadcast_shapes(ctx, shapes));
+}
+
+Dim conv_out_dim(const Dim& in, int64_t k, int64_t stride, int64_t dilation, int64_t pad_begin, int64_t pad_end,
+                 bool ceil_mode) {
+  if (stride <= 0) return Dim::unknown();
+  Dim eff = in + Dim(pad_begin) + Dim(pad_end) - Dim(dilation * (k - 1) + 1);
+  Dim q = ceil_mode ? Dim::ceil_div(eff, Dim(stride)) : Dim::floor_div(eff, Dim(stride));
+  Dim out = q + Dim(1);
+  if (ceil_mode && out.is_known() && in.is_known()) {
+    // PyTorch/ONNX rule: the last window must start inside the input or left padding.
+    if ((out.value() - 1) * stride >= in.value() + pad_begin) out = out - Dim(1);
+  }
+  return out;
+}
+
+Dim same_out_dim(const Dim& in, int64_t stride) {
+  if (stride <= 0) return Dim::unknown();
+  return Dim::ceil_div(in, Dim(stride));
+}
+
+std::optional<std::vector<int64_t>> known_dims(const Shape& s) {
+  if (!s.fully_known()) return std::nullopt;
+  std::vector<int64_t> v;
+  for (const auto& d : s.dims) v.push_back(d.value());
+  return v;
+}
+
+int64_t product(const std::vector<int64_t>& v) {
+  int64_t p = 1;
+  for (auto x : v) p *= x;
+  return p;
+}
+
+void fold_elementwise(InferContext& ctx, const std::function<Dim(const std::vector<Dim>&)>& fi,
+                      const std::function<double(const std::vector<double>&)>& ff) {
+  Value* out = ctx.output(0);
+  if (!out) return;
+  auto od = known_dims(out->shape);
+  if (!od || product(*od) > kMaxConstElements) return;
+  std::vector<const ConstData*> ins;
+  std::vector<std::vector<int64_t>> in_dims;
+  bool any_float = false;
+  for (size_t i = 0; i < ctx.num_inputs(); ++i) {
+    if (!ctx.has_input(i)) continue;
+    const ConstData* d = ctx.in_data(i);
+    auto dims = known_dims(ctx.in_shape(i));
+    if (!d || !dims || static_cast<int64_t>(d->size()) != product(*dims)) return;
+    any_float = any_float || d->is_float;
+    ins.push_back(d);
+    in_dims.push_back(*dims);
+  }
+  if (ins.empty()) return;
+  if (any_float ? !ff : !fi) return;
+  const int64_t n = product(*od);
+  const size_t r = od->size();
+  ConstData res;
+  res.is_float = any_float && is_float(out->dtype);
+  std::vector<int64_t> idx(r, 0);
+  for (int64_t e = 0; e < n; ++e) {
+    std::vector<Dim> ai;
+    std::vector<double> af;
+    for (size_t k = 0; k < ins.size(); ++k) {
+      // Broadcast index: right-aligned, size-1 dims repeat.
+      const auto& dk = in_dims[k];
+      int64_t off = 0;
+      for (size_t j = 0; j < dk.size(); ++j) {
+        int64_t pos = idx[r - dk.size() + j];
+        off = off * dk[j] + (dk[j] == 1 ? 0 : pos);
+      }
+      if (any_float) {
+        af.push_back(ins[k]->is_float ? ins[k]->floats[off]
+                                      : static_cast<double>(ins[k]->ints[off].maybe_value().value_or(0)));
+        if (!ins[k]->is_float && !ins[k]->ints[off].is_known()) return;
+      } else {
+        ai.push_back(ins[k]->ints[off]);
+      }
+    }
+    if (any_float) {
+      double v = ff(af);
+      if (res.is_float)
+        res.floats.push_back(v);
+      else
+        res.ints.push_back(Dim(static_cast<int64_t>(v)));
+    } else {
+      res.ints.push_back(fi(ai));
+    }
+    for (size_t j = r; j-- > 0;) {
+      if (++idx[j] < (*od)[j]) break;
+      idx[j] = 0;
+    }
+  }
+  ctx.set_output_data(0, std::move(res));
+}
+
+OpCost cost_zero(const CostContext&) { return OpCost{Count{}, Count{}}; }
+
+OpCost cost_per_out_elem(const CostContext& c, int64_t k) {
+  return OpCost{Count{}, c.out_numel(0) * Count{k}};
+}
+
+OpCost cost_per_out_elem_1(const CostContext& c) { return cost_per_out_elem(c, 1); }
+
+OpCost cost_per_in_elem_1(const CostContext& c) { return OpCost{Count{}, c.in_numel(0)}; }
+
+OpCost cost_unknown(const CostContext&) { return OpCost{Count::unknown(), Count::unknown()}; }
+
+OpCost cost_contraction(const Count& macs, const Count& extra) {
+  return OpCost{macs, macs * Count{2} + extra};
+}
+
+}  // namespace flopwise

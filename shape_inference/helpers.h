@@ -1,0 +1,61 @@
+// shape_inference/helpers.h — shared pieces of shape rules and cost rules for the op families.
+// Owns: broadcasting, axis normalisation, conv/pool spatial arithmetic, constant folding of small
+// integer tensors, and the common cost shapes (per output element, layout only). Internal header.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "flopwise/errors.h"
+#include "flopwise/infer.h"
+#include "flopwise/ops.h"
+
+namespace flopwise {
+
+// ---- registration -------------------------------------------------------------------------------
+// Families call this; `until` 0 means no upper bound.
+inline void reg(OpRegistry& r, std::string_view name, int since, int until, std::string_view formula,
+                ShapeFn infer, CostFn cost, std::string_view domain = "") {
+  r.add(OpRecord{domain, name, since, until, formula, infer, cost});
+}
+
+// ---- shapes -------------------------------------------------------------------------------------
+// Multidirectional (numpy) broadcasting. Unknown rank in any input gives unknown rank. A provable
+// mismatch (two known dims, neither 1, different) calls ctx.fail.
+Shape broadcast_shapes(InferContext& ctx, const std::vector<Shape>& shapes);
+// Merges two descriptions of the same dim: known beats symbolic beats unknown; a clash fails.
+Dim merge_dim(InferContext& ctx, const Dim& a, const Dim& b, const char* what);
+// Normalises a possibly negative axis against rank; fails when out of range.
+int64_t normalize_axis(InferContext& ctx, int64_t axis, int64_t rank);
+// Output 0 gets input 0's dtype and shape (unary elementwise ops).
+void infer_same_as_input0(InferContext& ctx);
+// Output 0: broadcast of all inputs, dtype of input 0 (or `out_dtype` when not Undefined).
+void infer_broadcast(InferContext& ctx, DType out_dtype = DType::Undefined);
+// Spatial output size of conv/pool: floor or ceil of (in + pads - dilation*(k-1) - 1)/stride + 1.
+Dim conv_out_dim(const Dim& in, int64_t k, int64_t stride, int64_t dilation, int64_t pad_begin, int64_t pad_end,
+                 bool ceil_mode);
+// auto_pad SAME_UPPER/SAME_LOWER output: ceil(in / stride).
+Dim same_out_dim(const Dim& in, int64_t stride);
+
+// ---- constant contents --------------------------------------------------------------------------
+// Element i of known integer contents under broadcasting to `out` elements (row-major), or nullopt.
+// Folds an elementwise op over inputs whose contents are all known and small; sets output 0's data.
+// `fi` handles integer (Dim) contents, `ff` float contents; either may be empty (no folding).
+void fold_elementwise(InferContext& ctx, const std::function<Dim(const std::vector<Dim>&)>& fi,
+                      const std::function<double(const std::vector<double>&)>& ff);
+// Row-major strides / element count for a fully known shape.
+std::optional<std::vector<int64_t>> known_dims(const Shape& s);
+int64_t product(const std::vector<int64_t>& v);  // no overflow check: for small const tensors only
+
+// ---- costs --------------------------------------------------------------------------------------
+OpCost cost_zero(const CostContext&);               // layout only / no arithmetic
+OpCost cost_per_out_elem_1(const CostContext&);     // 1 FLOP per output element
+OpCost cost_per_out_elem(const CostContext& c, int64_t k);  // k FLOPs per output element
+OpCost cost_per_in_elem_1(const CostContext&);      // reductions: 1 FLOP per input element
+OpCost cost_unknown(const CostContext&);            // cannot be known statically (data-dependent)
+// 2*macs FLOPs plus `extra` FLOPs; macs reported.
+OpCost cost_contraction(const Count& macs, const Count& extra = Count{});
+
+}  // namespace flopwise

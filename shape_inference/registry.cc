@@ -1,0 +1,48 @@
+#include <stdexcept>
+#include <string>
+
+#include "flopwise/ops.h"
+
+namespace flopwise {
+
+#define FLOPWISE_FAMILY(name) void register_##name##_ops(OpRegistry&);
+#include "ops/families.def"
+#undef FLOPWISE_FAMILY
+
+const OpRegistry& OpRegistry::instance() {
+  static const OpRegistry registry = [] {
+    OpRegistry r;
+#define FLOPWISE_FAMILY(name) register_##name##_ops(r);
+#include "ops/families.def"
+#undef FLOPWISE_FAMILY
+    return r;
+  }();
+  return registry;
+}
+
+static bool overlaps(const OpRecord& a, const OpRecord& b) {
+  int a_hi = a.until_version ? a.until_version : 1 << 30;
+  int b_hi = b.until_version ? b.until_version : 1 << 30;
+  return a.since_version <= b_hi && b.since_version <= a_hi;
+}
+
+void OpRegistry::add(const OpRecord& r) {
+  if (!r.infer || !r.cost || r.formula.empty())
+    throw std::logic_error("op record " + std::string(r.name) + " lacks a shape function, cost function or formula");
+  for (const auto& e : records_)
+    if (e.domain == r.domain && e.name == r.name && overlaps(e, r))
+      throw std::logic_error("op " + std::string(r.name) + " registered twice for overlapping opset versions");
+  records_.push_back(r);
+}
+
+const OpRecord* OpRegistry::find(std::string_view domain, std::string_view name, int opset) const {
+  if (domain == "ai.onnx") domain = "";
+  for (const auto& r : records_) {
+    if (r.domain != domain || r.name != name) continue;
+    if (opset > 0 && (opset < r.since_version || (r.until_version && opset > r.until_version))) continue;
+    return &r;
+  }
+  return nullptr;
+}
+
+}  // namespace flopwise

@@ -1,0 +1,138 @@
+// flopwise CLI: the program boundary. The only place errors become messages and exit codes.
+#include <CLI/CLI.hpp>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "flopwise/cost.h"
+#include "flopwise/errors.h"
+#include "flopwise/infer.h"
+#include "flopwise/onnx_import.h"
+#include "flopwise/ops.h"
+#include "flopwise/report.h"
+
+namespace fw = flopwise;
+
+namespace {
+
+struct Options {
+  std::string model;
+  std::vector<std::string> inputs, dims, values;
+  std::string format = "text";
+  std::string output;
+  int depth = -1;
+  int top = 3;
+  bool strict = false;
+  bool list_ops = false;
+};
+
+fw::InferOptions infer_options(const Options& o) {
+  fw::InferOptions io;
+  for (const auto& s : o.inputs) io.inputs.push_back(fw::parse_input_pin(s));
+  for (const auto& s : o.dims) io.dims.push_back(fw::parse_dim_pin(s));
+  for (const auto& s : o.values) io.values.insert(fw::parse_value_pin(s));
+  return io;
+}
+
+bool starts_with_zip_magic(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  char m[4] = {0, 0, 0, 0};
+  f.read(m, 4);
+  return f.gcount() == 4 && m[0] == 'P' && m[1] == 'K' && m[2] == 3 && m[3] == 4;
+}
+
+fw::Model load_model(const std::string& path) {
+  auto ends_with = [&](const char* ext) {
+    std::string e(ext);
+    return path.size() >= e.size() && path.compare(path.size() - e.size(), e.size(), e) == 0;
+  };
+  if (ends_with(".pt") || ends_with(".pth") || ends_with(".ptl") || starts_with_zip_magic(path))
+    throw fw::InputError(path + ": TorchScript models are not supported by this build yet (ONNX only)");
+  return fw::import_onnx_file(path);
+}
+
+void list_ops(std::ostream& os) {
+  auto recs = fw::OpRegistry::instance().records();
+  std::sort(recs.begin(), recs.end(), [](const fw::OpRecord& a, const fw::OpRecord& b) {
+    return std::tie(a.domain, a.name, a.since_version) < std::tie(b.domain, b.name, b.since_version);
+  });
+  os << "op\topset\tFLOPs formula (convention 'default')\n";
+  for (const auto& r : recs) {
+    std::string name = r.domain.empty() ? std::string(r.name) : std::string(r.domain) + "::" + std::string(r.name);
+    std::string range = std::to_string(r.since_version) + "-" + (r.until_version ? std::to_string(r.until_version) : "");
+    os << name << "\t" << range << "\t" << r.formula << "\n";
+  }
+}
+
+int run(const Options& o) {
+  if (o.list_ops) {
+    list_ops(std::cout);
+    return fw::kExitOk;
+  }
+  if (o.model.empty()) throw fw::UsageError("no model given (usage: flopwise MODEL.onnx [options]; --help)");
+  fw::InferOptions io = infer_options(o);
+  fw::Model model = load_model(o.model);
+  fw::InferResult ir = fw::infer_shapes(model, io);
+  fw::Report report = fw::build_report(model, std::move(ir));
+
+  std::ofstream file;
+  std::ostream* os = &std::cout;
+  if (!o.output.empty()) {
+    file.open(o.output);
+    if (!file) throw fw::UsageError("cannot write " + o.output);
+    os = &file;
+  }
+  fw::TextOptions topts{o.depth, o.top};
+  if (o.format == "json")
+    fw::write_json(*os, report);
+  else if (o.format == "csv")
+    fw::write_csv(*os, report);
+  else if (o.format == "markdown" || o.format == "md")
+    fw::write_markdown(*os, report, topts);
+  else
+    fw::write_text(*os, report, topts);
+  os->flush();
+
+  if (o.strict && report.has_unknown_cost()) {
+    std::cerr << "flopwise: --strict: ";
+    if (!report.unsupported.empty()) std::cerr << report.unsupported.size() << " unsupported op type(s); ";
+    std::cerr << report.totals.uncounted << " node(s) with unknown cost\n";
+    return fw::kExitStrict;
+  }
+  return fw::kExitOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  CLI::App app{"flopwise: static cost (params, MACs, FLOPs, memory) of an ONNX model, by module scope"};
+  app.add_option("model", o.model, "model file (.onnx)");
+  app.add_option("--input,-i", o.inputs, "pin an input: NAME:1x3x224x224[:dtype], or a shape for inputs in order");
+  app.add_option("--dim,-d", o.dims, "bind a symbolic dim: batch=8");
+  app.add_option("--value", o.values, "pin the contents of a shape-like input: NAME=4,2");
+  app.add_option("--format,-f", o.format, "text | json | csv | markdown")
+      ->check(CLI::IsMember({"text", "json", "csv", "markdown", "md"}));
+  app.add_option("--output,-o", o.output, "write the report to FILE instead of stdout");
+  app.add_option("--depth", o.depth, "depth of the detailed module tree (-1: all)");
+  app.add_option("--top", o.top, "modules per depth in the aggregated profile");
+  app.add_flag("--strict", o.strict, "exit 3 when an op is unsupported or a cost is unknown");
+  app.add_flag("--list-ops", o.list_ops, "print the op registry: op, opset range, FLOPs formula");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "flopwise: " << e.what() << " (see --help)\n";
+    return fw::kExitBadInput;
+  }
+  try {
+    return run(o);
+  } catch (const fw::Error& e) {
+    std::cerr << "flopwise: error: " << e.what() << "\n";
+    return fw::kExitBadInput;
+  } catch (const std::exception& e) {
+    std::cerr << "flopwise: internal error: " << e.what() << "\n";
+    return fw::kExitBadInput;
+  }
+}

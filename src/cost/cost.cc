@@ -1,0 +1,192 @@
+#include "flopwise/cost.h"
+
+#include <algorithm>
+#include <set>
+
+#include "flopwise/ops.h"
+
+namespace flopwise {
+
+void Totals::add_rollup(const Totals& n) {
+  bool any_unknown = false;
+  auto add = [&](Count& into, const Count& c) {
+    if (!c.known) {
+      any_unknown = true;
+      into.overflowed = into.overflowed || c.overflowed;
+      return;
+    }
+    into += c;
+  };
+  add(params, n.params);
+  add(buffers, n.buffers);
+  add(macs, n.macs);
+  add(flops, n.flops);
+  add(memory_bytes, n.memory_bytes);
+  add(backward_flops, n.backward_flops);
+  uncounted += n.uncounted + (any_unknown ? 1 : 0);
+}
+
+bool Report::has_unknown_cost() const { return totals.uncounted > 0 || !unsupported.empty(); }
+
+namespace {
+
+std::string op_key(const Node& n) { return n.domain.empty() ? n.op : n.domain + "::" + n.op; }
+
+Count bytes_of(const Value& v) {
+  int64_t sz = dtype_size(v.dtype);
+  if (sz == 0 && v.dtype != DType::String) return Count::unknown();
+  return Count::of(v.shape.numel()) * Count{sz};
+}
+
+// Cost of one run of a graph's nodes (for control-flow bodies): MACs and FLOPs only.
+OpCost graph_cost(const Graph& g);
+
+OpCost node_op_cost(const Graph& g, const Node& n) {
+  const OpRecord* rec = OpRegistry::instance().find(n.domain, n.op, n.opset);
+  if (!rec) return OpCost{Count::unknown(), Count::unknown()};
+  CostContext ctx{g, n, graph_cost};
+  return rec->cost(ctx);
+}
+
+OpCost graph_cost(const Graph& g) {
+  OpCost total;
+  for (const auto& n : g.nodes) {
+    OpCost c = node_op_cost(g, n);
+    total.macs += c.macs;
+    total.flops += c.flops;
+  }
+  return total;
+}
+
+// Which initializers are weights (params), running statistics (buffers), or neither.
+enum class Role { None, Param, Buffer };
+Role initializer_role(const Value& v, const Node& user, size_t slot) {
+  if (!v.is_initializer || !is_float(v.dtype)) return Role::None;
+  if (user.op == "BatchNormalization" && user.domain.empty() && (slot == 3 || slot == 4)) return Role::Buffer;
+  return Role::Param;
+}
+
+}  // namespace
+
+Report build_report(const Model& model, InferResult infer) {
+  Report r;
+  r.path = model.path;
+  r.format = model.format;
+  r.producer = model.producer;
+  r.opsets = model.opsets;
+  r.unsupported = std::move(infer.unsupported);
+  r.warnings = model.warnings;
+  r.warnings.insert(r.warnings.end(), infer.warnings.begin(), infer.warnings.end());
+  const Graph& g = model.graph;
+  for (int i : g.inputs) r.inputs.push_back({g.values[i].name, {g.values[i].dtype, g.values[i].shape}});
+  for (int i : g.outputs) r.outputs.push_back({g.values[i].name, {g.values[i].dtype, g.values[i].shape}});
+
+  r.scopes = std::make_unique<ScopeNode>();
+  r.scopes->name = "";
+  r.scopes->label = g.name.empty() ? "model" : g.name;
+  std::vector<bool> seen_value(g.values.size(), false);
+  std::set<std::string> symbols, overflowed_nodes;
+  std::map<std::string, size_t> op_index;
+
+  for (const auto& n : g.nodes) {
+    NodeReport nr;
+    nr.name = n.name;
+    nr.op = n.op;
+    nr.domain = n.domain;
+    nr.scope = n.scope_name();
+    for (int o : n.outputs)
+      if (o >= 0) nr.outputs.push_back({g.values[o].name, g.values[o].shape});
+
+    // Params and buffers: each initializer once, at its first user.
+    std::set<int> inputs_seen;
+    Count mem;
+    for (size_t s = 0; s < n.inputs.size(); ++s) {
+      int vi = n.inputs[s];
+      if (vi < 0 || !inputs_seen.insert(vi).second) continue;
+      const Value& v = g.values[vi];
+      if (!v.synthetic) mem += bytes_of(v);
+      if (seen_value[vi]) continue;
+      seen_value[vi] = true;
+      Role role = initializer_role(v, n, s);
+      Count numel = Count::of(v.shape.numel());
+      if (role == Role::Param) nr.cost.params += numel;
+      if (role == Role::Buffer) nr.cost.buffers += numel;
+    }
+    for (int o : n.outputs)
+      if (o >= 0) mem += bytes_of(g.values[o]);
+    nr.cost.memory_bytes = mem;
+
+    const OpRecord* rec = OpRegistry::instance().find(n.domain, n.op, n.opset);
+    nr.supported = rec != nullptr;
+    OpCost oc = node_op_cost(g, n);
+    nr.cost.macs = oc.macs;
+    nr.cost.flops = oc.flops;
+    nr.cost.backward_flops = oc.flops * Count{2};
+    if (rec && (!oc.flops.known || !oc.macs.known || !mem.known)) {
+      bool overflow = oc.flops.overflowed || oc.macs.overflowed || mem.overflowed;
+      if (overflow) overflowed_nodes.insert(n.name);
+      for (int o : n.outputs)
+        if (o >= 0)
+          for (const auto& d : g.values[o].shape.dims)
+            for (const auto& s : d.symbols()) symbols.insert(s);
+      for (int i : n.inputs)
+        if (i >= 0)
+          for (const auto& d : g.values[i].shape.dims)
+            for (const auto& s : d.symbols()) symbols.insert(s);
+    }
+
+    // Roll up into the scope tree.
+    ScopeNode* cur = r.scopes.get();
+    cur->cost.add_rollup(nr.cost);
+    for (size_t lvl = 0; lvl < n.scope.size(); ++lvl) {
+      const std::string& path = n.scope[lvl];
+      ScopeNode* next = nullptr;
+      for (auto& ch : cur->children)
+        if (ch->name == path) next = ch.get();
+      if (!next) {
+        auto ch = std::make_unique<ScopeNode>();
+        ch->name = path;
+        ch->label = cur->name.empty() || path.rfind(cur->name + ".", 0) != 0 ? path : path.substr(cur->name.size() + 1);
+        ch->depth = cur->depth + 1;
+        next = ch.get();
+        cur->children.push_back(std::move(ch));
+      }
+      if (next->cls.empty() && lvl < n.scope_classes.size()) next->cls = n.scope_classes[lvl];
+      cur = next;
+      cur->cost.add_rollup(nr.cost);
+    }
+
+    std::string key = op_key(n);
+    auto [it, inserted] = op_index.emplace(key, r.op_types.size());
+    if (inserted) r.op_types.push_back(OpTypeReport{key, 0, Count{}, Count{}, Count{}, Count{}});
+    auto& ot = r.op_types[it->second];
+    ot.count += 1;
+    ot.macs += oc.macs;
+    ot.flops += oc.flops;
+    ot.params += nr.cost.params;
+    ot.memory_bytes += nr.cost.memory_bytes;
+    r.nodes.push_back(std::move(nr));
+  }
+  r.totals = r.scopes->cost;
+  std::stable_sort(r.op_types.begin(), r.op_types.end(), [](const OpTypeReport& a, const OpTypeReport& b) {
+    int64_t fa = a.flops.known ? a.flops.v : -1, fb = b.flops.known ? b.flops.v : -1;
+    return fa > fb;
+  });
+
+  if (!symbols.empty()) {
+    std::string list;
+    for (const auto& s : symbols) list += (list.empty() ? "" : ", ") + s;
+    r.warnings.push_back("costs of some nodes depend on symbolic dims (" + list + "): pin them with --dim NAME=VALUE");
+  }
+  if (!overflowed_nodes.empty()) {
+    std::string list;
+    for (const auto& s : overflowed_nodes) list += (list.empty() ? "" : ", ") + s;
+    r.warnings.push_back("count overflows 64 bits in: " + list + " (reported as unknown)");
+  }
+  if (r.totals.uncounted > 0)
+    r.warnings.push_back(std::to_string(r.totals.uncounted) +
+                         " node(s) have an unknown cost; totals count the rest (see unsupported/uncounted)");
+  return r;
+}
+
+}  // namespace flopwise

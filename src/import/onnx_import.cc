@@ -1,0 +1,588 @@
+// ONNX importer. The model is walked with protobuf's wire-format reader so that large initializers
+// are never copied: only their name, dtype and dims are read (raw weight bytes are skipped, external
+// data files are never opened). Nodes, value infos and small tensors go through the generated classes.
+#include "flopwise/onnx_import.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/unknown_field_set.h>
+#include <google/protobuf/wire_format_lite.h>
+#include <onnx/onnx_pb.h>
+#include <set>
+
+#include "flopwise/errors.h"
+#include "onnx_normalize.h"
+
+namespace flopwise {
+
+namespace pb = google::protobuf;
+using WFL = pb::internal::WireFormatLite;
+
+namespace {
+
+// Metadata of an initializer: everything but the weight bytes (small tensors keep contents).
+struct TensorMeta {
+  std::string name;
+  DType dtype = DType::Undefined;
+  std::vector<int64_t> dims;
+  bool external = false;
+  std::optional<ConstData> data;
+};
+
+struct GraphParts {
+  std::string name;
+  std::vector<onnx::NodeProto> nodes;
+  std::vector<TensorMeta> initializers;
+  std::vector<onnx::ValueInfoProto> inputs, outputs, value_info;
+};
+
+// Tensors up to this many bytes on the wire are parsed fully (they may hold shape constants).
+constexpr int kSmallTensorBytes = 1 << 16;
+
+[[noreturn]] void malformed(const std::string& path, const std::string& what) {
+  throw InputError(path + ": not a valid ONNX model (" + what + ")");
+}
+
+std::optional<ConstData> contents(const onnx::TensorProto& t, int64_t numel) {
+  if (numel < 0 || numel > kMaxConstElements) return std::nullopt;
+  if (t.data_location() == onnx::TensorProto::EXTERNAL) return std::nullopt;
+  ConstData d;
+  const std::string& raw = t.raw_data();
+  auto dt = static_cast<DType>(t.data_type());
+  auto push_int = [&](int64_t v) { d.ints.push_back(Dim(v)); };
+  auto from_raw = [&](auto sample) {
+    using T = decltype(sample);
+    if (raw.size() != static_cast<size_t>(numel) * sizeof(T)) return false;
+    for (int64_t i = 0; i < numel; ++i) {
+      T v;
+      std::memcpy(&v, raw.data() + i * sizeof(T), sizeof(T));
+      if constexpr (std::is_floating_point_v<T>)
+        d.floats.push_back(static_cast<double>(v));
+      else
+        push_int(static_cast<int64_t>(v));
+    }
+    return true;
+  };
+  bool ok = true;
+  switch (dt) {
+    case DType::Int64:
+      if (!raw.empty()) ok = from_raw(int64_t{});
+      else for (auto v : t.int64_data()) push_int(v);
+      break;
+    case DType::Int32: case DType::Int16: case DType::Int8: case DType::UInt8: case DType::UInt16: case DType::Bool:
+      if (!raw.empty()) {
+        if (dt == DType::Int32) ok = from_raw(int32_t{});
+        else if (dt == DType::Int16) ok = from_raw(int16_t{});
+        else if (dt == DType::Int8) ok = from_raw(int8_t{});
+        else if (dt == DType::UInt16) ok = from_raw(uint16_t{});
+        else ok = from_raw(uint8_t{});
+      } else {
+        for (auto v : t.int32_data()) push_int(v);
+      }
+      break;
+    case DType::UInt32: case DType::UInt64:
+      if (!raw.empty()) ok = dt == DType::UInt32 ? from_raw(uint32_t{}) : from_raw(uint64_t{});
+      else for (auto v : t.uint64_data()) push_int(static_cast<int64_t>(v));
+      break;
+    case DType::Float32:
+      d.is_float = true;
+      if (!raw.empty()) ok = from_raw(float{});
+      else for (auto v : t.float_data()) d.floats.push_back(v);
+      break;
+    case DType::Float64:
+      d.is_float = true;
+      if (!raw.empty()) ok = from_raw(double{});
+      else for (auto v : t.double_data()) d.floats.push_back(v);
+      break;
+    default:
+      return std::nullopt;  // float16/bfloat16/string contents are not needed for shapes
+  }
+  if (!ok || static_cast<int64_t>(d.size()) != numel) return std::nullopt;
+  return d;
+}
+
+int64_t checked_numel(const std::vector<int64_t>& dims) {
+  int64_t n = 1;
+  for (auto d : dims)
+    if (d < 0 || !checked_mul(n, d, &n)) return -1;
+  return n;
+}
+
+TensorMeta meta_from_proto(const onnx::TensorProto& t) {
+  TensorMeta m;
+  m.name = t.name();
+  m.dtype = static_cast<DType>(t.data_type());
+  m.dims.assign(t.dims().begin(), t.dims().end());
+  m.external = t.data_location() == onnx::TensorProto::EXTERNAL;
+  m.data = contents(t, checked_numel(m.dims));
+  return m;
+}
+
+// Reads a large TensorProto's metadata without copying its data fields.
+bool walk_tensor(const uint8_t* p, int size, TensorMeta* m) {
+  pb::io::CodedInputStream in(p, size);
+  in.SetTotalBytesLimit(INT32_MAX);
+  for (;;) {
+    uint32_t tag = in.ReadTag();
+    if (tag == 0) return in.ConsumedEntireMessage() || in.CurrentPosition() == size;
+    int field = WFL::GetTagFieldNumber(tag);
+    auto wt = WFL::GetTagWireType(tag);
+    uint64_t v;
+    if (field == 1 && wt == WFL::WIRETYPE_VARINT) {
+      if (!in.ReadVarint64(&v)) return false;
+      m->dims.push_back(static_cast<int64_t>(v));
+    } else if (field == 1 && wt == WFL::WIRETYPE_LENGTH_DELIMITED) {
+      uint32_t len;
+      if (!in.ReadVarint32(&len)) return false;
+      auto lim = in.PushLimit(len);
+      while (in.BytesUntilLimit() > 0) {
+        if (!in.ReadVarint64(&v)) return false;
+        m->dims.push_back(static_cast<int64_t>(v));
+      }
+      in.PopLimit(lim);
+    } else if (field == 2 && wt == WFL::WIRETYPE_VARINT) {
+      if (!in.ReadVarint64(&v)) return false;
+      m->dtype = static_cast<DType>(v);
+    } else if (field == 8 && wt == WFL::WIRETYPE_LENGTH_DELIMITED) {
+      uint32_t len;
+      if (!in.ReadVarint32(&len) || !in.ReadString(&m->name, len)) return false;
+    } else if (field == 14 && wt == WFL::WIRETYPE_VARINT) {
+      if (!in.ReadVarint64(&v)) return false;
+      m->external = v == onnx::TensorProto::EXTERNAL;
+    } else if (!WFL::SkipField(&in, tag)) {
+      return false;
+    }
+  }
+}
+
+// Reads a length-delimited field's bounds; returns false when it runs past the buffer.
+bool read_len(pb::io::CodedInputStream& in, const uint8_t* base, int size, const uint8_t** p, int* len) {
+  uint32_t n;
+  if (!in.ReadVarint32(&n)) return false;
+  int pos = in.CurrentPosition();
+  if (static_cast<int64_t>(pos) + n > size) return false;
+  *p = base + pos;
+  *len = static_cast<int>(n);
+  return in.Skip(static_cast<int>(n));
+}
+
+template <class Msg>
+void parse_sub(const uint8_t* p, int len, Msg* m, const std::string& path, const char* what) {
+  if (!m->ParseFromArray(p, len)) malformed(path, std::string("cannot parse ") + what + "; the file may be truncated");
+}
+
+GraphParts walk_graph(const uint8_t* base, int size, const std::string& path) {
+  GraphParts g;
+  pb::io::CodedInputStream in(base, size);
+  in.SetTotalBytesLimit(INT32_MAX);
+  for (;;) {
+    uint32_t tag = in.ReadTag();
+    if (tag == 0) {
+      if (in.CurrentPosition() != size) malformed(path, "bad field in graph; the file may be truncated");
+      break;
+    }
+    int field = WFL::GetTagFieldNumber(tag);
+    bool len_delim = WFL::GetTagWireType(tag) == WFL::WIRETYPE_LENGTH_DELIMITED;
+    const uint8_t* p;
+    int len;
+    if (len_delim && (field == 1 || field == 2 || field == 5 || field == 11 || field == 12 || field == 13 ||
+                      field == 15)) {
+      if (!read_len(in, base, size, &p, &len)) malformed(path, "graph field runs past the end; the file is truncated");
+      switch (field) {
+        case 1: parse_sub(p, len, &g.nodes.emplace_back(), path, "a node"); break;
+        case 2: g.name.assign(reinterpret_cast<const char*>(p), len); break;
+        case 5:
+          if (len <= kSmallTensorBytes) {
+            onnx::TensorProto t;
+            parse_sub(p, len, &t, path, "an initializer");
+            g.initializers.push_back(meta_from_proto(t));
+          } else {
+            TensorMeta m;
+            if (!walk_tensor(p, len, &m)) malformed(path, "cannot read an initializer; the file may be truncated");
+            g.initializers.push_back(std::move(m));
+          }
+          break;
+        case 11: parse_sub(p, len, &g.inputs.emplace_back(), path, "a graph input"); break;
+        case 12: parse_sub(p, len, &g.outputs.emplace_back(), path, "a graph output"); break;
+        case 13: parse_sub(p, len, &g.value_info.emplace_back(), path, "a value_info"); break;
+        case 15: {
+          onnx::SparseTensorProto s;
+          parse_sub(p, len, &s, path, "a sparse initializer");
+          TensorMeta m = meta_from_proto(s.values());
+          m.name = s.values().name();
+          m.dims.assign(s.dims().begin(), s.dims().end());
+          m.data.reset();
+          g.initializers.push_back(std::move(m));
+          break;
+        }
+      }
+    } else if (!WFL::SkipField(&in, tag)) {
+      malformed(path, "bad field in graph; the file may be truncated");
+    }
+  }
+  return g;
+}
+
+GraphParts parts_from_proto(const onnx::GraphProto& gp) {
+  GraphParts g;
+  g.name = gp.name();
+  g.nodes.assign(gp.node().begin(), gp.node().end());
+  for (const auto& t : gp.initializer()) g.initializers.push_back(meta_from_proto(t));
+  for (const auto& s : gp.sparse_initializer()) {
+    TensorMeta m = meta_from_proto(s.values());
+    m.name = s.values().name();
+    m.dims.assign(s.dims().begin(), s.dims().end());
+    m.data.reset();
+    g.initializers.push_back(std::move(m));
+  }
+  g.inputs.assign(gp.input().begin(), gp.input().end());
+  g.outputs.assign(gp.output().begin(), gp.output().end());
+  g.value_info.assign(gp.value_info().begin(), gp.value_info().end());
+  return g;
+}
+
+std::pair<DType, Shape> type_of(const onnx::ValueInfoProto& vi) {
+  if (!vi.has_type() || !vi.type().has_tensor_type()) return {DType::Undefined, Shape()};
+  const auto& tt = vi.type().tensor_type();
+  auto dt = static_cast<DType>(tt.elem_type());
+  if (!tt.has_shape()) return {dt, Shape()};
+  std::vector<Dim> dims;
+  for (const auto& d : tt.shape().dim()) {
+    if (d.has_dim_value())
+      dims.push_back(Dim(d.dim_value()));
+    else if (d.has_dim_param() && !d.dim_param().empty())
+      dims.push_back(Dim::symbol(d.dim_param()));
+    else
+      dims.push_back(Dim::unknown());
+  }
+  return {dt, Shape(dims)};
+}
+
+// Parses a python-style list of strings as written by torch's exporter metadata: "['', 'layer1']".
+std::vector<std::string> parse_str_list(const std::string& s) {
+  std::vector<std::string> out;
+  size_t i = 0;
+  while (i < s.size()) {
+    char q = s[i];
+    if (q != '\'' && q != '"') {
+      ++i;
+      continue;
+    }
+    size_t j = s.find(q, i + 1);
+    if (j == std::string::npos) break;
+    out.push_back(s.substr(i + 1, j - i - 1));
+    i = j + 1;
+  }
+  return out;
+}
+
+// NodeProto.metadata_props (field 9, added to ONNX after the library we build against) arrives as
+// unknown fields: decode StringStringEntryProto {key = 1, value = 2} by hand.
+std::map<std::string, std::string> node_metadata(const onnx::NodeProto& n) {
+  std::map<std::string, std::string> out;
+  const auto& uf = n.GetReflection()->GetUnknownFields(n);
+  for (int i = 0; i < uf.field_count(); ++i) {
+    const auto& f = uf.field(i);
+    if (f.number() != 9 || f.type() != pb::UnknownField::TYPE_LENGTH_DELIMITED) continue;
+    onnx::StringStringEntryProto e;
+    if (e.ParseFromString(f.length_delimited())) out[e.key()] = e.value();
+  }
+  return out;
+}
+
+class GraphImporter {
+ public:
+  GraphImporter(const std::map<std::string, int64_t>& opsets, const std::string& path, std::vector<std::string>* warnings)
+      : opsets_(opsets), path_(path), warnings_(warnings) {}
+
+  void import(const GraphParts& parts, Graph& g) {
+    g.name = parts.name;
+    std::set<std::string> init_names;
+    for (const auto& t : parts.initializers) {
+      int idx = g.add_value(t.name);
+      Value& v = g.values[idx];
+      v.is_initializer = true;
+      v.dtype = t.dtype;
+      v.shape = Shape(std::vector<Dim>(t.dims.begin(), t.dims.end()));
+      v.data = t.data;
+      init_names.insert(t.name);
+    }
+    for (const auto& vi : parts.inputs) {
+      if (init_names.count(vi.name())) continue;  // IR < 4: initializers are listed as inputs too
+      int idx = g.add_value(vi.name());
+      Value& v = g.values[idx];
+      v.is_input = true;
+      std::tie(v.dtype, v.shape) = type_of(vi);
+      g.inputs.push_back(idx);
+    }
+    for (const auto& vi : parts.value_info) {
+      int idx = g.add_value(vi.name());
+      g.values[idx].declared = type_of(vi);
+    }
+    for (const auto& np : parts.nodes) import_node(np, g);
+    for (const auto& vi : parts.outputs) {
+      int idx = g.find(vi.name());
+      if (idx < 0) idx = ref(g, vi.name());
+      g.values[idx].declared = type_of(vi);
+      g.outputs.push_back(idx);
+    }
+  }
+
+ private:
+  // Index of a value used as an input: defined here, or an outer-scope reference.
+  int ref(Graph& g, const std::string& name) {
+    int idx = g.find(name);
+    if (idx >= 0) return idx;
+    idx = g.add_value(name);
+    g.values[idx].is_outer = true;
+    bool found = false;
+    for (const Graph* p = g.parent; p && !found; p = p->parent) found = p->find(name) >= 0;
+    if (!found && !g.parent) g.values[idx].is_outer = false;  // dangling in the main graph: stays unknown
+    if (!found)
+      warnings_->push_back("value '" + name + "' is used but never defined; its shape is unknown");
+    return idx;
+  }
+
+  void import_attr(const onnx::AttributeProto& a, Node& n, Graph& g) {
+    Attribute at;
+    using A = onnx::AttributeProto;
+    switch (a.type()) {
+      case A::INT: at.kind = Attribute::Kind::Int; at.i = a.i(); break;
+      case A::FLOAT: at.kind = Attribute::Kind::Float; at.f = a.f(); break;
+      case A::STRING: at.kind = Attribute::Kind::String; at.s = a.s(); break;
+      case A::INTS: at.kind = Attribute::Kind::Ints; at.ints.assign(a.ints().begin(), a.ints().end()); break;
+      case A::FLOATS: at.kind = Attribute::Kind::Floats; at.floats.assign(a.floats().begin(), a.floats().end()); break;
+      case A::STRINGS: at.kind = Attribute::Kind::Strings; at.strings.assign(a.strings().begin(), a.strings().end()); break;
+      case A::TENSOR: {
+        at.kind = Attribute::Kind::Tensor;
+        TensorMeta m = meta_from_proto(a.t());
+        at.tensor.dtype = m.dtype;
+        at.tensor.dims = m.dims;
+        at.tensor.data = m.data;
+        break;
+      }
+      case A::SPARSE_TENSOR: {
+        at.kind = Attribute::Kind::Tensor;
+        at.tensor.dtype = static_cast<DType>(a.sparse_tensor().values().data_type());
+        at.tensor.dims.assign(a.sparse_tensor().dims().begin(), a.sparse_tensor().dims().end());
+        break;
+      }
+      case A::GRAPH: at.kind = Attribute::Kind::Graph; at.graphs.push_back(add_subgraph(a.g(), n, g)); break;
+      case A::GRAPHS:
+        at.kind = Attribute::Kind::Graphs;
+        for (const auto& sg : a.graphs()) at.graphs.push_back(add_subgraph(sg, n, g));
+        break;
+      default:
+        // Attributes with type unset (very old models) carry the value in one of the fields.
+        if (a.has_i()) { at.kind = Attribute::Kind::Int; at.i = a.i(); }
+        else if (a.has_f()) { at.kind = Attribute::Kind::Float; at.f = a.f(); }
+        else if (a.has_s()) { at.kind = Attribute::Kind::String; at.s = a.s(); }
+        else if (a.ints_size()) { at.kind = Attribute::Kind::Ints; at.ints.assign(a.ints().begin(), a.ints().end()); }
+        else if (a.floats_size()) { at.kind = Attribute::Kind::Floats; at.floats.assign(a.floats().begin(), a.floats().end()); }
+        break;
+    }
+    n.attrs[a.name()] = std::move(at);
+  }
+
+  int add_subgraph(const onnx::GraphProto& gp, Node& n, Graph& parent) {
+    auto sub = std::make_unique<Graph>();
+    sub->parent = &parent;
+    import(parts_from_proto(gp), *sub);
+    n.subgraphs.push_back(std::move(sub));
+    return static_cast<int>(n.subgraphs.size()) - 1;
+  }
+
+  void import_node(const onnx::NodeProto& np, Graph& g) {
+    Node n;
+    n.name = np.name();
+    n.op = np.op_type();
+    n.domain = np.domain() == "ai.onnx" ? "" : np.domain();
+    auto it = opsets_.find(n.domain);
+    n.opset = it == opsets_.end() ? 0 : static_cast<int>(it->second);
+    for (const auto& in : np.input()) n.inputs.push_back(in.empty() ? -1 : ref(g, in));
+    for (const auto& a : np.attribute()) import_attr(a, n, g);
+    n.scope = scope_from_node_name(n.name);
+    auto meta = node_metadata(np);
+    if (auto s = meta.find("pkg.torch.onnx.name_scopes"); s != meta.end()) {
+      auto names = parse_str_list(s->second);
+      std::vector<std::string> scope;
+      std::string path;
+      for (const auto& part : names) {
+        if (part.empty()) continue;
+        // torch writes each level's attribute name; join into dotted paths.
+        path = path.empty() ? part : path + "." + part;
+        scope.push_back(path);
+      }
+      n.scope = scope;
+      if (auto c = meta.find("pkg.torch.onnx.class_hierarchy"); c != meta.end()) {
+        auto classes = parse_str_list(c->second);
+        // The first class is the root module; scope levels follow.
+        if (!classes.empty() && classes.size() == names.size()) classes.erase(classes.begin());
+        n.scope_classes.clear();
+        for (auto& cls : classes) {
+          auto dot = cls.rfind('.');
+          n.scope_classes.push_back(dot == std::string::npos ? cls : cls.substr(dot + 1));
+        }
+        n.scope_classes.resize(n.scope.size());
+      }
+    }
+    normalize_onnx_node(n, g);
+    int node_index = static_cast<int>(g.nodes.size());
+    for (const auto& out : np.output()) {
+      if (out.empty()) {
+        n.outputs.push_back(-1);
+        continue;
+      }
+      int idx = g.add_value(out);
+      g.values[idx].producer = node_index;
+      g.values[idx].is_outer = false;
+      n.outputs.push_back(idx);
+    }
+    g.nodes.push_back(std::move(n));
+  }
+
+  const std::map<std::string, int64_t>& opsets_;
+  std::string path_;
+  std::vector<std::string>* warnings_;
+};
+
+struct MappedFile {
+  const uint8_t* data = nullptr;
+  size_t size = 0;
+  void* map = nullptr;
+  ~MappedFile() {
+    if (map) munmap(map, size);
+  }
+};
+
+Model import_buffer(const uint8_t* base, size_t size, const std::string& path) {
+  if (size == 0) throw InputError(path + ": file is empty");
+  if (size > static_cast<size_t>(INT32_MAX))
+    throw InputError(path + ": larger than 2 GiB; ONNX stores such models with external data");
+  Model m;
+  m.path = path;
+  m.format = "onnx";
+  pb::io::CodedInputStream in(base, static_cast<int>(size));
+  in.SetTotalBytesLimit(INT32_MAX);
+  const uint8_t* graph_p = nullptr;
+  int graph_len = 0;
+  int64_t ir_version = 0;
+  std::string producer_name, producer_version;
+  bool have_opset = false;
+  for (;;) {
+    uint32_t tag = in.ReadTag();
+    if (tag == 0) {
+      if (in.CurrentPosition() != static_cast<int>(size))
+        malformed(path, "bad protobuf field at byte " + std::to_string(in.CurrentPosition()));
+      break;
+    }
+    int field = WFL::GetTagFieldNumber(tag);
+    auto wt = WFL::GetTagWireType(tag);
+    const uint8_t* p;
+    int len;
+    if (field == 1 && wt == WFL::WIRETYPE_VARINT) {
+      uint64_t v;
+      if (!in.ReadVarint64(&v)) malformed(path, "truncated");
+      ir_version = static_cast<int64_t>(v);
+    } else if ((field == 2 || field == 3 || field == 7 || field == 8) && wt == WFL::WIRETYPE_LENGTH_DELIMITED) {
+      if (!read_len(in, base, static_cast<int>(size), &p, &len))
+        malformed(path, "a field runs past the end of the file; the file is truncated");
+      if (field == 2) producer_name.assign(reinterpret_cast<const char*>(p), len);
+      if (field == 3) producer_version.assign(reinterpret_cast<const char*>(p), len);
+      if (field == 7) graph_p = p, graph_len = len;
+      if (field == 8) {
+        onnx::OperatorSetIdProto op;
+        parse_sub(p, len, &op, path, "opset_import");
+        std::string dom = op.domain() == "ai.onnx" ? "" : op.domain();
+        m.opsets[dom] = op.version();
+        have_opset = true;
+      }
+    } else if (!WFL::SkipField(&in, tag)) {
+      malformed(path, "bad protobuf field at byte " + std::to_string(in.CurrentPosition()) +
+                          "; the file may be truncated or not ONNX");
+    }
+  }
+  if (!graph_p) malformed(path, "no graph");
+  if (ir_version <= 0) malformed(path, "no ir_version");
+  if (!have_opset) {
+    if (ir_version >= 3) malformed(path, "no opset_import; the file may be truncated");
+    m.opsets[""] = 1;
+  }
+  m.producer = producer_name + (producer_version.empty() ? "" : " " + producer_version);
+  GraphParts parts = walk_graph(graph_p, graph_len, path);
+  for (const auto& t : parts.initializers)
+    for (auto d : t.dims)
+      if (d < 0) throw InputError(path + ": initializer '" + t.name + "' has negative dim " + std::to_string(d));
+  GraphImporter imp(m.opsets, path, &m.warnings);
+  imp.import(parts, m.graph);
+  for (const auto& [dom, ver] : m.opsets)
+    if (!dom.empty() && dom != "com.microsoft" && dom != "ai.onnx.ml" && dom != "ai.onnx.preview.training")
+      m.warnings.push_back("opset domain '" + dom + "' (version " + std::to_string(ver) +
+                           ") is not known to flopwise; its ops are listed as unsupported");
+  return m;
+}
+
+}  // namespace
+
+std::vector<std::string> scope_from_node_name(const std::string& name) {
+  // Exporter names look like "/layer1/layer1.0/conv1/Conv" or "/layer1/layer1.0/conv1/Conv_1": each
+  // component but the last is one module level; levels are full dotted paths, or (older exporters)
+  // relative names that we join.
+  std::vector<std::string> out;
+  if (name.empty() || name[0] != '/') return out;
+  std::vector<std::string> parts;
+  size_t pos = 1;
+  while (pos <= name.size()) {
+    size_t slash = name.find('/', pos);
+    if (slash == std::string::npos) break;  // the last component is the op itself
+    parts.push_back(name.substr(pos, slash - pos));
+    pos = slash + 1;
+  }
+  std::string path;
+  for (const auto& p : parts) {
+    if (p.empty()) continue;
+    if (!path.empty() && p.rfind(path + ".", 0) == 0)
+      path = p;  // already the full path ("layer1.0" under "layer1")
+    else if (path.empty())
+      path = p;
+    else
+      path = path + "." + p;
+    out.push_back(path);
+  }
+  return out;
+}
+
+Model import_onnx_bytes(const std::string& bytes, const std::string& path) {
+  return import_buffer(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), path);
+}
+
+Model import_onnx_file(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd < 0) throw InputError(path + ": cannot open (" + std::strerror(errno) + ")");
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw InputError(path + ": not a regular file");
+  }
+  MappedFile f;
+  f.size = static_cast<size_t>(st.st_size);
+  if (f.size == 0) {
+    ::close(fd);
+    throw InputError(path + ": file is empty");
+  }
+  f.map = mmap(nullptr, f.size, PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  if (f.map == MAP_FAILED) {
+    f.map = nullptr;
+    throw InputError(path + ": cannot map file (" + std::strerror(errno) + ")");
+  }
+  f.data = static_cast<const uint8_t*>(f.map);
+  return import_buffer(f.data, f.size, path);
+}
+
+}  // namespace flopwise

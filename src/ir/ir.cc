@@ -1,0 +1,175 @@
+#include "flopwise/ir.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
+
+namespace flopwise {
+
+namespace {
+struct DTypeInfo {
+  DType t;
+  const char* name;
+  int64_t size;
+};
+constexpr DTypeInfo kDTypes[] = {
+    {DType::Undefined, "undefined", 0}, {DType::Float32, "float32", 4}, {DType::UInt8, "uint8", 1},
+    {DType::Int8, "int8", 1},           {DType::UInt16, "uint16", 2},   {DType::Int16, "int16", 2},
+    {DType::Int32, "int32", 4},         {DType::Int64, "int64", 8},     {DType::String, "string", 0},
+    {DType::Bool, "bool", 1},           {DType::Float16, "float16", 2}, {DType::Float64, "float64", 8},
+    {DType::UInt32, "uint32", 4},       {DType::UInt64, "uint64", 8},   {DType::Complex64, "complex64", 8},
+    {DType::Complex128, "complex128", 16}, {DType::BFloat16, "bfloat16", 2},
+};
+const DTypeInfo* info(DType t) {
+  for (const auto& d : kDTypes)
+    if (d.t == t) return &d;
+  return nullptr;
+}
+}  // namespace
+
+int64_t dtype_size(DType t) {
+  const auto* i = info(t);
+  return i ? i->size : 0;
+}
+
+const char* dtype_name(DType t) {
+  const auto* i = info(t);
+  return i ? i->name : "undefined";
+}
+
+std::optional<DType> parse_dtype(const std::string& s) {
+  std::string l = s;
+  std::transform(l.begin(), l.end(), l.begin(), [](unsigned char c) { return std::tolower(c); });
+  static const std::pair<const char*, DType> aliases[] = {
+      {"float", DType::Float32}, {"f32", DType::Float32}, {"fp32", DType::Float32},
+      {"half", DType::Float16},  {"f16", DType::Float16}, {"fp16", DType::Float16},
+      {"double", DType::Float64}, {"f64", DType::Float64}, {"bf16", DType::BFloat16},
+      {"long", DType::Int64},    {"i64", DType::Int64},   {"int", DType::Int32},
+      {"i32", DType::Int32},     {"u8", DType::UInt8},    {"i8", DType::Int8},
+  };
+  for (const auto& [a, t] : aliases)
+    if (l == a) return t;
+  for (const auto& d : kDTypes)
+    if (d.t != DType::Undefined && l == d.name) return d.t;
+  return std::nullopt;
+}
+
+bool is_float(DType t) {
+  return t == DType::Float32 || t == DType::Float16 || t == DType::Float64 || t == DType::BFloat16;
+}
+
+bool is_integer(DType t) {
+  switch (t) {
+    case DType::UInt8: case DType::Int8: case DType::UInt16: case DType::Int16: case DType::Int32:
+    case DType::Int64: case DType::Bool: case DType::UInt32: case DType::UInt64:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool Shape::fully_known() const {
+  if (!rank_known) return false;
+  return std::all_of(dims.begin(), dims.end(), [](const Dim& d) { return d.is_known(); });
+}
+
+Dim Shape::numel() const {
+  if (!rank_known) return Dim::unknown();
+  Dim n(1);
+  for (const auto& d : dims) n = n * d;
+  return n;
+}
+
+std::string Shape::str() const {
+  if (!rank_known) return "*";
+  if (dims.empty()) return "scalar";
+  std::string out;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    std::string d = dims[i].str();
+    if (dims[i].is_symbolic() && dims[i].terms().size() > 1) d = "(" + d + ")";
+    out += (i ? "x" : "") + d;
+  }
+  return out;
+}
+
+std::optional<Shape> parse_shape(const std::string& text) {
+  if (text == "*") return Shape::unknown_rank();
+  if (text == "scalar" || text.empty()) return Shape::scalar();
+  // Dims are separated by ',' when the text has one ("batch,seq,768"); otherwise by an 'x' next to a
+  // digit or '?' ("1x3x224x224", "batchx128", "?x5"), so symbols may contain 'x' ("max_len").
+  std::vector<std::string> toks;
+  if (text.find(',') != std::string::npos) {
+    size_t pos = 0;
+    for (size_t c; (c = text.find(',', pos)) != std::string::npos; pos = c + 1) toks.push_back(text.substr(pos, c - pos));
+    toks.push_back(text.substr(pos));
+  } else {
+    auto sep_ok = [&](size_t i) {
+      auto numish = [&](size_t j) { return j < text.size() && (std::isdigit((unsigned char)text[j]) || text[j] == '?'); };
+      return (i > 0 && numish(i - 1)) || numish(i + 1);
+    };
+    size_t start = 0;
+    for (size_t i = 0; i < text.size(); ++i)
+      if (text[i] == 'x' && sep_ok(i)) {
+        toks.push_back(text.substr(start, i - start));
+        start = i + 1;
+      }
+    toks.push_back(text.substr(start));
+  }
+  std::vector<Dim> dims;
+  for (const auto& tok : toks) {
+    if (tok.empty()) return std::nullopt;
+    if (tok == "?") {
+      dims.push_back(Dim::unknown());
+    } else if (std::isdigit((unsigned char)tok[0]) || tok[0] == '-') {
+      errno = 0;
+      char* end = nullptr;
+      long long v = std::strtoll(tok.c_str(), &end, 10);
+      if (*end != '\0' || errno == ERANGE) return std::nullopt;
+      dims.push_back(Dim(static_cast<int64_t>(v)));
+    } else {
+      for (char c : tok)
+        if (!(std::isalnum((unsigned char)c) || c == '_' || c == '.' || c == '-')) return std::nullopt;
+      dims.push_back(Dim::symbol(tok));
+    }
+  }
+  return Shape(dims);
+}
+
+int64_t Node::attr_i(const std::string& k, int64_t dflt) const {
+  auto it = attrs.find(k);
+  return it == attrs.end() ? dflt : it->second.i;
+}
+double Node::attr_f(const std::string& k, double dflt) const {
+  auto it = attrs.find(k);
+  return it == attrs.end() ? dflt : it->second.f;
+}
+std::string Node::attr_s(const std::string& k, const std::string& dflt) const {
+  auto it = attrs.find(k);
+  return it == attrs.end() ? dflt : it->second.s;
+}
+std::vector<int64_t> Node::attr_ints(const std::string& k) const {
+  auto it = attrs.find(k);
+  return it == attrs.end() ? std::vector<int64_t>{} : it->second.ints;
+}
+std::vector<double> Node::attr_floats(const std::string& k) const {
+  auto it = attrs.find(k);
+  return it == attrs.end() ? std::vector<double>{} : it->second.floats;
+}
+
+int Graph::find(const std::string& value_name) const {
+  auto it = index_.find(value_name);
+  return it == index_.end() ? -1 : it->second;
+}
+
+int Graph::add_value(const std::string& value_name) {
+  auto it = index_.find(value_name);
+  if (it != index_.end()) return it->second;
+  int idx = static_cast<int>(values.size());
+  values.push_back(Value{});
+  values.back().name = value_name;
+  index_.emplace(value_name, idx);
+  return idx;
+}
+
+}  // namespace flopwise

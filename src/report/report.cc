@@ -1,0 +1,228 @@
+// Text, CSV and markdown writers. The text layout follows the DeepSpeed flops profiler: a summary,
+// the top modules per depth, then the detailed module tree.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+
+#include "flopwise/report.h"
+
+namespace flopwise {
+
+std::string human(double v) {
+  static const char* units[] = {"", " K", " M", " G", " T", " P", " E"};
+  int u = 0;
+  double a = std::fabs(v);
+  while (a >= 1000.0 && u < 6) {
+    a /= 1000.0;
+    v /= 1000.0;
+    ++u;
+  }
+  char buf[64];
+  if (u == 0 && std::floor(v) == v)
+    std::snprintf(buf, sizeof buf, "%.0f", v);
+  else
+    std::snprintf(buf, sizeof buf, "%.2f%s", v, units[u]);
+  return buf;
+}
+
+std::string human(const Count& c) {
+  if (!c.known) return c.overflowed ? "overflow" : "unknown";
+  return human(static_cast<double>(c.v));
+}
+
+namespace {
+
+std::string pct(const Count& part, const Count& whole) {
+  if (!part.known || !whole.known || whole.v == 0) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f%%", 100.0 * static_cast<double>(part.v) / static_cast<double>(whole.v));
+  return buf;
+}
+
+// "4.09 G" or "≥ 4.09 G" when some nodes in the roll-up were not counted.
+std::string total_str(const Count& c, const Totals& t) {
+  return (t.uncounted > 0 ? ">= " : "") + human(c);
+}
+
+std::string scope_title(const ScopeNode& s) { return s.cls.empty() ? s.label : s.cls; }
+
+void collect_depth(const ScopeNode& s, int depth, std::vector<const ScopeNode*>& out) {
+  if (s.depth == depth) {
+    out.push_back(&s);
+    return;
+  }
+  for (const auto& c : s.children) collect_depth(*c, depth, out);
+}
+
+int max_depth(const ScopeNode& s) {
+  int d = s.depth;
+  for (const auto& c : s.children) d = std::max(d, max_depth(*c));
+  return d;
+}
+
+std::string shape_list(const std::vector<std::pair<std::string, std::pair<DType, Shape>>>& vs) {
+  std::string out;
+  for (const auto& [name, ts] : vs)
+    out += (out.empty() ? "" : ", ") + name + ":" + ts.second.str() + ":" + dtype_name(ts.first);
+  return out;
+}
+
+void line(std::ostream& os, const std::string& k, const std::string& v) {
+  std::string key = k + ":";
+  key.resize(std::max<size_t>(key.size() + 1, 46), ' ');
+  os << key << v << "\n";
+}
+
+void write_tree(std::ostream& os, const ScopeNode& s, const Totals& total, int max_d, const std::string& indent) {
+  std::string head = s.depth == 0 ? scope_title(s) : "(" + s.label + "): " + scope_title(s);
+  os << indent << head << "(\n";
+  os << indent << "  " << human(s.cost.params) << ", " << pct(s.cost.params, total.params) << " Params, "
+     << human(s.cost.macs) << "MACs, " << pct(s.cost.macs, total.macs) << " MACs, " << human(s.cost.flops)
+     << "FLOPs, " << pct(s.cost.flops, total.flops) << " FLOPs, " << human(s.cost.memory_bytes) << "B";
+  if (s.cost.uncounted) os << ", " << s.cost.uncounted << " nodes not counted";
+  os << (s.children.empty() ? "\n" : ",\n");
+  if (max_d < 0 || s.depth < max_d) {
+    for (const auto& c : s.children) write_tree(os, *c, total, max_d, indent + "  ");
+  } else if (!s.children.empty()) {
+    os << indent << "  ...\n";
+  }
+  os << indent << ")\n";
+}
+
+}  // namespace
+
+void write_text(std::ostream& os, const Report& r, const TextOptions& opts) {
+  const Totals& t = r.totals;
+  os << "-------------------------- flopwise static profile --------------------------\n";
+  os << "Notations: params (number of parameters), MACs (multiply-accumulate operations),\n"
+     << "FLOPs (floating-point operations, convention '" << r.convention << "'), memory (bytes read + written)\n\n";
+  line(os, "model", r.path + " (" + r.format + (r.producer.empty() ? "" : ", " + r.producer) + ")");
+  line(os, "inputs", shape_list(r.inputs));
+  line(os, "outputs", shape_list(r.outputs));
+  line(os, "params", total_str(t.params, t));
+  if (t.buffers.known && t.buffers.v) line(os, "buffers", total_str(t.buffers, t));
+  line(os, "fwd MACs", total_str(t.macs, t));
+  line(os, "fwd FLOPs", total_str(t.flops, t));
+  line(os, "bwd FLOPs (estimate: 2 x fwd)", total_str(t.backward_flops, t));
+  line(os, "fwd+bwd FLOPs", t.flops.known ? total_str(t.flops + t.backward_flops, t) : "unknown");
+  line(os, "memory bytes (read + written)", total_str(t.memory_bytes, t));
+  if (t.flops.known && t.memory_bytes.known && t.memory_bytes.v > 0) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.2f FLOPs/byte", static_cast<double>(t.flops.v) / t.memory_bytes.v);
+    line(os, "arithmetic intensity", buf);
+  }
+
+  os << "\n----------------------------- Aggregated Profile -----------------------------\n";
+  os << "Top " << opts.top << " modules in terms of params, MACs or FLOPs at different model depths:\n";
+  int md = max_depth(*r.scopes);
+  if (opts.depth >= 0) md = std::min(md, opts.depth);
+  for (int d = 0; d <= md; ++d) {
+    std::vector<const ScopeNode*> at;
+    collect_depth(*r.scopes, d, at);
+    os << "depth " << d << ":\n";
+    auto top_by = [&](const char* what, std::function<Count(const ScopeNode*)> f, const char* unit) {
+      // Aggregate by class (as DeepSpeed does), falling back to the scope's label.
+      std::vector<std::pair<std::string, int64_t>> agg;
+      for (const auto* s : at) {
+        Count c = f(s);
+        if (!c.known) continue;
+        std::string k = scope_title(*s);
+        auto it = std::find_if(agg.begin(), agg.end(), [&](auto& p) { return p.first == k; });
+        if (it == agg.end())
+          agg.push_back({k, c.v});
+        else
+          it->second += c.v;
+      }
+      std::stable_sort(agg.begin(), agg.end(), [](auto& a, auto& b) { return a.second > b.second; });
+      os << "    " << what << " - {";
+      for (int i = 0; i < std::min<int>(opts.top, agg.size()); ++i)
+        os << (i ? ", " : "") << "'" << agg[i].first << "': '" << human(static_cast<double>(agg[i].second)) << unit
+           << "'";
+      os << "}\n";
+    };
+    top_by("params", [](const ScopeNode* s) { return s->cost.params; }, "");
+    top_by("MACs  ", [](const ScopeNode* s) { return s->cost.macs; }, "MACs");
+    top_by("FLOPs ", [](const ScopeNode* s) { return s->cost.flops; }, "FLOPs");
+  }
+
+  os << "\n------------------------------ Detailed Profile ------------------------------\n";
+  os << "Each module is listed after its name in the following order:\n"
+     << "params, percentage of total params, MACs, percentage of total MACs, FLOPs, percentage of total FLOPs, "
+        "memory bytes\n\n";
+  write_tree(os, *r.scopes, t, opts.depth, "");
+
+  os << "\n---------------------------------- Op types ----------------------------------\n";
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "%-28s %7s %14s %14s %14s\n", "op", "count", "MACs", "FLOPs", "params");
+  os << buf;
+  for (const auto& o : r.op_types) {
+    std::snprintf(buf, sizeof buf, "%-28s %7lld %14s %14s %14s\n", o.op.c_str(), static_cast<long long>(o.count),
+                  human(o.macs).c_str(), human(o.flops).c_str(), human(o.params).c_str());
+    os << buf;
+  }
+  if (!r.unsupported.empty()) {
+    os << "\n------------------------ Unsupported ops (not counted) ------------------------\n";
+    for (const auto& [op, nodes] : r.unsupported) {
+      os << op << " x" << nodes.size() << ":";
+      for (size_t i = 0; i < nodes.size() && i < 5; ++i) os << " " << (nodes[i].empty() ? "<unnamed>" : nodes[i]);
+      if (nodes.size() > 5) os << " ...";
+      os << "\n";
+    }
+  }
+  if (!r.warnings.empty()) {
+    os << "\n---------------------------------- Warnings ----------------------------------\n";
+    for (const auto& w : r.warnings) os << "warning: " << w << "\n";
+  }
+  os << "------------------------------------------------------------------------------\n";
+}
+
+namespace {
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+std::string num(const Count& c) { return c.known ? std::to_string(c.v) : ""; }
+}  // namespace
+
+void write_csv(std::ostream& os, const Report& r) {
+  os << "name,op,scope,output_shapes,params,macs,flops,memory_bytes\n";
+  for (const auto& n : r.nodes) {
+    std::string shapes;
+    for (const auto& [name, s] : n.outputs) shapes += (shapes.empty() ? "" : ";") + s.str();
+    os << csv_field(n.name) << "," << csv_field(n.domain.empty() ? n.op : n.domain + "::" + n.op) << ","
+       << csv_field(n.scope) << "," << csv_field(shapes) << "," << num(n.cost.params) << "," << num(n.cost.macs)
+       << "," << num(n.cost.flops) << "," << num(n.cost.memory_bytes) << "\n";
+  }
+}
+
+void write_markdown(std::ostream& os, const Report& r, const TextOptions& opts) {
+  const Totals& t = r.totals;
+  os << "### flopwise: `" << r.path << "`\n\n";
+  os << "| quantity | value |\n|---|---:|\n";
+  os << "| params | " << total_str(t.params, t) << " |\n";
+  os << "| MACs | " << total_str(t.macs, t) << " |\n";
+  os << "| FLOPs (" << r.convention << ") | " << total_str(t.flops, t) << " |\n";
+  os << "| memory bytes | " << total_str(t.memory_bytes, t) << " |\n\n";
+  os << "| module | class | params | MACs | % MACs | FLOPs |\n|---|---|---:|---:|---:|---:|\n";
+  std::function<void(const ScopeNode&)> walk = [&](const ScopeNode& s) {
+    if (opts.depth >= 0 && s.depth > opts.depth) return;
+    os << "| " << std::string(s.depth * 2, ' ') << (s.depth == 0 ? s.label : s.name) << " | " << s.cls << " | "
+       << human(s.cost.params) << " | " << human(s.cost.macs) << " | " << pct(s.cost.macs, t.macs) << " | "
+       << human(s.cost.flops) << " |\n";
+    for (const auto& c : s.children) walk(*c);
+  };
+  walk(*r.scopes);
+  os << "\n| op | count | MACs | FLOPs |\n|---|---:|---:|---:|\n";
+  for (const auto& o : r.op_types)
+    os << "| " << o.op << " | " << o.count << " | " << human(o.macs) << " | " << human(o.flops) << " |\n";
+  if (!r.unsupported.empty()) {
+    os << "\n**Unsupported ops (not counted):**";
+    for (const auto& [op, nodes] : r.unsupported) os << " `" << op << "` x" << nodes.size();
+    os << "\n";
+  }
+}
+
+}  // namespace flopwise

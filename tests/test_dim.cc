@@ -1,0 +1,41 @@
+#include <doctest/doctest.h>
+
+#include "flopwise/dim.h"
+#include "flopwise/ir.h"
+
+using flopwise::Dim;
+
+TEST_CASE("dim arithmetic: known, symbolic, unknown") {
+  Dim b = Dim::symbol("batch"), s = Dim::symbol("seq");
+  CHECK((Dim(3) * Dim(4)).value() == 12);
+  CHECK((b * Dim(12) / Dim(12)).same_as(b));
+  CHECK((b * s * Dim(768) / (b * s)).value() == 768);
+  CHECK((b + b).str() == "2*batch");
+  CHECK((b * Dim(3) + Dim(1)).str() == "3*batch + 1");
+  CHECK((Dim(7) / Dim(2)).is_unknown());  // not exact
+  CHECK(Dim::floor_div(Dim(-7), Dim(2)).value() == -4);
+  CHECK(Dim::ceil_div(Dim(7), Dim(2)).value() == 4);
+  CHECK((b + Dim::unknown()).is_unknown());
+  CHECK(!Dim::unknown().same_as(Dim::unknown()));
+  CHECK((b * Dim(2)).substitute({{"batch", 8}}).value() == 16);
+}
+
+TEST_CASE("dim arithmetic overflows to unknown") {
+  Dim big(int64_t{1} << 40);
+  CHECK((big * big).is_unknown());
+  flopwise::Count c{int64_t{1} << 62};
+  flopwise::Count d = c * flopwise::Count{4};
+  CHECK(!d.known);
+  CHECK(d.overflowed);
+}
+
+TEST_CASE("shape parsing round trip") {
+  auto s = flopwise::parse_shape("1x3x224x224");
+  REQUIRE(s);
+  CHECK(s->str() == "1x3x224x224");
+  auto t = flopwise::parse_shape("batchx128");
+  REQUIRE(t);
+  CHECK(t->dims[0].same_as(Dim::symbol("batch")));
+  CHECK(flopwise::parse_shape("max_lenx4")->dims[0].same_as(Dim::symbol("max_len")));
+  CHECK(!flopwise::parse_shape("1xx3"));
+}
