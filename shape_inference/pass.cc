@@ -92,8 +92,8 @@ const ConstData* CostContext::in_data(size_t i) const {
   const auto& v = graph.values[node.inputs[i]];
   return v.data ? &*v.data : nullptr;
 }
-Count CostContext::out_numel(size_t i) const { return Count::of(out_shape(i).numel()); }
-Count CostContext::in_numel(size_t i) const { return Count::of(in_shape(i).numel()); }
+Count CostContext::out_numel(size_t i) const { return out_shape(i).numel_count(); }
+Count CostContext::in_numel(size_t i) const { return in_shape(i).numel_count(); }
 
 // ---- the pass -----------------------------------------------------------------------------------
 static std::string op_key(const Node& n) {

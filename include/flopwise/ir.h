@@ -43,6 +43,7 @@ struct Shape {
   size_t rank() const { return dims.size(); }
   bool fully_known() const;  // rank known and every dim a known int
   Dim numel() const;         // product of dims (Unknown if rank unknown)
+  Count numel_count() const;  // element count; unknown when a dim is, flagged `overflowed` past int64
   std::string str() const;   // "1x3x224x224", "batchx128", "?x5", "*" (unknown rank), "scalar"
   bool operator==(const Shape& o) const { return rank_known == o.rank_known && dims == o.dims; }
 };

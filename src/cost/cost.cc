@@ -35,7 +35,7 @@ std::string op_key(const Node& n) { return n.domain.empty() ? n.op : n.domain + 
 Count bytes_of(const Value& v) {
   int64_t sz = dtype_size(v.dtype);
   if (sz == 0 && v.dtype != DType::String) return Count::unknown();
-  return Count::of(v.shape.numel()) * Count{sz};
+  return v.shape.numel_count() * Count{sz};
 }
 
 // Cost of one run of a graph's nodes (for control-flow bodies): MACs and FLOPs only.
@@ -108,7 +108,7 @@ Report build_report(const Model& model, InferResult infer) {
       if (seen_value[vi]) continue;
       seen_value[vi] = true;
       Role role = initializer_role(v, n, s);
-      Count numel = Count::of(v.shape.numel());
+      Count numel = v.shape.numel_count();
       if (role == Role::Param) nr.cost.params += numel;
       if (role == Role::Buffer) nr.cost.buffers += numel;
     }

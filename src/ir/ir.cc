@@ -81,6 +81,13 @@ Dim Shape::numel() const {
   return n;
 }
 
+Count Shape::numel_count() const {
+  if (!rank_known) return Count::unknown();
+  Count n{1};
+  for (const auto& d : dims) n = n * Count::of(d);
+  return n;
+}
+
 std::string Shape::str() const {
   if (!rank_known) return "*";
   if (dims.empty()) return "scalar";

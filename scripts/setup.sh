@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs what flopwise needs (Debian packages) and builds it into build/. Idempotent.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PKGS=(cmake g++ make libonnx-dev libprotobuf-dev protobuf-compiler libeigen3-dev doctest-dev libcli11-dev
+      nlohmann-json3-dev libtomlplusplus-dev libonnx-testdata libbenchmark-dev)
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j"$(nproc)"
