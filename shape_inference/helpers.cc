@@ -181,4 +181,67 @@ OpCost cost_contraction(const Count& macs, const Count& extra) {
   return OpCost{macs, macs * Count{2} + extra};
 }
 
+// ---- conv/pool windows ----------------------------------------------------------------------------
+ConvWindow decode_conv_window(InferContext& ctx, size_t n, const Shape* w, bool use_dilations) {
+  const Node& node = ctx.node();
+  ConvWindow win;
+  auto list = [&](const char* name, size_t size, int64_t dflt) {
+    std::vector<int64_t> v = node.attr_ints(name);
+    if (!node.has_attr(name)) return std::vector<int64_t>(size, dflt);
+    if (v.size() != size)
+      ctx.fail(std::string(name) + " has " + std::to_string(v.size()) + " values, expected " + std::to_string(size));
+    return v;
+  };
+  win.strides = list("strides", n, 1);
+  win.dilations = use_dilations ? list("dilations", n, 1) : std::vector<int64_t>(n, 1);
+  win.explicit_pads = node.has_attr("pads");
+  win.pads = list("pads", 2 * n, 0);
+  win.auto_pad = node.attr_s("auto_pad", "NOTSET");
+  win.ceil_mode = node.attr_i("ceil_mode", 0) != 0;
+  for (size_t i = 0; i < n; ++i)
+    if (win.strides[i] <= 0 || win.dilations[i] <= 0)
+      ctx.fail("strides and dilations must be positive (axis " + std::to_string(i) + ": stride " +
+               std::to_string(win.strides[i]) + ", dilation " + std::to_string(win.dilations[i]) + ")");
+  std::vector<Dim> wk;
+  if (w && w->rank_known) {
+    if (w->rank() != n + 2)
+      ctx.fail("weight " + w->str() + " has rank " + std::to_string(w->rank()) + ", expected " + std::to_string(n + 2));
+    wk.assign(w->dims.begin() + 2, w->dims.end());
+  }
+  if (node.has_attr("kernel_shape")) {
+    win.kernel = list("kernel_shape", n, 1);
+    for (size_t i = 0; i < wk.size(); ++i)
+      if (wk[i].is_known() && wk[i].value() != win.kernel[i])
+        ctx.fail("kernel_shape " + std::to_string(win.kernel[i]) + " vs weight spatial dim " +
+                 std::to_string(wk[i].value()) + " (axis " + std::to_string(i) + ")");
+  } else if (!wk.empty()) {
+    bool all_known = true;
+    for (const auto& d : wk) all_known = all_known && d.is_known();
+    if (all_known)
+      for (const auto& d : wk) win.kernel.push_back(d.value());
+  }
+  return win;
+}
+
+std::vector<Dim> conv_window_out_dims(InferContext& ctx, const ConvWindow& w, const std::vector<Dim>& in) {
+  const size_t n = in.size();
+  std::vector<Dim> out(n);
+  const bool same = !w.explicit_pads && (w.auto_pad == "SAME_UPPER" || w.auto_pad == "SAME_LOWER");
+  const bool valid = !w.explicit_pads && w.auto_pad == "VALID";
+  if (w.kernel.size() != n && !same) return out;  // kernel unknown: only SAME sizes are known
+  for (size_t i = 0; i < n; ++i) {
+    if (same) {
+      out[i] = same_out_dim(in[i], w.strides[i]);
+    } else {
+      int64_t pb = valid ? 0 : w.pads[i], pe = valid ? 0 : w.pads[i + n];
+      out[i] = conv_out_dim(in[i], w.kernel[i], w.strides[i], w.dilations[i], pb, pe, w.ceil_mode);
+    }
+    if (out[i].is_known() && out[i].value() < 1 && in[i].is_known() && in[i].value() >= 1)
+      ctx.fail("spatial axis " + std::to_string(i) + ": input " + std::to_string(in[i].value()) + " with kernel " +
+               (i < w.kernel.size() ? std::to_string(w.kernel[i]) : std::string("?")) + ", stride " + std::to_string(w.strides[i]) + ", dilation " +
+               std::to_string(w.dilations[i]) + " gives output size " + std::to_string(out[i].value()));
+  }
+  return out;
+}
+
 }  // namespace flopwise

@@ -58,4 +58,21 @@ OpCost cost_unknown(const CostContext&);            // cannot be known staticall
 // 2*macs FLOPs plus `extra` FLOPs; macs reported.
 OpCost cost_contraction(const Count& macs, const Count& extra = Count{});
 
+// ---- conv/pool windows (added by the compute helper; used by conv.cc and pool.cc) ---------------
+// Window attributes of Conv/ConvTranspose/pooling decoded once: kernel_shape (or the weight's spatial
+// dims), strides, dilations, pads (n begins then n ends), auto_pad, ceil_mode.
+struct ConvWindow {
+  std::vector<int64_t> kernel;  // empty when the kernel size is not known
+  std::vector<int64_t> strides, dilations, pads;
+  std::string auto_pad = "NOTSET";
+  bool explicit_pads = false;  // a pads attribute is present (it wins over auto_pad, as in ONNX)
+  bool ceil_mode = false;
+};
+// Decodes the window for `n_spatial` spatial dims; `w` (may be null) is the weight shape [*, *, k...].
+// Fails on attributes of the wrong length and on a kernel_shape that contradicts the weight.
+ConvWindow decode_conv_window(InferContext& ctx, size_t n_spatial, const Shape* w, bool use_dilations = true);
+// Output spatial dims of a conv/pool window over `in` (NOTSET/VALID/SAME_UPPER/SAME_LOWER rules);
+// fails when a known output would be empty or negative.
+std::vector<Dim> conv_window_out_dims(InferContext& ctx, const ConvWindow& w, const std::vector<Dim>& in);
+
 }  // namespace flopwise
