@@ -83,7 +83,10 @@ Report build_report(const Model& model, InferResult infer) {
 
   r.scopes = std::make_unique<ScopeNode>();
   r.scopes->name = "";
-  r.scopes->label = g.name.empty() ? "model" : g.name;
+  // The root is named after the file ("resnet18"), since exporters name graphs generically.
+  std::string stem = model.path.substr(model.path.find_last_of('/') + 1);
+  stem = stem.substr(0, stem.find('.'));
+  r.scopes->label = !stem.empty() ? stem : (g.name.empty() ? "model" : g.name);
   std::vector<bool> seen_value(g.values.size(), false);
   std::set<std::string> symbols, overflowed_nodes;
   std::map<std::string, size_t> op_index;
@@ -155,6 +158,7 @@ Report build_report(const Model& model, InferResult infer) {
       cur = next;
       cur->cost.add_rollup(nr.cost);
     }
+    if (std::find(cur->ops.begin(), cur->ops.end(), n.op) == cur->ops.end()) cur->ops.push_back(n.op);
 
     std::string key = op_key(n);
     auto [it, inserted] = op_index.emplace(key, r.op_types.size());

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/unknown_field_set.h>
@@ -543,16 +544,28 @@ std::vector<std::string> scope_from_node_name(const std::string& name) {
     parts.push_back(name.substr(pos, slash - pos));
     pos = slash + 1;
   }
-  std::string path;
+  // Each component names a module relative to an ancestor: "layer1.0" under "layer1" (the
+  // Sequential's own name repeated), "conv.0" under "features.5.conv", "conv1" under "layer1.0".
+  // Join by overlapping the longest tail of the current path with the head of the component.
+  std::vector<std::string> path;  // dotted segments of the current scope
   for (const auto& p : parts) {
     if (p.empty()) continue;
-    if (!path.empty() && p.rfind(path + ".", 0) == 0)
-      path = p;  // already the full path ("layer1.0" under "layer1")
-    else if (path.empty())
-      path = p;
-    else
-      path = path + "." + p;
-    out.push_back(path);
+    std::vector<std::string> seg;
+    for (size_t a = 0, b; a <= p.size(); a = b + 1) {
+      b = p.find('.', a);
+      if (b == std::string::npos) b = p.size();
+      seg.push_back(p.substr(a, b - a));
+    }
+    size_t overlap = 0;
+    for (size_t k = std::min(path.size(), seg.size() - 1); k > 0; --k)
+      if (std::equal(path.end() - k, path.end(), seg.begin())) {
+        overlap = k;
+        break;
+      }
+    path.insert(path.end(), seg.begin() + overlap, seg.end());
+    std::string joined;
+    for (size_t i = 0; i < path.size(); ++i) joined += (i ? "." : "") + path[i];
+    out.push_back(joined);
   }
   return out;
 }

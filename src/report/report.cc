@@ -1,6 +1,7 @@
 // Text, CSV and markdown writers. The text layout follows the DeepSpeed flops profiler: a summary,
 // the top modules per depth, then the detailed module tree.
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -45,7 +46,27 @@ std::string total_str(const Count& c, const Totals& t) {
   return (t.uncounted > 0 ? ">= " : "") + human(c);
 }
 
-std::string scope_title(const ScopeNode& s) { return s.cls.empty() ? s.label : s.cls; }
+// "Conv2d" when the model records the class; for a leaf without one, its op types ("[Conv]").
+std::string scope_title(const ScopeNode& s) {
+  if (!s.cls.empty()) return s.cls;
+  if (!s.children.empty() || s.ops.empty()) return "";
+  std::string t;
+  for (const auto& o : s.ops) t += (t.empty() ? "" : "+") + o;
+  return "[" + t + "]";
+}
+
+// Key for "top modules at depth d": the class (as DeepSpeed groups), else the scope's full name.
+std::string scope_key(const ScopeNode& s) {
+  if (!s.cls.empty()) return s.cls;
+  return s.name.empty() ? s.label : s.name;
+}
+
+// "1.81 GMACs", "0 MACs".
+std::string with_unit(const Count& c, const char* unit) {
+  std::string h = human(c);
+  if (!c.known || !*unit) return h;
+  return h + (std::isdigit(static_cast<unsigned char>(h.back())) ? " " : "") + unit;
+}
 
 void collect_depth(const ScopeNode& s, int depth, std::vector<const ScopeNode*>& out) {
   if (s.depth == depth) {
@@ -75,11 +96,13 @@ void line(std::ostream& os, const std::string& k, const std::string& v) {
 }
 
 void write_tree(std::ostream& os, const ScopeNode& s, const Totals& total, int max_d, const std::string& indent) {
-  std::string head = s.depth == 0 ? scope_title(s) : "(" + s.label + "): " + scope_title(s);
+  std::string head = s.depth == 0 ? s.label + (s.cls.empty() ? "" : ": " + s.cls)
+                                  : "(" + s.label + "): " + scope_title(s);
   os << indent << head << "(\n";
   os << indent << "  " << human(s.cost.params) << ", " << pct(s.cost.params, total.params) << " Params, "
-     << human(s.cost.macs) << "MACs, " << pct(s.cost.macs, total.macs) << " MACs, " << human(s.cost.flops)
-     << "FLOPs, " << pct(s.cost.flops, total.flops) << " FLOPs, " << human(s.cost.memory_bytes) << "B";
+     << with_unit(s.cost.macs, "MACs") << ", " << pct(s.cost.macs, total.macs) << " MACs, "
+     << with_unit(s.cost.flops, "FLOPs") << ", " << pct(s.cost.flops, total.flops) << " FLOPs, "
+     << with_unit(s.cost.memory_bytes, "B");
   if (s.cost.uncounted) os << ", " << s.cost.uncounted << " nodes not counted";
   os << (s.children.empty() ? "\n" : ",\n");
   if (max_d < 0 || s.depth < max_d) {
@@ -127,7 +150,7 @@ void write_text(std::ostream& os, const Report& r, const TextOptions& opts) {
       for (const auto* s : at) {
         Count c = f(s);
         if (!c.known) continue;
-        std::string k = scope_title(*s);
+        std::string k = scope_key(*s);
         auto it = std::find_if(agg.begin(), agg.end(), [&](auto& p) { return p.first == k; });
         if (it == agg.end())
           agg.push_back({k, c.v});
@@ -137,8 +160,7 @@ void write_text(std::ostream& os, const Report& r, const TextOptions& opts) {
       std::stable_sort(agg.begin(), agg.end(), [](auto& a, auto& b) { return a.second > b.second; });
       os << "    " << what << " - {";
       for (int i = 0; i < std::min<int>(opts.top, agg.size()); ++i)
-        os << (i ? ", " : "") << "'" << agg[i].first << "': '" << human(static_cast<double>(agg[i].second)) << unit
-           << "'";
+        os << (i ? ", " : "") << "'" << agg[i].first << "': '" << with_unit(Count{agg[i].second}, unit) << "'";
       os << "}\n";
     };
     top_by("params", [](const ScopeNode* s) { return s->cost.params; }, "");
