@@ -123,8 +123,8 @@ void write_text(std::ostream& os, const Report& r, const TextOptions& opts) {
   line(os, "model", r.path + " (" + r.format + (r.producer.empty() ? "" : ", " + r.producer) + ")");
   line(os, "inputs", shape_list(r.inputs));
   line(os, "outputs", shape_list(r.outputs));
-  line(os, "params", total_str(t.params, t));
-  if (t.buffers.known && t.buffers.v) line(os, "buffers", total_str(t.buffers, t));
+  line(os, "params", human(t.params));  // initializer dims are always known: params are exact
+  if (t.buffers.known && t.buffers.v) line(os, "buffers", human(t.buffers));
   line(os, "fwd MACs", total_str(t.macs, t));
   line(os, "fwd FLOPs", total_str(t.flops, t));
   line(os, "bwd FLOPs (estimate: 2 x fwd)", total_str(t.backward_flops, t));
