@@ -1,0 +1,171 @@
+// tests/test_models.cc — whole-model checks on the bundled exports in models/ against what torch said.
+//
+// Each models/<name>.onnx was exported by models/generate.py, which also wrote models/<name>.expect.json
+// from the torch module structure (never from the ONNX file):
+//   expected_onnx_params  torch's unique parameter count, adjusted for what the exporter folds
+//                         (BatchNorm into Conv: -gamma-beta, +a conv bias of out_channels);
+//   macs                  forward hooks on Conv2d/Linear (out_elems*in_ch/groups*kh*kw, out_elems*in_features)
+//                         + by formula the products that are no module (attention QK^T and probs*V,
+//                         batch*heads*seq*seq*head_dim each per layer; gpt2's tied LM head
+//                         batch*seq*vocab*hidden), for the `dims` binding in the JSON (batch=1, seq=64).
+// flopwise's MACs count exactly the contraction ops (Conv, Gemm, MatMul), which are those same products,
+// so the totals must agree to the unit. The weights file (<name>.onnx.data) is not committed and never
+// read: a model copied alone into a temp directory must give the identical report.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include "flopwise/cost.h"
+#include "flopwise/infer.h"
+#include "flopwise/onnx_import.h"
+
+namespace fs = std::filesystem;
+using namespace flopwise;
+
+namespace {
+
+const char* const kModels[] = {"resnet18", "resnet34", "mobilenet_v2", "bert", "bert6", "gpt2"};
+
+fs::path models_dir() { return fs::path(FLOPWISE_SOURCE_DIR) / "models"; }
+
+nlohmann::json load_expect(const std::string& name) {
+  std::ifstream f(models_dir() / (name + ".expect.json"));
+  REQUIRE_MESSAGE(f.good(), "missing models/" << name << ".expect.json (run models/generate.py)");
+  return nlohmann::json::parse(f);
+}
+
+InferOptions dims_from(const nlohmann::json& expect, int64_t batch_override = 0) {
+  InferOptions opts;
+  for (const auto& [k, v] : expect.at("dims").items())
+    opts.dims.push_back({k, k == "batch" && batch_override ? batch_override : v.get<int64_t>()});
+  return opts;
+}
+
+Report analyse(const fs::path& path, const InferOptions& opts) {
+  Model m = import_onnx_file(path.string());
+  InferResult ir = infer_shapes(m, opts);
+  return build_report(m, std::move(ir));
+}
+
+std::string unsupported_list(const Report& r) {
+  std::string s;
+  for (const auto& [op, nodes] : r.unsupported) s += op + " (" + std::to_string(nodes.size()) + ") ";
+  return s;
+}
+
+// Nodes whose cost stayed unknown, for a readable failure message.
+std::string uncounted_nodes(const Report& r) {
+  std::string s;
+  int shown = 0;
+  for (const auto& n : r.nodes) {
+    const Totals& c = n.cost;
+    if (c.macs.known && c.flops.known && c.params.known && c.memory_bytes.known) continue;
+    if (shown++ < 8) s += n.op + ":" + n.name + " ";
+  }
+  return s;
+}
+
+// A compact fingerprint of everything a report says, to compare two runs.
+std::string fingerprint(const Report& r) {
+  std::ostringstream o;
+  auto put = [&](const Totals& t) {
+    o << t.params.v << '/' << t.params.known << ' ' << t.buffers.v << ' ' << t.macs.v << '/' << t.macs.known << ' '
+      << t.flops.v << '/' << t.flops.known << ' ' << t.memory_bytes.v << '/' << t.memory_bytes.known << ' '
+      << t.uncounted << '\n';
+  };
+  put(r.totals);
+  for (const auto& n : r.nodes) {
+    o << n.name << ' ' << n.op << ' ' << n.scope << ' ';
+    for (const auto& [name, shape] : n.outputs) o << name << '=' << shape.str() << ' ';
+    put(n.cost);
+  }
+  for (const auto& [op, nodes] : r.unsupported) o << "unsupported " << op << ' ' << nodes.size() << '\n';
+  return o.str();
+}
+
+}  // namespace
+
+TEST_CASE("models: bundled exports match torch's params and hook-derived MACs") {
+  for (const char* name : kModels) {
+    SUBCASE(name) {
+      const std::string nm = name;
+      const nlohmann::json expect = load_expect(name);
+      const fs::path path = models_dir() / (std::string(name) + ".onnx");
+      Report r = analyse(path, dims_from(expect));
+
+      CHECK_MESSAGE(r.unsupported.empty(), nm << ": unsupported ops: " << unsupported_list(r));
+      CHECK_MESSAGE(r.totals.complete(), nm << ": " << r.totals.uncounted
+                                              << " nodes not counted, e.g. " << uncounted_nodes(r));
+
+      // Params: torch's unique parameters minus what the exporter folds (see expect.param_notes).
+      // e.g. resnet18: its 20 BNs have 64 + 4*64 + (4*128+128) + 5*256 + 5*512 = 4800 channels, so
+      // 11689512 - 2*4800 (gamma+beta) + 4800 (new conv biases) = 11684712, computed in generate.py
+      // from the module structure. gpt2's tied wte counts once (one initializer, two users).
+      REQUIRE(r.totals.params.known);
+      CHECK_MESSAGE(r.totals.params.v == expect.at("expected_onnx_params").get<int64_t>(),
+                    nm << ": params " << r.totals.params.v << " vs torch-derived "
+                         << expect.at("expected_onnx_params") << " (torch_params " << expect.at("torch_params")
+                         << ")");
+      // BatchNorm running stats are folded away by the exporter: no buffers left in the graph.
+      CHECK(r.totals.buffers.v == expect.at("expected_onnx_buffers").get<int64_t>());
+
+      // MACs: hooks on Conv2d/Linear + attention products (and gpt2's LM head) by formula.
+      REQUIRE(r.totals.macs.known);
+      CHECK_MESSAGE(r.totals.macs.v == expect.at("macs").get<int64_t>(),
+                    nm << ": MACs " << r.totals.macs.v << " vs torch hooks+formula " << expect.at("macs")
+                         << " (hooks " << expect.at("macs_from_hooks") << ")");
+      // FLOPs are at least 2 per MAC (COUNTING.md: 2*MACs for contractions, plus elementwise work).
+      REQUIRE(r.totals.flops.known);
+      CHECK(r.totals.flops.v >= 2 * r.totals.macs.v);
+    }
+  }
+}
+
+TEST_CASE("models: MACs scale with the bound batch; unbound batch stays symbolic") {
+  for (const char* name : kModels) {
+    SUBCASE(name) {
+      const std::string nm = name;
+      const nlohmann::json expect = load_expect(name);
+      const fs::path path = models_dir() / (std::string(name) + ".onnx");
+      // Every contraction here is linear in batch (attention is per sample): batch=2 doubles MACs.
+      Report r2 = analyse(path, dims_from(expect, 2));
+      REQUIRE(r2.totals.macs.known);
+      CHECK(r2.totals.macs.v == 2 * expect.at("macs").get<int64_t>());
+
+      // No binding: the outputs keep the exporter's symbolic batch dim (never guessed to 1).
+      Report rs = analyse(path, InferOptions{});
+      REQUIRE(!rs.outputs.empty());
+      const Shape& out = rs.outputs[0].second.second;
+      REQUIRE(out.rank_known);
+      CHECK_MESSAGE(out.dims[0].same_as(Dim::symbol("batch")), nm << ": output " << out.str());
+    }
+  }
+}
+
+TEST_CASE("models: the graph alone (no .onnx.data) analyses exactly like graph + weights") {
+  const fs::path tmp = fs::temp_directory_path() / ("flopwise_models_" + std::to_string(::getpid()));
+  fs::create_directories(tmp);
+  for (const char* name : kModels) {
+    SUBCASE(name) {
+      const std::string nm = name;
+      const nlohmann::json expect = load_expect(name);
+      const std::string file = std::string(name) + ".onnx";
+      const fs::path alone = tmp / file;
+      fs::copy_file(models_dir() / file, alone, fs::copy_options::overwrite_existing);
+      REQUIRE(!fs::exists(tmp / (file + ".data")));
+      Report with_dir = analyse(models_dir() / file, dims_from(expect));
+      Report without = analyse(alone, dims_from(expect));
+      CHECK(fingerprint(with_dir) == fingerprint(without));
+      CHECK(without.totals.params.v == expect.at("expected_onnx_params").get<int64_t>());
+    }
+  }
+  fs::remove_all(tmp);
+}
