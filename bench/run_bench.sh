@@ -72,3 +72,10 @@ awk -v a="$fw_ext" -v b="$fw_inl" -v c="$cat_inl" -v d="$oi_ext" -v e="$oi_inl" 
 echo "in-process phases of the yardstick:"
 "$OI" "$EXT" | sed 's/^/  external: /'
 "$OI" "$INL" | sed 's/^/  inline:   /'
+if [[ -x /usr/bin/time ]]; then
+  echo "peak RSS (one run, /usr/bin/time -f %M):"
+  for f in "$EXT" "$INL"; do
+    printf '  flopwise %-10s %s KiB\n' "$(basename "$(dirname "$f")")" "$(/usr/bin/time -f %M "$FW" "$f" -d batch=1 2>&1 >/dev/null | tail -1)"
+    printf '  onnx     %-10s %s KiB\n' "$(basename "$(dirname "$f")")" "$(/usr/bin/time -f %M "$OI" "$f" 2>&1 >/dev/null | tail -1)"
+  done
+fi
