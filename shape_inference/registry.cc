@@ -29,16 +29,20 @@ static bool overlaps(const OpRecord& a, const OpRecord& b) {
 void OpRegistry::add(const OpRecord& r) {
   if (!r.infer || !r.cost || r.formula.empty())
     throw std::logic_error("op record " + std::string(r.name) + " lacks a shape function, cost function or formula");
-  for (const auto& e : records_)
-    if (e.domain == r.domain && e.name == r.name && overlaps(e, r))
+  auto& same = by_name_[std::string(r.domain) + "::" + std::string(r.name)];
+  for (size_t i : same)
+    if (overlaps(records_[i], r))
       throw std::logic_error("op " + std::string(r.name) + " registered twice for overlapping opset versions");
+  same.push_back(records_.size());
   records_.push_back(r);
 }
 
 const OpRecord* OpRegistry::find(std::string_view domain, std::string_view name, int opset) const {
   if (domain == "ai.onnx") domain = "";
-  for (const auto& r : records_) {
-    if (r.domain != domain || r.name != name) continue;
+  auto it = by_name_.find(std::string(domain) + "::" + std::string(name));
+  if (it == by_name_.end()) return nullptr;
+  for (size_t i : it->second) {
+    const OpRecord& r = records_[i];
     if (opset > 0 && (opset < r.since_version || (r.until_version && opset > r.until_version))) continue;
     return &r;
   }

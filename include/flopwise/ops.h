@@ -6,6 +6,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "flopwise/dim.h"
@@ -14,6 +15,7 @@
 namespace flopwise {
 
 struct InferOptions;
+struct InferResult;
 
 // What a shape function sees: the node, its graph, and helpers to read inputs and set outputs.
 class InferContext {
@@ -45,6 +47,10 @@ class InferContext {
   void set_output_dtype(size_t i, DType t);
 
   void warn(const std::string& msg);
+  // The pass's result (warnings, unsupported ops), for control-flow ops that infer their subgraphs
+  // into it; nullptr when the context was made outside the pass.
+  InferResult* result() const { return result_; }
+  void set_result(InferResult* r) { result_ = r; }
   // A provable contradiction: throws ShapeError naming op, node and message.
   [[noreturn]] void fail(const std::string& msg) const;
 
@@ -53,6 +59,7 @@ class InferContext {
   Node& node_;
   const InferOptions& opts_;
   std::vector<std::string>* warnings_;
+  InferResult* result_ = nullptr;
 };
 
 // What a cost function sees: the node after inference, with its input/output shapes.
@@ -102,6 +109,7 @@ class OpRegistry {
 
  private:
   std::vector<OpRecord> records_;
+  std::unordered_map<std::string, std::vector<size_t>> by_name_;  // "domain::name" -> records
 };
 
 }  // namespace flopwise
