@@ -1,8 +1,234 @@
-// quantization family. (Filled in by its owner; see elementwise.cc for the pattern.)
+// Quantization family: QuantizeLinear / DequantizeLinear / DynamicQuantizeLinear and the integer
+// contractions (QLinearConv, ConvInteger, QLinearMatMul, MatMulInteger).
+// Costs: quantize/dequantize 2 per element (scale, zero point). Integer contractions report their
+// integer MACs exactly like float ones (2 FLOPs per MAC); zero-point corrections inside the
+// accumulation are not counted; requantization of the output (QLinear*) is 2 per output element.
+#include <string>
+
 #include "../helpers.h"
 
 namespace flopwise {
 
-void register_quantization_ops(OpRegistry&) {}
+namespace {
+
+std::string dim_str(const Dim& d) { return d.str(); }
+
+// ---- QuantizeLinear / DequantizeLinear ----------------------------------------------------------
+
+// Per-axis parameters: a 1-D scale of length L must match x's dim at `axis` (L == 1 is per-tensor).
+// Blocked quantization (opset 21, scale of x's rank) is not checked.
+void check_quant_axis(InferContext& c, size_t scale_idx) {
+  const Shape& x = c.in_shape(0);
+  const Shape& s = c.in_shape(scale_idx);
+  if (!x.rank_known || !s.rank_known || s.rank() != 1 || x.rank() == 0) return;
+  if (c.node().attr_i("block_size", 0) != 0) return;
+  int64_t axis = normalize_axis(c, c.node().attr_i("axis", 1), static_cast<int64_t>(x.rank()));
+  const Dim& l = s.dims[0];
+  const Dim& d = x.dims[static_cast<size_t>(axis)];
+  if (l.is_known() && l.value() == 1) return;
+  if (l.is_known() && d.is_known() && l.value() != d.value())
+    c.fail("per-axis scale has " + dim_str(l) + " elements but x has " + dim_str(d) + " along axis " +
+           std::to_string(axis));
+}
+
+void infer_quantize_linear(InferContext& c) {
+  // y's type: the zero point's, else the output_dtype attribute (opset 21), else uint8.
+  DType t = DType::UInt8;
+  if (c.has_input(2) && c.in_dtype(2) != DType::Undefined) {
+    t = c.in_dtype(2);
+  } else if (c.node().attr_i("output_dtype", 0) != 0) {
+    t = static_cast<DType>(c.node().attr_i("output_dtype", 0));
+  }
+  check_quant_axis(c, 1);
+  c.set_output(0, t, c.in_shape(0));
+}
+
+void infer_dequantize_linear(InferContext& c) {
+  // y's type: the scale's (float, float16 or bfloat16 since opset 19), float32 before.
+  DType t = is_float(c.in_dtype(1)) ? c.in_dtype(1) : DType::Float32;
+  check_quant_axis(c, 1);
+  c.set_output(0, t, c.in_shape(0));
+}
+
+// Quantize / dequantize: one scale multiply (or divide) and one zero-point add per element.
+OpCost cost_quant(const CostContext& c) { return cost_per_out_elem(c, 2); }
+
+void infer_dynamic_quantize_linear(InferContext& c) {
+  c.set_output(0, DType::UInt8, c.in_shape(0));
+  c.set_output(1, DType::Float32, Shape::scalar());
+  c.set_output(2, DType::UInt8, Shape::scalar());
+}
+
+// Per element: min and max reductions (2) and the quantization (2); plus 9 scalar ops for scale and
+// zero point (min, max, sub, div, div, sub, clip 2, round) as in the op's function body.
+OpCost cost_dynamic_quantize_linear(const CostContext& c) {
+  return OpCost{Count{}, c.in_numel(0) * Count{4} + Count{9}};
+}
+
+// ---- integer MatMul ------------------------------------------------------------------------------
+
+// numpy matmul on two ranked shapes: 1-D operands are promoted and their unit dim dropped again.
+struct MatMulDims {
+  Shape out;
+  Dim k;
+};
+
+MatMulDims matmul_dims(InferContext* c, const Shape& a, const Shape& b) {
+  MatMulDims r;
+  if (!a.rank_known || !b.rank_known) return r;  // unknown rank
+  if (a.rank() == 0 || b.rank() == 0) {
+    if (c) c->fail("matmul operands must have rank >= 1, got " + a.str() + " and " + b.str());
+    return r;
+  }
+  std::vector<Dim> ad = a.dims, bd = b.dims;
+  if (ad.size() == 1) ad.insert(ad.begin(), Dim(1));
+  if (bd.size() == 1) bd.push_back(Dim(1));
+  const Dim& ka = ad[ad.size() - 1];
+  const Dim& kb = bd[bd.size() - 2];
+  r.k = c ? merge_dim(*c, ka, kb, "matmul inner dimension (A's last vs B's second-to-last)")
+          : (ka.is_known() || kb.is_unknown() ? ka : kb);
+  Shape batch;
+  std::vector<Dim> pa(ad.begin(), ad.end() - 2), pb(bd.begin(), bd.end() - 2);
+  if (c) {
+    batch = broadcast_shapes(*c, {Shape(pa), Shape(pb)});
+  } else {
+    batch = Shape(std::vector<Dim>(std::max(pa.size(), pb.size())));
+  }
+  std::vector<Dim> out = batch.dims;
+  if (a.rank() > 1) out.push_back(ad[ad.size() - 2]);
+  if (b.rank() > 1) out.push_back(bd[bd.size() - 1]);
+  r.out = Shape(out);
+  return r;
+}
+
+void infer_matmul_integer(InferContext& c) {
+  c.set_output(0, DType::Int32, matmul_dims(&c, c.in_shape(0), c.in_shape(1)).out);
+}
+
+void infer_qlinear_matmul(InferContext& c) {
+  DType t = c.has_input(7) && c.in_dtype(7) != DType::Undefined ? c.in_dtype(7) : c.in_dtype(0);
+  c.set_output(0, t, matmul_dims(&c, c.in_shape(0), c.in_shape(3)).out);
+}
+
+// MACs = output elements * K.
+Count matmul_macs(const CostContext& c, size_t a, size_t b) {
+  return c.out_numel(0) * Count::of(matmul_dims(nullptr, c.in_shape(a), c.in_shape(b)).k);
+}
+
+OpCost cost_matmul_integer(const CostContext& c) { return cost_contraction(matmul_macs(c, 0, 1)); }
+
+OpCost cost_qlinear_matmul(const CostContext& c) {
+  return cost_contraction(matmul_macs(c, 0, 3), c.out_numel(0) * Count{2});
+}
+
+// ---- integer Conv --------------------------------------------------------------------------------
+
+// Output shape of a Conv-like op (ONNX Conv attributes) from X and W. Unknown parts stay unknown.
+Shape conv_shape(InferContext& c, size_t xi, size_t wi) {
+  const Shape& x = c.in_shape(xi);
+  const Shape& w = c.in_shape(wi);
+  const Node& n = c.node();
+  if (!x.rank_known) {
+    if (!w.rank_known || w.rank() < 3) return Shape::unknown_rank();
+    std::vector<Dim> out(w.rank());  // rank from W; channels are W's output channels
+    out[1] = w.dims[0];
+    return Shape(out);
+  }
+  if (x.rank() < 3) c.fail("input rank must be >= 3 (N, C, spatial...), got " + x.str());
+  const size_t sp = x.rank() - 2;
+  if (w.rank_known && w.rank() != x.rank())
+    c.fail("weight rank " + std::to_string(w.rank()) + " differs from input rank " + std::to_string(x.rank()));
+  const int64_t group = n.attr_i("group", 1);
+  if (group <= 0) c.fail("group must be positive, got " + std::to_string(group));
+  if (w.rank_known) {
+    const Dim& cx = x.dims[1];
+    Dim cw = w.dims[1] * Dim(group);
+    if (cx.is_known() && cw.is_known() && cx.value() != cw.value())
+      c.fail("input channels " + dim_str(cx) + " != weight channels " + dim_str(w.dims[1]) + " * group " +
+             std::to_string(group));
+  }
+  std::vector<int64_t> kernel = n.attr_ints("kernel_shape");
+  if (kernel.empty() && w.rank_known) {
+    for (size_t i = 0; i < sp; ++i) {
+      if (!w.dims[2 + i].is_known()) {
+        kernel.clear();
+        break;
+      }
+      kernel.push_back(w.dims[2 + i].value());
+    }
+  }
+  if (!kernel.empty() && kernel.size() != sp)
+    c.fail("kernel_shape has " + std::to_string(kernel.size()) + " dims for " + std::to_string(sp) +
+           " spatial dims");
+  std::vector<int64_t> strides = n.attr_ints("strides"), dil = n.attr_ints("dilations"), pads = n.attr_ints("pads");
+  if (strides.empty()) strides.assign(sp, 1);
+  if (dil.empty()) dil.assign(sp, 1);
+  if (pads.empty()) pads.assign(2 * sp, 0);
+  if (strides.size() != sp || dil.size() != sp || pads.size() != 2 * sp)
+    c.fail("strides/dilations/pads lengths do not match " + std::to_string(sp) + " spatial dims");
+  const std::string auto_pad = n.attr_s("auto_pad", "NOTSET");
+  std::vector<Dim> out;
+  out.push_back(x.dims[0]);
+  out.push_back(w.rank_known ? w.dims[0] : Dim::unknown());
+  for (size_t i = 0; i < sp; ++i) {
+    const Dim& in = x.dims[2 + i];
+    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      out.push_back(same_out_dim(in, strides[i]));
+    } else if (kernel.empty()) {
+      out.push_back(Dim::unknown());
+    } else if (auto_pad == "VALID") {
+      out.push_back(conv_out_dim(in, kernel[i], strides[i], dil[i], 0, 0, false));
+    } else {
+      out.push_back(conv_out_dim(in, kernel[i], strides[i], dil[i], pads[i], pads[sp + i], false));
+    }
+  }
+  return Shape(out);
+}
+
+void infer_conv_integer(InferContext& c) { c.set_output(0, DType::Int32, conv_shape(c, 0, 1)); }
+
+void infer_qlinear_conv(InferContext& c) {
+  DType t = c.has_input(7) && c.in_dtype(7) != DType::Undefined ? c.in_dtype(7) : c.in_dtype(0);
+  c.set_output(0, t, conv_shape(c, 0, 3));
+}
+
+// MACs = output elements * (C / group) * prod(kernel) = out_numel * prod(W.shape[1:]).
+Count conv_macs(const CostContext& c, size_t wi) {
+  const Shape& w = c.in_shape(wi);
+  if (!w.rank_known || w.rank() < 2) return Count::unknown();
+  Count per = Count{1};
+  for (size_t i = 1; i < w.rank(); ++i) per = per * Count::of(w.dims[i]);
+  return c.out_numel(0) * per;
+}
+
+OpCost cost_conv_integer(const CostContext& c) { return cost_contraction(conv_macs(c, 1)); }
+
+// 2*MACs + bias add (when B is given) + requantize 2 per output element.
+OpCost cost_qlinear_conv(const CostContext& c) {
+  Count extra = c.out_numel(0) * Count{c.has_input(8) ? 3 : 2};
+  return cost_contraction(conv_macs(c, 3), extra);
+}
+
+}  // namespace
+
+void register_quantization_ops(OpRegistry& r) {
+  const char* q = "2 per element (scale, zero point)";
+  reg(r, "QuantizeLinear", 10, 0, q, infer_quantize_linear, cost_quant);
+  reg(r, "DequantizeLinear", 10, 0, q, infer_dequantize_linear, cost_quant);
+  // ONNX Runtime's own QDQ ops (int16/int4 support) share the same semantics.
+  reg(r, "QuantizeLinear", 1, 0, q, infer_quantize_linear, cost_quant, "com.microsoft");
+  reg(r, "DequantizeLinear", 1, 0, q, infer_dequantize_linear, cost_quant, "com.microsoft");
+  reg(r, "DynamicQuantizeLinear", 11, 0, "4 per element (min, max, scale, zero point) + 9 scalar",
+      infer_dynamic_quantize_linear, cost_dynamic_quantize_linear);
+  reg(r, "MatMulInteger", 10, 0, "2*MACs (integer MACs = out * K; zero-point corrections not counted)",
+      infer_matmul_integer, cost_matmul_integer);
+  reg(r, "QLinearMatMul", 10, 0, "2*MACs (integer MACs = out * K) + 2 per output element (requantize)",
+      infer_qlinear_matmul, cost_qlinear_matmul);
+  reg(r, "ConvInteger", 10, 0, "2*MACs (integer MACs = out * C/group * prod(kernel))", infer_conv_integer,
+      cost_conv_integer);
+  reg(r, "QLinearConv", 10, 0,
+      "2*MACs (integer MACs = out * C/group * prod(kernel)) + bias + 2 per output element (requantize)",
+      infer_qlinear_conv, cost_qlinear_conv);
+}
 
 }  // namespace flopwise
