@@ -139,6 +139,7 @@ void infer_graph(Graph& g, const InferOptions& opts, InferResult& res) {
       res.unsupported[op_key(node)].push_back(node.name);
     } else {
       InferContext ctx(g, node, opts, &res.warnings);
+      ctx.set_result(&res);
       try {
         rec->infer(ctx);
       } catch (const ShapeError& e) {
