@@ -1,8 +1,1224 @@
-// tensor family. (Filled in by its owner; see elementwise.cc for the pattern.)
+// Tensor family: shape arithmetic and data movement (Shape, Reshape, Gather, Concat, Slice, ...).
+// Exported models compute reshape targets with Shape -> Gather -> Unsqueeze -> Concat -> Reshape
+// chains, often on symbolic dims, so every op here that moves small integer tensors also moves their
+// known contents (ConstData, ints as Dims): a `batch` read by Shape arrives at Reshape as `batch`.
+// Costs: layout ops are free ("layout only"); the few that compute say what they count.
+//
+// Symbolic Slice bounds: a symbolic dim is assumed to be at least as large as a constant index used
+// on it (x[:, 1:] on `seq` gives `seq - 1`, x[:, -1:] gives 1), and a symbolic bound (a value read
+// by Shape) is assumed to lie inside the sliced dim. Known dims use ONNX's exact clamping.
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <numeric>
+#include <set>
+
 #include "../helpers.h"
 
 namespace flopwise {
 
-void register_tensor_ops(OpRegistry&) {}
+namespace {
+
+// Slice bounds at or beyond +-2^31-1 mean "to the end" (exporters write INT64_MAX or INT32_MAX).
+constexpr int64_t kToEnd = 2147483647;
+
+std::string dims_text(const std::vector<int64_t>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
+}
+std::string dims_text(const std::vector<Dim>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + v[i].str();
+  return s + "]";
+}
+
+// ---- constant contents ----------------------------------------------------------------------------
+// Integer contents of input i as Dims (symbolic entries allowed); float contents are converted when
+// integral. nullopt when absent.
+std::optional<std::vector<Dim>> in_dim_data(const InferContext& c, size_t i) {
+  const ConstData* d = c.in_data(i);
+  if (!d) return std::nullopt;
+  if (!d->is_float) return d->ints;
+  std::vector<Dim> out;
+  for (double f : d->floats) {
+    if (f != std::floor(f) || std::fabs(f) > 9.0e18) return std::nullopt;
+    out.push_back(Dim(static_cast<int64_t>(f)));
+  }
+  return out;
+}
+
+// Element count of a fully known shape when it is at most kMaxConstElements.
+std::optional<int64_t> small_numel(const std::vector<int64_t>& dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    if (d < 0 || !checked_mul(n, d, &n) || n > kMaxConstElements) return std::nullopt;
+  }
+  return n;
+}
+
+// Input i's contents with its fully known dims, when their sizes agree.
+struct KnownTensor {
+  const ConstData* data = nullptr;
+  std::vector<int64_t> dims;
+};
+std::optional<KnownTensor> known_tensor(const InferContext& c, size_t i) {
+  const ConstData* d = c.in_data(i);
+  auto dims = known_dims(c.in_shape(i));
+  if (!d || !dims) return std::nullopt;
+  auto n = small_numel(*dims);
+  if (!n || static_cast<int64_t>(d->size()) != *n) return std::nullopt;
+  return KnownTensor{d, *dims};
+}
+
+std::vector<int64_t> strides_of(const std::vector<int64_t>& dims) {
+  std::vector<int64_t> s(dims.size(), 1);
+  for (size_t i = dims.size(); i-- > 1;) s[i - 1] = s[i] * dims[i];
+  return s;
+}
+
+// Output `out` gets, for each row-major multi-index idx over `out_dims`, element src(idx) of `in`
+// (src < 0: unknown, nothing is set). Used by every data-moving op's constant propagation.
+void fold_by_index(InferContext& c, size_t out, const ConstData& in, const std::vector<int64_t>& out_dims,
+                   const std::function<int64_t(const std::vector<int64_t>&)>& src) {
+  auto n = small_numel(out_dims);
+  if (!n) return;
+  ConstData r;
+  r.is_float = in.is_float;
+  std::vector<int64_t> idx(out_dims.size(), 0);
+  for (int64_t e = 0; e < *n; ++e) {
+    int64_t s = src(idx);
+    if (s < 0 || s >= static_cast<int64_t>(in.size())) return;
+    if (in.is_float)
+      r.floats.push_back(in.floats[s]);
+    else
+      r.ints.push_back(in.ints[s]);
+    for (size_t j = out_dims.size(); j-- > 0;) {
+      if (++idx[j] < out_dims[j]) break;
+      idx[j] = 0;
+    }
+  }
+  c.set_output_data(out, std::move(r));
+}
+
+// Same contents, new shape (Identity, Reshape, Flatten, Squeeze, Unsqueeze).
+void copy_data(InferContext& c) {
+  if (const ConstData* d = c.in_data(0)) c.set_output_data(0, *d);
+}
+
+// Axes given as a list: normalised against `rank`, duplicates fail.
+std::vector<int64_t> normalize_axes(InferContext& c, const std::vector<int64_t>& axes, int64_t rank) {
+  std::vector<int64_t> out;
+  for (int64_t a : axes) {
+    int64_t n = normalize_axis(c, a, rank);
+    if (std::find(out.begin(), out.end(), n) != out.end()) c.fail("axis " + std::to_string(a) + " repeated in axes");
+    out.push_back(n);
+  }
+  return out;
+}
+
+std::vector<int64_t> all_axes(size_t rank) {
+  std::vector<int64_t> v(rank);
+  std::iota(v.begin(), v.end(), 0);
+  return v;
+}
+
+// Length of a 1-D input from its shape (when its contents are not known).
+std::optional<int64_t> vector_length(const InferContext& c, size_t i) {
+  const Shape& s = c.in_shape(i);
+  if (!s.rank_known || s.rank() != 1 || !s.dims[0].is_known()) return std::nullopt;
+  return s.dims[0].value();
+}
+
+// ---- Shape, Size, Identity ---------------------------------------------------------------------------
+void infer_shape(InferContext& c) {
+  const Shape& in = c.in_shape(0);
+  if (!in.rank_known) {
+    c.set_output(0, DType::Int64, Shape::unknown_of_rank(1));
+    return;
+  }
+  const int64_t r = static_cast<int64_t>(in.rank());
+  int64_t start = 0, end = r;
+  if (c.node().opset >= 15) {  // Shape-15: start/end select a range of dims, clamped
+    start = c.node().attr_i("start", 0);
+    end = c.node().attr_i("end", r);
+  }
+  auto clamp = [r](int64_t v) { return std::clamp(v < 0 ? v + r : v, int64_t{0}, r); };
+  start = clamp(start);
+  end = std::max(start, clamp(end));
+  ConstData d;
+  d.ints.assign(in.dims.begin() + start, in.dims.begin() + end);
+  c.set_output(0, DType::Int64, Shape({Dim(end - start)}));
+  c.set_output_data(0, std::move(d));
+}
+
+void infer_size(InferContext& c) {
+  c.set_output(0, DType::Int64, Shape::scalar());
+  const Shape& in = c.in_shape(0);
+  if (!in.rank_known) return;
+  ConstData d;
+  d.ints.push_back(in.numel());
+  c.set_output_data(0, std::move(d));
+}
+
+void infer_identity(InferContext& c) {
+  infer_same_as_input0(c);
+  copy_data(c);
+}
+
+// ---- Reshape, Flatten, Squeeze, Unsqueeze --------------------------------------------------------------
+// The -1 entry of a Reshape target: input elements / the other output dims. Factors copied from the
+// input (0 entries) and factors provably equal on both sides cancel first, so `?xseqx768` ->
+// [0, -1, 12, 64] still gives `seq`.
+Dim reshape_inferred_dim(InferContext& c, const Shape& in, const std::vector<Dim>& out, const std::vector<int>& copied,
+                         size_t infer_at) {
+  if (!in.rank_known) return Dim::unknown();
+  std::vector<Dim> num = in.dims;
+  std::vector<bool> num_used(num.size(), false);
+  Dim den(1);
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (i == infer_at) continue;
+    if (copied[i] >= 0) {
+      num_used[copied[i]] = true;
+      continue;
+    }
+    bool cancelled = false;
+    for (size_t j = 0; j < num.size() && !cancelled; ++j) {
+      if (!num_used[j] && num[j].same_as(out[i]) && !num[j].is_known()) {
+        num_used[j] = true;
+        cancelled = true;
+      }
+    }
+    if (!cancelled) den = den * out[i];
+  }
+  Dim total(1);
+  for (size_t j = 0; j < num.size(); ++j)
+    if (!num_used[j]) total = total * num[j];
+  if (total.is_known() && den.is_known()) {
+    int64_t t = total.value(), d = den.value();
+    if (d == 0) {
+      if (t != 0) c.fail("cannot infer -1 in " + dims_text(out) + ": the other dims multiply to 0");
+      return Dim::unknown();
+    }
+    if (t % d != 0)
+      c.fail("cannot reshape " + in.str() + " into " + dims_text(out) + ": " + std::to_string(t) +
+             " elements do not divide by " + std::to_string(d));
+    return Dim(t / d);
+  }
+  return total / den;
+}
+
+void infer_reshape(InferContext& c) {
+  const DType t = c.in_dtype(0);
+  const Shape& in = c.in_shape(0);
+  const bool allowzero = c.node().opset >= 14 && c.node().attr_i("allowzero", 0) != 0;
+  auto target = in_dim_data(c, 1);
+  if (!target) {
+    auto n = vector_length(c, 1);
+    c.set_output(0, t, n ? Shape::unknown_of_rank(static_cast<size_t>(*n)) : Shape::unknown_rank());
+    copy_data(c);
+    return;
+  }
+  std::vector<Dim> out(target->size());
+  std::vector<int> copied(target->size(), -1);  // input position a 0 entry copies
+  std::optional<size_t> infer_at;
+  bool has_zero = false;
+  for (size_t i = 0; i < target->size(); ++i) {
+    const Dim& v = (*target)[i];
+    if (!v.is_known()) {
+      out[i] = v;  // symbolic (from Shape data) or unknown
+      continue;
+    }
+    const int64_t x = v.value();
+    if (x == -1) {
+      if (infer_at) c.fail("more than one -1 in target shape " + dims_text(*target));
+      infer_at = i;
+    } else if (x == 0 && !allowzero) {
+      if (in.rank_known) {
+        if (i >= in.rank())
+          c.fail("target shape " + dims_text(*target) + " copies dim " + std::to_string(i) + " (0) of " + in.str());
+        out[i] = in.dims[i];
+        copied[i] = static_cast<int>(i);
+      }
+    } else if (x < 0) {
+      c.fail("invalid dim " + std::to_string(x) + " in target shape " + dims_text(*target));
+    } else {
+      has_zero = has_zero || x == 0;
+      out[i] = v;
+    }
+  }
+  if (infer_at && has_zero) c.fail("allowzero=1 target shape " + dims_text(*target) + " has both 0 and -1");
+  if (infer_at) {
+    out[*infer_at] = reshape_inferred_dim(c, in, out, copied, *infer_at);
+  } else if (in.fully_known()) {
+    Shape o(out);
+    if (o.fully_known() && o.numel().value() != in.numel().value())
+      c.fail("cannot reshape " + in.str() + " (" + in.numel().str() + " elements) into " + o.str() + " (" +
+             o.numel().str() + " elements)");
+  }
+  c.set_output(0, t, Shape(out));
+  copy_data(c);
+}
+
+void infer_flatten(InferContext& c) {
+  const Shape& in = c.in_shape(0);
+  if (!in.rank_known) {
+    c.set_output(0, c.in_dtype(0), Shape::unknown_of_rank(2));
+    copy_data(c);
+    return;
+  }
+  const int64_t r = static_cast<int64_t>(in.rank());
+  int64_t axis = c.node().attr_i("axis", 1);
+  if (axis < -r || axis > r) c.fail("axis " + std::to_string(axis) + " out of range for rank " + std::to_string(r));
+  if (axis < 0) axis += r;
+  Dim outer(1), inner(1);
+  for (int64_t i = 0; i < r; ++i) {
+    if (i < axis)
+      outer = outer * in.dims[i];
+    else
+      inner = inner * in.dims[i];
+  }
+  c.set_output(0, c.in_dtype(0), Shape({outer, inner}));
+  copy_data(c);
+}
+
+void infer_squeeze(InferContext& c) {
+  const DType t = c.in_dtype(0);
+  const Shape& in = c.in_shape(0);
+  copy_data(c);  // contents never change, whatever is known about the shape
+  if (!in.rank_known) {
+    c.set_output(0, t, Shape::unknown_rank());
+    return;
+  }
+  const int64_t r = static_cast<int64_t>(in.rank());
+  std::vector<Dim> out;
+  if (!c.has_input(1)) {  // no axes: drop every dim that is 1; a dim not known may or may not be 1
+    for (const auto& d : in.dims) {
+      if (!d.is_known()) {
+        c.set_output(0, t, Shape::unknown_rank());
+        return;
+      }
+      if (d.value() != 1) out.push_back(d);
+    }
+  } else {
+    auto axes = c.in_ints(1);
+    if (!axes) {
+      auto k = vector_length(c, 1);
+      c.set_output(0, t, k && *k <= r ? Shape::unknown_of_rank(static_cast<size_t>(r - *k)) : Shape::unknown_rank());
+      return;
+    }
+    auto ax = normalize_axes(c, *axes, r);
+    for (int64_t i = 0; i < r; ++i) {
+      if (std::find(ax.begin(), ax.end(), i) == ax.end()) {
+        out.push_back(in.dims[i]);
+      } else if (in.dims[i].is_known() && in.dims[i].value() != 1) {
+        c.fail("cannot squeeze axis " + std::to_string(i) + " of " + in.str() + ": its size is " +
+               std::to_string(in.dims[i].value()) + ", not 1");
+      }
+    }
+  }
+  c.set_output(0, t, Shape(out));
+}
+
+void infer_unsqueeze(InferContext& c) {
+  const DType t = c.in_dtype(0);
+  const Shape& in = c.in_shape(0);
+  auto axes = c.in_ints(1);
+  if (!axes || !in.rank_known) {
+    auto k = vector_length(c, 1);
+    if (axes) k = static_cast<int64_t>(axes->size());
+    c.set_output(0, t, k && in.rank_known ? Shape::unknown_of_rank(in.rank() + *k) : Shape::unknown_rank());
+    copy_data(c);
+    return;
+  }
+  const int64_t out_rank = static_cast<int64_t>(in.rank() + axes->size());
+  auto ax = normalize_axes(c, *axes, out_rank);
+  std::vector<Dim> out;
+  size_t next = 0;
+  for (int64_t i = 0; i < out_rank; ++i)
+    out.push_back(std::find(ax.begin(), ax.end(), i) != ax.end() ? Dim(1) : in.dims[next++]);
+  c.set_output(0, t, Shape(out));
+  copy_data(c);
+}
+
+// ---- Transpose, Concat, Split ----------------------------------------------------------------------------
+void infer_transpose(InferContext& c) {
+  const DType t = c.in_dtype(0);
+  const Shape& in = c.in_shape(0);
+  std::vector<int64_t> perm = c.node().attr_ints("perm");
+  if (!in.rank_known) {
+    c.set_output(0, t, perm.empty() ? Shape::unknown_rank() : Shape::unknown_of_rank(perm.size()));
+    return;
+  }
+  const size_t r = in.rank();
+  if (perm.empty())
+    for (size_t i = r; i-- > 0;) perm.push_back(static_cast<int64_t>(i));
+  if (perm.size() != r) c.fail("perm " + dims_text(perm) + " has " + std::to_string(perm.size()) + " entries for " + in.str());
+  std::vector<bool> seen(r, false);
+  std::vector<Dim> out;
+  for (int64_t p : perm) {
+    if (p < 0 || p >= static_cast<int64_t>(r) || seen[p]) c.fail("perm " + dims_text(perm) + " is not a permutation");
+    seen[p] = true;
+    out.push_back(in.dims[p]);
+  }
+  c.set_output(0, t, Shape(out));
+  if (auto k = known_tensor(c, 0)) {
+    std::vector<int64_t> od, st = strides_of(k->dims);
+    for (int64_t p : perm) od.push_back(k->dims[p]);
+    fold_by_index(c, 0, *k->data, od, [&](const std::vector<int64_t>& idx) {
+      int64_t off = 0;
+      for (size_t i = 0; i < r; ++i) off += idx[i] * st[perm[i]];
+      return off;
+    });
+  }
+}
+
+void infer_concat(InferContext& c) {
+  const int opset = c.node().opset;
+  if (opset >= 4 && !c.node().has_attr("axis")) c.fail("the axis attribute is required");
+  const int64_t axis = c.node().attr_i("axis", 1);  // Concat-1: default 1
+  DType t = DType::Undefined;
+  std::optional<size_t> rank;
+  for (size_t i = 0; i < c.num_inputs(); ++i) {
+    if (!c.has_input(i)) continue;
+    if (t == DType::Undefined) t = c.in_dtype(i);
+    const Shape& s = c.in_shape(i);
+    if (!s.rank_known) continue;
+    if (rank && *rank != s.rank())
+      c.fail("inputs have different ranks: " + std::to_string(*rank) + " vs " + std::to_string(s.rank()) + " (" +
+             s.str() + ")");
+    rank = s.rank();
+  }
+  if (!rank) {
+    c.set_output(0, t, Shape::unknown_rank());
+    return;
+  }
+  const int64_t a = normalize_axis(c, axis, static_cast<int64_t>(*rank));
+  std::vector<Dim> out(*rank);
+  Dim sum(0);
+  for (size_t i = 0; i < c.num_inputs(); ++i) {
+    if (!c.has_input(i)) continue;
+    const Shape& s = c.in_shape(i);
+    if (!s.rank_known) {
+      sum = Dim::unknown();
+      continue;
+    }
+    sum = sum + s.dims[a];
+    for (size_t j = 0; j < *rank; ++j)
+      if (static_cast<int64_t>(j) != a) out[j] = merge_dim(c, out[j], s.dims[j], "Concat non-axis dim");
+  }
+  out[a] = sum;
+  c.set_output(0, t, Shape(out));
+  // Contents: the usual case is 1-D pieces of a reshape target; any axis works the same way.
+  std::vector<KnownTensor> parts;
+  for (size_t i = 0; i < c.num_inputs(); ++i) {
+    if (!c.has_input(i)) continue;
+    auto k = known_tensor(c, i);
+    if (!k || (!parts.empty() && k->data->is_float != parts[0].data->is_float)) return;
+    parts.push_back(*k);
+  }
+  auto od = known_dims(Shape(out));
+  if (parts.empty() || !od || !small_numel(*od)) return;
+  ConstData r;
+  r.is_float = parts[0].data->is_float;
+  int64_t outer = 1;
+  for (int64_t j = 0; j < a; ++j) outer *= parts[0].dims[j];
+  for (int64_t o = 0; o < outer; ++o)
+    for (const auto& p : parts) {
+      int64_t chunk = 1;
+      for (size_t j = a; j < p.dims.size(); ++j) chunk *= p.dims[j];
+      for (int64_t e = o * chunk; e < (o + 1) * chunk; ++e) {
+        if (r.is_float)
+          r.floats.push_back(p.data->floats[e]);
+        else
+          r.ints.push_back(p.data->ints[e]);
+      }
+    }
+  c.set_output_data(0, std::move(r));
+}
+
+void infer_split(InferContext& c) {
+  const DType t = c.in_dtype(0);
+  const Shape& in = c.in_shape(0);
+  const size_t n = c.num_outputs();
+  if (!in.rank_known) {
+    for (size_t i = 0; i < n; ++i) c.set_output(i, t, Shape::unknown_rank());
+    return;
+  }
+  const int64_t a = normalize_axis(c, c.node().attr_i("axis", 0), static_cast<int64_t>(in.rank()));
+  const Dim& d = in.dims[a];
+  std::vector<Dim> sizes(n);
+  if (c.has_input(1)) {  // explicit split sizes
+    if (auto s = in_dim_data(c, 1)) {
+      if (s->size() != n)
+        c.fail("split " + dims_text(*s) + " has " + std::to_string(s->size()) + " entries for " + std::to_string(n) +
+               " outputs");
+      Dim total(0);
+      for (const auto& x : *s) {
+        if (x.is_known() && x.value() < 0) c.fail("negative size in split " + dims_text(*s));
+        total = total + x;
+      }
+      if (total.is_known() && d.is_known() && total.value() != d.value())
+        c.fail("split " + dims_text(*s) + " sums to " + total.str() + ", but axis " + std::to_string(a) + " of " +
+               in.str() + " has " + d.str());
+      sizes = *s;
+    }
+  } else if (c.node().opset >= 18 && c.node().has_attr("num_outputs")) {
+    // Split-18 num_outputs: chunks of ceil(d/m), the last one smaller when d does not divide evenly.
+    const int64_t m = c.node().attr_i("num_outputs", 0);
+    if (m != static_cast<int64_t>(n)) c.fail("num_outputs " + std::to_string(m) + " but the node has " + std::to_string(n) + " outputs");
+    if (d.is_known()) {
+      const int64_t chunk = (d.value() + m - 1) / m, last = d.value() - chunk * (m - 1);
+      if (last < 0) c.fail("cannot split " + d.str() + " into " + std::to_string(m) + " chunks of " + std::to_string(chunk));
+      for (size_t i = 0; i < n; ++i) sizes[i] = Dim(i + 1 < n ? chunk : last);
+    } else {
+      for (auto& s : sizes) s = d / Dim(m);
+    }
+  } else if (n > 0) {  // equal parts, one per output
+    if (d.is_known() && d.value() % static_cast<int64_t>(n) != 0)
+      c.fail("cannot split " + d.str() + " into " + std::to_string(n) + " equal parts");
+    for (auto& s : sizes) s = d / Dim(static_cast<int64_t>(n));
+  }
+  for (size_t i = 0; i < n; ++i) {
+    Shape o = in;
+    o.dims[a] = sizes[i];
+    c.set_output(i, t, o);
+  }
+  // Contents of a split 1-D tensor (a shape vector split into pieces).
+  auto k = known_tensor(c, 0);
+  if (!k || k->dims.size() != 1) return;
+  int64_t off = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (!sizes[i].is_known()) return;
+    const int64_t len = sizes[i].value(), base = off;
+    if (off + len > k->dims[0]) return;
+    fold_by_index(c, i, *k->data, {len}, [base](const std::vector<int64_t>& idx) { return base + idx[0]; });
+    off += len;
+  }
+}
+
+// ---- Slice ---------------------------------------------------------------------------------------
+// Position of a slice bound within a dim of size d (ONNX's clamping for known values; see the file
+// comment for symbolic ones).
+Dim slice_pos(const Dim& d, const Dim& v, int64_t step, bool is_start) {
+  if (v.is_known() && d.is_known()) {
+    const int64_t n = d.value();
+    int64_t x = v.value();
+    if (x < 0) x += n;  // x >= INT64_MIN and n >= 0: no overflow
+    const int64_t lo = (step < 0 && !is_start) ? -1 : 0, hi = step < 0 ? n - 1 : n;
+    return Dim(std::min(std::max(x, lo), hi));
+  }
+  if (!v.is_known()) return v;  // a symbolic bound, assumed inside the dim
+  const int64_t x = v.value();
+  if (x >= kToEnd) return step < 0 ? d - Dim(1) : d;
+  if (x <= -kToEnd) return step < 0 ? Dim(-1) : Dim(0);
+  if (x < 0) return d + Dim(x);
+  return Dim(x);
+}
+
+Dim slice_extent(const Dim& d, const Dim& start, const Dim& end, int64_t step) {
+  if (d.is_known() && d.value() == 0) return Dim(0);
+  const Dim s = slice_pos(d, start, step, true), e = slice_pos(d, end, step, false);
+  Dim n = step > 0 ? Dim::ceil_div(e - s, Dim(step)) : Dim::ceil_div(s - e, Dim(-step));
+  if (n.is_known() && n.value() < 0) return Dim(0);
+  return n;
+}
+
+void infer_slice(InferContext& c) {
+  const DType t = c.in_dtype(0);
+  const Shape& in = c.in_shape(0);
+  if (!in.rank_known) {
+    c.set_output(0, t, Shape::unknown_rank());
+    return;
+  }
+  const int64_t r = static_cast<int64_t>(in.rank());
+  auto starts = in_dim_data(c, 1), ends = in_dim_data(c, 2);
+  std::optional<std::vector<int64_t>> axes, steps;
+  // Number of sliced axes, from whichever input tells it.
+  std::optional<int64_t> k = starts ? std::optional<int64_t>(starts->size()) : vector_length(c, 1);
+  if (c.has_input(3)) {
+    if (auto ax = c.in_ints(3)) axes = normalize_axes(c, *ax, r);
+  } else if (k) {
+    if (*k > r) c.fail(std::to_string(*k) + " starts for " + in.str());
+    axes = all_axes(static_cast<size_t>(*k));
+  }
+  if (c.has_input(4)) {
+    steps = c.in_ints(4);
+  } else if (k) {
+    steps = std::vector<int64_t>(static_cast<size_t>(*k), 1);
+  }
+  std::vector<Dim> out = in.dims;
+  if (!starts || !ends || !axes || !steps) {
+    if (axes)
+      for (int64_t a : *axes) out[a] = Dim::unknown();
+    else
+      out.assign(in.rank(), Dim::unknown());
+    c.set_output(0, t, Shape(out));
+    return;
+  }
+  if (starts->size() != ends->size() || axes->size() != starts->size() || steps->size() != starts->size())
+    c.fail("starts, ends, axes and steps have different lengths: " + std::to_string(starts->size()) + ", " +
+           std::to_string(ends->size()) + ", " + std::to_string(axes->size()) + ", " + std::to_string(steps->size()));
+  for (size_t i = 0; i < axes->size(); ++i) {
+    if ((*steps)[i] == 0) c.fail("step 0 on axis " + std::to_string((*axes)[i]));
+    out[(*axes)[i]] = slice_extent(in.dims[(*axes)[i]], (*starts)[i], (*ends)[i], (*steps)[i]);
+  }
+  c.set_output(0, t, Shape(out));
+  // Contents: every axis becomes (first index, step) over the known input.
+  auto kt = known_tensor(c, 0);
+  auto od = known_dims(Shape(out));
+  if (!kt || !od) return;
+  std::vector<int64_t> first(r, 0), step(r, 1);
+  for (size_t i = 0; i < axes->size(); ++i) {
+    const int64_t a = (*axes)[i];
+    Dim s = slice_pos(Dim(kt->dims[a]), (*starts)[i], (*steps)[i], true);
+    if (!s.is_known()) return;
+    first[a] = s.value();
+    step[a] = (*steps)[i];
+  }
+  const auto st = strides_of(kt->dims);
+  fold_by_index(c, 0, *kt->data, *od, [&](const std::vector<int64_t>& idx) {
+    int64_t off = 0;
+    for (int64_t j = 0; j < r; ++j) {
+      const int64_t p = first[j] + idx[j] * step[j];
+      if (p < 0 || p >= kt->dims[j]) return int64_t{-1};
+      off += p * st[j];
+    }
+    return off;
+  });
+}
+
+// ---- Gather family ---------------------------------------------------------------------------------
+void infer_gather(InferContext& c) {
+  const DType t = c.in_dtype(0);
+  const Shape& data = c.in_shape(0);
+  const Shape& ind = c.in_shape(1);
+  if (!data.rank_known || !ind.rank_known) {
+    c.set_output(0, t, Shape::unknown_rank());
+    return;
+  }
+  const int64_t r = static_cast<int64_t>(data.rank());
+  const int64_t a = normalize_axis(c, c.node().attr_i("axis", 0), r);
+  std::vector<Dim> out(data.dims.begin(), data.dims.begin() + a);
+  out.insert(out.end(), ind.dims.begin(), ind.dims.end());
+  out.insert(out.end(), data.dims.begin() + a + 1, data.dims.end());
+  c.set_output(0, t, Shape(out));
+  auto idx_vals = c.in_ints(1);
+  if (idx_vals && data.dims[a].is_known()) {
+    const int64_t n = data.dims[a].value();
+    for (int64_t v : *idx_vals)
+      if (v < -n || v >= n)
+        c.fail("index " + std::to_string(v) + " out of range for axis " + std::to_string(a) + " of " + data.str());
+  }
+  // Contents: the Shape -> Gather idiom picks dims (batch, seq) out of a shape vector.
+  auto kt = known_tensor(c, 0);
+  auto od = known_dims(Shape(out));
+  auto id = known_dims(ind);
+  if (!kt || !od || !idx_vals || !id || static_cast<int64_t>(idx_vals->size()) != product(*id)) return;
+  const int64_t q = static_cast<int64_t>(id->size()), n = kt->dims[a];
+  const auto st = strides_of(kt->dims), ist = strides_of(*id);
+  fold_by_index(c, 0, *kt->data, *od, [&](const std::vector<int64_t>& o) {
+    int64_t off = 0, flat = 0;
+    for (int64_t j = 0; j < a; ++j) off += o[j] * st[j];
+    for (int64_t j = 0; j < q; ++j) flat += o[a + j] * ist[j];
+    int64_t g = (*idx_vals)[flat];
+    if (g < 0) g += n;
+    off += g * st[a];
+    for (int64_t j = a + 1; j < r; ++j) off += o[j + q - 1] * st[j];
+    return off;
+  });
+}
+
+void infer_gather_elements(InferContext& c) {
+  const Shape& data = c.in_shape(0);
+  const Shape& ind = c.in_shape(1);
+  if (data.rank_known && ind.rank_known && data.rank() != ind.rank())
+    c.fail("data " + data.str() + " and indices " + ind.str() + " have different ranks");
+  if (data.rank_known) normalize_axis(c, c.node().attr_i("axis", 0), static_cast<int64_t>(data.rank()));
+  c.set_output(0, c.in_dtype(0), ind);
+}
+
+// GatherND: output = indices.shape[:-1] + data.shape[batch_dims + k:], k = indices.shape[-1].
+void infer_gather_nd(InferContext& c) {
+  const DType t = c.in_dtype(0);
+  const Shape& data = c.in_shape(0);
+  const Shape& ind = c.in_shape(1);
+  const int64_t b = c.node().attr_i("batch_dims", 0);
+  if (!data.rank_known || !ind.rank_known || ind.rank() == 0 || !ind.dims.back().is_known()) {
+    c.set_output(0, t, Shape::unknown_rank());
+    return;
+  }
+  const int64_t r = static_cast<int64_t>(data.rank()), q = static_cast<int64_t>(ind.rank());
+  const int64_t k = ind.dims.back().value();
+  if (b < 0 || b >= std::min(r, q)) c.fail("batch_dims " + std::to_string(b) + " for data " + data.str() + ", indices " + ind.str());
+  if (k < 1 || k > r - b)
+    c.fail("indices " + ind.str() + " address " + std::to_string(k) + " dims of data " + data.str() + " past batch_dims " +
+           std::to_string(b));
+  std::vector<Dim> out;
+  for (int64_t i = 0; i < q - 1; ++i)
+    out.push_back(i < b ? merge_dim(c, data.dims[i], ind.dims[i], "GatherND batch dim") : ind.dims[i]);
+  out.insert(out.end(), data.dims.begin() + b + k, data.dims.end());
+  c.set_output(0, t, Shape(out));
+}
+
+// Scatter, ScatterND, ScatterElements: output is data with some elements replaced.
+void infer_scatter(InferContext& c) { infer_same_as_input0(c); }
+
+// ---- Expand, Tile, Pad ---------------------------------------------------------------------------------
+// Broadcast source offset of output index `o` in a known input of dims `dims` (right-aligned).
+int64_t broadcast_offset(const std::vector<int64_t>& o, const std::vector<int64_t>& dims) {
+  int64_t off = 0;
+  const size_t shift = o.size() - dims.size();
+  for (size_t j = 0; j < dims.size(); ++j) off = off * dims[j] + (dims[j] == 1 ? 0 : o[shift + j]);
+  return off;
+}
+
+void infer_expand(InferContext& c) {
+  const DType t = c.in_dtype(0);
+  const Shape& in = c.in_shape(0);
+  auto target = in_dim_data(c, 1);
+  if (!target) {
+    auto k = vector_length(c, 1);
+    if (!k || !in.rank_known) {
+      c.set_output(0, t, Shape::unknown_rank());
+      return;
+    }
+    // Rank is known; an input dim that is known and not 1 survives broadcasting unchanged.
+    const size_t r = std::max(in.rank(), static_cast<size_t>(*k));
+    std::vector<Dim> out(r);
+    for (size_t i = 0; i < in.rank(); ++i) {
+      const Dim& d = in.dims[i];
+      if (d.is_known() && d.value() != 1) out[r - in.rank() + i] = d;
+    }
+    c.set_output(0, t, Shape(out));
+    return;
+  }
+  for (const auto& d : *target)
+    if (d.is_known() && d.value() < 0) c.fail("negative dim in Expand shape " + dims_text(*target));
+  Shape out = broadcast_shapes(c, {in, Shape(*target)});
+  c.set_output(0, t, out);
+  auto kt = known_tensor(c, 0);
+  auto od = known_dims(out);
+  if (!kt || !od) return;
+  fold_by_index(c, 0, *kt->data, *od, [&](const std::vector<int64_t>& o) { return broadcast_offset(o, kt->dims); });
+}
+
+void infer_tile(InferContext& c) {
+  const DType t = c.in_dtype(0);
+  const Shape& in = c.in_shape(0);
+  if (c.node().opset < 6) {  // Tile-1: input, tiles (scalar), axis (scalar)
+    auto tiles = in_dim_data(c, 1);
+    auto axis = c.in_ints(2);
+    if (!in.rank_known || !axis || axis->size() != 1) {
+      c.set_output(0, t, in.rank_known ? Shape::unknown_of_rank(in.rank()) : Shape::unknown_rank());
+      return;
+    }
+    Shape out = in;
+    const int64_t a = normalize_axis(c, (*axis)[0], static_cast<int64_t>(in.rank()));
+    out.dims[a] = tiles && tiles->size() == 1 ? in.dims[a] * (*tiles)[0] : Dim::unknown();
+    c.set_output(0, t, out);
+    return;
+  }
+  auto reps = in_dim_data(c, 1);
+  if (!in.rank_known || !reps) {
+    auto k = reps ? std::optional<int64_t>(reps->size()) : vector_length(c, 1);
+    if (in.rank_known) k = static_cast<int64_t>(in.rank());
+    c.set_output(0, t, k ? Shape::unknown_of_rank(static_cast<size_t>(*k)) : Shape::unknown_rank());
+    return;
+  }
+  if (reps->size() != in.rank())
+    c.fail("repeats " + dims_text(*reps) + " has " + std::to_string(reps->size()) + " entries for " + in.str());
+  std::vector<Dim> out;
+  for (size_t i = 0; i < in.rank(); ++i) {
+    if ((*reps)[i].is_known() && (*reps)[i].value() < 0) c.fail("negative repeat in " + dims_text(*reps));
+    out.push_back(in.dims[i] * (*reps)[i]);
+  }
+  c.set_output(0, t, Shape(out));
+  auto kt = known_tensor(c, 0);
+  auto od = known_dims(Shape(out));
+  if (!kt || !od) return;
+  const auto st = strides_of(kt->dims);
+  fold_by_index(c, 0, *kt->data, *od, [&](const std::vector<int64_t>& o) {
+    int64_t off = 0;
+    for (size_t j = 0; j < o.size(); ++j) off += (o[j] % kt->dims[j]) * st[j];
+    return off;
+  });
+}
+
+// Pad: pads = [x1_begin, x2_begin, ..., x1_end, x2_end, ...] over `axes` (Pad-18) or all axes.
+void infer_pad(InferContext& c) {
+  const DType t = c.in_dtype(0);
+  const Shape& in = c.in_shape(0);
+  if (!in.rank_known) {
+    auto k = vector_length(c, 1);
+    c.set_output(0, t, k && !c.has_input(3) && *k % 2 == 0 ? Shape::unknown_of_rank(*k / 2) : Shape::unknown_rank());
+    return;
+  }
+  const int64_t r = static_cast<int64_t>(in.rank());
+  std::optional<std::vector<int64_t>> axes;
+  if (c.has_input(3)) {
+    if (auto ax = c.in_ints(3)) axes = normalize_axes(c, *ax, r);
+  } else {
+    axes = all_axes(in.rank());
+  }
+  auto pads = in_dim_data(c, 1);
+  std::vector<Dim> out = in.dims;
+  if (!pads || !axes) {
+    if (axes)
+      for (int64_t a : *axes) out[a] = Dim::unknown();
+    else
+      out.assign(in.rank(), Dim::unknown());
+    c.set_output(0, t, Shape(out));
+    return;
+  }
+  const size_t n = axes->size();
+  if (pads->size() != 2 * n)
+    c.fail("pads " + dims_text(*pads) + " has " + std::to_string(pads->size()) + " entries for " + std::to_string(n) + " axes");
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t a = (*axes)[i];
+    Dim d = in.dims[a] + (*pads)[i] + (*pads)[i + n];
+    if (d.is_known() && d.value() < 0)
+      c.fail("pads " + dims_text(*pads) + " make axis " + std::to_string(a) + " of " + in.str() + " negative");
+    out[a] = d;
+  }
+  c.set_output(0, t, Shape(out));
+}
+
+// ---- depth/space rearrangement ----------------------------------------------------------------------
+void infer_depth_to_space(InferContext& c) {
+  const DType t = c.in_dtype(0);
+  const Shape& in = c.in_shape(0);
+  const int64_t b = c.node().attr_i("blocksize", 0);
+  if (b <= 0) c.fail("blocksize " + std::to_string(b) + " must be positive");
+  if (!in.rank_known) {
+    c.set_output(0, t, Shape::unknown_of_rank(4));
+    return;
+  }
+  if (in.rank() != 4) c.fail("input " + in.str() + " must have rank 4");
+  const Dim& ch = in.dims[1];
+  if (ch.is_known() && ch.value() % (b * b) != 0)
+    c.fail("channels " + ch.str() + " of " + in.str() + " do not divide by blocksize^2 = " + std::to_string(b * b));
+  c.set_output(0, t, Shape({in.dims[0], ch / Dim(b * b), in.dims[2] * Dim(b), in.dims[3] * Dim(b)}));
+}
+
+void infer_space_to_depth(InferContext& c) {
+  const DType t = c.in_dtype(0);
+  const Shape& in = c.in_shape(0);
+  const int64_t b = c.node().attr_i("blocksize", 0);
+  if (b <= 0) c.fail("blocksize " + std::to_string(b) + " must be positive");
+  if (!in.rank_known) {
+    c.set_output(0, t, Shape::unknown_of_rank(4));
+    return;
+  }
+  if (in.rank() != 4) c.fail("input " + in.str() + " must have rank 4");
+  for (int i = 2; i < 4; ++i)
+    if (in.dims[i].is_known() && in.dims[i].value() % b != 0)
+      c.fail("spatial dim " + in.dims[i].str() + " of " + in.str() + " does not divide by blocksize " + std::to_string(b));
+  c.set_output(0, t, Shape({in.dims[0], in.dims[1] * Dim(b * b), in.dims[2] / Dim(b), in.dims[3] / Dim(b)}));
+}
+
+// ---- Resize --------------------------------------------------------------------------------------------
+// Inputs (after import normalisation): X, roi, scales, sizes. Output dim = sizes, or floor(in*scale)
+// computed in float as ONNX does; Resize-18 `axes` restricts both to some axes.
+void infer_resize(InferContext& c) {
+  const DType t = c.in_dtype(0);
+  const Shape& in = c.in_shape(0);
+  if (!in.rank_known) {
+    c.set_output(0, t, Shape::unknown_rank());
+    return;
+  }
+  const int64_t r = static_cast<int64_t>(in.rank());
+  std::vector<int64_t> axes = all_axes(in.rank());
+  if (c.node().opset >= 18 && c.node().has_attr("axes")) axes = normalize_axes(c, c.node().attr_ints("axes"), r);
+  std::vector<Dim> out = in.dims;
+  for (int64_t a : axes) out[a] = Dim::unknown();
+  auto sizes = c.has_input(3) ? in_dim_data(c, 3) : std::nullopt;
+  auto scales = c.has_input(2) ? c.in_floats(2) : std::nullopt;
+  if (sizes && !sizes->empty()) {
+    if (sizes->size() != axes.size())
+      c.fail("sizes " + dims_text(*sizes) + " has " + std::to_string(sizes->size()) + " entries for " +
+             std::to_string(axes.size()) + " axes of " + in.str());
+    const std::string policy = c.node().attr_s("keep_aspect_ratio_policy", "stretch");
+    if (c.node().opset < 18 || policy == "stretch") {
+      for (size_t i = 0; i < axes.size(); ++i) out[axes[i]] = (*sizes)[i];
+    } else {
+      // not_larger / not_smaller: one scale for all axes, min (max) of sizes/in; out = round(scale*in).
+      bool known = true;
+      double s = policy == "not_larger" ? INFINITY : 0;
+      for (size_t i = 0; i < axes.size(); ++i) {
+        known = known && (*sizes)[i].is_known() && in.dims[axes[i]].is_known() && in.dims[axes[i]].value() > 0;
+        if (!known) break;
+        double q = static_cast<double>((*sizes)[i].value()) / static_cast<double>(in.dims[axes[i]].value());
+        s = policy == "not_larger" ? std::min(s, q) : std::max(s, q);
+      }
+      if (known)
+        for (int64_t a : axes) out[a] = Dim(static_cast<int64_t>(std::floor(s * in.dims[a].value() + 0.5)));
+    }
+  } else if (scales && !scales->empty()) {
+    if (scales->size() != axes.size())
+      c.fail("scales has " + std::to_string(scales->size()) + " entries for " + std::to_string(axes.size()) +
+             " axes of " + in.str());
+    for (size_t i = 0; i < axes.size(); ++i) {
+      const Dim& d = in.dims[axes[i]];
+      const float s = static_cast<float>((*scales)[i]);
+      if (!(s > 0)) c.fail("scale " + std::to_string(s) + " must be positive");
+      if (d.is_known())
+        out[axes[i]] = Dim(static_cast<int64_t>(std::floor(static_cast<float>(d.value()) * s)));
+      else if (s == std::floor(s) && s < 1e9f)
+        out[axes[i]] = d * Dim(static_cast<int64_t>(s));  // integral scale: exact on a symbolic dim
+    }
+  }
+  c.set_output(0, t, Shape(out));
+}
+
+// Interpolation FLOPs per output element over k resized axes: nearest reads one input (0 FLOPs);
+// (bi/tri)linear weights 2^k taps (2^k mul + 2^k - 1 add); cubic 4^k taps (2*4^k - 1).
+int64_t interp_flops_per_elem(const std::string& mode, int64_t k) {
+  if (k <= 0 || k > 15) return 0;
+  if (mode == "linear" || mode == "bilinear") return (int64_t{2} << k) - 1;
+  if (mode == "cubic" || mode == "bicubic") return 2 * (int64_t{1} << (2 * k)) - 1;
+  return 0;
+}
+
+OpCost cost_resize(const CostContext& c) {
+  const Shape& in = c.in_shape(0);
+  const Shape& out = c.out_shape(0);
+  const std::string mode = c.node.attr_s("mode", "nearest");
+  if (mode == "nearest") return OpCost{Count{}, Count{}};
+  if (!in.rank_known || !out.rank_known || in.rank() != out.rank()) return cost_unknown(c);
+  int64_t k = 0;
+  for (size_t i = 0; i < in.rank(); ++i) {
+    if (in.dims[i].same_as(out.dims[i])) continue;
+    if (in.dims[i].is_unknown() || out.dims[i].is_unknown()) return cost_unknown(c);
+    ++k;
+  }
+  return cost_per_out_elem(c, interp_flops_per_elem(mode, k));
+}
+
+// GridSample: X [N, C, D1..Dk], grid [N, O1..Ok, k] -> [N, C, O1..Ok].
+void infer_grid_sample(InferContext& c) {
+  const DType t = c.in_dtype(0);
+  const Shape& x = c.in_shape(0);
+  const Shape& g = c.in_shape(1);
+  if (!g.rank_known) {
+    c.set_output(0, t, x.rank_known ? Shape::unknown_of_rank(x.rank()) : Shape::unknown_rank());
+    return;
+  }
+  if (g.rank() < 3) c.fail("grid " + g.str() + " must have rank >= 3");
+  const size_t k = g.rank() - 2;
+  if (x.rank_known && x.rank() != k + 2)
+    c.fail("input " + x.str() + " and grid " + g.str() + " disagree on the number of spatial dims");
+  if (g.dims.back().is_known() && g.dims.back().value() != static_cast<int64_t>(k))
+    c.fail("grid " + g.str() + " last dim must be " + std::to_string(k));
+  std::vector<Dim> out{x.rank_known ? merge_dim(c, x.dims[0], g.dims[0], "GridSample batch") : g.dims[0],
+                       x.rank_known ? x.dims[1] : Dim::unknown()};
+  out.insert(out.end(), g.dims.begin() + 1, g.dims.end() - 1);
+  c.set_output(0, t, Shape(out));
+}
+
+OpCost cost_grid_sample(const CostContext& c) {
+  const Shape& out = c.out_shape(0);
+  if (!out.rank_known) return cost_unknown(c);
+  const std::string mode = c.node.attr_s("mode", "bilinear");
+  return cost_per_out_elem(c, interp_flops_per_elem(mode, static_cast<int64_t>(out.rank()) - 2));
+}
+
+// ---- data-dependent selections -------------------------------------------------------------------
+void infer_compress(InferContext& c) {
+  const DType t = c.in_dtype(0);
+  const Shape& in = c.in_shape(0);
+  const bool has_axis = c.node().has_attr("axis");
+  Dim extent = in.numel();  // what the condition runs along
+  int64_t a = 0;
+  if (has_axis) {
+    if (!in.rank_known) {
+      c.set_output(0, t, Shape::unknown_rank());
+      return;
+    }
+    a = normalize_axis(c, c.node().attr_i("axis", 0), static_cast<int64_t>(in.rank()));
+    extent = in.dims[a];
+  }
+  Dim count;  // number of kept slices: the true entries of the condition within the extent
+  auto cond = c.in_ints(1);
+  if (cond && extent.is_known()) {
+    int64_t n = 0;
+    for (int64_t i = 0; i < std::min<int64_t>(extent.value(), cond->size()); ++i) n += (*cond)[i] != 0;
+    count = Dim(n);
+  }
+  if (has_axis) {
+    Shape out = in;
+    out.dims[a] = count;
+    c.set_output(0, t, out);
+  } else {
+    c.set_output(0, t, Shape({count}));
+  }
+}
+
+// NonZero: [rank, count of non-zeros]; the count (and the indices) are known only from known contents.
+void infer_nonzero(InferContext& c) {
+  const Shape& in = c.in_shape(0);
+  c.set_output(0, DType::Int64,
+               Shape({in.rank_known ? Dim(static_cast<int64_t>(in.rank())) : Dim::unknown(), Dim::unknown()}));
+  auto kt = known_tensor(c, 0);
+  if (!kt) return;
+  std::vector<int64_t> hits;  // flat offsets of non-zero elements, in row-major order
+  for (size_t e = 0; e < kt->data->size(); ++e) {
+    if (kt->data->is_float) {
+      if (kt->data->floats[e] != 0) hits.push_back(static_cast<int64_t>(e));
+    } else {
+      const Dim& v = kt->data->ints[e];
+      if (!v.is_known()) return;
+      if (v.value() != 0) hits.push_back(static_cast<int64_t>(e));
+    }
+  }
+  const size_t r = kt->dims.size();
+  c.set_output(0, DType::Int64, Shape({Dim(static_cast<int64_t>(r)), Dim(static_cast<int64_t>(hits.size()))}));
+  const auto st = strides_of(kt->dims);
+  ConstData d;
+  for (size_t j = 0; j < r; ++j)
+    for (int64_t h : hits) d.ints.push_back(Dim((h / st[j]) % kt->dims[j]));
+  c.set_output_data(0, std::move(d));
+}
+
+void infer_unique(InferContext& c) {
+  const Shape& in = c.in_shape(0);
+  const bool has_axis = c.node().has_attr("axis");
+  Dim along = in.numel();  // inverse_indices has one entry per element (or per slice along axis)
+  if (has_axis && in.rank_known) {
+    const int64_t a = normalize_axis(c, c.node().attr_i("axis", 0), static_cast<int64_t>(in.rank()));
+    along = in.dims[a];
+    Shape y = in;
+    y.dims[a] = Dim::unknown();
+    c.set_output(0, c.in_dtype(0), y);
+  } else {
+    c.set_output(0, c.in_dtype(0), has_axis ? Shape::unknown_rank() : Shape::unknown_of_rank(1));
+    if (has_axis) along = Dim::unknown();
+  }
+  c.set_output(1, DType::Int64, Shape::unknown_of_rank(1));
+  c.set_output(2, DType::Int64, Shape({along}));
+  c.set_output(3, DType::Int64, Shape::unknown_of_rank(1));
+}
+
+void infer_onehot(InferContext& c) {
+  const Shape& ind = c.in_shape(0);
+  const DType t = c.in_dtype(2);
+  Dim depth;
+  if (auto d = c.in_floats(1); d && d->size() == 1) {
+    depth = Dim(static_cast<int64_t>((*d)[0]));  // a float depth is cast to int64
+  } else if (auto di = in_dim_data(c, 1); di && di->size() == 1) {
+    depth = (*di)[0];
+  }
+  if (depth.is_known() && depth.value() < 1) c.fail("depth " + depth.str() + " must be positive");
+  if (!ind.rank_known) {
+    c.set_output(0, t, Shape::unknown_rank());
+    return;
+  }
+  const int64_t r = static_cast<int64_t>(ind.rank()) + 1;
+  const int64_t a = normalize_axis(c, c.node().attr_i("axis", -1), r);
+  std::vector<Dim> out = ind.dims;
+  out.insert(out.begin() + a, depth);
+  c.set_output(0, t, Shape(out));
+}
+
+// ---- TopK, Trilu, CumSum, ReverseSequence, EyeLike ---------------------------------------------------
+std::optional<Dim> topk_k(const InferContext& c) {
+  auto k = in_dim_data(c, 1);
+  if (!k || k->size() != 1) return std::nullopt;
+  return (*k)[0];
+}
+
+void infer_topk(InferContext& c) {
+  const DType t = c.in_dtype(0);
+  const Shape& in = c.in_shape(0);
+  if (!in.rank_known) {
+    c.set_output(0, t, Shape::unknown_rank());
+    c.set_output(1, DType::Int64, Shape::unknown_rank());
+    return;
+  }
+  const int64_t a = normalize_axis(c, c.node().attr_i("axis", -1), static_cast<int64_t>(in.rank()));
+  Dim k = topk_k(c).value_or(Dim::unknown());
+  if (k.is_known()) {
+    if (k.value() < 0) c.fail("K " + k.str() + " is negative");
+    if (in.dims[a].is_known() && k.value() > in.dims[a].value())
+      c.fail("K " + k.str() + " exceeds axis " + std::to_string(a) + " of " + in.str());
+  }
+  Shape out = in;
+  out.dims[a] = k;
+  c.set_output(0, t, out);
+  c.set_output(1, DType::Int64, out);
+}
+
+// TopK as heap selection: each input element is compared against a heap of K, ceil(log2 K)
+// comparisons (at least 1), an estimate of what a selection does, not of a full sort.
+OpCost cost_topk(const CostContext& c) {
+  auto kd = c.in_data(1);
+  if (!kd || kd->size() != 1 || kd->is_float || !kd->ints[0].is_known()) return cost_unknown(c);
+  const int64_t k = kd->ints[0].value();
+  int64_t levels = 1;
+  while ((int64_t{1} << levels) < k && levels < 62) ++levels;
+  return OpCost{Count{}, c.in_numel(0) * Count{levels}};
+}
+
+void infer_trilu(InferContext& c) {
+  const Shape& in = c.in_shape(0);
+  if (in.rank_known && in.rank() < 2) c.fail("input " + in.str() + " must have rank >= 2");
+  infer_same_as_input0(c);
+}
+
+void infer_cumsum(InferContext& c) {
+  const Shape& in = c.in_shape(0);
+  if (auto ax = c.in_ints(1); ax && ax->size() == 1 && in.rank_known)
+    normalize_axis(c, (*ax)[0], static_cast<int64_t>(in.rank()));
+  infer_same_as_input0(c);
+}
+
+void infer_reverse_sequence(InferContext& c) {
+  const Shape& in = c.in_shape(0);
+  const Shape& lens = c.in_shape(1);
+  Shape out = in;
+  if (in.rank_known) {
+    if (in.rank() < 2) c.fail("input " + in.str() + " must have rank >= 2");
+    const int64_t b = normalize_axis(c, c.node().attr_i("batch_axis", 1), static_cast<int64_t>(in.rank()));
+    normalize_axis(c, c.node().attr_i("time_axis", 0), static_cast<int64_t>(in.rank()));
+    if (lens.rank_known && lens.rank() == 1) out.dims[b] = merge_dim(c, in.dims[b], lens.dims[0], "batch size");
+  }
+  c.set_output(0, c.in_dtype(0), out);
+}
+
+void infer_eye_like(InferContext& c) {
+  const Shape& in = c.in_shape(0);
+  if (in.rank_known && in.rank() != 2) c.fail("input " + in.str() + " must have rank 2");
+  const DType t = c.node().has_attr("dtype") ? static_cast<DType>(c.node().attr_i("dtype", 1)) : c.in_dtype(0);
+  c.set_output(0, t, in.rank_known ? in : Shape::unknown_of_rank(2));
+}
+
+// ---- Col2Im, CenterCropPad (opset 18) -----------------------------------------------------------------
+// Col2Im: input [N, C*prod(block), L] -> [N, C, image...], L = number of block positions.
+void infer_col2im(InferContext& c) {
+  const DType t = c.in_dtype(0);
+  const Shape& in = c.in_shape(0);
+  if (in.rank_known && in.rank() != 3) c.fail("input " + in.str() + " must have rank 3");
+  auto image = c.in_ints(1);
+  auto block = c.in_ints(2);
+  if (!image) {
+    auto n = vector_length(c, 1);
+    c.set_output(0, t, n ? Shape::unknown_of_rank(static_cast<size_t>(*n) + 2) : Shape::unknown_rank());
+    return;
+  }
+  const size_t n = image->size();
+  std::vector<Dim> out{in.rank_known ? in.dims[0] : Dim::unknown(), Dim::unknown()};
+  for (int64_t v : *image) out.push_back(Dim(v));
+  if (block) {
+    if (block->size() != n)
+      c.fail("block_shape " + dims_text(*block) + " and image_shape " + dims_text(*image) + " differ in length");
+    int64_t bp = 1;
+    for (int64_t b : *block) {
+      if (b <= 0) c.fail("block_shape " + dims_text(*block) + " must be positive");
+      bp *= b;
+    }
+    if (in.rank_known) {
+      const Dim& cb = in.dims[1];
+      if (cb.is_known() && cb.value() % bp != 0)
+        c.fail("dim 1 of " + in.str() + " does not divide by the block size " + std::to_string(bp));
+      out[1] = cb / Dim(bp);
+      auto strides = c.node().attr_ints("strides"), dil = c.node().attr_ints("dilations"), pads = c.node().attr_ints("pads");
+      strides.resize(n, 1);
+      dil.resize(n, 1);
+      pads.resize(2 * n, 0);
+      Dim blocks(1);
+      for (size_t i = 0; i < n; ++i)
+        blocks = blocks * conv_out_dim(Dim((*image)[i]), (*block)[i], strides[i], dil[i], pads[i], pads[i + n], false);
+      if (blocks.is_known() && in.dims[2].is_known() && blocks.value() != in.dims[2].value())
+        c.fail("input " + in.str() + " has " + in.dims[2].str() + " blocks; image " + dims_text(*image) + " with block " +
+               dims_text(*block) + " gives " + blocks.str());
+    }
+  }
+  c.set_output(0, t, Shape(out));
+}
+
+void infer_center_crop_pad(InferContext& c) {
+  const DType t = c.in_dtype(0);
+  const Shape& in = c.in_shape(0);
+  auto shape = in_dim_data(c, 1);
+  const bool has_axes = c.node().has_attr("axes");
+  if (!in.rank_known) {
+    c.set_output(0, t, shape && !has_axes ? Shape(*shape) : Shape::unknown_rank());
+    return;
+  }
+  const int64_t r = static_cast<int64_t>(in.rank());
+  auto axes = has_axes ? normalize_axes(c, c.node().attr_ints("axes"), r) : all_axes(in.rank());
+  std::vector<Dim> out = in.dims;
+  if (!shape) {
+    for (int64_t a : axes) out[a] = Dim::unknown();
+  } else {
+    if (shape->size() != axes.size())
+      c.fail("shape " + dims_text(*shape) + " has " + std::to_string(shape->size()) + " entries for " +
+             std::to_string(axes.size()) + " axes of " + in.str());
+    for (size_t i = 0; i < axes.size(); ++i) out[axes[i]] = (*shape)[i];
+  }
+  c.set_output(0, t, Shape(out));
+}
+
+// ---- costs ------------------------------------------------------------------------------------------
+// ScatterND/ScatterElements with a reduction (add, mul, min, max) combine each update: 1 per update.
+OpCost cost_scatter_reduce(const CostContext& c) {
+  if (c.node.attr_s("reduction", "none") == "none") return OpCost{Count{}, Count{}};
+  return OpCost{Count{}, c.in_numel(2)};
+}
+
+}  // namespace
+
+void register_tensor_ops(OpRegistry& r) {
+  const char* layout = "layout only";
+  // Shape arithmetic: contents propagate (ints as Dims, symbolic dims included).
+  reg(r, "Shape", 1, 0, "layout only (reads dims)", infer_shape, cost_zero);
+  reg(r, "Size", 1, 0, "layout only (reads dims)", infer_size, cost_zero);
+  reg(r, "Identity", 1, 0, layout, infer_identity, cost_zero);
+  reg(r, "Reshape", 1, 0, layout, infer_reshape, cost_zero);
+  reg(r, "Flatten", 1, 0, layout, infer_flatten, cost_zero);
+  reg(r, "Squeeze", 1, 0, layout, infer_squeeze, cost_zero);
+  reg(r, "Unsqueeze", 1, 0, layout, infer_unsqueeze, cost_zero);
+  reg(r, "Transpose", 1, 0, layout, infer_transpose, cost_zero);
+  reg(r, "Concat", 1, 0, layout, infer_concat, cost_zero);
+  reg(r, "Split", 1, 0, layout, infer_split, cost_zero);
+  reg(r, "Slice", 1, 0, layout, infer_slice, cost_zero);
+  reg(r, "Gather", 1, 0, layout, infer_gather, cost_zero);
+  reg(r, "GatherElements", 11, 0, layout, infer_gather_elements, cost_zero);
+  reg(r, "GatherND", 11, 0, layout, infer_gather_nd, cost_zero);
+  reg(r, "Expand", 8, 0, layout, infer_expand, cost_zero);
+  reg(r, "Tile", 1, 0, layout, infer_tile, cost_zero);
+  reg(r, "Pad", 1, 0, "layout only (any mode)", infer_pad, cost_zero);
+  reg(r, "DepthToSpace", 1, 0, layout, infer_depth_to_space, cost_zero);
+  reg(r, "SpaceToDepth", 1, 0, layout, infer_space_to_depth, cost_zero);
+  reg(r, "CenterCropPad", 18, 0, layout, infer_center_crop_pad, cost_zero);
+  reg(r, "ReverseSequence", 10, 0, layout, infer_reverse_sequence, cost_zero);
+  reg(r, "Trilu", 14, 0, "layout only (masks a triangle)", infer_trilu, cost_zero);
+  // EyeLike is registered by the generator family.
+  reg(r, "OneHot", 9, 0, "layout only (writes on/off values)", infer_onehot, cost_zero);
+  // Scatters: the old Scatter is ScatterElements without reduction.
+  reg(r, "Scatter", 9, 0, layout, infer_scatter, cost_zero);
+  reg(r, "ScatterND", 11, 0, "layout only; reduction != none: 1 per update element", infer_scatter,
+      cost_scatter_reduce);
+  reg(r, "ScatterElements", 11, 0, "layout only; reduction != none: 1 per update element", infer_scatter,
+      cost_scatter_reduce);
+  // Data-dependent output sizes.
+  reg(r, "Compress", 9, 0, "layout only (output size known only from known condition)", infer_compress, cost_zero);
+  reg(r, "NonZero", 9, 0, "1 per input element (compare with zero); output size data-dependent", infer_nonzero,
+      cost_per_in_elem_1);
+  reg(r, "Unique", 11, 0, "unknown (sort-based, data-dependent)", infer_unique, cost_unknown);
+  // Computing ops.
+  reg(r, "CumSum", 11, 0, "1 per output element (running add)", infer_cumsum, cost_per_out_elem_1);
+  reg(r, "TopK", 1, 0, "input elements * max(1, ceil(log2 K)) comparisons (heap-selection estimate)", infer_topk,
+      cost_topk);
+  // Resize also serves Upsample-7/9 and Resize-10, which the importer rewrites into Resize's layout
+  // while keeping the node's opset: hence since 1.
+  reg(r, "Resize", 1, 0,
+      "per output element: nearest 0, linear 2^(k+1)-1, cubic 2*4^k-1 (k = resized axes; 2^k or 4^k taps weighted)",
+      infer_resize, cost_resize);
+  reg(r, "GridSample", 16, 0,
+      "per output element: nearest 0, bilinear 2^(k+1)-1, bicubic 2*4^k-1 (k = spatial dims)", infer_grid_sample,
+      cost_grid_sample);
+  reg(r, "Col2Im", 18, 0, "1 per input element (overlapping blocks accumulate)", infer_col2im, cost_per_in_elem_1);
+}
 
 }  // namespace flopwise
