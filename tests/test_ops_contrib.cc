@@ -13,6 +13,7 @@ TEST_CASE("contrib ops: Attention") {
   const std::map<std::string, Attribute> h4 = {{"num_heads", heads(4)}};
   std::map<std::string, Attribute> qkv = h4;
   qkv["qkv_hidden_sizes"] = A::ints({16, 16, 8});
+  // clang-format off
   const std::vector<OpCase> cases = {
       // B=2 S=8 Hin=16 width=48 N=4 head=4 T=8. Projection 2*8*16*48 = 12288; scores 2*4*8*8 = 512;
       // QK 512*4 = 2048, AV 2048 -> MACs 16384. FLOPs 32768 + bias 2*8*48 = 768 + 6*512 = 3072 -> 36608.
@@ -38,11 +39,13 @@ TEST_CASE("contrib ops: Attention") {
        -1, -1, MS, 1},
       {"attention input hidden mismatch", "Attention", {"2x8x12", "16x48", "48"}, h4, {"!"}, -1, -1, MS, 1},
   };
+  // clang-format on
   for (const auto& tc : cases) check_case(tc);
 }
 
 TEST_CASE("contrib ops: MultiHeadAttention") {
   const std::map<std::string, Attribute> h4 = {{"num_heads", heads(4)}};
+  // clang-format off
   const std::vector<OpCase> cases = {
       // B=2 S=8 L=10 N=4 head=4: scores 2*4*8*10 = 640; MACs 640*4*2 = 5120; FLOPs 10240 + 6*640 = 14080
       {"mha static", "MultiHeadAttention", {"2x8x16", "2x10x16", "2x10x16"}, h4,
@@ -65,6 +68,7 @@ TEST_CASE("contrib ops: MultiHeadAttention") {
       {"mha key hidden mismatch", "MultiHeadAttention", {"2x8x16", "2x10x12", "2x10x12"}, h4, {"!"}, -1, -1, MS,
        1},
   };
+  // clang-format on
   for (const auto& tc : cases) check_case(tc);
 }
 
@@ -72,7 +76,9 @@ TEST_CASE("contrib ops: GroupQueryAttention and RotaryEmbedding") {
   const std::map<std::string, Attribute> gqa = {{"num_heads", heads(4)}, {"kv_num_heads", heads(2)}};
   std::map<std::string, Attribute> gqa_rot = gqa;
   gqa_rot["do_rotary"] = A::i(1);
-  const std::map<std::string, Attribute> rot32 = {{"rotary_embedding_dim", A::i(32)}, {"num_heads", heads(4)}};
+  const std::map<std::string, Attribute> rot32 = {{"rotary_embedding_dim", A::i(32)},
+                                                  {"num_heads", heads(4)}};
+  // clang-format off
   const std::vector<OpCase> cases = {
       // N=4 KVN=2 head=8, S=T=8: scores 4*8*8 = 256; MACs 256*8*2 = 4096; FLOPs 8192 + 6*256 = 9728
       {"gqa prompt", "GroupQueryAttention", {"1x8x32", "1x8x16", "1x8x16", "", "", "1:int32", "scalar:int32=8"},
@@ -110,10 +116,12 @@ TEST_CASE("contrib ops: GroupQueryAttention and RotaryEmbedding") {
       {"rotary cache mismatch", "RotaryEmbedding", {"2x8x64", "2x8:int64", "128x32", "128x16"}, {}, {"!"}, -1, -1,
        MS, 1},
   };
+  // clang-format on
   for (const auto& tc : cases) check_case(tc);
 }
 
 TEST_CASE("contrib ops: fused layer norms") {
+  // clang-format off
   const std::vector<OpCase> cases = {
       // 2*8*16 = 256 elements. Skip add 1 + bias 1 + LayerNorm 5 + gamma 1 + beta 1 = 9 -> 2304
       {"skip ln full", "SkipLayerNormalization", {"2x8x16", "2x8x16", "16", "16", "16"}, {},
@@ -168,14 +176,17 @@ TEST_CASE("contrib ops: fused layer norms") {
       {"embed ln gamma mismatch", "EmbedLayerNormalization", {"2x8:int32", "", "100x16", "64x16", "", "12", "16"},
        {}, {"!"}, -1, -1, MS, 1},
   };
+  // clang-format on
   for (const auto& tc : cases) check_case(tc);
-  auto e = run_op("EmbedLayerNormalization", {"2x8:int32", "", "100x16", "64x16", "", "16", "16"}, {}, 3, MS, 1);
+  auto e =
+      run_op("EmbedLayerNormalization", {"2x8:int32", "", "100x16", "64x16", "", "16", "16"}, {}, 3, MS, 1);
   CHECK(e.out(0).dtype == DType::Float32);
   CHECK(e.out(1).dtype == DType::Int32);
   CHECK(e.out(2).shape.str() == "2x8x16");
 }
 
 TEST_CASE("contrib ops: FusedMatMul and fused activations") {
+  // clang-format off
   const std::vector<OpCase> cases = {
       {"fusedmatmul batched", "FusedMatMul", {"2x3x4", "2x4x5"}, {}, {"2x3x5"}, 120, 240, MS, 1},  // 2*3*5*4
       // transB: 3x4 @ (5x4)^T = 3x5, MACs 3*5*4 = 60; alpha 0.5 scales 15 outputs: 120 + 15
@@ -217,5 +228,6 @@ TEST_CASE("contrib ops: FusedMatMul and fused activations") {
       {"biassoftmax unknown rank", "BiasSoftmax", {"*", "2x1x8x8"}, {}, {"*"}, 0, kUnknown, MS, 1},
       {"biassoftmax bias mismatch", "BiasSoftmax", {"2x4x8x8", "3x1x8x8"}, {}, {"!"}, -1, -1, MS, 1},
   };
+  // clang-format on
   for (const auto& tc : cases) check_case(tc);
 }

@@ -10,6 +10,7 @@ TEST_CASE("detection ops") {
   std::map<std::string, Attribute> roi_max = roi5x5;
   roi_max["mode"] = A::s("max");
   const std::map<std::string, Attribute> pooled = {{"pooled_shape", A::ints({2, 2})}};
+  // clang-format off
   const std::vector<OpCase> cases = {
       // RoiAlign: per output element 2*2 samples * (4 mul + 3 add + 1 accumulate) + 1 divide (avg).
       {"roialign static", "RoiAlign", {"1x1x10x10", "3x4", "3:int64"}, roi5x5, {"3x1x5x5"}, 0,
@@ -36,6 +37,7 @@ TEST_CASE("detection ops") {
       {"nms batch mismatch", "NonMaxSuppression", {"1x6x4", "2x1x6", "1:int64"}, {}, {"!"}},
       {"nms spatial mismatch", "NonMaxSuppression", {"1x6x4", "1x1x5", "1:int64"}, {}, {"!"}},
   };
+  // clang-format on
   for (const auto& tc : cases) check_case(tc);
   CHECK(run_op("NonMaxSuppression", {"1x6x4", "1x1x6", "1:int64"}).out(0).dtype == DType::Int64);
 }

@@ -4,6 +4,7 @@
 using namespace fwtest;
 
 TEST_CASE("quantization ops: QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear") {
+  // clang-format off
   const std::vector<OpCase> cases = {
       // label, op, inputs, attrs, expected shapes, MACs, FLOPs
       {"quantize static", "QuantizeLinear", {"6", "scalar", "scalar:uint8"}, {}, {"6"}, 0, 12},  // 2*6
@@ -24,6 +25,7 @@ TEST_CASE("quantization ops: QuantizeLinear, DequantizeLinear, DynamicQuantizeLi
       {"ms quantize", "QuantizeLinear", {"2x3", "scalar", "scalar:int16"}, {}, {"2x3"}, 0, 12, "com.microsoft", 1},
       {"ms dequantize", "DequantizeLinear", {"2x3:int16", "scalar"}, {}, {"2x3"}, 0, 12, "com.microsoft", 1},
   };
+  // clang-format on
   for (const auto& tc : cases) check_case(tc);
 }
 
@@ -33,7 +35,8 @@ TEST_CASE("quantization ops: output element types") {
   CHECK(run_op("QuantizeLinear", {"6", "scalar"}, {{"output_dtype", A::i(3)}}, 1, "", 21).out(0).dtype ==
         DType::Int8);
   CHECK(run_op("DequantizeLinear", {"6:int8", "scalar"}).out(0).dtype == DType::Float32);
-  CHECK(run_op("DequantizeLinear", {"6:int8", "scalar:float16"}, {}, 1, "", 19).out(0).dtype == DType::Float16);
+  CHECK(run_op("DequantizeLinear", {"6:int8", "scalar:float16"}, {}, 1, "", 19).out(0).dtype ==
+        DType::Float16);
   auto d = run_op("DynamicQuantizeLinear", {"6"}, {}, 3);
   CHECK(d.out(0).dtype == DType::UInt8);
   CHECK(d.out(1).dtype == DType::Float32);
@@ -55,6 +58,7 @@ TEST_CASE("quantization ops: integer contractions") {
     if (!bias.empty()) v.push_back(bias);
     return v;
   };
+  // clang-format off
   const std::vector<OpCase> cases = {
       // MatMulInteger: MACs = out * K.
       {"matmulinteger static", "MatMulInteger", {"4x3:uint8", "3x2:uint8", "1:uint8", "1:uint8"}, {}, {"4x2"},
@@ -97,5 +101,6 @@ TEST_CASE("quantization ops: integer contractions") {
        kUnknown},
       {"qlinearconv rank mismatch", "QLinearConv", qconv("1x1x7x7:uint8", "2x1x3:uint8"), {}, {"!"}},
   };
+  // clang-format on
   for (const auto& tc : cases) check_case(tc);
 }

@@ -273,10 +273,10 @@ struct GqaDims {
 GqaDims decode_gqa(const OpView& v) {
   GqaDims d;
   int64_t n = v.node.attr_i("num_heads", 0), kvn = v.node.attr_i("kv_num_heads", 0);
-  v.check(n > 0 && kvn > 0, "num_heads and kv_num_heads must be positive, got " + std::to_string(n) + " and " +
-                                std::to_string(kvn));
-  v.check(kvn <= 0 || n % kvn == 0, "num_heads " + std::to_string(n) + " is not a multiple of kv_num_heads " +
-                                        std::to_string(kvn));
+  v.check(n > 0 && kvn > 0, "num_heads and kv_num_heads must be positive, got " + std::to_string(n) +
+                                " and " + std::to_string(kvn));
+  v.check(kvn <= 0 || n % kvn == 0,
+          "num_heads " + std::to_string(n) + " is not a multiple of kv_num_heads " + std::to_string(kvn));
   d.heads = n > 0 ? Dim(n) : Dim::unknown();
   d.kv_heads = kvn > 0 ? Dim(kvn) : Dim::unknown();
   v.check_rank(0, {3}, "query");
@@ -386,8 +386,8 @@ void infer_layer_norm_common(InferContext& c, size_t first_stat_output) {
   for (size_t i = 1; i <= 2; ++i) {  // scale, bias: trailing dims must match X's
     if (!v.ranked(i)) continue;
     const Shape& p = v.shape(i);
-    v.check(p.rank() <= x.rank(), "parameter " + std::to_string(i) + " shape " + p.str() +
-                                      " has higher rank than X " + x.str());
+    v.check(p.rank() <= x.rank(),
+            "parameter " + std::to_string(i) + " shape " + p.str() + " has higher rank than X " + x.str());
     for (size_t k = 0; k < p.rank() && k < x.rank(); ++k) {
       const Dim& pd = p.dims[p.rank() - 1 - k];
       if (pd.is_known() && pd.value() == 1) continue;
@@ -562,7 +562,8 @@ void infer_bias_add(InferContext& c) {
   infer_x_plus_bias(c, 1);
 }
 void infer_bias_softmax(InferContext& c) {
-  if (c.in_shape(0).rank_known && c.in_shape(1).rank_known) broadcast_shapes(c, {c.in_shape(0), c.in_shape(1)});
+  if (c.in_shape(0).rank_known && c.in_shape(1).rank_known)
+    broadcast_shapes(c, {c.in_shape(0), c.in_shape(1)});
   infer_same_as_input0(c);
 }
 
@@ -603,10 +604,11 @@ void register_contrib_ops(OpRegistry& r) {
   const char* rms = "4 per element (RMSNorm 3: square, sum, normalise; scale 1)";
   reg(r, "SimplifiedLayerNormalization", 1, 0, rms, infer_layer_norm, cost_simplified_layer_norm, kMS);
   reg(r, "SimplifiedLayerNormalization", 1, 0, rms, infer_layer_norm, cost_simplified_layer_norm);
-  reg(r, "LayerNormalization", 1, 0, "per element: LayerNorm 5 + scale 1 + bias 1 (when given)", infer_layer_norm,
-      cost_layer_norm, kMS);
+  reg(r, "LayerNormalization", 1, 0, "per element: LayerNorm 5 + scale 1 + bias 1 (when given)",
+      infer_layer_norm, cost_layer_norm, kMS);
   reg(r, "EmbedLayerNormalization", 1, 0,
-      "per output element: embedding adds (1, 2 with segments) + LayerNorm 5 + affine 2; + 1 per mask element",
+      "per output element: embedding adds (1, 2 with segments) + LayerNorm 5 + affine 2; + 1 per mask "
+      "element",
       infer_embed_layer_norm, cost_embed_layer_norm, kMS);
   reg(r, "FusedMatMul", 1, 0, "2*MACs (out * K) + 1 per output element when alpha != 1", infer_fused_matmul,
       cost_fused_matmul, kMS);

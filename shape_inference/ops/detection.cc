@@ -101,7 +101,8 @@ std::optional<std::vector<Dim>> fold_nms(InferContext& c) {
   auto max_out = c.in_ints(2);
   if (!bd || !sd || !boxes || !scores || !max_out || max_out->size() != 1) return std::nullopt;
   const int64_t nb = (*bd)[0], ns = (*bd)[1], nc = (*sd)[1];
-  if (static_cast<int64_t>(boxes->size()) != nb * ns * 4 || static_cast<int64_t>(scores->size()) != nb * nc * ns)
+  if (static_cast<int64_t>(boxes->size()) != nb * ns * 4 ||
+      static_cast<int64_t>(scores->size()) != nb * nc * ns)
     return std::nullopt;
   double iou_thr = 0;
   std::optional<double> score_thr;
@@ -175,7 +176,8 @@ void register_detection_ops(OpRegistry& r) {
       infer_roi_align, cost_roi_align);
   reg(r, "MaxRoiPool", 1, 0, "unknown: pooling windows depend on ROI coordinates (data)", infer_max_roi_pool,
       cost_unknown);
-  reg(r, "NonMaxSuppression", 10, 0, "unknown: data-dependent (scores, IoU threshold)", infer_nms, cost_unknown);
+  reg(r, "NonMaxSuppression", 10, 0, "unknown: data-dependent (scores, IoU threshold)", infer_nms,
+      cost_unknown);
 }
 
 }  // namespace flopwise

@@ -137,7 +137,8 @@ Shape conv_shape(InferContext& c, size_t xi, size_t wi) {
   if (x.rank() < 3) c.fail("input rank must be >= 3 (N, C, spatial...), got " + x.str());
   const size_t sp = x.rank() - 2;
   if (w.rank_known && w.rank() != x.rank())
-    c.fail("weight rank " + std::to_string(w.rank()) + " differs from input rank " + std::to_string(x.rank()));
+    c.fail("weight rank " + std::to_string(w.rank()) + " differs from input rank " +
+           std::to_string(x.rank()));
   const int64_t group = n.attr_i("group", 1);
   if (group <= 0) c.fail("group must be positive, got " + std::to_string(group));
   if (w.rank_known) {
@@ -160,7 +161,8 @@ Shape conv_shape(InferContext& c, size_t xi, size_t wi) {
   if (!kernel.empty() && kernel.size() != sp)
     c.fail("kernel_shape has " + std::to_string(kernel.size()) + " dims for " + std::to_string(sp) +
            " spatial dims");
-  std::vector<int64_t> strides = n.attr_ints("strides"), dil = n.attr_ints("dilations"), pads = n.attr_ints("pads");
+  std::vector<int64_t> strides = n.attr_ints("strides"), dil = n.attr_ints("dilations"),
+                       pads = n.attr_ints("pads");
   if (strides.empty()) strides.assign(sp, 1);
   if (dil.empty()) dil.assign(sp, 1);
   if (pads.empty()) pads.assign(2 * sp, 0);
