@@ -4,6 +4,9 @@
 
 using namespace fwtest;
 
+// Tables are aligned by hand: one case per row.
+// clang-format off
+
 namespace {
 Attribute ints(std::vector<int64_t> v) { return A::ints(std::move(v)); }
 }  // namespace
@@ -125,3 +128,4 @@ TEST_CASE("conv ops: symbolic spatial arithmetic") {
   CHECK(t.out(0).shape.dims[2] == Dim(2) * Dim::symbol("H"));
   CHECK(t.out(0).dtype == DType::Float32);
 }
+// clang-format on

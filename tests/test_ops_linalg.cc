@@ -4,6 +4,9 @@
 
 using namespace fwtest;
 
+// Tables are aligned by hand: one case per row.
+// clang-format off
+
 TEST_CASE("linalg ops: MatMul") {
   const std::vector<OpCase> cases = {
       // label, op, inputs, attrs, expected shapes, MACs, FLOPs
@@ -94,3 +97,4 @@ TEST_CASE("linalg ops: Det") {
   };
   for (const auto& tc : cases) check_case(tc);
 }
+// clang-format on

@@ -6,6 +6,9 @@
 
 using namespace fwtest;
 
+// Tables are aligned by hand: one case per row.
+// clang-format off
+
 namespace {
 const std::vector<std::string> kBnIn = {"2x3x4x5", "3", "3", "3", "3"};
 }
@@ -113,3 +116,4 @@ TEST_CASE("norm ops: output element types") {
   CHECK(bn.out(0).dtype == DType::Float16);
   CHECK(bn.out(1).dtype == DType::Float32);  // running stats follow input_mean's type (U)
 }
+// clang-format on

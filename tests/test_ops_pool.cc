@@ -5,6 +5,9 @@
 
 using namespace fwtest;
 
+// Tables are aligned by hand: one case per row.
+// clang-format off
+
 namespace {
 Attribute ints(std::vector<int64_t> v) { return A::ints(std::move(v)); }
 }  // namespace
@@ -116,3 +119,4 @@ TEST_CASE("pool ops: MaxPool Indices are int64") {
   CHECK(r.out(1).dtype == DType::Int64);
   CHECK(r.out(1).shape.str() == "1x1x3x3");
 }
+// clang-format on

@@ -60,7 +60,8 @@ void infer_conv_like(InferContext& c, size_t bias_idx) {
   if (w.rank_known) {
     merge_dim(c, x.dims[1], w.dims[1] * Dim(group), "input channels vs weight dim 1 * group");
     if (m.is_known() && m.value() % group != 0)
-      c.fail("output channels " + std::to_string(m.value()) + " not divisible by group " + std::to_string(group));
+      c.fail("output channels " + std::to_string(m.value()) + " not divisible by group " +
+             std::to_string(group));
   }
   check_bias(c, bias_idx, m);
   ConvWindow win = decode_conv_window(c, static_cast<size_t>(n), &w);
@@ -122,11 +123,14 @@ void infer_conv_transpose(InferContext& c) {
   std::vector<int64_t> out_pad = c.node().attr_ints("output_padding");
   if (!c.node().has_attr("output_padding")) out_pad.assign(ns, 0);
   if (out_pad.size() != ns)
-    c.fail("output_padding has " + std::to_string(out_pad.size()) + " values, expected " + std::to_string(ns));
+    c.fail("output_padding has " + std::to_string(out_pad.size()) + " values, expected " +
+           std::to_string(ns));
   std::vector<int64_t> out_shape = c.node().attr_ints("output_shape");
-  if (out_shape.size() == ns + 2) out_shape.erase(out_shape.begin(), out_shape.begin() + 2);  // full shape given
+  if (out_shape.size() == ns + 2)
+    out_shape.erase(out_shape.begin(), out_shape.begin() + 2);  // full shape given
   if (!out_shape.empty() && out_shape.size() != ns)
-    c.fail("output_shape has " + std::to_string(out_shape.size()) + " values, expected " + std::to_string(ns));
+    c.fail("output_shape has " + std::to_string(out_shape.size()) + " values, expected " +
+           std::to_string(ns));
   std::vector<Dim> out{x.dims[0], m};
   for (size_t i = 0; i < ns; ++i) {
     if (!out_shape.empty()) {
@@ -146,7 +150,8 @@ void infer_conv_transpose(InferContext& c) {
         pads = 0;
     }
     Dim o = Dim(win.strides[i]) * (x.dims[i + 2] - Dim(1)) + Dim(out_pad[i] + eff_k - pads);
-    if (o.is_known() && o.value() < 1) c.fail("spatial axis " + std::to_string(i) + " gives output size " + o.str());
+    if (o.is_known() && o.value() < 1)
+      c.fail("spatial axis " + std::to_string(i) + " gives output size " + o.str());
     out.push_back(o);
   }
   c.set_output(0, c.in_dtype(0), Shape(out));
@@ -163,8 +168,9 @@ OpCost cost_conv_transpose(const CostContext& c) {
 }  // namespace
 
 void register_conv_ops(OpRegistry& r) {
-  reg(r, "Conv", 1, 0, "MACs = N*Cout*prod(out)*(Cin/group)*prod(kernel); FLOPs = 2*MACs + out elems (bias, if B)",
-      infer_conv, cost_conv);
+  reg(r, "Conv", 1, 0,
+      "MACs = N*Cout*prod(out)*(Cin/group)*prod(kernel); FLOPs = 2*MACs + out elems (bias, if B)", infer_conv,
+      cost_conv);
   reg(r, "ConvTranspose", 1, 0,
       "MACs = N*Cin*prod(in)*(Cout/group)*prod(kernel); FLOPs = 2*MACs + out elems (bias, if B)",
       infer_conv_transpose, cost_conv_transpose);

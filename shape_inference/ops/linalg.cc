@@ -151,9 +151,9 @@ struct EinsumTerm {
 struct EinsumDims {
   std::vector<EinsumTerm> inputs;
   EinsumTerm output;
-  std::map<char, Dim> index;      // size per index letter
+  std::map<char, Dim> index;  // size per index letter
   bool ellipsis_rank_known = true;
-  std::vector<Dim> ellipsis;      // broadcast ellipsis dims (valid when ellipsis_rank_known)
+  std::vector<Dim> ellipsis;  // broadcast ellipsis dims (valid when ellipsis_rank_known)
 };
 
 EinsumTerm parse_term(const std::string& t) {
@@ -180,8 +180,8 @@ Dim unify_index(const Dim& a, const Dim& b, char letter) {
   if (a.is_known() && a.value() == 1) return b;
   if (b.is_known() && b.value() == 1) return a;
   if (a.is_known() && b.is_known() && a.value() != b.value())
-    throw EinsumError{"index '" + std::string(1, letter) + "' has sizes " + std::to_string(a.value()) + " and " +
-                      std::to_string(b.value())};
+    throw EinsumError{"index '" + std::string(1, letter) + "' has sizes " + std::to_string(a.value()) +
+                      " and " + std::to_string(b.value())};
   return a.is_known() ? a : b;
 }
 
@@ -194,13 +194,14 @@ EinsumDims decode_einsum(const std::string& equation, const std::vector<Shape>& 
   std::string lhs = eq.substr(0, arrow);
   for (size_t pos = 0;;) {
     size_t comma = lhs.find(',', pos);
-    d.inputs.push_back(parse_term(lhs.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos)));
+    d.inputs.push_back(
+        parse_term(lhs.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos)));
     if (comma == std::string::npos) break;
     pos = comma + 1;
   }
   if (d.inputs.size() != shapes.size())
-    throw EinsumError{"equation '" + equation + "' has " + std::to_string(d.inputs.size()) + " terms but the node has " +
-                      std::to_string(shapes.size()) + " inputs"};
+    throw EinsumError{"equation '" + equation + "' has " + std::to_string(d.inputs.size()) +
+                      " terms but the node has " + std::to_string(shapes.size()) + " inputs"};
   bool any_ellipsis = false;
   std::vector<std::vector<Dim>> ell_parts;
   for (size_t i = 0; i < shapes.size(); ++i) {
@@ -244,8 +245,8 @@ EinsumDims decode_einsum(const std::string& equation, const std::vector<Shape>& 
           acc = x;
         } else if (!acc.same_as(x)) {
           if (acc.is_known() && x.is_known())
-            throw EinsumError{"'...' dims " + std::to_string(acc.value()) + " and " + std::to_string(x.value()) +
-                              " do not broadcast"};
+            throw EinsumError{"'...' dims " + std::to_string(acc.value()) + " and " +
+                              std::to_string(x.value()) + " do not broadcast"};
           unknown = true;
         }
       }
@@ -296,7 +297,8 @@ void infer_einsum(InferContext& c) {
   std::vector<Dim> out;
   for (size_t j = 0; j <= o.letters.size(); ++j) {
     if (o.ellipsis && j == o.ellipsis_pos) out.insert(out.end(), d.ellipsis.begin(), d.ellipsis.end());
-    if (j < o.letters.size()) out.push_back(d.index.count(o.letters[j]) ? d.index[o.letters[j]] : Dim::unknown());
+    if (j < o.letters.size())
+      out.push_back(d.index.count(o.letters[j]) ? d.index[o.letters[j]] : Dim::unknown());
   }
   c.set_output(0, c.in_dtype(0), Shape(out));
 }
@@ -319,7 +321,8 @@ OpCost cost_einsum(const CostContext& c) {
   for (const auto& t : d.inputs)
     for (char l : t.letters)
       if (!d.index.count(l)) p = Dim::unknown();
-  if (shapes.size() >= 2) return cost_contraction(Count::of(p) * Count{static_cast<int64_t>(shapes.size() - 1)});
+  if (shapes.size() >= 2)
+    return cost_contraction(Count::of(p) * Count{static_cast<int64_t>(shapes.size() - 1)});
   bool reduces = false;
   for (const auto& [l, size] : d.index) reduces = reduces || d.output.letters.find(l) == std::string::npos;
   if (!reduces) return cost_zero(c);
@@ -344,13 +347,14 @@ void infer_det(InferContext& c) {
 void register_linalg_ops(OpRegistry& r) {
   reg(r, "MatMul", 1, 0, "MACs = batch*M*N*K; FLOPs = 2*MACs", infer_matmul, cost_matmul);
   reg(r, "Gemm", 1, 0,
-      "MACs = M*N*K; FLOPs = 2*MACs + M*N (bias, if C) + M*N (alpha != 1) + M*N (beta != 1, if C)", infer_gemm,
-      cost_gemm);
+      "MACs = M*N*K; FLOPs = 2*MACs + M*N (bias, if C) + M*N (alpha != 1) + M*N (beta != 1, if C)",
+      infer_gemm, cost_gemm);
   reg(r, "Einsum", 12, 0,
       "P = product of all index sizes; >=2 operands: MACs = (operands-1)*P, FLOPs = 2*MACs; "
       "1 operand: P if it sums an index, else 0 (layout only)",
       infer_einsum, cost_einsum);
-  reg(r, "Det", 11, 0, "unknown (algorithm-dependent, ~n^3 per matrix; not counted)", infer_det, cost_unknown);
+  reg(r, "Det", 11, 0, "unknown (algorithm-dependent, ~n^3 per matrix; not counted)", infer_det,
+      cost_unknown);
 }
 
 }  // namespace flopwise

@@ -67,7 +67,8 @@ void infer_layer_norm(InferContext& c) {
       const Shape& s = c.in_shape(i);
       if (!c.has_input(i) || !s.rank_known) continue;
       if (static_cast<int64_t>(s.rank()) > r - axis)
-        c.fail((i == 1 ? "Scale " : "B ") + s.str() + " has more dims than the normalised part of " + x.str());
+        c.fail((i == 1 ? "Scale " : "B ") + s.str() + " has more dims than the normalised part of " +
+               x.str());
     }
   }
   for (size_t i = 1; i <= 2; ++i)
@@ -99,7 +100,8 @@ void infer_group_norm(InferContext& c) {
   if (x.rank() < 2) c.fail("input " + x.str() + " must have rank >= 2 (N, C, ...)");
   Dim ch = x.dims[1];
   if (ch.is_known() && ch.value() % groups != 0)
-    c.fail("channels " + std::to_string(ch.value()) + " not divisible by num_groups " + std::to_string(groups));
+    c.fail("channels " + std::to_string(ch.value()) + " not divisible by num_groups " +
+           std::to_string(groups));
   Dim param = c.node().opset >= 21 ? ch : Dim(groups);
   check_channel_param(c, 1, param, "scale");
   check_channel_param(c, 2, param, "bias");
@@ -138,7 +140,8 @@ void infer_mvn(InferContext& c) {
   infer_same_as_input0(c);
   const Shape& x = c.in_shape(0);
   if (!x.rank_known) return;
-  std::vector<int64_t> axes = c.node().has_attr("axes") ? c.node().attr_ints("axes") : std::vector<int64_t>{0, 2, 3};
+  std::vector<int64_t> axes =
+      c.node().has_attr("axes") ? c.node().attr_ints("axes") : std::vector<int64_t>{0, 2, 3};
   for (int64_t a : axes) normalize_axis(c, a, static_cast<int64_t>(x.rank()));
 }
 
@@ -161,13 +164,16 @@ void register_norm_ops(OpRegistry& r) {
   reg(r, "LayerNormalization", 17, 0,
       "5 per element (mean, subtract, square, sum, normalise) + 1 if Scale + 1 if B", infer_layer_norm,
       cost_layer_norm);
-  reg(r, "InstanceNormalization", 1, 0, "7 per element (LayerNorm's 5 + scale + bias)", infer_instance_norm, cost_7);
-  reg(r, "GroupNormalization", 18, 0, "7 per element (LayerNorm's 5 + scale + bias)", infer_group_norm, cost_7);
+  reg(r, "InstanceNormalization", 1, 0, "7 per element (LayerNorm's 5 + scale + bias)", infer_instance_norm,
+      cost_7);
+  reg(r, "GroupNormalization", 18, 0, "7 per element (LayerNorm's 5 + scale + bias)", infer_group_norm,
+      cost_7);
   reg(r, "MeanVarianceNormalization", 9, 0, "5 per element (mean, square, mean of squares, subtract, divide)",
       infer_mvn, cost_5);
   reg(r, "LpNormalization", 1, 0, "3 per element (abs or square, sum, divide); per-slice root not counted",
       infer_lp_norm, cost_3);
-  reg(r, "LRN", 1, 0, "size + 5 per element (square, window sum, scale, bias, pow, divide)", infer_lrn, cost_lrn);
+  reg(r, "LRN", 1, 0, "size + 5 per element (square, window sum, scale, bias, pow, divide)", infer_lrn,
+      cost_lrn);
   reg(r, "Softmax", 1, 0, "5 per element (max, subtract, exp, sum, divide)", infer_softmax, cost_5);
   reg(r, "LogSoftmax", 1, 0, "5 per element (max, subtract, exp, sum, log-subtract)", infer_softmax, cost_5);
   reg(r, "Hardmax", 1, 0, "1 per element (argmax compare)", infer_softmax, cost_per_out_elem_1);

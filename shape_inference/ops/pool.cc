@@ -71,8 +71,10 @@ void infer_max_unpool(InferContext& c) {
       return;
     }
     Shape out = Shape::unknown_rank();
-    if (x.rank_known) out = Shape::unknown_of_rank(x.rank());
-    else if (os.rank_known && os.dims[0].is_known()) out = Shape::unknown_of_rank(os.dims[0].value());
+    if (x.rank_known)
+      out = Shape::unknown_of_rank(x.rank());
+    else if (os.rank_known && os.dims[0].is_known())
+      out = Shape::unknown_of_rank(os.dims[0].value());
     c.set_output(0, c.in_dtype(0), out);
     return;
   }
@@ -84,7 +86,8 @@ void infer_max_unpool(InferContext& c) {
   ConvWindow win = decode_conv_window(c, n, nullptr, false);
   std::vector<Dim> out{x.dims[0], x.dims[1]};
   for (size_t i = 0; i < n; ++i)
-    out.push_back(Dim(win.strides[i]) * (x.dims[i + 2] - Dim(1)) + Dim(win.kernel[i] - win.pads[i] - win.pads[i + n]));
+    out.push_back(Dim(win.strides[i]) * (x.dims[i + 2] - Dim(1)) +
+                  Dim(win.kernel[i] - win.pads[i] - win.pads[i + n]));
   c.set_output(0, c.in_dtype(0), Shape(out));
 }
 

@@ -27,7 +27,8 @@ Dim unify(InferContext* c, const Dim& a, const Dim& b, const char* what) {
 // hidden from a dim that is `k * hidden`.
 Dim hidden_from(InferContext* c, const Dim& d, int64_t k, const char* what) {
   if (d.is_known() && d.value() % k != 0 && c)
-    c->fail(std::string(what) + " " + std::to_string(d.value()) + " is not a multiple of " + std::to_string(k));
+    c->fail(std::string(what) + " " + std::to_string(d.value()) + " is not a multiple of " +
+            std::to_string(k));
   return d / Dim(k);
 }
 
@@ -59,17 +60,20 @@ RnnDims decode_rnn(InferContext* c, const Node& n, const std::vector<const Shape
   }
   if (const Shape* w = shape(1); need_rank(w, 3, "W")) {
     d.dirs = unify(c, d.dirs, w->dims[0], "W dim 0 vs num_directions");
-    d.hidden = unify(c, d.hidden, hidden_from(c, w->dims[1], gates, "W dim 1"), "W dim 1 / gates vs hidden_size");
+    d.hidden =
+        unify(c, d.hidden, hidden_from(c, w->dims[1], gates, "W dim 1"), "W dim 1 / gates vs hidden_size");
     d.input = unify(c, d.input, w->dims[2], "W dim 2 vs input size");
   }
   if (const Shape* r = shape(2); need_rank(r, 3, "R")) {
     d.dirs = unify(c, d.dirs, r->dims[0], "R dim 0 vs num_directions");
-    d.hidden = unify(c, d.hidden, hidden_from(c, r->dims[1], gates, "R dim 1"), "R dim 1 / gates vs hidden_size");
+    d.hidden =
+        unify(c, d.hidden, hidden_from(c, r->dims[1], gates, "R dim 1"), "R dim 1 / gates vs hidden_size");
     d.hidden = unify(c, d.hidden, r->dims[2], "R dim 2 vs hidden_size");
   }
   if (const Shape* b = shape(3); need_rank(b, 2, "B")) {
     d.dirs = unify(c, d.dirs, b->dims[0], "B dim 0 vs num_directions");
-    d.hidden = unify(c, d.hidden, hidden_from(c, b->dims[1], 2 * gates, "B dim 1"), "B dim 1 / (2*gates) vs hidden_size");
+    d.hidden = unify(c, d.hidden, hidden_from(c, b->dims[1], 2 * gates, "B dim 1"),
+                     "B dim 1 / (2*gates) vs hidden_size");
   }
   // initial_h (input 5) and LSTM's initial_c (input 6).
   for (size_t i : {size_t{5}, size_t{6}}) {
