@@ -301,6 +301,13 @@ class GraphImporter {
   GraphImporter(const std::map<std::string, int64_t>& opsets, const std::string& path, std::vector<std::string>* warnings)
       : opsets_(opsets), path_(path), warnings_(warnings) {}
 
+  // Model-local functions (FunctionProto): calls are inlined at import, so their bodies are analysed
+  // like any other nodes; the function's name becomes the class of the calling scope.
+  void add_function(onnx::FunctionProto f) {
+    std::string key = f.domain() + "::" + f.name();
+    functions_[key] = std::move(f);
+  }
+
   void import(const GraphParts& parts, Graph& g) {
     g.name = parts.name;
     std::set<std::string> init_names;
@@ -325,7 +332,7 @@ class GraphImporter {
       int idx = g.add_value(vi.name());
       g.values[idx].declared = type_of(vi);
     }
-    for (const auto& np : parts.nodes) import_node(np, g);
+    for (const auto& np : parts.nodes) import_or_inline(np, g, 0);
     for (const auto& vi : parts.outputs) {
       int idx = g.find(vi.name());
       if (idx < 0) idx = ref(g, vi.name());
@@ -447,9 +454,77 @@ class GraphImporter {
     g.nodes.push_back(std::move(n));
   }
 
+  void import_or_inline(const onnx::NodeProto& np, Graph& g, int depth) {
+    auto it = functions_.find(np.domain() + "::" + np.op_type());
+    if (it == functions_.end()) {
+      import_node(np, g);
+      return;
+    }
+    if (depth > 32) throw InputError(path_ + ": function '" + np.op_type() + "' calls itself (recursion > 32)");
+    const onnx::FunctionProto& f = it->second;
+    // Rename: formal inputs/outputs to the call's actual names, internal values to unique names.
+    std::map<std::string, std::string> rename;
+    for (int i = 0; i < f.input_size(); ++i) rename[f.input(i)] = i < np.input_size() ? np.input(i) : "";
+    for (int i = 0; i < f.output_size(); ++i) rename[f.output(i)] = i < np.output_size() ? np.output(i) : "";
+    std::string prefix = (np.output_size() ? np.output(0) : np.name()) + "::" + f.name() + "::";
+    auto mapped = [&](const std::string& n) {
+      if (n.empty()) return n;
+      auto r = rename.find(n);
+      return r != rename.end() ? r->second : prefix + n;
+    };
+    std::string caller_dir = np.name().substr(0, np.name().rfind('/') == std::string::npos ? 0 : np.name().rfind('/'));
+    std::vector<std::string> caller_scope = scope_from_node_name(np.name());
+    // torch names a module's function after its class, with ".N" for variants: "BasicBlock.1".
+    std::string cls = f.name();
+    while (!cls.empty() && cls.find('.') != std::string::npos &&
+           cls.find_first_not_of("0123456789", cls.rfind('.') + 1) == std::string::npos)
+      cls.erase(cls.rfind('.'));
+    cls = cls.substr(cls.find_last_of('.') + 1);
+    if (!caller_scope.empty()) class_hints_[caller_scope.back()] = cls;
+    std::map<std::string, const onnx::AttributeProto*> caller_attrs;
+    for (const auto& a : np.attribute()) caller_attrs[a.name()] = &a;
+    for (const auto& inner : f.node()) {
+      onnx::NodeProto n = inner;
+      for (auto& in : *n.mutable_input()) in = mapped(in);
+      for (auto& out : *n.mutable_output()) out = mapped(out);
+      std::string nm = inner.name().empty() ? inner.op_type() : inner.name();
+      n.set_name(caller_dir + "/" + (nm[0] == '/' ? nm.substr(1) : nm));
+      // Attributes referring to the caller's (ref_attr_name) take its value, or the default when absent.
+      auto* attrs = n.mutable_attribute();
+      for (int k = attrs->size() - 1; k >= 0; --k) {
+        auto* a = attrs->Mutable(k);
+        if (a->ref_attr_name().empty()) continue;
+        auto ca = caller_attrs.find(a->ref_attr_name());
+        if (ca == caller_attrs.end()) {
+          attrs->DeleteSubrange(k, 1);
+        } else {
+          std::string name = a->name();
+          *a = *ca->second;
+          a->set_name(name);
+        }
+      }
+      import_or_inline(n, g, depth + 1);
+    }
+  }
+
+ public:
+  // Classes learnt from inlined functions, applied once all nodes are imported.
+  void apply_class_hints(Graph& g) {
+    if (class_hints_.empty()) return;
+    for (auto& n : g.nodes) {
+      n.scope_classes.resize(n.scope.size());
+      for (size_t i = 0; i < n.scope.size(); ++i)
+        if (n.scope_classes[i].empty())
+          if (auto h = class_hints_.find(n.scope[i]); h != class_hints_.end()) n.scope_classes[i] = h->second;
+    }
+  }
+
+ private:
   const std::map<std::string, int64_t>& opsets_;
   std::string path_;
   std::vector<std::string>* warnings_;
+  std::map<std::string, onnx::FunctionProto> functions_;
+  std::map<std::string, std::string> class_hints_;
 };
 
 struct MappedFile {
@@ -475,6 +550,7 @@ Model import_buffer(const uint8_t* base, size_t size, const std::string& path) {
   int64_t ir_version = 0;
   std::string producer_name, producer_version;
   bool have_opset = false;
+  std::vector<onnx::FunctionProto> functions;
   for (;;) {
     uint32_t tag = in.ReadTag();
     if (tag == 0) {
@@ -490,12 +566,14 @@ Model import_buffer(const uint8_t* base, size_t size, const std::string& path) {
       uint64_t v;
       if (!in.ReadVarint64(&v)) malformed(path, "truncated");
       ir_version = static_cast<int64_t>(v);
-    } else if ((field == 2 || field == 3 || field == 7 || field == 8) && wt == WFL::WIRETYPE_LENGTH_DELIMITED) {
+    } else if ((field == 2 || field == 3 || field == 7 || field == 8 || field == 25) &&
+               wt == WFL::WIRETYPE_LENGTH_DELIMITED) {
       if (!read_len(in, base, static_cast<int>(size), &p, &len))
         malformed(path, "a field runs past the end of the file; the file is truncated");
       if (field == 2) producer_name.assign(reinterpret_cast<const char*>(p), len);
       if (field == 3) producer_version.assign(reinterpret_cast<const char*>(p), len);
       if (field == 7) graph_p = p, graph_len = len;
+      if (field == 25) parse_sub(p, len, &functions.emplace_back(), path, "a model-local function");
       if (field == 8) {
         onnx::OperatorSetIdProto op;
         parse_sub(p, len, &op, path, "opset_import");
@@ -520,9 +598,20 @@ Model import_buffer(const uint8_t* base, size_t size, const std::string& path) {
     for (auto d : t.dims)
       if (d < 0) throw InputError(path + ": initializer '" + t.name + "' has negative dim " + std::to_string(d));
   GraphImporter imp(m.opsets, path, &m.warnings);
+  std::set<std::string> function_domains;
+  for (auto& f : functions) {
+    function_domains.insert(f.domain());
+    for (const auto& op : f.opset_import()) {
+      std::string dom = op.domain() == "ai.onnx" ? "" : op.domain();
+      if (!m.opsets.count(dom)) m.opsets[dom] = op.version();
+    }
+    imp.add_function(std::move(f));
+  }
   imp.import(parts, m.graph);
+  imp.apply_class_hints(m.graph);
   for (const auto& [dom, ver] : m.opsets)
-    if (!dom.empty() && dom != "com.microsoft" && dom != "ai.onnx.ml" && dom != "ai.onnx.preview.training")
+    if (!dom.empty() && dom != "com.microsoft" && dom != "ai.onnx.ml" && dom != "ai.onnx.preview.training" &&
+        !function_domains.count(dom))
       m.warnings.push_back("opset domain '" + dom + "' (version " + std::to_string(ver) +
                            ") is not known to flopwise; its ops are listed as unsupported");
   return m;
