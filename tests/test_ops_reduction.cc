@@ -44,6 +44,13 @@ TEST_CASE("reduction ops") {
       {"argmin bad axis", "ArgMin", {"2x3"}, {{"axis", A::i(2)}}, {"!"}},
   };
   for (const auto& tc : cases) check_case(tc);
+  // Every Reduce op shares the shape rule: symbolic, unknown-rank and bad-axis rows for each.
+  for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
+                         "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"}) {
+    check_case({"symbolic", op, {"bx4", "1:int64=1"}, {}, {"bx1"}, 0, kUnknown});
+    check_case({"unknown rank", op, {"*", "1:int64=1"}, {}, {"*"}, 0, kUnknown});
+    check_case({"bad axis", op, {"bx4", "1:int64=2"}, {}, {"!"}});
+  }
 }
 
 TEST_CASE("reduction dtypes and folding of shape values") {

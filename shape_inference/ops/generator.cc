@@ -213,7 +213,7 @@ OpCost cost_multinomial(const CostContext& c) { return OpCost{Count{}, c.in_nume
 }  // namespace
 
 void register_generator_ops(OpRegistry& r) {
-  const char* k0 = "0: no arithmetic: values generated";
+  const char* k0 = "no arithmetic: values generated";
   reg(r, "Constant", 1, 0, k0, infer_constant, cost_zero);
   reg(r, "ConstantOfShape", 9, 0, k0, infer_constant_of_shape, cost_zero);
   reg(r, "Range", 11, 0, k0, infer_range, cost_zero);

@@ -72,7 +72,7 @@ void infer_optional_get_element(InferContext& c) {
 }  // namespace
 
 void register_sequence_ops(OpRegistry& r) {
-  const char* k0 = "0: layout only";
+  const char* k0 = "layout only (sequences and optionals: no arithmetic)";
   reg(r, "SequenceConstruct", 11, 0, k0, infer_sequence_construct, cost_zero);
   reg(r, "SequenceEmpty", 11, 0, k0, infer_sequence_empty, cost_zero);
   reg(r, "SequenceInsert", 11, 0, k0, infer_same_sequence, cost_zero);
