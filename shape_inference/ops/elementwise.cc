@@ -14,6 +14,31 @@ void infer_unary(InferContext& c) {
   fold_elementwise(c, nullptr, nullptr);
 }
 
+// Unary ops that appear in shape arithmetic (Range's length via Ceil, Relu as max(0, x)) fold their
+// known contents; integers stay exact, floats go through double.
+void infer_fold_unary(InferContext& c, Dim (*fi)(const Dim&), double (*ff)(double)) {
+  infer_same_as_input0(c);
+  fold_elementwise(
+      c, fi ? std::function<Dim(const std::vector<Dim>&)>([fi](const std::vector<Dim>& a) { return fi(a[0]); })
+            : nullptr,
+      [ff](const std::vector<double>& a) { return ff(a[0]); });
+}
+Dim int_identity(const Dim& d) { return d; }
+void infer_relu(InferContext& c) {
+  infer_fold_unary(
+      c, [](const Dim& d) { return d.is_known() ? Dim(d.value() < 0 ? 0 : d.value()) : Dim(); },
+      [](double x) { return x < 0 ? 0.0 : x; });
+}
+void infer_ceil(InferContext& c) { infer_fold_unary(c, int_identity, [](double x) { return std::ceil(x); }); }
+void infer_floor(InferContext& c) { infer_fold_unary(c, int_identity, [](double x) { return std::floor(x); }); }
+void infer_round(InferContext& c) { infer_fold_unary(c, int_identity, [](double x) { return std::nearbyint(x); }); }
+void infer_sqrt(InferContext& c) { infer_fold_unary(c, nullptr, [](double x) { return std::sqrt(x); }); }
+void infer_sign(InferContext& c) {
+  infer_fold_unary(
+      c, [](const Dim& d) { return d.is_known() ? Dim(d.value() > 0 ? 1 : (d.value() < 0 ? -1 : 0)) : Dim(); },
+      [](double x) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : 0.0); });
+}
+
 void infer_neg(InferContext& c) {
   infer_same_as_input0(c);
   fold_elementwise(c, [](const std::vector<Dim>& a) { return Dim(0) - a[0]; },
@@ -244,9 +269,14 @@ void register_elementwise_ops(OpRegistry& r) {
   reg(r, "IsNaN", 9, 0, k1, infer_isnan, cost_1);
   reg(r, "IsInf", 10, 0, k1, infer_isnan, cost_1);
   // Unary arithmetic and transcendental: 1 per output element.
-  for (const char* op : {"Relu", "LeakyRelu", "ThresholdedRelu", "Ceil", "Floor", "Round", "Sign",
-                         "Reciprocal", "Sqrt", "Exp", "Log", "Erf", "Tanh", "Sigmoid", "Sin", "Cos", "Tan",
-                         "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh"}) {
+  reg(r, "Relu", 1, 0, k1, infer_relu, cost_1);
+  reg(r, "Ceil", 1, 0, k1, infer_ceil, cost_1);
+  reg(r, "Floor", 1, 0, k1, infer_floor, cost_1);
+  reg(r, "Round", 11, 0, k1, infer_round, cost_1);
+  reg(r, "Sqrt", 1, 0, k1, infer_sqrt, cost_1);
+  reg(r, "Sign", 9, 0, k1, infer_sign, cost_1);
+  for (const char* op : {"LeakyRelu", "ThresholdedRelu", "Reciprocal", "Exp", "Log", "Erf", "Tanh", "Sigmoid",
+                         "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh"}) {
     reg(r, op, 1, 0, k1, infer_unary, cost_1);
   }
   reg(r, "Abs", 1, 0, k1, infer_abs, cost_1);

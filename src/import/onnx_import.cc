@@ -248,8 +248,16 @@ GraphParts parts_from_proto(const onnx::GraphProto& gp) {
 }
 
 std::pair<DType, Shape> type_of(const onnx::ValueInfoProto& vi) {
-  if (!vi.has_type() || !vi.type().has_tensor_type()) return {DType::Undefined, Shape()};
-  const auto& tt = vi.type().tensor_type();
+  // Optional(tensor) carries the tensor's type; a sequence keeps only its element type (the IR has
+  // no sequence type: the shape of one element is not the value's shape).
+  const onnx::TypeProto* t = vi.has_type() ? &vi.type() : nullptr;
+  if (t && t->has_optional_type()) t = &t->optional_type().elem_type();
+  if (t && t->has_sequence_type()) {
+    const auto& e = t->sequence_type().elem_type();
+    return {e.has_tensor_type() ? static_cast<DType>(e.tensor_type().elem_type()) : DType::Undefined, Shape()};
+  }
+  if (!t || !t->has_tensor_type()) return {DType::Undefined, Shape()};
+  const auto& tt = t->tensor_type();
   auto dt = static_cast<DType>(tt.elem_type());
   if (!tt.has_shape()) return {dt, Shape()};
   std::vector<Dim> dims;
