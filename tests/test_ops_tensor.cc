@@ -14,7 +14,7 @@ using namespace fwtest;
 
 namespace {
 
-const char* kMax = "1:int64=9223372036854775807";  // INT64_MAX: "to the end"
+const char* kMax = "1:int64=9223372036854775807";   // INT64_MAX: "to the end"
 const char* kMin = "1:int64=-9223372036854775808";  // INT64_MIN
 
 std::map<std::string, Attribute> axis(int64_t a) { return {{"axis", A::i(a)}}; }
@@ -27,7 +27,14 @@ TEST_CASE("tensor ops: shape tables") {
       // ---- Shape, Size, Identity
       {"shape static", "Shape", {"2x3x4"}, {}, {"3"}, 0, 0},
       {"shape symbolic", "Shape", {"batch,seq,768"}, {}, {"3"}},
-      {"shape start/end (opset 15)", "Shape", {"2x3x4x5"}, {{"start", A::i(1)}, {"end", A::i(-1)}}, {"2"}, -1, -1, "",
+      {"shape start/end (opset 15)",
+       "Shape",
+       {"2x3x4x5"},
+       {{"start", A::i(1)}, {"end", A::i(-1)}},
+       {"2"},
+       -1,
+       -1,
+       "",
        15},
       {"shape start past end clamps to empty", "Shape", {"2x3"}, {{"start", A::i(5)}}, {"0"}, -1, -1, "", 15},
       {"shape unknown rank", "Shape", {"*"}, {}, {"?"}},
@@ -44,7 +51,14 @@ TEST_CASE("tensor ops: shape tables") {
       {"reshape symbolic -1", "Reshape", {"batch,seq,768", "4:int64=0,-1,12,64"}, {}, {"batch,seq,12,64"}},
       // the copied unknown dim cancels: (?*seq*768) / (?*12*64) = seq
       {"reshape unknown dim cancels", "Reshape", {"?,seq,768", "4:int64=0,-1,12,64"}, {}, {"?,seq,12,64"}},
-      {"reshape allowzero keeps 0", "Reshape", {"0x3", "2:int64=3,0"}, {{"allowzero", A::i(1)}}, {"3x0"}, -1, -1, "",
+      {"reshape allowzero keeps 0",
+       "Reshape",
+       {"0x3", "2:int64=3,0"},
+       {{"allowzero", A::i(1)}},
+       {"3x0"},
+       -1,
+       -1,
+       "",
        14},
       {"reshape unknown target", "Reshape", {"2x3", "3:int64"}, {}, {"?x?x?"}},
       {"reshape unknown rank", "Reshape", {"*", "2:int64=-1,64"}, {}, {"?x64"}},
@@ -76,7 +90,10 @@ TEST_CASE("tensor ops: shape tables") {
       // ---- Transpose
       {"transpose perm", "Transpose", {"2x3x4"}, {{"perm", A::ints({1, 0, 2})}}, {"3x2x4"}, 0, 0},
       {"transpose default reverses", "Transpose", {"2x3x4"}, {}, {"4x3x2"}},
-      {"transpose symbolic heads", "Transpose", {"batch,seq,12,64"}, {{"perm", A::ints({0, 2, 1, 3})}},
+      {"transpose symbolic heads",
+       "Transpose",
+       {"batch,seq,12,64"},
+       {{"perm", A::ints({0, 2, 1, 3})}},
        {"batch,12,seq,64"}},
       {"transpose unknown rank", "Transpose", {"*"}, {{"perm", A::ints({1, 0})}}, {"?x?"}},
       {"transpose bad perm", "Transpose", {"2x3x4"}, {{"perm", A::ints({0, 0, 1})}}, {"!"}},
@@ -90,7 +107,14 @@ TEST_CASE("tensor ops: shape tables") {
       // ---- Split
       {"split equal", "Split", {"6x4"}, {}, {"2x4", "2x4", "2x4"}, 0, 0},
       {"split sizes", "Split", {"6x4", "2:int64=2,4"}, {}, {"2x4", "4x4"}},
-      {"split num_outputs uneven (18)", "Split", {"7"}, {{"num_outputs", A::i(3)}}, {"3", "3", "1"}, -1, -1, "",
+      {"split num_outputs uneven (18)",
+       "Split",
+       {"7"},
+       {{"num_outputs", A::i(3)}},
+       {"3", "3", "1"},
+       -1,
+       -1,
+       "",
        18},  // ceil(7/3) = 3; 7 - 2*3 = 1
       {"split symbolic", "Split", {"batch,768"}, axis(1), {"batch,384", "batch,384"}},
       {"split unknown sizes", "Split", {"6x4", "2:int64"}, {}, {"?x4", "?x4"}},
@@ -98,20 +122,58 @@ TEST_CASE("tensor ops: shape tables") {
       {"split bad equal", "Split", {"7"}, {}, {"!", "-"}},
       {"split bad sum", "Split", {"6", "2:int64=2,3"}, {}, {"!", "-"}},
       // ---- Slice
-      {"slice", "Slice", {"20x10x5", "2:int64=0,0", "2:int64=3,10", "2:int64=0,1", "2:int64=1,1"}, {}, {"3x10x5"}, 0,
+      {"slice",
+       "Slice",
+       {"20x10x5", "2:int64=0,0", "2:int64=3,10", "2:int64=0,1", "2:int64=1,1"},
+       {},
+       {"3x10x5"},
+       0,
        0},
       // axis0 19 (20 -> 19 .. 0), axis1 ceil(9/3) = 3, axis2 ceil((4-1)/2) = 2
-      {"slice negative steps", "Slice",
-       {"20x10x5", "3:int64=20,10,4", "3:int64=0,0,1", "3:int64=0,1,2", "3:int64=-1,-3,-2"}, {}, {"19x3x2"}},
-      {"slice reverse with INT64_MIN", "Slice", {"5", "1:int64=-1", kMin, "1:int64=0", "1:int64=-1"}, {}, {"5"}},
+      {"slice negative steps",
+       "Slice",
+       {"20x10x5", "3:int64=20,10,4", "3:int64=0,0,1", "3:int64=0,1,2", "3:int64=-1,-3,-2"},
+       {},
+       {"19x3x2"}},
+      {"slice reverse with INT64_MIN",
+       "Slice",
+       {"5", "1:int64=-1", kMin, "1:int64=0", "1:int64=-1"},
+       {},
+       {"5"}},
       {"slice to INT64_MAX", "Slice", {"10", "1:int64=2", kMax}, {}, {"8"}},
       {"slice start out of bounds", "Slice", {"10", "1:int64=1000", "1:int64=1001"}, {}, {"0"}},
       {"slice end out of bounds", "Slice", {"20x10", "1:int64=1", "1:int64=1000", "1:int64=1"}, {}, {"20x9"}},
-      {"slice step 2", "Slice", {"10", "1:int64=1", "1:int64=8", "1:int64=0", "1:int64=2"}, {}, {"4"}},  // 1,3,5,7
-      {"slice symbolic full", "Slice", {"batch,seq,768", "1:int64=0", kMax, "1:int64=1"}, {}, {"batch,seq,768"}},
-      {"slice symbolic last", "Slice", {"batch,seq,768", "1:int64=-1", kMax, "1:int64=1"}, {}, {"batch,1,768"}},
-      {"slice symbolic, known axis", "Slice", {"batch,seq,768", "1:int64=0", "1:int64=384", "1:int64=-1"}, {},
+      {"slice step 2",
+       "Slice",
+       {"10", "1:int64=1", "1:int64=8", "1:int64=0", "1:int64=2"},
+       {},
+       {"4"}},  // 1,3,5,7
+      {"slice symbolic full",
+       "Slice",
+       {"batch,seq,768", "1:int64=0", kMax, "1:int64=1"},
+       {},
+       {"batch,seq,768"}},
+      {"slice symbolic last",
+       "Slice",
+       {"batch,seq,768", "1:int64=-1", kMax, "1:int64=1"},
+       {},
+       {"batch,1,768"}},
+      {"slice symbolic, known axis",
+       "Slice",
+       {"batch,seq,768", "1:int64=0", "1:int64=384", "1:int64=-1"},
+       {},
        {"batch,seq,384"}},
+      // documented assumption: a symbolic dim holds the constant indices used on it (seq >= 5)
+      {"slice symbolic, finite end",
+       "Slice",
+       {"batch,seq", "1:int64=0", "1:int64=5", "1:int64=1"},
+       {},
+       {"batch,5"}},
+      {"slice symbolic reversed",
+       "Slice",
+       {"batch,seq", "1:int64=-1", kMin, "1:int64=1", "1:int64=-1"},
+       {},
+       {"batch,seq"}},
       {"slice unknown bounds", "Slice", {"4x5", "1:int64", "1:int64", "1:int64=1"}, {}, {"4x?"}},
       {"slice unknown rank", "Slice", {"*", "1:int64=0", "1:int64=1"}, {}, {"*"}},
       {"slice bad step 0", "Slice", {"10", "1:int64=0", "1:int64=5", "1:int64=0", "1:int64=0"}, {}, {"!"}},
@@ -128,21 +190,34 @@ TEST_CASE("tensor ops: shape tables") {
       {"gather_elements symbolic", "GatherElements", {"batch,5", "batch,2:int64"}, axis(1), {"batch,2"}},
       {"gather_elements unknown rank", "GatherElements", {"*", "2x2:int64"}, {}, {"2x2"}},
       {"gather_elements bad rank", "GatherElements", {"3x3", "3:int64"}, {}, {"!"}},
-      {"gather_nd", "GatherND", {"2x2", "2x2:int64"}, {}, {"2"}, 0, 0},        // [2] + data[2:] = [2]
+      {"gather_nd", "GatherND", {"2x2", "2x2:int64"}, {}, {"2"}, 0, 0},           // [2] + data[2:] = [2]
       {"gather_nd slices", "GatherND", {"2x2x2", "2x1x2:int64"}, {}, {"2x1x2"}},  // [2,1] + data[2:]
       {"gather_nd batch_dims", "GatherND", {"2x2x2", "2x1:int64"}, {{"batch_dims", A::i(1)}}, {"2x2"}},
-      {"gather_nd symbolic", "GatherND", {"batch,5,7", "batch,3,1:int64"}, {{"batch_dims", A::i(1)}},
+      {"gather_nd symbolic",
+       "GatherND",
+       {"batch,5,7", "batch,3,1:int64"},
+       {{"batch_dims", A::i(1)}},
        {"batch,3,7"}},
       {"gather_nd unknown rank", "GatherND", {"*", "2x1:int64"}, {}, {"*"}},
       {"gather_nd bad k", "GatherND", {"2x2", "1x3:int64"}, {}, {"!"}},
       // ---- Scatters: shape of data; a reduction adds 1 FLOP per update element
       {"scatter_nd", "ScatterND", {"4x4x4", "2x1:int64", "2x4x4"}, {}, {"4x4x4"}, 0, 0},
-      {"scatter_nd add", "ScatterND", {"4x4x4", "2x1:int64", "2x4x4"}, {{"reduction", A::s("add")}}, {"4x4x4"}, 0,
+      {"scatter_nd add",
+       "ScatterND",
+       {"4x4x4", "2x1:int64", "2x4x4"},
+       {{"reduction", A::s("add")}},
+       {"4x4x4"},
+       0,
        32},  // 2*4*4 updates
       {"scatter_nd symbolic", "ScatterND", {"batch,4", "2x1:int64", "2x4"}, {}, {"batch,4"}},
       {"scatter_nd unknown rank", "ScatterND", {"*", "2x1:int64", "*"}, {}, {"*"}},
-      {"scatter_elements mul", "ScatterElements", {"3x3", "2x3:int64", "2x3"}, {{"reduction", A::s("mul")}}, {"3x3"},
-       0, 6},  // 2*3 updates
+      {"scatter_elements mul",
+       "ScatterElements",
+       {"3x3", "2x3:int64", "2x3"},
+       {{"reduction", A::s("mul")}},
+       {"3x3"},
+       0,
+       6},  // 2*3 updates
       {"scatter_elements unknown rank", "ScatterElements", {"*", "2x3:int64", "2x3"}, {}, {"*"}},
       {"scatter (old)", "Scatter", {"3x3", "1x2:int64", "1x2"}, {}, {"3x3"}, 0, 0, "", 10},
       // ---- Expand, Tile, Pad
@@ -160,15 +235,33 @@ TEST_CASE("tensor ops: shape tables") {
       // 4+1+3 = 8, 5+2+4 = 11
       {"pad", "Pad", {"1x3x4x5", "8:int64=0,0,1,2,0,0,3,4"}, {{"mode", A::s("reflect")}}, {"1x3x8x11"}, 0, 0},
       {"pad negative crops", "Pad", {"4x5", "4:int64=-1,0,-1,0"}, {}, {"2x5"}},
-      {"pad axes (18)", "Pad", {"1x3x4x5", "4:int64=1,1,1,1", "", "2:int64=2,3"}, {}, {"1x3x6x7"}, -1, -1, "", 18},
+      {"pad axes (18)",
+       "Pad",
+       {"1x3x4x5", "4:int64=1,1,1,1", "", "2:int64=2,3"},
+       {},
+       {"1x3x6x7"},
+       -1,
+       -1,
+       "",
+       18},
       {"pad symbolic", "Pad", {"batch,3,seq", "6:int64=0,1,0,0,1,0"}, {}, {"batch,5,seq"}},
       {"pad unknown pads", "Pad", {"2x3", "4:int64"}, {}, {"?x?"}},
       {"pad unknown rank", "Pad", {"*", "4:int64=1,1,1,1"}, {}, {"?x?"}},
       {"pad bad length", "Pad", {"2x3", "3:int64=1,1,1"}, {}, {"!"}},
       {"pad bad negative", "Pad", {"2x3", "4:int64=-2,0,-1,0"}, {}, {"!"}},  // 2-2-1 < 0
       // ---- DepthToSpace / SpaceToDepth
-      {"depth_to_space", "DepthToSpace", {"1x8x2x3"}, {{"blocksize", A::i(2)}}, {"1x2x4x6"}, 0, 0},  // 8/4, 2*2, 3*2
-      {"depth_to_space symbolic", "DepthToSpace", {"batch,16,4,4"}, {{"blocksize", A::i(2)}}, {"batch,4,8,8"}},
+      {"depth_to_space",
+       "DepthToSpace",
+       {"1x8x2x3"},
+       {{"blocksize", A::i(2)}},
+       {"1x2x4x6"},
+       0,
+       0},  // 8/4, 2*2, 3*2
+      {"depth_to_space symbolic",
+       "DepthToSpace",
+       {"batch,16,4,4"},
+       {{"blocksize", A::i(2)}},
+       {"batch,4,8,8"}},
       {"depth_to_space unknown rank", "DepthToSpace", {"*"}, {{"blocksize", A::i(2)}}, {"?x?x?x?"}},
       {"depth_to_space bad channels", "DepthToSpace", {"1x6x2x2"}, {{"blocksize", A::i(2)}}, {"!"}},
       {"space_to_depth", "SpaceToDepth", {"1x2x4x6"}, {{"blocksize", A::i(2)}}, {"1x8x2x3"}, 0, 0},
@@ -176,28 +269,82 @@ TEST_CASE("tensor ops: shape tables") {
       {"space_to_depth unknown rank", "SpaceToDepth", {"*"}, {{"blocksize", A::i(2)}}, {"?x?x?x?"}},
       {"space_to_depth bad spatial", "SpaceToDepth", {"1x2x3x4"}, {{"blocksize", A::i(2)}}, {"!"}},
       // ---- Resize: floor(in * scale); linear over k=2 resized axes = 2^3-1 = 7 per output element
-      {"resize scales linear", "Resize", {"1x1x2x4", "", "4:float=1,1,0.6,0.6"}, {{"mode", A::s("linear")}},
-       {"1x1x1x2"}, 0, 14},  // floor(2*0.6) = 1, floor(4*0.6) = 2; 2 elements * 7
+      {"resize scales linear",
+       "Resize",
+       {"1x1x2x4", "", "4:float=1,1,0.6,0.6"},
+       {{"mode", A::s("linear")}},
+       {"1x1x1x2"},
+       0,
+       14},  // floor(2*0.6) = 1, floor(4*0.6) = 2; 2 elements * 7
       {"resize sizes nearest", "Resize", {"1x1x4x4", "", "", "4:int64=1,1,3,2"}, {}, {"1x1x3x2"}, 0, 0},
       // cubic over k=2: 2*4^2-1 = 31 per output element, 8*8 = 64 elements -> 1984
-      {"resize scales cubic", "Resize", {"1x1x4x4", "", "4:float=1,1,2,2"}, {{"mode", A::s("cubic")}}, {"1x1x8x8"}, 0,
+      {"resize scales cubic",
+       "Resize",
+       {"1x1x4x4", "", "4:float=1,1,2,2"},
+       {{"mode", A::s("cubic")}},
+       {"1x1x8x8"},
+       0,
        1984},
-      {"resize axes (18)", "Resize", {"1x1x4x4", "", "", "2:int64=3,2"}, {{"axes", A::ints({2, 3})}}, {"1x1x3x2"},
-       -1, -1, "", 18},
+      {"resize axes (18)",
+       "Resize",
+       {"1x1x4x4", "", "", "2:int64=3,2"},
+       {{"axes", A::ints({2, 3})}},
+       {"1x1x3x2"},
+       -1,
+       -1,
+       "",
+       18},
       // not_larger: scale = min(3/4, 2/4) = 0.5 on both axes -> round(0.5*4) = 2
-      {"resize not_larger (18)", "Resize", {"1x1x4x4", "", "", "2:int64=3,2"},
-       {{"axes", A::ints({2, 3})}, {"keep_aspect_ratio_policy", A::s("not_larger")}}, {"1x1x2x2"}, -1, -1, "", 18},
+      {"resize not_larger (18)",
+       "Resize",
+       {"1x1x4x4", "", "", "2:int64=3,2"},
+       {{"axes", A::ints({2, 3})}, {"keep_aspect_ratio_policy", A::s("not_larger")}},
+       {"1x1x2x2"},
+       -1,
+       -1,
+       "",
+       18},
       {"resize symbolic batch", "Resize", {"batch,3,8,8", "", "4:float=1,1,2,2"}, {}, {"batch,3,16,16"}},
       {"resize unknown scales", "Resize", {"1x3x8x8", "", "4:float"}, {}, {"?x?x?x?"}},
       {"resize unknown rank", "Resize", {"*", "", "4:float=1,1,2,2"}, {}, {"*"}},
       {"resize bad scales length", "Resize", {"1x3x8x8", "", "3:float=1,2,2"}, {}, {"!"}},
       // ---- GridSample: bilinear over 2 spatial dims = 7 per output element; 1*3*5*6 = 90 elements
-      {"grid_sample bilinear", "GridSample", {"1x3x10x10", "1x5x6x2"}, {}, {"1x3x5x6"}, 0, 630, "", 16},  // 90*7
-      {"grid_sample bicubic", "GridSample", {"1x3x10x10", "1x5x6x2"}, {{"mode", A::s("bicubic")}}, {"1x3x5x6"}, 0,
-       2790, "", 16},  // 90*31
-      {"grid_sample nearest", "GridSample", {"1x3x10x10", "1x5x6x2"}, {{"mode", A::s("nearest")}}, {"1x3x5x6"}, 0, 0,
-       "", 16},
-      {"grid_sample symbolic", "GridSample", {"batch,3,h,w", "batch,5,6,2"}, {}, {"batch,3,5,6"}, -1, -1, "", 16},
+      {"grid_sample bilinear",
+       "GridSample",
+       {"1x3x10x10", "1x5x6x2"},
+       {},
+       {"1x3x5x6"},
+       0,
+       630,
+       "",
+       16},  // 90*7
+      {"grid_sample bicubic",
+       "GridSample",
+       {"1x3x10x10", "1x5x6x2"},
+       {{"mode", A::s("bicubic")}},
+       {"1x3x5x6"},
+       0,
+       2790,
+       "",
+       16},  // 90*31
+      {"grid_sample nearest",
+       "GridSample",
+       {"1x3x10x10", "1x5x6x2"},
+       {{"mode", A::s("nearest")}},
+       {"1x3x5x6"},
+       0,
+       0,
+       "",
+       16},
+      {"grid_sample symbolic",
+       "GridSample",
+       {"batch,3,h,w", "batch,5,6,2"},
+       {},
+       {"batch,3,5,6"},
+       -1,
+       -1,
+       "",
+       16},
       {"grid_sample unknown rank", "GridSample", {"*", "1x5x6x2"}, {}, {"1x?x5x6"}, -1, -1, "", 16},
       {"grid_sample bad grid", "GridSample", {"1x3x10x10", "1x5x6x3"}, {}, {"!"}, -1, -1, "", 16},
       // ---- Compress, NonZero, Unique: sizes from known contents only
@@ -219,21 +366,29 @@ TEST_CASE("tensor ops: shape tables") {
       // ---- OneHot
       {"onehot", "OneHot", {"2x3:int64", "scalar:int64=10", "2:float=0,1"}, {}, {"2x3x10"}, 0, 0},
       {"onehot axis", "OneHot", {"2x3:int64", "1:float=10", "2:float=0,1"}, axis(1), {"2x10x3"}},
-      {"onehot symbolic", "OneHot", {"batch,seq:int64", "scalar:int64=5", "2:float=0,1"}, {}, {"batch,seq,5"}},
+      {"onehot symbolic",
+       "OneHot",
+       {"batch,seq:int64", "scalar:int64=5", "2:float=0,1"},
+       {},
+       {"batch,seq,5"}},
       {"onehot unknown depth", "OneHot", {"4:int64", "scalar:int64", "2:float=0,1"}, {}, {"4x?"}},
       {"onehot unknown rank", "OneHot", {"*", "scalar:int64=5", "2:float=0,1"}, {}, {"*"}},
       {"onehot bad depth", "OneHot", {"4:int64", "scalar:int64=-1", "2:float=0,1"}, {}, {"!"}},
       // ---- TopK: heap selection, in_numel * max(1, ceil(log2 K)) comparisons
       {"topk", "TopK", {"3x4", "1:int64=3"}, {}, {"3x3", "3x3"}, 0, 24},  // 12 elements * ceil(log2 3) = 2
       {"topk k=1", "TopK", {"3x4", "1:int64=1"}, axis(0), {"1x4", "1x4"}, 0, 12},  // 12 * 1
-      {"topk k=8", "TopK", {"2x100", "1:int64=8"}, {}, {"2x8", "2x8"}, 0, 600},  // 200 * log2 8 = 3
+      {"topk k=8", "TopK", {"2x100", "1:int64=8"}, {}, {"2x8", "2x8"}, 0, 600},    // 200 * log2 8 = 3
       {"topk symbolic", "TopK", {"batch,100", "1:int64=5"}, {}, {"batch,5", "batch,5"}, 0, kUnknown},
       {"topk unknown k", "TopK", {"3x4", "1:int64"}, {}, {"3x?", "3x?"}, kUnknown, kUnknown},
       {"topk unknown rank", "TopK", {"*", "1:int64=3"}, {}, {"*", "*"}},
       {"topk bad k", "TopK", {"3x4", "1:int64=5"}, {}, {"!"}},
       // ---- Trilu, CumSum, ReverseSequence, EyeLike
       {"trilu", "Trilu", {"4x5"}, {}, {"4x5"}, 0, 0},
-      {"trilu symbolic", "Trilu", {"batch,seq,seq", "scalar:int64=1"}, {{"upper", A::i(0)}}, {"batch,seq,seq"}},
+      {"trilu symbolic",
+       "Trilu",
+       {"batch,seq,seq", "scalar:int64=1"},
+       {{"upper", A::i(0)}},
+       {"batch,seq,seq"}},
       {"trilu unknown rank", "Trilu", {"*"}, {}, {"*"}},
       {"trilu bad rank", "Trilu", {"5"}, {}, {"!"}},
       {"cumsum", "CumSum", {"2x3", "scalar:int64=1"}, {}, {"2x3"}, 0, 6},  // 1 add per element
@@ -249,14 +404,30 @@ TEST_CASE("tensor ops: shape tables") {
       {"eye_like unknown rank", "EyeLike", {"*"}, {}, {"?x?"}},
       {"eye_like bad rank", "EyeLike", {"3"}, {}, {"!"}},
       // ---- Col2Im (18): [N, C*prod(block), L] -> [N, C, image]; L = 5 * 1 block positions
-      {"col2im", "Col2Im", {"1x5x5", "2:int64=5,5", "2:int64=1,5"}, {}, {"1x1x5x5"}, 0, 25, "", 18},  // 1*5*5 adds
-      {"col2im symbolic", "Col2Im", {"batch,10,5", "2:int64=5,5", "2:int64=1,5"}, {}, {"batch,2,5,5"}, -1, -1, "", 18},
+      {"col2im", "Col2Im", {"1x5x5", "2:int64=5,5", "2:int64=1,5"}, {}, {"1x1x5x5"}, 0, 25, "", 18},  // 1*5*5
+                                                                                                      // adds
+      {"col2im symbolic",
+       "Col2Im",
+       {"batch,10,5", "2:int64=5,5", "2:int64=1,5"},
+       {},
+       {"batch,2,5,5"},
+       -1,
+       -1,
+       "",
+       18},
       {"col2im unknown rank", "Col2Im", {"*", "2:int64=5,5", "2:int64=1,5"}, {}, {"?x?x5x5"}, -1, -1, "", 18},
       {"col2im bad blocks", "Col2Im", {"1x5x6", "2:int64=5,5", "2:int64=1,5"}, {}, {"!"}, -1, -1, "", 18},
       // ---- CenterCropPad (18)
       {"center_crop_pad", "CenterCropPad", {"20x10x3", "3:int64=10,7,3"}, {}, {"10x7x3"}, 0, 0, "", 18},
-      {"center_crop_pad symbolic", "CenterCropPad", {"batch,20,20", "2:int64=10,24"}, {{"axes", A::ints({1, 2})}},
-       {"batch,10,24"}, -1, -1, "", 18},
+      {"center_crop_pad symbolic",
+       "CenterCropPad",
+       {"batch,20,20", "2:int64=10,24"},
+       {{"axes", A::ints({1, 2})}},
+       {"batch,10,24"},
+       -1,
+       -1,
+       "",
+       18},
       {"center_crop_pad unknown rank", "CenterCropPad", {"*", "2:int64=4,4"}, {}, {"4x4"}, -1, -1, "", 18},
       {"center_crop_pad bad length", "CenterCropPad", {"20x10", "3:int64=1,2,3"}, {}, {"!"}, -1, -1, "", 18},
   };
@@ -304,17 +475,20 @@ using Strs = std::vector<std::string>;
 
 TEST_CASE("tensor ops: contents of small integer tensors") {
   CHECK(ints_of(run_op("Shape", {"batch,seq,768"}).out(0)) == Strs{"batch", "seq", "768"});
-  CHECK(ints_of(run_op("Shape", {"batch,seq,768"}, {{"start", A::i(-2)}}, 1, "", 15).out(0)) == Strs{"seq", "768"});
+  CHECK(ints_of(run_op("Shape", {"batch,seq,768"}, {{"start", A::i(-2)}}, 1, "", 15).out(0)) ==
+        Strs{"seq", "768"});
   CHECK(ints_of(run_op("Size", {"batch,seq,768"}).out(0)) == Strs{"768*batch*seq"});
   CHECK(ints_of(run_op("Gather", {"3:int64=7,8,9", "2:int64=-1,0"}).out(0)) == Strs{"9", "7"});
   CHECK(ints_of(run_op("Gather", {"2x3:int64=1,2,3,4,5,6", "1:int64=2"}, axis(1)).out(0)) == Strs{"3", "6"});
   CHECK(ints_of(run_op("Concat", {"2:int64=1,2", "1:int64=3"}, axis(0)).out(0)) == Strs{"1", "2", "3"});
   CHECK(ints_of(run_op("Concat", {"2x1:int64=1,2", "2x2:int64=3,4,5,6"}, axis(1)).out(0)) ==
         Strs{"1", "3", "4", "2", "5", "6"});
-  CHECK(ints_of(run_op("Slice", {"5:int64=0,1,2,3,4", "1:int64=-1", kMin, "1:int64=0", "1:int64=-2"}).out(0)) ==
-        Strs{"4", "2", "0"});
+  CHECK(
+      ints_of(run_op("Slice", {"5:int64=0,1,2,3,4", "1:int64=-1", kMin, "1:int64=0", "1:int64=-2"}).out(0)) ==
+      Strs{"4", "2", "0"});
   CHECK(ints_of(run_op("Transpose", {"2x3:int64=1,2,3,4,5,6"}).out(0)) == Strs{"1", "4", "2", "5", "3", "6"});
-  CHECK(ints_of(run_op("Expand", {"2x1:int64=1,2", "2:int64=2,3"}).out(0)) == Strs{"1", "1", "1", "2", "2", "2"});
+  CHECK(ints_of(run_op("Expand", {"2x1:int64=1,2", "2:int64=2,3"}).out(0)) ==
+        Strs{"1", "1", "1", "2", "2", "2"});
   CHECK(ints_of(run_op("Tile", {"2:int64=1,2", "1:int64=2"}).out(0)) == Strs{"1", "2", "1", "2"});
   CHECK(ints_of(run_op("Unsqueeze", {"scalar:int64=4", "1:int64=0"}).out(0)) == Strs{"4"});
   CHECK(ints_of(run_op("Squeeze", {"1:int64=4", "1:int64=0"}).out(0)) == Strs{"4"});
@@ -348,8 +522,8 @@ struct Builder {
     g.values[idx].is_initializer = true;
     return idx;
   }
-  std::vector<int> node(const std::string& op, std::vector<int> ins, std::map<std::string, Attribute> attrs = {},
-                        size_t n_out = 1, int opset = 17) {
+  std::vector<int> node(const std::string& op, std::vector<int> ins,
+                        std::map<std::string, Attribute> attrs = {}, size_t n_out = 1, int opset = 17) {
     Node n;
     n.name = op + "_" + std::to_string(g.nodes.size());
     n.op = op;
@@ -454,12 +628,13 @@ namespace {
 
 bool is_tensor_family_case(const std::string& name) {
   static const char* kPrefixes[] = {
-      "test_reshape", "test_slice", "test_gather", "test_concat", "test_split", "test_squeeze", "test_unsqueeze",
-      "test_transpose", "test_expand", "test_tile", "test_constant_pad", "test_edge_pad", "test_reflect_pad",
-      "test_resize", "test_upsample", "test_flatten", "test_shape", "test_size", "test_identity",
-      "test_depthtospace", "test_spacetodepth", "test_compress", "test_onehot", "test_nonzero", "test_top_k",
-      "test_tril", "test_triu", "test_cumsum", "test_reversesequence", "test_eyelike", "test_gridsample",
-      "test_scatter", "test_col2im", "test_center_crop_pad"};
+      "test_reshape",      "test_slice",     "test_gather",      "test_concat",          "test_split",
+      "test_squeeze",      "test_unsqueeze", "test_transpose",   "test_expand",          "test_tile",
+      "test_constant_pad", "test_edge_pad",  "test_reflect_pad", "test_resize",          "test_upsample",
+      "test_flatten",      "test_shape",     "test_size",        "test_identity",        "test_depthtospace",
+      "test_spacetodepth", "test_compress",  "test_onehot",      "test_nonzero",         "test_top_k",
+      "test_tril",         "test_triu",      "test_cumsum",      "test_reversesequence", "test_eyelike",
+      "test_gridsample",   "test_scatter",   "test_col2im",      "test_center_crop_pad"};
   for (const char* p : kPrefixes)
     if (name.rfind(p, 0) == 0) return true;
   return false;

@@ -111,7 +111,8 @@ std::vector<int64_t> normalize_axes(InferContext& c, const std::vector<int64_t>&
   std::vector<int64_t> out;
   for (int64_t a : axes) {
     int64_t n = normalize_axis(c, a, rank);
-    if (std::find(out.begin(), out.end(), n) != out.end()) c.fail("axis " + std::to_string(a) + " repeated in axes");
+    if (std::find(out.begin(), out.end(), n) != out.end())
+      c.fail("axis " + std::to_string(a) + " repeated in axes");
     out.push_back(n);
   }
   return out;
@@ -170,8 +171,8 @@ void infer_identity(InferContext& c) {
 // The -1 entry of a Reshape target: input elements / the other output dims. Factors copied from the
 // input (0 entries) and factors provably equal on both sides cancel first, so `?xseqx768` ->
 // [0, -1, 12, 64] still gives `seq`.
-Dim reshape_inferred_dim(InferContext& c, const Shape& in, const std::vector<Dim>& out, const std::vector<int>& copied,
-                         size_t infer_at) {
+Dim reshape_inferred_dim(InferContext& c, const Shape& in, const std::vector<Dim>& out,
+                         const std::vector<int>& copied, size_t infer_at) {
   if (!in.rank_known) return Dim::unknown();
   std::vector<Dim> num = in.dims;
   std::vector<bool> num_used(num.size(), false);
@@ -236,7 +237,8 @@ void infer_reshape(InferContext& c) {
     } else if (x == 0 && !allowzero) {
       if (in.rank_known) {
         if (i >= in.rank())
-          c.fail("target shape " + dims_text(*target) + " copies dim " + std::to_string(i) + " (0) of " + in.str());
+          c.fail("target shape " + dims_text(*target) + " copies dim " + std::to_string(i) + " (0) of " +
+                 in.str());
         out[i] = in.dims[i];
         copied[i] = static_cast<int>(i);
       }
@@ -269,7 +271,8 @@ void infer_flatten(InferContext& c) {
   }
   const int64_t r = static_cast<int64_t>(in.rank());
   int64_t axis = c.node().attr_i("axis", 1);
-  if (axis < -r || axis > r) c.fail("axis " + std::to_string(axis) + " out of range for rank " + std::to_string(r));
+  if (axis < -r || axis > r)
+    c.fail("axis " + std::to_string(axis) + " out of range for rank " + std::to_string(r));
   if (axis < 0) axis += r;
   Dim outer(1), inner(1);
   for (int64_t i = 0; i < r; ++i) {
@@ -304,7 +307,8 @@ void infer_squeeze(InferContext& c) {
     auto axes = c.in_ints(1);
     if (!axes) {
       auto k = vector_length(c, 1);
-      c.set_output(0, t, k && *k <= r ? Shape::unknown_of_rank(static_cast<size_t>(r - *k)) : Shape::unknown_rank());
+      c.set_output(
+          0, t, k && *k <= r ? Shape::unknown_of_rank(static_cast<size_t>(r - *k)) : Shape::unknown_rank());
       return;
     }
     auto ax = normalize_axes(c, *axes, r);
@@ -353,11 +357,13 @@ void infer_transpose(InferContext& c) {
   const size_t r = in.rank();
   if (perm.empty())
     for (size_t i = r; i-- > 0;) perm.push_back(static_cast<int64_t>(i));
-  if (perm.size() != r) c.fail("perm " + dims_text(perm) + " has " + std::to_string(perm.size()) + " entries for " + in.str());
+  if (perm.size() != r)
+    c.fail("perm " + dims_text(perm) + " has " + std::to_string(perm.size()) + " entries for " + in.str());
   std::vector<bool> seen(r, false);
   std::vector<Dim> out;
   for (int64_t p : perm) {
-    if (p < 0 || p >= static_cast<int64_t>(r) || seen[p]) c.fail("perm " + dims_text(perm) + " is not a permutation");
+    if (p < 0 || p >= static_cast<int64_t>(r) || seen[p])
+      c.fail("perm " + dims_text(perm) + " is not a permutation");
     seen[p] = true;
     out.push_back(in.dims[p]);
   }
@@ -385,8 +391,8 @@ void infer_concat(InferContext& c) {
     const Shape& s = c.in_shape(i);
     if (!s.rank_known) continue;
     if (rank && *rank != s.rank())
-      c.fail("inputs have different ranks: " + std::to_string(*rank) + " vs " + std::to_string(s.rank()) + " (" +
-             s.str() + ")");
+      c.fail("inputs have different ranks: " + std::to_string(*rank) + " vs " + std::to_string(s.rank()) +
+             " (" + s.str() + ")");
     rank = s.rank();
   }
   if (!rank) {
@@ -451,25 +457,28 @@ void infer_split(InferContext& c) {
   if (c.has_input(1)) {  // explicit split sizes
     if (auto s = in_dim_data(c, 1)) {
       if (s->size() != n)
-        c.fail("split " + dims_text(*s) + " has " + std::to_string(s->size()) + " entries for " + std::to_string(n) +
-               " outputs");
+        c.fail("split " + dims_text(*s) + " has " + std::to_string(s->size()) + " entries for " +
+               std::to_string(n) + " outputs");
       Dim total(0);
       for (const auto& x : *s) {
         if (x.is_known() && x.value() < 0) c.fail("negative size in split " + dims_text(*s));
         total = total + x;
       }
       if (total.is_known() && d.is_known() && total.value() != d.value())
-        c.fail("split " + dims_text(*s) + " sums to " + total.str() + ", but axis " + std::to_string(a) + " of " +
-               in.str() + " has " + d.str());
+        c.fail("split " + dims_text(*s) + " sums to " + total.str() + ", but axis " + std::to_string(a) +
+               " of " + in.str() + " has " + d.str());
       sizes = *s;
     }
   } else if (c.node().opset >= 18 && c.node().has_attr("num_outputs")) {
     // Split-18 num_outputs: chunks of ceil(d/m), the last one smaller when d does not divide evenly.
     const int64_t m = c.node().attr_i("num_outputs", 0);
-    if (m != static_cast<int64_t>(n)) c.fail("num_outputs " + std::to_string(m) + " but the node has " + std::to_string(n) + " outputs");
+    if (m != static_cast<int64_t>(n))
+      c.fail("num_outputs " + std::to_string(m) + " but the node has " + std::to_string(n) + " outputs");
     if (d.is_known()) {
       const int64_t chunk = (d.value() + m - 1) / m, last = d.value() - chunk * (m - 1);
-      if (last < 0) c.fail("cannot split " + d.str() + " into " + std::to_string(m) + " chunks of " + std::to_string(chunk));
+      if (last < 0)
+        c.fail("cannot split " + d.str() + " into " + std::to_string(m) + " chunks of " +
+               std::to_string(chunk));
       for (size_t i = 0; i < n; ++i) sizes[i] = Dim(i + 1 < n ? chunk : last);
     } else {
       for (auto& s : sizes) s = d / Dim(m);
@@ -558,7 +567,8 @@ void infer_slice(InferContext& c) {
   }
   if (starts->size() != ends->size() || axes->size() != starts->size() || steps->size() != starts->size())
     c.fail("starts, ends, axes and steps have different lengths: " + std::to_string(starts->size()) + ", " +
-           std::to_string(ends->size()) + ", " + std::to_string(axes->size()) + ", " + std::to_string(steps->size()));
+           std::to_string(ends->size()) + ", " + std::to_string(axes->size()) + ", " +
+           std::to_string(steps->size()));
   for (size_t i = 0; i < axes->size(); ++i) {
     if ((*steps)[i] == 0) c.fail("step 0 on axis " + std::to_string((*axes)[i]));
     out[(*axes)[i]] = slice_extent(in.dims[(*axes)[i]], (*starts)[i], (*ends)[i], (*steps)[i]);
@@ -608,7 +618,8 @@ void infer_gather(InferContext& c) {
     const int64_t n = data.dims[a].value();
     for (int64_t v : *idx_vals)
       if (v < -n || v >= n)
-        c.fail("index " + std::to_string(v) + " out of range for axis " + std::to_string(a) + " of " + data.str());
+        c.fail("index " + std::to_string(v) + " out of range for axis " + std::to_string(a) + " of " +
+               data.str());
   }
   // Contents: the Shape -> Gather idiom picks dims (batch, seq) out of a shape vector.
   auto kt = known_tensor(c, 0);
@@ -650,10 +661,11 @@ void infer_gather_nd(InferContext& c) {
   }
   const int64_t r = static_cast<int64_t>(data.rank()), q = static_cast<int64_t>(ind.rank());
   const int64_t k = ind.dims.back().value();
-  if (b < 0 || b >= std::min(r, q)) c.fail("batch_dims " + std::to_string(b) + " for data " + data.str() + ", indices " + ind.str());
+  if (b < 0 || b >= std::min(r, q))
+    c.fail("batch_dims " + std::to_string(b) + " for data " + data.str() + ", indices " + ind.str());
   if (k < 1 || k > r - b)
-    c.fail("indices " + ind.str() + " address " + std::to_string(k) + " dims of data " + data.str() + " past batch_dims " +
-           std::to_string(b));
+    c.fail("indices " + ind.str() + " address " + std::to_string(k) + " dims of data " + data.str() +
+           " past batch_dims " + std::to_string(b));
   std::vector<Dim> out;
   for (int64_t i = 0; i < q - 1; ++i)
     out.push_back(i < b ? merge_dim(c, data.dims[i], ind.dims[i], "GatherND batch dim") : ind.dims[i]);
@@ -700,7 +712,8 @@ void infer_expand(InferContext& c) {
   auto kt = known_tensor(c, 0);
   auto od = known_dims(out);
   if (!kt || !od) return;
-  fold_by_index(c, 0, *kt->data, *od, [&](const std::vector<int64_t>& o) { return broadcast_offset(o, kt->dims); });
+  fold_by_index(c, 0, *kt->data, *od,
+                [&](const std::vector<int64_t>& o) { return broadcast_offset(o, kt->dims); });
 }
 
 void infer_tile(InferContext& c) {
@@ -727,7 +740,8 @@ void infer_tile(InferContext& c) {
     return;
   }
   if (reps->size() != in.rank())
-    c.fail("repeats " + dims_text(*reps) + " has " + std::to_string(reps->size()) + " entries for " + in.str());
+    c.fail("repeats " + dims_text(*reps) + " has " + std::to_string(reps->size()) + " entries for " +
+           in.str());
   std::vector<Dim> out;
   for (size_t i = 0; i < in.rank(); ++i) {
     if ((*reps)[i].is_known() && (*reps)[i].value() < 0) c.fail("negative repeat in " + dims_text(*reps));
@@ -751,7 +765,8 @@ void infer_pad(InferContext& c) {
   const Shape& in = c.in_shape(0);
   if (!in.rank_known) {
     auto k = vector_length(c, 1);
-    c.set_output(0, t, k && !c.has_input(3) && *k % 2 == 0 ? Shape::unknown_of_rank(*k / 2) : Shape::unknown_rank());
+    c.set_output(
+        0, t, k && !c.has_input(3) && *k % 2 == 0 ? Shape::unknown_of_rank(*k / 2) : Shape::unknown_rank());
     return;
   }
   const int64_t r = static_cast<int64_t>(in.rank());
@@ -773,12 +788,14 @@ void infer_pad(InferContext& c) {
   }
   const size_t n = axes->size();
   if (pads->size() != 2 * n)
-    c.fail("pads " + dims_text(*pads) + " has " + std::to_string(pads->size()) + " entries for " + std::to_string(n) + " axes");
+    c.fail("pads " + dims_text(*pads) + " has " + std::to_string(pads->size()) + " entries for " +
+           std::to_string(n) + " axes");
   for (size_t i = 0; i < n; ++i) {
     const int64_t a = (*axes)[i];
     Dim d = in.dims[a] + (*pads)[i] + (*pads)[i + n];
     if (d.is_known() && d.value() < 0)
-      c.fail("pads " + dims_text(*pads) + " make axis " + std::to_string(a) + " of " + in.str() + " negative");
+      c.fail("pads " + dims_text(*pads) + " make axis " + std::to_string(a) + " of " + in.str() +
+             " negative");
     out[a] = d;
   }
   c.set_output(0, t, Shape(out));
@@ -797,7 +814,8 @@ void infer_depth_to_space(InferContext& c) {
   if (in.rank() != 4) c.fail("input " + in.str() + " must have rank 4");
   const Dim& ch = in.dims[1];
   if (ch.is_known() && ch.value() % (b * b) != 0)
-    c.fail("channels " + ch.str() + " of " + in.str() + " do not divide by blocksize^2 = " + std::to_string(b * b));
+    c.fail("channels " + ch.str() + " of " + in.str() +
+           " do not divide by blocksize^2 = " + std::to_string(b * b));
   c.set_output(0, t, Shape({in.dims[0], ch / Dim(b * b), in.dims[2] * Dim(b), in.dims[3] * Dim(b)}));
 }
 
@@ -813,7 +831,8 @@ void infer_space_to_depth(InferContext& c) {
   if (in.rank() != 4) c.fail("input " + in.str() + " must have rank 4");
   for (int i = 2; i < 4; ++i)
     if (in.dims[i].is_known() && in.dims[i].value() % b != 0)
-      c.fail("spatial dim " + in.dims[i].str() + " of " + in.str() + " does not divide by blocksize " + std::to_string(b));
+      c.fail("spatial dim " + in.dims[i].str() + " of " + in.str() + " does not divide by blocksize " +
+             std::to_string(b));
   c.set_output(0, t, Shape({in.dims[0], in.dims[1] * Dim(b * b), in.dims[2] / Dim(b), in.dims[3] / Dim(b)}));
 }
 
@@ -829,7 +848,8 @@ void infer_resize(InferContext& c) {
   }
   const int64_t r = static_cast<int64_t>(in.rank());
   std::vector<int64_t> axes = all_axes(in.rank());
-  if (c.node().opset >= 18 && c.node().has_attr("axes")) axes = normalize_axes(c, c.node().attr_ints("axes"), r);
+  if (c.node().opset >= 18 && c.node().has_attr("axes"))
+    axes = normalize_axes(c, c.node().attr_ints("axes"), r);
   std::vector<Dim> out = in.dims;
   for (int64_t a : axes) out[a] = Dim::unknown();
   auto sizes = c.has_input(3) ? in_dim_data(c, 3) : std::nullopt;
@@ -846,7 +866,8 @@ void infer_resize(InferContext& c) {
       bool known = true;
       double s = policy == "not_larger" ? INFINITY : 0;
       for (size_t i = 0; i < axes.size(); ++i) {
-        known = known && (*sizes)[i].is_known() && in.dims[axes[i]].is_known() && in.dims[axes[i]].value() > 0;
+        known =
+            known && (*sizes)[i].is_known() && in.dims[axes[i]].is_known() && in.dims[axes[i]].value() > 0;
         if (!known) break;
         double q = static_cast<double>((*sizes)[i].value()) / static_cast<double>(in.dims[axes[i]].value());
         s = policy == "not_larger" ? std::min(s, q) : std::max(s, q);
@@ -957,8 +978,9 @@ void infer_compress(InferContext& c) {
 // NonZero: [rank, count of non-zeros]; the count (and the indices) are known only from known contents.
 void infer_nonzero(InferContext& c) {
   const Shape& in = c.in_shape(0);
-  c.set_output(0, DType::Int64,
-               Shape({in.rank_known ? Dim(static_cast<int64_t>(in.rank())) : Dim::unknown(), Dim::unknown()}));
+  c.set_output(
+      0, DType::Int64,
+      Shape({in.rank_known ? Dim(static_cast<int64_t>(in.rank())) : Dim::unknown(), Dim::unknown()}));
   auto kt = known_tensor(c, 0);
   if (!kt) return;
   std::vector<int64_t> hits;  // flat offsets of non-zero elements, in row-major order
@@ -972,7 +994,8 @@ void infer_nonzero(InferContext& c) {
     }
   }
   const size_t r = kt->dims.size();
-  c.set_output(0, DType::Int64, Shape({Dim(static_cast<int64_t>(r)), Dim(static_cast<int64_t>(hits.size()))}));
+  c.set_output(0, DType::Int64,
+               Shape({Dim(static_cast<int64_t>(r)), Dim(static_cast<int64_t>(hits.size()))}));
   const auto st = strides_of(kt->dims);
   ConstData d;
   for (size_t j = 0; j < r; ++j)
@@ -1080,7 +1103,8 @@ void infer_reverse_sequence(InferContext& c) {
     if (in.rank() < 2) c.fail("input " + in.str() + " must have rank >= 2");
     const int64_t b = normalize_axis(c, c.node().attr_i("batch_axis", 1), static_cast<int64_t>(in.rank()));
     normalize_axis(c, c.node().attr_i("time_axis", 0), static_cast<int64_t>(in.rank()));
-    if (lens.rank_known && lens.rank() == 1) out.dims[b] = merge_dim(c, in.dims[b], lens.dims[0], "batch size");
+    if (lens.rank_known && lens.rank() == 1)
+      out.dims[b] = merge_dim(c, in.dims[b], lens.dims[0], "batch size");
   }
   c.set_output(0, c.in_dtype(0), out);
 }
@@ -1088,7 +1112,8 @@ void infer_reverse_sequence(InferContext& c) {
 void infer_eye_like(InferContext& c) {
   const Shape& in = c.in_shape(0);
   if (in.rank_known && in.rank() != 2) c.fail("input " + in.str() + " must have rank 2");
-  const DType t = c.node().has_attr("dtype") ? static_cast<DType>(c.node().attr_i("dtype", 1)) : c.in_dtype(0);
+  const DType t =
+      c.node().has_attr("dtype") ? static_cast<DType>(c.node().attr_i("dtype", 1)) : c.in_dtype(0);
   c.set_output(0, t, in.rank_known ? in : Shape::unknown_of_rank(2));
 }
 
@@ -1110,7 +1135,8 @@ void infer_col2im(InferContext& c) {
   for (int64_t v : *image) out.push_back(Dim(v));
   if (block) {
     if (block->size() != n)
-      c.fail("block_shape " + dims_text(*block) + " and image_shape " + dims_text(*image) + " differ in length");
+      c.fail("block_shape " + dims_text(*block) + " and image_shape " + dims_text(*image) +
+             " differ in length");
     int64_t bp = 1;
     for (int64_t b : *block) {
       if (b <= 0) c.fail("block_shape " + dims_text(*block) + " must be positive");
@@ -1121,16 +1147,18 @@ void infer_col2im(InferContext& c) {
       if (cb.is_known() && cb.value() % bp != 0)
         c.fail("dim 1 of " + in.str() + " does not divide by the block size " + std::to_string(bp));
       out[1] = cb / Dim(bp);
-      auto strides = c.node().attr_ints("strides"), dil = c.node().attr_ints("dilations"), pads = c.node().attr_ints("pads");
+      auto strides = c.node().attr_ints("strides"), dil = c.node().attr_ints("dilations"),
+           pads = c.node().attr_ints("pads");
       strides.resize(n, 1);
       dil.resize(n, 1);
       pads.resize(2 * n, 0);
       Dim blocks(1);
       for (size_t i = 0; i < n; ++i)
-        blocks = blocks * conv_out_dim(Dim((*image)[i]), (*block)[i], strides[i], dil[i], pads[i], pads[i + n], false);
+        blocks = blocks *
+                 conv_out_dim(Dim((*image)[i]), (*block)[i], strides[i], dil[i], pads[i], pads[i + n], false);
       if (blocks.is_known() && in.dims[2].is_known() && blocks.value() != in.dims[2].value())
-        c.fail("input " + in.str() + " has " + in.dims[2].str() + " blocks; image " + dims_text(*image) + " with block " +
-               dims_text(*block) + " gives " + blocks.str());
+        c.fail("input " + in.str() + " has " + in.dims[2].str() + " blocks; image " + dims_text(*image) +
+               " with block " + dims_text(*block) + " gives " + blocks.str());
     }
   }
   c.set_output(0, t, Shape(out));
@@ -1202,23 +1230,26 @@ void register_tensor_ops(OpRegistry& r) {
   reg(r, "ScatterElements", 11, 0, "layout only; reduction != none: 1 per update element", infer_scatter,
       cost_scatter_reduce);
   // Data-dependent output sizes.
-  reg(r, "Compress", 9, 0, "layout only (output size known only from known condition)", infer_compress, cost_zero);
-  reg(r, "NonZero", 9, 0, "1 per input element (compare with zero); output size data-dependent", infer_nonzero,
-      cost_per_in_elem_1);
+  reg(r, "Compress", 9, 0, "layout only (output size known only from known condition)", infer_compress,
+      cost_zero);
+  reg(r, "NonZero", 9, 0, "1 per input element (compare with zero); output size data-dependent",
+      infer_nonzero, cost_per_in_elem_1);
   reg(r, "Unique", 11, 0, "unknown (sort-based, data-dependent)", infer_unique, cost_unknown);
   // Computing ops.
   reg(r, "CumSum", 11, 0, "1 per output element (running add)", infer_cumsum, cost_per_out_elem_1);
-  reg(r, "TopK", 1, 0, "input elements * max(1, ceil(log2 K)) comparisons (heap-selection estimate)", infer_topk,
-      cost_topk);
+  reg(r, "TopK", 1, 0, "input elements * max(1, ceil(log2 K)) comparisons (heap-selection estimate)",
+      infer_topk, cost_topk);
   // Resize also serves Upsample-7/9 and Resize-10, which the importer rewrites into Resize's layout
   // while keeping the node's opset: hence since 1.
   reg(r, "Resize", 1, 0,
-      "per output element: nearest 0, linear 2^(k+1)-1, cubic 2*4^k-1 (k = resized axes; 2^k or 4^k taps weighted)",
+      "per output element: nearest 0, linear 2^(k+1)-1, cubic 2*4^k-1 (k = resized axes; 2^k or 4^k taps "
+      "weighted)",
       infer_resize, cost_resize);
   reg(r, "GridSample", 16, 0,
-      "per output element: nearest 0, bilinear 2^(k+1)-1, bicubic 2*4^k-1 (k = spatial dims)", infer_grid_sample,
-      cost_grid_sample);
-  reg(r, "Col2Im", 18, 0, "1 per input element (overlapping blocks accumulate)", infer_col2im, cost_per_in_elem_1);
+      "per output element: nearest 0, bilinear 2^(k+1)-1, bicubic 2*4^k-1 (k = spatial dims)",
+      infer_grid_sample, cost_grid_sample);
+  reg(r, "Col2Im", 18, 0, "1 per input element (overlapping blocks accumulate)", infer_col2im,
+      cost_per_in_elem_1);
 }
 
 }  // namespace flopwise
