@@ -22,6 +22,7 @@
 #include "flopwise/infer.h"
 #include "flopwise/ir.h"
 #include "flopwise/ops.h"
+#include "coverage.h"
 #include "pass.h"
 
 namespace fwtest {
@@ -139,6 +140,7 @@ inline OneNode run_op(const std::string& op, const std::vector<std::string>& inp
                       const std::map<std::string, Attribute>& attrs = {}, size_t n_outputs = 1,
                       const std::string& domain = "", int opset = 17) {
   OneNode r;
+  record_covered(domain, op);
   Graph& g = r.model.graph;
   Node n;
   n.name = "n0";
