@@ -10,6 +10,7 @@
 #include "flopwise/onnx_import.h"
 #include "flopwise/ops.h"
 #include "flopwise/report.h"
+#include "load.h"
 
 namespace fw = flopwise;
 
@@ -34,23 +35,6 @@ fw::InferOptions infer_options(const Options& o) {
   return io;
 }
 
-bool starts_with_zip_magic(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  char m[4] = {0, 0, 0, 0};
-  f.read(m, 4);
-  return f.gcount() == 4 && m[0] == 'P' && m[1] == 'K' && m[2] == 3 && m[3] == 4;
-}
-
-fw::Model load_model(const std::string& path) {
-  auto ends_with = [&](const char* ext) {
-    std::string e(ext);
-    return path.size() >= e.size() && path.compare(path.size() - e.size(), e.size(), e) == 0;
-  };
-  if (ends_with(".pt") || ends_with(".pth") || ends_with(".ptl") || starts_with_zip_magic(path))
-    throw fw::InputError(path + ": TorchScript models are not supported by this build yet (ONNX only)");
-  return fw::import_onnx_file(path);
-}
-
 void list_ops(std::ostream& os) {
   auto recs = fw::OpRegistry::instance().records();
   std::sort(recs.begin(), recs.end(), [](const fw::OpRecord& a, const fw::OpRecord& b) {
@@ -71,7 +55,7 @@ int run(const Options& o) {
   }
   if (o.model.empty()) throw fw::UsageError("no model given (usage: flopwise MODEL.onnx [options]; --help)");
   fw::InferOptions io = infer_options(o);
-  fw::Model model = load_model(o.model);
+  fw::Model model = fw::load_model(o.model);
   fw::InferResult ir = fw::infer_shapes(model, io);
   fw::Report report = fw::build_report(model, std::move(ir));
 

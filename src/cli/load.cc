@@ -1,0 +1,38 @@
+#include "load.h"
+
+#include <fstream>
+
+#include "flopwise/errors.h"
+#include "flopwise/onnx_import.h"
+
+namespace flopwise {
+
+namespace {
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+}  // namespace
+
+ModelFormat detect_format(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  char m[4] = {0, 0, 0, 0};
+  f.read(m, 4);
+  if (f.gcount() == 4 && m[0] == 'P' && m[1] == 'K' && m[2] == 3 && m[3] == 4) return ModelFormat::TorchScript;
+  if (ends_with(path, ".json")) return ModelFormat::ReportJson;
+  if (ends_with(path, ".pt") || ends_with(path, ".pth") || ends_with(path, ".ptl")) return ModelFormat::TorchScript;
+  if (ends_with(path, ".onnx")) return ModelFormat::Onnx;
+  return ModelFormat::Unknown;
+}
+
+Model load_model(const std::string& path) {
+  switch (detect_format(path)) {
+    case ModelFormat::TorchScript:
+      throw InputError(path + ": TorchScript models are not supported by this build yet (ONNX only)");
+    case ModelFormat::ReportJson:
+      throw InputError(path + ": a JSON report, not a model (reports are read by 'flopwise diff')");
+    default:
+      return import_onnx_file(path);  // ONNX is the default: its errors say when a file is not ONNX
+  }
+}
+
+}  // namespace flopwise

@@ -1,0 +1,18 @@
+// src/cli/load.h — opens a model file of any supported format into the IR.
+#pragma once
+
+#include <string>
+
+#include "flopwise/ir.h"
+
+namespace flopwise {
+
+enum class ModelFormat { Onnx, TorchScript, ReportJson, Unknown };
+
+// From the file's first bytes (zip magic: TorchScript; '{': a saved JSON report), else its extension.
+ModelFormat detect_format(const std::string& path);
+
+// Loads an .onnx or TorchScript model; throws InputError (unreadable, unsupported format) with one line.
+Model load_model(const std::string& path);
+
+}  // namespace flopwise
