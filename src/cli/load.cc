@@ -24,7 +24,7 @@ ModelFormat detect_format(const std::string& path) {
   return ModelFormat::Unknown;
 }
 
-Model load_model(const std::string& path) {
+Model load_model(const std::string& path, const InferOptions& /*pins*/) {
   switch (detect_format(path)) {
     case ModelFormat::TorchScript:
       throw InputError(path + ": TorchScript models are not supported by this build yet (ONNX only)");

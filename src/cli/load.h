@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "flopwise/infer.h"
 #include "flopwise/ir.h"
 
 namespace flopwise {
@@ -13,6 +14,7 @@ enum class ModelFormat { Onnx, TorchScript, ReportJson, Unknown };
 ModelFormat detect_format(const std::string& path);
 
 // Loads an .onnx or TorchScript model; throws InputError (unreadable, unsupported format) with one line.
-Model load_model(const std::string& path);
+// `pins` gives TorchScript inputs their shapes (ONNX models carry their own; pins apply later).
+Model load_model(const std::string& path, const InferOptions& pins);
 
 }  // namespace flopwise

@@ -10,6 +10,7 @@
 #include "flopwise/onnx_import.h"
 #include "flopwise/ops.h"
 #include "flopwise/report.h"
+#include "commands.h"
 #include "load.h"
 
 namespace fw = flopwise;
@@ -55,7 +56,7 @@ int run(const Options& o) {
   }
   if (o.model.empty()) throw fw::UsageError("no model given (usage: flopwise MODEL.onnx [options]; --help)");
   fw::InferOptions io = infer_options(o);
-  fw::Model model = fw::load_model(o.model);
+  fw::Model model = fw::load_model(o.model, io);
   fw::InferResult ir = fw::infer_shapes(model, io);
   fw::Report report = fw::build_report(model, std::move(ir));
 
@@ -89,6 +90,17 @@ int run(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && (std::string(argv[1]) == "diff" || std::string(argv[1]) == "check")) {
+    try {
+      return std::string(argv[1]) == "diff" ? fw::run_diff(argc - 1, argv + 1) : fw::run_check(argc - 1, argv + 1);
+    } catch (const fw::Error& e) {
+      std::cerr << "flopwise: error: " << e.what() << "\n";
+      return fw::kExitBadInput;
+    } catch (const std::exception& e) {
+      std::cerr << "flopwise: internal error: " << e.what() << "\n";
+      return fw::kExitBadInput;
+    }
+  }
   Options o;
   CLI::App app{"flopwise: static cost (params, MACs, FLOPs, memory) of an ONNX model, by module scope"};
   app.add_option("model", o.model, "model file (.onnx)");

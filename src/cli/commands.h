@@ -1,0 +1,11 @@
+// src/cli/commands.h — the CLI's subcommands. main.cc dispatches on the first argument.
+#pragma once
+
+namespace flopwise {
+
+// `flopwise diff A B [options]`: argv[0] is "diff". Returns the exit code; throws flopwise::Error.
+int run_diff(int argc, char** argv);
+// `flopwise check MODEL --budget FILE [options]`: argv[0] is "check".
+int run_check(int argc, char** argv);
+
+}  // namespace flopwise
