@@ -165,6 +165,12 @@ void fold_elementwise(InferContext& ctx, const std::function<Dim(const std::vect
   ctx.set_output_data(0, std::move(res));
 }
 
+Dim product(const std::vector<Dim>& v) {
+  Dim p(1);
+  for (const auto& d : v) p = p * d;
+  return p;
+}
+
 OpCost cost_zero(const CostContext&) { return OpCost{Count{}, Count{}}; }
 
 OpCost cost_per_out_elem(const CostContext& c, int64_t k) {

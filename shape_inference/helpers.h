@@ -48,6 +48,7 @@ void fold_elementwise(InferContext& ctx, const std::function<Dim(const std::vect
 // Row-major strides / element count for a fully known shape.
 std::optional<std::vector<int64_t>> known_dims(const Shape& s);
 int64_t product(const std::vector<int64_t>& v);  // no overflow check: for small const tensors only
+Dim product(const std::vector<Dim>& v);          // exact, Unknown on overflow
 
 // ---- costs --------------------------------------------------------------------------------------
 OpCost cost_zero(const CostContext&);               // layout only / no arithmetic

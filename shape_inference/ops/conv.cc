@@ -8,12 +8,6 @@ namespace flopwise {
 
 namespace {
 
-Dim dims_product(const std::vector<Dim>& v) {
-  Dim p(1);
-  for (const auto& d : v) p = p * d;
-  return p;
-}
-
 // Shared start of every conv shape rule: X [N, C, spatial...] and W. Returns the spatial rank, or -1
 // when X's rank is unknown (then the output gets W's rank if known, with only the channel dim set).
 int64_t conv_spatial_rank(InferContext& c, const Shape& x, const Shape& w, const Dim& out_channels) {
@@ -98,7 +92,7 @@ OpCost cost_conv_like(const CostContext& c, size_t bias_idx) {
   else if (x.rank_known && x.rank() >= 2)
     cin_per_group = x.dims[1] / Dim(c.node.attr_i("group", 1));
   Count out = c.out_numel(0);
-  Count macs = out * Count::of(cin_per_group * dims_product(cost_kernel(c)));
+  Count macs = out * Count::of(cin_per_group * product(cost_kernel(c)));
   return cost_contraction(macs, c.has_input(bias_idx) ? out : Count{});
 }
 
@@ -161,7 +155,7 @@ void infer_conv_transpose(InferContext& c) {
 OpCost cost_conv_transpose(const CostContext& c) {
   const Shape& w = c.in_shape(1);
   Dim cout_per_group = w.rank_known && w.rank() >= 2 ? w.dims[1] : Dim::unknown();
-  Count macs = c.in_numel(0) * Count::of(cout_per_group * dims_product(cost_kernel(c)));
+  Count macs = c.in_numel(0) * Count::of(cout_per_group * product(cost_kernel(c)));
   return cost_contraction(macs, c.has_input(2) ? c.out_numel(0) : Count{});
 }
 

@@ -11,12 +11,6 @@ namespace flopwise {
 
 namespace {
 
-Dim dims_product(const std::vector<Dim>& v) {
-  Dim p(1);
-  for (const auto& d : v) p = p * d;
-  return p;
-}
-
 // The better-known of two descriptions of one dim: known beats symbolic beats unknown.
 Dim best_dim(const Dim& a, const Dim& b) {
   if (a.is_known() || b.is_unknown()) return a;
@@ -316,7 +310,7 @@ OpCost cost_einsum(const CostContext& c) {
     return cost_unknown(c);
   }
   if (!d.ellipsis_rank_known) return cost_unknown(c);
-  Dim p = dims_product(d.ellipsis);
+  Dim p = product(d.ellipsis);
   for (const auto& [l, size] : d.index) p = p * size;
   for (const auto& t : d.inputs)
     for (char l : t.letters)

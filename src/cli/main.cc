@@ -89,18 +89,22 @@ int run(const Options& o) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  if (argc > 1 && (std::string(argv[1]) == "diff" || std::string(argv[1]) == "check")) {
-    try {
-      return std::string(argv[1]) == "diff" ? fw::run_diff(argc - 1, argv + 1) : fw::run_check(argc - 1, argv + 1);
-    } catch (const fw::Error& e) {
-      std::cerr << "flopwise: error: " << e.what() << "\n";
-      return fw::kExitBadInput;
-    } catch (const std::exception& e) {
-      std::cerr << "flopwise: internal error: " << e.what() << "\n";
-      return fw::kExitBadInput;
-    }
+// Runs a command; the one place library errors become a message line and an exit code.
+template <class F>
+int guarded(F&& f) {
+  try {
+    return f();
+  } catch (const fw::Error& e) {
+    std::cerr << "flopwise: error: " << e.what() << "\n";
+  } catch (const std::exception& e) {
+    std::cerr << "flopwise: internal error: " << e.what() << "\n";
   }
+  return fw::kExitBadInput;
+}
+
+int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "diff") return guarded([&] { return fw::run_diff(argc - 1, argv + 1); });
+  if (argc > 1 && std::string(argv[1]) == "check") return guarded([&] { return fw::run_check(argc - 1, argv + 1); });
   Options o;
   CLI::App app{"flopwise: static cost (params, MACs, FLOPs, memory) of an ONNX model, by module scope"};
   app.add_option("model", o.model, "model file (.onnx)");
@@ -122,13 +126,5 @@ int main(int argc, char** argv) {
     std::cerr << "flopwise: " << e.what() << " (see --help)\n";
     return fw::kExitBadInput;
   }
-  try {
-    return run(o);
-  } catch (const fw::Error& e) {
-    std::cerr << "flopwise: error: " << e.what() << "\n";
-    return fw::kExitBadInput;
-  } catch (const std::exception& e) {
-    std::cerr << "flopwise: internal error: " << e.what() << "\n";
-    return fw::kExitBadInput;
-  }
+  return guarded([&] { return run(o); });
 }
