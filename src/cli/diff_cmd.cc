@@ -1,8 +1,91 @@
+// `flopwise diff A B`: compares two models or saved JSON reports (any mix). See flopwise/diff.h.
+#include <CLI/CLI.hpp>
+#include <fstream>
+#include <iostream>
+
 #include "commands.h"
+#include "flopwise/cost.h"
+#include "flopwise/diff.h"
 #include "flopwise/errors.h"
+#include "flopwise/infer.h"
+#include "flopwise/report_io.h"
+#include "load.h"
 
 namespace flopwise {
 
-int run_diff(int, char**) { throw UsageError("'flopwise diff' is not available yet"); }
+namespace {
+
+struct DiffArgs {
+  std::string a, b;
+  std::vector<std::string> inputs, dims, values;
+  std::string format = "text", output, sort = "flops";
+  int top = -1;
+};
+
+// A model is loaded and analysed with the pins; a saved report is read as it is.
+Report open_side(const std::string& path, const InferOptions& pins, bool have_pins) {
+  if (detect_format(path) == ModelFormat::ReportJson || looks_like_json_report(path)) {
+    if (have_pins)
+      std::cerr << "flopwise: note: " << path << " is a saved report; --input/--dim/--value do not apply to it\n";
+    return read_report_json(path);
+  }
+  Model m = load_model(path, pins);
+  InferResult ir = infer_shapes(m, pins);
+  return build_report(m, std::move(ir));
+}
+
+}  // namespace
+
+int run_diff(int argc, char** argv) {
+  DiffArgs o;
+  CLI::App app{"flopwise diff: compare two models or saved JSON reports (A -> B)", "flopwise diff"};
+  app.add_option("a", o.a, "model A (.onnx, .pt) or a saved report (flopwise M --format json -o a.json)")->required();
+  app.add_option("b", o.b, "model B or a saved report")->required();
+  app.add_option("--input,-i", o.inputs, "pin an input on both sides: NAME:1x3x224x224[:dtype]");
+  app.add_option("--dim,-d", o.dims, "bind a symbolic dim on both sides: batch=8");
+  app.add_option("--value", o.values, "pin the contents of a shape-like input on both sides: NAME=4,2");
+  app.add_option("--format,-f", o.format, "text | json | markdown")
+      ->check(CLI::IsMember({"text", "json", "markdown", "md"}));
+  app.add_option("--output,-o", o.output, "write the diff to FILE instead of stdout");
+  app.add_option("--top", o.top, "entries per section (default: 20 in text/markdown, all in JSON)");
+  app.add_option("--sort", o.sort, "quantity that ranks the largest changes: params | macs | flops | memory_bytes")
+      ->check(CLI::IsMember({"params", "macs", "flops", "memory_bytes"}));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    throw UsageError(std::string(e.what()) + " (see flopwise diff --help)");
+  }
+
+  InferOptions pins;
+  for (const auto& s : o.inputs) pins.inputs.push_back(parse_input_pin(s));
+  for (const auto& s : o.dims) pins.dims.push_back(parse_dim_pin(s));
+  for (const auto& s : o.values) pins.values.insert(parse_value_pin(s));
+  bool have_pins = !o.inputs.empty() || !o.dims.empty() || !o.values.empty();
+
+  Report ra = open_side(o.a, pins, have_pins);
+  Report rb = open_side(o.b, pins, have_pins);
+  ra.path = o.a;  // name the sides as the user did
+  rb.path = o.b;
+  Diff d = diff_reports(ra, rb, DiffOptions{o.sort});
+
+  std::ofstream file;
+  std::ostream* os = &std::cout;
+  if (!o.output.empty()) {
+    file.open(o.output);
+    if (!file) throw UsageError("cannot write " + o.output);
+    os = &file;
+  }
+  DiffFormatOptions fo{o.top};
+  if (o.format == "json")
+    write_diff_json(*os, d, fo);
+  else if (o.format == "markdown" || o.format == "md")
+    write_diff_markdown(*os, d, fo);
+  else
+    write_diff_text(*os, d, fo);
+  os->flush();
+  return kExitOk;
+}
 
 }  // namespace flopwise

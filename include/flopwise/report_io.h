@@ -1,0 +1,21 @@
+// flopwise/report_io.h — reads a saved JSON report (schema "flopwise.report/1") back into a Report.
+// Owns: the reader only (the writer is src/report/json_report.cc). Used by `flopwise diff` and by
+// `flopwise check` baselines. Never touches models, protobuf or LibTorch.
+#pragma once
+
+#include <string>
+
+#include "flopwise/cost.h"
+
+namespace flopwise {
+
+// Rebuilds totals, the scope tree (with each scope's direct op types), op_types, nodes (with their
+// output shapes), inputs, outputs, unsupported ops and warnings. Output dtypes of nodes are not in
+// the format. Throws InputError naming the file and the key when the text is not such a report.
+Report parse_report_json(const std::string& text, const std::string& origin);
+Report read_report_json(const std::string& path);
+
+// True when the file starts (after whitespace) with '{': a saved report rather than a model.
+bool looks_like_json_report(const std::string& path);
+
+}  // namespace flopwise

@@ -1,0 +1,293 @@
+// flopwise diff: scope alignment and deltas between two Reports (see flopwise/diff.h for the contract).
+#include "flopwise/diff.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <set>
+
+namespace flopwise {
+
+std::optional<int64_t> Figures::get(const std::string& key) const {
+  for (const auto& [k, v] : items)
+    if (k == key) return v;
+  return std::nullopt;
+}
+
+void Figures::set(const std::string& key, std::optional<int64_t> v) {
+  for (auto& [k, old] : items)
+    if (k == key) {
+      old = v;
+      return;
+    }
+  items.push_back({key, v});
+}
+
+Figures subtract(const Figures& b, const Figures& a) {
+  Figures d;
+  for (const auto& [k, vb] : b.items) {
+    std::optional<int64_t> va = a.get(k), r;
+    int64_t out;
+    if (vb && va && !__builtin_sub_overflow(*vb, *va, &out)) r = out;
+    d.items.push_back({k, r});
+  }
+  return d;
+}
+
+const char* status_name(DiffStatus s) {
+  switch (s) {
+    case DiffStatus::Added: return "added";
+    case DiffStatus::Removed: return "removed";
+    case DiffStatus::Changed: return "changed";
+    case DiffStatus::Same: return "same";
+  }
+  return "?";
+}
+
+std::optional<double> percent_change(std::optional<int64_t> a, std::optional<int64_t> b) {
+  if (!a || !b || *a == 0) return std::nullopt;
+  return 100.0 * (static_cast<double>(*b) - static_cast<double>(*a)) / static_cast<double>(*a);
+}
+
+namespace {
+
+std::optional<int64_t> opt(const Count& c) { return c.known ? std::optional<int64_t>(c.v) : std::nullopt; }
+
+Figures totals_figures(const Totals& t) {
+  Figures f;
+  f.items = {{"params", opt(t.params)},
+             {"buffers", opt(t.buffers)},
+             {"macs", opt(t.macs)},
+             {"flops", opt(t.flops)},
+             {"memory_bytes", opt(t.memory_bytes)},
+             {"backward_flops", opt(t.backward_flops)},
+             {"uncounted_nodes", t.uncounted}};
+  return f;
+}
+
+Figures scope_figures(const ScopeNode& s) {
+  Figures f;
+  f.items = {{"params", opt(s.cost.params)},
+             {"macs", opt(s.cost.macs)},
+             {"flops", opt(s.cost.flops)},
+             {"memory_bytes", opt(s.cost.memory_bytes)},
+             {"uncounted_nodes", s.cost.uncounted}};
+  return f;
+}
+
+Figures op_figures(const OpTypeReport& o) {
+  Figures f;
+  f.items = {{"count", o.count},
+             {"params", opt(o.params)},
+             {"macs", opt(o.macs)},
+             {"flops", opt(o.flops)},
+             {"memory_bytes", opt(o.memory_bytes)}};
+  return f;
+}
+
+Figures zero_like(const Figures& f) {
+  Figures z;
+  for (const auto& [k, v] : f.items) z.items.push_back({k, int64_t{0}});
+  return z;
+}
+
+DiffEntry make_entry(const std::string& name, const std::string& a_name, const std::optional<Figures>& a,
+                     const std::optional<Figures>& b) {
+  DiffEntry e;
+  e.name = name;
+  if (a && b && a_name != name) e.a_name = a_name;
+  e.a = a;
+  e.b = b;
+  if (a && b) {
+    e.delta = subtract(*b, *a);
+    e.status = a->items == b->items ? DiffStatus::Same : DiffStatus::Changed;
+  } else if (b) {
+    e.delta = subtract(*b, zero_like(*b));
+    e.status = DiffStatus::Added;
+  } else {
+    e.delta = subtract(zero_like(*a), *a);
+    e.status = DiffStatus::Removed;
+  }
+  return e;
+}
+
+// The op signature of each scope: op types of every node in its subtree, in node order.
+struct Side {
+  const Report& r;
+  std::map<const ScopeNode*, std::string> sig;
+  std::map<std::string, const ScopeNode*> by_name;
+  std::map<const ScopeNode*, const ScopeNode*> parent;
+
+  explicit Side(const Report& rep) : r(rep) {
+    index(rep.scopes.get(), nullptr);
+    for (const auto& n : rep.nodes) {
+      auto it = by_name.find(n.scope);
+      if (it == by_name.end()) continue;
+      std::string op = n.domain.empty() ? n.op : n.domain + "::" + n.op;
+      for (const ScopeNode* s = it->second; s && s != rep.scopes.get(); s = parent[s]) sig[s] += op + ";";
+    }
+  }
+  void index(const ScopeNode* s, const ScopeNode* p) {
+    by_name.emplace(s->name, s);
+    parent[s] = p;
+    for (const auto& c : s->children) index(c.get(), s);
+  }
+};
+
+struct Aligner {
+  Side& A;
+  Side& B;
+  std::vector<DiffEntry>& out;
+
+  void whole_subtree(const ScopeNode& s, bool added, bool root) {
+    DiffEntry e = added ? make_entry(s.name, "", std::nullopt, scope_figures(s))
+                        : make_entry(s.name, "", scope_figures(s), std::nullopt);
+    e.cls = s.cls;
+    e.depth = s.depth;
+    e.subtree_root = root;
+    out.push_back(std::move(e));
+    for (const auto& c : s.children) whole_subtree(*c, added, false);
+  }
+
+  void align(const ScopeNode& pa, const ScopeNode& pb) {
+    const auto& ca = pa.children;
+    const auto& cb = pb.children;
+    std::vector<int> match_a(ca.size(), -1), match_b(cb.size(), -1);
+    // 1. By label (the path below the parent): the same module in both.
+    std::map<std::string, size_t> b_label;
+    for (size_t j = 0; j < cb.size(); ++j) b_label.emplace(cb[j]->label, j);
+    for (size_t i = 0; i < ca.size(); ++i) {
+      auto it = b_label.find(ca[i]->label);
+      if (it != b_label.end() && match_b[it->second] < 0) {
+        match_a[i] = static_cast<int>(it->second);
+        match_b[it->second] = static_cast<int>(i);
+      }
+    }
+    // 2. The rest, in order, by equal op signature (longest common subsequence).
+    std::vector<size_t> ua, ub;
+    for (size_t i = 0; i < ca.size(); ++i)
+      if (match_a[i] < 0) ua.push_back(i);
+    for (size_t j = 0; j < cb.size(); ++j)
+      if (match_b[j] < 0) ub.push_back(j);
+    if (!ua.empty() && !ub.empty()) {
+      auto same = [&](size_t i, size_t j) {
+        const std::string& sa = A.sig[ca[ua[i]].get()];
+        return !sa.empty() && sa == B.sig[cb[ub[j]].get()];
+      };
+      std::vector<std::vector<int>> L(ua.size() + 1, std::vector<int>(ub.size() + 1, 0));
+      for (size_t i = ua.size(); i-- > 0;)
+        for (size_t j = ub.size(); j-- > 0;)
+          L[i][j] = same(i, j) ? L[i + 1][j + 1] + 1 : std::max(L[i + 1][j], L[i][j + 1]);
+      for (size_t i = 0, j = 0; i < ua.size() && j < ub.size();) {
+        if (same(i, j) && L[i][j] == L[i + 1][j + 1] + 1) {
+          match_a[ua[i]] = static_cast<int>(ub[j]);
+          match_b[ub[j]] = static_cast<int>(ua[i]);
+          ++i, ++j;
+        } else if (L[i + 1][j] >= L[i][j + 1]) {
+          ++i;
+        } else {
+          ++j;
+        }
+      }
+    }
+    // Emit in B's order, then A's leftovers.
+    for (size_t j = 0; j < cb.size(); ++j) {
+      if (match_b[j] < 0) {
+        whole_subtree(*cb[j], true, true);
+        continue;
+      }
+      const ScopeNode& sa = *ca[match_b[j]];
+      const ScopeNode& sb = *cb[j];
+      DiffEntry e = make_entry(sb.name, sa.name, scope_figures(sa), scope_figures(sb));
+      e.cls = sb.cls.empty() ? sa.cls : sb.cls;
+      e.depth = sb.depth;
+      out.push_back(std::move(e));
+      align(sa, sb);
+    }
+    for (size_t i = 0; i < ca.size(); ++i)
+      if (match_a[i] < 0) whole_subtree(*ca[i], false, true);
+  }
+};
+
+int64_t magnitude(const DiffEntry& e, const std::string& key) {
+  auto v = e.delta.get(key);
+  return v ? std::llabs(*v) : 0;
+}
+
+void sort_by_change(std::vector<DiffEntry>& v, const std::string& key) {
+  static const char* kTie[] = {"flops", "macs", "params", "memory_bytes"};
+  std::stable_sort(v.begin(), v.end(), [&](const DiffEntry& x, const DiffEntry& y) {
+    if (magnitude(x, key) != magnitude(y, key)) return magnitude(x, key) > magnitude(y, key);
+    for (const char* k : kTie)
+      if (magnitude(x, k) != magnitude(y, k)) return magnitude(x, k) > magnitude(y, k);
+    return (x.status != DiffStatus::Same) > (y.status != DiffStatus::Same);
+  });
+}
+
+std::string op_key(const NodeReport& n) { return n.domain.empty() ? n.op : n.domain + "::" + n.op; }
+
+}  // namespace
+
+Diff diff_reports(const Report& a, const Report& b, const DiffOptions& opts) {
+  Diff d;
+  d.a_path = a.path;
+  d.b_path = b.path;
+  d.a = totals_figures(a.totals);
+  d.b = totals_figures(b.totals);
+  d.delta = subtract(d.b, d.a);
+  if (a.convention != b.convention)
+    d.warnings.push_back("the reports use different conventions: " + a.convention + " vs " + b.convention);
+  if (!a.totals.complete() || !b.totals.complete())
+    d.warnings.push_back("some nodes were not counted (" + std::to_string(a.totals.uncounted) + " in A, " +
+                         std::to_string(b.totals.uncounted) + " in B): deltas cover the counted part only");
+
+  Side sa(a), sb(b);
+  Aligner al{sa, sb, d.scopes};
+  if (a.scopes && b.scopes) al.align(*a.scopes, *b.scopes);
+  sort_by_change(d.scopes, opts.sort_by);
+
+  std::map<std::string, const OpTypeReport*> a_ops;
+  for (const auto& o : a.op_types) a_ops[o.op] = &o;
+  std::set<std::string> seen;
+  for (const auto& o : b.op_types) {
+    seen.insert(o.op);
+    auto it = a_ops.find(o.op);
+    d.op_types.push_back(it == a_ops.end() ? make_entry(o.op, o.op, std::nullopt, op_figures(o))
+                                           : make_entry(o.op, o.op, op_figures(*it->second), op_figures(o)));
+  }
+  for (const auto& o : a.op_types)
+    if (!seen.count(o.op)) d.op_types.push_back(make_entry(o.op, o.op, op_figures(o), std::nullopt));
+  sort_by_change(d.op_types, opts.sort_by);
+
+  // Shape changes: graph inputs and outputs by name, then outputs of nodes present in both.
+  auto io = [&](const char* kind, const auto& va, const auto& vb) {
+    std::map<std::string, std::string> ma;
+    for (const auto& [name, ts] : va) ma[name] = ts.second.str();
+    std::set<std::string> in_b;
+    for (const auto& [name, ts] : vb) {
+      in_b.insert(name);
+      auto it = ma.find(name);
+      std::string sa_ = it == ma.end() ? "absent" : it->second;
+      if (sa_ != ts.second.str()) d.shape_changes.push_back({kind, name, "", sa_, ts.second.str()});
+    }
+    for (const auto& [name, ts] : va)
+      if (!in_b.count(name)) d.shape_changes.push_back({kind, name, "", ts.second.str(), "absent"});
+  };
+  io("input", a.inputs, b.inputs);
+  io("output", a.outputs, b.outputs);
+  std::map<std::string, const NodeReport*> a_nodes;
+  for (const auto& n : a.nodes)
+    if (!n.name.empty()) a_nodes.emplace(n.name, &n);
+  for (const auto& n : b.nodes) {
+    auto it = a_nodes.find(n.name);
+    if (n.name.empty() || it == a_nodes.end() || op_key(*it->second) != op_key(n)) continue;
+    const auto& oa = it->second->outputs;
+    for (size_t k = 0; k < n.outputs.size() && k < oa.size(); ++k) {
+      std::string s1 = oa[k].second.str(), s2 = n.outputs[k].second.str();
+      if (s1 != s2) d.shape_changes.push_back({"node", n.outputs[k].first, n.name, s1, s2});
+    }
+  }
+  return d;
+}
+
+}  // namespace flopwise

@@ -1,0 +1,180 @@
+// Reader for saved JSON reports (schema "flopwise.report/1", written by src/report/json_report.cc).
+#include "flopwise/report_io.h"
+
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "flopwise/errors.h"
+
+namespace flopwise {
+
+namespace {
+using json = nlohmann::json;
+
+struct Reader {
+  std::string origin;
+
+  [[noreturn]] void fail(const std::string& what) const {
+    throw InputError(origin + ": not a flopwise.report/1 JSON report: " + what);
+  }
+  const json& at(const json& j, const char* key, const std::string& where) const {
+    if (!j.is_object() || !j.contains(key)) fail("missing key '" + std::string(key) + "' in " + where);
+    return j.at(key);
+  }
+  Count count(const json& j, const char* key, const std::string& where) const {
+    if (!j.is_object() || !j.contains(key)) return Count::unknown();  // added keys are optional
+    const json& v = j.at(key);
+    if (v.is_null()) return Count::unknown();
+    if (!v.is_number_integer()) fail("'" + std::string(key) + "' in " + where + " is not an integer or null");
+    return Count{v.get<int64_t>(), true, false};
+  }
+  Totals totals(const json& j, const std::string& where) const {
+    Totals t;
+    t.params = count(j, "params", where);
+    t.buffers = j.contains("buffers") ? count(j, "buffers", where) : Count{};
+    t.macs = count(j, "macs", where);
+    t.flops = count(j, "flops", where);
+    t.memory_bytes = count(j, "memory_bytes", where);
+    t.backward_flops = j.contains("backward_flops") ? count(j, "backward_flops", where) : Count{};
+    if (j.contains("uncounted_nodes") && j.at("uncounted_nodes").is_number_integer())
+      t.uncounted = j.at("uncounted_nodes").get<int64_t>();
+    return t;
+  }
+  Shape shape(const json& j, const std::string& where) const {
+    if (j.is_null()) return Shape::unknown_rank();
+    if (!j.is_array()) fail("shape of " + where + " is not an array or null");
+    std::vector<Dim> dims;
+    for (const auto& d : j) {
+      if (d.is_number_integer())
+        dims.push_back(Dim(d.get<int64_t>()));
+      else if (d.is_string())
+        dims.push_back(Dim::symbol(d.get<std::string>()));  // "batch", "2*seq": compared as written
+      else
+        dims.push_back(Dim::unknown());
+    }
+    return Shape(std::move(dims));
+  }
+  std::unique_ptr<ScopeNode> scope(const json& j, int depth) const {
+    auto s = std::make_unique<ScopeNode>();
+    s->name = at(j, "name", "a scope").get<std::string>();
+    std::string where = "scope '" + s->name + "'";
+    s->label = j.value("label", s->name);
+    if (j.contains("class") && j.at("class").is_string()) s->cls = j.at("class").get<std::string>();
+    s->cost = totals(j, where);
+    s->depth = depth;
+    if (j.contains("children")) {
+      const json& ch = j.at("children");
+      if (!ch.is_array()) fail("'children' of " + where + " is not an array");
+      for (const auto& c : ch) s->children.push_back(scope(c, depth + 1));
+    }
+    return s;
+  }
+};
+
+void index_scopes(ScopeNode* s, std::map<std::string, ScopeNode*>& out) {
+  out.emplace(s->name, s);
+  for (auto& c : s->children) index_scopes(c.get(), out);
+}
+
+}  // namespace
+
+Report parse_report_json(const std::string& text, const std::string& origin) {
+  Reader rd{origin};
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw InputError(origin + ": not valid JSON: " + e.what());
+  }
+  if (!j.is_object()) rd.fail("the top level is not an object");
+  const json& schema = rd.at(j, "schema", "the report");
+  if (!schema.is_string() || schema.get<std::string>() != "flopwise.report/1")
+    rd.fail("schema is " + schema.dump() + ", expected \"flopwise.report/1\"");
+  try {
+    Report r;
+    const json& model = rd.at(j, "model", "the report");
+    r.path = model.value("path", origin);
+    r.format = model.value("format", "report");
+    r.producer = model.value("producer", "");
+    if (model.contains("opset") && model.at("opset").is_object())
+      for (const auto& [d, v] : model.at("opset").items())
+        if (v.is_number_integer()) r.opsets[d == "ai.onnx" ? "" : d] = v.get<int64_t>();
+    r.convention = j.value("convention", "default");
+    auto io = [&](const char* key, auto& out) {
+      if (!j.contains(key)) return;
+      for (const auto& v : j.at(key)) {
+        std::string name = rd.at(v, "name", key).get<std::string>();
+        DType dt = parse_dtype(v.value("dtype", "")).value_or(DType::Undefined);
+        out.push_back({name, {dt, rd.shape(v.contains("shape") ? v.at("shape") : json(), name)}});
+      }
+    };
+    io("inputs", r.inputs);
+    io("outputs", r.outputs);
+    r.totals = rd.totals(rd.at(j, "totals", "the report"), "totals");
+    r.scopes = rd.scope(rd.at(j, "scopes", "the report"), 0);
+    if (j.contains("op_types"))
+      for (const auto& o : j.at("op_types")) {
+        OpTypeReport ot;
+        ot.op = rd.at(o, "op", "op_types").get<std::string>();
+        ot.count = o.value("count", int64_t{0});
+        std::string where = "op type '" + ot.op + "'";
+        ot.macs = rd.count(o, "macs", where);
+        ot.flops = rd.count(o, "flops", where);
+        ot.params = rd.count(o, "params", where);
+        ot.memory_bytes = rd.count(o, "memory_bytes", where);
+        r.op_types.push_back(std::move(ot));
+      }
+    std::map<std::string, ScopeNode*> by_name;
+    index_scopes(r.scopes.get(), by_name);
+    if (j.contains("nodes"))
+      for (const auto& n : j.at("nodes")) {
+        NodeReport nr;
+        nr.name = n.value("name", "");
+        std::string op = rd.at(n, "op", "nodes").get<std::string>();
+        size_t sep = op.rfind("::");
+        nr.op = sep == std::string::npos ? op : op.substr(sep + 2);
+        nr.domain = sep == std::string::npos ? "" : op.substr(0, sep);
+        nr.scope = n.value("scope", "");
+        if (n.contains("outputs"))
+          for (const auto& o : n.at("outputs"))
+            nr.outputs.push_back({o.value("name", ""), rd.shape(o.contains("shape") ? o.at("shape") : json(), nr.name)});
+        std::string where = "node '" + nr.name + "'";
+        nr.cost.params = rd.count(n, "params", where);
+        nr.cost.macs = rd.count(n, "macs", where);
+        nr.cost.flops = rd.count(n, "flops", where);
+        nr.cost.memory_bytes = rd.count(n, "memory_bytes", where);
+        auto it = by_name.find(nr.scope);
+        if (it != by_name.end() && std::find(it->second->ops.begin(), it->second->ops.end(), nr.op) == it->second->ops.end())
+          it->second->ops.push_back(nr.op);
+        r.nodes.push_back(std::move(nr));
+      }
+    if (j.contains("unsupported"))
+      for (const auto& u : j.at("unsupported"))
+        r.unsupported[u.value("op", "")] = u.value("nodes", std::vector<std::string>{});
+    if (j.contains("warnings")) r.warnings = j.at("warnings").get<std::vector<std::string>>();
+    return r;
+  } catch (const json::exception& e) {
+    rd.fail(e.what());
+  }
+}
+
+Report read_report_json(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw InputError(path + ": cannot open");
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  if (ss.str().empty()) throw InputError(path + ": empty file");
+  return parse_report_json(ss.str(), path);
+}
+
+bool looks_like_json_report(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  char c;
+  while (f.get(c))
+    if (!std::isspace(static_cast<unsigned char>(c))) return c == '{';
+  return false;
+}
+
+}  // namespace flopwise
