@@ -1,8 +1,81 @@
+// `flopwise check MODEL --budget FILE`: cost budgets for CI. Exit 0 when every limit holds, 1 when
+// one fails, 2 for bad input (main maps thrown errors to 2). See flopwise/budget.h.
+#include <CLI/CLI.hpp>
+#include <fstream>
+#include <iostream>
+
 #include "commands.h"
+#include "flopwise/budget.h"
 #include "flopwise/errors.h"
+#include "flopwise/infer.h"
+#include "flopwise/report_io.h"
+#include "load.h"
 
 namespace flopwise {
 
-int run_check(int, char**) { throw UsageError("'flopwise check' is not available yet"); }
+int run_check(int argc, char** argv) {
+  std::string model, budget_path, format = "text", output, junit;
+  std::vector<std::string> inputs, dims, values;
+  CLI::App app{"flopwise check: fail when a model exceeds its cost budget (exit 0 ok, 1 over budget, 2 bad input)",
+               "flopwise check"};
+  app.add_option("model", model, "model file (.onnx, .pt) or a saved JSON report")->required();
+  app.add_option("--budget,-b", budget_path, "budget file (TOML; see the README)")->required();
+  app.add_option("--input,-i", inputs, "pin an input: NAME:1x3x224x224[:dtype] (over the budget's [inputs])");
+  app.add_option("--dim,-d", dims, "bind a symbolic dim: batch=8 (over the budget's [dims])");
+  app.add_option("--value", values, "pin the contents of a shape-like input: NAME=4,2");
+  app.add_option("--format,-f", format, "text | markdown (e.g. for $GITHUB_STEP_SUMMARY)")
+      ->check(CLI::IsMember({"text", "markdown", "md"}));
+  app.add_option("--output,-o", output, "write the table to FILE instead of stdout");
+  app.add_option("--junit", junit, "also write JUnit XML (one test case per limit) to FILE");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    throw UsageError(std::string(e.what()) + " (see flopwise check --help)");
+  }
+
+  InferOptions cli;
+  for (const auto& s : inputs) cli.inputs.push_back(parse_input_pin(s));
+  for (const auto& s : dims) cli.dims.push_back(parse_dim_pin(s));
+  for (const auto& s : values) cli.values.insert(parse_value_pin(s));
+  Budget budget = read_budget_file(budget_path);
+
+  bool saved_report = detect_format(model) == ModelFormat::ReportJson || looks_like_json_report(model);
+  Analyse analyse = [&](const InferOptions& pins) {
+    if (saved_report) {
+      if (!pins.inputs.empty() || !pins.dims.empty() || !pins.values.empty())
+        throw UsageError(model + " is a saved report: input pins and variants need the model itself");
+      CheckSubject s{read_report_json(model), std::nullopt};
+      s.report.path = model;
+      return s;
+    }
+    Model m = load_model(model, pins);
+    InferResult ir = infer_shapes(m, pins);
+    CheckSubject s{build_report(m, std::move(ir)), activation_bytes(m)};
+    s.report.path = model;
+    return s;
+  };
+  CheckResult res = check_budget(budget, cli, analyse);
+
+  if (!junit.empty()) {
+    std::ofstream j(junit);
+    if (!j) throw UsageError("cannot write " + junit);
+    write_check_junit(j, res);
+  }
+  std::ofstream file;
+  std::ostream* os = &std::cout;
+  if (!output.empty()) {
+    file.open(output);
+    if (!file) throw UsageError("cannot write " + output);
+    os = &file;
+  }
+  if (format == "markdown" || format == "md")
+    write_check_markdown(*os, res);
+  else
+    write_check_text(*os, res);
+  os->flush();
+  return res.failures() ? kExitBudgetFailed : kExitOk;
+}
 
 }  // namespace flopwise

@@ -1,0 +1,308 @@
+// The budget file (TOML via toml++): parsing with errors that name the file, line, table and key.
+#include <cctype>
+#include <filesystem>
+#include <functional>
+#include <fstream>
+#include <sstream>
+#include <toml++/toml.h>
+
+#include "flopwise/budget.h"
+#include "flopwise/errors.h"
+
+namespace flopwise {
+
+const char* const kTotalQuantities[6] = {"params", "buffers", "macs", "flops", "memory_bytes", "activation_bytes"};
+const char* const kScopeQuantities[5] = {"params", "macs", "flops", "memory_bytes", "activation_bytes"};
+
+std::optional<int64_t> parse_size(const std::string& text) {
+  size_t i = 0, n = text.size();
+  while (i < n && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+  __int128 mant = 0;
+  int frac_digits = 0, digits = 0;
+  for (; i < n && std::isdigit(static_cast<unsigned char>(text[i])); ++i, ++digits) {
+    mant = mant * 10 + (text[i] - '0');
+    if (mant > (__int128(1) << 100)) return std::nullopt;
+  }
+  if (i < n && text[i] == '.') {
+    for (++i; i < n && std::isdigit(static_cast<unsigned char>(text[i])); ++i, ++frac_digits) {
+      mant = mant * 10 + (text[i] - '0');
+      if (mant > (__int128(1) << 100) || frac_digits > 12) return std::nullopt;
+    }
+    if (frac_digits == 0) return std::nullopt;
+  }
+  if (digits == 0) return std::nullopt;
+  while (i < n && text[i] == ' ') ++i;
+  int exp = 0;
+  if (i < n) {
+    switch (text[i]) {
+      case 'K': case 'k': exp = 3; break;
+      case 'M': exp = 6; break;
+      case 'G': exp = 9; break;
+      case 'T': exp = 12; break;
+      default: return std::nullopt;
+    }
+    ++i;
+  }
+  while (i < n && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+  if (i != n) return std::nullopt;
+  for (int e = 0; e < exp; ++e) mant *= 10;
+  __int128 den = 1;
+  for (int f = 0; f < frac_digits; ++f) den *= 10;
+  if (mant % den != 0) return std::nullopt;  // "1.5" is not a whole count
+  mant /= den;
+  if (mant > INT64_MAX) return std::nullopt;
+  return static_cast<int64_t>(mant);
+}
+
+std::optional<Percent> parse_percent(const std::string& text) {
+  std::string t = text;
+  while (!t.empty() && std::isspace(static_cast<unsigned char>(t.back()))) t.pop_back();
+  if (t.empty() || t.back() != '%') return std::nullopt;
+  t.pop_back();
+  size_t i = 0;
+  while (i < t.size() && std::isspace(static_cast<unsigned char>(t[i]))) ++i;
+  if (i < t.size() && t[i] == '+') ++i;
+  Percent p;
+  p.text = text;
+  int digits = 0;
+  bool dot = false;
+  for (; i < t.size(); ++i) {
+    char c = t[i];
+    if (c == '.' && !dot) {
+      dot = true;
+      continue;
+    }
+    if (!std::isdigit(static_cast<unsigned char>(c)) || digits > 15) return std::nullopt;
+    p.num = p.num * 10 + (c - '0');
+    if (dot) p.den *= 10;
+    ++digits;
+  }
+  if (digits == 0) return std::nullopt;
+  return p;
+}
+
+bool scope_glob_match(const std::string& pattern, const std::string& name) {
+  // Recursive matcher: a star tries every split that does not cross a "." (two stars: any split).
+  std::function<bool(size_t, size_t)> match = [&](size_t p, size_t s) -> bool {
+    while (p < pattern.size()) {
+      if (pattern[p] == '*') {
+        bool deep = p + 1 < pattern.size() && pattern[p + 1] == '*';
+        size_t next = p + (deep ? 2 : 1);
+        for (size_t k = s;; ++k) {
+          if (match(next, k)) return true;
+          if (k >= name.size() || (!deep && name[k] == '.')) return false;
+        }
+      }
+      if (s >= name.size()) return false;
+      if (pattern[p] == '?' ? name[s] == '.' : pattern[p] != name[s]) return false;
+      ++p, ++s;
+    }
+    return s == name.size();
+  };
+  return match(0, 0);
+}
+
+namespace {
+
+struct Parser {
+  std::string path;
+
+  [[noreturn]] void fail(const toml::source_region& src, const std::string& where, const std::string& what) const {
+    std::ostringstream m;
+    m << path;
+    if (src.begin.line > 0) m << ":" << src.begin.line;
+    m << ": " << where << ": " << what;
+    throw InputError(m.str());
+  }
+
+  static std::string list(const char* const* names, size_t n) {
+    std::string s;
+    for (size_t i = 0; i < n; ++i) s += (i ? ", " : "") + std::string(names[i]);
+    return s;
+  }
+
+  const toml::table& table(const toml::node& n, const std::string& where) const {
+    if (!n.is_table()) fail(n.source(), where, "expected a table");
+    return *n.as_table();
+  }
+
+  std::string string(const toml::node& n, const std::string& where) const {
+    if (!n.is_string()) fail(n.source(), where, "expected a string");
+    return n.as_string()->get();
+  }
+
+  SizeLimit size(const toml::node& n, const std::string& where) const {
+    SizeLimit l;
+    if (n.is_integer()) {
+      l.value = n.as_integer()->get();
+      l.text = std::to_string(l.value);
+    } else if (n.is_string()) {
+      l.text = n.as_string()->get();
+      auto v = parse_size(l.text);
+      if (!v) fail(n.source(), where, "\"" + l.text + "\" is not a size (write e.g. \"4.2G\", \"26M\", \"1500K\" or 1000)");
+      l.value = *v;
+    } else {
+      fail(n.source(), where, "expected a size such as \"4.2G\" or an integer");
+    }
+    if (l.value < 0) fail(n.source(), where, "a limit cannot be negative");
+    return l;
+  }
+
+  Percent percent(const toml::node& n, const std::string& where) const {
+    if (!n.is_string()) fail(n.source(), where, "expected a percentage string such as \"2%\"");
+    auto p = parse_percent(n.as_string()->get());
+    if (!p) fail(n.source(), where, "\"" + n.as_string()->get() + "\" is not a percentage (write e.g. \"2%\" or \"0.5%\")");
+    return *p;
+  }
+
+  void limits(const toml::table& t, const std::string& where, const char* const* names, size_t count,
+              std::map<std::string, SizeLimit>& out, const char* skip = nullptr) const {
+    for (auto&& [k, v] : t) {
+      std::string key(k.str());
+      if (skip && key == skip) continue;
+      bool known = false;
+      for (size_t i = 0; i < count; ++i) known |= key == names[i];
+      if (!known) fail(k.source(), where, "unknown key '" + key + "' (expected " + list(names, count) + ")");
+      out[key] = size(v, where + " " + key);
+    }
+  }
+
+  void variant(const toml::table& t, VariantBudget& v, bool top, const std::string& ctx) const {
+    for (auto&& [k, node] : t) {
+      std::string key(k.str());
+      std::string where = ctx.empty() ? "[" + key + "]" : "[" + ctx + "." + key + "]";
+      if (key == "name" && !top) {
+        v.name = string(node, ctx + " name");
+      } else if (key == "inputs") {
+        for (auto&& [ik, iv] : table(node, where)) {
+          std::string shape = string(iv, where + " " + std::string(ik.str()));
+          try {
+            parse_input_pin(std::string(ik.str()) + ":" + shape);
+          } catch (const Error& e) {
+            fail(iv.source(), where + " " + std::string(ik.str()), e.what());
+          }
+          v.inputs.push_back({std::string(ik.str()), shape});
+        }
+      } else if (key == "dims") {
+        for (auto&& [dk, dv] : table(node, where)) {
+          if (!dv.is_integer() || dv.as_integer()->get() < 0)
+            fail(dv.source(), where + " " + std::string(dk.str()), "expected a non-negative integer");
+          v.dims.push_back({std::string(dk.str()), dv.as_integer()->get()});
+        }
+      } else if (key == "values") {
+        for (auto&& [vk, vv] : table(node, where)) {
+          std::string w = where + " " + std::string(vk.str());
+          if (!vv.is_array()) fail(vv.source(), w, "expected an array of integers");
+          std::vector<int64_t> ints;
+          for (const auto& e : *vv.as_array()) {
+            if (!e.is_integer()) fail(e.source(), w, "expected an array of integers");
+            ints.push_back(e.as_integer()->get());
+          }
+          v.values[std::string(vk.str())] = ints;
+        }
+      } else if (key == "limits") {
+        limits(table(node, where), where, kTotalQuantities, 6, v.limits);
+      } else if (key == "scope") {
+        std::string w = ctx.empty() ? "[[scope]]" : "[[" + ctx + ".scope]]";
+        if (!node.is_array_of_tables()) fail(node.source(), w, "expected [[scope]] tables (an array of tables)");
+        for (const auto& e : *node.as_array()) {
+          const toml::table& st = *e.as_table();
+          ScopeBudget sb;
+          const toml::node* pat = st.get("pattern");
+          if (!pat) fail(st.source(), w, "missing key 'pattern' (a glob over scope names, e.g. \"layer4.*\")");
+          sb.pattern = string(*pat, w + " pattern");
+          if (sb.pattern.empty()) fail(pat->source(), w + " pattern", "empty pattern");
+          limits(st, w + " '" + sb.pattern + "'", kScopeQuantities, 5, sb.limits, "pattern");
+          if (sb.limits.empty()) fail(st.source(), w + " '" + sb.pattern + "'", "no limit given (" + list(kScopeQuantities, 5) + ")");
+          v.scopes.push_back(std::move(sb));
+        }
+      } else if (key == "baseline") {
+        const toml::table& bt = table(node, where);
+        BaselineBudget bb;
+        for (auto&& [bk, bv] : bt) {
+          std::string b(bk.str());
+          if (b == "report") {
+            bb.report = string(bv, where + " report");
+            std::filesystem::path p(bb.report);
+            if (p.is_relative()) bb.report = (std::filesystem::path(path).parent_path() / p).lexically_normal().string();
+          } else if (b == "max_increase") {
+            if (bv.is_table()) {
+              static const char* const kBase[] = {"params", "buffers", "macs", "flops", "memory_bytes"};
+              for (auto&& [qk, qv] : *bv.as_table()) {
+                std::string q(qk.str());
+                bool known = false;
+                for (const char* n : kBase) known |= q == n;
+                if (!known) fail(qk.source(), where + " max_increase", "unknown key '" + q + "' (expected " + list(kBase, 5) + ")");
+                bb.max_increase[q] = percent(qv, where + " max_increase." + q);
+              }
+            } else {
+              bb.max_increase["*"] = percent(bv, where + " max_increase");
+            }
+          } else {
+            fail(bk.source(), where, "unknown key '" + b + "' (expected report, max_increase)");
+          }
+        }
+        if (bb.report.empty()) fail(bt.source(), where, "missing key 'report' (a saved flopwise JSON report)");
+        if (bb.max_increase.empty()) fail(bt.source(), where, "missing key 'max_increase' (e.g. \"2%\")");
+        v.baseline = bb;
+      } else if (key == "variant" && top) {
+        // handled by the caller
+      } else {
+        std::string known = top ? "inputs, dims, values, limits, scope, baseline, variant"
+                                : "name, inputs, dims, values, limits, scope, baseline";
+        fail(k.source(), ctx.empty() ? "top level" : "[[" + ctx + "]]", "unknown key '" + key + "' (expected " + known + ")");
+      }
+    }
+  }
+};
+
+}  // namespace
+
+Budget parse_budget(const std::string& text, const std::string& path) {
+  Parser p{path};
+  toml::table root;
+  try {
+    root = toml::parse(text, path);
+  } catch (const toml::parse_error& e) {
+    // toml++ names the line; name the key too (the text before '=' on that line) when there is one.
+    std::ostringstream m;
+    m << path << ":" << e.source().begin.line << ": ";
+    std::istringstream lines(text);
+    std::string line;
+    for (size_t i = 0; i < e.source().begin.line && std::getline(lines, line);) ++i;
+    size_t eq = line.find('=');
+    if (eq != std::string::npos && line.find('[') != 0) {
+      std::string key = line.substr(0, eq);
+      key.erase(0, key.find_first_not_of(" \t"));
+      key.erase(key.find_last_not_of(" \t") + 1);
+      if (!key.empty()) m << "key '" << key << "': ";
+    }
+    m << e.description();
+    throw InputError(m.str());
+  }
+  Budget b;
+  b.path = path;
+  p.variant(root, b.top, true, "");
+  if (const toml::node* vs = root.get("variant")) {
+    if (!vs->is_array_of_tables()) p.fail(vs->source(), "variant", "expected [[variant]] tables");
+    for (const auto& e : *vs->as_array()) {
+      VariantBudget v;
+      p.variant(*e.as_table(), v, false, "variant");
+      if (v.name.empty()) p.fail(e.source(), "[[variant]]", "missing key 'name'");
+      for (const auto& o : b.variants)
+        if (o.name == v.name) p.fail(e.source(), "[[variant]] name", "duplicate variant name '" + v.name + "'");
+      b.variants.push_back(std::move(v));
+    }
+  }
+  return b;
+}
+
+Budget read_budget_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw InputError(path + ": cannot open the budget file");
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  return parse_budget(ss.str(), path);
+}
+
+}  // namespace flopwise

@@ -1,0 +1,399 @@
+// Evaluating a budget on a model's reports, and the check's text/markdown/JUnit writers.
+#include <cstdio>
+#include <set>
+#include <sstream>
+
+#include "flopwise/budget.h"
+#include "flopwise/errors.h"
+#include "flopwise/report.h"
+#include "flopwise/report_io.h"
+
+namespace flopwise {
+
+std::map<std::string, ActivationFigure> activation_bytes(const Model& model) {
+  std::map<std::string, ActivationFigure> out;
+  const Graph& g = model.graph;
+  out[""];
+  for (const auto& n : g.nodes) {
+    Count bytes;
+    bool known = true;
+    for (int o : n.outputs) {
+      if (o < 0) continue;
+      const Value& v = g.values[o];
+      int64_t sz = dtype_size(v.dtype);
+      Count numel = v.shape.numel_count();
+      if (!numel.known || (sz == 0 && numel.v != 0)) {
+        known = false;
+        continue;
+      }
+      bytes += numel * Count{sz};
+      known = known && bytes.known;
+    }
+    std::vector<std::string> scopes{""};
+    scopes.insert(scopes.end(), n.scope.begin(), n.scope.end());
+    for (const auto& s : scopes) {
+      ActivationFigure& f = out[s];
+      if (known)
+        f.bytes += bytes;
+      else
+        ++f.uncounted;
+    }
+  }
+  return out;
+}
+
+std::string CheckRow::name() const { return check + " " + quantity + " <= " + limit; }
+
+int CheckResult::failures() const {
+  int n = 0;
+  for (const auto& r : rows) n += !r.pass;
+  return n;
+}
+
+namespace {
+
+std::string fmt_pct(double p, bool sign) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, sign ? "%+.2f%%" : "%.2f%%", p);
+  return buf;
+}
+
+// A figure that may be a lower bound (uncounted nodes) or unknown.
+struct Figure {
+  std::optional<int64_t> value;
+  int64_t uncounted = 0;
+  std::string missing;  // why there is no figure at all
+};
+
+Figure of(const Count& c, int64_t uncounted) { return Figure{c.known ? std::optional<int64_t>(c.v) : std::nullopt, uncounted, ""}; }
+
+Figure total_figure(const CheckSubject& s, const std::string& q) {
+  const Totals& t = s.report.totals;
+  if (q == "params") return of(t.params, t.uncounted);
+  if (q == "buffers") return of(t.buffers, t.uncounted);
+  if (q == "macs") return of(t.macs, t.uncounted);
+  if (q == "flops") return of(t.flops, t.uncounted);
+  if (q == "memory_bytes") return of(t.memory_bytes, t.uncounted);
+  if (!s.activation) return Figure{std::nullopt, 0, "activation_bytes is not in a saved report (check the model)"};
+  const ActivationFigure& a = s.activation->at("");
+  return of(a.bytes, a.uncounted);
+}
+
+Figure scope_figure(const CheckSubject& s, const ScopeNode& sc, const std::string& q) {
+  const Totals& t = sc.cost;
+  if (q == "params") return of(t.params, t.uncounted);
+  if (q == "macs") return of(t.macs, t.uncounted);
+  if (q == "flops") return of(t.flops, t.uncounted);
+  if (q == "memory_bytes") return of(t.memory_bytes, t.uncounted);
+  if (!s.activation) return Figure{std::nullopt, 0, "activation_bytes is not in a saved report (check the model)"};
+  auto it = s.activation->find(sc.name);
+  if (it == s.activation->end()) return Figure{int64_t{0}, 0, ""};
+  return of(it->second.bytes, it->second.uncounted);
+}
+
+// A limit holds when the figure is fully counted and within it. A lower bound already over the
+// limit fails as exceeded; otherwise an incomplete figure fails as unknown (it cannot be shown to hold).
+void judge_size(CheckRow& row, const Figure& f, const SizeLimit& lim) {
+  row.limit = lim.text;
+  row.actual = f.value;
+  if (f.value && lim.value > 0) row.used = fmt_pct(100.0 * static_cast<double>(*f.value) / static_cast<double>(lim.value), false);
+  if (!f.missing.empty()) {
+    row.pass = false;
+    row.detail = f.missing;
+    return;
+  }
+  bool over = f.value && *f.value > lim.value;
+  if (over) {
+    row.pass = false;
+    row.detail = (f.uncounted ? "at least " : "") + std::to_string(*f.value) + " > " + std::to_string(lim.value);
+  } else if (!f.value || f.uncounted) {
+    row.pass = false;
+    row.detail = "unknown: " + std::to_string(f.uncounted) + " node(s) not counted (bind symbolic dims)";
+  } else {
+    row.pass = true;
+    row.detail = std::to_string(*f.value) + " <= " + std::to_string(lim.value);
+  }
+}
+
+InputPin pin_of(const std::string& name, const std::string& shape) { return parse_input_pin(name + ":" + shape); }
+
+void overlay(InferOptions& io, const InputPin& p) {
+  if (!p.name.empty())
+    for (auto it = io.inputs.begin(); it != io.inputs.end(); ++it)
+      if (it->name == p.name) {
+        *it = p;
+        return;
+      }
+  io.inputs.push_back(p);
+}
+void overlay_dim(InferOptions& io, const std::pair<std::string, int64_t>& d) {
+  for (auto& e : io.dims)
+    if (e.first == d.first) {
+      e.second = d.second;
+      return;
+    }
+  io.dims.push_back(d);
+}
+void overlay_variant(InferOptions& io, const VariantBudget& v) {
+  for (const auto& [n, s] : v.inputs) overlay(io, pin_of(n, s));
+  for (const auto& d : v.dims) overlay_dim(io, d);
+  for (const auto& [n, vals] : v.values) io.values[n] = vals;
+}
+
+CheckRow make_row(const std::string& variant, const std::string& check, const std::string& quantity) {
+  CheckRow r;
+  r.variant = variant;
+  r.check = check;
+  r.quantity = quantity;
+  return r;
+}
+
+const char* const kBaselineAll[] = {"params", "macs", "flops", "memory_bytes"};
+
+}  // namespace
+
+CheckResult check_budget(const Budget& b, const InferOptions& cli, const Analyse& analyse) {
+  CheckResult res;
+  res.budget = b.path;
+  std::vector<const VariantBudget*> variants;
+  VariantBudget dflt;
+  dflt.name = "default";
+  if (b.variants.empty())
+    variants.push_back(&dflt);
+  else
+    for (const auto& v : b.variants) variants.push_back(&v);
+
+  for (const VariantBudget* v : variants) {
+    res.variants.push_back(v->name);
+    InferOptions pins;
+    overlay_variant(pins, b.top);
+    for (const auto& p : cli.inputs) overlay(pins, p);
+    for (const auto& d : cli.dims) overlay_dim(pins, d);
+    for (const auto& [n, vals] : cli.values) pins.values[n] = vals;
+    overlay_variant(pins, *v);
+    CheckSubject subj = analyse(pins);
+    if (res.model.empty()) res.model = subj.report.path;
+
+    std::map<std::string, SizeLimit> limits = b.top.limits;
+    for (const auto& [k, l] : v->limits) limits[k] = l;
+    for (const char* q : kTotalQuantities) {
+      auto it = limits.find(q);
+      if (it == limits.end()) continue;
+      CheckRow row = make_row(v->name, "total", q);
+      judge_size(row, total_figure(subj, q), it->second);
+      res.rows.push_back(row);
+    }
+
+    std::vector<ScopeBudget> scopes = b.top.scopes;
+    scopes.insert(scopes.end(), v->scopes.begin(), v->scopes.end());
+    std::vector<const ScopeNode*> all;
+    std::function<void(const ScopeNode&)> walk = [&](const ScopeNode& s) {
+      if (!s.name.empty()) all.push_back(&s);
+      for (const auto& c : s.children) walk(*c);
+    };
+    if (subj.report.scopes) walk(*subj.report.scopes);
+    for (const auto& sb : scopes) {
+      std::vector<const ScopeNode*> hits;
+      for (const ScopeNode* s : all)
+        if (scope_glob_match(sb.pattern, s->name)) hits.push_back(s);
+      for (const char* q : kScopeQuantities) {
+        auto it = sb.limits.find(q);
+        if (it == sb.limits.end()) continue;
+        if (hits.empty()) {
+          CheckRow row = make_row(v->name, "scope " + sb.pattern, q);
+          row.limit = it->second.text;
+          row.detail = "the pattern matches no scope (scopes are e.g. '" + (all.empty() ? std::string() : all.front()->name) + "')";
+          res.rows.push_back(row);
+        }
+        for (const ScopeNode* s : hits) {
+          CheckRow row = make_row(v->name, "scope " + s->name, q);
+          judge_size(row, scope_figure(subj, *s, q), it->second);
+          res.rows.push_back(row);
+        }
+      }
+    }
+
+    const std::optional<BaselineBudget>& bl = v->baseline ? v->baseline : b.top.baseline;
+    if (bl) {
+      std::optional<CheckSubject> loaded;
+      try {
+        loaded = CheckSubject{read_report_json(bl->report), std::nullopt};
+      } catch (const InputError& e) {
+        throw InputError(b.path + ": [baseline] report: " + e.what());
+      }
+      const CheckSubject& base = *loaded;
+      std::vector<std::pair<std::string, Percent>> checks;
+      if (bl->max_increase.count("*"))
+        for (const char* q : kBaselineAll) checks.push_back({q, bl->max_increase.at("*")});
+      for (const auto& [q, p] : bl->max_increase)
+        if (q != "*") {
+          bool replaced = false;
+          for (auto& c : checks)
+            if (c.first == q) c.second = p, replaced = true;
+          if (!replaced) checks.push_back({q, p});
+        }
+      for (const auto& [q, p] : checks) {
+        Figure cur = total_figure(subj, q);
+        Figure was = total_figure(base, q);
+        if (!was.value) continue;  // only totals present in both
+        CheckRow row = make_row(v->name, "baseline", q);
+        row.limit = "+" + p.text.substr(p.text.find_first_not_of(" +")) + " over " + std::to_string(*was.value);
+        row.actual = cur.value;
+        if (cur.value && *was.value != 0)
+          row.used = fmt_pct(100.0 * (static_cast<double>(*cur.value) - *was.value) / static_cast<double>(*was.value), true);
+        // increase% <= num/den  <=>  (cur - was) * 100 * den <= num * was   (exact, 128-bit)
+        auto within = [&](int64_t c) {
+          __int128 lhs = (__int128(c) - *was.value) * 100 * p.den;
+          __int128 rhs = __int128(p.num) * *was.value;
+          return *was.value == 0 ? c <= 0 : lhs <= rhs;
+        };
+        if (cur.value && !within(*cur.value)) {
+          row.pass = false;
+          row.detail = (cur.uncounted ? "at least " : "") + row.used + " > +" + p.text;
+        } else if (!cur.value || cur.uncounted) {
+          row.pass = false;
+          row.detail = "unknown: " + std::to_string(cur.uncounted) + " node(s) not counted";
+        } else {
+          row.pass = true;
+          row.detail = std::to_string(*cur.value) + " vs baseline " + std::to_string(*was.value);
+        }
+        res.rows.push_back(row);
+      }
+    }
+  }
+  return res;
+}
+
+namespace {
+
+std::string actual_str(const CheckRow& r) { return r.actual ? human(static_cast<double>(*r.actual)) : "unknown"; }
+
+bool multi_variant(const CheckResult& r) { return r.variants.size() > 1 || (r.variants.size() == 1 && r.variants[0] != "default"); }
+
+std::vector<std::vector<std::string>> rows_table(const CheckResult& r, bool md) {
+  bool mv = multi_variant(r);
+  std::vector<std::vector<std::string>> t;
+  std::vector<std::string> head;
+  if (mv) head.push_back("variant");
+  for (const char* h : {"check", "limit", "actual", "used", "status"}) head.push_back(h);
+  t.push_back(head);
+  for (const auto& row : r.rows) {
+    std::vector<std::string> line;
+    if (mv) line.push_back(row.variant);
+    std::string check = row.check + " " + row.quantity;
+    line.push_back(md ? "`" + check + "`" : check);
+    line.push_back(row.limit);
+    line.push_back(actual_str(row));
+    line.push_back(row.used.empty() ? "-" : row.used);
+    line.push_back(row.pass ? "PASS" : (md ? "**FAIL**" : "FAIL"));
+    t.push_back(line);
+  }
+  return t;
+}
+
+std::string summary(const CheckResult& r) {
+  int f = r.failures();
+  std::ostringstream s;
+  if (f == 0)
+    s << "all " << r.rows.size() << " limits hold";
+  else
+    s << f << " of " << r.rows.size() << " limits fail";
+  return s.str();
+}
+
+std::string xml(const std::string& s) {
+  std::string o;
+  for (char c : s) switch (c) {
+      case '&': o += "&amp;"; break;
+      case '<': o += "&lt;"; break;
+      case '>': o += "&gt;"; break;
+      case '"': o += "&quot;"; break;
+      case '\'': o += "&apos;"; break;
+      default: o += c;
+    }
+  return o;
+}
+
+}  // namespace
+
+void write_check_text(std::ostream& os, const CheckResult& r) {
+  os << "flopwise check: " << r.model << " against " << r.budget << "\n\n";
+  auto t = rows_table(r, false);
+  std::vector<size_t> w;
+  for (const auto& row : t)
+    for (size_t c = 0; c < row.size(); ++c) {
+      if (w.size() <= c) w.push_back(0);
+      w[c] = std::max(w[c], row[c].size());
+    }
+  size_t ncols = t.empty() ? 0 : t[0].size();
+  for (const auto& row : t) {
+    std::string line = " ";
+    for (size_t c = 0; c < row.size(); ++c) {
+      bool right = c + 4 >= ncols && c + 1 < ncols;  // limit, actual, used: numbers
+      std::string pad(w[c] - row[c].size(), ' ');
+      line += " " + (right ? pad + row[c] : row[c] + pad);
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    os << line << "\n";
+  }
+  bool any = false;
+  for (const auto& row : r.rows)
+    if (!row.pass) {
+      if (!any) os << "\nfailures:\n";
+      any = true;
+      os << "  " << (multi_variant(r) ? "[" + row.variant + "] " : "") << row.check << " " << row.quantity << ": "
+         << row.detail << "\n";
+    }
+  os << "\n" << summary(r) << "\n";
+}
+
+void write_check_markdown(std::ostream& os, const CheckResult& r) {
+  os << "### flopwise check: " << (r.failures() ? "❌ " : "✅ ") << summary(r) << "\n\n";
+  os << "`" << r.model << "` against `" << r.budget << "`\n\n";
+  auto t = rows_table(r, true);
+  for (size_t i = 0; i < t.size(); ++i) {
+    os << "|";
+    for (const auto& c : t[i]) os << " " << c << " |";
+    os << "\n";
+    if (i == 0) {
+      os << "|";
+      for (size_t c = 0; c < t[0].size(); ++c) os << (c + 4 >= t[0].size() && c + 1 < t[0].size() ? " ---: |" : " --- |");
+      os << "\n";
+    }
+  }
+  bool any = false;
+  for (const auto& row : r.rows)
+    if (!row.pass) {
+      if (!any) os << "\n**Failures**\n\n";
+      any = true;
+      os << "- " << (multi_variant(r) ? "[" + row.variant + "] " : "") << "`" << row.check << " " << row.quantity
+         << "`: " << row.detail << "\n";
+    }
+}
+
+void write_check_junit(std::ostream& os, const CheckResult& r) {
+  os << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  os << "<testsuites name=\"flopwise check\" tests=\"" << r.rows.size() << "\" failures=\"" << r.failures() << "\">\n";
+  for (const auto& v : r.variants) {
+    int tests = 0, fails = 0;
+    for (const auto& row : r.rows)
+      if (row.variant == v) ++tests, fails += !row.pass;
+    os << "  <testsuite name=\"" << xml("flopwise check " + r.model + " [" + v + "]") << "\" tests=\"" << tests
+       << "\" failures=\"" << fails << "\" errors=\"0\">\n";
+    for (const auto& row : r.rows) {
+      if (row.variant != v) continue;
+      os << "    <testcase classname=\"" << xml("flopwise.budget." + v) << "\" name=\"" << xml(row.name()) << "\"";
+      if (row.pass) {
+        os << "/>\n";
+        continue;
+      }
+      os << ">\n      <failure type=\"budget\" message=\"" << xml(row.detail) << "\">"
+         << xml(row.name() + ": actual " + (row.actual ? std::to_string(*row.actual) : "unknown") + "; " + row.detail)
+         << "</failure>\n    </testcase>\n";
+    }
+    os << "  </testsuite>\n";
+  }
+  os << "</testsuites>\n";
+}
+
+}  // namespace flopwise
