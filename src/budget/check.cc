@@ -327,11 +327,11 @@ void write_check_text(std::ostream& os, const CheckResult& r) {
     }
   size_t ncols = t.empty() ? 0 : t[0].size();
   for (const auto& row : t) {
-    std::string line = " ";
+    std::string line;
     for (size_t c = 0; c < row.size(); ++c) {
       bool right = c + 4 >= ncols && c + 1 < ncols;  // limit, actual, used: numbers
       std::string pad(w[c] - row[c].size(), ' ');
-      line += " " + (right ? pad + row[c] : row[c] + pad);
+      line += "  " + (right ? pad + row[c] : row[c] + pad);
     }
     while (!line.empty() && line.back() == ' ') line.pop_back();
     os << line << "\n";
