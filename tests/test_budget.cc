@@ -3,6 +3,8 @@
 // against come from torch (models/resnet18.expect.json: hook-derived MACs, parameters adjusted for the
 // exporter's BatchNorm folds) or are written out by hand, never from flopwise's own output.
 #include <doctest/doctest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -11,9 +13,6 @@
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "flopwise/budget.h"
 
@@ -51,8 +50,8 @@ Result check(const std::string& toml, const std::string& extra = "") {
   std::ofstream(b) << toml;
   fs::remove(junit);
   std::string cmd = std::string("\"") + FLOPWISE_BINARY + "\" check \"" + resnet18() + "\" --budget \"" +
-                    b.string() + "\" --junit \"" + junit.string() + "\" " + extra + " >" + out.string() + " 2>" +
-                    err.string();
+                    b.string() + "\" --junit \"" + junit.string() + "\" " + extra + " >" + out.string() +
+                    " 2>" + err.string();
   int status = std::system(cmd.c_str());
   Result r;
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -77,8 +76,8 @@ json expect() {
 // totals scaled).
 json current_report() {
   fs::path out = budget_tmp() / "r18.json";
-  std::string cmd = std::string("\"") + FLOPWISE_BINARY + "\" \"" + resnet18() + "\" --dim batch=1 --format json -o " +
-                    out.string();
+  std::string cmd = std::string("\"") + FLOPWISE_BINARY + "\" \"" + resnet18() +
+                    "\" --dim batch=1 --format json -o " + out.string();
   REQUIRE(std::system(cmd.c_str()) == 0);
   return json::parse(slurp_file(out));
 }
@@ -87,7 +86,7 @@ struct Case {
   std::string label;
   std::string toml;
   int code;
-  int testcases;              // JUnit <testcase> elements
+  int testcases;                     // JUnit <testcase> elements
   std::vector<std::string> failing;  // JUnit names of the failing cases
   std::vector<std::string> passing;
 };
@@ -160,21 +159,51 @@ TEST_CASE("budget: total limits just above, exactly at and just below torch's fi
   // torch's parameter count less the folded BatchNorm gamma/beta plus the conv biases the folds add.
   int64_t params = e.at("expected_onnx_params").get<int64_t>();
   REQUIRE(params == 11684712);
-  auto limits = [](const std::string& body) { return "[inputs]\ninput = \"1x3x224x224\"\n[limits]\n" + body; };
+  auto limits = [](const std::string& body) {
+    return "[inputs]\ninput = \"1x3x224x224\"\n[limits]\n" + body;
+  };
   auto macs_name = [](const std::string& lim) { return "total macs &lt;= " + lim; };
   std::string m = std::to_string(macs), p = std::to_string(params);
   run_cases({
-      {"macs just above", limits("macs = " + std::to_string(macs + 1) + "\n"), 0, 1, {}, {macs_name(std::to_string(macs + 1))}},
+      {"macs just above",
+       limits("macs = " + std::to_string(macs + 1) + "\n"),
+       0,
+       1,
+       {},
+       {macs_name(std::to_string(macs + 1))}},
       {"macs exactly at", limits("macs = " + m + "\n"), 0, 1, {}, {macs_name(m)}},
-      {"macs exactly at, with a suffix", limits("macs = \"1.814073344G\"\n"), 0, 1, {}, {macs_name("1.814073344G")}},
-      {"macs just below", limits("macs = " + std::to_string(macs - 1) + "\n"), 1, 1, {macs_name(std::to_string(macs - 1))}, {}},
+      {"macs exactly at, with a suffix",
+       limits("macs = \"1.814073344G\"\n"),
+       0,
+       1,
+       {},
+       {macs_name("1.814073344G")}},
+      {"macs just below",
+       limits("macs = " + std::to_string(macs - 1) + "\n"),
+       1,
+       1,
+       {macs_name(std::to_string(macs - 1))},
+       {}},
       {"macs well below, suffixed", limits("macs = \"1.8G\"\n"), 1, 1, {macs_name("1.8G")}, {}},
-      {"params just above", limits("params = " + std::to_string(params + 1) + "\n"), 0, 1, {}, {"total params &lt;= " + std::to_string(params + 1)}},
+      {"params just above",
+       limits("params = " + std::to_string(params + 1) + "\n"),
+       0,
+       1,
+       {},
+       {"total params &lt;= " + std::to_string(params + 1)}},
       {"params exactly at", limits("params = " + p + "\n"), 0, 1, {}, {"total params &lt;= " + p}},
-      {"params just below", limits("params = " + std::to_string(params - 1) + "\n"), 1, 1, {"total params &lt;= " + std::to_string(params - 1)}, {}},
+      {"params just below",
+       limits("params = " + std::to_string(params - 1) + "\n"),
+       1,
+       1,
+       {"total params &lt;= " + std::to_string(params - 1)},
+       {}},
       {"both, one failing",
-       limits("params = \"26M\"\nmacs = " + std::to_string(macs - 1) + "\n"), 1, 2,
-       {macs_name(std::to_string(macs - 1))}, {"total params &lt;= 26M"}},
+       limits("params = \"26M\"\nmacs = " + std::to_string(macs - 1) + "\n"),
+       1,
+       2,
+       {macs_name(std::to_string(macs - 1))},
+       {"total params &lt;= 26M"}},
   });
 }
 
@@ -185,17 +214,37 @@ TEST_CASE("budget: a per-scope glob applies to every scope it matches") {
   // layer4.1: two 3x3 convs 512 -> 512: 2 * 115605504 = 231211008.
   const std::string in = "[inputs]\ninput = \"1x3x224x224\"\n";
   run_cases({
-      {"glob, limit at layer4.0: layer4.1 fails", in + "[[scope]]\npattern = \"layer4.*\"\nmacs = 179830784\n", 1, 2,
-       {"scope layer4.1 macs &lt;= 179830784"}, {"scope layer4.0 macs &lt;= 179830784"}},
-      {"glob, limit at layer4.1: both hold", in + "[[scope]]\npattern = \"layer4.*\"\nmacs = 231211008\n", 0, 2, {},
+      {"glob, limit at layer4.0: layer4.1 fails",
+       in + "[[scope]]\npattern = \"layer4.*\"\nmacs = 179830784\n",
+       1,
+       2,
+       {"scope layer4.1 macs &lt;= 179830784"},
+       {"scope layer4.0 macs &lt;= 179830784"}},
+      {"glob, limit at layer4.1: both hold",
+       in + "[[scope]]\npattern = \"layer4.*\"\nmacs = 231211008\n",
+       0,
+       2,
+       {},
        {"scope layer4.0 macs &lt;= 231211008", "scope layer4.1 macs &lt;= 231211008"}},
-      {"glob just below layer4.0", in + "[[scope]]\npattern = \"layer4.*\"\nmacs = 179830783\n", 1, 2,
-       {"scope layer4.0 macs &lt;= 179830783", "scope layer4.1 macs &lt;= 179830783"}, {}},
+      {"glob just below layer4.0",
+       in + "[[scope]]\npattern = \"layer4.*\"\nmacs = 179830783\n",
+       1,
+       2,
+       {"scope layer4.0 macs &lt;= 179830783", "scope layer4.1 macs &lt;= 179830783"},
+       {}},
       // layer2.0 .. layer4.1 across stages; fc: Linear 512 -> 1000 = 512000 MACs, 513000 params.
-      {"exact scope name", in + "[[scope]]\npattern = \"fc\"\nmacs = 512000\nparams = 513000\n", 0, 2, {},
+      {"exact scope name",
+       in + "[[scope]]\npattern = \"fc\"\nmacs = 512000\nparams = 513000\n",
+       0,
+       2,
+       {},
        {"scope fc params &lt;= 513000", "scope fc macs &lt;= 512000"}},
-      {"a pattern matching nothing fails", in + "[[scope]]\npattern = \"layer9.*\"\nmacs = \"1G\"\n", 1, 1,
-       {"scope layer9.* macs &lt;= 1G"}, {}},
+      {"a pattern matching nothing fails",
+       in + "[[scope]]\npattern = \"layer9.*\"\nmacs = \"1G\"\n",
+       1,
+       1,
+       {"scope layer9.* macs &lt;= 1G"},
+       {}},
   });
 }
 
@@ -213,22 +262,38 @@ TEST_CASE("budget: activation bytes and per-input-shape variants") {
   std::string a = std::to_string(act);
   std::string base = "[inputs]\ninput = \"batchx3x224x224\"\n";
   run_cases({
-      {"activation bytes exactly at", "[dims]\nbatch = 1\n[limits]\nactivation_bytes = " + a + "\n", 0, 1, {},
+      {"activation bytes exactly at",
+       "[dims]\nbatch = 1\n[limits]\nactivation_bytes = " + a + "\n",
+       0,
+       1,
+       {},
        {"total activation_bytes &lt;= " + a}},
-      {"activation bytes just below", "[dims]\nbatch = 1\n[limits]\nactivation_bytes = " + std::to_string(act - 1) + "\n",
-       1, 1, {"total activation_bytes &lt;= " + std::to_string(act - 1)}, {}},
+      {"activation bytes just below",
+       "[dims]\nbatch = 1\n[limits]\nactivation_bytes = " + std::to_string(act - 1) + "\n",
+       1,
+       1,
+       {"total activation_bytes &lt;= " + std::to_string(act - 1)},
+       {}},
       // batch 32: 32 * 1814073344 = 58050347008 MACs.
       {"variants batch 1 and 32, both at their figure",
        base + "[[variant]]\nname = \"batch1\"\ndims = {batch = 1}\nlimits = {macs = 1814073344}\n"
               "[[variant]]\nname = \"batch32\"\ndims = {batch = 32}\nlimits = {macs = 58050347008}\n",
-       0, 2, {}, {"total macs &lt;= 1814073344", "total macs &lt;= 58050347008"}},
+       0,
+       2,
+       {},
+       {"total macs &lt;= 1814073344", "total macs &lt;= 58050347008"}},
       {"batch32 just below its figure",
        base + "[[variant]]\nname = \"batch1\"\ndims = {batch = 1}\nlimits = {macs = 1814073344}\n"
               "[[variant]]\nname = \"batch32\"\ndims = {batch = 32}\nlimits = {macs = 58050347007}\n",
-       1, 2, {"total macs &lt;= 58050347007"}, {"total macs &lt;= 1814073344"}},
+       1,
+       2,
+       {"total macs &lt;= 58050347007"},
+       {"total macs &lt;= 1814073344"}},
   });
-  Result r2 = check(base + "[[variant]]\nname = \"batch1\"\n[variant.dims]\nbatch = 1\n"
-                           "[[variant]]\nname = \"batch32\"\n[variant.dims]\nbatch = 32\n[variant.limits]\nmacs = \"58G\"\n");
+  Result r2 = check(
+      base +
+      "[[variant]]\nname = \"batch1\"\n[variant.dims]\nbatch = 1\n"
+      "[[variant]]\nname = \"batch32\"\n[variant.dims]\nbatch = 32\n[variant.limits]\nmacs = \"58G\"\n");
   CHECK(r2.code == 1);
   CHECK(r2.junit.find("classname=\"flopwise.budget.batch32\"") != std::string::npos);
   CHECK(occurrences(r2.junit, "<testsuite ") == 2);
@@ -257,7 +322,8 @@ TEST_CASE("budget: baseline regressions of +1.9% and +2.1% against a 2% limit") 
     json b = json::parse(slurp_file(budget_tmp() / file));
     std::vector<std::string> n;
     for (const char* k : {"params", "macs", "flops", "memory_bytes"})
-      n.push_back(std::string("baseline ") + k + " &lt;= +2% over " + std::to_string(b.at("totals").at(k).get<int64_t>()));
+      n.push_back(std::string("baseline ") + k + " &lt;= +2% over " +
+                  std::to_string(b.at("totals").at(k).get<int64_t>()));
     return n;
   };
   // params exactly +2%: 11455600 * 1.02 = 11684712; one parameter less in the baseline is over 2%.
@@ -269,12 +335,30 @@ TEST_CASE("budget: baseline regressions of +1.9% and +2.1% against a 2% limit") 
   std::ofstream(budget_tmp() / "base_over.json") << over.dump();
   const std::string in = "[inputs]\ninput = \"1x3x224x224\"\n";
   run_cases({
-      {"+1.9% passes", in + "[baseline]\nreport = \"" + b19 + "\"\nmax_increase = \"2%\"\n", 0, 4, {}, names(b19)},
-      {"+2.1% fails on every total", in + "[baseline]\nreport = \"" + b21 + "\"\nmax_increase = \"2%\"\n", 1, 4, names(b21), {}},
-      {"exactly +2% passes", in + "[baseline]\nreport = \"base_exact.json\"\nmax_increase = {params = \"2%\"}\n", 0, 1, {},
+      {"+1.9% passes",
+       in + "[baseline]\nreport = \"" + b19 + "\"\nmax_increase = \"2%\"\n",
+       0,
+       4,
+       {},
+       names(b19)},
+      {"+2.1% fails on every total",
+       in + "[baseline]\nreport = \"" + b21 + "\"\nmax_increase = \"2%\"\n",
+       1,
+       4,
+       names(b21),
+       {}},
+      {"exactly +2% passes",
+       in + "[baseline]\nreport = \"base_exact.json\"\nmax_increase = {params = \"2%\"}\n",
+       0,
+       1,
+       {},
        {"baseline params &lt;= +2% over 11455600"}},
-      {"just over +2% fails", in + "[baseline]\nreport = \"base_over.json\"\nmax_increase = {params = \"2%\"}\n", 1, 1,
-       {"baseline params &lt;= +2% over 11455599"}, {}},
+      {"just over +2% fails",
+       in + "[baseline]\nreport = \"base_over.json\"\nmax_increase = {params = \"2%\"}\n",
+       1,
+       1,
+       {"baseline params &lt;= +2% over 11455599"},
+       {}},
   });
   Result r = check(in + "[baseline]\nreport = \"" + b21 + "\"\nmax_increase = \"2%\"\n", "--format markdown");
   CHECK(r.out.rfind("### flopwise check: ❌ 4 of 4 limits fail", 0) == 0);
@@ -291,10 +375,14 @@ TEST_CASE("budget: a malformed budget file names the line and the key") {
       {"[limits]\nmacs = \"4.2X\"\n", "budget.toml:2: [limits] macs: \"4.2X\" is not a size"},
       {"[limits]\nparams = 4.2G\n", "budget.toml:2: key 'params':"},  // TOML syntax error
       {"[limts]\nmacs = \"4G\"\n", "budget.toml:1: top level: unknown key 'limts'"},
-      {"[limits]\nmacs = \"4G\"\n\n[[scope]]\nmacs = \"1G\"\n", "budget.toml:4: [[scope]]: missing key 'pattern'"},
-      {"[[scope]]\npattern = \"layer4.*\"\nmacs = \"1G\"\nflop = 3\n", "budget.toml:4: [[scope]] 'layer4.*': unknown key 'flop'"},
-      {"[baseline]\nreport = \"b.json\"\nmax_increase = 2\n", "budget.toml:3: [baseline] max_increase: expected a percentage"},
-      {"[baseline]\nreport = \"b.json\"\nmax_increase = \"2%\"\nthreshold = 1\n", "budget.toml:4: [baseline]: unknown key 'threshold'"},
+      {"[limits]\nmacs = \"4G\"\n\n[[scope]]\nmacs = \"1G\"\n",
+       "budget.toml:4: [[scope]]: missing key 'pattern'"},
+      {"[[scope]]\npattern = \"layer4.*\"\nmacs = \"1G\"\nflop = 3\n",
+       "budget.toml:4: [[scope]] 'layer4.*': unknown key 'flop'"},
+      {"[baseline]\nreport = \"b.json\"\nmax_increase = 2\n",
+       "budget.toml:3: [baseline] max_increase: expected a percentage"},
+      {"[baseline]\nreport = \"b.json\"\nmax_increase = \"2%\"\nthreshold = 1\n",
+       "budget.toml:4: [baseline]: unknown key 'threshold'"},
       {"[dims]\nbatch = \"one\"\n", "budget.toml:2: [dims] batch: expected a non-negative integer"},
       {"[inputs]\ninput = \"1x3xfoo@\"\n", "budget.toml:2: [inputs] input:"},
       {"[[variant]]\nname = \"a\"\nlimit = {macs = 1}\n", "budget.toml:3: [[variant]]: unknown key 'limit'"},

@@ -3,19 +3,18 @@
 // the difference of the two single-model reports, computed here independently from two separate
 // `flopwise MODEL --format json` runs; scopes only in B must be exactly the added ones (no renames).
 #include <doctest/doctest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdlib>
-#include <functional>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <string>
-
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "flopwise/diff.h"
 #include "flopwise/report_io.h"
@@ -34,7 +33,9 @@ fs::path diff_tmp() {
   return d;
 }
 
-std::string model(const std::string& name) { return (fs::path(FLOPWISE_SOURCE_DIR) / "models" / name).string(); }
+std::string model(const std::string& name) {
+  return (fs::path(FLOPWISE_SOURCE_DIR) / "models" / name).string();
+}
 
 struct Run {
   int code = -1;
@@ -50,7 +51,8 @@ std::string slurp(const fs::path& p) {
 
 Run cli(const std::string& args) {
   fs::path out = diff_tmp() / "stdout.txt", err = diff_tmp() / "stderr.txt";
-  std::string cmd = std::string("\"") + FLOPWISE_BINARY + "\" " + args + " >" + out.string() + " 2>" + err.string();
+  std::string cmd =
+      std::string("\"") + FLOPWISE_BINARY + "\" " + args + " >" + out.string() + " 2>" + err.string();
   int status = std::system(cmd.c_str());
   Run r;
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -79,8 +81,8 @@ json minus(const json& b, const json& a, const std::string& key) {
 
 const char* const kScopeKeys[] = {"params", "macs", "flops", "memory_bytes", "uncounted_nodes"};
 const char* const kOpKeys[] = {"count", "params", "macs", "flops", "memory_bytes"};
-const char* const kTotalKeys[] = {"params", "buffers", "macs", "flops", "memory_bytes", "backward_flops",
-                                  "uncounted_nodes"};
+const char* const kTotalKeys[] = {"params",       "buffers",        "macs",           "flops",
+                                  "memory_bytes", "backward_flops", "uncounted_nodes"};
 
 // Checks a flopwise.diff/1 document against the two single-model reports ra, rb. Returns the names of
 // the added scopes.
@@ -102,7 +104,8 @@ std::set<std::string> check_against_reports(const json& d, const json& ra, const
     std::string a_name = e.value("a_name", name);
     CAPTURE(name);
     // Sorted by largest |delta flops| first.
-    int64_t mag = e.at("delta").at("flops").is_null() ? 0 : std::llabs(e.at("delta").at("flops").get<int64_t>());
+    int64_t mag =
+        e.at("delta").at("flops").is_null() ? 0 : std::llabs(e.at("delta").at("flops").get<int64_t>());
     CHECK(mag <= last);
     last = mag;
     json a = status == "added" ? json(nullptr) : sa.at(a_name);
@@ -162,7 +165,9 @@ struct Pair {
 
 const Pair kPairs[] = {
     // resnet34 has 3,4,6,3 basic blocks per stage where resnet18 has 2,2,2,2.
-    {"resnet18.onnx", "resnet34.onnx", "--dim batch=1",
+    {"resnet18.onnx",
+     "resnet34.onnx",
+     "--dim batch=1",
      {"layer1.2", "layer2.2", "layer2.3", "layer3.2", "layer3.3", "layer3.4", "layer3.5", "layer4.2"}},
     // bert6 adds encoder layers 4 and 5.
     {"bert.onnx", "bert6.onnx", "--dim batch=1 --dim seq=64", {"encoder.layer.4", "encoder.layer.5"}},
@@ -205,12 +210,13 @@ TEST_CASE("diff: every delta equals the difference of the two single-model repor
 }
 
 TEST_CASE("diff: text and markdown name the added blocks; --top limits the JSON") {
-  Run t = cli("diff \"" + model("bert.onnx") + "\" \"" + model("bert6.onnx") + "\" --dim batch=1 --dim seq=64");
+  Run t =
+      cli("diff \"" + model("bert.onnx") + "\" \"" + model("bert6.onnx") + "\" --dim batch=1 --dim seq=64");
   REQUIRE(t.code == 0);
   CHECK(t.out.find("added: encoder.layer.4, encoder.layer.5") != std::string::npos);
   CHECK(t.out.find("+50.00%") != std::string::npos);  // MACs: 6/4 layers, all MACs are in the encoder
   Run m = cli("diff \"" + model("resnet18.onnx") + "\" \"" + model("resnet34.onnx") +
-                   "\" --dim batch=1 --format markdown --top 3");
+              "\" --dim batch=1 --format markdown --top 3");
   REQUIRE(m.code == 0);
   CHECK(m.out.rfind("### flopwise diff", 0) == 0);
   CHECK(m.out.find("| `layer3` | changed |") != std::string::npos);  // the largest change: 2 -> 6 blocks
@@ -239,7 +245,8 @@ TEST_CASE("diff: renamed blocks align by position and op signature") {
     for (auto& n : r.at("nodes")) n["scope"] = fix(n.at("scope"));
     return r;
   };
-  fs::path ja = diff_tmp() / "bert.json", jr = diff_tmp() / "bert_renamed.json", j6r = diff_tmp() / "bert6_renamed.json";
+  fs::path ja = diff_tmp() / "bert.json", jr = diff_tmp() / "bert_renamed.json",
+           j6r = diff_tmp() / "bert6_renamed.json";
   std::ofstream(ja) << ra.dump();
   std::ofstream(jr) << rename(ra, "encoder.layer.", "encoder.block.").dump();
   std::ofstream(j6r) << rename(rb, "encoder.layer.", "encoder.block.").dump();
@@ -274,7 +281,8 @@ TEST_CASE("diff: renamed blocks align by position and op signature") {
       }
       if (e.contains("a_name")) {  // aligned in order: layer.i -> block.i
         std::string a = e.at("a_name"), b = e.at("name");
-        CHECK(a.substr(std::string("encoder.layer.").size()) == b.substr(std::string("encoder.block.").size()));
+        CHECK(a.substr(std::string("encoder.layer.").size()) ==
+              b.substr(std::string("encoder.block.").size()));
       }
     }
     CHECK(removed.empty());

@@ -97,9 +97,9 @@ struct CheckRow {
   std::string quantity;  // "macs"
   std::string limit;     // "4.2G", "+2% over 1814073344"
   std::optional<int64_t> actual;
-  std::string used;      // "98.71%" of the limit, or "+1.90%" against a baseline
+  std::string used;  // "98.71%" of the limit, or "+1.90%" against a baseline
   bool pass = false;
-  std::string detail;    // why it failed, or a note ("at least", "no scope matches")
+  std::string detail;        // why it failed, or a note ("at least", "no scope matches")
   std::string name() const;  // "total macs <= 4.2G": the JUnit test case
 };
 

@@ -1,17 +1,19 @@
 // The budget file (TOML via toml++): parsing with errors that name the file, line, table and key.
+#include <toml++/toml.h>
+
 #include <cctype>
 #include <filesystem>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <sstream>
-#include <toml++/toml.h>
 
 #include "flopwise/budget.h"
 #include "flopwise/errors.h"
 
 namespace flopwise {
 
-const char* const kTotalQuantities[6] = {"params", "buffers", "macs", "flops", "memory_bytes", "activation_bytes"};
+const char* const kTotalQuantities[6] = {"params", "buffers",      "macs",
+                                         "flops",  "memory_bytes", "activation_bytes"};
 const char* const kScopeQuantities[5] = {"params", "macs", "flops", "memory_bytes", "activation_bytes"};
 
 std::optional<int64_t> parse_size(const std::string& text) {
@@ -35,11 +37,21 @@ std::optional<int64_t> parse_size(const std::string& text) {
   int exp = 0;
   if (i < n) {
     switch (text[i]) {
-      case 'K': case 'k': exp = 3; break;
-      case 'M': exp = 6; break;
-      case 'G': exp = 9; break;
-      case 'T': exp = 12; break;
-      default: return std::nullopt;
+      case 'K':
+      case 'k':
+        exp = 3;
+        break;
+      case 'M':
+        exp = 6;
+        break;
+      case 'G':
+        exp = 9;
+        break;
+      case 'T':
+        exp = 12;
+        break;
+      default:
+        return std::nullopt;
     }
     ++i;
   }
@@ -107,7 +119,8 @@ namespace {
 struct Parser {
   std::string path;
 
-  [[noreturn]] void fail(const toml::source_region& src, const std::string& where, const std::string& what) const {
+  [[noreturn]] void fail(const toml::source_region& src, const std::string& where,
+                         const std::string& what) const {
     std::ostringstream m;
     m << path;
     if (src.begin.line > 0) m << ":" << src.begin.line;
@@ -139,7 +152,9 @@ struct Parser {
     } else if (n.is_string()) {
       l.text = n.as_string()->get();
       auto v = parse_size(l.text);
-      if (!v) fail(n.source(), where, "\"" + l.text + "\" is not a size (write e.g. \"4.2G\", \"26M\", \"1500K\" or 1000)");
+      if (!v)
+        fail(n.source(), where,
+             "\"" + l.text + "\" is not a size (write e.g. \"4.2G\", \"26M\", \"1500K\" or 1000)");
       l.value = *v;
     } else {
       fail(n.source(), where, "expected a size such as \"4.2G\" or an integer");
@@ -151,7 +166,9 @@ struct Parser {
   Percent percent(const toml::node& n, const std::string& where) const {
     if (!n.is_string()) fail(n.source(), where, "expected a percentage string such as \"2%\"");
     auto p = parse_percent(n.as_string()->get());
-    if (!p) fail(n.source(), where, "\"" + n.as_string()->get() + "\" is not a percentage (write e.g. \"2%\" or \"0.5%\")");
+    if (!p)
+      fail(n.source(), where,
+           "\"" + n.as_string()->get() + "\" is not a percentage (write e.g. \"2%\" or \"0.5%\")");
     return *p;
   }
 
@@ -204,16 +221,20 @@ struct Parser {
         limits(table(node, where), where, kTotalQuantities, 6, v.limits);
       } else if (key == "scope") {
         std::string w = ctx.empty() ? "[[scope]]" : "[[" + ctx + ".scope]]";
-        if (!node.is_array_of_tables()) fail(node.source(), w, "expected [[scope]] tables (an array of tables)");
+        if (!node.is_array_of_tables())
+          fail(node.source(), w, "expected [[scope]] tables (an array of tables)");
         for (const auto& e : *node.as_array()) {
           const toml::table& st = *e.as_table();
           ScopeBudget sb;
           const toml::node* pat = st.get("pattern");
-          if (!pat) fail(st.source(), w, "missing key 'pattern' (a glob over scope names, e.g. \"layer4.*\")");
+          if (!pat)
+            fail(st.source(), w, "missing key 'pattern' (a glob over scope names, e.g. \"layer4.*\")");
           sb.pattern = string(*pat, w + " pattern");
           if (sb.pattern.empty()) fail(pat->source(), w + " pattern", "empty pattern");
           limits(st, w + " '" + sb.pattern + "'", kScopeQuantities, 5, sb.limits, "pattern");
-          if (sb.limits.empty()) fail(st.source(), w + " '" + sb.pattern + "'", "no limit given (" + list(kScopeQuantities, 5) + ")");
+          if (sb.limits.empty())
+            fail(st.source(), w + " '" + sb.pattern + "'",
+                 "no limit given (" + list(kScopeQuantities, 5) + ")");
           v.scopes.push_back(std::move(sb));
         }
       } else if (key == "baseline") {
@@ -224,7 +245,8 @@ struct Parser {
           if (b == "report") {
             bb.report = string(bv, where + " report");
             std::filesystem::path p(bb.report);
-            if (p.is_relative()) bb.report = (std::filesystem::path(path).parent_path() / p).lexically_normal().string();
+            if (p.is_relative())
+              bb.report = (std::filesystem::path(path).parent_path() / p).lexically_normal().string();
           } else if (b == "max_increase") {
             if (bv.is_table()) {
               static const char* const kBase[] = {"params", "buffers", "macs", "flops", "memory_bytes"};
@@ -232,7 +254,9 @@ struct Parser {
                 std::string q(qk.str());
                 bool known = false;
                 for (const char* n : kBase) known |= q == n;
-                if (!known) fail(qk.source(), where + " max_increase", "unknown key '" + q + "' (expected " + list(kBase, 5) + ")");
+                if (!known)
+                  fail(qk.source(), where + " max_increase",
+                       "unknown key '" + q + "' (expected " + list(kBase, 5) + ")");
                 bb.max_increase[q] = percent(qv, where + " max_increase." + q);
               }
             } else {
@@ -242,7 +266,8 @@ struct Parser {
             fail(bk.source(), where, "unknown key '" + b + "' (expected report, max_increase)");
           }
         }
-        if (bb.report.empty()) fail(bt.source(), where, "missing key 'report' (a saved flopwise JSON report)");
+        if (bb.report.empty())
+          fail(bt.source(), where, "missing key 'report' (a saved flopwise JSON report)");
         if (bb.max_increase.empty()) fail(bt.source(), where, "missing key 'max_increase' (e.g. \"2%\")");
         v.baseline = bb;
       } else if (key == "variant" && top) {
@@ -250,7 +275,8 @@ struct Parser {
       } else {
         std::string known = top ? "inputs, dims, values, limits, scope, baseline, variant"
                                 : "name, inputs, dims, values, limits, scope, baseline";
-        fail(k.source(), ctx.empty() ? "top level" : "[[" + ctx + "]]", "unknown key '" + key + "' (expected " + known + ")");
+        fail(k.source(), ctx.empty() ? "top level" : "[[" + ctx + "]]",
+             "unknown key '" + key + "' (expected " + known + ")");
       }
     }
   }
@@ -290,7 +316,8 @@ Budget parse_budget(const std::string& text, const std::string& path) {
       p.variant(*e.as_table(), v, false, "variant");
       if (v.name.empty()) p.fail(e.source(), "[[variant]]", "missing key 'name'");
       for (const auto& o : b.variants)
-        if (o.name == v.name) p.fail(e.source(), "[[variant]] name", "duplicate variant name '" + v.name + "'");
+        if (o.name == v.name)
+          p.fail(e.source(), "[[variant]] name", "duplicate variant name '" + v.name + "'");
       b.variants.push_back(std::move(v));
     }
   }

@@ -65,7 +65,9 @@ struct Figure {
   std::string missing;  // why there is no figure at all
 };
 
-Figure of(const Count& c, int64_t uncounted) { return Figure{c.known ? std::optional<int64_t>(c.v) : std::nullopt, uncounted, ""}; }
+Figure of(const Count& c, int64_t uncounted) {
+  return Figure{c.known ? std::optional<int64_t>(c.v) : std::nullopt, uncounted, ""};
+}
 
 Figure total_figure(const CheckSubject& s, const std::string& q) {
   const Totals& t = s.report.totals;
@@ -74,7 +76,8 @@ Figure total_figure(const CheckSubject& s, const std::string& q) {
   if (q == "macs") return of(t.macs, t.uncounted);
   if (q == "flops") return of(t.flops, t.uncounted);
   if (q == "memory_bytes") return of(t.memory_bytes, t.uncounted);
-  if (!s.activation) return Figure{std::nullopt, 0, "activation_bytes is not in a saved report (check the model)"};
+  if (!s.activation)
+    return Figure{std::nullopt, 0, "activation_bytes is not in a saved report (check the model)"};
   const ActivationFigure& a = s.activation->at("");
   return of(a.bytes, a.uncounted);
 }
@@ -85,7 +88,8 @@ Figure scope_figure(const CheckSubject& s, const ScopeNode& sc, const std::strin
   if (q == "macs") return of(t.macs, t.uncounted);
   if (q == "flops") return of(t.flops, t.uncounted);
   if (q == "memory_bytes") return of(t.memory_bytes, t.uncounted);
-  if (!s.activation) return Figure{std::nullopt, 0, "activation_bytes is not in a saved report (check the model)"};
+  if (!s.activation)
+    return Figure{std::nullopt, 0, "activation_bytes is not in a saved report (check the model)"};
   auto it = s.activation->find(sc.name);
   if (it == s.activation->end()) return Figure{int64_t{0}, 0, ""};
   return of(it->second.bytes, it->second.uncounted);
@@ -96,7 +100,8 @@ Figure scope_figure(const CheckSubject& s, const ScopeNode& sc, const std::strin
 void judge_size(CheckRow& row, const Figure& f, const SizeLimit& lim) {
   row.limit = lim.text;
   row.actual = f.value;
-  if (f.value && lim.value > 0) row.used = fmt_pct(100.0 * static_cast<double>(*f.value) / static_cast<double>(lim.value), false);
+  if (f.value && lim.value > 0)
+    row.used = fmt_pct(100.0 * static_cast<double>(*f.value) / static_cast<double>(lim.value), false);
   if (!f.missing.empty()) {
     row.pass = false;
     row.detail = f.missing;
@@ -105,7 +110,8 @@ void judge_size(CheckRow& row, const Figure& f, const SizeLimit& lim) {
   bool over = f.value && *f.value > lim.value;
   if (over) {
     row.pass = false;
-    row.detail = (f.uncounted ? "at least " : "") + std::to_string(*f.value) + " > " + std::to_string(lim.value);
+    row.detail =
+        (f.uncounted ? "at least " : "") + std::to_string(*f.value) + " > " + std::to_string(lim.value);
   } else if (!f.value || f.uncounted) {
     row.pass = false;
     row.detail = "unknown: " + std::to_string(f.uncounted) + " node(s) not counted (bind symbolic dims)";
@@ -115,7 +121,9 @@ void judge_size(CheckRow& row, const Figure& f, const SizeLimit& lim) {
   }
 }
 
-InputPin pin_of(const std::string& name, const std::string& shape) { return parse_input_pin(name + ":" + shape); }
+InputPin pin_of(const std::string& name, const std::string& shape) {
+  return parse_input_pin(name + ":" + shape);
+}
 
 void overlay(InferOptions& io, const InputPin& p) {
   if (!p.name.empty())
@@ -202,7 +210,8 @@ CheckResult check_budget(const Budget& b, const InferOptions& cli, const Analyse
         if (hits.empty()) {
           CheckRow row = make_row(v->name, "scope " + sb.pattern, q);
           row.limit = it->second.text;
-          row.detail = "the pattern matches no scope (scopes are e.g. '" + (all.empty() ? std::string() : all.front()->name) + "')";
+          row.detail = "the pattern matches no scope (scopes are e.g. '" +
+                       (all.empty() ? std::string() : all.front()->name) + "')";
           res.rows.push_back(row);
         }
         for (const ScopeNode* s : hits) {
@@ -237,10 +246,12 @@ CheckResult check_budget(const Budget& b, const InferOptions& cli, const Analyse
         Figure was = total_figure(base, q);
         if (!was.value) continue;  // only totals present in both
         CheckRow row = make_row(v->name, "baseline", q);
-        row.limit = "+" + p.text.substr(p.text.find_first_not_of(" +")) + " over " + std::to_string(*was.value);
+        row.limit =
+            "+" + p.text.substr(p.text.find_first_not_of(" +")) + " over " + std::to_string(*was.value);
         row.actual = cur.value;
         if (cur.value && *was.value != 0)
-          row.used = fmt_pct(100.0 * (static_cast<double>(*cur.value) - *was.value) / static_cast<double>(*was.value), true);
+          row.used = fmt_pct(
+              100.0 * (static_cast<double>(*cur.value) - *was.value) / static_cast<double>(*was.value), true);
         // increase% <= num/den  <=>  (cur - was) * 100 * den <= num * was   (exact, 128-bit)
         auto within = [&](int64_t c) {
           __int128 lhs = (__int128(c) - *was.value) * 100 * p.den;
@@ -266,9 +277,13 @@ CheckResult check_budget(const Budget& b, const InferOptions& cli, const Analyse
 
 namespace {
 
-std::string actual_str(const CheckRow& r) { return r.actual ? human(static_cast<double>(*r.actual)) : "unknown"; }
+std::string actual_str(const CheckRow& r) {
+  return r.actual ? human(static_cast<double>(*r.actual)) : "unknown";
+}
 
-bool multi_variant(const CheckResult& r) { return r.variants.size() > 1 || (r.variants.size() == 1 && r.variants[0] != "default"); }
+bool multi_variant(const CheckResult& r) {
+  return r.variants.size() > 1 || (r.variants.size() == 1 && r.variants[0] != "default");
+}
 
 std::vector<std::vector<std::string>> rows_table(const CheckResult& r, bool md) {
   bool mv = multi_variant(r);
@@ -304,12 +319,23 @@ std::string summary(const CheckResult& r) {
 std::string xml(const std::string& s) {
   std::string o;
   for (char c : s) switch (c) {
-      case '&': o += "&amp;"; break;
-      case '<': o += "&lt;"; break;
-      case '>': o += "&gt;"; break;
-      case '"': o += "&quot;"; break;
-      case '\'': o += "&apos;"; break;
-      default: o += c;
+      case '&':
+        o += "&amp;";
+        break;
+      case '<':
+        o += "&lt;";
+        break;
+      case '>':
+        o += "&gt;";
+        break;
+      case '"':
+        o += "&quot;";
+        break;
+      case '\'':
+        o += "&apos;";
+        break;
+      default:
+        o += c;
     }
   return o;
 }
@@ -341,8 +367,8 @@ void write_check_text(std::ostream& os, const CheckResult& r) {
     if (!row.pass) {
       if (!any) os << "\nfailures:\n";
       any = true;
-      os << "  " << (multi_variant(r) ? "[" + row.variant + "] " : "") << row.check << " " << row.quantity << ": "
-         << row.detail << "\n";
+      os << "  " << (multi_variant(r) ? "[" + row.variant + "] " : "") << row.check << " " << row.quantity
+         << ": " << row.detail << "\n";
     }
   os << "\n" << summary(r) << "\n";
 }
@@ -357,7 +383,8 @@ void write_check_markdown(std::ostream& os, const CheckResult& r) {
     os << "\n";
     if (i == 0) {
       os << "|";
-      for (size_t c = 0; c < t[0].size(); ++c) os << (c + 4 >= t[0].size() && c + 1 < t[0].size() ? " ---: |" : " --- |");
+      for (size_t c = 0; c < t[0].size(); ++c)
+        os << (c + 4 >= t[0].size() && c + 1 < t[0].size() ? " ---: |" : " --- |");
       os << "\n";
     }
   }
@@ -366,29 +393,32 @@ void write_check_markdown(std::ostream& os, const CheckResult& r) {
     if (!row.pass) {
       if (!any) os << "\n**Failures**\n\n";
       any = true;
-      os << "- " << (multi_variant(r) ? "[" + row.variant + "] " : "") << "`" << row.check << " " << row.quantity
-         << "`: " << row.detail << "\n";
+      os << "- " << (multi_variant(r) ? "[" + row.variant + "] " : "") << "`" << row.check << " "
+         << row.quantity << "`: " << row.detail << "\n";
     }
 }
 
 void write_check_junit(std::ostream& os, const CheckResult& r) {
   os << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  os << "<testsuites name=\"flopwise check\" tests=\"" << r.rows.size() << "\" failures=\"" << r.failures() << "\">\n";
+  os << "<testsuites name=\"flopwise check\" tests=\"" << r.rows.size() << "\" failures=\"" << r.failures()
+     << "\">\n";
   for (const auto& v : r.variants) {
     int tests = 0, fails = 0;
     for (const auto& row : r.rows)
       if (row.variant == v) ++tests, fails += !row.pass;
-    os << "  <testsuite name=\"" << xml("flopwise check " + r.model + " [" + v + "]") << "\" tests=\"" << tests
-       << "\" failures=\"" << fails << "\" errors=\"0\">\n";
+    os << "  <testsuite name=\"" << xml("flopwise check " + r.model + " [" + v + "]") << "\" tests=\""
+       << tests << "\" failures=\"" << fails << "\" errors=\"0\">\n";
     for (const auto& row : r.rows) {
       if (row.variant != v) continue;
-      os << "    <testcase classname=\"" << xml("flopwise.budget." + v) << "\" name=\"" << xml(row.name()) << "\"";
+      os << "    <testcase classname=\"" << xml("flopwise.budget." + v) << "\" name=\"" << xml(row.name())
+         << "\"";
       if (row.pass) {
         os << "/>\n";
         continue;
       }
       os << ">\n      <failure type=\"budget\" message=\"" << xml(row.detail) << "\">"
-         << xml(row.name() + ": actual " + (row.actual ? std::to_string(*row.actual) : "unknown") + "; " + row.detail)
+         << xml(row.name() + ": actual " + (row.actual ? std::to_string(*row.actual) : "unknown") + "; " +
+                row.detail)
          << "</failure>\n    </testcase>\n";
     }
     os << "  </testsuite>\n";

@@ -16,8 +16,9 @@ namespace flopwise {
 int run_check(int argc, char** argv) {
   std::string model, budget_path, format = "text", output, junit;
   std::vector<std::string> inputs, dims, values;
-  CLI::App app{"flopwise check: fail when a model exceeds its cost budget (exit 0 ok, 1 over budget, 2 bad input)",
-               "flopwise check"};
+  CLI::App app{
+      "flopwise check: fail when a model exceeds its cost budget (exit 0 ok, 1 over budget, 2 bad input)",
+      "flopwise check"};
   app.add_option("model", model, "model file (.onnx, .pt) or a saved JSON report")->required();
   app.add_option("--budget,-b", budget_path, "budget file (TOML; see the README)")->required();
   app.add_option("--input,-i", inputs, "pin an input: NAME:1x3x224x224[:dtype] (over the budget's [inputs])");

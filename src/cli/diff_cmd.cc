@@ -26,7 +26,8 @@ struct DiffArgs {
 Report open_side(const std::string& path, const InferOptions& pins, bool have_pins) {
   if (detect_format(path) == ModelFormat::ReportJson || looks_like_json_report(path)) {
     if (have_pins)
-      std::cerr << "flopwise: note: " << path << " is a saved report; --input/--dim/--value do not apply to it\n";
+      std::cerr << "flopwise: note: " << path
+                << " is a saved report; --input/--dim/--value do not apply to it\n";
     return read_report_json(path);
   }
   Model m = load_model(path, pins);
@@ -39,7 +40,8 @@ Report open_side(const std::string& path, const InferOptions& pins, bool have_pi
 int run_diff(int argc, char** argv) {
   DiffArgs o;
   CLI::App app{"flopwise diff: compare two models or saved JSON reports (A -> B)", "flopwise diff"};
-  app.add_option("a", o.a, "model A (.onnx, .pt) or a saved report (flopwise M --format json -o a.json)")->required();
+  app.add_option("a", o.a, "model A (.onnx, .pt) or a saved report (flopwise M --format json -o a.json)")
+      ->required();
   app.add_option("b", o.b, "model B or a saved report")->required();
   app.add_option("--input,-i", o.inputs, "pin an input on both sides: NAME:1x3x224x224[:dtype]");
   app.add_option("--dim,-d", o.dims, "bind a symbolic dim on both sides: batch=8");
@@ -48,7 +50,8 @@ int run_diff(int argc, char** argv) {
       ->check(CLI::IsMember({"text", "json", "markdown", "md"}));
   app.add_option("--output,-o", o.output, "write the diff to FILE instead of stdout");
   app.add_option("--top", o.top, "entries per section (default: 20 in text/markdown, all in JSON)");
-  app.add_option("--sort", o.sort, "quantity that ranks the largest changes: params | macs | flops | memory_bytes")
+  app.add_option("--sort", o.sort,
+                 "quantity that ranks the largest changes: params | macs | flops | memory_bytes")
       ->check(CLI::IsMember({"params", "macs", "flops", "memory_bytes"}));
   try {
     app.parse(argc, argv);

@@ -36,10 +36,14 @@ Figures subtract(const Figures& b, const Figures& a) {
 
 const char* status_name(DiffStatus s) {
   switch (s) {
-    case DiffStatus::Added: return "added";
-    case DiffStatus::Removed: return "removed";
-    case DiffStatus::Changed: return "changed";
-    case DiffStatus::Same: return "same";
+    case DiffStatus::Added:
+      return "added";
+    case DiffStatus::Removed:
+      return "removed";
+    case DiffStatus::Changed:
+      return "changed";
+    case DiffStatus::Same:
+      return "same";
   }
   return "?";
 }

@@ -84,7 +84,8 @@ std::vector<const DiffEntry*> listed(const std::vector<DiffEntry>& v, bool scope
   std::vector<const DiffEntry*> out;
   for (const auto& e : v) {
     if (e.status == DiffStatus::Same) continue;
-    if (scopes && (e.status == DiffStatus::Added || e.status == DiffStatus::Removed) && !e.subtree_root) continue;
+    if (scopes && (e.status == DiffStatus::Added || e.status == DiffStatus::Removed) && !e.subtree_root)
+      continue;
     out.push_back(&e);
   }
   return out;
@@ -136,7 +137,8 @@ void print_md(std::ostream& os, const Table& t, size_t left) {
 Table totals_table(const Diff& d) {
   Table t{{"total", "A", "B", "delta", "change"}};
   for (const char* k : {"params", "macs", "flops", "memory_bytes", "uncounted_nodes"}) {
-    if (std::string(k) == "uncounted_nodes" && d.a.get(k).value_or(0) == 0 && d.b.get(k).value_or(0) == 0) continue;
+    if (std::string(k) == "uncounted_nodes" && d.a.get(k).value_or(0) == 0 && d.b.get(k).value_or(0) == 0)
+      continue;
     t.push_back({k, plain_human(d.a.get(k)), plain_human(d.b.get(k)), signed_human(d.delta.get(k)),
                  pct_str(percent_change(d.a.get(k), d.b.get(k)))});
   }
@@ -224,7 +226,8 @@ void write_human(std::ostream& os, const Diff& d, const DiffFormatOptions& o, bo
   Counts oc = count(d.op_types);
   heading("Op types (" + std::to_string(oc.changed) + " changed, " + std::to_string(oc.added) + " added, " +
           std::to_string(oc.removed) + " removed, " + std::to_string(oc.same) + " same)");
-  std::string oa = op_list(d.op_types, DiffStatus::Added, md), orm = op_list(d.op_types, DiffStatus::Removed, md);
+  std::string oa = op_list(d.op_types, DiffStatus::Added, md),
+              orm = op_list(d.op_types, DiffStatus::Removed, md);
   if (!oa.empty()) os << (md ? "" : "  ") << "added: " << oa << (md ? "\n\n" : "\n");
   if (!orm.empty()) os << (md ? "" : "  ") << "removed: " << orm << (md ? "\n\n" : "\n");
   auto ol = listed(d.op_types, false);
@@ -247,8 +250,12 @@ void write_human(std::ostream& os, const Diff& d, const DiffFormatOptions& o, bo
 
 }  // namespace
 
-void write_diff_text(std::ostream& os, const Diff& d, const DiffFormatOptions& o) { write_human(os, d, o, false); }
-void write_diff_markdown(std::ostream& os, const Diff& d, const DiffFormatOptions& o) { write_human(os, d, o, true); }
+void write_diff_text(std::ostream& os, const Diff& d, const DiffFormatOptions& o) {
+  write_human(os, d, o, false);
+}
+void write_diff_markdown(std::ostream& os, const Diff& d, const DiffFormatOptions& o) {
+  write_human(os, d, o, true);
+}
 
 void write_diff_json(std::ostream& os, const Diff& d, const DiffFormatOptions& o) {
   json j;

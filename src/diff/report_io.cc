@@ -139,14 +139,16 @@ Report parse_report_json(const std::string& text, const std::string& origin) {
         nr.scope = n.value("scope", "");
         if (n.contains("outputs"))
           for (const auto& o : n.at("outputs"))
-            nr.outputs.push_back({o.value("name", ""), rd.shape(o.contains("shape") ? o.at("shape") : json(), nr.name)});
+            nr.outputs.push_back(
+                {o.value("name", ""), rd.shape(o.contains("shape") ? o.at("shape") : json(), nr.name)});
         std::string where = "node '" + nr.name + "'";
         nr.cost.params = rd.count(n, "params", where);
         nr.cost.macs = rd.count(n, "macs", where);
         nr.cost.flops = rd.count(n, "flops", where);
         nr.cost.memory_bytes = rd.count(n, "memory_bytes", where);
         auto it = by_name.find(nr.scope);
-        if (it != by_name.end() && std::find(it->second->ops.begin(), it->second->ops.end(), nr.op) == it->second->ops.end())
+        if (it != by_name.end() &&
+            std::find(it->second->ops.begin(), it->second->ops.end(), nr.op) == it->second->ops.end())
           it->second->ops.push_back(nr.op);
         r.nodes.push_back(std::move(nr));
       }
