@@ -30,8 +30,15 @@ bool is_file(const std::string& p) {
 bool is_integer_elem(int t) {
   using T = onnx::TensorProto;
   switch (t) {
-    case T::INT8: case T::UINT8: case T::INT16: case T::UINT16: case T::INT32: case T::UINT32:
-    case T::INT64: case T::UINT64: case T::BOOL:
+    case T::INT8:
+    case T::UINT8:
+    case T::INT16:
+    case T::UINT16:
+    case T::INT32:
+    case T::UINT32:
+    case T::INT64:
+    case T::UINT64:
+    case T::BOOL:
       return true;
     default:
       return false;
@@ -217,8 +224,9 @@ Verdict judge_flopwise(const BackendCase& c) {
       bool ok = val.shape.fully_known() && val.shape.rank() == want.size();
       for (size_t d = 0; ok && d < want.size(); ++d) ok = val.shape.dims[d].value() == want[d];
       if (!ok)
-        wrong = std::string(val.shape.fully_known() ? "wrong: " : "unknown: ") + "output " + std::to_string(i) +
-                " '" + val.name + "': got " + val.shape.str() + ", want " + dims_str(want);
+        wrong = std::string(val.shape.fully_known() ? "wrong: " : "unknown: ") + "output " +
+                std::to_string(i) + " '" + val.name + "': got " + val.shape.str() + ", want " +
+                dims_str(want);
     }
     if (g.outputs.size() != c.expected.size())
       wrong = "wrong: graph has " + std::to_string(g.outputs.size()) + " outputs, reference has " +
@@ -308,7 +316,8 @@ std::map<std::string, std::string> read_expectations(const std::string& path) {
     if (reason.find_first_not_of(" \t") == std::string::npos)
       throw std::runtime_error(path + ":" + std::to_string(line_no) + ": expected 'test_name<TAB>reason'");
     std::string name = line.substr(0, tab);
-    if (out.count(name)) throw std::runtime_error(path + ":" + std::to_string(line_no) + ": duplicate " + name);
+    if (out.count(name))
+      throw std::runtime_error(path + ":" + std::to_string(line_no) + ": duplicate " + name);
     out[name] = reason;
   }
   return out;

@@ -22,13 +22,13 @@ std::string backend_node_dir();
 std::vector<std::string> list_backend_cases(const std::string& root);
 
 struct BackendCase {
-  std::string name;                             // "test_conv_with_strides_padding"
-  bool tensor_outputs = false;                  // every graph output is a tensor (the judged set)
-  onnx::ModelProto model;                       // prepared: declared shapes stripped, inputs pinned
-  std::string bytes;                            // `model` serialised once
-  std::vector<std::vector<int64_t>> expected;   // dims of output_<k>.pb per graph output
-  std::vector<std::string> pinned;              // inputs turned into initializers
-  std::string load_error;                       // non-empty: the case could not be prepared
+  std::string name;                            // "test_conv_with_strides_padding"
+  bool tensor_outputs = false;                 // every graph output is a tensor (the judged set)
+  onnx::ModelProto model;                      // prepared: declared shapes stripped, inputs pinned
+  std::string bytes;                           // `model` serialised once
+  std::vector<std::vector<int64_t>> expected;  // dims of output_<k>.pb per graph output
+  std::vector<std::string> pinned;             // inputs turned into initializers
+  std::string load_error;                      // non-empty: the case could not be prepared
 };
 
 // Loads <root>/<name>/model.onnx and test_data_set_0, and prepares it:

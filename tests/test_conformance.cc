@@ -67,10 +67,9 @@ TEST_CASE("conformance: ONNX backend node tests, output shapes from stripped mod
   for (const auto& [name, reason] : expected_failures)
     if (!judged_names.count(name)) unknown_entries.push_back(name);
 
-  MESSAGE("ONNX backend node tests: flopwise " << percent(ours, judged) << ", ONNX InferShapes "
-                                               << percent(onnx, judged) << "; ONNX passes " << onnx_only
-                                               << " that flopwise fails; " << seconds << " s (ONNX "
-                                               << onnx_seconds << " s)");
+  MESSAGE("ONNX backend node tests: flopwise "
+          << percent(ours, judged) << ", ONNX InferShapes " << percent(onnx, judged) << "; ONNX passes "
+          << onnx_only << " that flopwise fails; " << seconds << " s (ONNX " << onnx_seconds << " s)");
   if (names.size() == kDebianCases) CHECK(judged == kDebianTensorCases);
 
   std::string list;

@@ -4,8 +4,8 @@
 // declared and once with every symbolic input dim pinned to a small distinct value (so that both
 // sides reach full shapes throughout), and over every ONNX backend node test prepared as in the
 // conformance test (intermediate values of the multi-node *_expanded cases included).
-#include <doctest/doctest.h>
 #include <dirent.h>
+#include <doctest/doctest.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -87,7 +87,8 @@ void compare(const std::string& label, const onnx::ModelProto& stripped, const s
 // Backend cases where ONNX 1.12's own inference is wrong (checked against the reference outputs).
 const std::map<std::string, std::string> kOnnxWrong = {
     {"test_stft", "ONNX 1.12 STFT ignores onesided: says 1x15x16x2, reference output is 1x15x9x2"},
-    {"test_stft_with_window", "ONNX 1.12 STFT ignores onesided: says 1x15x16x2, reference output is 1x15x9x2"},
+    {"test_stft_with_window",
+     "ONNX 1.12 STFT ignores onesided: says 1x15x16x2, reference output is 1x15x9x2"},
 };
 
 }  // namespace
@@ -120,8 +121,7 @@ TEST_CASE("agreement: flopwise and ONNX InferShapes agree on every fully known s
     compare(name, c.model, c.bytes, &a);
   }
   MESSAGE("agreement: " << files.size() << " models/ files, " << backend << " backend models, " << a.compared
-                        << " shapes compared; " << a.onnx_only
-                        << " shapes only ONNX knows fully");
+                        << " shapes compared; " << a.onnx_only << " shapes only ONNX knows fully");
   std::string list;
   for (const auto& s : a.disagreements) list += "\n  " + s;
   INFO("disagreements:" << list);

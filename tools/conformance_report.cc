@@ -40,8 +40,8 @@ void dump_values(const fwconf::BackendCase& c) {
           data += (i ? "," : "") + (d.is_float ? std::to_string(d.floats[i]) : d.ints[i].str());
         data = " = [" + data + (d.size() > 8 ? ",...]" : "]");
       }
-      std::printf("    %-50s %-8s %s%s\n", v.name.c_str(), flopwise::dtype_name(v.dtype), v.shape.str().c_str(),
-                  data.c_str());
+      std::printf("    %-50s %-8s %s%s\n", v.name.c_str(), flopwise::dtype_name(v.dtype),
+                  v.shape.str().c_str(), data.c_str());
     }
     for (const auto& w : r.warnings) std::printf("    warning: %s\n", w.c_str());
   } catch (const std::exception& e) {
@@ -57,15 +57,22 @@ int main(int argc, char** argv) {
   std::vector<std::string> filters;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--failures") failures_only = true;
-    else if (a == "--seed") seed = true;
-    else if (a == "--no-onnx") run_onnx = false;
-    else if (a == "--dump") dump = true;
-    else if (a == "--dir" && i + 1 < argc) root = argv[++i];
+    if (a == "--failures")
+      failures_only = true;
+    else if (a == "--seed")
+      seed = true;
+    else if (a == "--no-onnx")
+      run_onnx = false;
+    else if (a == "--dump")
+      dump = true;
+    else if (a == "--dir" && i + 1 < argc)
+      root = argv[++i];
     else if (a == "-h" || a == "--help") {
-      std::printf("usage: %s [--failures] [--seed] [--no-onnx] [--dump] [--dir DIR] [SUBSTRING...]\n", argv[0]);
+      std::printf("usage: %s [--failures] [--seed] [--no-onnx] [--dump] [--dir DIR] [SUBSTRING...]\n",
+                  argv[0]);
       return 0;
-    } else filters.push_back(a);
+    } else
+      filters.push_back(a);
   }
   auto names = fwconf::list_backend_cases(root);
   if (names.empty()) {
@@ -96,12 +103,14 @@ int main(int argc, char** argv) {
     if (failures_only && v.pass) continue;
     std::printf("%-60s flopwise %s%s%s", name.c_str(), v.pass ? "PASS" : "FAIL", v.pass ? "" : ": ",
                 v.reason.c_str());
-    if (run_onnx) std::printf("  | onnx %s%s%s", o.pass ? "PASS" : "FAIL", o.pass ? "" : ": ", o.reason.c_str());
+    if (run_onnx)
+      std::printf("  | onnx %s%s%s", o.pass ? "PASS" : "FAIL", o.pass ? "" : ": ", o.reason.c_str());
     std::printf("\n");
     if (dump) dump_values(c);
   }
   if (seed) return 0;
-  std::printf("\njudged %d cases; flopwise %d pass (%.1f %%)", judged, ours, judged ? 100.0 * ours / judged : 0.0);
+  std::printf("\njudged %d cases; flopwise %d pass (%.1f %%)", judged, ours,
+              judged ? 100.0 * ours / judged : 0.0);
   if (run_onnx) std::printf("; onnx %d pass (%.1f %%)", theirs, judged ? 100.0 * theirs / judged : 0.0);
   std::printf("\nflopwise failures by category:\n");
   std::vector<std::pair<int, std::string>> sorted;
