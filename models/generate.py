@@ -480,13 +480,74 @@ def export(name, out_dir, inline):
     return path
 
 
+# --------------------------------------------------------------------------------------------------
+# TorchScript (.pt) exports for the TorchScript importer's tests (generated at test time, not committed)
+
+TORCHSCRIPT = ["resnet18", "mobilenet_v2", "bert", "gpt2"]
+
+
+class CustomOpModel(nn.Module):
+    """Calls a custom op (torch.ops.myns.op) that LibTorch does not know: the importer must say so."""
+
+    def forward(self, x):
+        return torch.ops.myns.op(x) + 1
+
+
+def register_custom_op():
+    lib = torch.library.Library("myns", "DEF")
+    lib.define("op(Tensor x) -> Tensor")
+    lib.impl("op", lambda x: x * 2, "CompositeExplicitAutograd")
+    return lib  # keep alive
+
+
+def export_torchscript(out_dir):
+    """Writes <name>.trace.pt (torch.jit.trace) and <name>.script.pt (torch.jit.script) of each model in
+    TORCHSCRIPT, same seeds and perturbation as the ONNX export, eval mode. Each file carries an extra
+    file `flopwise_inputs.json` with the example inputs' names, shapes and dtypes (LibTorch 1.13 drops the
+    traced input types on save). Also writes the bad-input cases: not_a_zip.pt, not_torchscript.pt (a
+    zip without TorchScript code) and custom_op.pt (a traced module calling torch.ops.myns.op)."""
+    import zipfile
+    os.makedirs(out_dir, exist_ok=True)
+    for name in TORCHSCRIPT:
+        torch.manual_seed(sum(map(ord, name)))
+        model, inputs, in_names, _, _, _ = make_model(name)
+        perturb(model, seed=sum(map(ord, name)) + 1)
+        model.eval()
+        meta = json.dumps([{"name": n, "shape": list(t.shape), "dtype": str(t.dtype).replace("torch.", "")}
+                           for n, t in zip(in_names, inputs)])
+        extra = {"flopwise_inputs.json": meta}
+        with torch.no_grad():
+            traced = torch.jit.trace(model, inputs, check_trace=False)
+        torch.jit.save(traced, os.path.join(out_dir, name + ".trace.pt"), _extra_files=extra)
+        try:
+            scripted = torch.jit.script(model)
+            # Scripted graphs name inputs after forward's arguments: no extra file, shapes come from --input.
+            torch.jit.save(scripted, os.path.join(out_dir, name + ".script.pt"))
+        except Exception as e:  # noqa: BLE001 - report and go on; the test skips a missing file
+            print(f"{name}: torch.jit.script failed: {str(e).splitlines()[0]}", file=sys.stderr)
+        print(f"{name}: TorchScript written to {out_dir}", file=sys.stderr)
+    with open(os.path.join(out_dir, "not_a_zip.pt"), "wb") as f:
+        f.write(b"this is not a zip archive\n")
+    with zipfile.ZipFile(os.path.join(out_dir, "not_torchscript.pt"), "w") as z:
+        z.writestr("archive/hello.txt", "a zip, but no TorchScript inside\n")
+    keep = register_custom_op()
+    traced = torch.jit.trace(CustomOpModel(), (torch.zeros(2, 3),))
+    torch.jit.save(traced, os.path.join(out_dir, "custom_op.pt"))
+    del keep
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--only", action="append", help="model name (repeatable); default: the bundled set")
     ap.add_argument("--out", default=HERE, help="output directory (default: models/)")
     ap.add_argument("--inline", action="store_true", help="keep weights inside the .onnx (no .data file)")
+    ap.add_argument("--torchscript", action="store_true",
+                    help="write TorchScript .pt files (trace and script) of the TorchScript test models to --out")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
+    if args.torchscript:
+        export_torchscript(args.out)
+        return
     for name in args.only or BUNDLED:
         export(name, args.out, args.inline)
 

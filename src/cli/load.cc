@@ -4,6 +4,7 @@
 
 #include "flopwise/errors.h"
 #include "flopwise/onnx_import.h"
+#include "torch_loader.h"
 
 namespace flopwise {
 
@@ -24,10 +25,10 @@ ModelFormat detect_format(const std::string& path) {
   return ModelFormat::Unknown;
 }
 
-Model load_model(const std::string& path, const InferOptions& /*pins*/) {
+Model load_model(const std::string& path, const InferOptions& pins) {
   switch (detect_format(path)) {
     case ModelFormat::TorchScript:
-      throw InputError(path + ": TorchScript models are not supported by this build yet (ONNX only)");
+      return load_torchscript(path, pins);  // dlopens the LibTorch plugin only now
     case ModelFormat::ReportJson:
       throw InputError(path + ": a JSON report, not a model (reports are read by 'flopwise diff')");
     default:

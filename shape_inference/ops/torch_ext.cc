@@ -1,0 +1,62 @@
+// TorchScript extensions ("flopwise" domain): ops the TorchScript importer (src/torch) lowers to where
+// ONNX has no equivalent: adaptive pooling, packing runtime ints into a shape list, transposing two dims
+// of a tensor whose rank is known only after inference.
+#include "helpers.h"
+
+namespace flopwise {
+namespace {
+
+// AdaptiveAvgPool(X) attr output_size: [N, C, *output_size]; windows cover the input (once when the
+// sizes divide), so 1 FLOP per input element, as GlobalAveragePool.
+void infer_adaptive_avg_pool(InferContext& c) {
+  auto size = c.node().attr_ints("output_size");
+  const Shape& x = c.in_shape(0);
+  c.set_output_dtype(0, c.in_dtype(0));
+  if (!x.rank_known) return;
+  if (x.rank() < size.size() + 1)
+    c.fail("input " + x.str() + " has fewer dims than output_size (" + std::to_string(size.size()) + ") + 1");
+  std::vector<Dim> out(x.dims.begin(), x.dims.end() - static_cast<std::ptrdiff_t>(size.size()));
+  for (auto s : size) out.push_back(Dim(s));
+  c.set_output(0, c.in_dtype(0), Shape(out));
+}
+
+// PackScalars(s0, s1, ...): scalars (or 1-element tensors) into a 1-D int64 list; contents when known.
+void infer_pack_scalars(InferContext& c) {
+  ConstData d;
+  bool known = true;
+  for (size_t i = 0; i < c.num_inputs(); ++i) {
+    const ConstData* in = c.in_data(i);
+    if (!in || in->is_float || in->ints.size() != 1) {
+      known = false;
+      continue;
+    }
+    d.ints.push_back(in->ints[0]);
+  }
+  c.set_output(0, DType::Int64, Shape({Dim(static_cast<int64_t>(c.num_inputs()))}));
+  if (known) c.set_output_data(0, d);
+}
+
+// TransposeDims(X) attrs dim0, dim1 (negative: from the end): X with the two dims swapped.
+void infer_transpose_dims(InferContext& c) {
+  const Shape& x = c.in_shape(0);
+  c.set_output_dtype(0, c.in_dtype(0));
+  if (!x.rank_known) return;
+  int64_t r = static_cast<int64_t>(x.rank());
+  int64_t a = normalize_axis(c, c.node().attr_i("dim0", 0), r);
+  int64_t b = normalize_axis(c, c.node().attr_i("dim1", 1), r);
+  std::vector<Dim> out = x.dims;
+  std::swap(out[a], out[b]);
+  c.set_output(0, c.in_dtype(0), Shape(out));
+}
+
+}  // namespace
+
+void register_torch_ext_ops(OpRegistry& r) {
+  const char* d = "flopwise";
+  reg(r, "AdaptiveAvgPool", 1, 0, "1 per input element (windows cover the input)", infer_adaptive_avg_pool,
+      cost_per_in_elem_1, d);
+  reg(r, "PackScalars", 1, 0, "layout only (shape arithmetic)", infer_pack_scalars, cost_zero, d);
+  reg(r, "TransposeDims", 1, 0, "layout only", infer_transpose_dims, cost_zero, d);
+}
+
+}  // namespace flopwise

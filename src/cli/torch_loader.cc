@@ -1,0 +1,54 @@
+#include "torch_loader.h"
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+
+#include "../torch/torch_plugin.h"
+#include "flopwise/errors.h"
+
+namespace flopwise {
+
+namespace {
+bool exists(const std::string& p) { return std::ifstream(p).good(); }
+
+std::string exe_dir() {
+  char buf[4096];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  if (n <= 0) return ".";
+  std::string s(buf, static_cast<size_t>(n));
+  auto slash = s.rfind('/');
+  return slash == std::string::npos ? "." : s.substr(0, slash);
+}
+}  // namespace
+
+std::string find_torch_plugin() {
+  if (const char* env = std::getenv("FLOPWISE_TORCH_PLUGIN"); env && *env) return exists(env) ? env : "";
+  std::string dir = exe_dir();
+  for (const std::string& p : {dir + "/libflopwise_torch.so", dir + "/../lib/flopwise/libflopwise_torch.so"})
+    if (exists(p)) return p;
+  return "";
+}
+
+Model load_torchscript(const std::string& path, const InferOptions& pins) {
+  std::string plugin = find_torch_plugin();
+  if (plugin.empty())
+    throw InputError(path + ": TorchScript support is not built (plugin libflopwise_torch.so not found); install "
+                            "LibTorch (Debian package libtorch-dev) and rebuild flopwise");
+  void* h = dlopen(plugin.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!h)
+    throw InputError(path + ": cannot load the TorchScript plugin " + plugin + " (" + dlerror() +
+                     "); is LibTorch (Debian package libtorch-dev) installed?");
+  auto fn = reinterpret_cast<FlopwiseTorchImportFn>(dlsym(h, "flopwise_torch_import"));
+  if (!fn) throw InputError(plugin + ": not a flopwise TorchScript plugin (no flopwise_torch_import)");
+  Model m;
+  char err[2048] = {0};
+  int rc = fn(path.c_str(), &pins, &m, err, sizeof(err));
+  if (rc == kTorchUsageError) throw UsageError(err);
+  if (rc != kTorchOk) throw InputError(err);
+  return m;  // the plugin stays loaded: nothing to unload before exit
+}
+
+}  // namespace flopwise
