@@ -493,6 +493,31 @@ class CustomOpModel(nn.Module):
         return torch.ops.myns.op(x) + 1
 
 
+class MiscOps(nn.Module):
+    """One of each remaining lowering the four models do not use: GroupNorm, SiLU, AvgPool, nearest
+    upsampling, adaptive pooling to 3x3, a batch-first LSTM, a two-layer bidirectional GRU, einsum."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.gn = nn.GroupNorm(2, 8)
+        self.pool = nn.AvgPool2d(2)
+        self.up = nn.Upsample(scale_factor=2.0, mode="nearest")
+        self.apool = nn.AdaptiveAvgPool2d((3, 3))
+        self.lstm = nn.LSTM(8, 16, batch_first=True)
+        self.gru = nn.GRU(16, 12, num_layers=2, bidirectional=True)
+        self.head = nn.Linear(24, 4)
+
+    def forward(self, x):  # x [1, 3, 16, 16]
+        y = F.silu(self.gn(self.conv(x)))
+        y = self.up(self.pool(y))  # [1, 8, 16, 16]
+        s = self.apool(y).flatten(2).transpose(1, 2)  # [1, 9, 8]
+        s, _ = self.lstm(s)  # [1, 9, 16]
+        s, _ = self.gru(s)  # seq-first: seq 1, batch 9 -> [1, 9, 24]
+        a = torch.einsum("bij,bkj->bik", s, s)  # [1, 9, 9]
+        return self.head(s), torch.softmax(a, -1)
+
+
 def register_custom_op():
     lib = torch.library.Library("myns", "DEF")
     lib.define("op(Tensor x) -> Tensor")
@@ -524,8 +549,14 @@ def export_torchscript(out_dir):
             # Scripted graphs name inputs after forward's arguments: no extra file, shapes come from --input.
             torch.jit.save(scripted, os.path.join(out_dir, name + ".script.pt"))
         except Exception as e:  # noqa: BLE001 - report and go on; the test skips a missing file
-            print(f"{name}: torch.jit.script failed: {str(e).splitlines()[0]}", file=sys.stderr)
+            print(f"{name}: torch.jit.script failed: {str(e).strip().splitlines()[0]}", file=sys.stderr)
         print(f"{name}: TorchScript written to {out_dir}", file=sys.stderr)
+    misc = MiscOps().eval()
+    with torch.no_grad():
+        traced = torch.jit.trace(misc, (torch.zeros(1, 3, 16, 16),))
+    torch.jit.save(traced, os.path.join(out_dir, "misc_ops.trace.pt"),
+                   _extra_files={"flopwise_inputs.json": json.dumps([{"name": "x", "shape": [1, 3, 16, 16],
+                                                                       "dtype": "float32"}])})
     with open(os.path.join(out_dir, "not_a_zip.pt"), "wb") as f:
         f.write(b"this is not a zip archive\n")
     with zipfile.ZipFile(os.path.join(out_dir, "not_torchscript.pt"), "w") as z:

@@ -93,6 +93,8 @@ InferOptions pins_for(const std::string& name) {
   if (name == "bert") {
     pin("", "1x64", DType::Int64);
     pin("", "1x64", DType::Int64);
+  } else if (name == "misc_ops") {
+    pin("", "1x3x16x16", DType::Float32);
   } else if (name == "gpt2") {
     pin("", "1x64", DType::Int64);
   } else {
@@ -208,7 +210,7 @@ TEST_CASE("torchscript: ResNet-18 module tree names every BasicBlock and its lay
 
 TEST_CASE("torchscript: every aten node's inferred shape equals LibTorch's on a zero input") {
   SKIP_WITHOUT_PLUGIN();
-  for (std::string name : {"resnet18", "mobilenet_v2", "bert", "gpt2"})
+  for (std::string name : {"resnet18", "mobilenet_v2", "bert", "gpt2", "misc_ops"})
     for (std::string kind : {"trace", "script"}) {
       std::string file = plugin().models + "/" + name + "." + kind + ".pt";
       if (!file_exists(file)) continue;
@@ -233,6 +235,34 @@ TEST_CASE("torchscript: every aten node's inferred shape equals LibTorch's on a 
       }
       MESSAGE(file << ": " << checked << " aten outputs checked against LibTorch");
     }
+}
+
+TEST_CASE("torchscript: RNNs, upsampling, GroupNorm, pooling, einsum lower with hand-derived MACs") {
+  SKIP_WITHOUT_PLUGIN();
+  std::string file = plugin().models + "/misc_ops.trace.pt";
+  InferOptions pins;  // the traced file records x: 1x3x16x16
+  Imported im = import_pt(file, pins);
+  REQUIRE_MESSAGE(im.rc == 0, im.err);
+  InferResult ir = infer_shapes(im.model, pins);
+  Report rep = build_report(im.model, std::move(ir));
+  std::string unsupported;
+  for (const auto& [op, nodes] : rep.unsupported) unsupported += op + " ";
+  CHECK_MESSAGE(rep.unsupported.empty(), unsupported);
+  CHECK(rep.totals.uncounted == 0);
+  std::map<std::string, int64_t> macs;
+  for (const auto& n : rep.nodes) macs[n.op] += n.cost.macs.v;
+  CHECK(macs["Conv"] == 55296);    // 8*16*16 * 3*3*3
+  CHECK(macs["LSTM"] == 13824);    // seq 9 * batch 1 * 4*16*(8+16)
+  CHECK(macs["GRU"] == 41472);     // 2 dirs * seq 1 * batch 9 * 3*12*((16+12) + (24+12)) = 18144 + 23328
+  CHECK(macs["Einsum"] == 1944);   // b 1 * i 9 * k 9 * j 24
+  CHECK(macs["MatMul"] == 864);    // 9 * 4 * 24 (the Linear head)
+  CHECK(rep.totals.macs.v == 113400);
+  // Params: conv 8*3*9+8 = 224; GroupNorm 16; LSTM 4*16*(8+16)+2*64 = 1664; GRU layer 1: 2*(36*16+36*12+72)
+  // = 2160, layer 2: 2*(36*24+36*12+72) = 2736; head 24*4+4 = 100. 224+16+1664+2160+2736+100 = 6900
+  CHECK(rep.totals.params.v == 6900);
+  const ScopeNode* gru = find_scope(*rep.scopes, "gru");
+  REQUIRE(gru);
+  CHECK(gru->cls == "GRU");
 }
 
 TEST_CASE("torchscript: bad input is a clear error or a listed unsupported op") {

@@ -1041,8 +1041,11 @@ class Lowerer {
       auto s = known_int(in(1)), e = known_int(in(2));
       if (!s || !e || *e != -1) return false;
       if (*s == 1) return emit_to(o, "Flatten", {as_ir(in(0))}, {{"axis", ai(1)}}), true;
-      if (*s == 0) return emit_to(o, "Reshape", {as_ir(in(0)), const_ints({-1})}), true;
-      return false;
+      if (*s < 0) return false;
+      // Keep the leading `s` dims (Reshape's 0 copies the input dim), merge the rest.
+      std::vector<int64_t> shape(static_cast<size_t>(*s), 0);
+      shape.push_back(-1);
+      return emit_to(o, "Reshape", {as_ir(in(0)), const_ints(shape)}), true;
     }
     if (op == "permute") {
       auto perm = known_ints(in(1));
@@ -1103,6 +1106,12 @@ class Lowerer {
       int shape = emit("Shape", {as_ir(in(1))}, {tmp(o, "shape")})[0];
       return emit_to(o, "Expand", {as_ir(in(0)), shape}), true;
     }
+
+    if (op == "lstm" || op == "gru" || op == "rnn_tanh" || op == "rnn_relu") return lower_rnn(n, op);
+    if (op == "upsample_nearest2d" || op == "upsample_bilinear2d" || op == "upsample_nearest1d" ||
+        op == "upsample_linear1d" || op == "upsample_nearest3d" || op == "upsample_trilinear3d" ||
+        op == "upsample_bicubic2d")
+      return lower_upsample(n, op);
 
     // reductions
     if ((op == "mean" || op == "sum" || op == "amax" || op == "amin") && nin >= 1) {
@@ -1179,6 +1188,117 @@ class Lowerer {
     std::vector<int> ins{as_ir(in(0)), as_ir(in(1))};
     if (!is_none(in(2))) ins.push_back(as_ir(in(2)));
     return emit_to(o, transposed ? "ConvTranspose" : "Conv", ins, a), true;
+  }
+
+  // aten::lstm/gru/rnn_* (input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
+  // batch_first) as torch.onnx exports them: per layer one ONNX LSTM/GRU/RNN (W, R, B from the layer's
+  // w_ih, w_hh, b_ih, b_hh), Y [seq, dirs, batch, hidden] -> [seq, batch, dirs*hidden] for the next layer,
+  // batch_first by transposes. Initial states are left out: they change neither shapes nor costs.
+  bool lower_rnn(Node* n, const std::string& op) {
+    auto in = [&](size_t i) -> JV& { return get(n->input(i)); };
+    if (n->inputs().size() != 9 || in(2).kind != JV::List) return false;
+    auto has_b = known_int(in(3)), layers = known_int(in(4)), bidir = known_int(in(7)), bf = known_int(in(8));
+    if (!has_b || !layers || !bidir || !bf) return false;
+    int64_t dirs = *bidir ? 2 : 1, per = *has_b ? 4 : 2;
+    const auto& params = in(2).items;
+    if (static_cast<int64_t>(params.size()) != *layers * dirs * per) return false;
+    std::string onnx = op == "lstm" ? "LSTM" : op == "gru" ? "GRU" : "RNN";
+    const Value* o = n->output(0);
+    int x = as_ir(in(0));
+    if (*bf) x = emit("Transpose", {x}, {tmp(o, "seq_first")}, {{"perm", ais({1, 0, 2})}})[0];
+    std::vector<int> hs, cs;
+    for (int64_t l = 0; l < *layers; ++l) {
+      std::vector<int> w, r, b;
+      for (int64_t d = 0; d < dirs; ++d) {
+        size_t base = static_cast<size_t>((l * dirs + d) * per);
+        auto unsq = [&](int v, const std::string& what) {
+          return emit("Unsqueeze", {v, const_ints({0})}, {tmp(o, what)})[0];
+        };
+        w.push_back(unsq(as_ir(params[base]), "W"));
+        r.push_back(unsq(as_ir(params[base + 1]), "R"));
+        if (*has_b) {
+          int cat = emit("Concat", {as_ir(params[base + 2]), as_ir(params[base + 3])}, {tmp(o, "bias")},
+                         {{"axis", ai(0)}})[0];
+          b.push_back(unsq(cat, "B"));
+        }
+      }
+      auto join = [&](const std::vector<int>& v, const std::string& what) {
+        return v.size() == 1 ? v[0] : emit("Concat", v, {tmp(o, what)}, {{"axis", ai(0)}})[0];
+      };
+      const Shape& whh = g_.values[as_ir(params[static_cast<size_t>(l * dirs * per + 1)])].shape;
+      if (!whh.rank_known || whh.rank() != 2 || !whh.dims[1].is_known()) return false;
+      Attrs a{{"hidden_size", ai(whh.dims[1].value())},
+              {"direction", as(dirs == 2 ? "bidirectional" : "forward")}};
+      if (op == "gru") a["linear_before_reset"] = ai(1);
+      if (op == "rnn_relu") {
+        Attribute acts;
+        acts.kind = Attribute::Kind::Strings;
+        acts.strings = {"Relu"};
+        a["activations"] = acts;
+      }
+      std::vector<int> ins{x, join(w, "W_all"), join(r, "R_all")};
+      if (*has_b) ins.push_back(join(b, "B_all"));
+      std::vector<std::string> outs{tmp(o, "Y"), tmp(o, "Y_h")};
+      if (op == "lstm") outs.push_back(tmp(o, "Y_c"));
+      auto res = emit(onnx, ins, outs, a);
+      hs.push_back(res[1]);
+      if (op == "lstm") cs.push_back(res[2]);
+      int t = emit("Transpose", {res[0]}, {tmp(o, "Y_t")}, {{"perm", ais({0, 2, 1, 3})}})[0];
+      x = emit("Reshape", {t, const_ints({0, 0, -1})}, {tmp(o, "Y_seq")})[0];
+    }
+    if (*bf) x = emit("Transpose", {x}, {tmp(o, "batch_first")}, {{"perm", ais({1, 0, 2})}})[0];
+    auto finish = [&](const Value* jo, int v) {
+      set_ir(jo, emit("Identity", {v}, {ir_name(jo)})[0], JV::Tensor);
+    };
+    finish(o, x);
+    auto concat_states = [&](const std::vector<int>& v, const Value* jo) {
+      if (v.size() == 1) return finish(jo, v[0]);
+      set_ir(jo, emit("Concat", v, {ir_name(jo)}, {{"axis", ai(0)}})[0], JV::Tensor);
+    };
+    concat_states(hs, n->output(1));
+    if (op == "lstm") concat_states(cs, n->output(2));
+    return true;
+  }
+
+  // aten::upsample_*(input, output_size?, [align_corners,] scale_factors?) (the .vec overloads) or
+  // (input, output_size, [align_corners,] scales...) -> Resize with scales [1, 1, s...] or sizes
+  // [N, C, output_size...].
+  bool lower_upsample(Node* n, const std::string& op) {
+    const Value* o = n->output();
+    JV* size = arg(n, "output_size");
+    JV* factors = arg(n, "scale_factors");
+    std::string mode = op.find("nearest") != std::string::npos ? "nearest"
+                     : op.find("bicubic") != std::string::npos ? "cubic" : "linear";
+    Attrs a{{"mode", as(mode)}};
+    if (JV* ac = arg(n, "align_corners"))
+      if (auto v = known_int(*ac); v && *v) a["coordinate_transformation_mode"] = as("align_corners");
+    int x = as_ir(get(n->input(0)));
+    if (factors && !is_none(*factors)) {
+      std::vector<double> sc{1.0, 1.0};
+      if (factors->kind == JV::Known && factors->iv.isDoubleList()) {
+        for (double f : factors->iv.toDoubleVector()) sc.push_back(f);
+      } else if (factors->kind == JV::List) {
+        for (const auto& it : factors->items) {
+          auto f = known_num(it);
+          if (!f) return false;
+          sc.push_back(*f);
+        }
+      } else {
+        return false;
+      }
+      ConstData d;
+      d.is_float = true;
+      d.floats = sc;
+      int scales = const_value(DType::Float32, Shape({Dim(static_cast<int64_t>(sc.size()))}), d);
+      return emit_to(o, "Resize", {x, -1, scales}, a), true;
+    }
+    if (!size || is_none(*size)) return false;
+    int sz = pack_ints(*size);
+    if (sz < 0) return false;
+    int shape = emit("Shape", {x}, {tmp(o, "shape")})[0];
+    int nc = emit("Slice", {shape, const_ints({0}), const_ints({2})}, {tmp(o, "nc")})[0];
+    int sizes = emit("Concat", {nc, sz}, {tmp(o, "sizes")}, {{"axis", ai(0)}})[0];
+    return emit_to(o, "Resize", {x, -1, -1, sizes}, a), true;
   }
 
   bool lower_pool(Node* n, const std::string& op) {
