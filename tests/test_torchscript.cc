@@ -208,6 +208,39 @@ TEST_CASE("torchscript: ResNet-18 module tree names every BasicBlock and its lay
   }
 }
 
+namespace {
+void scope_list(const ScopeNode& s, std::vector<std::string>& out) {
+  out.push_back(s.name + ":" + s.cls);
+  for (const auto& c : s.children) scope_list(*c, out);
+}
+}  // namespace
+
+TEST_CASE("torchscript: traced and scripted modules give the same module tree") {
+  SKIP_WITHOUT_PLUGIN();
+  for (std::string name : {"resnet18", "mobilenet_v2", "bert"}) {
+    CAPTURE(name);
+    std::vector<std::string> trees[2];
+    int k = 0;
+    for (std::string kind : {"trace", "script"}) {
+      InferOptions pins = pins_for(name);
+      Imported im = import_pt(plugin().models + "/" + name + "." + kind + ".pt", pins);
+      REQUIRE_MESSAGE(im.rc == 0, im.err);
+      InferResult ir = infer_shapes(im.model, pins);
+      Report rep = build_report(im.model, std::move(ir));
+      scope_list(*rep.scopes, trees[k++]);
+      if (name == "bert") {
+        // A scripted `for layer in self.layer` records only "0" in the call stack; the ModuleList level
+        // comes from the module tree. The attribute named `self` is a real level.
+        const ScopeNode* q = find_scope(*rep.scopes, "encoder.layer.0.attention.self.query");
+        REQUIRE(q);
+        CHECK(q->cls == "Linear");
+        CHECK(find_scope(*rep.scopes, "encoder.layer")->cls == "ModuleList");
+      }
+    }
+    CHECK(trees[0] == trees[1]);
+  }
+}
+
 TEST_CASE("torchscript: every aten node's inferred shape equals LibTorch's on a zero input") {
   SKIP_WITHOUT_PLUGIN();
   for (std::string name : {"resnet18", "mobilenet_v2", "bert", "gpt2", "misc_ops"})

@@ -624,17 +624,51 @@ class Lowerer {
   }
   std::string tmp(const Value* o, const std::string& what) { return ir_name(o) + "/" + what; }
 
+  // Scope of a node from its inlined call stack, checked against the real module tree: each call's
+  // instance name is a child of the previous level. Levels the call stack skips (a ModuleList iterated
+  // by a scripted loop: `for layer in self.layer` records only "0") are recovered from the tree, and a
+  // method called on the same module (`self._forward_impl`, recorded as "SELF"/"self") adds no level.
   void set_scope(Node* n) {
     scope_.clear();
     classes_.clear();
     auto cs = n->callstack();
     if (!cs) return;
     std::string path;
+    c10::intrusive_ptr<c10::ivalue::Object> cur = p_.module._ivalue();
+    auto child = [](const c10::intrusive_ptr<c10::ivalue::Object>& o, const std::string& name)
+        -> c10::intrusive_ptr<c10::ivalue::Object> {
+      if (!o->type()->hasAttribute(name)) return {};
+      auto a = o->getAttr(name);
+      return a.isObject() ? a.toObject() : c10::intrusive_ptr<c10::ivalue::Object>();
+    };
+    auto push = [&](const std::string& name, const c10::intrusive_ptr<c10::ivalue::Object>& o) {
+      path = path.empty() ? name : path + "." + name;
+      scope_.push_back(path);
+      classes_.push_back(clean_class(o->type()->name()->qualifiedName()));
+      cur = o;
+    };
     for (auto& e : (*cs)->vec()) {
       const auto& mi = std::get<2>(e);
       if (!mi) continue;
       std::string inst = mi->instance_name();
-      if (inst.empty() || inst == "self" || inst == "SELF") continue;  // a method of the same module
+      if (inst.empty() || inst == "SELF") continue;  // a method of the same module
+      if (auto c = child(cur, inst)) {
+        push(inst, c);
+        continue;
+      }
+      // A container level the call stack skipped: the child of a child.
+      bool found = false;
+      for (size_t i = 0; i < cur->type()->numAttributes() && !found; ++i) {
+        auto a = cur->getSlot(i);
+        if (!a.isObject()) continue;
+        if (auto c = child(a.toObject(), inst)) {
+          push(cur->type()->getAttributeName(i), a.toObject());
+          push(inst, c);
+          found = true;
+        }
+      }
+      if (found || inst == "self") continue;
+      // Not in the tree (should not happen): keep the recorded name and class.
       path = path.empty() ? inst : path + "." + inst;
       scope_.push_back(path);
       classes_.push_back(mi->class_type() ? clean_class(mi->class_type()->name()->qualifiedName()) : "");
