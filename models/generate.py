@@ -518,6 +518,19 @@ class MiscOps(nn.Module):
         return self.head(s), torch.softmax(a, -1)
 
 
+class DataDependentIf(nn.Module):
+    """A branch on tensor data (scripted): cannot be resolved statically, must be reported."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        if bool(x.sum() > 0):
+            return self.fc(x)
+        return x
+
+
 def register_custom_op():
     lib = torch.library.Library("myns", "DEF")
     lib.define("op(Tensor x) -> Tensor")
@@ -557,6 +570,7 @@ def export_torchscript(out_dir):
     torch.jit.save(traced, os.path.join(out_dir, "misc_ops.trace.pt"),
                    _extra_files={"flopwise_inputs.json": json.dumps([{"name": "x", "shape": [1, 3, 16, 16],
                                                                        "dtype": "float32"}])})
+    torch.jit.save(torch.jit.script(DataDependentIf().eval()), os.path.join(out_dir, "data_if.script.pt"))
     with open(os.path.join(out_dir, "not_a_zip.pt"), "wb") as f:
         f.write(b"this is not a zip archive\n")
     with zipfile.ZipFile(os.path.join(out_dir, "not_torchscript.pt"), "w") as z:

@@ -48,11 +48,11 @@ const Plugin& plugin() {
     r.import = reinterpret_cast<FlopwiseTorchImportFn>(dlsym(h, "flopwise_torch_import"));
     r.real_shapes = reinterpret_cast<FlopwiseTorchRealShapesFn>(dlsym(h, "flopwise_torch_real_shapes"));
     r.models = build_dir() + "/pt_models";
-    if (!file_exists(r.models + "/custom_op.pt")) {
+    if (!file_exists(r.models + "/data_if.script.pt")) {  // the generator's last file
       std::string cmd = "/usr/bin/python3 " + std::string(FLOPWISE_SOURCE_DIR) +
                         "/models/generate.py --torchscript --out " + r.models + " > " + build_dir() +
                         "/pt_models.log 2>&1";
-      if (std::system(cmd.c_str()) != 0 || !file_exists(r.models + "/custom_op.pt"))
+      if (std::system(cmd.c_str()) != 0 || !file_exists(r.models + "/data_if.script.pt"))
         r.skip = "cannot generate the .pt test models (python3-torch missing?): see pt_models.log";
     }
     return r;
@@ -316,6 +316,17 @@ TEST_CASE("torchscript: bad input is a clear error or a listed unsupported op") 
   CHECK(d.rc == kTorchUsageError);
   CHECK(d.err.find("--input") != std::string::npos);
   CHECK(d.err.find("'x'") != std::string::npos);
+  // Control flow on tensor data cannot be resolved: the If is listed as unsupported, with a warning.
+  InferOptions pin;
+  InputPin ip;
+  ip.shape = parse_shape("2x4");
+  pin.inputs.push_back(ip);
+  Imported f = import_pt(dir + "/data_if.script.pt", pin);
+  REQUIRE_MESSAGE(f.rc == 0, f.err);
+  InferResult ir = infer_shapes(f.model, pin);
+  CHECK(ir.unsupported.count("prim::If") == 1);
+  REQUIRE(!f.model.warnings.empty());
+  CHECK(f.model.warnings[0].find("could not be resolved statically") != std::string::npos);
   // A traced module carries its example inputs (the generator records them): no pins needed.
   Imported e = import_pt(dir + "/resnet18.trace.pt", none);
   CHECK_MESSAGE(e.rc == 0, e.err);

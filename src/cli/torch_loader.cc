@@ -35,8 +35,9 @@ std::string find_torch_plugin() {
 Model load_torchscript(const std::string& path, const InferOptions& pins) {
   std::string plugin = find_torch_plugin();
   if (plugin.empty())
-    throw InputError(path + ": TorchScript support is not built (plugin libflopwise_torch.so not found); install "
-                            "LibTorch (Debian package libtorch-dev) and rebuild flopwise");
+    throw InputError(path +
+                     ": TorchScript support is not built (plugin libflopwise_torch.so not found); install "
+                     "LibTorch (Debian package libtorch-dev) and rebuild flopwise");
   void* h = dlopen(plugin.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!h)
     throw InputError(path + ": cannot load the TorchScript plugin " + plugin + " (" + dlerror() +

@@ -57,32 +57,53 @@ std::string clean_class(const std::string& q) {
 
 std::optional<DType> dtype_of_scalar_type(int64_t st) {
   switch (static_cast<c10::ScalarType>(st)) {
-    case c10::ScalarType::Float: return DType::Float32;
-    case c10::ScalarType::Double: return DType::Float64;
-    case c10::ScalarType::Half: return DType::Float16;
-    case c10::ScalarType::BFloat16: return DType::BFloat16;
-    case c10::ScalarType::Long: return DType::Int64;
-    case c10::ScalarType::Int: return DType::Int32;
-    case c10::ScalarType::Short: return DType::Int16;
-    case c10::ScalarType::Char: return DType::Int8;
-    case c10::ScalarType::Byte: return DType::UInt8;
-    case c10::ScalarType::Bool: return DType::Bool;
-    default: return std::nullopt;
+    case c10::ScalarType::Float:
+      return DType::Float32;
+    case c10::ScalarType::Double:
+      return DType::Float64;
+    case c10::ScalarType::Half:
+      return DType::Float16;
+    case c10::ScalarType::BFloat16:
+      return DType::BFloat16;
+    case c10::ScalarType::Long:
+      return DType::Int64;
+    case c10::ScalarType::Int:
+      return DType::Int32;
+    case c10::ScalarType::Short:
+      return DType::Int16;
+    case c10::ScalarType::Char:
+      return DType::Int8;
+    case c10::ScalarType::Byte:
+      return DType::UInt8;
+    case c10::ScalarType::Bool:
+      return DType::Bool;
+    default:
+      return std::nullopt;
   }
 }
 
 c10::ScalarType scalar_type_of(DType t) {
   switch (t) {
-    case DType::Float64: return c10::ScalarType::Double;
-    case DType::Float16: return c10::ScalarType::Half;
-    case DType::BFloat16: return c10::ScalarType::BFloat16;
-    case DType::Int64: return c10::ScalarType::Long;
-    case DType::Int32: return c10::ScalarType::Int;
-    case DType::Int16: return c10::ScalarType::Short;
-    case DType::Int8: return c10::ScalarType::Char;
-    case DType::UInt8: return c10::ScalarType::Byte;
-    case DType::Bool: return c10::ScalarType::Bool;
-    default: return c10::ScalarType::Float;
+    case DType::Float64:
+      return c10::ScalarType::Double;
+    case DType::Float16:
+      return c10::ScalarType::Half;
+    case DType::BFloat16:
+      return c10::ScalarType::BFloat16;
+    case DType::Int64:
+      return c10::ScalarType::Long;
+    case DType::Int32:
+      return c10::ScalarType::Int;
+    case DType::Int16:
+      return c10::ScalarType::Short;
+    case DType::Int8:
+      return c10::ScalarType::Char;
+    case DType::UInt8:
+      return c10::ScalarType::Byte;
+    case DType::Bool:
+      return c10::ScalarType::Bool;
+    default:
+      return c10::ScalarType::Float;
   }
 }
 
@@ -96,8 +117,8 @@ struct InputDecl {
 
 struct Prepared {
   tj::Module module;
-  std::shared_ptr<tj::Graph> graph;   // forward, inlined, Ifs resolved
-  std::vector<InputDecl> inputs;      // graph inputs after self
+  std::shared_ptr<tj::Graph> graph;  // forward, inlined, Ifs resolved
+  std::vector<InputDecl> inputs;     // graph inputs after self
   std::vector<std::string> warnings;
 };
 
@@ -146,7 +167,8 @@ struct Evaluator {
       auto x = eval(i);
       if (!x) {
         // `x is None` is known when x's static type is None or x is a known non-None value.
-        if ((k == c10::aten::__is__ || k == c10::aten::__isnot__) && i->type()->kind() != c10::TypeKind::NoneType &&
+        if ((k == c10::aten::__is__ || k == c10::aten::__isnot__) &&
+            i->type()->kind() != c10::TypeKind::NoneType &&
             i->type()->kind() != c10::TypeKind::OptionalType) {
           in.push_back(c10::IValue(std::string("<not none>")));
           continue;
@@ -166,10 +188,12 @@ struct Evaluator {
       return c10::IValue(k == c10::aten::__is__ ? same : !same);
     }
     if (k == c10::aten::__not__ && in.size() == 1 && in[0].isBool()) return c10::IValue(!in[0].toBool());
-    if ((k == c10::aten::__and__ || k == c10::aten::__or__) && in.size() == 2 && in[0].isBool() && in[1].isBool())
-      return c10::IValue(k == c10::aten::__and__ ? in[0].toBool() && in[1].toBool() : in[0].toBool() || in[1].toBool());
-    if (in.size() == 2 && (k == c10::aten::eq || k == c10::aten::ne || k == c10::aten::lt || k == c10::aten::gt ||
-                           k == c10::aten::le || k == c10::aten::ge)) {
+    if ((k == c10::aten::__and__ || k == c10::aten::__or__) && in.size() == 2 && in[0].isBool() &&
+        in[1].isBool())
+      return c10::IValue(k == c10::aten::__and__ ? in[0].toBool() && in[1].toBool()
+                                                 : in[0].toBool() || in[1].toBool());
+    if (in.size() == 2 && (k == c10::aten::eq || k == c10::aten::ne || k == c10::aten::lt ||
+                           k == c10::aten::gt || k == c10::aten::le || k == c10::aten::ge)) {
       if (in[0].isString() && in[1].isString()) {
         bool eq = in[0].toStringRef() == in[1].toStringRef();
         if (k == c10::aten::eq) return c10::IValue(eq);
@@ -178,11 +202,16 @@ struct Evaluator {
       }
       auto a = num(in[0]), b = num(in[1]);
       if (!a || !b) return std::nullopt;
-      bool r = k == c10::aten::eq ? *a == *b : k == c10::aten::ne ? *a != *b : k == c10::aten::lt ? *a < *b
-             : k == c10::aten::gt ? *a > *b : k == c10::aten::le ? *a <= *b : *a >= *b;
+      bool r = k == c10::aten::eq   ? *a == *b
+               : k == c10::aten::ne ? *a != *b
+               : k == c10::aten::lt ? *a < *b
+               : k == c10::aten::gt ? *a > *b
+               : k == c10::aten::le ? *a <= *b
+                                    : *a >= *b;
       return c10::IValue(r);
     }
-    if (k == c10::aten::len && in.size() == 1 && in[0].isList()) return c10::IValue(int64_t(in[0].toListRef().size()));
+    if (k == c10::aten::len && in.size() == 1 && in[0].isList())
+      return c10::IValue(int64_t(in[0].toListRef().size()));
     return std::nullopt;
   }
 };
@@ -243,7 +272,8 @@ InputError load_error(const std::string& path, const std::string& what) {
                       ", which LibTorch does not know (a custom op not registered in this build)");
   if (what.find("PytorchStreamReader") != std::string::npos || what.find("hasRecord") != std::string::npos ||
       what.find("constants.pkl") != std::string::npos || what.find("data.pkl") != std::string::npos)
-    return InputError(path + ": a zip archive but not a TorchScript module (no torch.jit.save records: " + msg + ")");
+    return InputError(
+        path + ": a zip archive but not a TorchScript module (no torch.jit.save records: " + msg + ")");
   return InputError(path + ": LibTorch cannot load it: " + msg);
 }
 
@@ -293,7 +323,8 @@ Prepared prepare(const std::string& path, const InferOptions& pins) {
   for (size_t i = 1; i < ins.size(); ++i) {
     InputDecl d;
     size_t k = i - 1;
-    d.name = k < recorded.size() && !recorded[k].name.empty() ? recorded[k].name : strip_suffix(ins[i]->debugName());
+    d.name = k < recorded.size() && !recorded[k].name.empty() ? recorded[k].name
+                                                              : strip_suffix(ins[i]->debugName());
     if (auto tt = ins[i]->type()->cast<c10::TensorType>()) {
       if (auto sizes = tt->sizes().concrete_sizes()) {
         std::vector<Dim> dims;
@@ -333,8 +364,8 @@ Prepared prepare(const std::string& path, const InferOptions& pins) {
     }
     if (!d.shape)
       throw UsageError(path + ": input '" + d.name +
-                       "' has no recorded shape (a scripted module keeps none): give it with --input " + d.name +
-                       ":SHAPE[:dtype] or --input SHAPE for the inputs in order");
+                       "' has no recorded shape (a scripted module keeps none): give it with --input " +
+                       d.name + ":SHAPE[:dtype] or --input SHAPE for the inputs in order");
     p.inputs.push_back(d);
   }
   return p;
@@ -345,10 +376,10 @@ Prepared prepare(const std::string& path, const InferOptions& pins) {
 // What a jit value is, for the lowering.
 struct JV {
   enum Kind { Unknown, Tensor, ScalarIR, IntsIR, Known, List, Module, Split } kind = Unknown;
-  int ir = -1;                  // Tensor / ScalarIR / IntsIR
-  c10::IValue iv;               // Known (int, double, bool, None, string, int list, ...)
-  std::vector<JV> items;        // List and Tuple
-  std::string path;             // Module: dotted path from the root ("" for the root)
+  int ir = -1;            // Tensor / ScalarIR / IntsIR
+  c10::IValue iv;         // Known (int, double, bool, None, string, int list, ...)
+  std::vector<JV> items;  // List and Tuple
+  std::string path;       // Module: dotted path from the root ("" for the root)
   c10::intrusive_ptr<c10::ivalue::Object> obj;
   int64_t split_size = 0, split_dim = 0;  // Split: pending aten::split / chunk, resolved at ListUnpack
   bool split_is_chunks = false;
@@ -384,7 +415,8 @@ class Lowerer {
     for (const auto& np : p_.module.named_parameters(true))
       if (!param_ir_.count(np.value.unsafeGetTensorImpl())) unused += np.value.numel();
     if (unused > 0)
-      m_.warnings.push_back(std::to_string(unused) + " parameter elements are not used by forward (not counted)");
+      m_.warnings.push_back(std::to_string(unused) +
+                            " parameter elements are not used by forward (not counted)");
   }
 
  private:
@@ -588,8 +620,9 @@ class Lowerer {
   }
 
   // Emits one IR node in the current jit node's scope. Output names: "%<jit name>" for the final value.
-  std::vector<int> emit(const std::string& op, const std::vector<int>& ins, const std::vector<std::string>& outs,
-                        Attrs attrs = {}, const std::string& domain = "", int opset = 0) {
+  std::vector<int> emit(const std::string& op, const std::vector<int>& ins,
+                        const std::vector<std::string>& outs, Attrs attrs = {},
+                        const std::string& domain = "", int opset = 0) {
     flopwise::Node n;
     n.op = op;
     n.domain = domain;
@@ -635,8 +668,8 @@ class Lowerer {
     if (!cs) return;
     std::string path;
     c10::intrusive_ptr<c10::ivalue::Object> cur = p_.module._ivalue();
-    auto child = [](const c10::intrusive_ptr<c10::ivalue::Object>& o, const std::string& name)
-        -> c10::intrusive_ptr<c10::ivalue::Object> {
+    auto child = [](const c10::intrusive_ptr<c10::ivalue::Object>& o,
+                    const std::string& name) -> c10::intrusive_ptr<c10::ivalue::Object> {
       if (!o->type()->hasAttribute(name)) return {};
       auto a = o->getAttr(name);
       return a.isObject() ? a.toObject() : c10::intrusive_ptr<c10::ivalue::Object>();
@@ -687,6 +720,16 @@ class Lowerer {
   // Keeps an op we do not lower: a node in its own domain, so it is listed as unsupported.
   void keep_unsupported(Node* n) {
     std::string kind = n->kind().toQualString();
+    if (!n->blocks().empty()) {
+      // Control flow that depends on runtime values (prim::If on data, prim::Loop): listed as unsupported,
+      // and the nodes inside its blocks are not counted; say how many.
+      size_t inner = 0;
+      for (auto* b : n->blocks())
+        for (auto* c : b->nodes()) inner += c->kind() != c10::prim::Constant;
+      m_.warnings.push_back(kind + " in scope '" + (scope_.empty() ? std::string() : scope_.back()) +
+                            "' could not be resolved statically: its " + std::to_string(inner) +
+                            " inner node(s) are not counted");
+    }
     auto sep = kind.find("::");
     std::string domain = kind.substr(0, sep), op = kind.substr(sep + 2);
     std::vector<int> ins;
@@ -785,13 +828,14 @@ class Lowerer {
         if (i >= 0 && i < static_cast<int64_t>(l.size())) return set_known(n->output(), l[i]);
       }
       if (lst.kind == JV::IntsIR) {
-        int r = emit("Gather", {lst.ir, as_ir(get(n->input(1)))}, {ir_name(n->output())}, {{"axis", ai(0)}})[0];
+        int r =
+            emit("Gather", {lst.ir, as_ir(get(n->input(1)))}, {ir_name(n->output())}, {{"axis", ai(0)}})[0];
         return set_ir(n->output(), r, JV::ScalarIR);
       }
       return keep_unsupported(n);
     }
-    if (kind == "prim::NumToTensor" || kind == "aten::Int" || kind == "aten::Float" || kind == "aten::ScalarImplicit" ||
-        kind == "aten::IntImplicit" || kind == "aten::FloatImplicit") {
+    if (kind == "prim::NumToTensor" || kind == "aten::Int" || kind == "aten::Float" ||
+        kind == "aten::ScalarImplicit" || kind == "aten::IntImplicit" || kind == "aten::FloatImplicit") {
       JV j = get(n->input(0));
       env_[n->output()] = j;
       return;
@@ -800,7 +844,8 @@ class Lowerer {
     if (kind == "aten::size") {
       JV x = get(n->input(0));
       if (x.kind != JV::Tensor) return keep_unsupported(n);
-      int shape = emit("Shape", {x.ir}, {n->inputs().size() == 2 ? tmp(n->output(), "shape") : ir_name(n->output())})[0];
+      int shape = emit("Shape", {x.ir},
+                       {n->inputs().size() == 2 ? tmp(n->output(), "shape") : ir_name(n->output())})[0];
       if (n->inputs().size() == 1) return set_ir(n->output(), shape, JV::IntsIR);
       int r = emit("Gather", {shape, as_ir(get(n->input(1)))}, {ir_name(n->output())}, {{"axis", ai(0)}})[0];
       return set_ir(n->output(), r, JV::ScalarIR);
@@ -812,8 +857,10 @@ class Lowerer {
     if (kind == "aten::len") {
       JV l = get(n->input(0));
       if (l.kind == JV::List) return set_known(n->output(), c10::IValue(int64_t(l.items.size())));
-      if (l.kind == JV::Known && l.iv.isList()) return set_known(n->output(), c10::IValue(int64_t(l.iv.toListRef().size())));
-      if (l.kind == JV::IntsIR) return set_ir(n->output(), emit("Size", {l.ir}, {ir_name(n->output())})[0], JV::ScalarIR);
+      if (l.kind == JV::Known && l.iv.isList())
+        return set_known(n->output(), c10::IValue(int64_t(l.iv.toListRef().size())));
+      if (l.kind == JV::IntsIR)
+        return set_ir(n->output(), emit("Size", {l.ir}, {ir_name(n->output())})[0], JV::ScalarIR);
       return keep_unsupported(n);
     }
     if (kind == "aten::__is__" || kind == "aten::__isnot__" || kind == "aten::__not__") {
@@ -875,16 +922,28 @@ class Lowerer {
     }
     if (xs.empty()) return false;
     double r;
-    if (op == "add" && xs.size() == 2) r = xs[0] + xs[1];
-    else if (op == "sub" && xs.size() == 2) r = xs[0] - xs[1];
-    else if (op == "mul" && xs.size() == 2) r = xs[0] * xs[1];
-    else if (op == "div" && xs.size() == 2 && xs[1] != 0) { r = xs[0] / xs[1]; all_int = false; }
-    else if (op == "floordiv" && xs.size() == 2 && xs[1] != 0) r = std::floor(xs[0] / xs[1]);
-    else if (op == "neg" && xs.size() == 1) r = -xs[0];
-    else if (op == "sqrt" && xs.size() == 1) { r = std::sqrt(xs[0]); all_int = false; }
-    else return false;
-    if (all_int) set_known(n->output(), c10::IValue(static_cast<int64_t>(r)));
-    else set_known(n->output(), c10::IValue(r));
+    if (op == "add" && xs.size() == 2)
+      r = xs[0] + xs[1];
+    else if (op == "sub" && xs.size() == 2)
+      r = xs[0] - xs[1];
+    else if (op == "mul" && xs.size() == 2)
+      r = xs[0] * xs[1];
+    else if (op == "div" && xs.size() == 2 && xs[1] != 0) {
+      r = xs[0] / xs[1];
+      all_int = false;
+    } else if (op == "floordiv" && xs.size() == 2 && xs[1] != 0)
+      r = std::floor(xs[0] / xs[1]);
+    else if (op == "neg" && xs.size() == 1)
+      r = -xs[0];
+    else if (op == "sqrt" && xs.size() == 1) {
+      r = std::sqrt(xs[0]);
+      all_int = false;
+    } else
+      return false;
+    if (all_int)
+      set_known(n->output(), c10::IValue(static_cast<int64_t>(r)));
+    else
+      set_known(n->output(), c10::IValue(r));
     return true;
   }
 
@@ -896,19 +955,36 @@ class Lowerer {
 
     if (fold_scalar(n, op)) return true;
 
-    static const std::map<std::string, std::string> unary = {
-        {"relu", "Relu"}, {"sigmoid", "Sigmoid"}, {"tanh", "Tanh"}, {"exp", "Exp"}, {"log", "Log"},
-        {"sqrt", "Sqrt"}, {"neg", "Neg"}, {"abs", "Abs"}, {"erf", "Erf"}, {"sin", "Sin"}, {"cos", "Cos"},
-        {"reciprocal", "Reciprocal"}, {"floor", "Floor"}, {"ceil", "Ceil"}, {"round", "Round"}, {"sign", "Sign"},
-        {"hardswish", "HardSwish"}, {"hardsigmoid", "HardSigmoid"}, {"logical_not", "Not"}, {"softplus", "Softplus"},
-        {"elu", "Elu"}, {"mish", "Mish"}};
-    static const std::set<std::string> identity = {"contiguous", "detach", "dropout", "feature_dropout",
-                                                    "alpha_dropout", "clone", "alias", "lift_fresh"};
+    static const std::map<std::string, std::string> unary = {{"relu", "Relu"},
+                                                             {"sigmoid", "Sigmoid"},
+                                                             {"tanh", "Tanh"},
+                                                             {"exp", "Exp"},
+                                                             {"log", "Log"},
+                                                             {"sqrt", "Sqrt"},
+                                                             {"neg", "Neg"},
+                                                             {"abs", "Abs"},
+                                                             {"erf", "Erf"},
+                                                             {"sin", "Sin"},
+                                                             {"cos", "Cos"},
+                                                             {"reciprocal", "Reciprocal"},
+                                                             {"floor", "Floor"},
+                                                             {"ceil", "Ceil"},
+                                                             {"round", "Round"},
+                                                             {"sign", "Sign"},
+                                                             {"hardswish", "HardSwish"},
+                                                             {"hardsigmoid", "HardSigmoid"},
+                                                             {"logical_not", "Not"},
+                                                             {"softplus", "Softplus"},
+                                                             {"elu", "Elu"},
+                                                             {"mish", "Mish"}};
+    static const std::set<std::string> identity = {"contiguous",    "detach", "dropout", "feature_dropout",
+                                                   "alpha_dropout", "clone",  "alias",   "lift_fresh"};
     static const std::map<std::string, std::string> binary = {
-        {"add", "Add"}, {"sub", "Sub"}, {"mul", "Mul"}, {"div", "Div"}, {"floordiv", "Div"},
-        {"floor_divide", "Div"}, {"pow", "Pow"}, {"maximum", "Max"}, {"minimum", "Min"}, {"eq", "Equal"},
-        {"lt", "Less"}, {"gt", "Greater"}, {"le", "LessOrEqual"}, {"ge", "GreaterOrEqual"},
-        {"logical_and", "And"}, {"logical_or", "Or"}, {"remainder", "Mod"}, {"fmod", "Mod"}};
+        {"add", "Add"},        {"sub", "Sub"},           {"mul", "Mul"},         {"div", "Div"},
+        {"floordiv", "Div"},   {"floor_divide", "Div"},  {"pow", "Pow"},         {"maximum", "Max"},
+        {"minimum", "Min"},    {"eq", "Equal"},          {"lt", "Less"},         {"gt", "Greater"},
+        {"le", "LessOrEqual"}, {"ge", "GreaterOrEqual"}, {"logical_and", "And"}, {"logical_or", "Or"},
+        {"remainder", "Mod"},  {"fmod", "Mod"}};
 
     if (identity.count(op)) return emit_to(o, "Identity", {as_ir(in(0))}), true;
     if (auto u = unary.find(op); u != unary.end()) {
@@ -925,8 +1001,7 @@ class Lowerer {
       if (ia < 0 || ic < 0) return false;
       if ((op == "add" || op == "sub") && nin >= 3) {
         auto alpha = known_num(in(2));
-        if (alpha && *alpha != 1.0)
-          ic = emit("Mul", {ic, const_float(*alpha)}, {tmp(o, "alpha")})[0];
+        if (alpha && *alpha != 1.0) ic = emit("Mul", {ic, const_float(*alpha)}, {tmp(o, "alpha")})[0];
       }
       emit_to(o, b->second, {ia, ic});
       if (scalar) set_ir(o, env_[o].ir, JV::ScalarIR);
@@ -947,7 +1022,8 @@ class Lowerer {
     }
     if (op == "gelu") {
       Attrs a;
-      if (nin >= 2 && in(1).kind == JV::Known && in(1).iv.isString()) a["approximate"] = as(in(1).iv.toStringRef());
+      if (nin >= 2 && in(1).kind == JV::Known && in(1).iv.isString())
+        a["approximate"] = as(in(1).iv.toStringRef());
       return emit_to(o, "Gelu", {as_ir(in(0))}, a, "", 20), true;
     }
     if (op == "relu6" || op == "hardtanh" || op == "clamp" || op == "clip") {
@@ -975,16 +1051,20 @@ class Lowerer {
       double slope = nin >= 2 ? known_num(in(1)).value_or(0.01) : 0.01;
       return emit_to(o, "LeakyRelu", {as_ir(in(0))}, {{"alpha", af(slope)}}), true;
     }
-    if (op == "where" && nin == 3) return emit_to(o, "Where", {as_ir(in(0)), as_ir(in(1)), as_ir(in(2))}), true;
-    if (op == "masked_fill" && nin == 3) return emit_to(o, "Where", {as_ir(in(1)), as_ir(in(2)), as_ir(in(0))}), true;
+    if (op == "where" && nin == 3)
+      return emit_to(o, "Where", {as_ir(in(0)), as_ir(in(1)), as_ir(in(2))}), true;
+    if (op == "masked_fill" && nin == 3)
+      return emit_to(o, "Where", {as_ir(in(1)), as_ir(in(2)), as_ir(in(0))}), true;
     if (op == "softmax" || op == "log_softmax") {
       auto dim = known_int(in(1));
       if (!dim) return false;
-      return emit_to(o, op == "softmax" ? "Softmax" : "LogSoftmax", {as_ir(in(0))}, {{"axis", ai(*dim)}}), true;
+      return emit_to(o, op == "softmax" ? "Softmax" : "LogSoftmax", {as_ir(in(0))}, {{"axis", ai(*dim)}}),
+             true;
     }
 
     // contractions
-    if (op == "matmul" || op == "mm" || op == "bmm") return emit_to(o, "MatMul", {as_ir(in(0)), as_ir(in(1))}), true;
+    if (op == "matmul" || op == "mm" || op == "bmm")
+      return emit_to(o, "MatMul", {as_ir(in(0)), as_ir(in(1))}), true;
     if (op == "linear") {
       // y = x W^T + b: MatMul + Add, as torch.onnx exports a Linear on a rank-3 input (on rank 2 it
       // exports Gemm; MACs and FLOPs are the same: M*N*K MACs, 2*M*N*K + M*N FLOPs).
@@ -994,11 +1074,14 @@ class Lowerer {
       return emit_to(o, "Add", {mm, as_ir(in(2))}), true;
     }
     if (op == "addmm" && nin >= 3) {
-      double beta = nin > 3 ? known_num(in(3)).value_or(1) : 1, alpha = nin > 4 ? known_num(in(4)).value_or(1) : 1;
-      return emit_to(o, "Gemm", {as_ir(in(1)), as_ir(in(2)), as_ir(in(0))}, {{"alpha", af(alpha)}, {"beta", af(beta)}}),
+      double beta = nin > 3 ? known_num(in(3)).value_or(1) : 1,
+             alpha = nin > 4 ? known_num(in(4)).value_or(1) : 1;
+      return emit_to(o, "Gemm", {as_ir(in(1)), as_ir(in(2)), as_ir(in(0))},
+                     {{"alpha", af(alpha)}, {"beta", af(beta)}}),
              true;
     }
-    if (op == "einsum" && nin >= 2 && in(0).kind == JV::Known && in(0).iv.isString() && in(1).kind == JV::List) {
+    if (op == "einsum" && nin >= 2 && in(0).kind == JV::Known && in(0).iv.isString() &&
+        in(1).kind == JV::List) {
       std::vector<int> ins;
       for (const auto& it : in(1).items) ins.push_back(as_ir(it));
       return emit_to(o, "Einsum", ins, {{"equation", as(in(0).iv.toStringRef())}}), true;
@@ -1023,7 +1106,8 @@ class Lowerer {
       if (!is_none(in(3))) ins.push_back(as_ir(in(3)));
       if (ins[1] < 0) return false;
       return emit_to(o, "LayerNormalization", ins,
-                     {{"axis", ai(-static_cast<int64_t>(shape->size()))}, {"epsilon", af(known_num(in(4)).value_or(1e-5))}}),
+                     {{"axis", ai(-static_cast<int64_t>(shape->size()))},
+                      {"epsilon", af(known_num(in(4)).value_or(1e-5))}}),
              true;
     }
     if (op == "group_norm" && nin >= 5) {
@@ -1036,8 +1120,8 @@ class Lowerer {
     }
 
     // pooling
-    if (op == "max_pool1d" || op == "max_pool2d" || op == "max_pool3d" || op == "avg_pool1d" || op == "avg_pool2d" ||
-        op == "avg_pool3d")
+    if (op == "max_pool1d" || op == "max_pool2d" || op == "max_pool3d" || op == "avg_pool1d" ||
+        op == "avg_pool2d" || op == "avg_pool3d")
       return lower_pool(n, op);
     if (op == "adaptive_avg_pool1d" || op == "adaptive_avg_pool2d" || op == "adaptive_avg_pool3d") {
       auto size = known_ints(in(1));
@@ -1091,9 +1175,12 @@ class Lowerer {
     if (op == "transpose" && nin == 3) {
       auto a = known_int(in(1)), b = known_int(in(2));
       if (!a || !b) return false;
-      return emit_to(o, "TransposeDims", {as_ir(in(0))}, {{"dim0", ai(*a)}, {"dim1", ai(*b)}}, "flopwise"), true;
+      return emit_to(o, "TransposeDims", {as_ir(in(0))}, {{"dim0", ai(*a)}, {"dim1", ai(*b)}}, "flopwise"),
+             true;
     }
-    if (op == "t") return emit_to(o, "TransposeDims", {as_ir(in(0))}, {{"dim0", ai(0)}, {"dim1", ai(1)}}, "flopwise"), true;
+    if (op == "t")
+      return emit_to(o, "TransposeDims", {as_ir(in(0))}, {{"dim0", ai(0)}, {"dim1", ai(1)}}, "flopwise"),
+             true;
     if (op == "unsqueeze") {
       auto d = known_int(in(1));
       if (!d) return false;
@@ -1132,7 +1219,8 @@ class Lowerer {
       JV* dt = op == "to" ? arg(n, "dtype") : nullptr;
       if (dt) {
         if (auto st = known_int(*dt))
-          if (auto t = dtype_of_scalar_type(*st)) return emit_to(o, "Cast", {as_ir(in(0))}, {{"to", ai(int64_t(*t))}}), true;
+          if (auto t = dtype_of_scalar_type(*st))
+            return emit_to(o, "Cast", {as_ir(in(0))}, {{"to", ai(int64_t(*t))}}), true;
       }
       return emit_to(o, "Identity", {as_ir(in(0))}), true;
     }
@@ -1149,7 +1237,10 @@ class Lowerer {
 
     // reductions
     if ((op == "mean" || op == "sum" || op == "amax" || op == "amin") && nin >= 1) {
-      std::string onnx = op == "mean" ? "ReduceMean" : op == "sum" ? "ReduceSum" : op == "amax" ? "ReduceMax" : "ReduceMin";
+      std::string onnx = op == "mean"   ? "ReduceMean"
+                         : op == "sum"  ? "ReduceSum"
+                         : op == "amax" ? "ReduceMax"
+                                        : "ReduceMin";
       if (nin <= 2) return emit_to(o, onnx, {as_ir(in(0))}, {{"keepdims", ai(0)}}), true;  // all elements
       auto dims = known_ints(in(1));
       auto keep = known_int(in(2));
@@ -1301,8 +1392,9 @@ class Lowerer {
     const Value* o = n->output();
     JV* size = arg(n, "output_size");
     JV* factors = arg(n, "scale_factors");
-    std::string mode = op.find("nearest") != std::string::npos ? "nearest"
-                     : op.find("bicubic") != std::string::npos ? "cubic" : "linear";
+    std::string mode = op.find("nearest") != std::string::npos   ? "nearest"
+                       : op.find("bicubic") != std::string::npos ? "cubic"
+                                                                 : "linear";
     Attrs a{{"mode", as(mode)}};
     if (JV* ac = arg(n, "align_corners"))
       if (auto v = known_int(*ac); v && *v) a["coordinate_transformation_mode"] = as("align_corners");
@@ -1373,10 +1465,8 @@ void write_err(const std::string& msg, char* err, size_t errlen) {
 }  // namespace
 }  // namespace flopwise
 
-extern "C" __attribute__((visibility("default"))) int flopwise_torch_import(const char* path,
-                                                                           const flopwise::InferOptions* pins,
-                                                                           flopwise::Model* out, char* err,
-                                                                           size_t errlen) {
+extern "C" __attribute__((visibility("default"))) int flopwise_torch_import(
+    const char* path, const flopwise::InferOptions* pins, flopwise::Model* out, char* err, size_t errlen) {
   using namespace flopwise;
   try {
     InferOptions none;
@@ -1384,7 +1474,8 @@ extern "C" __attribute__((visibility("default"))) int flopwise_torch_import(cons
     Model m;
     m.path = path;
     m.format = "torchscript";
-    m.producer = std::string("pytorch ") + std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR);
+    m.producer = std::string("pytorch ") + std::to_string(TORCH_VERSION_MAJOR) + "." +
+                 std::to_string(TORCH_VERSION_MINOR);
     m.opsets[""] = kOpset;
     m.opsets["flopwise"] = 1;
     m.graph.name = clean_class(p.module.type()->name()->qualifiedName());
@@ -1435,7 +1526,8 @@ extern "C" __attribute__((visibility("default"))) int flopwise_torch_real_shapes
       bool known = d.shape->fully_known();
       if (known)
         for (const auto& x : d.shape->dims) dims.push_back(x.value());
-      if (!known) throw UsageError("input '" + d.name + "' needs a fully known shape to run (" + d.shape->str() + ")");
+      if (!known)
+        throw UsageError("input '" + d.name + "' needs a fully known shape to run (" + d.shape->str() + ")");
       stack.push_back(torch::zeros(dims, torch::TensorOptions().dtype(scalar_type_of(d.dtype))));
     }
     torch::NoGradGuard ng;
