@@ -48,7 +48,7 @@ const Plugin& plugin() {
     r.import = reinterpret_cast<FlopwiseTorchImportFn>(dlsym(h, "flopwise_torch_import"));
     r.real_shapes = reinterpret_cast<FlopwiseTorchRealShapesFn>(dlsym(h, "flopwise_torch_real_shapes"));
     r.models = build_dir() + "/pt_models";
-    if (!file_exists(r.models + "/data_if.script.pt")) {  // the generator's last file
+    if (!file_exists(r.models + "/data_if.script.pt")) {  // written by the current generator
       std::string cmd = "/usr/bin/python3 " + std::string(FLOPWISE_SOURCE_DIR) +
                         "/models/generate.py --torchscript --out " + r.models + " > " + build_dir() +
                         "/pt_models.log 2>&1";
