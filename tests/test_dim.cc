@@ -39,3 +39,17 @@ TEST_CASE("shape parsing round trip") {
   CHECK(flopwise::parse_shape("max_lenx4")->dims[0].same_as(Dim::symbol("max_len")));
   CHECK(!flopwise::parse_shape("1xx3"));
 }
+
+TEST_CASE("counts: known, symbolic (polynomial in dynamic dims), unknown") {
+  using flopwise::Count;
+  Dim b = Dim::symbol("batch"), s = Dim::symbol("seq");
+  Count macs = Count::of(b * s) * Count{768 * 768};  // a Linear 768->768 on [batch, seq, 768]
+  CHECK(macs.symbolic());
+  CHECK(macs.sym.str() == "589824*batch*seq");  // 768*768 = 589824
+  Count total = macs + Count::of(b * s * s) * Count{64};
+  CHECK(total.sym.str() == "64*batch*seq*seq + 589824*batch*seq");
+  CHECK((total + Count{5}).sym.str() == "64*batch*seq*seq + 589824*batch*seq + 5");
+  CHECK(!(total + Count::unknown()).exact());  // unknown is sticky
+  CHECK((Count::of(b) * Count{0}).known);      // times zero is zero
+  CHECK(total.sym.substitute({{"batch", 2}, {"seq", 10}}).value() == 2 * 64 * 100 + 589824 * 20);
+}

@@ -59,6 +59,10 @@ struct Report {
   bool has_unknown_cost() const;
 };
 
+// Orders counts for "largest first": a known count by its value, a symbolic one by its value with
+// every dim at 1000 (the leading term dominates), an unknown one last.
+int64_t rank_value(const Count& c);
+
 // Costs every node of an inferred model and rolls them up. `infer` is the shape pass's result
 // (its warnings and unsupported ops are carried into the report).
 Report build_report(const Model& model, InferResult infer);

@@ -68,21 +68,28 @@ class Dim {
 inline bool checked_add(int64_t a, int64_t b, int64_t* out) { return !__builtin_add_overflow(a, b, out); }
 inline bool checked_mul(int64_t a, int64_t b, int64_t* out) { return !__builtin_mul_overflow(a, b, out); }
 
-// A count (params, MACs, FLOPs, bytes) that may be unknown. Unknown is sticky through arithmetic;
-// overflow makes it unknown and sets `overflowed` so the report can say why.
+// A count (params, MACs, FLOPs, bytes): known (`v`), symbolic (a polynomial in the model's dynamic
+// dims, e.g. 1769472*batch*seq, in `sym`), or unknown. Unknown is sticky through arithmetic; overflow
+// makes a count unknown and sets `overflowed` so the report can say why.
 struct Count {
   int64_t v = 0;
   bool known = true;
   bool overflowed = false;
+  Dim sym;  // when !known: the symbolic value, or Unknown
 
   static Count unknown() { return Count{0, false, false}; }
   static Count of(const Dim& d) {
-    return d.is_known() ? Count{d.value(), true, false} : Count::unknown();
+    if (d.is_known()) return Count{d.value(), true, false};
+    return Count{0, false, false, d};
   }
+  bool symbolic() const { return !known && sym.is_symbolic(); }
+  // Known or symbolic: a value, exact up to the binding of its symbols.
+  bool exact() const { return known || symbolic(); }
+  Dim as_dim() const { return known ? Dim(v) : sym; }
   Count& operator+=(const Count& o);
   friend Count operator+(Count a, const Count& b) { return a += b; }
   friend Count operator*(const Count& a, const Count& b);
-  bool operator==(const Count& o) const { return known == o.known && (!known || v == o.v); }
+  bool operator==(const Count& o) const { return known == o.known && (known ? v == o.v : sym == o.sym); }
 };
 
 }  // namespace flopwise

@@ -10,7 +10,7 @@ namespace flopwise {
 void Totals::add_rollup(const Totals& n) {
   bool any_unknown = false;
   auto add = [&](Count& into, const Count& c) {
-    if (!c.known) {
+    if (!c.exact()) {
       any_unknown = true;
       into.overflowed = into.overflowed || c.overflowed;
       return;
@@ -24,6 +24,15 @@ void Totals::add_rollup(const Totals& n) {
   add(memory_bytes, n.memory_bytes);
   add(backward_flops, n.backward_flops);
   uncounted += n.uncounted + (any_unknown ? 1 : 0);
+}
+
+int64_t rank_value(const Count& c) {
+  if (c.known) return c.v;
+  if (!c.symbolic()) return -1;
+  std::vector<std::pair<std::string, int64_t>> at;
+  for (const auto& s : c.sym.symbols()) at.push_back({s, 1000});
+  Dim d = c.sym.substitute(at);
+  return d.is_known() ? d.value() : INT64_MAX;
 }
 
 bool Report::has_unknown_cost() const { return totals.uncounted > 0 || !unsupported.empty(); }
@@ -125,7 +134,7 @@ Report build_report(const Model& model, InferResult infer) {
     nr.cost.macs = oc.macs;
     nr.cost.flops = oc.flops;
     nr.cost.backward_flops = oc.flops * Count{2};
-    if (rec && (!oc.flops.known || !oc.macs.known || !mem.known)) {
+    if (rec && (!oc.flops.exact() || !oc.macs.exact() || !mem.exact())) {
       bool overflow = oc.flops.overflowed || oc.macs.overflowed || mem.overflowed;
       if (overflow) overflowed_nodes.insert(n.name);
       for (int o : n.outputs)
@@ -173,14 +182,23 @@ Report build_report(const Model& model, InferResult infer) {
   }
   r.totals = r.scopes->cost;
   std::stable_sort(r.op_types.begin(), r.op_types.end(), [](const OpTypeReport& a, const OpTypeReport& b) {
-    int64_t fa = a.flops.known ? a.flops.v : -1, fb = b.flops.known ? b.flops.v : -1;
-    return fa > fb;
+    return rank_value(a.flops) > rank_value(b.flops);
   });
 
   if (!symbols.empty()) {
     std::string list;
     for (const auto& s : symbols) list += (list.empty() ? "" : ", ") + s;
-    r.warnings.push_back("costs of some nodes depend on symbolic dims (" + list + "): pin them with --dim NAME=VALUE");
+    r.warnings.push_back("costs of some nodes cannot be expressed in the symbolic dims (" + list +
+                         "): bind them with --dim NAME=VALUE");
+  }
+  std::set<std::string> total_symbols;
+  for (const Count* c : {&r.totals.macs, &r.totals.flops, &r.totals.memory_bytes})
+    for (const auto& s : c->sym.symbols()) total_symbols.insert(s);
+  if (!total_symbols.empty()) {
+    std::string list;
+    for (const auto& s : total_symbols) list += (list.empty() ? "" : ", ") + s;
+    r.warnings.push_back("costs are polynomials in the model's dynamic dims (" + list +
+                         "); bind them with --dim NAME=VALUE for numbers");
   }
   if (!overflowed_nodes.empty()) {
     std::string list;

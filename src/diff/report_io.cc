@@ -26,7 +26,7 @@ struct Reader {
   Count count(const json& j, const char* key, const std::string& where) const {
     if (!j.is_object() || !j.contains(key)) return Count::unknown();  // added keys are optional
     const json& v = j.at(key);
-    if (v.is_null()) return Count::unknown();
+    if (v.is_null() || v.is_string()) return Count::unknown();  // a string: symbolic, not comparable
     if (!v.is_number_integer()) fail("'" + std::string(key) + "' in " + where + " is not an integer or null");
     return Count{v.get<int64_t>(), true, false};
   }

@@ -194,10 +194,17 @@ std::string Dim::str() const {
   return out;
 }
 
+// Known or symbolic operands combine through Dim's exact polynomial arithmetic.
+static Count symbolic_result(const Dim& d, bool overflowed) {
+  Count r = Count::of(d);
+  r.overflowed = overflowed;
+  return r;
+}
+
 Count& Count::operator+=(const Count& o) {
   overflowed = overflowed || o.overflowed;
   if (!known || !o.known) {
-    known = false;
+    *this = exact() && o.exact() ? symbolic_result(as_dim() + o.as_dim(), overflowed) : Count{0, false, overflowed};
     return *this;
   }
   if (!checked_add(v, o.v, &v)) {
@@ -209,8 +216,11 @@ Count& Count::operator+=(const Count& o) {
 
 Count operator*(const Count& a, const Count& b) {
   if ((a.known && a.v == 0) || (b.known && b.v == 0)) return Count{0, true, a.overflowed || b.overflowed};
-  Count r{0, a.known && b.known, a.overflowed || b.overflowed};
-  if (r.known && !checked_mul(a.v, b.v, &r.v)) {
+  if (!(a.known && b.known))
+    return a.exact() && b.exact() ? symbolic_result(a.as_dim() * b.as_dim(), a.overflowed || b.overflowed)
+                                  : Count{0, false, a.overflowed || b.overflowed};
+  Count r{0, true, a.overflowed || b.overflowed};
+  if (!checked_mul(a.v, b.v, &r.v)) {
     r.known = false;
     r.overflowed = true;
   }

@@ -9,7 +9,11 @@ namespace flopwise {
 namespace {
 using json = nlohmann::ordered_json;
 
-json count(const Count& c) { return c.known ? json(c.v) : json(nullptr); }
+// An integer; a polynomial in the dynamic dims as a string ("2359296*batch*seq"); null when unknown.
+json count(const Count& c) {
+  if (c.known) return json(c.v);
+  return c.symbolic() ? json(c.sym.str()) : json(nullptr);
+}
 
 json shape_json(const Shape& s) {
   if (!s.rank_known) return nullptr;

@@ -28,6 +28,17 @@ std::string human(double v) {
 }
 
 std::string human(const Count& c) {
+  if (c.symbolic()) {
+    // "1.77 M*batch*seq + 4.10 K*batch*seq*seq": coefficients in SI units.
+    std::string out;
+    for (const auto& [mono, coef] : c.sym.terms()) {
+      std::string h = human(static_cast<double>(coef < 0 ? -coef : coef));
+      out += out.empty() ? (coef < 0 ? "-" : "") : (coef < 0 ? " - " : " + ");
+      if (mono.empty() || h != "1") out += h;
+      for (size_t i = 0; i < mono.size(); ++i) out += (i || (!mono.empty() && h != "1") ? "*" : "") + mono[i];
+    }
+    return out;
+  }
   if (!c.known) return c.overflowed ? "overflow" : "unknown";
   return human(static_cast<double>(c.v));
 }
@@ -64,6 +75,7 @@ std::string scope_key(const ScopeNode& s) {
 // "1.81 GMACs", "0 MACs".
 std::string with_unit(const Count& c, const char* unit) {
   std::string h = human(c);
+  if (c.symbolic() && *unit) return "(" + h + ") " + unit;
   if (!c.known || !*unit) return h;
   return h + (std::isdigit(static_cast<unsigned char>(h.back())) ? " " : "") + unit;
 }
@@ -128,7 +140,7 @@ void write_text(std::ostream& os, const Report& r, const TextOptions& opts) {
   line(os, "fwd MACs", total_str(t.macs, t));
   line(os, "fwd FLOPs", total_str(t.flops, t));
   line(os, "bwd FLOPs (estimate: 2 x fwd)", total_str(t.backward_flops, t));
-  line(os, "fwd+bwd FLOPs", t.flops.known ? total_str(t.flops + t.backward_flops, t) : "unknown");
+  line(os, "fwd+bwd FLOPs", total_str(t.flops + t.backward_flops, t));
   line(os, "memory bytes (read + written)", total_str(t.memory_bytes, t));
   if (t.flops.known && t.memory_bytes.known && t.memory_bytes.v > 0) {
     char buf[32];
@@ -146,21 +158,22 @@ void write_text(std::ostream& os, const Report& r, const TextOptions& opts) {
     os << "depth " << d << ":\n";
     auto top_by = [&](const char* what, std::function<Count(const ScopeNode*)> f, const char* unit) {
       // Aggregate by class (as DeepSpeed does), falling back to the scope's label.
-      std::vector<std::pair<std::string, int64_t>> agg;
+      std::vector<std::pair<std::string, Count>> agg;
       for (const auto* s : at) {
         Count c = f(s);
-        if (!c.known) continue;
+        if (!c.exact()) continue;
         std::string k = scope_key(*s);
         auto it = std::find_if(agg.begin(), agg.end(), [&](auto& p) { return p.first == k; });
         if (it == agg.end())
-          agg.push_back({k, c.v});
+          agg.push_back({k, c});
         else
-          it->second += c.v;
+          it->second += c;
       }
-      std::stable_sort(agg.begin(), agg.end(), [](auto& a, auto& b) { return a.second > b.second; });
+      std::stable_sort(agg.begin(), agg.end(),
+                       [](auto& a, auto& b) { return rank_value(a.second) > rank_value(b.second); });
       os << "    " << what << " - {";
       for (int i = 0; i < std::min<int>(opts.top, agg.size()); ++i)
-        os << (i ? ", " : "") << "'" << agg[i].first << "': '" << with_unit(Count{agg[i].second}, unit) << "'";
+        os << (i ? ", " : "") << "'" << agg[i].first << "': '" << with_unit(agg[i].second, unit) << "'";
       os << "}\n";
     };
     top_by("params", [](const ScopeNode* s) { return s->cost.params; }, "");
@@ -206,7 +219,7 @@ std::string csv_field(const std::string& s) {
   for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
   return out + "\"";
 }
-std::string num(const Count& c) { return c.known ? std::to_string(c.v) : ""; }
+std::string num(const Count& c) { return c.known ? std::to_string(c.v) : (c.symbolic() ? c.sym.str() : ""); }
 }  // namespace
 
 void write_csv(std::ostream& os, const Report& r) {
