@@ -1,6 +1,8 @@
 // Bad input, the way a user meets it: the CLI on broken files and wrong options. Each case checks the
 // documented exit code and that stderr holds one clear line (never a crash, never a silent zero).
 #include <doctest/doctest.h>
+
+#include "cli_util.h"
 #include <onnx/onnx_pb.h>
 #include <sys/wait.h>
 
@@ -16,37 +18,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Run {
-  int code = -1;
-  std::string out, err;
-};
+using Run = fwtest::CliRun;
+using fwtest::slurp;
 
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
+fs::path tmpdir() { return fwtest::scratch_dir("bad_input"); }
 
-fs::path tmpdir() {
-  static fs::path d = [] {
-    fs::path p = fs::temp_directory_path() / ("flopwise_bad_input_" + std::to_string(::getpid()));
-    fs::create_directories(p);
-    return p;
-  }();
-  return d;
-}
-
-Run run_cli(const std::string& args) {
-  fs::path out = tmpdir() / "stdout.txt", err = tmpdir() / "stderr.txt";
-  std::string cmd = std::string("\"") + FLOPWISE_BINARY + "\" " + args + " >" + out.string() + " 2>" + err.string();
-  int status = std::system(cmd.c_str());
-  Run r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;  // a signal (crash) gives -1
-  r.out = slurp(out);
-  r.err = slurp(err);
-  return r;
-}
+Run run_cli(const std::string& args) { return fwtest::run_cli(args, tmpdir()); }
 
 int lines(const std::string& s) {
   int n = 0;

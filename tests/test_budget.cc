@@ -3,6 +3,8 @@
 // against come from torch (models/resnet18.expect.json: hook-derived MACs, parameters adjusted for the
 // exporter's BatchNorm folds) or are written out by hand, never from flopwise's own output.
 #include <doctest/doctest.h>
+
+#include "cli_util.h"
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,21 +23,9 @@ using json = nlohmann::json;
 
 namespace {
 
-fs::path budget_tmp() {
-  static fs::path d = [] {
-    fs::path p = fs::temp_directory_path() / ("flopwise_budget_" + std::to_string(::getpid()));
-    fs::create_directories(p);
-    return p;
-  }();
-  return d;
-}
+fs::path budget_tmp() { return fwtest::scratch_dir("budget"); }
 
-std::string slurp_file(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
+using fwtest::slurp;
 
 struct Result {
   int code = -1;
@@ -49,16 +39,10 @@ Result check(const std::string& toml, const std::string& extra = "") {
            junit = budget_tmp() / "junit.xml";
   std::ofstream(b) << toml;
   fs::remove(junit);
-  std::string cmd = std::string("\"") + FLOPWISE_BINARY + "\" check \"" + resnet18() + "\" --budget \"" +
-                    b.string() + "\" --junit \"" + junit.string() + "\" " + extra + " >" + out.string() +
-                    " 2>" + err.string();
-  int status = std::system(cmd.c_str());
-  Result r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = slurp_file(out);
-  r.err = slurp_file(err);
-  r.junit = slurp_file(junit);
-  return r;
+  fwtest::CliRun run = fwtest::run_cli("check \"" + resnet18() + "\" --budget \"" + b.string() + "\" --junit \"" +
+                                            junit.string() + "\" " + extra,
+                                        budget_tmp());
+  return Result{run.code, run.out, run.err, slurp(junit)};
 }
 
 int occurrences(const std::string& s, const std::string& what) {
@@ -79,7 +63,7 @@ json current_report() {
   std::string cmd = std::string("\"") + FLOPWISE_BINARY + "\" \"" + resnet18() +
                     "\" --dim batch=1 --format json -o " + out.string();
   REQUIRE(std::system(cmd.c_str()) == 0);
-  return json::parse(slurp_file(out));
+  return json::parse(slurp(out));
 }
 
 struct Case {
@@ -319,7 +303,7 @@ TEST_CASE("budget: baseline regressions of +1.9% and +2.1% against a 2% limit") 
   };
   std::string b19 = baseline("base_1_9.json", 1019), b21 = baseline("base_2_1.json", 1021);
   auto names = [&](const std::string& file) {
-    json b = json::parse(slurp_file(budget_tmp() / file));
+    json b = json::parse(slurp(budget_tmp() / file));
     std::vector<std::string> n;
     for (const char* k : {"params", "macs", "flops", "memory_bytes"})
       n.push_back(std::string("baseline ") + k + " &lt;= +2% over " +

@@ -3,6 +3,8 @@
 // the difference of the two single-model reports, computed here independently from two separate
 // `flopwise MODEL --format json` runs; scopes only in B must be exactly the added ones (no renames).
 #include <doctest/doctest.h>
+
+#include "cli_util.h"
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,42 +26,15 @@ using json = nlohmann::json;
 
 namespace {
 
-fs::path diff_tmp() {
-  static fs::path d = [] {
-    fs::path p = fs::temp_directory_path() / ("flopwise_diff_" + std::to_string(::getpid()));
-    fs::create_directories(p);
-    return p;
-  }();
-  return d;
-}
+fs::path diff_tmp() { return fwtest::scratch_dir("diff"); }
 
 std::string model(const std::string& name) {
   return (fs::path(FLOPWISE_SOURCE_DIR) / "models" / name).string();
 }
 
-struct Run {
-  int code = -1;
-  std::string out, err;
-};
+using Run = fwtest::CliRun;
 
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-Run cli(const std::string& args) {
-  fs::path out = diff_tmp() / "stdout.txt", err = diff_tmp() / "stderr.txt";
-  std::string cmd =
-      std::string("\"") + FLOPWISE_BINARY + "\" " + args + " >" + out.string() + " 2>" + err.string();
-  int status = std::system(cmd.c_str());
-  Run r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = slurp(out);
-  r.err = slurp(err);
-  return r;
-}
+Run cli(const std::string& args) { return fwtest::run_cli(args, diff_tmp()); }
 
 json run_json(const std::string& args) {
   Run r = cli(args);

@@ -2,7 +2,8 @@
 // (nodes sum to totals, children sum to their scope, op types sum to totals).
 #include <doctest/doctest.h>
 
-#include <cstdio>
+#include "cli_util.h"
+
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -11,16 +12,9 @@ using json = nlohmann::json;
 namespace {
 
 json run_json(const std::string& args) {
-  std::string cmd = std::string("\"") + FLOPWISE_BINARY + "\" " + args + " --format json";
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p);
-  std::string out;
-  char buf[65536];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  int status = pclose(p);
-  REQUIRE_MESSAGE(status == 0, cmd);
-  return json::parse(out);
+  fwtest::CliRun r = fwtest::run_cli(args + " --format json", fwtest::scratch_dir("json_report"));
+  REQUIRE_MESSAGE(r.code == 0, args << ": " << r.err);
+  return json::parse(r.out);
 }
 
 int64_t sum_children(const json& s, const char* key) {

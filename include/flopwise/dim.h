@@ -77,6 +77,10 @@ struct Count {
   bool overflowed = false;
   Dim sym;  // when !known: the symbolic value, or Unknown
 
+  Count() = default;
+  Count(int64_t value, bool is_known = true, bool did_overflow = false, Dim symbolic = Dim())  // NOLINT
+      : v(value), known(is_known), overflowed(did_overflow), sym(std::move(symbolic)) {}
+
   static Count unknown() { return Count{0, false, false}; }
   static Count of(const Dim& d) {
     if (d.is_known()) return Count{d.value(), true, false};

@@ -48,11 +48,10 @@ DftPlan decode_dft(const Node& node, const Shape& in, bool has_len, const ConstD
     return p;
   }
   // Opset 20 moved axis to an input (default -2); opset 17 has the attribute (default 1).
-  std::optional<int64_t> axis = node.opset >= 20 ? std::optional<int64_t>(-2) : node.attr_i("axis", 1);
-  if (node.opset >= 20 && has_axis_in) {
-    Dim a = scalar_input(axis_data);
-    axis = a.is_known() ? std::optional<int64_t>(a.value()) : std::nullopt;
-  }
+  // Opset 20: an axis input whose value is not known leaves the axis unknown.
+  const Dim axis_in = node.opset >= 20 && has_axis_in ? scalar_input(axis_data) : Dim(-2);
+  const bool axis_known = node.opset < 20 || axis_in.is_known();
+  const int64_t axis_value = node.opset < 20 ? node.attr_i("axis", 1) : (axis_known ? axis_in.value() : 0);
   if (!in.rank_known) return p;
   const int64_t rank = static_cast<int64_t>(in.rank());
   if (rank < 2) {
@@ -66,13 +65,13 @@ DftPlan decode_dft(const Node& node, const Shape& in, bool has_len, const ConstD
   }
   p.out = in;
   p.out.dims.back() = Dim(2);
-  if (!axis) {  // axis unknown: every signal dim may change
+  if (!axis_known) {  // axis unknown: every signal dim may change
     for (int64_t i = 0; i + 1 < rank; ++i) p.out.dims[i] = Dim::unknown();
     return p;
   }
-  int64_t a = *axis < 0 ? *axis + rank : *axis;
+  int64_t a = axis_value < 0 ? axis_value + rank : axis_value;
   if (a < 0 || a >= rank - 1) {
-    p.error = "axis " + std::to_string(*axis) + " is out of range for input " + in.str() +
+    p.error = "axis " + std::to_string(axis_value) + " is out of range for input " + in.str() +
               " (the last dim holds the real/imaginary parts)";
     return p;
   }

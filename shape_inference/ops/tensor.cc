@@ -1109,14 +1109,6 @@ void infer_reverse_sequence(InferContext& c) {
   c.set_output(0, c.in_dtype(0), out);
 }
 
-void infer_eye_like(InferContext& c) {
-  const Shape& in = c.in_shape(0);
-  if (in.rank_known && in.rank() != 2) c.fail("input " + in.str() + " must have rank 2");
-  const DType t =
-      c.node().has_attr("dtype") ? static_cast<DType>(c.node().attr_i("dtype", 1)) : c.in_dtype(0);
-  c.set_output(0, t, in.rank_known ? in : Shape::unknown_of_rank(2));
-}
-
 // ---- Col2Im, CenterCropPad (opset 18) -----------------------------------------------------------------
 // Col2Im: input [N, C*prod(block), L] -> [N, C, image...], L = number of block positions.
 void infer_col2im(InferContext& c) {

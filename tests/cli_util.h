@@ -1,0 +1,53 @@
+// tests/cli_util.h — run the flopwise CLI the way a user does and capture what it says.
+#pragma once
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace fwtest {
+
+namespace fs = std::filesystem;
+
+// A scratch directory per test process and tag, e.g. /tmp/flopwise_diff_1234.
+inline fs::path scratch_dir(const std::string& tag) {
+  fs::path p = fs::temp_directory_path() / ("flopwise_" + tag + "_" + std::to_string(::getpid()));
+  fs::create_directories(p);
+  return p;
+}
+
+inline std::string slurp(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+struct CliRun {
+  int code = -1;  // exit code; -1 when the process died of a signal (a crash)
+  std::string out, err;
+};
+
+// Runs `flopwise ARGS` with stdout and stderr captured through files in `dir`.
+inline CliRun run_cli(const std::string& args, const fs::path& dir) {
+  fs::path out = dir / "stdout.txt", err = dir / "stderr.txt";
+  std::string cmd = std::string("\"") + FLOPWISE_BINARY + "\" " + args + " >\"" + out.string() + "\" 2>\"" +
+                    err.string() + "\"";
+  int status = std::system(cmd.c_str());
+  CliRun r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = slurp(out);
+  r.err = slurp(err);
+  return r;
+}
+
+inline std::string model_path(const std::string& name) {
+  return (fs::path(FLOPWISE_SOURCE_DIR) / "models" / name).string();
+}
+
+}  // namespace fwtest
