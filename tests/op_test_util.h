@@ -32,36 +32,11 @@ using namespace flopwise;
 constexpr int64_t kUnknown = -2;
 
 struct A {
-  static Attribute i(int64_t v) {
-    Attribute a;
-    a.kind = Attribute::Kind::Int;
-    a.i = v;
-    return a;
-  }
-  static Attribute f(double v) {
-    Attribute a;
-    a.kind = Attribute::Kind::Float;
-    a.f = v;
-    return a;
-  }
-  static Attribute s(const std::string& v) {
-    Attribute a;
-    a.kind = Attribute::Kind::String;
-    a.s = v;
-    return a;
-  }
-  static Attribute ints(std::vector<int64_t> v) {
-    Attribute a;
-    a.kind = Attribute::Kind::Ints;
-    a.ints = std::move(v);
-    return a;
-  }
-  static Attribute floats(std::vector<double> v) {
-    Attribute a;
-    a.kind = Attribute::Kind::Floats;
-    a.floats = std::move(v);
-    return a;
-  }
+  static Attribute i(int64_t v) { return Attribute::of_int(v); }
+  static Attribute f(double v) { return Attribute::of_float(v); }
+  static Attribute s(const std::string& v) { return Attribute::of_string(v); }
+  static Attribute ints(std::vector<int64_t> v) { return Attribute::of_ints(std::move(v)); }
+  static Attribute floats(std::vector<double> v) { return Attribute::of_floats(std::move(v)); }
   // A tensor attribute (Constant value, ConstantOfShape value): dims and optional contents.
   static Attribute tensor(DType t, std::vector<int64_t> dims, std::vector<double> vals = {}) {
     Attribute a;

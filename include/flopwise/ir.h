@@ -95,6 +95,37 @@ struct Attribute {
   std::vector<std::string> strings;
   TensorAttr tensor;
   std::vector<int> graphs;  // indices into Node::subgraphs
+
+  static Attribute of_int(int64_t v) {
+    Attribute a;
+    a.kind = Kind::Int;
+    a.i = v;
+    return a;
+  }
+  static Attribute of_float(double v) {
+    Attribute a;
+    a.kind = Kind::Float;
+    a.f = v;
+    return a;
+  }
+  static Attribute of_string(std::string v) {
+    Attribute a;
+    a.kind = Kind::String;
+    a.s = std::move(v);
+    return a;
+  }
+  static Attribute of_ints(std::vector<int64_t> v) {
+    Attribute a;
+    a.kind = Kind::Ints;
+    a.ints = std::move(v);
+    return a;
+  }
+  static Attribute of_floats(std::vector<double> v) {
+    Attribute a;
+    a.kind = Kind::Floats;
+    a.floats = std::move(v);
+    return a;
+  }
 };
 
 struct Node {

@@ -594,30 +594,10 @@ class Lowerer {
 
   // ---- nodes ----
   using Attrs = std::map<std::string, Attribute>;
-  static Attribute ai(int64_t v) {
-    Attribute a;
-    a.kind = Attribute::Kind::Int;
-    a.i = v;
-    return a;
-  }
-  static Attribute af(double v) {
-    Attribute a;
-    a.kind = Attribute::Kind::Float;
-    a.f = v;
-    return a;
-  }
-  static Attribute as(const std::string& v) {
-    Attribute a;
-    a.kind = Attribute::Kind::String;
-    a.s = v;
-    return a;
-  }
-  static Attribute ais(std::vector<int64_t> v) {
-    Attribute a;
-    a.kind = Attribute::Kind::Ints;
-    a.ints = std::move(v);
-    return a;
-  }
+  static Attribute ai(int64_t v) { return Attribute::of_int(v); }
+  static Attribute af(double v) { return Attribute::of_float(v); }
+  static Attribute as(const std::string& v) { return Attribute::of_string(v); }
+  static Attribute ais(std::vector<int64_t> v) { return Attribute::of_ints(std::move(v)); }
 
   // Emits one IR node in the current jit node's scope. Output names: "%<jit name>" for the final value.
   std::vector<int> emit(const std::string& op, const std::vector<int>& ins,
