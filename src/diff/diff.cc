@@ -245,6 +245,16 @@ Diff diff_reports(const Report& a, const Report& b, const DiffOptions& opts) {
     d.warnings.push_back("some nodes were not counted (" + std::to_string(a.totals.uncounted) + " in A, " +
                          std::to_string(b.totals.uncounted) + " in B): deltas cover the counted part only");
 
+  std::set<std::string> dims;
+  for (const Totals* t : {&a.totals, &b.totals})
+    for (const Count* c : {&t->macs, &t->flops, &t->memory_bytes})
+      for (const auto& s : c->sym.symbols()) dims.insert(s);
+  if (!dims.empty()) {
+    std::string list;
+    for (const auto& s : dims) list += " --dim " + s + "=N";
+    d.warnings.push_back("costs depend on dynamic dims; bind them for numeric deltas:" + list);
+  }
+
   Side sa(a), sb(b);
   Aligner al{sa, sb, d.scopes};
   if (a.scopes && b.scopes) al.align(*a.scopes, *b.scopes);
