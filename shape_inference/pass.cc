@@ -159,12 +159,17 @@ static void check_input_dims(const Value& v) {
                        v.shape.str());
 }
 
+// Binds --dim values everywhere a symbol can stand: shapes, contents, declared types, subgraphs.
 static void substitute_dims(Graph& g, const std::vector<std::pair<std::string, int64_t>>& dims) {
   for (auto& v : g.values) {
     for (auto& d : v.shape.dims) d = d.substitute(dims);
     if (v.data && !v.data->is_float)
       for (auto& d : v.data->ints) d = d.substitute(dims);
+    if (v.declared)
+      for (auto& d : v.declared->second.dims) d = d.substitute(dims);
   }
+  for (auto& n : g.nodes)
+    for (auto& sg : n.subgraphs) substitute_dims(*sg, dims);
 }
 
 // Subgraphs point at their enclosing graph; moving a Model moves its top graph, so relink first.

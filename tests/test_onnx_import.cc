@@ -172,3 +172,29 @@ TEST_CASE("scopes and classes from node metadata (newer torch exporters)") {
   CHECK(node.scope == std::vector<std::string>{"encoder", "encoder.layer.0", "encoder.layer.0.act"});
   CHECK(node.scope_classes == std::vector<std::string>{"Encoder", "Layer", "ReLU"});
 }
+
+TEST_CASE("--dim binds symbols in declared types too (they fill in after an unsupported op)") {
+  ModelBuilder b(17);
+  auto* dom = b.m.add_opset_import();
+  dom->set_domain("com.example");
+  dom->set_version(1);
+  auto* in = b.m.mutable_graph()->add_input();
+  in->set_name("x");
+  auto* tt = in->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(onnx::TensorProto::FLOAT);
+  tt->mutable_shape()->add_dim()->set_dim_param("batch");
+  tt->mutable_shape()->add_dim()->set_dim_value(4);
+  b.node("Mystery", {"x"}, {"y"})->set_domain("com.example");
+  b.node("Relu", {"y"}, {"z"});
+  b.output("z");
+  auto* vi = b.m.mutable_graph()->add_value_info();  // the exporter's declared type of y
+  vi->set_name("y");
+  *vi->mutable_type() = in->type();
+  flopwise::Model m = b.load();
+  flopwise::InferOptions opts;
+  opts.dims = {{"batch", 3}};
+  flopwise::InferResult r = flopwise::infer_shapes(m, opts);
+  CHECK(r.unsupported.count("com.example::Mystery") == 1);
+  CHECK(shape_of(m, "y") == "3x4");
+  CHECK(shape_of(m, "z") == "3x4");
+}
