@@ -106,8 +106,12 @@ int main(int argc, char** argv) {
   if (argc > 1 && std::string(argv[1]) == "diff") return guarded([&] { return fw::run_diff(argc - 1, argv + 1); });
   if (argc > 1 && std::string(argv[1]) == "check") return guarded([&] { return fw::run_check(argc - 1, argv + 1); });
   Options o;
-  CLI::App app{"flopwise: static cost (params, MACs, FLOPs, memory) of an ONNX model, by module scope"};
-  app.add_option("model", o.model, "model file (.onnx)");
+  CLI::App app{"flopwise: static cost (params, MACs, FLOPs, memory) of an ONNX or TorchScript model, by module scope"};
+  app.footer(
+      "Also:\n  flopwise diff A B [options]             compare two models or saved JSON reports (diff --help)\n"
+      "  flopwise check MODEL --budget FILE.toml  gate CI on budgets (check --help)\n"
+      "Exit codes: 0 done, 1 a budget failed (check), 2 bad input or usage, 3 --strict and something not counted.");
+  app.add_option("model", o.model, "model file (.onnx, or .pt TorchScript)");
   app.add_option("--input,-i", o.inputs, "pin an input: NAME:1x3x224x224[:dtype], or a shape for inputs in order");
   app.add_option("--dim,-d", o.dims, "bind a symbolic dim: batch=8");
   app.add_option("--value", o.values, "pin the contents of a shape-like input: NAME=4,2");
