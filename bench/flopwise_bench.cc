@@ -32,8 +32,9 @@ void register_dir(const fs::path& dir, const std::string& prefix) {
     if (e.path().extension() != ".onnx") continue;
     std::string label = prefix + fs::relative(e.path(), dir).string();
     std::string path = e.path().string();
-    benchmark::RegisterBenchmark(label.c_str(), [path](benchmark::State& s) { bm_analyse(s, path); })
-        ->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(label.c_str(), [path](benchmark::State& s) {
+      bm_analyse(s, path);
+    })->Unit(benchmark::kMillisecond);
   }
 }
 

@@ -2,15 +2,15 @@
 // Reads the whole file, parses the ModelProto (weights included when they are inline), runs
 // onnx::shape_inference::InferShapes, and prints the phases' wall times in milliseconds.
 // Usage: onnx_infer_bench MODEL.onnx [REPEATS]
+#include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <string>
-
-#include <onnx/onnx_pb.h>
-#include <onnx/shape_inference/implementation.h>
 
 namespace {
 double ms_since(std::chrono::steady_clock::time_point t0) {
@@ -45,8 +45,8 @@ int main(int argc, char** argv) {
     auto t2 = std::chrono::steady_clock::now();
     onnx::shape_inference::InferShapes(model);
     const double t_infer = ms_since(t2);
-    std::printf("read %.2f ms  parse %.2f ms  infer %.2f ms  total %.2f ms  (%zu bytes, %d value_info)\n", t_read,
-                t_parse, t_infer, ms_since(t0), bytes.size(), model.graph().value_info_size());
+    std::printf("read %.2f ms  parse %.2f ms  infer %.2f ms  total %.2f ms  (%zu bytes, %d value_info)\n",
+                t_read, t_parse, t_infer, ms_since(t0), bytes.size(), model.graph().value_info_size());
   }
   return 0;
 }

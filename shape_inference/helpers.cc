@@ -39,8 +39,8 @@ Shape broadcast_shapes(InferContext& ctx, const std::vector<Shape>& shapes) {
         result = d;
       } else if (!result.same_as(d)) {
         if (result.is_known() && d.is_known())
-          ctx.fail("cannot broadcast dim " + std::to_string(result.value()) + " with " + std::to_string(d.value()) +
-                   " (axis " + std::to_string(i) + " of the broadcast shape)");
+          ctx.fail("cannot broadcast dim " + std::to_string(result.value()) + " with " +
+                   std::to_string(d.value()) + " (axis " + std::to_string(i) + " of the broadcast shape)");
         // Two different symbols: the result is whichever is not 1 at run time; unknown statically.
         any_unknown = true;
         result = Dim::unknown();
@@ -73,8 +73,8 @@ void infer_broadcast(InferContext& ctx, DType out_dtype) {
   ctx.set_output(0, t, broadcast_shapes(ctx, shapes));
 }
 
-Dim conv_out_dim(const Dim& in, int64_t k, int64_t stride, int64_t dilation, int64_t pad_begin, int64_t pad_end,
-                 bool ceil_mode) {
+Dim conv_out_dim(const Dim& in, int64_t k, int64_t stride, int64_t dilation, int64_t pad_begin,
+                 int64_t pad_end, bool ceil_mode) {
   if (stride <= 0) return Dim::unknown();
   Dim eff = in + Dim(pad_begin) + Dim(pad_end) - Dim(dilation * (k - 1) + 1);
   Dim q = ceil_mode ? Dim::ceil_div(eff, Dim(stride)) : Dim::floor_div(eff, Dim(stride));
@@ -195,7 +195,8 @@ ConvWindow decode_conv_window(InferContext& ctx, size_t n, const Shape* w, bool 
     std::vector<int64_t> v = node.attr_ints(name);
     if (!node.has_attr(name)) return std::vector<int64_t>(size, dflt);
     if (v.size() != size)
-      ctx.fail(std::string(name) + " has " + std::to_string(v.size()) + " values, expected " + std::to_string(size));
+      ctx.fail(std::string(name) + " has " + std::to_string(v.size()) + " values, expected " +
+               std::to_string(size));
     return v;
   };
   win.strides = list("strides", n, 1);
@@ -211,7 +212,8 @@ ConvWindow decode_conv_window(InferContext& ctx, size_t n, const Shape* w, bool 
   std::vector<Dim> wk;
   if (w && w->rank_known) {
     if (w->rank() != n + 2)
-      ctx.fail("weight " + w->str() + " has rank " + std::to_string(w->rank()) + ", expected " + std::to_string(n + 2));
+      ctx.fail("weight " + w->str() + " has rank " + std::to_string(w->rank()) + ", expected " +
+               std::to_string(n + 2));
     wk.assign(w->dims.begin() + 2, w->dims.end());
   }
   if (node.has_attr("kernel_shape")) {
@@ -243,9 +245,10 @@ std::vector<Dim> conv_window_out_dims(InferContext& ctx, const ConvWindow& w, co
       out[i] = conv_out_dim(in[i], w.kernel[i], w.strides[i], w.dilations[i], pb, pe, w.ceil_mode);
     }
     if (out[i].is_known() && out[i].value() < 1 && in[i].is_known() && in[i].value() >= 1)
-      ctx.fail("spatial axis " + std::to_string(i) + ": input " + std::to_string(in[i].value()) + " with kernel " +
-               (i < w.kernel.size() ? std::to_string(w.kernel[i]) : std::string("?")) + ", stride " + std::to_string(w.strides[i]) + ", dilation " +
-               std::to_string(w.dilations[i]) + " gives output size " + std::to_string(out[i].value()));
+      ctx.fail("spatial axis " + std::to_string(i) + ": input " + std::to_string(in[i].value()) +
+               " with kernel " + (i < w.kernel.size() ? std::to_string(w.kernel[i]) : std::string("?")) +
+               ", stride " + std::to_string(w.strides[i]) + ", dilation " + std::to_string(w.dilations[i]) +
+               " gives output size " + std::to_string(out[i].value()));
   }
   return out;
 }

@@ -34,8 +34,8 @@ void infer_same_as_input0(InferContext& ctx);
 // Output 0: broadcast of all inputs, dtype of input 0 (or `out_dtype` when not Undefined).
 void infer_broadcast(InferContext& ctx, DType out_dtype = DType::Undefined);
 // Spatial output size of conv/pool: floor or ceil of (in + pads - dilation*(k-1) - 1)/stride + 1.
-Dim conv_out_dim(const Dim& in, int64_t k, int64_t stride, int64_t dilation, int64_t pad_begin, int64_t pad_end,
-                 bool ceil_mode);
+Dim conv_out_dim(const Dim& in, int64_t k, int64_t stride, int64_t dilation, int64_t pad_begin,
+                 int64_t pad_end, bool ceil_mode);
 // auto_pad SAME_UPPER/SAME_LOWER output: ceil(in / stride).
 Dim same_out_dim(const Dim& in, int64_t stride);
 
@@ -51,11 +51,11 @@ int64_t product(const std::vector<int64_t>& v);  // no overflow check: for small
 Dim product(const std::vector<Dim>& v);          // exact, Unknown on overflow
 
 // ---- costs --------------------------------------------------------------------------------------
-OpCost cost_zero(const CostContext&);               // layout only / no arithmetic
-OpCost cost_per_out_elem_1(const CostContext&);     // 1 FLOP per output element
+OpCost cost_zero(const CostContext&);                       // layout only / no arithmetic
+OpCost cost_per_out_elem_1(const CostContext&);             // 1 FLOP per output element
 OpCost cost_per_out_elem(const CostContext& c, int64_t k);  // k FLOPs per output element
-OpCost cost_per_in_elem_1(const CostContext&);      // reductions: 1 FLOP per input element
-OpCost cost_unknown(const CostContext&);            // cannot be known statically (data-dependent)
+OpCost cost_per_in_elem_1(const CostContext&);              // reductions: 1 FLOP per input element
+OpCost cost_unknown(const CostContext&);                    // cannot be known statically (data-dependent)
 // 2*macs FLOPs plus `extra` FLOPs; macs reported.
 OpCost cost_contraction(const Count& macs, const Count& extra = Count{});
 

@@ -82,7 +82,8 @@ const Shape& CostContext::in_shape(size_t i) const {
   return has_input(i) ? graph.values[node.inputs[i]].shape : unknown_shape();
 }
 const Shape& CostContext::out_shape(size_t i) const {
-  return i < node.outputs.size() && node.outputs[i] >= 0 ? graph.values[node.outputs[i]].shape : unknown_shape();
+  return i < node.outputs.size() && node.outputs[i] >= 0 ? graph.values[node.outputs[i]].shape
+                                                         : unknown_shape();
 }
 DType CostContext::in_dtype(size_t i) const {
   return has_input(i) ? graph.values[node.inputs[i]].dtype : DType::Undefined;
@@ -192,12 +193,14 @@ InferResult infer_shapes(Model& model, const InferOptions& opts) {
     int idx = -1;
     if (pin.name.empty()) {
       if (next_positional >= g.inputs.size())
-        throw UsageError("more --input shapes than the model's " + std::to_string(g.inputs.size()) + " inputs");
+        throw UsageError("more --input shapes than the model's " + std::to_string(g.inputs.size()) +
+                         " inputs");
       idx = g.inputs[next_positional++];
     } else {
       idx = g.find(pin.name);
       if (idx < 0 || !(g.values[idx].is_input || g.values[idx].is_initializer))
-        throw UsageError("--input names '" + pin.name + "', which is not an input of the model (inputs: " + names + ")");
+        throw UsageError("--input names '" + pin.name +
+                         "', which is not an input of the model (inputs: " + names + ")");
     }
     Value& v = g.values[idx];
     if (pin.shape) {
@@ -211,7 +214,8 @@ InferResult infer_shapes(Model& model, const InferOptions& opts) {
   for (const auto& [name, vals] : opts.values) {
     int idx = g.find(name);
     if (idx < 0 || !g.values[idx].is_input)
-      throw UsageError("--value names '" + name + "', which is not an input of the model (inputs: " + names + ")");
+      throw UsageError("--value names '" + name + "', which is not an input of the model (inputs: " + names +
+                       ")");
     Value& v = g.values[idx];
     ConstData d;
     for (auto x : vals) d.ints.push_back(Dim(x));
@@ -239,7 +243,8 @@ static int64_t parse_int(const std::string& s, const std::string& what) {
   errno = 0;
   char* end = nullptr;
   long long v = std::strtoll(s.c_str(), &end, 10);
-  if (s.empty() || *end != '\0' || errno == ERANGE) throw UsageError(what + ": '" + s + "' is not an integer");
+  if (s.empty() || *end != '\0' || errno == ERANGE)
+    throw UsageError(what + ": '" + s + "' is not an integer");
   return v;
 }
 
@@ -248,7 +253,8 @@ InputPin parse_input_pin(const std::string& text) {
   std::vector<std::string> parts;
   std::stringstream ss(text);
   for (std::string p; std::getline(ss, p, ':');) parts.push_back(p);
-  if (parts.empty() || parts.size() > 3) throw UsageError("--input '" + text + "': expected NAME:SHAPE[:DTYPE]");
+  if (parts.empty() || parts.size() > 3)
+    throw UsageError("--input '" + text + "': expected NAME:SHAPE[:DTYPE]");
   // NAME:SHAPE[:DTYPE], or SHAPE[:DTYPE] for inputs in order.
   size_t k = 0;
   auto looks_like_shape = [](const std::string& s) {
@@ -257,7 +263,8 @@ InputPin parse_input_pin(const std::string& text) {
   if (!looks_like_shape(parts[0]) && parts.size() >= 2) pin.name = parts[k++];
   if (k < parts.size()) {
     auto s = parse_shape(parts[k]);
-    if (!s) throw UsageError("--input '" + text + "': bad shape '" + parts[k] + "' (expected e.g. 1x3x224x224)");
+    if (!s)
+      throw UsageError("--input '" + text + "': bad shape '" + parts[k] + "' (expected e.g. 1x3x224x224)");
     for (const auto& d : s->dims)
       if (d.is_known() && d.value() < 0) throw UsageError("--input '" + text + "': negative dim");
     pin.shape = *s;
@@ -285,7 +292,8 @@ std::pair<std::string, std::vector<int64_t>> parse_value_pin(const std::string& 
   if (eq == std::string::npos || eq == 0) throw UsageError("--value '" + text + "': expected NAME=V1,V2,...");
   std::vector<int64_t> vals;
   std::stringstream ss(text.substr(eq + 1));
-  for (std::string p; std::getline(ss, p, ',');) vals.push_back(parse_int(p, "--value " + text.substr(0, eq)));
+  for (std::string p; std::getline(ss, p, ',');)
+    vals.push_back(parse_int(p, "--value " + text.substr(0, eq)));
   return {text.substr(0, eq), vals};
 }
 

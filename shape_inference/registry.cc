@@ -28,11 +28,13 @@ static bool overlaps(const OpRecord& a, const OpRecord& b) {
 
 void OpRegistry::add(const OpRecord& r) {
   if (!r.infer || !r.cost || r.formula.empty())
-    throw std::logic_error("op record " + std::string(r.name) + " lacks a shape function, cost function or formula");
+    throw std::logic_error("op record " + std::string(r.name) +
+                           " lacks a shape function, cost function or formula");
   auto& same = by_name_[std::string(r.domain) + "::" + std::string(r.name)];
   for (size_t i : same)
     if (overlaps(records_[i], r))
-      throw std::logic_error("op " + std::string(r.name) + " registered twice for overlapping opset versions");
+      throw std::logic_error("op " + std::string(r.name) +
+                             " registered twice for overlapping opset versions");
   same.push_back(records_.size());
   records_.push_back(r);
 }

@@ -30,11 +30,11 @@ struct NodeReport {
 };
 
 struct ScopeNode {
-  std::string name;   // full path ("layer1.0.conv1"); "" for the root
-  std::string label;  // name relative to the parent ("conv1", "0")
-  std::string cls;    // module class when known
+  std::string name;              // full path ("layer1.0.conv1"); "" for the root
+  std::string label;             // name relative to the parent ("conv1", "0")
+  std::string cls;               // module class when known
   std::vector<std::string> ops;  // op types of the nodes directly in this scope, first-seen order
-  Totals cost;        // including all children
+  Totals cost;                   // including all children
   std::vector<std::unique_ptr<ScopeNode>> children;
   int depth = 0;
 };

@@ -18,7 +18,7 @@ class Dim {
   using Monomial = std::vector<std::string>;  // sorted symbol names, with repetition for powers
   using Term = std::pair<Monomial, int64_t>;  // monomial and its non-zero coefficient
 
-  Dim() = default;  // unknown
+  Dim() = default;                    // unknown
   Dim(int64_t v) : unknown_(false) {  // NOLINT: implicit from int is the natural spelling
     if (v != 0) terms_.push_back({{}, v});
   }
@@ -26,7 +26,9 @@ class Dim {
   static Dim symbol(const std::string& name);
 
   bool is_unknown() const { return unknown_; }
-  bool is_known() const { return !unknown_ && (terms_.empty() || (terms_.size() == 1 && terms_[0].first.empty())); }
+  bool is_known() const {
+    return !unknown_ && (terms_.empty() || (terms_.size() == 1 && terms_[0].first.empty()));
+  }
   bool is_symbolic() const { return !unknown_ && !is_known(); }
   int64_t value() const;  // requires is_known()
   std::optional<int64_t> maybe_value() const {

@@ -18,9 +18,9 @@ struct InputPin {
 };
 
 struct InferOptions {
-  std::vector<InputPin> inputs;                           // --input NAME:1x3x224x224[:dtype]
-  std::vector<std::pair<std::string, int64_t>> dims;      // --dim batch=8
-  std::map<std::string, std::vector<int64_t>> values;     // --value NAME=4,2
+  std::vector<InputPin> inputs;                        // --input NAME:1x3x224x224[:dtype]
+  std::vector<std::pair<std::string, int64_t>> dims;   // --dim batch=8
+  std::map<std::string, std::vector<int64_t>> values;  // --value NAME=4,2
 };
 
 struct InferResult {
@@ -34,8 +34,8 @@ struct InferResult {
 InferResult infer_shapes(Model& model, const InferOptions& opts);
 
 // Parsers for the CLI's pin syntax; throw UsageError with the offending text.
-InputPin parse_input_pin(const std::string& text);                             // NAME:1x3x224x224[:dtype]
-std::pair<std::string, int64_t> parse_dim_pin(const std::string& text);        // batch=8
+InputPin parse_input_pin(const std::string& text);                       // NAME:1x3x224x224[:dtype]
+std::pair<std::string, int64_t> parse_dim_pin(const std::string& text);  // batch=8
 std::pair<std::string, std::vector<int64_t>> parse_value_pin(const std::string& text);  // NAME=4,2
 
 }  // namespace flopwise

@@ -19,12 +19,26 @@ namespace flopwise {
 // Element types. Numbering follows ONNX's TensorProto.DataType so importers map 1:1, but nothing
 // here depends on ONNX.
 enum class DType : int {
-  Undefined = 0, Float32 = 1, UInt8 = 2, Int8 = 3, UInt16 = 4, Int16 = 5, Int32 = 6, Int64 = 7,
-  String = 8, Bool = 9, Float16 = 10, Float64 = 11, UInt32 = 12, UInt64 = 13, Complex64 = 14,
-  Complex128 = 15, BFloat16 = 16,
+  Undefined = 0,
+  Float32 = 1,
+  UInt8 = 2,
+  Int8 = 3,
+  UInt16 = 4,
+  Int16 = 5,
+  Int32 = 6,
+  Int64 = 7,
+  String = 8,
+  Bool = 9,
+  Float16 = 10,
+  Float64 = 11,
+  UInt32 = 12,
+  UInt64 = 13,
+  Complex64 = 14,
+  Complex128 = 15,
+  BFloat16 = 16,
 };
-int64_t dtype_size(DType t);  // bytes per element; 0 for Undefined/String
-const char* dtype_name(DType t);  // "float32", "int64", ...
+int64_t dtype_size(DType t);                             // bytes per element; 0 for Undefined/String
+const char* dtype_name(DType t);                         // "float32", "int64", ...
 std::optional<DType> parse_dtype(const std::string& s);  // accepts "float32", "float", "f32", "int64", ...
 bool is_float(DType t);
 bool is_integer(DType t);  // integer or bool
@@ -41,10 +55,10 @@ struct Shape {
   static Shape unknown_of_rank(size_t r) { return Shape(std::vector<Dim>(r)); }
 
   size_t rank() const { return dims.size(); }
-  bool fully_known() const;  // rank known and every dim a known int
-  Dim numel() const;         // product of dims (Unknown if rank unknown)
+  bool fully_known() const;   // rank known and every dim a known int
+  Dim numel() const;          // product of dims (Unknown if rank unknown)
   Count numel_count() const;  // element count; unknown when a dim is, flagged `overflowed` past int64
-  std::string str() const;   // "1x3x224x224", "batchx128", "?x5", "*" (unknown rank), "scalar"
+  std::string str() const;    // "1x3x224x224", "batchx128", "?x5", "*" (unknown rank), "scalar"
   bool operator==(const Shape& o) const { return rank_known == o.rank_known && dims == o.dims; }
 };
 
@@ -130,14 +144,14 @@ struct Attribute {
 
 struct Node {
   std::string name;
-  std::string op;      // canonical op type ("Conv", "MatMul", ...)
-  std::string domain;  // "" for the default domain, "com.microsoft", "flopwise", or the model's own
-  int opset = 0;       // opset version of `domain` in effect (after import normalisation)
+  std::string op;            // canonical op type ("Conv", "MatMul", ...)
+  std::string domain;        // "" for the default domain, "com.microsoft", "flopwise", or the model's own
+  int opset = 0;             // opset version of `domain` in effect (after import normalisation)
   std::vector<int> inputs;   // value indices; -1 for an omitted optional input
   std::vector<int> outputs;  // value indices; -1 for an omitted optional output
   std::map<std::string, Attribute> attrs;
   std::vector<std::unique_ptr<Graph>> subgraphs;
-  std::vector<std::string> scope;          // module path, outermost first: {"layer1", "layer1.0", "layer1.0.conv1"}
+  std::vector<std::string> scope;  // module path, outermost first: {"layer1", "layer1.0", "layer1.0.conv1"}
   std::vector<std::string> scope_classes;  // class per scope level where known ("" where not)
 
   bool has_attr(const std::string& k) const { return attrs.count(k) != 0; }
@@ -153,21 +167,21 @@ class Graph {
  public:
   std::string name;
   std::vector<Value> values;
-  std::vector<Node> nodes;  // topological order
+  std::vector<Node> nodes;   // topological order
   std::vector<int> inputs;   // graph inputs, in order (initializers excluded)
   std::vector<int> outputs;  // graph outputs, in order
   const Graph* parent = nullptr;
 
   int find(const std::string& value_name) const;  // -1 when absent
-  int add_value(const std::string& value_name);    // returns the existing index when present
+  int add_value(const std::string& value_name);   // returns the existing index when present
  private:
   std::unordered_map<std::string, int> index_;
 };
 
 struct Model {
   std::string path;
-  std::string format;    // "onnx" or "torchscript"
-  std::string producer;  // e.g. "pytorch 1.13.1"
+  std::string format;                     // "onnx" or "torchscript"
+  std::string producer;                   // e.g. "pytorch 1.13.1"
   std::map<std::string, int64_t> opsets;  // domain -> version
   Graph graph;
   std::vector<std::string> warnings;  // import-time warnings (ignored fields, unknown domains, ...)

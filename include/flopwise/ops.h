@@ -91,8 +91,8 @@ using CostFn = OpCost (*)(const CostContext&);
 struct OpRecord {
   std::string_view domain;  // "" is ONNX's default domain
   std::string_view name;
-  int since_version = 1;    // first opset version covered
-  int until_version = 0;    // last covered (0: no upper bound)
+  int since_version = 1;     // first opset version covered
+  int until_version = 0;     // last covered (0: no upper bound)
   std::string_view formula;  // one line: how FLOPs are counted ("2*MACs + bias", "layout only")
   ShapeFn infer = nullptr;
   CostFn cost = nullptr;

@@ -179,7 +179,8 @@ void infer_loop(InferContext& c) {
   }
   if (c.has_input(0)) {
     const Shape& ms = c.in_shape(0);
-    if (ms.rank_known && ms.rank() != 0 && !(ms.rank() == 1 && ms.dims[0].is_known() && ms.dims[0].value() == 1))
+    if (ms.rank_known && ms.rank() != 0 &&
+        !(ms.rank() == 1 && ms.dims[0].is_known() && ms.dims[0].value() == 1))
       c.fail("trip count M must be a scalar, got " + ms.str());
   }
   if (!body) {
@@ -252,8 +253,9 @@ ScanDecoded decode_scan(const Node& n, const std::vector<const Shape*>& inputs, 
     int64_t r = static_cast<int64_t>(s.rank());
     int64_t a = d.in_axes[j];
     if (a < -r || a >= r) {
-      if (c) c->fail("scan_input_axes[" + std::to_string(j) + "] = " + std::to_string(a) + " out of range for rank " +
-                     std::to_string(r));
+      if (c)
+        c->fail("scan_input_axes[" + std::to_string(j) + "] = " + std::to_string(a) +
+                " out of range for rank " + std::to_string(r));
       d.seq_len = Dim();
       return d;
     }
@@ -342,7 +344,8 @@ struct Scan8Decoded {
 Scan8Decoded decode_scan8(const Node& n, const std::vector<const Shape*>& inputs, InferContext* c) {
   Scan8Decoded d;
   size_t n_data = inputs.empty() ? 0 : inputs.size() - 1;  // after sequence_lens
-  d.n_scan_in = std::min<size_t>(static_cast<size_t>(std::max<int64_t>(n.attr_i("num_scan_inputs", 0), 0)), n_data);
+  d.n_scan_in =
+      std::min<size_t>(static_cast<size_t>(std::max<int64_t>(n.attr_i("num_scan_inputs", 0), 0)), n_data);
   d.n_states = n_data - d.n_scan_in;
   bool first_b = true, first_s = true;
   auto join = [&](Dim& into, bool& first, const Dim& x, const char* what) {
@@ -360,8 +363,9 @@ Scan8Decoded decode_scan8(const Node& n, const std::vector<const Shape*>& inputs
     if (!s.rank_known) continue;
     bool scan = i > d.n_states;
     if (s.rank() < (scan ? 2u : 1u)) {
-      if (c) c->fail("input " + std::to_string(i) + " needs a batch" + (scan ? " and a sequence axis" : " axis") +
-                     ", got " + s.str());
+      if (c)
+        c->fail("input " + std::to_string(i) + " needs a batch" + (scan ? " and a sequence axis" : " axis") +
+                ", got " + s.str());
       continue;
     }
     join(d.batch, first_b, s.dims[0], "batch sizes differ");
@@ -427,10 +431,12 @@ OpCost cost_scan8(const CostContext& c) {
 }  // namespace
 
 void register_controlflow_ops(OpRegistry& r) {
-  reg(r, "If", 1, 0, "the taken branch when cond is known, else the branch with more FLOPs", infer_if, cost_if);
-  reg(r, "Loop", 1, 0, "trip count * body (unknown unless M is known and the condition stays true)", infer_loop,
-      cost_loop);
-  reg(r, "Scan", 8, 8, "batch * sequence length * body (upper bound with sequence_lens)", infer_scan8, cost_scan8);
+  reg(r, "If", 1, 0, "the taken branch when cond is known, else the branch with more FLOPs", infer_if,
+      cost_if);
+  reg(r, "Loop", 1, 0, "trip count * body (unknown unless M is known and the condition stays true)",
+      infer_loop, cost_loop);
+  reg(r, "Scan", 8, 8, "batch * sequence length * body (upper bound with sequence_lens)", infer_scan8,
+      cost_scan8);
   reg(r, "Scan", 9, 0, "sequence length * body", infer_scan, cost_scan);
 }
 

@@ -19,8 +19,9 @@ void infer_unary(InferContext& c) {
 void infer_fold_unary(InferContext& c, Dim (*fi)(const Dim&), double (*ff)(double)) {
   infer_same_as_input0(c);
   fold_elementwise(
-      c, fi ? std::function<Dim(const std::vector<Dim>&)>([fi](const std::vector<Dim>& a) { return fi(a[0]); })
-            : nullptr,
+      c,
+      fi ? std::function<Dim(const std::vector<Dim>&)>([fi](const std::vector<Dim>& a) { return fi(a[0]); })
+         : nullptr,
       [ff](const std::vector<double>& a) { return ff(a[0]); });
 }
 Dim int_identity(const Dim& d) { return d; }
@@ -29,20 +30,30 @@ void infer_relu(InferContext& c) {
       c, [](const Dim& d) { return d.is_known() ? Dim(d.value() < 0 ? 0 : d.value()) : Dim(); },
       [](double x) { return x < 0 ? 0.0 : x; });
 }
-void infer_ceil(InferContext& c) { infer_fold_unary(c, int_identity, [](double x) { return std::ceil(x); }); }
-void infer_floor(InferContext& c) { infer_fold_unary(c, int_identity, [](double x) { return std::floor(x); }); }
-void infer_round(InferContext& c) { infer_fold_unary(c, int_identity, [](double x) { return std::nearbyint(x); }); }
-void infer_sqrt(InferContext& c) { infer_fold_unary(c, nullptr, [](double x) { return std::sqrt(x); }); }
+void infer_ceil(InferContext& c) {
+  infer_fold_unary(c, int_identity, [](double x) { return std::ceil(x); });
+}
+void infer_floor(InferContext& c) {
+  infer_fold_unary(c, int_identity, [](double x) { return std::floor(x); });
+}
+void infer_round(InferContext& c) {
+  infer_fold_unary(c, int_identity, [](double x) { return std::nearbyint(x); });
+}
+void infer_sqrt(InferContext& c) {
+  infer_fold_unary(c, nullptr, [](double x) { return std::sqrt(x); });
+}
 void infer_sign(InferContext& c) {
   infer_fold_unary(
-      c, [](const Dim& d) { return d.is_known() ? Dim(d.value() > 0 ? 1 : (d.value() < 0 ? -1 : 0)) : Dim(); },
+      c,
+      [](const Dim& d) { return d.is_known() ? Dim(d.value() > 0 ? 1 : (d.value() < 0 ? -1 : 0)) : Dim(); },
       [](double x) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : 0.0); });
 }
 
 void infer_neg(InferContext& c) {
   infer_same_as_input0(c);
-  fold_elementwise(c, [](const std::vector<Dim>& a) { return Dim(0) - a[0]; },
-                   [](const std::vector<double>& a) { return -a[0]; });
+  fold_elementwise(
+      c, [](const std::vector<Dim>& a) { return Dim(0) - a[0]; },
+      [](const std::vector<double>& a) { return -a[0]; });
 }
 void infer_abs(InferContext& c) {
   infer_same_as_input0(c);
@@ -59,20 +70,20 @@ void infer_to_bool(InferContext& c) {  // comparisons and logic: broadcast, bool
   infer_broadcast(c, DType::Bool);
 }
 
-#define FW_BINARY_FOLD(NAME, IEXPR, FEXPR)                                                         \
-  void NAME(InferContext& c) {                                                                     \
-    infer_broadcast(c);                                                                            \
-    fold_elementwise(c, [](const std::vector<Dim>& a) -> Dim { return IEXPR; },                    \
-                     [](const std::vector<double>& a) -> double { return FEXPR; });                \
+#define FW_BINARY_FOLD(NAME, IEXPR, FEXPR)                             \
+  void NAME(InferContext& c) {                                         \
+    infer_broadcast(c);                                                \
+    fold_elementwise(                                                  \
+        c, [](const std::vector<Dim>& a) -> Dim { return IEXPR; },     \
+        [](const std::vector<double>& a) -> double { return FEXPR; }); \
   }
 FW_BINARY_FOLD(infer_add, a[0] + a[1], a[0] + a[1])
 FW_BINARY_FOLD(infer_sub, a[0] - a[1], a[0] - a[1])
 FW_BINARY_FOLD(infer_mul, a[0] * a[1], a[0] * a[1])
 // Integer Div truncates toward zero in ONNX; floor_div equals it for non-negative shape values.
 FW_BINARY_FOLD(infer_div,
-               (a[0].is_known() && a[1].is_known() && a[1].value() != 0)
-                   ? Dim(a[0].value() / a[1].value())
-                   : a[0] / a[1],
+               (a[0].is_known() && a[1].is_known() && a[1].value() != 0) ? Dim(a[0].value() / a[1].value())
+                                                                         : a[0] / a[1],
                a[0] / a[1])
 FW_BINARY_FOLD(infer_mod, Dim::mod(a[0], a[1]), std::fmod(a[0], a[1]))
 #undef FW_BINARY_FOLD
@@ -144,7 +155,8 @@ void infer_greater(InferContext& c) {
 void infer_not(InferContext& c) {
   c.set_output(0, DType::Bool, c.in_shape(0));
   fold_elementwise(
-      c, [](const std::vector<Dim>& a) { return a[0].is_known() ? Dim(a[0].value() ? 0 : 1) : Dim(); }, nullptr);
+      c, [](const std::vector<Dim>& a) { return a[0].is_known() ? Dim(a[0].value() ? 0 : 1) : Dim(); },
+      nullptr);
 }
 
 void infer_where(InferContext& c) {
@@ -177,7 +189,8 @@ void infer_cast(InferContext& c) {
     }
   } else if (is_integer(to)) {
     if (d->is_float) {
-      for (double f : d->floats) out.ints.push_back(Dim(to == DType::Bool ? (f != 0) : static_cast<int64_t>(f)));
+      for (double f : d->floats)
+        out.ints.push_back(Dim(to == DType::Bool ? (f != 0) : static_cast<int64_t>(f)));
     } else {
       out.ints = d->ints;
       if (to == DType::Bool)
@@ -275,8 +288,9 @@ void register_elementwise_ops(OpRegistry& r) {
   reg(r, "Round", 11, 0, k1, infer_round, cost_1);
   reg(r, "Sqrt", 1, 0, k1, infer_sqrt, cost_1);
   reg(r, "Sign", 9, 0, k1, infer_sign, cost_1);
-  for (const char* op : {"LeakyRelu", "ThresholdedRelu", "Reciprocal", "Exp", "Log", "Erf", "Tanh", "Sigmoid",
-                         "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh"}) {
+  for (const char* op :
+       {"LeakyRelu", "ThresholdedRelu", "Reciprocal", "Exp", "Log", "Erf", "Tanh", "Sigmoid", "Sin", "Cos",
+        "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh"}) {
     reg(r, op, 1, 0, k1, infer_unary, cost_1);
   }
   reg(r, "Abs", 1, 0, k1, infer_abs, cost_1);

@@ -88,7 +88,8 @@ void infer_constant_of_shape(InferContext& c) {
     return;
   }
   for (const auto& x : d->ints)
-    if (x.is_known() && x.value() < 0) c.fail("negative dim " + std::to_string(x.value()) + " in shape input");
+    if (x.is_known() && x.value() < 0)
+      c.fail("negative dim " + std::to_string(x.value()) + " in shape input");
   Shape out(d->ints);
   c.set_output(0, t, out);
   auto od = known_dims(out);
@@ -223,9 +224,10 @@ void register_generator_ops(OpRegistry& r) {
   reg(r, "RandomUniform", 1, 0, kdraw, infer_random_shape_attr, cost_per_out_elem_1);
   reg(r, "RandomNormalLike", 1, 0, kdraw, infer_random_like, cost_per_out_elem_1);
   reg(r, "RandomUniformLike", 1, 0, kdraw, infer_random_like, cost_per_out_elem_1);
-  reg(r, "Bernoulli", 15, 0, "1 per output element (one draw and compare)", infer_random_like, cost_per_out_elem_1);
-  reg(r, "Multinomial", 7, 0, "1 per input element (cumulative sum) + 1 per output element (draw)", infer_multinomial,
-      cost_multinomial);
+  reg(r, "Bernoulli", 15, 0, "1 per output element (one draw and compare)", infer_random_like,
+      cost_per_out_elem_1);
+  reg(r, "Multinomial", 7, 0, "1 per input element (cumulative sum) + 1 per output element (draw)",
+      infer_multinomial, cost_multinomial);
 }
 
 }  // namespace flopwise

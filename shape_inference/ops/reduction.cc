@@ -12,14 +12,15 @@ namespace {
 
 // What a Reduce node reduces, decoded once for the shape and cost rules.
 struct ReduceDecoded {
-  bool noop = false;        // empty axes with noop_with_empty_axes: output = input
-  bool all = false;         // reduce every axis
-  bool axes_known = true;   // false: axes input present but its contents unknown
+  bool noop = false;          // empty axes with noop_with_empty_axes: output = input
+  bool all = false;           // reduce every axis
+  bool axes_known = true;     // false: axes input present but its contents unknown
   std::vector<int64_t> axes;  // as given (may be negative)
   bool keepdims = true;
 };
 
-ReduceDecoded decode_reduce(const Node& n, bool has_axes, const Shape* axes_shape, const ConstData* axes_data) {
+ReduceDecoded decode_reduce(const Node& n, bool has_axes, const Shape* axes_shape,
+                            const ConstData* axes_data) {
   ReduceDecoded d;
   d.keepdims = n.attr_i("keepdims", 1) != 0;
   bool noop_attr = n.attr_i("noop_with_empty_axes", 0) != 0;
@@ -34,8 +35,8 @@ ReduceDecoded decode_reduce(const Node& n, bool has_axes, const Shape* axes_shap
         d.axes.push_back(a.value());
       }
       if (d.axes_known) empty = d.axes.empty();
-    } else if (axes_shape && axes_shape->rank_known && axes_shape->rank() == 1 && axes_shape->dims[0].is_known() &&
-               axes_shape->dims[0].value() == 0) {
+    } else if (axes_shape && axes_shape->rank_known && axes_shape->rank() == 1 &&
+               axes_shape->dims[0].is_known() && axes_shape->dims[0].value() == 0) {
       empty = true;
     } else {
       d.axes_known = false;

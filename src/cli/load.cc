@@ -18,9 +18,11 @@ ModelFormat detect_format(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   char m[4] = {0, 0, 0, 0};
   f.read(m, 4);
-  if (f.gcount() == 4 && m[0] == 'P' && m[1] == 'K' && m[2] == 3 && m[3] == 4) return ModelFormat::TorchScript;
+  if (f.gcount() == 4 && m[0] == 'P' && m[1] == 'K' && m[2] == 3 && m[3] == 4)
+    return ModelFormat::TorchScript;
   if (ends_with(path, ".json")) return ModelFormat::ReportJson;
-  if (ends_with(path, ".pt") || ends_with(path, ".pth") || ends_with(path, ".ptl")) return ModelFormat::TorchScript;
+  if (ends_with(path, ".pt") || ends_with(path, ".pth") || ends_with(path, ".ptl"))
+    return ModelFormat::TorchScript;
   if (ends_with(path, ".onnx")) return ModelFormat::Onnx;
   return ModelFormat::Unknown;
 }

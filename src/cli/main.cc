@@ -4,13 +4,13 @@
 #include <iostream>
 #include <sstream>
 
+#include "commands.h"
 #include "flopwise/cost.h"
 #include "flopwise/errors.h"
 #include "flopwise/infer.h"
 #include "flopwise/onnx_import.h"
 #include "flopwise/ops.h"
 #include "flopwise/report.h"
-#include "commands.h"
 #include "load.h"
 
 namespace fw = flopwise;
@@ -43,8 +43,10 @@ void list_ops(std::ostream& os) {
   });
   os << "op\topset\tFLOPs formula (convention 'default')\n";
   for (const auto& r : recs) {
-    std::string name = r.domain.empty() ? std::string(r.name) : std::string(r.domain) + "::" + std::string(r.name);
-    std::string range = std::to_string(r.since_version) + "-" + (r.until_version ? std::to_string(r.until_version) : "");
+    std::string name =
+        r.domain.empty() ? std::string(r.name) : std::string(r.domain) + "::" + std::string(r.name);
+    std::string range =
+        std::to_string(r.since_version) + "-" + (r.until_version ? std::to_string(r.until_version) : "");
     os << name << "\t" << range << "\t" << r.formula << "\n";
   }
 }
@@ -103,16 +105,22 @@ int guarded(F&& f) {
 }
 
 int main(int argc, char** argv) {
-  if (argc > 1 && std::string(argv[1]) == "diff") return guarded([&] { return fw::run_diff(argc - 1, argv + 1); });
-  if (argc > 1 && std::string(argv[1]) == "check") return guarded([&] { return fw::run_check(argc - 1, argv + 1); });
+  if (argc > 1 && std::string(argv[1]) == "diff")
+    return guarded([&] { return fw::run_diff(argc - 1, argv + 1); });
+  if (argc > 1 && std::string(argv[1]) == "check")
+    return guarded([&] { return fw::run_check(argc - 1, argv + 1); });
   Options o;
-  CLI::App app{"flopwise: static cost (params, MACs, FLOPs, memory) of an ONNX or TorchScript model, by module scope"};
+  CLI::App app{
+      "flopwise: static cost (params, MACs, FLOPs, memory) of an ONNX or TorchScript model, by module scope"};
   app.footer(
-      "Also:\n  flopwise diff A B [options]             compare two models or saved JSON reports (diff --help)\n"
+      "Also:\n  flopwise diff A B [options]             compare two models or saved JSON reports (diff "
+      "--help)\n"
       "  flopwise check MODEL --budget FILE.toml  gate CI on budgets (check --help)\n"
-      "Exit codes: 0 done, 1 a budget failed (check), 2 bad input or usage, 3 --strict and something not counted.");
+      "Exit codes: 0 done, 1 a budget failed (check), 2 bad input or usage, 3 --strict and something not "
+      "counted.");
   app.add_option("model", o.model, "model file (.onnx, or .pt TorchScript)");
-  app.add_option("--input,-i", o.inputs, "pin an input: NAME:1x3x224x224[:dtype], or a shape for inputs in order");
+  app.add_option("--input,-i", o.inputs,
+                 "pin an input: NAME:1x3x224x224[:dtype], or a shape for inputs in order");
   app.add_option("--dim,-d", o.dims, "bind a symbolic dim: batch=8");
   app.add_option("--value", o.values, "pin the contents of a shape-like input: NAME=4,2");
   app.add_option("--format,-f", o.format, "text | json | csv | markdown")

@@ -158,7 +158,9 @@ Report build_report(const Model& model, InferResult infer) {
       if (!next) {
         auto ch = std::make_unique<ScopeNode>();
         ch->name = path;
-        ch->label = cur->name.empty() || path.rfind(cur->name + ".", 0) != 0 ? path : path.substr(cur->name.size() + 1);
+        ch->label = cur->name.empty() || path.rfind(cur->name + ".", 0) != 0
+                        ? path
+                        : path.substr(cur->name.size() + 1);
         ch->depth = cur->depth + 1;
         next = ch.get();
         cur->children.push_back(std::move(ch));

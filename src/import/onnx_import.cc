@@ -4,16 +4,16 @@
 #include "flopwise/onnx_import.h"
 
 #include <fcntl.h>
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/unknown_field_set.h>
+#include <google/protobuf/wire_format_lite.h>
+#include <onnx/onnx_pb.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
-#include <google/protobuf/io/coded_stream.h>
-#include <google/protobuf/unknown_field_set.h>
-#include <google/protobuf/wire_format_lite.h>
-#include <onnx/onnx_pb.h>
 #include <set>
 
 #include "flopwise/errors.h"
@@ -72,33 +72,52 @@ std::optional<ConstData> contents(const onnx::TensorProto& t, int64_t numel) {
   bool ok = true;
   switch (dt) {
     case DType::Int64:
-      if (!raw.empty()) ok = from_raw(int64_t{});
-      else for (auto v : t.int64_data()) push_int(v);
+      if (!raw.empty())
+        ok = from_raw(int64_t{});
+      else
+        for (auto v : t.int64_data()) push_int(v);
       break;
-    case DType::Int32: case DType::Int16: case DType::Int8: case DType::UInt8: case DType::UInt16: case DType::Bool:
+    case DType::Int32:
+    case DType::Int16:
+    case DType::Int8:
+    case DType::UInt8:
+    case DType::UInt16:
+    case DType::Bool:
       if (!raw.empty()) {
-        if (dt == DType::Int32) ok = from_raw(int32_t{});
-        else if (dt == DType::Int16) ok = from_raw(int16_t{});
-        else if (dt == DType::Int8) ok = from_raw(int8_t{});
-        else if (dt == DType::UInt16) ok = from_raw(uint16_t{});
-        else ok = from_raw(uint8_t{});
+        if (dt == DType::Int32)
+          ok = from_raw(int32_t{});
+        else if (dt == DType::Int16)
+          ok = from_raw(int16_t{});
+        else if (dt == DType::Int8)
+          ok = from_raw(int8_t{});
+        else if (dt == DType::UInt16)
+          ok = from_raw(uint16_t{});
+        else
+          ok = from_raw(uint8_t{});
       } else {
         for (auto v : t.int32_data()) push_int(v);
       }
       break;
-    case DType::UInt32: case DType::UInt64:
-      if (!raw.empty()) ok = dt == DType::UInt32 ? from_raw(uint32_t{}) : from_raw(uint64_t{});
-      else for (auto v : t.uint64_data()) push_int(static_cast<int64_t>(v));
+    case DType::UInt32:
+    case DType::UInt64:
+      if (!raw.empty())
+        ok = dt == DType::UInt32 ? from_raw(uint32_t{}) : from_raw(uint64_t{});
+      else
+        for (auto v : t.uint64_data()) push_int(static_cast<int64_t>(v));
       break;
     case DType::Float32:
       d.is_float = true;
-      if (!raw.empty()) ok = from_raw(float{});
-      else for (auto v : t.float_data()) d.floats.push_back(v);
+      if (!raw.empty())
+        ok = from_raw(float{});
+      else
+        for (auto v : t.float_data()) d.floats.push_back(v);
       break;
     case DType::Float64:
       d.is_float = true;
-      if (!raw.empty()) ok = from_raw(double{});
-      else for (auto v : t.double_data()) d.floats.push_back(v);
+      if (!raw.empty())
+        ok = from_raw(double{});
+      else
+        for (auto v : t.double_data()) d.floats.push_back(v);
       break;
     default:
       return std::nullopt;  // float16/bfloat16/string contents are not needed for shapes
@@ -174,7 +193,8 @@ bool read_len(pb::io::CodedInputStream& in, const uint8_t* base, int size, const
 
 template <class Msg>
 void parse_sub(const uint8_t* p, int len, Msg* m, const std::string& path, const char* what) {
-  if (!m->ParseFromArray(p, len)) malformed(path, std::string("cannot parse ") + what + "; the file may be truncated");
+  if (!m->ParseFromArray(p, len))
+    malformed(path, std::string("cannot parse ") + what + "; the file may be truncated");
 }
 
 GraphParts walk_graph(const uint8_t* base, int size, const std::string& path) {
@@ -193,10 +213,15 @@ GraphParts walk_graph(const uint8_t* base, int size, const std::string& path) {
     int len;
     if (len_delim && (field == 1 || field == 2 || field == 5 || field == 11 || field == 12 || field == 13 ||
                       field == 15)) {
-      if (!read_len(in, base, size, &p, &len)) malformed(path, "graph field runs past the end; the file is truncated");
+      if (!read_len(in, base, size, &p, &len))
+        malformed(path, "graph field runs past the end; the file is truncated");
       switch (field) {
-        case 1: parse_sub(p, len, &g.nodes.emplace_back(), path, "a node"); break;
-        case 2: g.name.assign(reinterpret_cast<const char*>(p), len); break;
+        case 1:
+          parse_sub(p, len, &g.nodes.emplace_back(), path, "a node");
+          break;
+        case 2:
+          g.name.assign(reinterpret_cast<const char*>(p), len);
+          break;
         case 5:
           if (len <= kSmallTensorBytes) {
             onnx::TensorProto t;
@@ -204,13 +229,20 @@ GraphParts walk_graph(const uint8_t* base, int size, const std::string& path) {
             g.initializers.push_back(meta_from_proto(t));
           } else {
             TensorMeta m;
-            if (!walk_tensor(p, len, &m)) malformed(path, "cannot read an initializer; the file may be truncated");
+            if (!walk_tensor(p, len, &m))
+              malformed(path, "cannot read an initializer; the file may be truncated");
             g.initializers.push_back(std::move(m));
           }
           break;
-        case 11: parse_sub(p, len, &g.inputs.emplace_back(), path, "a graph input"); break;
-        case 12: parse_sub(p, len, &g.outputs.emplace_back(), path, "a graph output"); break;
-        case 13: parse_sub(p, len, &g.value_info.emplace_back(), path, "a value_info"); break;
+        case 11:
+          parse_sub(p, len, &g.inputs.emplace_back(), path, "a graph input");
+          break;
+        case 12:
+          parse_sub(p, len, &g.outputs.emplace_back(), path, "a graph output");
+          break;
+        case 13:
+          parse_sub(p, len, &g.value_info.emplace_back(), path, "a value_info");
+          break;
         case 15: {
           onnx::SparseTensorProto s;
           parse_sub(p, len, &s, path, "a sparse initializer");
@@ -254,7 +286,8 @@ std::pair<DType, Shape> type_of(const onnx::ValueInfoProto& vi) {
   if (t && t->has_optional_type()) t = &t->optional_type().elem_type();
   if (t && t->has_sequence_type()) {
     const auto& e = t->sequence_type().elem_type();
-    return {e.has_tensor_type() ? static_cast<DType>(e.tensor_type().elem_type()) : DType::Undefined, Shape()};
+    return {e.has_tensor_type() ? static_cast<DType>(e.tensor_type().elem_type()) : DType::Undefined,
+            Shape()};
   }
   if (!t || !t->has_tensor_type()) return {DType::Undefined, Shape()};
   const auto& tt = t->tensor_type();
@@ -306,7 +339,8 @@ std::map<std::string, std::string> node_metadata(const onnx::NodeProto& n) {
 
 class GraphImporter {
  public:
-  GraphImporter(const std::map<std::string, int64_t>& opsets, const std::string& path, std::vector<std::string>* warnings)
+  GraphImporter(const std::map<std::string, int64_t>& opsets, const std::string& path,
+                std::vector<std::string>* warnings)
       : opsets_(opsets), path_(path), warnings_(warnings) {}
 
   // Model-local functions (FunctionProto): calls are inlined at import, so their bodies are analysed
@@ -359,8 +393,7 @@ class GraphImporter {
     bool found = false;
     for (const Graph* p = g.parent; p && !found; p = p->parent) found = p->find(name) >= 0;
     if (!found && !g.parent) g.values[idx].is_outer = false;  // dangling in the main graph: stays unknown
-    if (!found)
-      warnings_->push_back("value '" + name + "' is used but never defined; its shape is unknown");
+    if (!found) warnings_->push_back("value '" + name + "' is used but never defined; its shape is unknown");
     return idx;
   }
 
@@ -368,12 +401,30 @@ class GraphImporter {
     Attribute at;
     using A = onnx::AttributeProto;
     switch (a.type()) {
-      case A::INT: at.kind = Attribute::Kind::Int; at.i = a.i(); break;
-      case A::FLOAT: at.kind = Attribute::Kind::Float; at.f = a.f(); break;
-      case A::STRING: at.kind = Attribute::Kind::String; at.s = a.s(); break;
-      case A::INTS: at.kind = Attribute::Kind::Ints; at.ints.assign(a.ints().begin(), a.ints().end()); break;
-      case A::FLOATS: at.kind = Attribute::Kind::Floats; at.floats.assign(a.floats().begin(), a.floats().end()); break;
-      case A::STRINGS: at.kind = Attribute::Kind::Strings; at.strings.assign(a.strings().begin(), a.strings().end()); break;
+      case A::INT:
+        at.kind = Attribute::Kind::Int;
+        at.i = a.i();
+        break;
+      case A::FLOAT:
+        at.kind = Attribute::Kind::Float;
+        at.f = a.f();
+        break;
+      case A::STRING:
+        at.kind = Attribute::Kind::String;
+        at.s = a.s();
+        break;
+      case A::INTS:
+        at.kind = Attribute::Kind::Ints;
+        at.ints.assign(a.ints().begin(), a.ints().end());
+        break;
+      case A::FLOATS:
+        at.kind = Attribute::Kind::Floats;
+        at.floats.assign(a.floats().begin(), a.floats().end());
+        break;
+      case A::STRINGS:
+        at.kind = Attribute::Kind::Strings;
+        at.strings.assign(a.strings().begin(), a.strings().end());
+        break;
       case A::TENSOR: {
         at.kind = Attribute::Kind::Tensor;
         TensorMeta m = meta_from_proto(a.t());
@@ -388,18 +439,32 @@ class GraphImporter {
         at.tensor.dims.assign(a.sparse_tensor().dims().begin(), a.sparse_tensor().dims().end());
         break;
       }
-      case A::GRAPH: at.kind = Attribute::Kind::Graph; at.graphs.push_back(add_subgraph(a.g(), n, g)); break;
+      case A::GRAPH:
+        at.kind = Attribute::Kind::Graph;
+        at.graphs.push_back(add_subgraph(a.g(), n, g));
+        break;
       case A::GRAPHS:
         at.kind = Attribute::Kind::Graphs;
         for (const auto& sg : a.graphs()) at.graphs.push_back(add_subgraph(sg, n, g));
         break;
       default:
         // Attributes with type unset (very old models) carry the value in one of the fields.
-        if (a.has_i()) { at.kind = Attribute::Kind::Int; at.i = a.i(); }
-        else if (a.has_f()) { at.kind = Attribute::Kind::Float; at.f = a.f(); }
-        else if (a.has_s()) { at.kind = Attribute::Kind::String; at.s = a.s(); }
-        else if (a.ints_size()) { at.kind = Attribute::Kind::Ints; at.ints.assign(a.ints().begin(), a.ints().end()); }
-        else if (a.floats_size()) { at.kind = Attribute::Kind::Floats; at.floats.assign(a.floats().begin(), a.floats().end()); }
+        if (a.has_i()) {
+          at.kind = Attribute::Kind::Int;
+          at.i = a.i();
+        } else if (a.has_f()) {
+          at.kind = Attribute::Kind::Float;
+          at.f = a.f();
+        } else if (a.has_s()) {
+          at.kind = Attribute::Kind::String;
+          at.s = a.s();
+        } else if (a.ints_size()) {
+          at.kind = Attribute::Kind::Ints;
+          at.ints.assign(a.ints().begin(), a.ints().end());
+        } else if (a.floats_size()) {
+          at.kind = Attribute::Kind::Floats;
+          at.floats.assign(a.floats().begin(), a.floats().end());
+        }
         break;
     }
     n.attrs[a.name()] = std::move(at);
@@ -468,7 +533,8 @@ class GraphImporter {
       import_node(np, g);
       return;
     }
-    if (depth > 32) throw InputError(path_ + ": function '" + np.op_type() + "' calls itself (recursion > 32)");
+    if (depth > 32)
+      throw InputError(path_ + ": function '" + np.op_type() + "' calls itself (recursion > 32)");
     const onnx::FunctionProto& f = it->second;
     // Rename: formal inputs/outputs to the call's actual names, internal values to unique names.
     std::map<std::string, std::string> rename;
@@ -480,7 +546,8 @@ class GraphImporter {
       auto r = rename.find(n);
       return r != rename.end() ? r->second : prefix + n;
     };
-    std::string caller_dir = np.name().substr(0, np.name().rfind('/') == std::string::npos ? 0 : np.name().rfind('/'));
+    std::string caller_dir =
+        np.name().substr(0, np.name().rfind('/') == std::string::npos ? 0 : np.name().rfind('/'));
     std::vector<std::string> caller_scope = scope_from_node_name(np.name());
     // torch names a module's function after its class, with ".N" for variants: "BasicBlock.1".
     std::string cls = f.name();
@@ -604,7 +671,8 @@ Model import_buffer(const uint8_t* base, size_t size, const std::string& path) {
   GraphParts parts = walk_graph(graph_p, graph_len, path);
   for (const auto& t : parts.initializers)
     for (auto d : t.dims)
-      if (d < 0) throw InputError(path + ": initializer '" + t.name + "' has negative dim " + std::to_string(d));
+      if (d < 0)
+        throw InputError(path + ": initializer '" + t.name + "' has negative dim " + std::to_string(d));
   GraphImporter imp(m.opsets, path, &m.warnings);
   std::set<std::string> function_domains;
   for (auto& f : functions) {

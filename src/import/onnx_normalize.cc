@@ -21,7 +21,8 @@ int add_int_const(Graph& g, const Node& n, const std::string& what, const std::v
   return idx;
 }
 
-int add_float_const(Graph& g, const Node& n, const std::string& what, const std::vector<double>& vals, bool scalar) {
+int add_float_const(Graph& g, const Node& n, const std::string& what, const std::vector<double>& vals,
+                    bool scalar) {
   int idx = g.add_value(n.name + "::" + what + "#" + std::to_string(g.values.size()));
   Value& v = g.values[idx];
   v.dtype = DType::Float32;
@@ -48,8 +49,9 @@ void ints_attr_to_input(Node& n, Graph& g, const char* attr, size_t pos) {
 }
 
 bool is_reduce(const std::string& op) {
-  static const char* kOps[] = {"ReduceMax", "ReduceMin", "ReduceMean", "ReduceProd", "ReduceL1", "ReduceL2",
-                               "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare", "ReduceSum"};
+  static const char* kOps[] = {"ReduceMax",       "ReduceMin", "ReduceMean",   "ReduceProd",
+                               "ReduceL1",        "ReduceL2",  "ReduceLogSum", "ReduceLogSumExp",
+                               "ReduceSumSquare", "ReduceSum"};
   return std::find(std::begin(kOps), std::end(kOps), op) != std::end(kOps);
 }
 
@@ -102,7 +104,8 @@ void normalize_onnx_node(Node& n, Graph& g) {
       int scales = n.inputs[1];
       n.inputs = {n.inputs[0], -1, scales};
     }
-    if (n.attr_s("mode", "nearest") == "linear" || n.attr_s("mode", "") == "bilinear") n.attrs["mode"].s = "linear";
+    if (n.attr_s("mode", "nearest") == "linear" || n.attr_s("mode", "") == "bilinear")
+      n.attrs["mode"].s = "linear";
   } else if (op == "Resize" && n.opset > 0 && n.opset < 11) {
     // Resize-10: X, scales.
     if (n.inputs.size() >= 2) n.inputs = {n.inputs[0], -1, n.inputs[1]};

@@ -204,7 +204,8 @@ static Count symbolic_result(const Dim& d, bool overflowed) {
 Count& Count::operator+=(const Count& o) {
   overflowed = overflowed || o.overflowed;
   if (!known || !o.known) {
-    *this = exact() && o.exact() ? symbolic_result(as_dim() + o.as_dim(), overflowed) : Count{0, false, overflowed};
+    *this = exact() && o.exact() ? symbolic_result(as_dim() + o.as_dim(), overflowed)
+                                 : Count{0, false, overflowed};
     return *this;
   }
   if (!checked_add(v, o.v, &v)) {

@@ -14,12 +14,15 @@ struct DTypeInfo {
   int64_t size;
 };
 constexpr DTypeInfo kDTypes[] = {
-    {DType::Undefined, "undefined", 0}, {DType::Float32, "float32", 4}, {DType::UInt8, "uint8", 1},
-    {DType::Int8, "int8", 1},           {DType::UInt16, "uint16", 2},   {DType::Int16, "int16", 2},
-    {DType::Int32, "int32", 4},         {DType::Int64, "int64", 8},     {DType::String, "string", 0},
-    {DType::Bool, "bool", 1},           {DType::Float16, "float16", 2}, {DType::Float64, "float64", 8},
-    {DType::UInt32, "uint32", 4},       {DType::UInt64, "uint64", 8},   {DType::Complex64, "complex64", 8},
-    {DType::Complex128, "complex128", 16}, {DType::BFloat16, "bfloat16", 2},
+    {DType::Undefined, "undefined", 0}, {DType::Float32, "float32", 4},
+    {DType::UInt8, "uint8", 1},         {DType::Int8, "int8", 1},
+    {DType::UInt16, "uint16", 2},       {DType::Int16, "int16", 2},
+    {DType::Int32, "int32", 4},         {DType::Int64, "int64", 8},
+    {DType::String, "string", 0},       {DType::Bool, "bool", 1},
+    {DType::Float16, "float16", 2},     {DType::Float64, "float64", 8},
+    {DType::UInt32, "uint32", 4},       {DType::UInt64, "uint64", 8},
+    {DType::Complex64, "complex64", 8}, {DType::Complex128, "complex128", 16},
+    {DType::BFloat16, "bfloat16", 2},
 };
 const DTypeInfo* info(DType t) {
   for (const auto& d : kDTypes)
@@ -42,11 +45,11 @@ std::optional<DType> parse_dtype(const std::string& s) {
   std::string l = s;
   std::transform(l.begin(), l.end(), l.begin(), [](unsigned char c) { return std::tolower(c); });
   static const std::pair<const char*, DType> aliases[] = {
-      {"float", DType::Float32}, {"f32", DType::Float32}, {"fp32", DType::Float32},
-      {"half", DType::Float16},  {"f16", DType::Float16}, {"fp16", DType::Float16},
+      {"float", DType::Float32},  {"f32", DType::Float32}, {"fp32", DType::Float32},
+      {"half", DType::Float16},   {"f16", DType::Float16}, {"fp16", DType::Float16},
       {"double", DType::Float64}, {"f64", DType::Float64}, {"bf16", DType::BFloat16},
-      {"long", DType::Int64},    {"i64", DType::Int64},   {"int", DType::Int32},
-      {"i32", DType::Int32},     {"u8", DType::UInt8},    {"i8", DType::Int8},
+      {"long", DType::Int64},     {"i64", DType::Int64},   {"int", DType::Int32},
+      {"i32", DType::Int32},      {"u8", DType::UInt8},    {"i8", DType::Int8},
   };
   for (const auto& [a, t] : aliases)
     if (l == a) return t;
@@ -61,8 +64,15 @@ bool is_float(DType t) {
 
 bool is_integer(DType t) {
   switch (t) {
-    case DType::UInt8: case DType::Int8: case DType::UInt16: case DType::Int16: case DType::Int32:
-    case DType::Int64: case DType::Bool: case DType::UInt32: case DType::UInt64:
+    case DType::UInt8:
+    case DType::Int8:
+    case DType::UInt16:
+    case DType::Int16:
+    case DType::Int32:
+    case DType::Int64:
+    case DType::Bool:
+    case DType::UInt32:
+    case DType::UInt64:
       return true;
     default:
       return false;
@@ -108,11 +118,14 @@ std::optional<Shape> parse_shape(const std::string& text) {
   std::vector<std::string> toks;
   if (text.find(',') != std::string::npos) {
     size_t pos = 0;
-    for (size_t c; (c = text.find(',', pos)) != std::string::npos; pos = c + 1) toks.push_back(text.substr(pos, c - pos));
+    for (size_t c; (c = text.find(',', pos)) != std::string::npos; pos = c + 1)
+      toks.push_back(text.substr(pos, c - pos));
     toks.push_back(text.substr(pos));
   } else {
     auto sep_ok = [&](size_t i) {
-      auto numish = [&](size_t j) { return j < text.size() && (std::isdigit((unsigned char)text[j]) || text[j] == '?'); };
+      auto numish = [&](size_t j) {
+        return j < text.size() && (std::isdigit((unsigned char)text[j]) || text[j] == '?');
+      };
       return (i > 0 && numish(i - 1)) || numish(i + 1);
     };
     size_t start = 0;

@@ -30,9 +30,12 @@ json shape_json(const Shape& s) {
 }
 
 json totals_json(const Totals& t) {
-  return json{{"params", count(t.params)},          {"buffers", count(t.buffers)},
-              {"macs", count(t.macs)},              {"flops", count(t.flops)},
-              {"memory_bytes", count(t.memory_bytes)}, {"backward_flops", count(t.backward_flops)},
+  return json{{"params", count(t.params)},
+              {"buffers", count(t.buffers)},
+              {"macs", count(t.macs)},
+              {"flops", count(t.flops)},
+              {"memory_bytes", count(t.memory_bytes)},
+              {"backward_flops", count(t.backward_flops)},
               {"uncounted_nodes", t.uncounted}};
 }
 
@@ -72,8 +75,12 @@ void write_json(std::ostream& os, const Report& r) {
   j["scopes"] = scope_json(*r.scopes);
   json ops = json::array();
   for (const auto& o : r.op_types)
-    ops.push_back({{"op", o.op}, {"count", o.count}, {"macs", count(o.macs)}, {"flops", count(o.flops)},
-                   {"params", count(o.params)}, {"memory_bytes", count(o.memory_bytes)}});
+    ops.push_back({{"op", o.op},
+                   {"count", o.count},
+                   {"macs", count(o.macs)},
+                   {"flops", count(o.flops)},
+                   {"params", count(o.params)},
+                   {"memory_bytes", count(o.memory_bytes)}});
   j["op_types"] = ops;
   json nodes = json::array();
   for (const auto& n : r.nodes) {

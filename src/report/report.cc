@@ -1,12 +1,12 @@
 // Text, CSV and markdown writers. The text layout follows the DeepSpeed flops profiler: a summary,
 // the top modules per depth, then the detailed module tree.
+#include "flopwise/report.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <functional>
-
-#include "flopwise/report.h"
 
 namespace flopwise {
 
@@ -48,14 +48,13 @@ namespace {
 std::string pct(const Count& part, const Count& whole) {
   if (!part.known || !whole.known || whole.v == 0) return "-";
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f%%", 100.0 * static_cast<double>(part.v) / static_cast<double>(whole.v));
+  std::snprintf(buf, sizeof buf, "%.2f%%",
+                100.0 * static_cast<double>(part.v) / static_cast<double>(whole.v));
   return buf;
 }
 
 // "4.09 G" or "≥ 4.09 G" when some nodes in the roll-up were not counted.
-std::string total_str(const Count& c, const Totals& t) {
-  return (t.uncounted > 0 ? ">= " : "") + human(c);
-}
+std::string total_str(const Count& c, const Totals& t) { return (t.uncounted > 0 ? ">= " : "") + human(c); }
 
 // "Conv2d" when the model records the class; for a leaf without one, its op types ("[Conv]").
 std::string scope_title(const ScopeNode& s) {
@@ -107,9 +106,10 @@ void line(std::ostream& os, const std::string& k, const std::string& v) {
   os << key << v << "\n";
 }
 
-void write_tree(std::ostream& os, const ScopeNode& s, const Totals& total, int max_d, const std::string& indent) {
-  std::string head = s.depth == 0 ? s.label + (s.cls.empty() ? "" : ": " + s.cls)
-                                  : "(" + s.label + "): " + scope_title(s);
+void write_tree(std::ostream& os, const ScopeNode& s, const Totals& total, int max_d,
+                const std::string& indent) {
+  std::string head =
+      s.depth == 0 ? s.label + (s.cls.empty() ? "" : ": " + s.cls) : "(" + s.label + "): " + scope_title(s);
   os << indent << head << "(\n";
   os << indent << "  " << human(s.cost.params) << ", " << pct(s.cost.params, total.params) << " Params, "
      << with_unit(s.cost.macs, "MACs") << ", " << pct(s.cost.macs, total.macs) << " MACs, "
@@ -131,7 +131,8 @@ void write_text(std::ostream& os, const Report& r, const TextOptions& opts) {
   const Totals& t = r.totals;
   os << "-------------------------- flopwise static profile --------------------------\n";
   os << "Notations: params (number of parameters), MACs (multiply-accumulate operations),\n"
-     << "FLOPs (floating-point operations, convention '" << r.convention << "'), memory (bytes read + written)\n\n";
+     << "FLOPs (floating-point operations, convention '" << r.convention
+     << "'), memory (bytes read + written)\n\n";
   line(os, "model", r.path + " (" + r.format + (r.producer.empty() ? "" : ", " + r.producer) + ")");
   line(os, "inputs", shape_list(r.inputs));
   line(os, "outputs", shape_list(r.outputs));
@@ -176,14 +177,18 @@ void write_text(std::ostream& os, const Report& r, const TextOptions& opts) {
         os << (i ? ", " : "") << "'" << agg[i].first << "': '" << with_unit(agg[i].second, unit) << "'";
       os << "}\n";
     };
-    top_by("params", [](const ScopeNode* s) { return s->cost.params; }, "");
-    top_by("MACs  ", [](const ScopeNode* s) { return s->cost.macs; }, "MACs");
-    top_by("FLOPs ", [](const ScopeNode* s) { return s->cost.flops; }, "FLOPs");
+    top_by(
+        "params", [](const ScopeNode* s) { return s->cost.params; }, "");
+    top_by(
+        "MACs  ", [](const ScopeNode* s) { return s->cost.macs; }, "MACs");
+    top_by(
+        "FLOPs ", [](const ScopeNode* s) { return s->cost.flops; }, "FLOPs");
   }
 
   os << "\n------------------------------ Detailed Profile ------------------------------\n";
   os << "Each module is listed after its name in the following order:\n"
-     << "params, percentage of total params, MACs, percentage of total MACs, FLOPs, percentage of total FLOPs, "
+     << "params, percentage of total params, MACs, percentage of total MACs, FLOPs, percentage of total "
+        "FLOPs, "
         "memory bytes\n\n";
   write_tree(os, *r.scopes, t, opts.depth, "");
 
@@ -192,15 +197,17 @@ void write_text(std::ostream& os, const Report& r, const TextOptions& opts) {
   std::snprintf(buf, sizeof buf, "%-28s %7s %14s %14s %14s\n", "op", "count", "MACs", "FLOPs", "params");
   os << buf;
   for (const auto& o : r.op_types) {
-    std::snprintf(buf, sizeof buf, "%-28s %7lld %14s %14s %14s\n", o.op.c_str(), static_cast<long long>(o.count),
-                  human(o.macs).c_str(), human(o.flops).c_str(), human(o.params).c_str());
+    std::snprintf(buf, sizeof buf, "%-28s %7lld %14s %14s %14s\n", o.op.c_str(),
+                  static_cast<long long>(o.count), human(o.macs).c_str(), human(o.flops).c_str(),
+                  human(o.params).c_str());
     os << buf;
   }
   if (!r.unsupported.empty()) {
     os << "\n------------------------ Unsupported ops (not counted) ------------------------\n";
     for (const auto& [op, nodes] : r.unsupported) {
       os << op << " x" << nodes.size() << ":";
-      for (size_t i = 0; i < nodes.size() && i < 5; ++i) os << " " << (nodes[i].empty() ? "<unnamed>" : nodes[i]);
+      for (size_t i = 0; i < nodes.size() && i < 5; ++i)
+        os << " " << (nodes[i].empty() ? "<unnamed>" : nodes[i]);
       if (nodes.size() > 5) os << " ...";
       os << "\n";
     }
@@ -228,8 +235,8 @@ void write_csv(std::ostream& os, const Report& r) {
     std::string shapes;
     for (const auto& [name, s] : n.outputs) shapes += (shapes.empty() ? "" : ";") + s.str();
     os << csv_field(n.name) << "," << csv_field(n.domain.empty() ? n.op : n.domain + "::" + n.op) << ","
-       << csv_field(n.scope) << "," << csv_field(shapes) << "," << num(n.cost.params) << "," << num(n.cost.macs)
-       << "," << num(n.cost.flops) << "," << num(n.cost.memory_bytes) << "\n";
+       << csv_field(n.scope) << "," << csv_field(shapes) << "," << num(n.cost.params) << ","
+       << num(n.cost.macs) << "," << num(n.cost.flops) << "," << num(n.cost.memory_bytes) << "\n";
   }
 }
 
@@ -244,9 +251,9 @@ void write_markdown(std::ostream& os, const Report& r, const TextOptions& opts) 
   os << "| module | class | params | MACs | % MACs | FLOPs |\n|---|---|---:|---:|---:|---:|\n";
   std::function<void(const ScopeNode&)> walk = [&](const ScopeNode& s) {
     if (opts.depth >= 0 && s.depth > opts.depth) return;
-    os << "| " << std::string(s.depth * 2, ' ') << (s.depth == 0 ? s.label : s.name) << " | " << s.cls << " | "
-       << human(s.cost.params) << " | " << human(s.cost.macs) << " | " << pct(s.cost.macs, t.macs) << " | "
-       << human(s.cost.flops) << " |\n";
+    os << "| " << std::string(s.depth * 2, ' ') << (s.depth == 0 ? s.label : s.name) << " | " << s.cls
+       << " | " << human(s.cost.params) << " | " << human(s.cost.macs) << " | " << pct(s.cost.macs, t.macs)
+       << " | " << human(s.cost.flops) << " |\n";
     for (const auto& c : s.children) walk(*c);
   };
   walk(*r.scopes);
