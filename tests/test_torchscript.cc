@@ -80,6 +80,22 @@ Imported import_pt(const std::string& file, const InferOptions& pins) {
   return r;
 }
 
+// Imports a .pt through the plugin, infers and builds its report (REQUIREs a successful import).
+Report analyse_pt(const std::string& file, const InferOptions& pins) {
+  Imported im = import_pt(file, pins);
+  REQUIRE_MESSAGE(im.rc == 0, im.err);
+  InferResult ir = infer_shapes(im.model, pins);
+  return build_report(im.model, std::move(ir));
+}
+
+// Every op lowered and every node counted.
+void check_fully_counted(const Report& rep) {
+  std::string unsupported;
+  for (const auto& [op, nodes] : rep.unsupported) unsupported += op + " ";
+  CHECK_MESSAGE(rep.unsupported.empty(), unsupported);
+  CHECK(rep.totals.uncounted == 0);
+}
+
 // Pins for the models' example inputs (models/<name>.expect.json "inputs"; token ids are int64).
 InferOptions pins_for(const std::string& name) {
   InferOptions o;
@@ -140,15 +156,8 @@ TEST_CASE("torchscript: same MACs as ONNX, FLOPs within 1%, params as torch coun
         continue;
       }
       CAPTURE(file);
-      InferOptions pins = pins_for(name);
-      Imported im = import_pt(file, pins);
-      REQUIRE_MESSAGE(im.rc == 0, im.err);
-      InferResult ir = infer_shapes(im.model, pins);
-      Report rep = build_report(im.model, std::move(ir));
-      std::string unsupported;
-      for (const auto& [op, nodes] : rep.unsupported) unsupported += op + " ";
-      CHECK_MESSAGE(rep.unsupported.empty(), unsupported);
-      CHECK(rep.totals.uncounted == 0);
+      Report rep = analyse_pt(file, pins_for(name));
+      check_fully_counted(rep);
       // MACs are exact: the same contractions (Conv, MatMul/Gemm, attention products, the tied LM head).
       CHECK(rep.totals.macs.v == onnx.totals.macs.v);
       CHECK(rep.totals.macs.v == expect["macs"].get<int64_t>());
@@ -179,11 +188,7 @@ TEST_CASE("torchscript: ResNet-18 module tree names every BasicBlock and its lay
   for (std::string kind : {"trace", "script"}) {
     std::string file = plugin().models + "/resnet18." + kind + ".pt";
     CAPTURE(file);
-    InferOptions pins = pins_for("resnet18");
-    Imported im = import_pt(file, pins);
-    REQUIRE_MESSAGE(im.rc == 0, im.err);
-    InferResult ir = infer_shapes(im.model, pins);
-    Report rep = build_report(im.model, std::move(ir));
+    Report rep = analyse_pt(file, pins_for("resnet18"));
     for (int layer = 1; layer <= 4; ++layer)
       for (int block = 0; block < 2; ++block) {
         std::string b = "layer" + std::to_string(layer) + "." + std::to_string(block);
@@ -222,11 +227,7 @@ TEST_CASE("torchscript: traced and scripted modules give the same module tree") 
     std::vector<std::string> trees[2];
     int k = 0;
     for (std::string kind : {"trace", "script"}) {
-      InferOptions pins = pins_for(name);
-      Imported im = import_pt(plugin().models + "/" + name + "." + kind + ".pt", pins);
-      REQUIRE_MESSAGE(im.rc == 0, im.err);
-      InferResult ir = infer_shapes(im.model, pins);
-      Report rep = build_report(im.model, std::move(ir));
+      Report rep = analyse_pt(plugin().models + "/" + name + "." + kind + ".pt", pins_for(name));
       scope_list(*rep.scopes, trees[k++]);
       if (name == "bert") {
         // A scripted `for layer in self.layer` records only "0" in the call stack; the ModuleList level
@@ -273,15 +274,8 @@ TEST_CASE("torchscript: every aten node's inferred shape equals LibTorch's on a 
 TEST_CASE("torchscript: RNNs, upsampling, GroupNorm, pooling, einsum lower with hand-derived MACs") {
   SKIP_WITHOUT_PLUGIN();
   std::string file = plugin().models + "/misc_ops.trace.pt";
-  InferOptions pins;  // the traced file records x: 1x3x16x16
-  Imported im = import_pt(file, pins);
-  REQUIRE_MESSAGE(im.rc == 0, im.err);
-  InferResult ir = infer_shapes(im.model, pins);
-  Report rep = build_report(im.model, std::move(ir));
-  std::string unsupported;
-  for (const auto& [op, nodes] : rep.unsupported) unsupported += op + " ";
-  CHECK_MESSAGE(rep.unsupported.empty(), unsupported);
-  CHECK(rep.totals.uncounted == 0);
+  Report rep = analyse_pt(file, InferOptions{});  // the traced file records x: 1x3x16x16
+  check_fully_counted(rep);
   std::map<std::string, int64_t> macs;
   for (const auto& n : rep.nodes) macs[n.op] += n.cost.macs.v;
   CHECK(macs["Conv"] == 55296);    // 8*16*16 * 3*3*3

@@ -802,38 +802,40 @@ void infer_pad(InferContext& c) {
 }
 
 // ---- depth/space rearrangement ----------------------------------------------------------------------
-void infer_depth_to_space(InferContext& c) {
-  const DType t = c.in_dtype(0);
+// Shared contract of DepthToSpace and SpaceToDepth: a positive blocksize and an NCHW input. Returns
+// the blocksize, or 0 when the input's rank is unknown (the output then gets rank 4, dims unknown).
+int64_t decode_block_rearrange(InferContext& c) {
   const Shape& in = c.in_shape(0);
   const int64_t b = c.node().attr_i("blocksize", 0);
   if (b <= 0) c.fail("blocksize " + std::to_string(b) + " must be positive");
   if (!in.rank_known) {
-    c.set_output(0, t, Shape::unknown_of_rank(4));
-    return;
+    c.set_output(0, c.in_dtype(0), Shape::unknown_of_rank(4));
+    return 0;
   }
   if (in.rank() != 4) c.fail("input " + in.str() + " must have rank 4");
+  return b;
+}
+
+void infer_depth_to_space(InferContext& c) {
+  const int64_t b = decode_block_rearrange(c);
+  if (!b) return;
+  const Shape& in = c.in_shape(0);
   const Dim& ch = in.dims[1];
   if (ch.is_known() && ch.value() % (b * b) != 0)
-    c.fail("channels " + ch.str() + " of " + in.str() +
-           " do not divide by blocksize^2 = " + std::to_string(b * b));
-  c.set_output(0, t, Shape({in.dims[0], ch / Dim(b * b), in.dims[2] * Dim(b), in.dims[3] * Dim(b)}));
+    c.fail("channels " + ch.str() + " of " + in.str() + " do not divide by blocksize^2 = " + std::to_string(b * b));
+  c.set_output(0, c.in_dtype(0), Shape({in.dims[0], ch / Dim(b * b), in.dims[2] * Dim(b), in.dims[3] * Dim(b)}));
 }
 
 void infer_space_to_depth(InferContext& c) {
-  const DType t = c.in_dtype(0);
+  const int64_t b = decode_block_rearrange(c);
+  if (!b) return;
   const Shape& in = c.in_shape(0);
-  const int64_t b = c.node().attr_i("blocksize", 0);
-  if (b <= 0) c.fail("blocksize " + std::to_string(b) + " must be positive");
-  if (!in.rank_known) {
-    c.set_output(0, t, Shape::unknown_of_rank(4));
-    return;
-  }
-  if (in.rank() != 4) c.fail("input " + in.str() + " must have rank 4");
   for (int i = 2; i < 4; ++i)
     if (in.dims[i].is_known() && in.dims[i].value() % b != 0)
       c.fail("spatial dim " + in.dims[i].str() + " of " + in.str() + " does not divide by blocksize " +
              std::to_string(b));
-  c.set_output(0, t, Shape({in.dims[0], in.dims[1] * Dim(b * b), in.dims[2] / Dim(b), in.dims[3] / Dim(b)}));
+  c.set_output(0, c.in_dtype(0),
+               Shape({in.dims[0], in.dims[1] * Dim(b * b), in.dims[2] / Dim(b), in.dims[3] / Dim(b)}));
 }
 
 // ---- Resize --------------------------------------------------------------------------------------------

@@ -50,8 +50,10 @@ Count bytes_of(const Value& v) {
 // Cost of one run of a graph's nodes (for control-flow bodies): MACs and FLOPs only.
 OpCost graph_cost(const Graph& g);
 
-OpCost node_op_cost(const Graph& g, const Node& n) {
-  const OpRecord* rec = OpRegistry::instance().find(n.domain, n.op, n.opset);
+const OpRecord* record_of(const Node& n) { return OpRegistry::instance().find(n.domain, n.op, n.opset); }
+
+// MACs and FLOPs of one node by its record; unknown without one (an unsupported op).
+OpCost node_op_cost(const Graph& g, const Node& n, const OpRecord* rec) {
   if (!rec) return OpCost{Count::unknown(), Count::unknown()};
   CostContext ctx{g, n, graph_cost};
   return rec->cost(ctx);
@@ -60,7 +62,7 @@ OpCost node_op_cost(const Graph& g, const Node& n) {
 OpCost graph_cost(const Graph& g) {
   OpCost total;
   for (const auto& n : g.nodes) {
-    OpCost c = node_op_cost(g, n);
+    OpCost c = node_op_cost(g, n, record_of(n));
     total.macs += c.macs;
     total.flops += c.flops;
   }
@@ -128,9 +130,9 @@ Report build_report(const Model& model, InferResult infer) {
       if (o >= 0) mem += bytes_of(g.values[o]);
     nr.cost.memory_bytes = mem;
 
-    const OpRecord* rec = OpRegistry::instance().find(n.domain, n.op, n.opset);
+    const OpRecord* rec = record_of(n);
     nr.supported = rec != nullptr;
-    OpCost oc = node_op_cost(g, n);
+    OpCost oc = node_op_cost(g, n, rec);
     nr.cost.macs = oc.macs;
     nr.cost.flops = oc.flops;
     nr.cost.backward_flops = oc.flops * Count{2};

@@ -55,56 +55,26 @@ std::string clean_class(const std::string& q) {
   return s;
 }
 
+// The one correspondence between torch's scalar types and the IR's dtypes, read both ways.
+constexpr std::pair<c10::ScalarType, DType> kScalarTypes[] = {
+    {c10::ScalarType::Float, DType::Float32}, {c10::ScalarType::Double, DType::Float64},
+    {c10::ScalarType::Half, DType::Float16},  {c10::ScalarType::BFloat16, DType::BFloat16},
+    {c10::ScalarType::Long, DType::Int64},    {c10::ScalarType::Int, DType::Int32},
+    {c10::ScalarType::Short, DType::Int16},   {c10::ScalarType::Char, DType::Int8},
+    {c10::ScalarType::Byte, DType::UInt8},    {c10::ScalarType::Bool, DType::Bool},
+};
+
 std::optional<DType> dtype_of_scalar_type(int64_t st) {
-  switch (static_cast<c10::ScalarType>(st)) {
-    case c10::ScalarType::Float:
-      return DType::Float32;
-    case c10::ScalarType::Double:
-      return DType::Float64;
-    case c10::ScalarType::Half:
-      return DType::Float16;
-    case c10::ScalarType::BFloat16:
-      return DType::BFloat16;
-    case c10::ScalarType::Long:
-      return DType::Int64;
-    case c10::ScalarType::Int:
-      return DType::Int32;
-    case c10::ScalarType::Short:
-      return DType::Int16;
-    case c10::ScalarType::Char:
-      return DType::Int8;
-    case c10::ScalarType::Byte:
-      return DType::UInt8;
-    case c10::ScalarType::Bool:
-      return DType::Bool;
-    default:
-      return std::nullopt;
-  }
+  for (const auto& [torch_type, dtype] : kScalarTypes)
+    if (static_cast<int64_t>(torch_type) == st) return dtype;
+  return std::nullopt;
 }
 
+// Float for types torch has no match for (zero inputs for a shape run only).
 c10::ScalarType scalar_type_of(DType t) {
-  switch (t) {
-    case DType::Float64:
-      return c10::ScalarType::Double;
-    case DType::Float16:
-      return c10::ScalarType::Half;
-    case DType::BFloat16:
-      return c10::ScalarType::BFloat16;
-    case DType::Int64:
-      return c10::ScalarType::Long;
-    case DType::Int32:
-      return c10::ScalarType::Int;
-    case DType::Int16:
-      return c10::ScalarType::Short;
-    case DType::Int8:
-      return c10::ScalarType::Char;
-    case DType::UInt8:
-      return c10::ScalarType::Byte;
-    case DType::Bool:
-      return c10::ScalarType::Bool;
-    default:
-      return c10::ScalarType::Float;
-  }
+  for (const auto& [torch_type, dtype] : kScalarTypes)
+    if (dtype == t) return torch_type;
+  return c10::ScalarType::Float;
 }
 
 // ---- loading and graph preparation ---------------------------------------------------------------
