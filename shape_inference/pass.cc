@@ -131,10 +131,10 @@ static void bind_outer(Graph& g) {
   }
 }
 
-void infer_graph(Graph& g, const InferOptions& opts, InferResult& res) {
-  bind_outer(g);
+static void infer_range(Graph& g, size_t first, size_t last, const InferOptions& opts, InferResult& res) {
   const OpRegistry& reg = OpRegistry::instance();
-  for (auto& node : g.nodes) {
+  for (size_t k = first; k < last && k < g.nodes.size(); ++k) {
+    Node& node = g.nodes[k];
     const OpRecord* rec = reg.find(node.domain, node.op, node.opset);
     if (!rec) {
       res.unsupported[op_key(node)].push_back(node.name);
@@ -150,6 +150,16 @@ void infer_graph(Graph& g, const InferOptions& opts, InferResult& res) {
     for (int o : node.outputs)
       if (o >= 0) fill_from_declared(g.values[o]);
   }
+}
+
+void infer_graph(Graph& g, const InferOptions& opts, InferResult& res) {
+  bind_outer(g);
+  infer_range(g, 0, g.nodes.size(), opts, res);
+}
+
+void infer_node_range(Graph& g, size_t first, size_t last, InferResult& res) {
+  static const InferOptions none;
+  infer_range(g, first, last, none, res);
 }
 
 static void check_input_dims(const Value& v) {

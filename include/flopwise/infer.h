@@ -33,6 +33,11 @@ struct InferResult {
 // a negative dim in the model's inputs, ShapeError for a provable contradiction.
 InferResult infer_shapes(Model& model, const InferOptions& opts);
 
+// Infers nodes [first, last) of a top-level graph in order, the inputs' shapes already set: for an
+// importer that needs shape facts while it builds the graph (TorchScript control flow that tests a rank
+// or a size). Idempotent: the full pass (infer_shapes) still runs over the finished graph.
+void infer_node_range(Graph& g, size_t first, size_t last, InferResult& res);
+
 // Parsers for the CLI's pin syntax; throw UsageError with the offending text.
 InputPin parse_input_pin(const std::string& text);                       // NAME:1x3x224x224[:dtype]
 std::pair<std::string, int64_t> parse_dim_pin(const std::string& text);  // batch=8

@@ -1,14 +1,14 @@
 // TorchScript extensions ("flopwise" domain): ops the TorchScript importer (src/torch) lowers to where
-// ONNX has no equivalent: adaptive pooling, packing runtime ints into a shape list, transposing two dims
+// ONNX has no equivalent: adaptive average and max pooling, packing runtime ints into a shape list, transposing two dims
 // of a tensor whose rank is known only after inference.
 #include "helpers.h"
 
 namespace flopwise {
 namespace {
 
-// AdaptiveAvgPool(X) attr output_size: [N, C, *output_size]; windows cover the input (once when the
-// sizes divide), so 1 FLOP per input element, as GlobalAveragePool.
-void infer_adaptive_avg_pool(InferContext& c) {
+// AdaptiveAvgPool / AdaptiveMaxPool(X) attr output_size: [N, C, *output_size]; windows cover the input
+// (once when the sizes divide), so 1 FLOP per input element, as GlobalAveragePool / GlobalMaxPool.
+void infer_adaptive_pool(InferContext& c) {
   auto size = c.node().attr_ints("output_size");
   const Shape& x = c.in_shape(0);
   c.set_output_dtype(0, c.in_dtype(0));
@@ -53,7 +53,9 @@ void infer_transpose_dims(InferContext& c) {
 
 void register_torch_ext_ops(OpRegistry& r) {
   const char* d = "flopwise";
-  reg(r, "AdaptiveAvgPool", 1, 0, "1 per input element (windows cover the input)", infer_adaptive_avg_pool,
+  reg(r, "AdaptiveAvgPool", 1, 0, "1 per input element (windows cover the input)", infer_adaptive_pool,
+      cost_per_in_elem_1, d);
+  reg(r, "AdaptiveMaxPool", 1, 0, "1 per input element (windows cover the input)", infer_adaptive_pool,
       cost_per_in_elem_1, d);
   reg(r, "PackScalars", 1, 0, "layout only (shape arithmetic)", infer_pack_scalars, cost_zero, d);
   reg(r, "TransposeDims", 1, 0, "layout only", infer_transpose_dims, cost_zero, d);

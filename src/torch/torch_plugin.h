@@ -27,13 +27,3 @@ extern "C" int flopwise_torch_import(const char* path, const flopwise::InferOpti
                                      flopwise::Model* out, char* err, size_t errlen);
 using FlopwiseTorchImportFn = int (*)(const char*, const flopwise::InferOptions*, flopwise::Model*, char*,
                                       size_t);
-
-// Debug/oracle entry point for tests: runs the module (the same prepared graph the importer lowers) on
-// zeros of the pinned input shapes and returns, for every tensor output of every aten node, the IR value
-// name the importer gives it ("%<debugName>") and the shape LibTorch actually produced.
-extern "C" int flopwise_torch_real_shapes(const char* path, const flopwise::InferOptions* pins,
-                                          std::vector<std::pair<std::string, std::vector<int64_t>>>* out,
-                                          char* err, size_t errlen);
-using FlopwiseTorchRealShapesFn = int (*)(const char*, const flopwise::InferOptions*,
-                                          std::vector<std::pair<std::string, std::vector<int64_t>>>*, char*,
-                                          size_t);

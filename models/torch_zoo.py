@@ -1,0 +1,787 @@
+#!/usr/bin/python3
+"""A zoo of small TorchScript test models with independently computed expectations.
+
+Run with Debian's python (torch 1.13, torchvision 0.14), no downloads, random weights:
+
+    /usr/bin/python3 models/torch_zoo.py --out DIR                  # every entry
+    /usr/bin/python3 models/torch_zoo.py --out DIR --only resnet18 lstm   # some entries
+    /usr/bin/python3 models/torch_zoo.py --list                     # names and families
+
+For every entry NAME of ZOO it writes into DIR:
+  NAME.trace.pt    torch.jit.trace of the module (eval mode, under torch.no_grad(), check_trace=False);
+  NAME.script.pt   torch.jit.script of the same module, when torch 1.13 can script it (otherwise the
+                   first line of the error goes to expect.json "script_error" and the file is absent);
+  NAME.expect.json what eager PyTorch says about the module (see below).
+Both .pt files carry the extra file `flopwise_inputs.json`: the example inputs, one
+{"name", "shape", "dtype"} per tensor argument of forward, in order, named after forward's arguments.
+DIR/zoo.json lists the names written (with a summary) and DIR/aten_ops.json maps every graph node kind
+found in the written files (aten::*, prim::*) to the models using it.
+
+Every entry is built under a fixed seed derived from its name, every parameter and float buffer gets a
+small per-tensor noise (no two layers are identical), and the module is put in eval mode. Architectures
+keep their structure (block types, depths, groups, skip connections, attention layout) but are made
+narrow and fed small inputs, so that each file stays small and the whole zoo builds in seconds.
+
+How the expectations are computed (independently of TorchScript and of flopwise):
+  - "params" = sum(p.numel() for p in module.parameters()) (unique tensors: a tied weight counts
+    once); "buffers" = sum of buffers' numel (all dtypes).
+  - "macs" = multiply-accumulates of contractions only (matrix products and convolutions; no
+    elementwise, norm, softmax or pooling work). They come from one EAGER forward pass of the very
+    module and inputs that were traced, run under torch.enable_grad() with every parameter requiring
+    grad, inside a torch.utils._python_dispatch.TorchDispatchMode that sees every aten op reaching the
+    Python dispatch key. Grad mode matters: nn.MultiheadAttention and nn.TransformerEncoderLayer take
+    fused inference fast paths (aten::_native_multi_head_attention, aten::_transformer_encoder_layer_fwd)
+    only when grad is off or no parameter requires grad, so here every contraction is a plain aten op
+    (the traced files, made under no_grad, do hold the fused ops; their MACs are the same). Composite ops
+    (linear, matmul, einsum, conv1d/2d/3d, conv_transpose*, lstm/gru/rnn on CPU, tensordot, ...)
+    decompose above the Python key, so the mode sees what they decompose into. Counted:
+        mm, addmm: M*N*K;  bmm, baddbmm, addbmm: B*M*N*K;  mv, addmv: M*K;  dot, vdot: K;
+        addr (outer product): M*N;
+        convolution / _convolution: not transposed: out.numel() * w.shape[1] * prod(w.shape[2:]);
+                                    transposed (w is [Cin, Cout/groups, k...]):
+                                    input.numel() * w.shape[1] * prod(w.shape[2:]);
+        _trilinear (nn.Bilinear; it does not decompose): the product of the broadcast extent of all
+            dimensions, i.e. batch*out*in1*in2 for Bilinear (counted by this explicit formula).
+    Any op whose name looks like a contraction (mm, conv, linear, attention, lstm, ...) and is not in
+    that table stops the generator, as do the fused fast-path ops (they would mean the grad trick
+    failed), so nothing is silently counted as zero. "macs_by_op" splits the total by aten op.
+  - "macs_from_hooks" is a cross-check from forward hooks on modules, in the same pass:
+    Conv1d/2d/3d: out_elems * in_ch/groups * prod(kernel); ConvTranspose1d/2d/3d:
+    in_elems * out_ch/groups * prod(kernel); Linear: out_elems * in_features; Bilinear:
+    out_elems * in1 * in2. Hooks miss functional contractions (attention products, F.linear with a
+    module's weight, nn.MultiheadAttention's projections, RNN cells), so the generator asserts
+    macs_from_hooks <= macs always, and == for the entries marked exact (CNNs and bare conv/linear
+    layers, which have no functional contraction).
+  - "aten_ops" = the node kinds of the written files, read back with torch.jit.load: forward's graph
+    (for a scripted bare RNN/LSTM/GRU, which has only the overloads forward__0 (Tensor input) and
+    forward__1 (PackedSequence), the method whose first argument is a Tensor), inlined with
+    torch._C._jit_pass_inline, walked recursively through sub-blocks.
+  - "check": max |output - eager output| of the reloaded trace/script files (eager = the grad-mode
+    pass above, so fast paths in the trace are compared with the slow path).
+expect.json keys: name, family, note (how the entry was made small), inputs, params, buffers, macs,
+macs_by_op, macs_from_hooks, hooks_exact, files {trace, script|null}, file_bytes, script_error,
+methods (the method analysed, and all methods when it is not forward), aten_ops {trace, script},
+check, seconds.
+
+To add an entry, add one line to ZOO: E(name, family, builder, inputs, exact=..., note=...).
+"""
+
+import argparse
+import inspect
+import json
+import math
+import os
+import re
+import sys
+import time
+import warnings
+import zlib
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from typing import Callable, List
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+import torchvision
+import torchvision.models as tvm
+from torch.utils._python_dispatch import TorchDispatchMode
+
+NUM_CLASSES = 10
+
+
+# --------------------------------------------------------------------------------------------------
+# Inputs: float tensors (randn) and int64 token ids (randint in [0, high)).
+
+
+def f(*shape):
+    return ("float32", list(shape), None)
+
+
+def ids(high, *shape):
+    return ("int64", list(shape), high)
+
+
+def img(h, w=None, c=3):
+    return [f(1, c, h, w or h)]
+
+
+# --------------------------------------------------------------------------------------------------
+# Narrowing: the same torchvision module with every channel count divided by `div`.
+
+
+def narrow(model, div):
+    """Replaces every Conv2d / BatchNorm2d / Linear of a torchvision CNN by the same layer with its
+    channel counts divided by `div` (3 image channels and NUM_CLASSES outputs kept; groups kept, or
+    equal to the channels for depthwise convs). Valid for modules whose forward does not compute
+    channel counts (ResNet family, VGG, AlexNet, GoogLeNet, Inception3): concatenations of narrowed
+    branches stay consistent because every channel count of these nets is a multiple of `div`."""
+
+    def c(n):
+        if n == 3:
+            return n
+        assert n % div == 0, f"{n} channels not divisible by {div}"
+        return n // div
+
+    for parent in list(model.modules()):
+        for name, m in list(parent.named_children()):
+            if isinstance(m, nn.Conv2d):
+                g = c(m.in_channels) if m.groups == m.in_channels and m.groups > 1 else m.groups
+                new = nn.Conv2d(c(m.in_channels), c(m.out_channels), m.kernel_size, m.stride, m.padding,
+                                m.dilation, g, m.bias is not None, m.padding_mode)
+            elif isinstance(m, nn.BatchNorm2d):
+                new = nn.BatchNorm2d(c(m.num_features), m.eps, m.momentum, m.affine, m.track_running_stats)
+            elif isinstance(m, nn.Linear):
+                out = m.out_features if m.out_features == NUM_CLASSES else c(m.out_features)
+                new = nn.Linear(c(m.in_features), out, m.bias is not None)
+            else:
+                assert not list(m.parameters(recurse=False)), f"narrow: unhandled {type(m).__name__}"
+                continue
+            setattr(parent, name, new)
+    return model
+
+
+def regnet(depth, w_0, w_a, w_m, group_width, se_ratio, div):
+    """torchvision RegNet from the builder's init params, widths and group widths divided by div."""
+    from torchvision.models.regnet import BlockParams, RegNet
+    bp = BlockParams.from_init_params(depth=depth, w_0=w_0, w_a=w_a, w_m=w_m, group_width=group_width,
+                                      se_ratio=se_ratio)
+    assert all(w % div == 0 for w in bp.widths) and all(g % div == 0 for g in bp.group_widths)
+    bp.widths = [w // div for w in bp.widths]
+    bp.group_widths = [g // div for g in bp.group_widths]
+    return RegNet(bp, num_classes=NUM_CLASSES, stem_width=32 // div)
+
+
+def efficientnet(arch, div, **conf):
+    """torchvision EfficientNet with the builder's block settings; for V1 width_mult is applied by the
+    config itself (conf), for V2 (no width_mult) channels are divided by div."""
+    from torchvision.models.efficientnet import EfficientNet, _efficientnet_conf
+    setting, last = _efficientnet_conf(arch, **conf)
+    if div > 1:
+        for s in setting:
+            s.input_channels //= div
+            s.out_channels //= div
+        last //= div
+    return EfficientNet(setting, dropout=0.2, stochastic_depth_prob=0.0, num_classes=NUM_CLASSES,
+                        last_channel=last)
+
+
+def convnext_tiny(div):
+    from torchvision.models.convnext import CNBlockConfig, ConvNeXt
+    d = [96 // div, 192 // div, 384 // div, 768 // div]
+    setting = [CNBlockConfig(d[0], d[1], 3), CNBlockConfig(d[1], d[2], 3), CNBlockConfig(d[2], d[3], 9),
+               CNBlockConfig(d[3], None, 3)]
+    return ConvNeXt(setting, stochastic_depth_prob=0.0, num_classes=NUM_CLASSES)
+
+
+def swin(v2):
+    from torchvision.models import swin_transformer as st
+    extra = dict(block=st.SwinTransformerBlockV2, downsample_layer=st.PatchMergingV2) if v2 else {}
+    # 64x64 input, patch 4: stages at 16x16, 8x8, 4x4, 2x2; window 4 so stages 1-2 shift (torch.roll),
+    # stages 3-4 have window >= feature size (no shift; stage 4 padded).
+    return st.SwinTransformer(patch_size=[4, 4], embed_dim=16, depths=[2, 2, 2, 2], num_heads=[2, 2, 4, 4],
+                              window_size=[4, 4], stochastic_depth_prob=0.0, num_classes=NUM_CLASSES, **extra)
+
+
+# --------------------------------------------------------------------------------------------------
+# Hand-written models
+
+
+class BertLike(nn.Module):
+    """BERT-style encoder: token + learned positional embedding, nn.TransformerEncoder, LN, MLM head."""
+
+    def __init__(self, vocab=100, d=32, heads=4, ffn=64, layers=2, max_len=16):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, d)
+        self.pos = nn.Parameter(torch.randn(1, max_len, d) * 0.02)
+        layer = nn.TransformerEncoderLayer(d_model=d, nhead=heads, dim_feedforward=ffn, batch_first=True)
+        self.encoder = nn.TransformerEncoder(layer, num_layers=layers)
+        self.norm = nn.LayerNorm(d)
+        self.head = nn.Linear(d, vocab)
+
+    def forward(self, input_ids):
+        x = self.tok(input_ids) + self.pos[:, : input_ids.size(1)]
+        return self.head(self.norm(self.encoder(x)))
+
+
+class GPT2Block(nn.Module):
+    def __init__(self, d, heads, ffn, n_ctx):
+        super().__init__()
+        self.heads = heads
+        self.ln_1 = nn.LayerNorm(d)
+        self.c_attn = nn.Linear(d, 3 * d)
+        self.c_proj = nn.Linear(d, d)
+        self.ln_2 = nn.LayerNorm(d)
+        self.mlp = nn.Sequential(nn.Linear(d, ffn), nn.GELU(approximate="tanh"), nn.Linear(ffn, d))
+        self.register_buffer("bias", torch.tril(torch.ones(n_ctx, n_ctx, dtype=torch.bool)).view(1, 1, n_ctx, n_ctx))
+
+    def forward(self, x):
+        b, t, d = x.size()
+        q, k, v = self.c_attn(self.ln_1(x)).split(d, dim=2)
+        q = q.view(b, t, self.heads, d // self.heads).transpose(1, 2)
+        k = k.view(b, t, self.heads, d // self.heads).transpose(1, 2)
+        v = v.view(b, t, self.heads, d // self.heads).transpose(1, 2)
+        att = torch.matmul(q, k.transpose(-2, -1)) / math.sqrt(d // self.heads)
+        att = att.masked_fill(~self.bias[:, :, :t, :t], float("-inf"))
+        y = torch.matmul(torch.softmax(att, dim=-1), v).transpose(1, 2).contiguous().view(b, t, d)
+        x = x + self.c_proj(y)
+        return x + self.mlp(self.ln_2(x))
+
+
+class GPT2Like(nn.Module):
+    """GPT-2-style decoder: pre-LN blocks with hand-written causal attention, LM head tied to wte."""
+
+    def __init__(self, vocab=100, d=32, heads=4, ffn=128, layers=2, n_ctx=16):
+        super().__init__()
+        self.wte = nn.Embedding(vocab, d)
+        self.wpe = nn.Embedding(n_ctx, d)
+        self.h = nn.ModuleList([GPT2Block(d, heads, ffn, n_ctx) for _ in range(layers)])
+        self.ln_f = nn.LayerNorm(d)
+
+    def forward(self, input_ids):
+        pos = torch.arange(input_ids.size(1), device=input_ids.device).unsqueeze(0)
+        x = self.wte(input_ids) + self.wpe(pos)
+        for block in self.h:
+            x = block(x)
+        return F.linear(self.ln_f(x), self.wte.weight)  # tied LM head: one shared tensor
+
+
+class RNNLM(nn.Module):
+    """Embedding -> 2-layer LSTM or GRU (batch_first) -> Linear over the vocabulary."""
+
+    def __init__(self, cell, vocab=100, emb=16, hidden=32):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, emb)
+        self.rnn = cell(emb, hidden, num_layers=2, batch_first=True)
+        self.head = nn.Linear(hidden, vocab)
+
+    def forward(self, input_ids):
+        out, _ = self.rnn(self.emb(input_ids))
+        return self.head(out)
+
+
+def double_conv(i, o):
+    return nn.Sequential(nn.Conv2d(i, o, 3, padding=1, bias=False), nn.BatchNorm2d(o), nn.ReLU(inplace=True),
+                         nn.Conv2d(o, o, 3, padding=1, bias=False), nn.BatchNorm2d(o), nn.ReLU(inplace=True))
+
+
+class UNet(nn.Module):
+    """Two-level UNet: max-pool down, ConvTranspose2d (stride 2) up, torch.cat skip connections."""
+
+    def __init__(self, c=8, out=2):
+        super().__init__()
+        self.inc = double_conv(3, c)
+        self.down1 = double_conv(c, 2 * c)
+        self.bottom = double_conv(2 * c, 4 * c)
+        self.up1 = nn.ConvTranspose2d(4 * c, 2 * c, 2, stride=2)
+        self.dec1 = double_conv(4 * c, 2 * c)
+        self.up2 = nn.ConvTranspose2d(2 * c, c, 2, stride=2)
+        self.dec2 = double_conv(2 * c, c)
+        self.outc = nn.Conv2d(c, out, 1)
+
+    def forward(self, x):
+        x1 = self.inc(x)
+        x2 = self.down1(F.max_pool2d(x1, 2))
+        x3 = self.bottom(F.max_pool2d(x2, 2))
+        y = self.dec1(torch.cat([self.up1(x3), x2], dim=1))
+        y = self.dec2(torch.cat([self.up2(y), x1], dim=1))
+        return self.outc(y)
+
+
+def tel(**kw):
+    return nn.TransformerEncoderLayer(d_model=16, nhead=2, dim_feedforward=32, **kw)
+
+
+def tdl(**kw):
+    return nn.TransformerDecoderLayer(d_model=16, nhead=2, dim_feedforward=32, **kw)
+
+
+# --------------------------------------------------------------------------------------------------
+# The zoo: one line per entry.
+
+
+@dataclass
+class E:
+    name: str
+    family: str
+    build: Callable[[], nn.Module]
+    inputs: list  # [(dtype, shape, high)], one per forward tensor argument, in order
+    exact: bool = False  # hook MACs must equal dispatch MACs (no functional contraction)
+    note: str = ""
+
+
+CNN = dict(exact=True)
+RNN_IN = [f(5, 1, 8)]        # seq-first [T, N, I]
+RNN_IN_BF = [f(1, 5, 8)]     # batch_first [N, T, I]
+
+ZOO: List[E] = [
+    # torchvision classification families
+    E("resnet18", "resnet", lambda: narrow(tvm.resnet18(num_classes=10), 8), img(64), **CNN, note="channels/8"),
+    E("resnet50", "resnet", lambda: narrow(tvm.resnet50(num_classes=10), 8), img(64), **CNN, note="bottleneck, channels/8"),
+    E("resnext50_32x4d", "resnext", lambda: narrow(tvm.resnext50_32x4d(num_classes=10), 4), img(64), **CNN,
+      note="channels/4, 32 groups kept (1..8 channels per group)"),
+    E("wide_resnet50_2", "wide_resnet", lambda: narrow(tvm.wide_resnet50_2(num_classes=10), 8), img(64), **CNN, note="channels/8"),
+    E("vgg11_bn", "vgg", lambda: narrow(tvm.vgg11_bn(num_classes=10), 16), img(32), **CNN,
+      note="channels/16, classifier Linear-ReLU-Dropout x2 + Linear at 1568->256->256->10"),
+    E("alexnet", "alexnet", lambda: narrow(tvm.alexnet(num_classes=10), 8), img(64), **CNN, note="channels/8"),
+    E("densenet121", "densenet", lambda: tvm.DenseNet(growth_rate=4, block_config=(6, 12, 24, 16), num_init_features=8,
+                                                     num_classes=10), img(64), **CNN, note="growth 4, init 8, blocks 6-12-24-16"),
+    E("googlenet", "googlenet", lambda: narrow(tvm.googlenet(num_classes=10, aux_logits=False, init_weights=False), 8),
+      img(64), **CNN, note="channels/8, no aux heads"),
+    E("inception_v3", "inception", lambda: narrow(tvm.inception_v3(num_classes=10, aux_logits=False, init_weights=False), 8),
+      img(75), **CNN, note="channels/8, no aux head, 75x75 (the minimum)"),
+    E("mobilenet_v2", "mobilenet_v2", lambda: tvm.mobilenet_v2(num_classes=10, width_mult=0.25), img(64), **CNN, note="width 0.25"),
+    E("mobilenet_v3_small", "mobilenet_v3", lambda: tvm.mobilenet_v3_small(num_classes=10, width_mult=0.5), img(64), **CNN, note="width 0.5"),
+    E("mobilenet_v3_large", "mobilenet_v3", lambda: tvm.mobilenet_v3_large(num_classes=10, width_mult=0.25), img(64), **CNN, note="width 0.25"),
+    E("efficientnet_b0", "efficientnet", lambda: efficientnet("efficientnet_b0", 1, width_mult=0.25, depth_mult=1.0), img(64), **CNN,
+      note="width 0.25"),
+    E("efficientnet_v2_s", "efficientnet", lambda: efficientnet("efficientnet_v2_s", 8), img(64), **CNN, note="channels/8, depths 2-4-4-6-9-15"),
+    E("regnet_y_400mf", "regnet", lambda: regnet(16, 48, 27.89, 2.09, 8, 0.25, 4), img(64), **CNN, note="widths/4, SE"),
+    E("regnet_x_400mf", "regnet", lambda: regnet(22, 24, 24.48, 2.54, 16, None, 4), img(64), **CNN, note="widths/4"),
+    E("mnasnet0_5", "mnasnet", lambda: tvm.mnasnet0_5(num_classes=10), img(64), **CNN),
+    E("shufflenet_v2_x0_5", "shufflenet_v2", lambda: tvm.shufflenet_v2_x0_5(num_classes=10), img(64), **CNN),
+    E("squeezenet1_0", "squeezenet", lambda: tvm.squeezenet1_0(num_classes=10), img(64), **CNN),
+    E("squeezenet1_1", "squeezenet", lambda: tvm.squeezenet1_1(num_classes=10), img(64), **CNN),
+    E("convnext_tiny", "convnext", lambda: convnext_tiny(8), img(64), **CNN, note="dims/8 (12-24-48-96), depths 3-3-9-3"),
+    E("vit", "vit", lambda: tvm.VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=2, hidden_dim=16,
+                                                   mlp_dim=32, num_classes=10), img(32), note="32x32, patch 8, 2 layers, hidden 16"),
+    E("swin", "swin", lambda: swin(False), img(64), note="embed 16, depths 2-2-2-2, window 4 (shifted in stages 1-2)"),
+    E("swin_v2", "swin", lambda: swin(True), img(64), note="V2 blocks and patch merging, as swin"),
+    E("maxvit", "maxvit", lambda: tvm.MaxVit(input_size=(64, 64), stem_channels=8, partition_size=2,
+                                             block_channels=[8, 16, 32, 64], block_layers=[2, 2, 5, 2], head_dim=8,
+                                             stochastic_depth_prob=0.0, num_classes=10), img(64),
+      note="64x64, partition 2, channels 8-64, head dim 8, layers 2-2-5-2"),
+    # language models
+    E("bert", "transformer_lm", lambda: BertLike(), [ids(100, 1, 16)], note="nn.TransformerEncoder, d 32, 4 heads, 2 layers"),
+    E("gpt2", "transformer_lm", lambda: GPT2Like(), [ids(100, 1, 16)], note="hand causal attention, tied LM head"),
+    E("lstm_lm", "rnn_lm", lambda: RNNLM(nn.LSTM), [ids(100, 1, 16)]),
+    E("gru_lm", "rnn_lm", lambda: RNNLM(nn.GRU), [ids(100, 1, 16)]),
+    # UNet
+    E("unet", "unet", lambda: UNet(), img(32), **CNN),
+    # every torch.nn layer with parameters, bare
+    E("linear", "nn_layer", lambda: nn.Linear(8, 4), [f(2, 8)], **CNN),
+    E("linear_3d", "nn_layer", lambda: nn.Linear(8, 4), [f(2, 3, 8)], **CNN),
+    E("bilinear", "nn_layer", lambda: nn.Bilinear(4, 5, 3), [f(2, 4), f(2, 5)], **CNN),
+    E("conv1d", "nn_layer", lambda: nn.Conv1d(3, 4, 3), [f(1, 3, 16)], **CNN),
+    E("conv2d", "nn_layer", lambda: nn.Conv2d(3, 4, 3), [f(1, 3, 8, 8)], **CNN),
+    E("conv2d_groups", "nn_layer", lambda: nn.Conv2d(4, 8, 3, stride=2, padding=2, dilation=2, groups=2), [f(1, 4, 9, 9)], **CNN),
+    E("conv2d_depthwise", "nn_layer", lambda: nn.Conv2d(4, 4, 3, padding=1, groups=4, bias=False), [f(1, 4, 8, 8)], **CNN),
+    E("conv3d", "nn_layer", lambda: nn.Conv3d(3, 4, 3), [f(1, 3, 4, 6, 6)], **CNN),
+    E("conv_transpose1d", "nn_layer", lambda: nn.ConvTranspose1d(3, 4, 3, stride=2), [f(1, 3, 8)], **CNN),
+    E("conv_transpose2d", "nn_layer", lambda: nn.ConvTranspose2d(3, 4, 3, stride=2), [f(1, 3, 6, 6)], **CNN),
+    E("conv_transpose2d_groups", "nn_layer", lambda: nn.ConvTranspose2d(4, 6, 3, stride=2, padding=1, output_padding=1,
+                                                                       groups=2, dilation=2), [f(1, 4, 5, 5)], **CNN),
+    E("conv_transpose3d", "nn_layer", lambda: nn.ConvTranspose3d(3, 4, 2, stride=2), [f(1, 3, 3, 4, 4)], **CNN),
+    E("embedding", "nn_layer", lambda: nn.Embedding(20, 8), [ids(20, 2, 5)]),
+    E("embedding_bag", "nn_layer", lambda: nn.EmbeddingBag(20, 8, mode="mean"), [ids(20, 2, 5)]),
+    E("batchnorm1d", "nn_layer", lambda: nn.BatchNorm1d(4), [f(2, 4, 6)]),
+    E("batchnorm2d", "nn_layer", lambda: nn.BatchNorm2d(4), [f(2, 4, 5, 5)]),
+    E("batchnorm3d", "nn_layer", lambda: nn.BatchNorm3d(4), [f(1, 4, 3, 4, 4)]),
+    E("layernorm", "nn_layer", lambda: nn.LayerNorm(8), [f(2, 5, 8)]),
+    E("groupnorm", "nn_layer", lambda: nn.GroupNorm(2, 4), [f(1, 4, 5, 5)]),
+    E("instancenorm1d", "nn_layer", lambda: nn.InstanceNorm1d(4, affine=True), [f(1, 4, 8)]),
+    E("instancenorm2d", "nn_layer", lambda: nn.InstanceNorm2d(4, affine=True), [f(1, 4, 5, 5)]),
+    E("prelu", "nn_layer", lambda: nn.PReLU(4), [f(1, 4, 5, 5)]),
+    E("rnn", "nn_layer", lambda: nn.RNN(8, 16, num_layers=2), RNN_IN),
+    E("rnn_bi_bf", "nn_layer", lambda: nn.RNN(8, 16, num_layers=2, bidirectional=True, batch_first=True), RNN_IN_BF),
+    E("lstm", "nn_layer", lambda: nn.LSTM(8, 16, num_layers=2), RNN_IN),
+    E("lstm_bi_bf", "nn_layer", lambda: nn.LSTM(8, 16, num_layers=2, bidirectional=True, batch_first=True), RNN_IN_BF),
+    E("lstm_proj", "nn_layer", lambda: nn.LSTM(8, 16, proj_size=4), RNN_IN),
+    E("gru", "nn_layer", lambda: nn.GRU(8, 16, num_layers=2), RNN_IN),
+    E("gru_bi_bf", "nn_layer", lambda: nn.GRU(8, 16, num_layers=2, bidirectional=True, batch_first=True), RNN_IN_BF),
+    E("rnn_cell", "nn_layer", lambda: nn.RNNCell(8, 16), [f(3, 8)]),
+    E("lstm_cell", "nn_layer", lambda: nn.LSTMCell(8, 16), [f(3, 8)]),
+    E("gru_cell", "nn_layer", lambda: nn.GRUCell(8, 16), [f(3, 8)]),
+    E("mha", "nn_layer", lambda: nn.MultiheadAttention(16, 2), [f(5, 1, 16)] * 3),
+    E("mha_bf", "nn_layer", lambda: nn.MultiheadAttention(16, 2, batch_first=True), [f(1, 5, 16), f(1, 4, 16), f(1, 4, 16)]),
+    E("mha_kvdim", "nn_layer", lambda: nn.MultiheadAttention(16, 2, kdim=8, vdim=12), [f(5, 1, 16), f(4, 1, 8), f(4, 1, 12)]),
+    E("transformer", "nn_layer", lambda: nn.Transformer(d_model=16, nhead=2, num_encoder_layers=2, num_decoder_layers=2,
+                                                        dim_feedforward=32), [f(6, 1, 16), f(4, 1, 16)]),
+    E("transformer_encoder_layer", "nn_layer", lambda: tel(batch_first=True), [f(1, 5, 16)], note="fast path when traced"),
+    E("transformer_encoder_layer_nf", "nn_layer", lambda: tel(norm_first=True, activation="gelu"), [f(5, 1, 16)],
+      note="seq-first, norm_first, gelu: never the fast path"),
+    E("transformer_decoder_layer", "nn_layer", lambda: tdl(), [f(4, 1, 16), f(6, 1, 16)]),
+    E("transformer_encoder", "nn_layer", lambda: nn.TransformerEncoder(tel(batch_first=True), 2, norm=nn.LayerNorm(16)),
+      [f(1, 5, 16)]),
+    E("transformer_decoder", "nn_layer", lambda: nn.TransformerDecoder(tdl(), 2, norm=nn.LayerNorm(16)),
+      [f(4, 1, 16), f(6, 1, 16)]),
+]
+
+
+# --------------------------------------------------------------------------------------------------
+# Eager expectations
+
+
+def prod(xs):
+    r = 1
+    for x in xs:
+        r *= int(x)
+    return r
+
+
+def _trilinear_macs(args):
+    i1, i2, i3, e1, e2, e3 = args[:6]
+    rank = i1.dim() + len(e1)
+    full = [1] * rank
+    for t, e in ((i1, e1), (i2, e2), (i3, e3)):
+        shape = list(t.shape)
+        for d in sorted(e):
+            shape.insert(d, 1)
+        assert len(shape) == rank
+        full = [max(a, b) for a, b in zip(full, shape)]
+    return prod(full)
+
+
+def _conv_macs(inp, w, out, transposed):
+    per = int(w.shape[1]) * prod(w.shape[2:])
+    return (inp.numel() if transposed else out.numel()) * per
+
+
+# op name -> MACs(args, out)
+CONTRACTIONS = {
+    "mm": lambda a, o: a[0].shape[0] * a[0].shape[1] * a[1].shape[1],
+    "addmm": lambda a, o: a[1].shape[0] * a[1].shape[1] * a[2].shape[1],
+    "bmm": lambda a, o: a[0].shape[0] * a[0].shape[1] * a[0].shape[2] * a[1].shape[2],
+    "baddbmm": lambda a, o: a[1].shape[0] * a[1].shape[1] * a[1].shape[2] * a[2].shape[2],
+    "addbmm": lambda a, o: a[1].shape[0] * a[1].shape[1] * a[1].shape[2] * a[2].shape[2],
+    "mv": lambda a, o: a[0].shape[0] * a[0].shape[1],
+    "addmv": lambda a, o: a[1].shape[0] * a[1].shape[1],
+    "dot": lambda a, o: a[0].shape[0],
+    "vdot": lambda a, o: a[0].shape[0],
+    "addr": lambda a, o: a[1].shape[0] * a[2].shape[0],
+    "convolution": lambda a, o: _conv_macs(a[0], a[1], o, bool(a[6])),
+    "_convolution": lambda a, o: _conv_macs(a[0], a[1], o, bool(a[6])),
+    "convolution_overrideable": lambda a, o: _conv_macs(a[0], a[1], o, bool(a[6])),
+    "mkldnn_convolution": lambda a, o: _conv_macs(a[0], a[1], o, False),
+    "_trilinear": lambda a, o: _trilinear_macs(a),  # does not decompose: explicit formula
+}
+LOOKS_LIKE_CONTRACTION = re.compile(r"mm|matmul|conv|linear|dot|einsum|bilinear|attention|lstm|gru|rnn_|"
+                                    r"transformer|tensordot|_mha|addr|addmv|^mv")
+FAST_PATHS = {"_native_multi_head_attention", "_transformer_encoder_layer_fwd", "_transformer_decoder_only_layer_fwd"}
+
+
+class ContractionCounter(TorchDispatchMode):
+    def __init__(self):
+        super().__init__()
+        self.by_op = Counter()
+        self.seen = Counter()
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        name = func.overloadpacket.__name__
+        self.seen[name] += 1
+        if name in FAST_PATHS:
+            raise RuntimeError(f"fused fast path aten::{name} reached under grad mode; expectation invalid")
+        if name in CONTRACTIONS:
+            self.by_op["aten::" + name] += int(CONTRACTIONS[name](args, out))
+        elif LOOKS_LIKE_CONTRACTION.search(name):
+            raise RuntimeError(f"aten::{name} looks like a contraction but has no MAC formula here")
+        return out
+
+
+def hook_macs(model):
+    """Registers forward hooks; returns (rows list, handles)."""
+    rows = []
+
+    def conv(mod, inp, out):
+        rows.append(out.numel() * (mod.in_channels // mod.groups) * prod(mod.kernel_size))
+
+    def convt(mod, inp, out):
+        rows.append(inp[0].numel() * (mod.out_channels // mod.groups) * prod(mod.kernel_size))
+
+    def linear(mod, inp, out):
+        rows.append(out.numel() * mod.in_features)
+
+    def bilinear(mod, inp, out):
+        rows.append(out.numel() * mod.in1_features * mod.in2_features)
+
+    handles = []
+    for m in model.modules():
+        if isinstance(m, (nn.Conv1d, nn.Conv2d, nn.Conv3d)):
+            handles.append(m.register_forward_hook(conv))
+        elif isinstance(m, (nn.ConvTranspose1d, nn.ConvTranspose2d, nn.ConvTranspose3d)):
+            handles.append(m.register_forward_hook(convt))
+        elif isinstance(m, nn.Linear):
+            handles.append(m.register_forward_hook(linear))
+        elif isinstance(m, nn.Bilinear):
+            handles.append(m.register_forward_hook(bilinear))
+    return rows, handles
+
+
+def eager_expectations(model, inputs):
+    """One eager pass in grad mode under the dispatch counter, with module hooks; returns
+    (macs_by_op, hook_macs, output)."""
+    for p in model.parameters():
+        p.requires_grad_(True)
+    rows, handles = hook_macs(model)
+    counter = ContractionCounter()
+    try:
+        with torch.enable_grad(), counter:
+            out = model(*inputs)
+    finally:
+        for h in handles:
+            h.remove()
+    return dict(sorted(counter.by_op.items())), sum(rows), out
+
+
+# --------------------------------------------------------------------------------------------------
+# Saved files: node kinds, outputs
+
+
+def tensor_method(m):
+    """The name of the method to analyse: forward, or for scripted RNNs (overloads only) the
+    forward__N whose first argument is a Tensor."""
+    names = m._c._method_names()
+    if "forward" in names:
+        return "forward", names
+    for n in names:
+        if n.startswith("forward"):
+            args = m._c._get_method(n).schema.arguments
+            if len(args) > 1 and str(args[1].type) == "Tensor":
+                return n, names
+    raise RuntimeError(f"no forward taking a Tensor among {names}")
+
+
+def graph_kinds(m, method):
+    g = m._c._get_method(method).graph.copy()
+    torch._C._jit_pass_inline(g)
+    kinds = set()
+
+    def walk(block):
+        for n in block.nodes():
+            kinds.add(n.kind())
+            for b in n.blocks():
+                walk(b)
+
+    walk(g)
+    return sorted(kinds)
+
+
+def flat_tensors(x):
+    if isinstance(x, torch.Tensor):
+        return [x]
+    if isinstance(x, (tuple, list)):
+        return [t for y in x for t in flat_tensors(y)]
+    if isinstance(x, dict):
+        return [t for y in x.values() for t in flat_tensors(y)]
+    return []
+
+
+def max_diff(a, b):
+    ta, tb = flat_tensors(a), flat_tensors(b)
+    if len(ta) != len(tb) or any(x.shape != y.shape for x, y in zip(ta, tb)):
+        return None
+    return max((float((x.detach().double() - y.detach().double()).abs().max()) if x.numel() else 0.0)
+               for x, y in zip(ta, tb)) if ta else 0.0
+
+
+def read_back(path, inputs):
+    m = torch.jit.load(path)
+    method, names = tensor_method(m)
+    with torch.no_grad():
+        out = m._c._get_method(method)(*inputs)
+    return m, method, names, out
+
+
+# --------------------------------------------------------------------------------------------------
+
+
+def write_json(path, obj):
+    """indent=1, with lists of scalars (shapes, op lists) kept on one line."""
+    text = json.dumps(obj, indent=1)
+    text = re.sub(r"\[\n\s*([^\[\]{}]*?)\n\s*\]", lambda m: "[" + re.sub(r"\n\s*", " ", m.group(1)) + "]", text)
+    with open(path, "w") as fp:
+        fp.write(text + "\n")
+
+
+def seed_of(name):
+    return zlib.crc32(name.encode()) & 0x7FFFFFFF
+
+
+def perturb(model, seed):
+    """Small per-tensor noise on every parameter and float buffer (running_var stays positive)."""
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(1e-3 * torch.randn(p.shape, generator=g))
+        for b in model.buffers():
+            if b.is_floating_point():
+                b.add_(1e-3 * torch.rand(b.shape, generator=g))
+
+
+def make_inputs(spec, seed):
+    g = torch.Generator().manual_seed(seed)
+    out = []
+    for dtype, shape, high in spec:
+        if dtype == "int64":
+            out.append(torch.randint(0, high, shape, generator=g, dtype=torch.int64))
+        else:
+            out.append(torch.randn(shape, generator=g))
+    return out
+
+
+def input_names(model, n):
+    params = [p for p in inspect.signature(model.forward).parameters.values()
+              if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    assert len(params) >= n, f"forward has {len(params)} positional arguments, {n} inputs given"
+    return [p.name for p in params[:n]]
+
+
+def generate(e: E, out_dir):
+    with warnings.catch_warnings():  # torchvision's scripting / meshgrid notices; nothing actionable here
+        warnings.simplefilter("ignore")
+        return _generate(e, out_dir)
+
+
+def _generate(e: E, out_dir):
+    t0 = time.time()
+    seed = seed_of(e.name)
+    torch.manual_seed(seed)
+    model = e.build()
+    perturb(model, seed + 1)
+    model.eval()
+    inputs = make_inputs(e.inputs, seed + 2)
+    names = input_names(model, len(inputs))
+    meta = [{"name": n, "shape": list(t.shape), "dtype": str(t.dtype).replace("torch.", "")}
+            for n, t in zip(names, inputs)]
+    extra = {"flopwise_inputs.json": json.dumps(meta)}
+
+    params = sum(p.numel() for p in model.parameters())
+    buffers = sum(b.numel() for b in model.buffers())
+    macs_by_op, macs_hooks, eager_out = eager_expectations(model, inputs)
+    macs = sum(macs_by_op.values())
+    if macs_hooks > macs or (e.exact and macs_hooks != macs):
+        raise AssertionError(f"{e.name}: hook MACs {macs_hooks} vs dispatch MACs {macs} (exact={e.exact})")
+    for p in model.parameters():
+        p.requires_grad_(False)
+
+    files = {"trace": f"{e.name}.trace.pt", "script": None}
+    with torch.no_grad():
+        traced = torch.jit.trace(model, tuple(inputs), check_trace=False)
+    torch.jit.save(traced, os.path.join(out_dir, files["trace"]), _extra_files=extra)
+    script_error = None
+    try:
+        scripted = torch.jit.script(model)
+        torch.jit.save(scripted, os.path.join(out_dir, f"{e.name}.script.pt"), _extra_files=extra)
+        files["script"] = f"{e.name}.script.pt"
+    except Exception as ex:  # noqa: BLE001 - record and go on
+        lines = [ln for ln in str(ex).strip().splitlines() if ln.strip()]
+        script_error = f"{type(ex).__name__}: {lines[0] if lines else ''}"
+
+    kinds, methods, check, sizes = {}, {}, {}, {}
+    for kind, fname in files.items():
+        if fname is None:
+            kinds[kind] = []
+            continue
+        path = os.path.join(out_dir, fname)
+        sizes[kind] = os.path.getsize(path)
+        m, method, mnames, out = read_back(path, inputs)
+        kinds[kind] = graph_kinds(m, method)
+        methods[kind] = {"analysed": method, "all": list(mnames)} if method != "forward" else {"analysed": "forward"}
+        check[f"{kind}_max_abs_diff"] = max_diff(out, eager_out)
+
+    expect = {
+        "name": e.name,
+        "family": e.family,
+        "note": e.note,
+        "inputs": meta,
+        "params": params,
+        "buffers": buffers,
+        "macs": macs,
+        "macs_by_op": macs_by_op,
+        "macs_from_hooks": macs_hooks,
+        "hooks_exact": e.exact,
+        "files": files,
+        "file_bytes": sizes,
+        "script_error": script_error,
+        "methods": methods,
+        "aten_ops": kinds,
+        "check": check,
+        "seconds": round(time.time() - t0, 3),
+    }
+    write_json(os.path.join(out_dir, f"{e.name}.expect.json"), expect)
+    return expect
+
+
+def torchvision_classification_modules():
+    """{torchvision.models submodule name (resnet, vgg, ...): [its classification builders]}."""
+    by_module = defaultdict(list)
+    for b in tvm.list_models(module=tvm):
+        by_module[tvm.get_model_builder(b).__module__.split(".")[-1]].append(b)
+    return by_module
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", help="output directory")
+    ap.add_argument("--only", nargs="+", action="extend", metavar="NAME", help="entries to generate (default: all)")
+    ap.add_argument("--list", action="store_true", help="print the entries and exit")
+    args = ap.parse_args()
+    names = [e.name for e in ZOO]
+    assert len(set(names)) == len(names), "duplicate zoo names"
+    if args.list:
+        for e in ZOO:
+            print(f"{e.name:32s} {e.family:16s} {e.note}")
+        return 0
+    if not args.out:
+        ap.error("--out is required")
+    unknown = sorted(set(args.only or []) - set(names))
+    if unknown:
+        ap.error("unknown entries: " + ", ".join(unknown))
+    os.makedirs(args.out, exist_ok=True)
+    wanted = [e for e in ZOO if not args.only or e.name in args.only]
+
+    t0 = time.time()
+    results = []
+    for e in wanted:
+        r = generate(e, args.out)
+        results.append(r)
+        size = sum(r["file_bytes"].values())
+        print(f"{e.name:32s} {r['seconds']:6.2f} s  params {r['params']:>9,}  macs {r['macs']:>12,}  "
+              f"{size / 1e6:6.2f} MB  script {'ok' if r['files']['script'] else 'FAILED: ' + r['script_error']}",
+              file=sys.stderr, flush=True)
+    total = time.time() - t0
+
+    ops = defaultdict(list)
+    for r in results:
+        for k in sorted(set(r["aten_ops"]["trace"]) | set(r["aten_ops"]["script"])):
+            ops[k].append(r["name"])
+    write_json(os.path.join(args.out, "aten_ops.json"), dict(sorted(ops.items())))
+
+    # torchvision classification modules without a zoo entry (e.g. a family a later torchvision adds)
+    modules_in_zoo = set()
+    for e in ZOO:
+        if e.family not in ("transformer_lm", "rnn_lm", "unet", "nn_layer"):
+            modules_in_zoo.add(e.family)
+    tv_modules = torchvision_classification_modules()
+    family_of_module = {"resnet": "resnet", "vgg": "vgg", "alexnet": "alexnet", "densenet": "densenet",
+                        "googlenet": "googlenet", "inception": "inception", "mobilenetv2": "mobilenet_v2",
+                        "mobilenetv3": "mobilenet_v3", "efficientnet": "efficientnet", "regnet": "regnet",
+                        "mnasnet": "mnasnet", "shufflenetv2": "shufflenet_v2", "squeezenet": "squeezenet",
+                        "convnext": "convnext", "vision_transformer": "vit", "swin_transformer": "swin",
+                        "maxvit": "maxvit"}
+    missing = {mod: builders for mod, builders in sorted(tv_modules.items())
+               if family_of_module.get(mod) not in modules_in_zoo}
+    for fam, present in (("maxvit", hasattr(tvm, "MaxVit")), ("swin_v2", hasattr(tvm, "swin_v2_t"))):
+        if not present:
+            missing[fam] = f"not in torchvision {torchvision.__version__}"
+
+    zoo = {
+        "names": [r["name"] for r in results],
+        "missing": missing,
+        "summary": {
+            "count": len(results),
+            "total_seconds": round(total, 2),
+            "torch": torch.__version__,
+            "torchvision": torchvision.__version__,
+            "script_failed": {r["name"]: r["script_error"] for r in results if r["script_error"]},
+            "seconds": {r["name"]: r["seconds"] for r in results},
+        },
+    }
+    write_json(os.path.join(args.out, "zoo.json"), zoo)
+    print(f"{len(results)} models in {total:.1f} s -> {args.out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,151 @@
+// src/torch/aten_attention.cc — PyTorch's fused attention kernels, decomposed into the ops the unfused path
+// runs (so MACs and FLOPs equal the same module scripted without its fast path):
+// _native_multi_head_attention (nn.MultiheadAttention's inference fast path), _transformer_encoder_layer_fwd
+// (nn.TransformerEncoderLayer's), and scaled dot-product attention.
+#include <cmath>
+
+#include "aten_table.h"
+
+namespace flopwise {
+namespace {
+
+using tj::Node;
+
+struct Emitter {
+  Lowerer& L;
+  const tj::Value* o;  // names of the emitted values derive from this jit output
+  int tmp(const std::string& what, const std::string& op, const std::vector<int>& ins, Attrs a = {}) {
+    return L.emit_tmp(o, what, op, ins, std::move(a));
+  }
+  // x W^T (+ b), as aten::linear lowers.
+  int linear(const std::string& what, int x, int w, int b) {
+    int wt = tmp(what + "/weight_t", "Transpose", {w}, {{"perm", ais({1, 0})}});
+    int y = tmp(what + "/matmul", "MatMul", {x, wt});
+    return b >= 0 ? tmp(what + "/add", "Add", {y, b}) : y;
+  }
+  int layer_norm(const std::string& what, int x, int w, int b, double eps) {
+    return tmp(what, "LayerNormalization", {x, w, b}, {{"axis", ai(-1)}, {"epsilon", af(eps)}});
+  }
+  // softmax(q k^T / sqrt(d) + mask) v over the last two dims; returns (output, probabilities).
+  std::pair<int, int> sdpa(int q, int k, int v, int mask, double scale) {
+    int kt = L.emit_tmp(o, "attn/k_t", "TransposeDims", {k}, {{"dim0", ai(-2)}, {"dim1", ai(-1)}}, "flopwise");
+    int s = tmp("attn/scores", "MatMul", {q, kt});
+    s = tmp("attn/scaled", "Mul", {s, L.const_float(scale)});
+    if (mask >= 0) s = tmp("attn/masked", "Add", {s, mask});
+    int p = tmp("attn/probs", "Softmax", {s}, {{"axis", ai(-1)}});
+    return {tmp("attn/context", "MatMul", {p, v}), p};
+  }
+  // Multi-head attention on batch-first [B, L, E] inputs with packed in-projection weights [3E, E].
+  std::pair<int, int> mha(int query, int key, int value, int64_t heads, int64_t embed, int qkv_w, int qkv_b,
+                          int proj_w, int proj_b, int mask) {
+    int64_t d = embed / heads;
+    auto ws = L.emit("Split", {qkv_w, L.const_ints({embed, embed, embed})},
+                     {L.tmp(o, "in_proj/wq"), L.tmp(o, "in_proj/wk"), L.tmp(o, "in_proj/wv")}, {{"axis", ai(0)}});
+    std::vector<int> bs{-1, -1, -1};
+    if (qkv_b >= 0)
+      bs = L.emit("Split", {qkv_b, L.const_ints({embed, embed, embed})},
+                  {L.tmp(o, "in_proj/bq"), L.tmp(o, "in_proj/bk"), L.tmp(o, "in_proj/bv")}, {{"axis", ai(0)}});
+    auto heads_first = [&](const std::string& what, int x) {  // [B, L, E] -> [B, H, L, D]
+      int r = tmp(what + "/heads", "Reshape", {x, L.const_ints({0, 0, heads, d})});
+      return tmp(what + "/heads_t", "Transpose", {r}, {{"perm", ais({0, 2, 1, 3})}});
+    };
+    int q = heads_first("q", linear("q_proj", query, ws[0], bs[0]));
+    int k = heads_first("k", linear("k_proj", key, ws[1], bs[1]));
+    int v = heads_first("v", linear("v_proj", value, ws[2], bs[2]));
+    auto [ctx, probs] = sdpa(q, k, v, mask, 1.0 / std::sqrt(static_cast<double>(d)));
+    int t = tmp("context_t", "Transpose", {ctx}, {{"perm", ais({0, 2, 1, 3})}});
+    int merged = tmp("context_merged", "Reshape", {t, L.const_ints({0, 0, embed})});
+    return {linear("out_proj", merged, proj_w, proj_b), probs};
+  }
+};
+
+int opt_ir(Lowerer& L, const JV& j) { return Lowerer::is_none(j) ? -1 : L.as_ir(j); }
+
+// _native_multi_head_attention(query, key, value, embed_dim, num_head, qkv_weight, qkv_bias, proj_weight,
+// proj_bias, mask=None, need_weights=True, average_attn_weights=True, mask_type=None) -> (out, weights).
+bool lower_native_mha(Lowerer& L, Node* n, const std::string&) {
+  if (n->inputs().size() < 9) return false;
+  auto embed = Lowerer::known_int(L.in(n, 3)), heads = Lowerer::known_int(L.in(n, 4));
+  if (!embed || !heads || *heads <= 0 || *embed % *heads) return false;
+  int mask = n->inputs().size() > 9 ? opt_ir(L, L.in(n, 9)) : -1;
+  bool need = n->inputs().size() > 10 ? Lowerer::known_int(L.in(n, 10)).value_or(1) != 0 : true;
+  bool average = n->inputs().size() > 11 ? Lowerer::known_int(L.in(n, 11)).value_or(1) != 0 : true;
+  Emitter e{L, n->output(0)};
+  auto [out, probs] = e.mha(L.as_ir(L.in(n, 0)), L.as_ir(L.in(n, 1)), L.as_ir(L.in(n, 2)), *heads, *embed,
+                            L.as_ir(L.in(n, 5)), opt_ir(L, L.in(n, 6)), L.as_ir(L.in(n, 7)), opt_ir(L, L.in(n, 8)), mask);
+  L.set_ir(n->output(0), L.emit("Identity", {out}, {Lowerer::ir_name(n->output(0))})[0]);
+  if (n->outputs().size() > 1) {
+    if (!need) {
+      L.set_known(n->output(1), c10::IValue());
+    } else if (average) {
+      L.emit_to(n->output(1), "ReduceMean", {probs, L.const_ints({1})}, {{"keepdims", ai(0)}});
+    } else {
+      L.emit_to(n->output(1), "Identity", {probs});
+    }
+  }
+  return true;
+}
+
+// _transformer_encoder_layer_fwd(src, embed_dim, num_heads, qkv_weight, qkv_bias, proj_weight, proj_bias,
+// use_gelu, norm_first, eps, norm_weight_1, norm_bias_1, norm_weight_2, norm_bias_2, ffn_weight_1,
+// ffn_bias_1, ffn_weight_2, ffn_bias_2, mask=None, mask_type=None): one nn.TransformerEncoderLayer.
+bool lower_encoder_layer(Lowerer& L, Node* n, const std::string&) {
+  if (n->inputs().size() < 18) return false;
+  auto in = [&](size_t i) -> JV& { return L.in(n, i); };
+  auto embed = Lowerer::known_int(in(1)), heads = Lowerer::known_int(in(2));
+  auto gelu = Lowerer::known_int(in(7)), norm_first = Lowerer::known_int(in(8));
+  auto eps = Lowerer::known_num(in(9));
+  if (!embed || !heads || !gelu || !norm_first || !eps || *heads <= 0 || *embed % *heads) return false;
+  int mask = n->inputs().size() > 18 ? opt_ir(L, in(18)) : -1;
+  Emitter e{L, n->output()};
+  int src = L.as_ir(in(0));
+  auto attn = [&](int x) {
+    return e.mha(x, x, x, *heads, *embed, L.as_ir(in(3)), opt_ir(L, in(4)), L.as_ir(in(5)), opt_ir(L, in(6)), mask).first;
+  };
+  auto ffn = [&](int x) {
+    int h = e.linear("linear1", x, L.as_ir(in(14)), opt_ir(L, in(15)));
+    h = *gelu ? L.emit_tmp(n->output(), "activation", "Gelu", {h}, {}, "", 20)
+              : e.tmp("activation", "Relu", {h});
+    return e.linear("linear2", h, L.as_ir(in(16)), opt_ir(L, in(17)));
+  };
+  int n1w = L.as_ir(in(10)), n1b = L.as_ir(in(11)), n2w = L.as_ir(in(12)), n2b = L.as_ir(in(13));
+  int x;
+  if (*norm_first) {
+    x = e.tmp("residual1", "Add", {src, attn(e.layer_norm("norm1", src, n1w, n1b, *eps))});
+    x = e.tmp("residual2", "Add", {x, ffn(e.layer_norm("norm2", x, n2w, n2b, *eps))});
+  } else {
+    x = e.layer_norm("norm1", e.tmp("residual1", "Add", {src, attn(src)}), n1w, n1b, *eps);
+    x = e.layer_norm("norm2", e.tmp("residual2", "Add", {x, ffn(x)}), n2w, n2b, *eps);
+  }
+  L.set_ir(n->output(), L.emit("Identity", {x}, {Lowerer::ir_name(n->output())})[0]);
+  return true;
+}
+
+// scaled_dot_product_attention(q, k, v, attn_mask=None, dropout_p=0., is_causal=False[, scale]) and
+// torch 1.13's _scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, need_attn_weights, is_causal)
+// -> (out, weights). A causal mask is an additive mask here (the full QK^T is computed, as the kernel does).
+bool lower_sdpa(Lowerer& L, Node* n, const std::string&) {
+  if (n->inputs().size() < 3) return false;
+  int q = L.as_ir(L.in(n, 0));
+  auto rank = L.known_rank(L.in(n, 0));
+  if (!rank) return false;
+  const Shape& qs = L.facts(q).shape;
+  if (!qs.dims.back().is_known()) return false;
+  int mask = n->inputs().size() > 3 ? opt_ir(L, L.in(n, 3)) : -1;
+  Emitter e{L, n->output(0)};
+  auto [out, probs] =
+      e.sdpa(q, L.as_ir(L.in(n, 1)), L.as_ir(L.in(n, 2)), mask, 1.0 / std::sqrt(static_cast<double>(qs.dims.back().value())));
+  L.set_ir(n->output(0), L.emit("Identity", {out}, {Lowerer::ir_name(n->output(0))})[0]);
+  if (n->outputs().size() > 1) L.set_ir(n->output(1), probs);
+  return true;
+}
+
+}  // namespace
+
+void register_aten_attention(AtenTable& t) {
+  t.add("_native_multi_head_attention", lower_native_mha);
+  t.add("_transformer_encoder_layer_fwd", lower_encoder_layer);
+  t.add({"scaled_dot_product_attention", "_scaled_dot_product_attention"}, lower_sdpa);
+}
+
+}  // namespace flopwise

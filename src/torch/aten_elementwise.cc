@@ -1,0 +1,196 @@
+// src/torch/aten_elementwise.cc — aten elementwise ops: unary and binary arithmetic, comparisons,
+// activations, clamps, where/masked_fill, softmax. Each becomes the ONNX op torch.onnx exports.
+#include <map>
+
+#include "aten_table.h"
+
+namespace flopwise {
+namespace {
+
+using tj::Node;
+
+const std::map<std::string, std::string>& unary_ops() {
+  static const std::map<std::string, std::string> m = {
+      {"relu", "Relu"},         {"sigmoid", "Sigmoid"},         {"tanh", "Tanh"},       {"exp", "Exp"},
+      {"log", "Log"},           {"sqrt", "Sqrt"},               {"neg", "Neg"},         {"abs", "Abs"},
+      {"erf", "Erf"},           {"sin", "Sin"},                 {"cos", "Cos"},         {"reciprocal", "Reciprocal"},
+      {"floor", "Floor"},       {"ceil", "Ceil"},               {"round", "Round"},     {"sign", "Sign"},
+      {"hardswish", "HardSwish"}, {"hardsigmoid", "HardSigmoid"}, {"logical_not", "Not"}, {"softplus", "Softplus"},
+      {"elu", "Elu"},           {"mish", "Mish"},               {"bitwise_not", "Not"}, {"selu", "Selu"},
+      {"celu", "Celu"},         {"softsign", "Softsign"},       {"tan", "Tan"},         {"atan", "Atan"},
+      {"asin", "Asin"},         {"acos", "Acos"},               {"sinh", "Sinh"},       {"cosh", "Cosh"},
+      {"isnan", "IsNaN"},       {"trunc", "Floor"},
+  };
+  return m;
+}
+
+const std::map<std::string, std::string>& binary_ops() {
+  static const std::map<std::string, std::string> m = {
+      {"add", "Add"},        {"sub", "Sub"},           {"mul", "Mul"},         {"div", "Div"},
+      {"floordiv", "Div"},   {"floor_divide", "Div"},  {"pow", "Pow"},         {"maximum", "Max"},
+      {"minimum", "Min"},    {"eq", "Equal"},          {"lt", "Less"},         {"gt", "Greater"},
+      {"le", "LessOrEqual"}, {"ge", "GreaterOrEqual"}, {"logical_and", "And"}, {"logical_or", "Or"},
+      {"remainder", "Mod"},  {"fmod", "Mod"},          {"__and__", "And"},     {"__or__", "Or"},
+      {"logical_xor", "Xor"}, {"__xor__", "Xor"},      {"bitwise_and", "And"}, {"bitwise_or", "Or"},
+      {"true_divide", "Div"}, {"atan2", "Atan"},
+  };
+  return m;
+}
+
+bool lower_identity(Lowerer& L, Node* n, const std::string&) {
+  int x = L.as_ir(L.in(n, 0));
+  if (x < 0) return false;
+  L.emit_to(n->output(), "Identity", {x});
+  return true;
+}
+
+bool lower_unary(Lowerer& L, Node* n, const std::string& op) {
+  const JV& x = L.in(n, 0);
+  if (!Lowerer::is_tensor(x) && x.kind != JV::ScalarIR) return false;
+  bool scalar = x.kind == JV::ScalarIR;
+  int r = L.emit_to(n->output(), unary_ops().at(op), {x.ir});
+  if (scalar) L.set_ir(n->output(), r, JV::ScalarIR);
+  return true;
+}
+
+bool lower_binary(Lowerer& L, Node* n, const std::string& op) {
+  if (n->inputs().size() < 2) return false;
+  JV a = L.in(n, 0), c = L.in(n, 1);
+  if (a.kind == JV::Unknown || c.kind == JV::Unknown) return false;
+  bool scalar = a.kind != JV::Tensor && c.kind != JV::Tensor;
+  int ia = L.as_ir(a), ic = L.as_ir(c);
+  if (ia < 0 || ic < 0) return false;
+  const tj::Value* o = n->output();
+  if ((op == "add" || op == "sub") && n->inputs().size() >= 3) {
+    auto alpha = Lowerer::known_num(L.in(n, 2));
+    if (alpha && *alpha != 1.0) ic = L.emit_tmp(o, "alpha", "Mul", {ic, L.const_float(*alpha)});
+  }
+  int r = L.emit_to(o, binary_ops().at(op), {ia, ic});
+  if (scalar) L.set_ir(o, r, JV::ScalarIR);
+  return true;
+}
+
+bool lower_ne(Lowerer& L, Node* n, const std::string&) {
+  if (n->inputs().size() != 2) return false;
+  int e = L.emit_tmp(n->output(), "eq", "Equal", {L.as_ir(L.in(n, 0)), L.as_ir(L.in(n, 1))});
+  bool scalar = !Lowerer::is_tensor(L.in(n, 0)) && !Lowerer::is_tensor(L.in(n, 1));
+  int r = L.emit_to(n->output(), "Not", {e});
+  if (scalar) L.set_ir(n->output(), r, JV::ScalarIR);
+  return true;
+}
+
+bool lower_rsub(Lowerer& L, Node* n, const std::string&) {
+  if (n->inputs().size() < 2) return false;
+  L.emit_to(n->output(), "Sub", {L.as_ir(L.in(n, 1)), L.as_ir(L.in(n, 0))});
+  return true;
+}
+
+bool lower_rsqrt(Lowerer& L, Node* n, const std::string&) {
+  int s = L.emit_tmp(n->output(), "sqrt", "Sqrt", {L.as_ir(L.in(n, 0))});
+  L.emit_to(n->output(), "Reciprocal", {s});
+  return true;
+}
+
+bool lower_silu(Lowerer& L, Node* n, const std::string&) {  // x * sigmoid(x), as torch.onnx exports it
+  int x = L.as_ir(L.in(n, 0));
+  int s = L.emit_tmp(n->output(), "sigmoid", "Sigmoid", {x});
+  L.emit_to(n->output(), "Mul", {x, s});
+  return true;
+}
+
+bool lower_gelu(Lowerer& L, Node* n, const std::string&) {
+  Attrs a;
+  if (n->inputs().size() >= 2 && L.in(n, 1).kind == JV::Known && L.in(n, 1).iv.isString())
+    a["approximate"] = as(L.in(n, 1).iv.toStringRef());
+  L.emit_to(n->output(), "Gelu", {L.as_ir(L.in(n, 0))}, a, "", 20);
+  return true;
+}
+
+// relu6, hardtanh, clamp/clip (min, max scalars or tensors, either None).
+bool lower_clip(Lowerer& L, Node* n, const std::string& op) {
+  double lo = op == "hardtanh" ? -1.0 : 0.0, hi = op == "hardtanh" ? 1.0 : 6.0;
+  size_t nin = n->inputs().size();
+  std::vector<int> ins{L.as_ir(L.in(n, 0))};
+  if (op == "relu6") {
+    ins.push_back(L.const_float(0));
+    ins.push_back(L.const_float(6));
+  } else {
+    for (size_t k = 1; k <= 2; ++k) {
+      if (nin > k && Lowerer::is_none(L.in(n, k))) {
+        ins.push_back(-1);
+      } else if (nin > k) {
+        auto x = Lowerer::known_num(L.in(n, k));
+        ins.push_back(x ? L.const_float(*x) : L.as_ir(L.in(n, k)));
+      } else {
+        ins.push_back(L.const_float(k == 1 ? lo : hi));
+      }
+    }
+    while (!ins.empty() && ins.back() < 0) ins.pop_back();
+  }
+  L.emit_to(n->output(), "Clip", ins);
+  return true;
+}
+
+bool lower_leaky_relu(Lowerer& L, Node* n, const std::string&) {
+  double slope = n->inputs().size() >= 2 ? Lowerer::known_num(L.in(n, 1)).value_or(0.01) : 0.01;
+  L.emit_to(n->output(), "LeakyRelu", {L.as_ir(L.in(n, 0))}, {{"alpha", af(slope)}});
+  return true;
+}
+
+bool lower_prelu(Lowerer& L, Node* n, const std::string&) {
+  // PReLU's slope has one value per channel (dim 1); ONNX broadcasts from the right: [C] -> [C, 1, ...].
+  int x = L.as_ir(L.in(n, 0)), w = L.as_ir(L.in(n, 1));
+  auto rank = L.known_rank(L.in(n, 0));
+  if (!rank) return false;
+  if (*rank >= 3) {
+    std::vector<int64_t> axes;
+    for (int64_t k = 1; k <= *rank - 2; ++k) axes.push_back(k);
+    w = L.emit_tmp(n->output(), "slope", "Unsqueeze", {w, L.const_ints(axes)});
+  }
+  L.emit_to(n->output(), "PRelu", {x, w});
+  return true;
+}
+
+bool lower_where(Lowerer& L, Node* n, const std::string&) {
+  if (n->inputs().size() != 3) return false;
+  L.emit_to(n->output(), "Where", {L.as_ir(L.in(n, 0)), L.as_ir(L.in(n, 1)), L.as_ir(L.in(n, 2))});
+  return true;
+}
+
+bool lower_masked_fill(Lowerer& L, Node* n, const std::string&) {
+  if (n->inputs().size() != 3) return false;
+  L.emit_to(n->output(), "Where", {L.as_ir(L.in(n, 1)), L.as_ir(L.in(n, 2)), L.as_ir(L.in(n, 0))});
+  return true;
+}
+
+bool lower_softmax(Lowerer& L, Node* n, const std::string& op) {
+  auto dim = Lowerer::known_int(L.in(n, 1));
+  if (!dim) return false;
+  L.emit_to(n->output(), op == "log_softmax" ? "LogSoftmax" : "Softmax", {L.as_ir(L.in(n, 0))},
+            {{"axis", ai(*dim)}});
+  return true;
+}
+
+}  // namespace
+
+void register_aten_elementwise(AtenTable& t) {
+  // Identity at runtime in an eval run (dropout: training is false), or a copy: layout only.
+  t.add({"contiguous", "detach", "dropout", "feature_dropout", "alpha_dropout", "feature_alpha_dropout", "clone", "alias",
+         "lift_fresh", "positive", "resolve_conj", "resolve_neg"},
+        lower_identity);
+  for (const auto& [op, onnx] : unary_ops()) t.add(op, lower_unary);
+  for (const auto& [op, onnx] : binary_ops()) t.add(op, lower_binary);
+  t.add("ne", lower_ne);
+  t.add("rsub", lower_rsub);
+  t.add("rsqrt", lower_rsqrt);
+  t.add("silu", lower_silu);
+  t.add("gelu", lower_gelu);
+  t.add({"relu6", "hardtanh", "clamp", "clip"}, lower_clip);
+  t.add("leaky_relu", lower_leaky_relu);
+  t.add("prelu", lower_prelu);
+  t.add("where", lower_where);
+  t.add("masked_fill", lower_masked_fill);
+  t.add({"softmax", "log_softmax"}, lower_softmax);
+}
+
+}  // namespace flopwise

@@ -1,0 +1,328 @@
+// src/torch/aten_nn.cc — aten neural-network ops: contractions (matmul family, linear, addmm/baddbmm,
+// einsum, bilinear), convolutions (also transposed), norms, pooling, upsampling, embedding.
+#include "aten_table.h"
+
+namespace flopwise {
+namespace {
+
+using tj::Node;
+
+bool lower_matmul(Lowerer& L, Node* n, const std::string&) {
+  L.emit_to(n->output(), "MatMul", {L.as_ir(L.in(n, 0)), L.as_ir(L.in(n, 1))});
+  return true;
+}
+
+// y = x W^T + b: MatMul + Add, as torch.onnx exports a Linear on a rank-3 input (on rank 2 it exports
+// Gemm; MACs and FLOPs are the same: M*N*K MACs, 2*M*N*K + M*N FLOPs).
+bool lower_linear(Lowerer& L, Node* n, const std::string&) {
+  const tj::Value* o = n->output();
+  int wt = L.emit_tmp(o, "weight_t", "Transpose", {L.as_ir(L.in(n, 1))}, {{"perm", ais({1, 0})}});
+  if (n->inputs().size() < 3 || Lowerer::is_none(L.in(n, 2))) return L.emit_to(o, "MatMul", {L.as_ir(L.in(n, 0)), wt}), true;
+  int mm = L.emit_tmp(o, "matmul", "MatMul", {L.as_ir(L.in(n, 0)), wt});
+  L.emit_to(o, "Add", {mm, L.as_ir(L.in(n, 2))});
+  return true;
+}
+
+// beta * input + alpha * (m1 @ m2): addmm as Gemm; baddbmm as MatMul (+ Mul by alpha) + Add.
+bool lower_addmm(Lowerer& L, Node* n, const std::string& op) {
+  size_t nin = n->inputs().size();
+  if (nin < 3) return false;
+  double beta = nin > 3 ? Lowerer::known_num(L.in(n, 3)).value_or(1) : 1,
+         alpha = nin > 4 ? Lowerer::known_num(L.in(n, 4)).value_or(1) : 1;
+  const tj::Value* o = n->output();
+  if (op == "addmm") {
+    L.emit_to(o, "Gemm", {L.as_ir(L.in(n, 1)), L.as_ir(L.in(n, 2)), L.as_ir(L.in(n, 0))},
+              {{"alpha", af(alpha)}, {"beta", af(beta)}});
+    return true;
+  }
+  int mm = L.emit_tmp(o, "matmul", "MatMul", {L.as_ir(L.in(n, 1)), L.as_ir(L.in(n, 2))});
+  if (alpha != 1.0) mm = L.emit_tmp(o, "alpha", "Mul", {mm, L.const_float(alpha)});
+  if (beta == 0.0) return L.emit_to(o, "Identity", {mm}), true;
+  int c = L.as_ir(L.in(n, 0));
+  if (beta != 1.0) c = L.emit_tmp(o, "beta", "Mul", {c, L.const_float(beta)});
+  L.emit_to(o, "Add", {c, mm});
+  return true;
+}
+
+bool lower_einsum(Lowerer& L, Node* n, const std::string&) {
+  if (n->inputs().size() < 2 || L.in(n, 0).kind != JV::Known || !L.in(n, 0).iv.isString() ||
+      L.in(n, 1).kind != JV::List)
+    return false;
+  std::vector<int> ins;
+  for (const auto& it : *L.in(n, 1).items) ins.push_back(L.as_ir(it));
+  L.emit_to(n->output(), "Einsum", ins, {{"equation", as(L.in(n, 0).iv.toStringRef())}});
+  return true;
+}
+
+// bilinear(x1 [.., I1], x2 [.., I2], W [O, I1, I2], b): y_o = x1^T W_o x2 + b_o, as the Einsum
+// "...i,oij,...j->...o" (MACs: out elements * I1 * I2, the first product folded into the second).
+bool lower_bilinear(Lowerer& L, Node* n, const std::string&) {
+  const tj::Value* o = n->output();
+  int y = L.emit_tmp(o, "einsum", "Einsum", {L.as_ir(L.in(n, 0)), L.as_ir(L.in(n, 2)), L.as_ir(L.in(n, 1))},
+                     {{"equation", as("...i,oij,...j->...o")}});
+  if (n->inputs().size() < 4 || Lowerer::is_none(L.in(n, 3))) return L.emit_to(o, "Identity", {y}), true;
+  L.emit_to(o, "Add", {y, L.as_ir(L.in(n, 3))});
+  return true;
+}
+
+// conv1d/2d/3d(input, weight, bias, stride, padding, dilation, groups), conv_transpose1d/2d/3d(input,
+// weight, bias, stride, padding, output_padding, groups, dilation), _convolution/convolution(input, weight,
+// bias, stride, padding, dilation, transposed, output_padding, groups, ...).
+bool lower_conv(Lowerer& L, Node* n, const std::string& op) {
+  auto in = [&](size_t i) -> JV& { return L.in(n, i); };
+  bool transposed = op.rfind("conv_transpose", 0) == 0;
+  std::optional<std::vector<int64_t>> stride = Lowerer::known_ints(in(3)), dil, out_pad;
+  std::optional<int64_t> groups;
+  if (op == "_convolution" || op == "convolution") {
+    auto t = Lowerer::known_int(in(6));
+    if (!t) return false;
+    transposed = *t != 0;
+    dil = Lowerer::known_ints(in(5));
+    out_pad = Lowerer::known_ints(in(7));
+    groups = Lowerer::known_int(in(8));
+  } else if (transposed) {
+    out_pad = Lowerer::known_ints(in(5));
+    groups = Lowerer::known_int(in(6));
+    dil = Lowerer::known_ints(in(7));
+  } else {
+    dil = Lowerer::known_ints(in(5));
+    groups = Lowerer::known_int(in(6));
+  }
+  if (!stride || !dil || !groups) return false;
+  Attrs a{{"strides", ais(*stride)}, {"dilations", ais(*dil)}, {"group", ai(*groups)}};
+  JV& pad = in(4);
+  if (pad.kind == JV::Known && pad.iv.isString()) {
+    a["auto_pad"] = as(pad.iv.toStringRef() == "same" ? "SAME_UPPER" : "VALID");
+  } else {
+    auto p = Lowerer::known_ints(pad);
+    if (!p) return false;
+    std::vector<int64_t> pads = *p;
+    pads.insert(pads.end(), p->begin(), p->end());
+    a["pads"] = ais(pads);
+  }
+  if (transposed && out_pad) {
+    bool any = false;
+    for (auto x : *out_pad) any = any || x != 0;
+    if (any) a["output_padding"] = ais(*out_pad);
+  }
+  std::vector<int> ins{L.as_ir(in(0)), L.as_ir(in(1))};
+  if (!Lowerer::is_none(in(2))) ins.push_back(L.as_ir(in(2)));
+  L.emit_to(n->output(), transposed ? "ConvTranspose" : "Conv", ins, a);
+  return true;
+}
+
+bool lower_batch_norm(Lowerer& L, Node* n, const std::string&) {
+  auto in = [&](size_t i) -> JV& { return L.in(n, i); };
+  if (n->inputs().size() < 8) return false;
+  auto eps = Lowerer::known_num(in(7)).value_or(1e-5);
+  if (Lowerer::is_none(in(3)) || Lowerer::is_none(in(4))) return false;  // batch statistics: training
+  // Without affine parameters, scale 1 and bias 0 (constants: not params).
+  auto affine = [&](size_t i, double v) {
+    if (!Lowerer::is_none(in(i))) return L.as_ir(in(i));
+    int stats = L.as_ir(in(3));
+    return L.emit_tmp(n->output(), i == 1 ? "ones" : "zeros", "ConstantOfShape",
+                      {L.emit_tmp(n->output(), "channels", "Shape", {stats})},
+                      {{"value", [&] {
+                          Attribute t;
+                          t.kind = Attribute::Kind::Tensor;
+                          t.tensor.dtype = DType::Float32;
+                          t.tensor.dims = {1};
+                          ConstData d;
+                          d.is_float = true;
+                          d.floats = {v};
+                          t.tensor.data = d;
+                          return t;
+                        }()}});
+  };
+  int scale = affine(1, 1.0), bias = affine(2, 0.0);
+  L.emit_to(n->output(), "BatchNormalization", {L.as_ir(in(0)), scale, bias, L.as_ir(in(3)), L.as_ir(in(4))},
+            {{"epsilon", af(eps)}});
+  return true;
+}
+
+bool lower_layer_norm(Lowerer& L, Node* n, const std::string&) {
+  auto in = [&](size_t i) -> JV& { return L.in(n, i); };
+  if (n->inputs().size() < 5) return false;
+  auto shape = Lowerer::known_ints(in(1));
+  if (!shape) return false;
+  std::vector<int> ins{L.as_ir(in(0))};
+  if (Lowerer::is_none(in(2))) {  // elementwise_affine=False: scale of ones (a constant, not a param)
+    int x = ins[0];
+    int sh = L.emit_tmp(n->output(), "shape", "Shape", {x});
+    int last = L.emit_tmp(n->output(), "normalized_shape", "Slice",
+                          {sh, L.const_ints({-static_cast<int64_t>(shape->size())}), L.const_ints({INT64_MAX})});
+    Attribute one;
+    one.kind = Attribute::Kind::Tensor;
+    one.tensor.dtype = DType::Float32;
+    one.tensor.dims = {1};
+    ins.push_back(L.emit_tmp(n->output(), "ones", "ConstantOfShape", {last}, {{"value", one}}));
+  } else {
+    ins.push_back(L.as_ir(in(2)));
+    if (!Lowerer::is_none(in(3))) ins.push_back(L.as_ir(in(3)));
+  }
+  L.emit_to(n->output(), "LayerNormalization", ins,
+            {{"axis", ai(-static_cast<int64_t>(shape->size()))},
+             {"epsilon", af(Lowerer::known_num(in(4)).value_or(1e-5))}});
+  return true;
+}
+
+bool lower_group_norm(Lowerer& L, Node* n, const std::string&) {
+  auto in = [&](size_t i) -> JV& { return L.in(n, i); };
+  if (n->inputs().size() < 5) return false;
+  auto groups = Lowerer::known_int(in(1));
+  if (!groups || Lowerer::is_none(in(2)) || Lowerer::is_none(in(3))) return false;
+  // Opset 21's GroupNormalization: scale and bias per channel, as torch's.
+  L.emit_to(n->output(), "GroupNormalization", {L.as_ir(in(0)), L.as_ir(in(2)), L.as_ir(in(3))},
+            {{"num_groups", ai(*groups)}, {"epsilon", af(Lowerer::known_num(in(4)).value_or(1e-5))}}, "", 21);
+  return true;
+}
+
+// instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, cudnn):
+// with input statistics (the default) ONNX InstanceNormalization; affine-less gets ones/zeros constants.
+bool lower_instance_norm(Lowerer& L, Node* n, const std::string&) {
+  auto in = [&](size_t i) -> JV& { return L.in(n, i); };
+  if (n->inputs().size() < 8) return false;
+  auto use_stats = Lowerer::known_int(in(5));
+  if (!use_stats || !*use_stats) return false;
+  if (Lowerer::is_none(in(1)) || Lowerer::is_none(in(2))) {
+    // Channels from the input's dim 1: scale/bias constants (not params).
+    int x = L.as_ir(in(0));
+    int sh = L.emit_tmp(n->output(), "shape", "Shape", {x});
+    int c = L.emit_tmp(n->output(), "channels", "Slice", {sh, L.const_ints({1}), L.const_ints({2})});
+    Attribute one, zero;
+    one.kind = zero.kind = Attribute::Kind::Tensor;
+    one.tensor.dtype = zero.tensor.dtype = DType::Float32;
+    one.tensor.dims = zero.tensor.dims = {1};
+    int s = L.emit_tmp(n->output(), "ones", "ConstantOfShape", {c}, {{"value", one}});
+    int b = L.emit_tmp(n->output(), "zeros", "ConstantOfShape", {c}, {{"value", zero}});
+    L.emit_to(n->output(), "InstanceNormalization", {x, s, b}, {{"epsilon", af(Lowerer::known_num(in(7)).value_or(1e-5))}});
+    return true;
+  }
+  L.emit_to(n->output(), "InstanceNormalization", {L.as_ir(in(0)), L.as_ir(in(1)), L.as_ir(in(2))},
+            {{"epsilon", af(Lowerer::known_num(in(7)).value_or(1e-5))}});
+  return true;
+}
+
+bool lower_pool(Lowerer& L, Node* n, const std::string& op) {
+  auto in = [&](size_t i) -> JV& { return L.in(n, i); };
+  bool is_max = op.rfind("max", 0) == 0;
+  auto k = Lowerer::known_ints(in(1));
+  auto s = Lowerer::known_ints(in(2));
+  auto p = Lowerer::known_ints(in(3));
+  if (!k || !p) return false;
+  if (!s || s->empty()) s = k;
+  std::vector<int64_t> pads = *p;
+  pads.insert(pads.end(), p->begin(), p->end());
+  Attrs a{{"kernel_shape", ais(*k)}, {"strides", ais(*s)}, {"pads", ais(pads)}};
+  if (is_max) {
+    auto d = Lowerer::known_ints(in(4));
+    auto c = Lowerer::known_int(in(5));
+    if (!d || !c) return false;
+    a["dilations"] = ais(*d);
+    a["ceil_mode"] = ai(*c);
+    if (n->outputs().size() == 2) {  // max_pool*_with_indices: the indices as the second output
+      auto r = L.emit("MaxPool", {L.as_ir(in(0))}, {Lowerer::ir_name(n->output(0)), Lowerer::ir_name(n->output(1))}, a);
+      L.set_ir(n->output(0), r[0]);
+      L.set_ir(n->output(1), r[1]);
+      return true;
+    }
+    L.emit_to(n->output(), "MaxPool", {L.as_ir(in(0))}, a);
+    return true;
+  }
+  auto c = Lowerer::known_int(in(4));
+  auto cip = Lowerer::known_int(in(5));
+  if (!c || !cip) return false;
+  if (n->inputs().size() > 6 && !Lowerer::is_none(in(6))) return false;  // divisor_override: not ONNX
+  a["ceil_mode"] = ai(*c);
+  a["count_include_pad"] = ai(*cip);
+  L.emit_to(n->output(), "AveragePool", {L.as_ir(in(0))}, a);
+  return true;
+}
+
+bool lower_adaptive_pool(Lowerer& L, Node* n, const std::string& op) {
+  auto size = Lowerer::known_ints(L.in(n, 1));
+  if (!size) return false;
+  bool global = true;
+  for (auto s : *size) global = global && s == 1;
+  bool is_max = op.rfind("adaptive_max", 0) == 0;
+  int x = L.as_ir(L.in(n, 0));
+  int out;
+  if (global)
+    out = L.emit(is_max ? "GlobalMaxPool" : "GlobalAveragePool", {x}, {Lowerer::ir_name(n->output(0))})[0];
+  else
+    out = L.emit(is_max ? "AdaptiveMaxPool" : "AdaptiveAvgPool", {x}, {Lowerer::ir_name(n->output(0))},
+                 {{"output_size", ais(*size)}}, "flopwise")[0];
+  L.set_ir(n->output(0), out);
+  if (n->outputs().size() == 2) L.set(n->output(1), JV());  // indices: not modelled
+  return true;
+}
+
+// aten::upsample_*(input, output_size?, [align_corners,] scale_factors?) (the .vec overloads) or
+// (input, output_size, [align_corners,] scales...) -> Resize with scales [1, 1, s...] or sizes
+// [N, C, output_size...].
+bool lower_upsample(Lowerer& L, Node* n, const std::string& op) {
+  const tj::Value* o = n->output();
+  JV* size = L.arg(n, "output_size");
+  JV* factors = L.arg(n, "scale_factors");
+  std::string mode = op.find("nearest") != std::string::npos   ? "nearest"
+                     : op.find("bicubic") != std::string::npos ? "cubic"
+                                                               : "linear";
+  Attrs a{{"mode", as(mode)}};
+  if (JV* ac = L.arg(n, "align_corners"))
+    if (auto v = Lowerer::known_int(*ac); v && *v) a["coordinate_transformation_mode"] = as("align_corners");
+  int x = L.as_ir(L.in(n, 0));
+  if (factors && !Lowerer::is_none(*factors)) {
+    auto f = Lowerer::known_doubles(*factors);
+    if (!f) return false;
+    std::vector<double> sc{1.0, 1.0};
+    sc.insert(sc.end(), f->begin(), f->end());
+    ConstData d;
+    d.is_float = true;
+    d.floats = sc;
+    int scales = L.const_value(DType::Float32, Shape({Dim(static_cast<int64_t>(sc.size()))}), d);
+    L.emit_to(o, "Resize", {x, -1, scales}, a);
+    return true;
+  }
+  if (!size || Lowerer::is_none(*size)) return false;
+  int sz = L.pack_ints(*size);
+  if (sz < 0) return false;
+  int shape = L.emit_tmp(o, "shape", "Shape", {x});
+  int nc = L.emit_tmp(o, "nc", "Slice", {shape, L.const_ints({0}), L.const_ints({2})});
+  int sizes = L.emit_tmp(o, "sizes", "Concat", {nc, sz}, {{"axis", ai(0)}});
+  L.emit_to(o, "Resize", {x, -1, -1, sizes}, a);
+  return true;
+}
+
+bool lower_embedding(Lowerer& L, Node* n, const std::string&) {
+  L.emit_to(n->output(), "Gather", {L.as_ir(L.in(n, 0)), L.as_ir(L.in(n, 1))}, {{"axis", ai(0)}});
+  return true;
+}
+
+}  // namespace
+
+void register_aten_nn(AtenTable& t) {
+  t.add({"matmul", "mm", "bmm"}, lower_matmul);
+  t.add("linear", lower_linear);
+  t.add({"addmm", "baddbmm"}, lower_addmm);
+  t.add("einsum", lower_einsum);
+  t.add("bilinear", lower_bilinear);
+  t.add({"_convolution", "convolution", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+         "conv_transpose3d"},
+        lower_conv);
+  t.add("batch_norm", lower_batch_norm);
+  t.add("layer_norm", lower_layer_norm);
+  t.add("group_norm", lower_group_norm);
+  t.add("instance_norm", lower_instance_norm);
+  t.add({"max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
+         "max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d_with_indices"},
+        lower_pool);
+  t.add({"adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d",
+         "adaptive_max_pool2d", "adaptive_max_pool3d"},
+        lower_adaptive_pool);
+  t.add({"upsample_nearest1d", "upsample_nearest2d", "upsample_nearest3d", "upsample_linear1d",
+         "upsample_bilinear2d", "upsample_trilinear3d", "upsample_bicubic2d"},
+        lower_upsample);
+  t.add("embedding", lower_embedding);
+}
+
+}  // namespace flopwise

@@ -1,0 +1,130 @@
+// src/torch/aten_rnn.cc — aten recurrent ops: lstm/gru/rnn_tanh/rnn_relu (the whole multi-layer module, as
+// torch.onnx exports it: one ONNX LSTM/GRU/RNN per layer) and the single-step cells.
+#include "aten_table.h"
+
+namespace flopwise {
+namespace {
+
+using tj::Node;
+
+// aten::lstm/gru/rnn_* (input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
+// batch_first): per layer one ONNX LSTM/GRU/RNN (W, R, B from the layer's w_ih, w_hh, b_ih, b_hh),
+// Y [seq, dirs, batch, hidden] -> [seq, batch, dirs*hidden] for the next layer, batch_first by transposes.
+// Initial states are left out: they change neither shapes nor costs. An unbatched input (rank 2) is
+// given a batch of 1 and has it removed again.
+bool lower_rnn(Lowerer& L, Node* n, const std::string& op) {
+  auto in = [&](size_t i) -> JV& { return L.in(n, i); };
+  if (n->inputs().size() != 9 || in(2).kind != JV::List) return false;
+  auto has_b = Lowerer::known_int(in(3)), layers = Lowerer::known_int(in(4)), bidir = Lowerer::known_int(in(7)),
+       bf = Lowerer::known_int(in(8));
+  if (!has_b || !layers || !bidir || !bf) return false;
+  int64_t dirs = *bidir ? 2 : 1, per = *has_b ? 4 : 2;
+  const auto& params = *in(2).items;
+  if (static_cast<int64_t>(params.size()) != *layers * dirs * per) return false;
+  std::string onnx = op == "lstm" ? "LSTM" : op == "gru" ? "GRU" : "RNN";
+  const tj::Value* o = n->output(0);
+  int x = L.as_ir(in(0));
+  auto rank = L.known_rank(in(0));
+  bool unbatched = rank && *rank == 2;
+  if (unbatched) x = L.emit_tmp(o, "batch", "Unsqueeze", {x, L.const_ints({1})});
+  else if (*bf) x = L.emit_tmp(o, "seq_first", "Transpose", {x}, {{"perm", ais({1, 0, 2})}});
+  std::vector<int> hs, cs;
+  for (int64_t l = 0; l < *layers; ++l) {
+    std::vector<int> w, r, b;
+    for (int64_t d = 0; d < dirs; ++d) {
+      size_t base = static_cast<size_t>((l * dirs + d) * per);
+      auto unsq = [&](int v, const std::string& what) { return L.emit_tmp(o, what, "Unsqueeze", {v, L.const_ints({0})}); };
+      w.push_back(unsq(L.as_ir(params[base]), "W"));
+      r.push_back(unsq(L.as_ir(params[base + 1]), "R"));
+      if (*has_b) {
+        int cat = L.emit_tmp(o, "bias", "Concat", {L.as_ir(params[base + 2]), L.as_ir(params[base + 3])},
+                             {{"axis", ai(0)}});
+        b.push_back(unsq(cat, "B"));
+      }
+    }
+    auto join = [&](const std::vector<int>& v, const std::string& what) {
+      return v.size() == 1 ? v[0] : L.emit_tmp(o, what, "Concat", v, {{"axis", ai(0)}});
+    };
+    const Shape& whh = L.graph().values[L.as_ir(params[static_cast<size_t>(l * dirs * per + 1)])].shape;
+    if (!whh.rank_known || whh.rank() != 2 || !whh.dims[1].is_known()) return false;
+    Attrs a{{"hidden_size", ai(whh.dims[1].value())}, {"direction", as(dirs == 2 ? "bidirectional" : "forward")}};
+    if (op == "gru") a["linear_before_reset"] = ai(1);
+    if (op == "rnn_relu") {
+      Attribute acts;
+      acts.kind = Attribute::Kind::Strings;
+      acts.strings = {"Relu"};
+      a["activations"] = acts;
+    }
+    std::vector<int> ins{x, join(w, "W_all"), join(r, "R_all")};
+    if (*has_b) ins.push_back(join(b, "B_all"));
+    std::vector<std::string> outs{L.tmp(o, "Y"), L.tmp(o, "Y_h")};
+    if (op == "lstm") outs.push_back(L.tmp(o, "Y_c"));
+    auto res = L.emit(onnx, ins, outs, a);
+    hs.push_back(res[1]);
+    if (op == "lstm") cs.push_back(res[2]);
+    int t = L.emit_tmp(o, "Y_t", "Transpose", {res[0]}, {{"perm", ais({0, 2, 1, 3})}});
+    x = L.emit_tmp(o, "Y_seq", "Reshape", {t, L.const_ints({0, 0, -1})});
+  }
+  if (unbatched) x = L.emit_tmp(o, "unbatch", "Squeeze", {x, L.const_ints({1})});
+  else if (*bf) x = L.emit_tmp(o, "batch_first", "Transpose", {x}, {{"perm", ais({1, 0, 2})}});
+  auto finish = [&](const tj::Value* jo, int v) { L.set_ir(jo, L.emit("Identity", {v}, {Lowerer::ir_name(jo)})[0]); };
+  finish(o, x);
+  auto concat_states = [&](std::vector<int> v, const tj::Value* jo) {
+    if (unbatched)
+      for (auto& s : v) s = L.emit_tmp(jo, "unbatch", "Squeeze", {s, L.const_ints({1})});
+    if (v.size() == 1) return finish(jo, v[0]);
+    L.set_ir(jo, L.emit("Concat", v, {Lowerer::ir_name(jo)}, {{"axis", ai(0)}})[0]);
+  };
+  concat_states(hs, n->output(1));
+  if (op == "lstm") concat_states(cs, n->output(2));
+  return true;
+}
+
+// Cells: lstm_cell(x, (hx, cx), w_ih, w_hh, b_ih, b_hh) -> (hy, cy); gru_cell / rnn_tanh_cell /
+// rnn_relu_cell(x, hx, w_ih, w_hh, b_ih, b_hh) -> hy. One time step of the ONNX op over a sequence of 1.
+bool lower_cell(Lowerer& L, Node* n, const std::string& op) {
+  auto in = [&](size_t i) -> JV& { return L.in(n, i); };
+  if (n->inputs().size() < 4) return false;
+  const tj::Value* o = n->output(0);
+  int w_ih = L.as_ir(in(2)), w_hh = L.as_ir(in(3));
+  const Shape& whh = L.graph().values[w_hh].shape;
+  if (!whh.rank_known || whh.rank() != 2 || !whh.dims[1].is_known()) return false;
+  auto rank = L.known_rank(in(0));
+  if (!rank) return false;
+  int x = L.as_ir(in(0));
+  // [batch, in] -> [seq 1, batch, in]; unbatched [in] -> [1, 1, in].
+  x = L.emit_tmp(o, "seq", "Unsqueeze", {x, L.const_ints(*rank == 1 ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{0})});
+  auto unsq = [&](int v, const std::string& what) { return L.emit_tmp(o, what, "Unsqueeze", {v, L.const_ints({0})}); };
+  std::vector<int> ins{x, unsq(w_ih, "W"), unsq(w_hh, "R")};
+  bool bias = n->inputs().size() >= 6 && !Lowerer::is_none(in(4)) && !Lowerer::is_none(in(5));
+  if (bias) ins.push_back(unsq(L.emit_tmp(o, "bias", "Concat", {L.as_ir(in(4)), L.as_ir(in(5))}, {{"axis", ai(0)}}), "B"));
+  std::string onnx = op == "lstm_cell" ? "LSTM" : op == "gru_cell" ? "GRU" : "RNN";
+  Attrs a{{"hidden_size", ai(whh.dims[1].value())}};
+  if (op == "gru_cell") a["linear_before_reset"] = ai(1);
+  if (op == "rnn_relu_cell") {
+    Attribute acts;
+    acts.kind = Attribute::Kind::Strings;
+    acts.strings = {"Relu"};
+    a["activations"] = acts;
+  }
+  std::vector<std::string> outs{L.tmp(o, "Y"), L.tmp(o, "Y_h")};
+  if (op == "lstm_cell") outs.push_back(L.tmp(o, "Y_c"));
+  auto res = L.emit(onnx, ins, outs, a);
+  // Y_h [dirs 1, batch, hidden] -> [batch, hidden] (unbatched: [hidden]).
+  auto state = [&](int v, const tj::Value* jo) {
+    L.set_ir(jo, L.emit("Squeeze", {v, L.const_ints(*rank == 1 ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{0})},
+                        {Lowerer::ir_name(jo)})[0]);
+  };
+  state(res[1], n->output(0));
+  if (op == "lstm_cell") state(res[2], n->output(1));
+  return true;
+}
+
+}  // namespace
+
+void register_aten_rnn(AtenTable& t) {
+  t.add({"lstm", "gru", "rnn_tanh", "rnn_relu"}, lower_rnn);
+  t.add({"lstm_cell", "gru_cell", "rnn_tanh_cell", "rnn_relu_cell"}, lower_cell);
+}
+
+}  // namespace flopwise

@@ -1,0 +1,45 @@
+// src/torch/aten_table.h — the aten op table: op name (without "aten::" and without the in-place
+// suffix "_") -> lowering. One lowering per name; families register themselves through the one explicit
+// list below (a name registered twice is an error at start-up). Adding an op touches its family's file.
+#pragma once
+
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "lowerer.h"
+
+namespace flopwise {
+
+// Lowers aten node `n` (`op`: its name, in-place suffix removed); false when it cannot (an argument not
+// known at import), and the node is then listed as unsupported.
+using AtenLowering = bool (*)(Lowerer& L, tj::Node* n, const std::string& op);
+
+class AtenTable {
+ public:
+  void add(const std::string& op, AtenLowering fn);  // throws std::logic_error on a duplicate
+  void add(std::initializer_list<const char*> ops, AtenLowering fn) {
+    for (const char* op : ops) add(op, fn);
+  }
+  AtenLowering find(const std::string& op) const;
+  std::vector<std::string> names() const;  // sorted
+
+ private:
+  std::unordered_map<std::string, AtenLowering> by_name_;
+};
+
+const AtenTable& aten_table();
+
+// The families, listed once: each defines register_aten_<family>(AtenTable&) in aten_<family>.cc.
+#define FLOPWISE_ATEN_FAMILIES(X) \
+  X(elementwise)                  \
+  X(tensor)                       \
+  X(nn)                           \
+  X(rnn)                          \
+  X(attention)
+
+#define FLOPWISE_DECLARE_FAMILY(f) void register_aten_##f(AtenTable& t);
+FLOPWISE_ATEN_FAMILIES(FLOPWISE_DECLARE_FAMILY)
+#undef FLOPWISE_DECLARE_FAMILY
+
+}  // namespace flopwise

@@ -1,0 +1,562 @@
+// src/torch/aten_tensor.cc — aten tensor ops: views and layout (reshape, flatten, permute, squeeze, cat,
+// split, pad, roll, flip), indexing (select, slice, index, index_put, gather), creation (arange, zeros,
+// new_*, *_like, fill, copy), casts and reductions. Layout ops cost 0 FLOPs, as their ONNX equivalents.
+#include <climits>
+
+#include "aten_table.h"
+#include "torch_types.h"
+
+namespace flopwise {
+namespace {
+
+using tj::Node;
+
+// A normalised dim of a tensor whose rank the shape pass knows (negative dims count from the end).
+std::optional<int64_t> norm_dim(Lowerer& L, const JV& x, const JV& dim) {
+  auto d = Lowerer::known_int(dim);
+  if (!d) return std::nullopt;
+  if (*d >= 0) return d;
+  auto r = L.known_rank(x);
+  if (!r) return std::nullopt;
+  return *d + *r;
+}
+
+Attribute tensor_value(DType t, double v) {
+  Attribute a;
+  a.kind = Attribute::Kind::Tensor;
+  a.tensor.dtype = t;
+  a.tensor.dims = {1};
+  ConstData d;
+  if (is_float(t)) {
+    d.is_float = true;
+    d.floats = {v};
+  } else {
+    d.ints = {Dim(static_cast<int64_t>(v))};
+  }
+  a.tensor.data = d;
+  return a;
+}
+
+// The dtype of a creation op: its dtype argument, else `like`'s dtype, else float32.
+DType creation_dtype(Lowerer& L, Node* n, const JV* like) {
+  if (JV* dt = L.arg(n, "dtype"))
+    if (auto st = Lowerer::known_int(*dt))
+      if (auto t = dtype_of_scalar_type(*st)) return *t;
+  if (like && (like->kind == JV::Tensor || like->kind == JV::ScalarIR)) {
+    DType t = L.facts(like->ir).dtype;
+    if (t != DType::Undefined) return t;
+  }
+  return DType::Float32;
+}
+
+bool lower_select(Lowerer& L, Node* n, const std::string&) {
+  if (n->inputs().size() != 3) return false;
+  auto dim = Lowerer::known_int(L.in(n, 1));
+  if (!dim) return false;
+  L.emit_to(n->output(), "Gather", {L.as_ir(L.in(n, 0)), L.as_ir(L.in(n, 2))}, {{"axis", ai(*dim)}});
+  return true;
+}
+
+bool lower_slice(Lowerer& L, Node* n, const std::string&) {
+  if (n->inputs().size() != 5) return false;
+  auto dim = Lowerer::known_int(L.in(n, 1));
+  if (!dim) return false;
+  int start = Lowerer::is_none(L.in(n, 2)) ? L.const_ints({0}) : L.pack_ints(L.in(n, 2));
+  int end = Lowerer::is_none(L.in(n, 3)) ? L.const_ints({INT64_MAX}) : L.pack_ints(L.in(n, 3));
+  int step = Lowerer::is_none(L.in(n, 4)) ? L.const_ints({1}) : L.pack_ints(L.in(n, 4));
+  if (start < 0 || end < 0 || step < 0) return false;
+  L.emit_to(n->output(), "Slice", {L.as_ir(L.in(n, 0)), start, end, L.const_ints({*dim}), step});
+  return true;
+}
+
+bool lower_narrow(Lowerer& L, Node* n, const std::string&) {
+  auto dim = Lowerer::known_int(L.in(n, 1));
+  if (!dim) return false;
+  int start = L.pack_ints(L.in(n, 2)), len = L.pack_ints(L.in(n, 3));
+  if (start < 0 || len < 0) return false;
+  int end = L.emit_tmp(n->output(), "end", "Add", {start, len});
+  L.emit_to(n->output(), "Slice", {L.as_ir(L.in(n, 0)), start, end, L.const_ints({*dim})});
+  return true;
+}
+
+bool lower_reshape(Lowerer& L, Node* n, const std::string& op) {
+  int shape;
+  if (op == "view_as" || op == "reshape_as")
+    shape = L.emit_tmp(n->output(), "shape", "Shape", {L.as_ir(L.in(n, 1))});
+  else
+    shape = L.pack_ints(L.in(n, 1));
+  if (shape < 0) return false;
+  L.emit_to(n->output(), "Reshape", {L.as_ir(L.in(n, 0)), shape});
+  return true;
+}
+
+// flatten(x, start, end): shape[:start] ++ [-1] ++ shape[end+1:].
+bool lower_flatten(Lowerer& L, Node* n, const std::string&) {
+  if (n->inputs().size() != 3) return false;
+  const JV& x = L.in(n, 0);
+  auto s = norm_dim(L, x, L.in(n, 1)), e = norm_dim(L, x, L.in(n, 2));
+  if (!s || !e) return false;
+  auto rank = L.known_rank(x);
+  if (*s == 1 && rank && *e == *rank - 1) return L.emit_to(n->output(), "Flatten", {x.ir}, {{"axis", ai(1)}}), true;
+  const tj::Value* o = n->output();
+  int sh = L.emit_tmp(o, "shape", "Shape", {x.ir});
+  int head = L.emit_tmp(o, "head", "Slice", {sh, L.const_ints({0}), L.const_ints({*s})});
+  int tail = L.emit_tmp(o, "tail", "Slice", {sh, L.const_ints({*e + 1}), L.const_ints({INT64_MAX})});
+  int target = L.emit_tmp(o, "target", "Concat", {head, L.const_ints({-1}), tail}, {{"axis", ai(0)}});
+  L.emit_to(o, "Reshape", {x.ir, target});
+  return true;
+}
+
+// unflatten(x, dim, sizes): shape[:dim] ++ sizes ++ shape[dim+1:].
+bool lower_unflatten(Lowerer& L, Node* n, const std::string&) {
+  const JV& x = L.in(n, 0);
+  auto d = norm_dim(L, x, L.in(n, 1));
+  int sizes = L.pack_ints(L.in(n, 2));
+  if (!d || sizes < 0) return false;
+  const tj::Value* o = n->output();
+  int sh = L.emit_tmp(o, "shape", "Shape", {x.ir});
+  int head = L.emit_tmp(o, "head", "Slice", {sh, L.const_ints({0}), L.const_ints({*d})});
+  int tail = L.emit_tmp(o, "tail", "Slice", {sh, L.const_ints({*d + 1}), L.const_ints({INT64_MAX})});
+  int target = L.emit_tmp(o, "target", "Concat", {head, sizes, tail}, {{"axis", ai(0)}});
+  L.emit_to(o, "Reshape", {x.ir, target});
+  return true;
+}
+
+bool lower_permute(Lowerer& L, Node* n, const std::string&) {
+  auto perm = Lowerer::known_ints(L.in(n, 1));
+  if (!perm) return false;
+  auto rank = L.known_rank(L.in(n, 0));
+  for (auto& p : *perm) {
+    if (p < 0 && !rank) return false;
+    if (p < 0) p += *rank;
+  }
+  L.emit_to(n->output(), "Transpose", {L.as_ir(L.in(n, 0))}, {{"perm", ais(*perm)}});
+  return true;
+}
+
+bool lower_transpose(Lowerer& L, Node* n, const std::string& op) {
+  int64_t a = 0, b = 1;
+  if (op != "t") {
+    if (n->inputs().size() != 3) return false;
+    auto x = Lowerer::known_int(L.in(n, 1)), y = Lowerer::known_int(L.in(n, 2));
+    if (!x || !y) return false;
+    a = *x;
+    b = *y;
+  } else if (auto r = L.known_rank(L.in(n, 0)); r && *r < 2) {
+    return L.emit_to(n->output(), "Identity", {L.as_ir(L.in(n, 0))}), true;
+  }
+  L.emit_to(n->output(), "TransposeDims", {L.as_ir(L.in(n, 0))}, {{"dim0", ai(a)}, {"dim1", ai(b)}}, "flopwise");
+  return true;
+}
+
+bool lower_unsqueeze(Lowerer& L, Node* n, const std::string&) {
+  auto d = Lowerer::known_int(L.in(n, 1));
+  if (!d) return false;
+  L.emit_to(n->output(), "Unsqueeze", {L.as_ir(L.in(n, 0)), L.const_ints({*d})});
+  return true;
+}
+
+bool lower_squeeze(Lowerer& L, Node* n, const std::string&) {
+  if (n->inputs().size() == 1) return L.emit_to(n->output(), "Squeeze", {L.as_ir(L.in(n, 0))}), true;
+  auto d = Lowerer::known_ints(L.in(n, 1));
+  if (!d) return false;
+  // torch squeezes a named dim only when it is 1 (else a no-op); ONNX requires 1: keep the dims that are.
+  const JV& x = L.in(n, 0);
+  if (L.known_rank(x)) {
+    const Shape& s = L.facts(x.ir).shape;
+    std::vector<int64_t> keep;
+    for (auto k : *d) {
+      int64_t a = k < 0 ? k + static_cast<int64_t>(s.rank()) : k;
+      if (a < 0 || a >= static_cast<int64_t>(s.rank())) return false;
+      if (s.dims[a].is_known() && s.dims[a].value() != 1) continue;
+      keep.push_back(a);
+    }
+    if (keep.empty()) return L.emit_to(n->output(), "Identity", {x.ir}), true;
+    *d = keep;
+  }
+  L.emit_to(n->output(), "Squeeze", {L.as_ir(x), L.const_ints(*d)});
+  return true;
+}
+
+bool lower_cat(Lowerer& L, Node* n, const std::string& op) {
+  if (n->inputs().size() != 2 || L.in(n, 0).kind != JV::List) return false;
+  auto dim = Lowerer::known_int(L.in(n, 1));
+  if (!dim) return false;
+  std::vector<int> ins;
+  const tj::Value* o = n->output();
+  for (const auto& it : *L.in(n, 0).items) {
+    int x = L.as_ir(it);
+    if (x < 0) return false;
+    if (op == "stack") x = L.emit_tmp(o, "unsqueeze", "Unsqueeze", {x, L.const_ints({*dim})});
+    ins.push_back(x);
+  }
+  L.emit_to(o, "Concat", ins, {{"axis", ai(*dim)}});
+  return true;
+}
+
+// split(x, size, dim) / chunk(x, chunks, dim) / split_with_sizes(x, sizes, dim) / unbind(x, dim): a list
+// of tensors. Emitted as one Split with explicit sizes when the dim's size is known now; split/chunk of a
+// dim not known yet stay pending until prim::ListUnpack says how many pieces.
+bool lower_split(Lowerer& L, Node* n, const std::string& op) {
+  const tj::Value* o = n->output();
+  if (o->type()->cast<c10::TensorType>()) return false;  // tensor_split etc.
+  const JV& x = L.in(n, 0);
+  if (x.kind != JV::Tensor) return false;
+  auto d = norm_dim(L, x, L.in(n, op == "unbind" ? 1 : 2));
+  if (!d) return false;
+  std::optional<int64_t> len;
+  if (L.known_rank(x) && *d < static_cast<int64_t>(L.facts(x.ir).shape.rank())) {
+    const Dim& dd = L.facts(x.ir).shape.dims[*d];
+    if (dd.is_known()) len = dd.value();
+  }
+  std::vector<int64_t> sizes;
+  if (op == "split_with_sizes") {
+    auto s = Lowerer::known_ints(L.in(n, 1));
+    if (!s) return false;
+    sizes = *s;
+  } else if (len) {
+    if (op == "unbind") {
+      sizes.assign(static_cast<size_t>(*len), 1);
+    } else {
+      auto k = Lowerer::known_int(L.in(n, 1));
+      if (!k || *k <= 0) return false;
+      int64_t piece = op == "chunk" ? (*len + *k - 1) / *k : *k;
+      for (int64_t at = 0; at < *len; at += piece) sizes.push_back(std::min(piece, *len - at));
+    }
+  } else {
+    if (op == "unbind") return false;
+    auto k = Lowerer::known_int(L.in(n, 1));
+    if (!k) return false;
+    JV j;
+    j.kind = JV::Split;
+    j.ir = x.ir;
+    j.split_size = *k;
+    j.split_dim = *d;
+    j.split_is_chunks = op == "chunk";
+    L.set(o, j);
+    return true;
+  }
+  std::vector<std::string> outs;
+  for (size_t i = 0; i < sizes.size(); ++i) outs.push_back(L.tmp(o, std::to_string(i)));
+  auto res = L.emit("Split", {x.ir, L.const_ints(sizes)}, outs, {{"axis", ai(*d)}});
+  std::vector<JV> items;
+  for (size_t i = 0; i < res.size(); ++i) {
+    int r = res[i];
+    if (op == "unbind") r = L.emit_tmp(o, std::to_string(i) + "/squeeze", "Squeeze", {r, L.const_ints({*d})});
+    items.push_back(JV::of_ir(r));
+  }
+  L.set(o, JV::list(std::move(items)));
+  return true;
+}
+
+bool lower_to(Lowerer& L, Node* n, const std::string& op) {
+  static const std::map<std::string, DType> fixed = {{"float", DType::Float32}, {"double", DType::Float64},
+                                                     {"half", DType::Float16},  {"long", DType::Int64},
+                                                     {"int", DType::Int32},     {"bool", DType::Bool}};
+  int x = L.as_ir(L.in(n, 0));
+  if (x < 0) return false;
+  std::optional<DType> t;
+  if (auto f = fixed.find(op); f != fixed.end()) t = f->second;
+  if (op == "type_as") {
+    DType d = L.facts(L.as_ir(L.in(n, 1))).dtype;
+    if (d != DType::Undefined) t = d;
+  }
+  if (JV* dt = op == "to" ? L.arg(n, "dtype") : nullptr)
+    if (auto st = Lowerer::known_int(*dt)) t = dtype_of_scalar_type(*st);
+  if (t) return L.emit_to(n->output(), "Cast", {x}, {{"to", ai(int64_t(*t))}}), true;
+  L.emit_to(n->output(), "Identity", {x});
+  return true;
+}
+
+bool lower_expand(Lowerer& L, Node* n, const std::string& op) {
+  const tj::Value* o = n->output();
+  int shape;
+  if (op == "expand_as") {
+    shape = L.emit_tmp(o, "shape", "Shape", {L.as_ir(L.in(n, 1))});
+  } else if (auto k = Lowerer::known_ints(L.in(n, 1))) {
+    for (auto& v : *k) v = v == -1 ? 1 : v;  // -1 keeps the dim: 1 broadcasts to it
+    shape = L.const_ints(*k);
+  } else {
+    shape = L.pack_ints(L.in(n, 1));
+  }
+  if (shape < 0) return false;
+  L.emit_to(o, "Expand", {L.as_ir(L.in(n, 0)), shape});
+  return true;
+}
+
+bool lower_repeat(Lowerer& L, Node* n, const std::string&) {
+  auto reps = Lowerer::known_ints(L.in(n, 1));
+  auto rank = L.known_rank(L.in(n, 0));
+  if (!reps || !rank) return false;
+  int x = L.as_ir(L.in(n, 0));
+  if (static_cast<int64_t>(reps->size()) > *rank) {
+    std::vector<int64_t> axes;
+    for (int64_t k = 0; k < static_cast<int64_t>(reps->size()) - *rank; ++k) axes.push_back(k);
+    x = L.emit_tmp(n->output(), "lead", "Unsqueeze", {x, L.const_ints(axes)});
+  }
+  L.emit_to(n->output(), "Tile", {x, L.const_ints(*reps)});
+  return true;
+}
+
+// flip(x, dims): Slice with step -1 over each dim, as torch.onnx exports it.
+bool lower_flip(Lowerer& L, Node* n, const std::string&) {
+  auto dims = Lowerer::known_ints(L.in(n, 1));
+  if (!dims) return false;
+  std::vector<int64_t> starts(dims->size(), -1), ends(dims->size(), INT64_MIN), steps(dims->size(), -1);
+  L.emit_to(n->output(), "Slice",
+            {L.as_ir(L.in(n, 0)), L.const_ints(starts), L.const_ints(ends), L.const_ints(*dims), L.const_ints(steps)});
+  return true;
+}
+
+// roll(x, shifts, dims): per dim, the last `s` elements moved to the front (two Slices and a Concat, as
+// torch.onnx exports it); without dims, the flattened tensor is rolled and reshaped back.
+bool lower_roll(Lowerer& L, Node* n, const std::string&) {
+  auto shifts = Lowerer::known_ints(L.in(n, 1)), dims = Lowerer::known_ints(L.in(n, 2));
+  if (!shifts || !dims || dims->empty() || shifts->size() != dims->size()) return false;
+  const tj::Value* o = n->output();
+  int x = L.as_ir(L.in(n, 0));
+  for (size_t k = 0; k < dims->size(); ++k) {
+    int64_t s = (*shifts)[k], d = (*dims)[k];
+    int tail = L.emit_tmp(o, "tail", "Slice", {x, L.const_ints({-s}), L.const_ints({INT64_MAX}), L.const_ints({d})});
+    int head = L.emit_tmp(o, "head", "Slice", {x, L.const_ints({0}), L.const_ints({-s}), L.const_ints({d})});
+    x = k + 1 == dims->size() ? L.emit_to(o, "Concat", {tail, head}, {{"axis", ai(d)}})
+                              : L.emit_tmp(o, "rolled", "Concat", {tail, head}, {{"axis", ai(d)}});
+  }
+  return true;
+}
+
+// constant_pad_nd(x, pad, value) / pad(x, pad, mode, value): torch's pad list runs from the last dim
+// ([last_begin, last_end, prev_begin, prev_end, ...]); ONNX Pad wants [begin per dim..., end per dim...].
+bool lower_pad(Lowerer& L, Node* n, const std::string& op) {
+  auto pad = Lowerer::known_ints(L.in(n, 1));
+  auto rank = L.known_rank(L.in(n, 0));
+  if (!pad || !rank || pad->size() % 2 || static_cast<int64_t>(pad->size() / 2) > *rank) return false;
+  std::vector<int64_t> pads(static_cast<size_t>(2 * *rank), 0);
+  for (size_t k = 0; k < pad->size() / 2; ++k) {
+    size_t d = static_cast<size_t>(*rank) - 1 - k;
+    pads[d] = (*pad)[2 * k];
+    pads[d + static_cast<size_t>(*rank)] = (*pad)[2 * k + 1];
+  }
+  std::string mode = "constant";
+  if (op == "pad" && n->inputs().size() > 2 && L.in(n, 2).kind == JV::Known && L.in(n, 2).iv.isString())
+    mode = L.in(n, 2).iv.toStringRef() == "replicate" ? "edge" : L.in(n, 2).iv.toStringRef();
+  if (op == "reflection_pad1d" || op == "reflection_pad2d" || op == "reflection_pad3d") mode = "reflect";
+  if (op == "replication_pad1d" || op == "replication_pad2d" || op == "replication_pad3d") mode = "edge";
+  L.emit_to(n->output(), "Pad", {L.as_ir(L.in(n, 0)), L.const_ints(pads)}, {{"mode", as(mode)}});
+  return true;
+}
+
+// Creation: zeros/ones/full/empty/rand*(size), new_*(self, size), *_like(self), fill_(self, v), zero_.
+bool lower_creation(Lowerer& L, Node* n, const std::string& op) {
+  const tj::Value* o = n->output();
+  bool like = op.size() > 5 && op.compare(op.size() - 5, 5, "_like") == 0;
+  bool is_new = op.rfind("new_", 0) == 0;
+  bool fill = op == "fill" || op == "zero";
+  const JV* self = like || is_new || fill ? &L.in(n, 0) : nullptr;
+  int shape;
+  if (like || fill) {
+    int x = L.as_ir(*self);
+    if (x < 0) return false;
+    shape = L.emit_tmp(o, "shape", "Shape", {x});
+  } else {
+    shape = L.pack_ints(L.in(n, is_new ? 1 : 0));
+  }
+  if (shape < 0) return false;
+  double v = op.find("ones") != std::string::npos ? 1.0 : 0.0;
+  if (op == "full" || op == "new_full" || op == "full_like" || op == "fill") {
+    auto x = Lowerer::known_num(L.in(n, 1));
+    if (op == "full" || op == "new_full") x = Lowerer::known_num(L.in(n, op == "full" ? 1 : 2));
+    if (!x) {
+      if (op != "fill") return false;
+      // fill_(self, tensor value): self's shape, the value broadcast.
+      L.emit_to(o, "Expand", {L.as_ir(L.in(n, 1)), shape});
+      return true;
+    }
+    v = *x;
+  }
+  DType t = fill ? L.facts(L.as_ir(*self)).dtype : creation_dtype(L, n, self);
+  if (t == DType::Undefined) t = DType::Float32;
+  L.emit_to(o, "ConstantOfShape", {shape}, {{"value", tensor_value(t, v)}});
+  return true;
+}
+
+// copy_(self, src): self's shape, src's values broadcast into it.
+bool lower_copy(Lowerer& L, Node* n, const std::string&) {
+  int self = L.as_ir(L.in(n, 0)), src = L.as_ir(L.in(n, 1));
+  if (self < 0 || src < 0) return false;
+  int shape = L.emit_tmp(n->output(), "shape", "Shape", {self});
+  L.emit_to(n->output(), "Expand", {src, shape});
+  return true;
+}
+
+// index(self, indices): one index tensor at position k (the others None) is a Gather on axis k.
+bool lower_index(Lowerer& L, Node* n, const std::string&) {
+  const JV& idx = L.in(n, 1);
+  if (idx.kind != JV::List) return false;
+  int axis = -1, which = -1;
+  for (size_t k = 0; k < idx.items->size(); ++k) {
+    const JV& it = (*idx.items)[k];
+    if (Lowerer::is_none(it)) continue;
+    if (axis >= 0 || it.kind != JV::Tensor) return false;
+    axis = static_cast<int>(k);
+    which = it.ir;
+  }
+  if (axis < 0) return L.emit_to(n->output(), "Identity", {L.as_ir(L.in(n, 0))}), true;
+  DType t = L.facts(which).dtype;
+  if (t == DType::Bool || t == DType::UInt8) return false;  // a mask: the output size depends on data
+  L.emit_to(n->output(), "Gather", {L.as_ir(L.in(n, 0)), which}, {{"axis", ai(axis)}});
+  return true;
+}
+
+// index_put_(self, indices, values, accumulate): self's shape; accumulate adds (1 per value element).
+bool lower_index_put(Lowerer& L, Node* n, const std::string&) {
+  const JV& idx = L.in(n, 1);
+  if (idx.kind != JV::List) return false;
+  int first = -1;
+  for (const auto& it : *idx.items)
+    if (it.kind == JV::Tensor) first = first < 0 ? it.ir : first;
+  if (first < 0) return false;
+  auto acc = n->inputs().size() > 3 ? Lowerer::known_int(L.in(n, 3)) : std::optional<int64_t>(0);
+  Attrs a;
+  if (acc && *acc) a["reduction"] = as("add");
+  L.emit_to(n->output(), "ScatterND", {L.as_ir(L.in(n, 0)), first, L.as_ir(L.in(n, 2))}, a);
+  return true;
+}
+
+bool lower_index_select(Lowerer& L, Node* n, const std::string& op) {
+  auto dim = Lowerer::known_int(L.in(n, 1));
+  if (!dim) return false;
+  L.emit_to(n->output(), op == "gather" ? "GatherElements" : "Gather", {L.as_ir(L.in(n, 0)), L.as_ir(L.in(n, 2))},
+            {{"axis", ai(*dim)}});
+  return true;
+}
+
+bool lower_trilu(Lowerer& L, Node* n, const std::string& op) {
+  int k = n->inputs().size() > 1 ? L.as_ir(L.in(n, 1)) : L.const_int(0);
+  L.emit_to(n->output(), "Trilu", {L.as_ir(L.in(n, 0)), k}, {{"upper", ai(op == "triu" ? 1 : 0)}});
+  return true;
+}
+
+bool lower_cumsum(Lowerer& L, Node* n, const std::string&) {
+  auto dim = Lowerer::known_int(L.in(n, 1));
+  if (!dim) return false;
+  L.emit_to(n->output(), "CumSum", {L.as_ir(L.in(n, 0)), L.const_int(*dim)});
+  return true;
+}
+
+bool lower_arange(Lowerer& L, Node* n, const std::string&) {
+  JV* start = L.arg(n, "start");
+  JV* end = L.arg(n, "end");
+  JV* step = L.arg(n, "step");
+  if (!end) return false;
+  int s = start ? L.as_ir(*start) : L.const_int(0);
+  int e = L.as_ir(*end);
+  int st = step ? L.as_ir(*step) : L.const_int(1);
+  if (s < 0 || e < 0 || st < 0) return false;
+  L.emit_to(n->output(), "Range", {s, e, st});
+  return true;
+}
+
+bool lower_scalar_tensor(Lowerer& L, Node* n, const std::string&) {
+  const JV& x = L.in(n, 0);
+  if (auto v = Lowerer::known_num(x)) return L.set_ir(n->output(), L.const_float(*v)), true;
+  if (x.kind == JV::ScalarIR) return L.set_ir(n->output(), x.ir), true;
+  return false;
+}
+
+// mean/sum/amax/amin(x[, dims, keepdim]); max/min(x) over all; max/min(x, dim, keepdim) -> (values, indices);
+// argmax/argmin(x, dim, keepdim).
+bool lower_reduce(Lowerer& L, Node* n, const std::string& op) {
+  static const std::map<std::string, std::string> onnx = {
+      {"mean", "ReduceMean"}, {"sum", "ReduceSum"}, {"amax", "ReduceMax"}, {"amin", "ReduceMin"},
+      {"max", "ReduceMax"},   {"min", "ReduceMin"}, {"prod", "ReduceProd"}};
+  size_t nin = n->inputs().size();
+  const tj::Value* o = n->output(0);
+  int x = L.as_ir(L.in(n, 0));
+  if (x < 0) return false;
+  if (op == "argmax" || op == "argmin") {
+    if (nin < 3 || Lowerer::is_none(L.in(n, 1))) return false;
+    auto d = Lowerer::known_int(L.in(n, 1)), k = Lowerer::known_int(L.in(n, 2));
+    if (!d || !k) return false;
+    L.emit_to(o, op == "argmax" ? "ArgMax" : "ArgMin", {x}, {{"axis", ai(*d)}, {"keepdims", ai(*k)}});
+    return true;
+  }
+  if ((op == "max" || op == "min") && nin == 2) {  // elementwise max/min of two tensors
+    L.emit_to(o, op == "max" ? "Max" : "Min", {x, L.as_ir(L.in(n, 1))});
+    return true;
+  }
+  if (nin == 1 || (nin == 2 && (Lowerer::is_none(L.in(n, 1)) || L.in(n, 1).kind == JV::Known &&
+                                                                   !L.in(n, 1).iv.isIntList() && !L.in(n, 1).iv.isInt()))) {
+    L.emit_to(o, onnx.at(op), {x}, {{"keepdims", ai(0)}});  // all elements
+    return true;
+  }
+  auto dims = Lowerer::known_ints(L.in(n, 1));
+  auto keep = nin > 2 ? Lowerer::known_int(L.in(n, 2)) : std::optional<int64_t>(0);
+  if (!dims || !keep) return false;
+  if (n->outputs().size() == 2) {  // max.dim / min.dim: values and indices
+    L.emit_to(o, onnx.at(op), {x, L.const_ints(*dims)}, {{"keepdims", ai(*keep)}});
+    L.emit_to(n->output(1), op == "max" ? "ArgMax" : "ArgMin", {x}, {{"axis", ai((*dims)[0])}, {"keepdims", ai(*keep)}});
+    return true;
+  }
+  L.emit_to(o, onnx.at(op), {x, L.const_ints(*dims)}, {{"keepdims", ai(*keep)}});
+  return true;
+}
+
+bool lower_topk(Lowerer& L, Node* n, const std::string&) {
+  auto k = Lowerer::known_int(L.in(n, 1)), dim = Lowerer::known_int(L.in(n, 2));
+  if (!k || !dim) return false;
+  auto r = L.emit("TopK", {L.as_ir(L.in(n, 0)), L.const_ints({*k})},
+                  {Lowerer::ir_name(n->output(0)), Lowerer::ir_name(n->output(1))}, {{"axis", ai(*dim)}});
+  L.set_ir(n->output(0), r[0]);
+  L.set_ir(n->output(1), r[1]);
+  return true;
+}
+
+bool lower_pixel_shuffle(Lowerer& L, Node* n, const std::string& op) {
+  auto r = Lowerer::known_int(L.in(n, 1));
+  if (!r) return false;
+  L.emit_to(n->output(), op == "pixel_shuffle" ? "DepthToSpace" : "SpaceToDepth", {L.as_ir(L.in(n, 0))},
+            {{"blocksize", ai(*r)}, {"mode", as("CRD")}});
+  return true;
+}
+
+}  // namespace
+
+void register_aten_tensor(AtenTable& t) {
+  t.add("select", lower_select);
+  t.add("slice", lower_slice);
+  t.add("narrow", lower_narrow);
+  t.add({"view", "reshape", "view_as", "reshape_as"}, lower_reshape);
+  t.add("flatten", lower_flatten);
+  t.add("unflatten", lower_unflatten);
+  t.add("permute", lower_permute);
+  t.add({"transpose", "swapaxes", "t"}, lower_transpose);
+  t.add("unsqueeze", lower_unsqueeze);
+  t.add("squeeze", lower_squeeze);
+  t.add({"cat", "concat", "stack"}, lower_cat);
+  t.add({"split", "chunk", "split_with_sizes", "unbind"}, lower_split);
+  t.add({"to", "type_as", "float", "double", "half", "long", "int", "bool"}, lower_to);
+  t.add({"expand", "expand_as"}, lower_expand);
+  t.add("repeat", lower_repeat);
+  t.add("flip", lower_flip);
+  t.add("roll", lower_roll);
+  t.add({"constant_pad_nd", "pad", "reflection_pad1d", "reflection_pad2d", "reflection_pad3d", "replication_pad1d",
+         "replication_pad2d", "replication_pad3d"},
+        lower_pad);
+  t.add({"zeros", "ones", "full", "empty", "rand", "randn", "new_zeros", "new_ones", "new_full", "new_empty",
+         "zeros_like", "ones_like", "full_like", "empty_like", "rand_like", "randn_like", "fill", "zero"},
+        lower_creation);
+  t.add("copy", lower_copy);
+  t.add("index", lower_index);
+  t.add("index_put", lower_index_put);
+  t.add({"index_select", "gather"}, lower_index_select);
+  t.add({"tril", "triu"}, lower_trilu);
+  t.add("cumsum", lower_cumsum);
+  t.add("arange", lower_arange);
+  t.add({"tensor", "scalar_tensor"}, lower_scalar_tensor);
+  t.add({"mean", "sum", "amax", "amin", "max", "min", "prod", "argmax", "argmin"}, lower_reduce);
+  t.add("topk", lower_topk);
+  t.add({"pixel_shuffle", "pixel_unshuffle"}, lower_pixel_shuffle);
+}
+
+}  // namespace flopwise

@@ -1,0 +1,527 @@
+// src/torch/lower_prim.cc — the Lowerer's non-tensor values: prim:: ops (constants, attributes, lists,
+// tuples, dicts, unpacking, casts), Python arithmetic and logic on values known at import, and the facts
+// of the run a user measures (eval mode, no grad, CPU, TorchScript interpreter).
+#include <torch/csrc/jit/ir/constants.h>
+
+#include <cmath>
+
+#include "lowerer.h"
+#include "torch_types.h"
+
+namespace flopwise {
+
+
+namespace {
+
+// A known Python value of a JV: Known, or a list/tuple whose items are all known.
+std::optional<c10::IValue> known_value(const JV& j) {
+  if (j.kind == JV::Known) return j.iv;
+  if (j.kind != JV::List) return std::nullopt;
+  bool ints = true;
+  std::vector<c10::IValue> xs;
+  for (const auto& it : *j.items) {
+    auto x = known_value(it);
+    if (!x) return std::nullopt;
+    ints = ints && x->isInt();
+    xs.push_back(*x);
+  }
+  if (ints && !xs.empty()) {
+    std::vector<int64_t> v;
+    for (const auto& x : xs) v.push_back(x.toInt());
+    return c10::IValue(v);
+  }
+  return c10::IValue(c10::ivalue::Tuple::create(std::move(xs)));
+}
+
+std::optional<double> num(const c10::IValue& x) {
+  if (x.isInt()) return static_cast<double>(x.toInt());
+  if (x.isDouble()) return x.toDouble();
+  if (x.isBool()) return x.toBool() ? 1.0 : 0.0;
+  return std::nullopt;
+}
+
+bool is_int_like(const c10::IValue& x) { return x.isInt() || x.isBool(); }
+
+// Elements of a known list or tuple value.
+std::optional<std::vector<c10::IValue>> elements(const c10::IValue& x) {
+  if (x.isList()) return x.toListRef().vec();
+  if (x.isTuple()) return x.toTupleRef().elements().vec();
+  return std::nullopt;
+}
+
+bool equal_values(const c10::IValue& a, const c10::IValue& b) {
+  auto ea = elements(a), eb = elements(b);
+  if (ea && eb) {
+    if (ea->size() != eb->size()) return false;
+    for (size_t i = 0; i < ea->size(); ++i)
+      if (!equal_values((*ea)[i], (*eb)[i])) return false;
+    return true;
+  }
+  if (a.isString() && b.isString()) return a.toStringRef() == b.toStringRef();
+  if (a.isNone() || b.isNone()) return a.isNone() && b.isNone();
+  if (a.isDevice() && b.isDevice()) return a.toDevice() == b.toDevice();
+  auto x = num(a), y = num(b);
+  return x && y && *x == *y;
+}
+
+}  // namespace
+
+// Python arithmetic, comparison and logic on values all known at import (shape constants, attributes).
+bool Lowerer::fold_known(tj::Node* n, const std::string& op) {
+  std::vector<c10::IValue> xs;
+  for (auto* i : n->inputs()) {
+    auto x = known_value(get(i));
+    if (!x) return false;
+    xs.push_back(*x);
+  }
+  if (n->outputs().size() != 1 || n->output()->type()->cast<c10::TensorType>()) return false;
+  const tj::Value* o = n->output();
+  auto result = [&](c10::IValue v) {
+    set_known(o, std::move(v));
+    return true;
+  };
+  if (xs.size() == 2 && (op == "eq" || op == "ne")) {
+    bool e = equal_values(xs[0], xs[1]);
+    return result(c10::IValue(op == "eq" ? e : !e));
+  }
+  if (xs.size() == 2 && op == "__contains__") {
+    if (xs[0].isString() && xs[1].isString())
+      return result(c10::IValue(xs[0].toStringRef().find(xs[1].toStringRef()) != std::string::npos));
+    if (auto e = elements(xs[0])) {
+      bool found = false;
+      for (const auto& x : *e) found = found || equal_values(x, xs[1]);
+      return result(c10::IValue(found));
+    }
+    return false;
+  }
+  if (op == "str" && xs.size() == 1) {
+    if (xs[0].isDevice()) return result(c10::IValue(xs[0].toDevice().str()));
+    if (xs[0].isString()) return result(xs[0]);
+    return false;
+  }
+  if (op == "len" && xs.size() == 1) {
+    if (auto e = elements(xs[0])) return result(c10::IValue(static_cast<int64_t>(e->size())));
+    if (xs[0].isString()) return result(c10::IValue(static_cast<int64_t>(xs[0].toStringRef().size())));
+    return false;
+  }
+  if (op == "__not__" && xs.size() == 1) {
+    if (xs[0].isString()) return result(c10::IValue(xs[0].toStringRef().empty()));
+    if (auto x = num(xs[0])) return result(c10::IValue(*x == 0));
+    return false;
+  }
+  if (op == "Bool" && xs.size() == 1)
+    if (auto x = num(xs[0])) return result(c10::IValue(*x != 0));
+  if ((op == "__range_length") && xs.size() == 3 && xs[0].isInt() && xs[1].isInt() && xs[2].isInt()) {
+    int64_t lo = xs[0].toInt(), hi = xs[1].toInt(), step = xs[2].toInt();
+    if (step == 0) return false;
+    int64_t len = step > 0 ? (hi > lo ? (hi - lo + step - 1) / step : 0) : (lo > hi ? (lo - hi - step - 1) / -step : 0);
+    return result(c10::IValue(len));
+  }
+  if (op == "__derive_index" && xs.size() == 3 && xs[0].isInt() && xs[1].isInt() && xs[2].isInt())
+    return result(c10::IValue(xs[1].toInt() + xs[0].toInt() * xs[2].toInt()));
+  std::vector<double> v;
+  bool all_int = true;
+  for (const auto& x : xs) {
+    auto d = num(x);
+    if (!d) return false;
+    all_int = all_int && is_int_like(x);
+    v.push_back(*d);
+  }
+  auto out = [&](double r, bool as_int) {
+    if (as_int) {
+      if (!std::isfinite(r) || std::fabs(r) > 9.0e18) return false;
+      return result(c10::IValue(static_cast<int64_t>(r)));
+    }
+    return result(c10::IValue(r));
+  };
+  if (v.size() == 2) {
+    double a = v[0], b = v[1];
+    if (op == "add") return out(a + b, all_int);
+    if (op == "sub") return out(a - b, all_int);
+    if (op == "mul") return out(a * b, all_int);
+    if (op == "div" && b != 0) return out(a / b, false);
+    if ((op == "floordiv" || op == "floor_divide") && b != 0) return out(std::floor(a / b), all_int);
+    if ((op == "remainder" || op == "fmod") && b != 0) return out(a - std::floor(a / b) * b, all_int);
+    if (op == "pow") return out(std::pow(a, b), all_int && b >= 0);
+    if (op == "lt") return result(c10::IValue(a < b));
+    if (op == "gt") return result(c10::IValue(a > b));
+    if (op == "le") return result(c10::IValue(a <= b));
+    if (op == "ge") return result(c10::IValue(a >= b));
+    if (op == "__and__" || op == "__or__" || op == "__xor__") {
+      if (!all_int) return false;
+      int64_t x = static_cast<int64_t>(a), y = static_cast<int64_t>(b);
+      int64_t r = op == "__and__" ? (x & y) : op == "__or__" ? (x | y) : (x ^ y);
+      if (xs[0].isBool() && xs[1].isBool()) return result(c10::IValue(r != 0));
+      return result(c10::IValue(r));
+    }
+    if (op == "min" || op == "max") return out(op == "min" ? std::min(a, b) : std::max(a, b), all_int);
+  }
+  if (v.size() == 1) {
+    double a = v[0];
+    if (op == "neg") return out(-a, all_int);
+    if (op == "abs") return out(std::fabs(a), all_int);
+    if (op == "sqrt") return out(std::sqrt(a), false);
+    if (op == "floor" || op == "ceil" || op == "round" || op == "trunc")
+      return out(op == "floor" ? std::floor(a) : op == "ceil" ? std::ceil(a) : op == "round" ? std::nearbyint(a) : std::trunc(a),
+                 true);
+    if (op == "Int" || op == "IntImplicit") return out(std::trunc(a), true);
+    if (op == "Float" || op == "FloatImplicit") return out(a, false);
+    if (op == "ScalarImplicit") return result(xs[0]);
+    if (op == "exp") return out(std::exp(a), false);
+    if (op == "log") return out(std::log(a), false);
+  }
+  return false;
+}
+
+// Facts of the run the analysis stands for: eval mode, gradients off (torch.no_grad / inference), CPU,
+// no autocast, strided dense tensors, running in the TorchScript interpreter (torch.jit.is_scripting()
+// is true there). Parameters require grad; computed tensors do not. Tensor dtypes from the shape pass.
+std::optional<c10::IValue> Lowerer::facts_value(tj::Node* n, const std::string& kind) {
+  auto tensor_ir = [&](size_t i) -> int {
+    const JV& j = in(n, i);
+    return j.kind == JV::Tensor || j.kind == JV::ScalarIR || j.kind == JV::IntsIR ? j.ir : -1;
+  };
+  if (kind == "prim::device") return c10::IValue(c10::Device(c10::kCPU));
+  if (kind == "prim::layout") return c10::IValue(static_cast<int64_t>(c10::kStrided));
+  if (kind == "prim::is_cuda" || kind == "prim::is_nested" || kind == "prim::is_sparse" ||
+      kind == "prim::is_sparse_csr" || kind == "prim::is_mkldnn" || kind == "prim::is_quantized" ||
+      kind == "prim::is_meta" || kind == "prim::is_xpu" || kind == "prim::is_mps" || kind == "prim::is_vulkan" ||
+      kind == "prim::is_ort" || kind == "prim::is_ipu" || kind == "aten::is_grad_enabled" ||
+      kind == "aten::is_autocast_enabled" || kind == "aten::is_autocast_cpu_enabled" ||
+      kind == "aten::_is_any_autocast_enabled" || kind == "prim::is_tracing" || kind == "aten::is_tracing" ||
+      kind == "aten::has_torch_function" || kind == "aten::is_inference_mode_enabled")
+    return c10::IValue(false);
+  if (kind == "aten::is_scripting") return c10::IValue(true);
+  if (kind == "prim::requires_grad") {
+    int ir = tensor_ir(0);
+    return c10::IValue(ir >= 0 && g_.values[ir].is_initializer);
+  }
+  if (kind == "prim::dtype" || kind == "aten::is_floating_point" || kind == "aten::is_complex") {
+    int ir = tensor_ir(0);
+    if (ir < 0) return std::nullopt;
+    DType t = facts(ir).dtype;
+    if (t == DType::Undefined) return std::nullopt;
+    if (kind == "aten::is_floating_point") return c10::IValue(is_float(t));
+    if (kind == "aten::is_complex") return c10::IValue(t == DType::Complex64 || t == DType::Complex128);
+    return c10::IValue(static_cast<int64_t>(scalar_type_of(t)));
+  }
+  return std::nullopt;
+}
+
+bool Lowerer::lower_prim(tj::Node* n, const std::string& kind) {
+  const tj::Value* o = n->outputs().empty() ? nullptr : n->output(0);
+  if (kind == "prim::Constant") {
+    auto iv = tj::toIValue(n->output());
+    if (!iv) return true;
+    if (iv->isTensor())
+      set_ir(o, tensor_const(iv->toTensor()));
+    else
+      set_known(o, *iv);
+    return true;
+  }
+  if (kind == "prim::GetAttr") {
+    JV& obj = get(n->input(0));
+    if (obj.kind != JV::Module) return false;
+    std::string name = n->s(c10::attr::name);
+    auto a = obj.obj->getAttr(name);
+    std::string path = obj.path.empty() ? name : obj.path + "." + name;
+    if (a.isObject()) {
+      JV j;
+      j.kind = JV::Module;
+      j.obj = a.toObject();
+      j.path = path;
+      set(o, j);
+    } else if (a.isTensor()) {
+      set_ir(o, param_value(path, a.toTensor()));
+    } else {
+      set_known(o, a);
+    }
+    return true;
+  }
+  if (kind == "prim::ListConstruct" || kind == "prim::TupleConstruct") {
+    std::vector<JV> xs;
+    for (auto* i : n->inputs()) xs.push_back(get(i));
+    set(o, JV::list(std::move(xs)));
+    return true;
+  }
+  if (kind == "prim::ListUnpack" || kind == "prim::TupleUnpack") return lower_unpack(n), true;
+  if (kind == "prim::TupleIndex" || kind == "aten::__getitem__" || kind == "prim::ListIndex")
+    return lower_getitem(n);
+  if (kind == "prim::NumToTensor" || kind == "aten::Int" || kind == "aten::Float" || kind == "aten::Bool" ||
+      kind == "aten::ScalarImplicit" || kind == "aten::IntImplicit" || kind == "aten::FloatImplicit" ||
+      kind == "prim::unchecked_cast" || kind == "prim::data" ||
+      kind == "aten::list") {
+    JV j = get(n->input(0));
+    if (j.kind == JV::Known || j.kind == JV::Tensor || j.kind == JV::ScalarIR || j.kind == JV::IntsIR ||
+        j.kind == JV::List || j.kind == JV::Dict) {
+      if (kind == "aten::list" && j.kind == JV::List) j = JV::list(*j.items);  // a copy
+      set(o, j);
+      return true;
+    }
+    return false;
+  }
+  if (kind == "aten::warn" || kind == "prim::RaiseException" || kind == "prim::Print" || kind == "prim::SetAttr" ||
+      kind == "aten::format" || kind == "prim::Uninitialized")
+    return true;  // no value (a message, a raise, or a value only used where forward raises)
+  if (auto f = facts_value(n, kind)) return set_known(o, *f), true;
+  if (kind == "prim::isinstance") {
+    const auto& types = n->tys(c10::attr::types);
+    const auto t = n->input(0)->type();
+    bool any = false, all_known = true;
+    for (const auto& ty : types) {
+      if (t->isSubtypeOf(*ty)) any = true;
+      else if (ty->isSubtypeOf(*t)) all_known = false;  // t is wider: the runtime value decides
+    }
+    if (!any && !all_known) return false;
+    return set_known(o, c10::IValue(any)), true;
+  }
+  if (kind == "aten::size") {
+    JV x = get(n->input(0));
+    if (x.kind != JV::Tensor) return false;
+    int shape = emit("Shape", {x.ir}, {n->inputs().size() == 2 ? tmp(o, "shape") : ir_name(o)})[0];
+    if (n->inputs().size() == 1) return set_ir(o, shape, JV::IntsIR), true;
+    int r = emit("Gather", {shape, as_ir(get(n->input(1)))}, {ir_name(o)}, {{"axis", ai(0)}})[0];
+    return set_ir(o, r, JV::ScalarIR), true;
+  }
+  if (kind == "aten::dim" || kind == "aten::numel") {
+    JV x = get(n->input(0));
+    if (x.kind != JV::Tensor) return false;
+    if (kind == "aten::numel") return set_ir(o, emit("Size", {x.ir}, {ir_name(o)})[0], JV::ScalarIR), true;
+    int shape = emit("Shape", {x.ir}, {tmp(o, "shape")})[0];
+    return set_ir(o, emit("Size", {shape}, {ir_name(o)})[0], JV::ScalarIR), true;
+  }
+  if (kind == "aten::len") {
+    JV l = get(n->input(0));
+    if (l.kind == JV::List) return set_known(o, c10::IValue(int64_t(l.items->size()))), true;
+    if (l.kind == JV::Dict) return set_known(o, c10::IValue(int64_t(l.dict->size()))), true;
+    if (l.kind == JV::Known && l.iv.isList()) return set_known(o, c10::IValue(int64_t(l.iv.toListRef().size()))), true;
+    if (l.kind == JV::IntsIR) return set_ir(o, emit("Size", {l.ir}, {ir_name(o)})[0], JV::ScalarIR), true;
+    if (l.kind == JV::Tensor) {  // len(tensor): its first dim
+      int shape = emit("Shape", {l.ir}, {tmp(o, "shape")})[0];
+      return set_ir(o, emit("Gather", {shape, const_int(0)}, {ir_name(o)}, {{"axis", ai(0)}})[0], JV::ScalarIR), true;
+    }
+    return false;
+  }
+  if (kind == "aten::__is__" || kind == "aten::__isnot__") {
+    // None-ness is known for every value the lowering knows; two tensors are the same object when they
+    // are the same IR value (distinct forward inputs are distinct tensors).
+    const JV &a = get(n->input(0)), &b = get(n->input(1));
+    auto none_state = [](const JV& j) -> std::optional<bool> {
+      if (j.kind == JV::Known) return j.iv.isNone();
+      if (j.kind == JV::Unknown) return std::nullopt;
+      return false;
+    };
+    auto na = none_state(a), nb = none_state(b);
+    std::optional<bool> same;
+    if (na && nb && (*na || *nb)) same = *na && *nb;
+    else if (na && nb && a.ir >= 0 && b.ir >= 0) same = a.ir == b.ir;
+    if (!same) return false;
+    return set_known(o, c10::IValue(kind == "aten::__is__" ? *same : !*same)), true;
+  }
+  if (kind == "aten::__not__" || kind == "aten::__and__" || kind == "aten::__or__") {
+    // On an IR bool (a comparison of sizes): Not / And / Or nodes the shape pass folds.
+    if (n->outputs().size() != 1 || n->output()->type()->cast<c10::TensorType>()) return false;
+    std::vector<int> ins;
+    for (auto* i : n->inputs()) {
+      const JV& j = get(i);
+      if (j.kind != JV::ScalarIR && j.kind != JV::Known) return false;
+      ins.push_back(as_ir(j));
+    }
+    std::string op = kind == "aten::__not__" ? "Not" : kind == "aten::__and__" ? "And" : "Or";
+    auto cast_bool = [&](int v) { return emit("Cast", {v}, {tmp(o, "bool")}, {{"to", ai(int64_t(DType::Bool))}})[0]; };
+    for (auto& x : ins) x = cast_bool(x);
+    return set_ir(o, emit(op, ins, {ir_name(o)})[0], JV::ScalarIR), true;
+  }
+  // Lists and dicts.
+  if (kind == "aten::append" || kind == "aten::insert" || kind == "aten::extend") {
+    JV& l = get(n->input(0));
+    if (l.kind == JV::Known && l.iv.isList()) {  // a constant list gets items (every alias is this Value)
+      std::vector<JV> xs;
+      for (const auto& x : l.iv.toListRef()) xs.push_back(JV::known(x));
+      l = JV::list(std::move(xs));
+    }
+    if (l.kind != JV::List) return false;
+    if (kind == "aten::append") {
+      l.items->push_back(get(n->input(1)));
+    } else if (kind == "aten::extend") {
+      JV other = get(n->input(1));
+      if (other.kind != JV::List) return false;
+      std::vector<JV> copy = *other.items;
+      l.items->insert(l.items->end(), copy.begin(), copy.end());
+    } else {
+      auto at = known_int(get(n->input(1)));
+      if (!at) return false;
+      int64_t sz = static_cast<int64_t>(l.items->size()), i = *at < 0 ? std::max<int64_t>(0, *at + sz) : std::min(*at, sz);
+      l.items->insert(l.items->begin() + i, get(n->input(2)));
+    }
+    if (o) set(o, l);
+    return true;
+  }
+  if (kind == "aten::dict") {
+    JV d;
+    d.kind = JV::Dict;
+    d.dict = std::make_shared<std::vector<std::pair<c10::IValue, JV>>>();
+    return set(o, d), true;
+  }
+  if (kind == "aten::_set_item") {
+    JV& d = get(n->input(0));
+    auto key = known_value(get(n->input(1)));
+    if (d.kind == JV::List) {  // list[i] = x
+      auto i = key && key->isInt() ? std::optional<int64_t>(key->toInt()) : std::nullopt;
+      int64_t sz = static_cast<int64_t>(d.items->size());
+      if (!i || *i < -sz || *i >= sz) return false;
+      (*d.items)[*i < 0 ? *i + sz : *i] = get(n->input(2));
+      return true;
+    }
+    if (d.kind != JV::Dict || !key) return false;
+    for (auto& kv : *d.dict)
+      if (equal_values(kv.first, *key)) return kv.second = get(n->input(2)), true;
+    d.dict->emplace_back(*key, get(n->input(2)));
+    return true;
+  }
+  if (kind == "aten::__contains__") {
+    const JV& d = get(n->input(0));
+    auto key = known_value(get(n->input(1)));
+    if (d.kind != JV::Dict || !key) return false;
+    bool found = false;
+    for (const auto& kv : *d.dict) found = found || equal_values(kv.first, *key);
+    return set_known(o, c10::IValue(found)), true;
+  }
+  if (kind == "aten::keys" || kind == "aten::values" || kind == "aten::items") {
+    const JV& d = get(n->input(0));
+    if (d.kind != JV::Dict) return false;
+    std::vector<JV> xs;
+    for (const auto& kv : *d.dict) {
+      if (kind == "aten::keys") xs.push_back(JV::known(kv.first));
+      else if (kind == "aten::values") xs.push_back(kv.second);
+      else xs.push_back(JV::list({JV::known(kv.first), kv.second}));
+    }
+    return set(o, JV::list(std::move(xs))), true;
+  }
+  if ((kind == "aten::add" || kind == "aten::mul") && n->inputs().size() == 2 && o &&
+      o->type()->kind() == c10::TypeKind::ListType) {
+    // list + list, list * n
+    const JV &a = get(n->input(0)), &b = get(n->input(1));
+    auto items = [&](const JV& j) -> std::optional<std::vector<JV>> {
+      if (j.kind == JV::List) return *j.items;
+      if (j.kind == JV::Known && j.iv.isList()) {
+        std::vector<JV> xs;
+        for (const auto& x : j.iv.toListRef()) xs.push_back(JV::known(x));
+        return xs;
+      }
+      return std::nullopt;
+    };
+    auto ia = items(a);
+    if (!ia) return false;
+    if (kind == "aten::add") {
+      auto ib = items(b);
+      if (!ib) return false;
+      ia->insert(ia->end(), ib->begin(), ib->end());
+      return set(o, JV::list(*ia)), true;
+    }
+    auto times = known_int(b);
+    if (!times) return false;
+    std::vector<JV> r;
+    for (int64_t k = 0; k < *times; ++k) r.insert(r.end(), ia->begin(), ia->end());
+    return set(o, JV::list(std::move(r))), true;
+  }
+  if (kind == "aten::slice" && n->inputs().size() == 4 && o && o->type()->kind() == c10::TypeKind::ListType) {
+    // list[start:end:step]
+    const JV& l = get(n->input(0));
+    auto step = is_none(get(n->input(3))) ? std::optional<int64_t>(1) : known_int(get(n->input(3)));
+    if (!step || *step <= 0) return false;
+    if (l.kind == JV::IntsIR) {
+      int start = is_none(get(n->input(1))) ? const_ints({0}) : pack_ints(get(n->input(1)));
+      int end = is_none(get(n->input(2))) ? const_ints({INT64_MAX}) : pack_ints(get(n->input(2)));
+      if (start < 0 || end < 0) return false;
+      int r = emit("Slice", {l.ir, start, end, const_ints({0}), const_ints({*step})}, {ir_name(o)})[0];
+      return set_ir(o, r, JV::IntsIR), true;
+    }
+    std::vector<JV> xs;
+    if (l.kind == JV::List) xs = *l.items;
+    else if (l.kind == JV::Known && l.iv.isList())
+      for (const auto& x : l.iv.toListRef()) xs.push_back(JV::known(x));
+    else return false;
+    int64_t sz = static_cast<int64_t>(xs.size());
+    auto norm = [&](const JV& j, int64_t dflt) -> std::optional<int64_t> {
+      if (is_none(j)) return dflt;
+      auto v = known_int(j);
+      if (!v) return std::nullopt;
+      int64_t x = *v < 0 ? *v + sz : *v;
+      return std::clamp<int64_t>(x, 0, sz);
+    };
+    auto s = norm(get(n->input(1)), 0), e = norm(get(n->input(2)), sz);
+    if (!s || !e) return false;
+    std::vector<JV> r;
+    for (int64_t i = *s; i < *e; i += *step) r.push_back(xs[i]);
+    return set(o, JV::list(std::move(r))), true;
+  }
+  return false;
+}
+
+void Lowerer::lower_unpack(tj::Node* n) {
+  JV src = get(n->input(0));
+  size_t count = n->outputs().size();
+  if (src.kind == JV::List && src.items->size() == count) {
+    for (size_t i = 0; i < count; ++i) env_[n->outputs()[i]] = (*src.items)[i];
+    return;
+  }
+  if (src.kind == JV::Known && (src.iv.isList() || src.iv.isTuple())) {
+    auto e = src.iv.isList() ? src.iv.toListRef().vec() : src.iv.toTupleRef().elements().vec();
+    if (e.size() == count) {
+      for (size_t i = 0; i < count; ++i) set_known(n->outputs()[i], e[i]);
+      return;
+    }
+  }
+  if (src.kind == JV::IntsIR) {
+    for (size_t i = 0; i < count; ++i) {
+      int r = emit("Gather", {src.ir, const_int(static_cast<int64_t>(i))}, {ir_name(n->outputs()[i])},
+                   {{"axis", ai(0)}})[0];
+      set_ir(n->outputs()[i], r, JV::ScalarIR);
+    }
+    return;
+  }
+  if (src.kind == JV::Split) {
+    // torch.split(x, s, dim) / chunk: `count` pieces; ONNX Split with num_outputs (last piece smaller
+    // when the dim does not divide), as torch.onnx exports it.
+    std::vector<std::string> outs;
+    for (auto* o : n->outputs()) outs.push_back(ir_name(o));
+    auto res = emit("Split", {src.ir}, outs,
+                    {{"axis", ai(src.split_dim)}, {"num_outputs", ai(static_cast<int64_t>(count))}});
+    for (size_t i = 0; i < count; ++i) set_ir(n->outputs()[i], res[i]);
+    return;
+  }
+  keep_unsupported(n);
+}
+
+bool Lowerer::lower_getitem(tj::Node* n) {
+  const tj::Value* o = n->output();
+  JV lst = get(n->input(0));
+  if (lst.kind == JV::Dict) {
+    auto key = known_value(get(n->input(1)));
+    if (!key) return false;
+    for (const auto& kv : *lst.dict)
+      if (equal_values(kv.first, *key)) return set(o, kv.second), true;
+    return false;
+  }
+  auto idx = known_int(get(n->input(1)));
+  if (idx && lst.kind == JV::List) {
+    int64_t i = *idx < 0 ? *idx + static_cast<int64_t>(lst.items->size()) : *idx;
+    if (i >= 0 && i < static_cast<int64_t>(lst.items->size())) return set(o, (*lst.items)[i]), true;
+  }
+  if (idx && lst.kind == JV::Known && (lst.iv.isList() || lst.iv.isTuple())) {
+    auto l = lst.iv.isList() ? lst.iv.toListRef().vec() : lst.iv.toTupleRef().elements().vec();
+    int64_t i = *idx < 0 ? *idx + static_cast<int64_t>(l.size()) : *idx;
+    if (i >= 0 && i < static_cast<int64_t>(l.size())) return set_known(o, l[i]), true;
+  }
+  if (lst.kind == JV::IntsIR) {
+    int r = emit("Gather", {lst.ir, as_ir(get(n->input(1)))}, {ir_name(o)}, {{"axis", ai(0)}})[0];
+    return set_ir(o, r, JV::ScalarIR), true;
+  }
+  if (lst.kind == JV::Split && idx) {  // torch.split(...)[i]: resolve the pieces now if the size is known
+    return false;
+  }
+  return false;
+}
+
+}  // namespace flopwise

@@ -1,0 +1,44 @@
+// src/torch/torch_load.h — loading a TorchScript archive and preparing the graph the lowering reads.
+// Owns: torch::jit::load (eval mode), choosing the forward method (or the overload a scripted
+// nn.LSTM/GRU compiles to), inlining, resolving prim::If on facts known without shapes (constants,
+// attributes, None-ness, branches that only raise), and the forward inputs (recorded example inputs,
+// pins, defaults of optional arguments). Throws InputError / UsageError with one line. Sees LibTorch.
+#pragma once
+
+#include <torch/script.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "flopwise/infer.h"
+#include "flopwise/ir.h"
+
+namespace flopwise {
+
+// One forward argument after self: a tensor input of the IR graph (shape and dtype), or a non-tensor
+// argument left at its default (`value`: e.g. hx=None, need_weights=True).
+struct InputDecl {
+  std::string name;
+  std::optional<Shape> shape;
+  DType dtype = DType::Float32;
+  std::optional<c10::IValue> value;  // set: not a tensor input, this value is passed
+};
+
+struct Prepared {
+  torch::jit::Module module;
+  std::string method;                       // "forward", or the overload chosen ("forward__0")
+  std::shared_ptr<torch::jit::Graph> graph;  // the method's graph, inlined, static Ifs resolved
+  std::vector<InputDecl> inputs;            // graph inputs after self
+  std::vector<std::string> warnings;
+};
+
+// Loads `path` and prepares its forward graph; input shapes from `pins`, else from the archive's
+// `flopwise_inputs.json` extra file (flopwise's generator writes it; LibTorch 1.13 keeps no traced types).
+Prepared prepare(const std::string& path, const InferOptions& pins);
+
+// Replaces prim::If node `n` by the nodes of its block `b` (outputs rewired).
+void inline_block(torch::jit::Node* n, torch::jit::Block* b);
+
+}  // namespace flopwise
