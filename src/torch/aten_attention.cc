@@ -65,11 +65,11 @@ int opt_ir(Lowerer& L, const JV& j) { return Lowerer::is_none(j) ? -1 : L.as_ir(
 // proj_bias, mask=None, need_weights=True, average_attn_weights=True, mask_type=None) -> (out, weights).
 bool lower_native_mha(Lowerer& L, Node* n, const std::string&) {
   if (n->inputs().size() < 9) return false;
-  auto embed = Lowerer::known_int(L.in(n, 3)), heads = Lowerer::known_int(L.in(n, 4));
+  auto embed = L.known_int(L.in(n, 3)), heads = L.known_int(L.in(n, 4));
   if (!embed || !heads || *heads <= 0 || *embed % *heads) return false;
   int mask = n->inputs().size() > 9 ? opt_ir(L, L.in(n, 9)) : -1;
-  bool need = n->inputs().size() > 10 ? Lowerer::known_int(L.in(n, 10)).value_or(1) != 0 : true;
-  bool average = n->inputs().size() > 11 ? Lowerer::known_int(L.in(n, 11)).value_or(1) != 0 : true;
+  bool need = n->inputs().size() > 10 ? L.known_int(L.in(n, 10)).value_or(1) != 0 : true;
+  bool average = n->inputs().size() > 11 ? L.known_int(L.in(n, 11)).value_or(1) != 0 : true;
   Emitter e{L, n->output(0)};
   auto [out, probs] = e.mha(L.as_ir(L.in(n, 0)), L.as_ir(L.in(n, 1)), L.as_ir(L.in(n, 2)), *heads, *embed,
                             L.as_ir(L.in(n, 5)), opt_ir(L, L.in(n, 6)), L.as_ir(L.in(n, 7)), opt_ir(L, L.in(n, 8)), mask);
@@ -92,9 +92,9 @@ bool lower_native_mha(Lowerer& L, Node* n, const std::string&) {
 bool lower_encoder_layer(Lowerer& L, Node* n, const std::string&) {
   if (n->inputs().size() < 18) return false;
   auto in = [&](size_t i) -> JV& { return L.in(n, i); };
-  auto embed = Lowerer::known_int(in(1)), heads = Lowerer::known_int(in(2));
-  auto gelu = Lowerer::known_int(in(7)), norm_first = Lowerer::known_int(in(8));
-  auto eps = Lowerer::known_num(in(9));
+  auto embed = L.known_int(in(1)), heads = L.known_int(in(2));
+  auto gelu = L.known_int(in(7)), norm_first = L.known_int(in(8));
+  auto eps = L.known_num(in(9));
   if (!embed || !heads || !gelu || !norm_first || !eps || *heads <= 0 || *embed % *heads) return false;
   int mask = n->inputs().size() > 18 ? opt_ir(L, in(18)) : -1;
   Emitter e{L, n->output()};
@@ -129,7 +129,7 @@ bool lower_sdpa(Lowerer& L, Node* n, const std::string&) {
   int q = L.as_ir(L.in(n, 0));
   auto rank = L.known_rank(L.in(n, 0));
   if (!rank) return false;
-  const Shape& qs = L.facts(q).shape;
+  const Shape qs = L.facts(q).shape;  // a copy: emitting reallocates the values
   if (!qs.dims.back().is_known()) return false;
   int mask = n->inputs().size() > 3 ? opt_ir(L, L.in(n, 3)) : -1;
   Emitter e{L, n->output(0)};

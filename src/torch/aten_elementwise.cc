@@ -62,7 +62,7 @@ bool lower_binary(Lowerer& L, Node* n, const std::string& op) {
   if (ia < 0 || ic < 0) return false;
   const tj::Value* o = n->output();
   if ((op == "add" || op == "sub") && n->inputs().size() >= 3) {
-    auto alpha = Lowerer::known_num(L.in(n, 2));
+    auto alpha = L.known_num(L.in(n, 2));
     if (alpha && *alpha != 1.0) ic = L.emit_tmp(o, "alpha", "Mul", {ic, L.const_float(*alpha)});
   }
   int r = L.emit_to(o, binary_ops().at(op), {ia, ic});
@@ -119,7 +119,7 @@ bool lower_clip(Lowerer& L, Node* n, const std::string& op) {
       if (nin > k && Lowerer::is_none(L.in(n, k))) {
         ins.push_back(-1);
       } else if (nin > k) {
-        auto x = Lowerer::known_num(L.in(n, k));
+        auto x = L.known_num(L.in(n, k));
         ins.push_back(x ? L.const_float(*x) : L.as_ir(L.in(n, k)));
       } else {
         ins.push_back(L.const_float(k == 1 ? lo : hi));
@@ -132,7 +132,7 @@ bool lower_clip(Lowerer& L, Node* n, const std::string& op) {
 }
 
 bool lower_leaky_relu(Lowerer& L, Node* n, const std::string&) {
-  double slope = n->inputs().size() >= 2 ? Lowerer::known_num(L.in(n, 1)).value_or(0.01) : 0.01;
+  double slope = n->inputs().size() >= 2 ? L.known_num(L.in(n, 1)).value_or(0.01) : 0.01;
   L.emit_to(n->output(), "LeakyRelu", {L.as_ir(L.in(n, 0))}, {{"alpha", af(slope)}});
   return true;
 }
@@ -164,7 +164,7 @@ bool lower_masked_fill(Lowerer& L, Node* n, const std::string&) {
 }
 
 bool lower_softmax(Lowerer& L, Node* n, const std::string& op) {
-  auto dim = Lowerer::known_int(L.in(n, 1));
+  auto dim = L.known_int(L.in(n, 1));
   if (!dim) return false;
   L.emit_to(n->output(), op == "log_softmax" ? "LogSoftmax" : "Softmax", {L.as_ir(L.in(n, 0))},
             {{"axis", ai(*dim)}});

@@ -27,8 +27,8 @@ bool lower_linear(Lowerer& L, Node* n, const std::string&) {
 bool lower_addmm(Lowerer& L, Node* n, const std::string& op) {
   size_t nin = n->inputs().size();
   if (nin < 3) return false;
-  double beta = nin > 3 ? Lowerer::known_num(L.in(n, 3)).value_or(1) : 1,
-         alpha = nin > 4 ? Lowerer::known_num(L.in(n, 4)).value_or(1) : 1;
+  double beta = nin > 3 ? L.known_num(L.in(n, 3)).value_or(1) : 1,
+         alpha = nin > 4 ? L.known_num(L.in(n, 4)).value_or(1) : 1;
   const tj::Value* o = n->output();
   if (op == "addmm") {
     L.emit_to(o, "Gemm", {L.as_ir(L.in(n, 1)), L.as_ir(L.in(n, 2)), L.as_ir(L.in(n, 0))},
@@ -54,12 +54,28 @@ bool lower_einsum(Lowerer& L, Node* n, const std::string&) {
   return true;
 }
 
-// bilinear(x1 [.., I1], x2 [.., I2], W [O, I1, I2], b): y_o = x1^T W_o x2 + b_o, as the Einsum
-// "...i,oij,...j->...o" (MACs: out elements * I1 * I2, the first product folded into the second).
+// bilinear(x1 [.., I1], x2 [.., I2], W [O, I1, I2], b): y_o = sum_ij x1_i W_oij x2_j + b_o, computed as
+// torch's _trilinear does: the outer product x1 x2^T (I1*I2 multiplies per row, elementwise), then one
+// contraction with W flattened to [O, I1*I2] (MACs: rows * O * I1 * I2).
 bool lower_bilinear(Lowerer& L, Node* n, const std::string&) {
   const tj::Value* o = n->output();
-  int y = L.emit_tmp(o, "einsum", "Einsum", {L.as_ir(L.in(n, 0)), L.as_ir(L.in(n, 2)), L.as_ir(L.in(n, 1))},
-                     {{"equation", as("...i,oij,...j->...o")}});
+  int x1 = L.as_ir(L.in(n, 0)), x2 = L.as_ir(L.in(n, 1)), w = L.as_ir(L.in(n, 2));
+  int a = L.emit_tmp(o, "x1_col", "Unsqueeze", {x1, L.const_ints({-1})});
+  int b = L.emit_tmp(o, "x2_row", "Unsqueeze", {x2, L.const_ints({-2})});
+  int outer = L.emit_tmp(o, "outer", "Mul", {a, b});
+  int flat = L.emit_tmp(o, "outer_flat", "Flatten", {outer}, {{"axis", ai(-2)}});
+  int wf = L.emit_tmp(o, "weight_flat", "Flatten", {w}, {{"axis", ai(1)}});
+  int wt = L.emit_tmp(o, "weight_t", "Transpose", {wf}, {{"perm", ais({1, 0})}});
+  // Flatten(axis=-2) folds the leading dims into one: restore them around the contraction.
+  auto rank = L.known_rank(L.in(n, 0));
+  if (!rank) return false;
+  int shape = L.emit_tmp(o, "lead_shape", "Shape", {x1});
+  int lead = L.emit_tmp(o, "lead", "Slice", {shape, L.const_ints({0}), L.const_ints({*rank - 1})});
+  int ws = L.emit_tmp(o, "w_shape", "Shape", {w});
+  int out_dim = L.emit_tmp(o, "out_dim", "Slice", {ws, L.const_ints({0}), L.const_ints({1})});
+  int y = L.emit_tmp(o, "matmul", "MatMul", {flat, wt});
+  int target = L.emit_tmp(o, "target", "Concat", {lead, out_dim}, {{"axis", ai(0)}});
+  y = L.emit_tmp(o, "unflatten", "Reshape", {y, target});
   if (n->inputs().size() < 4 || Lowerer::is_none(L.in(n, 3))) return L.emit_to(o, "Identity", {y}), true;
   L.emit_to(o, "Add", {y, L.as_ir(L.in(n, 3))});
   return true;
@@ -71,22 +87,22 @@ bool lower_bilinear(Lowerer& L, Node* n, const std::string&) {
 bool lower_conv(Lowerer& L, Node* n, const std::string& op) {
   auto in = [&](size_t i) -> JV& { return L.in(n, i); };
   bool transposed = op.rfind("conv_transpose", 0) == 0;
-  std::optional<std::vector<int64_t>> stride = Lowerer::known_ints(in(3)), dil, out_pad;
+  std::optional<std::vector<int64_t>> stride = L.known_ints(in(3)), dil, out_pad;
   std::optional<int64_t> groups;
   if (op == "_convolution" || op == "convolution") {
-    auto t = Lowerer::known_int(in(6));
+    auto t = L.known_int(in(6));
     if (!t) return false;
     transposed = *t != 0;
-    dil = Lowerer::known_ints(in(5));
-    out_pad = Lowerer::known_ints(in(7));
-    groups = Lowerer::known_int(in(8));
+    dil = L.known_ints(in(5));
+    out_pad = L.known_ints(in(7));
+    groups = L.known_int(in(8));
   } else if (transposed) {
-    out_pad = Lowerer::known_ints(in(5));
-    groups = Lowerer::known_int(in(6));
-    dil = Lowerer::known_ints(in(7));
+    out_pad = L.known_ints(in(5));
+    groups = L.known_int(in(6));
+    dil = L.known_ints(in(7));
   } else {
-    dil = Lowerer::known_ints(in(5));
-    groups = Lowerer::known_int(in(6));
+    dil = L.known_ints(in(5));
+    groups = L.known_int(in(6));
   }
   if (!stride || !dil || !groups) return false;
   Attrs a{{"strides", ais(*stride)}, {"dilations", ais(*dil)}, {"group", ai(*groups)}};
@@ -94,7 +110,7 @@ bool lower_conv(Lowerer& L, Node* n, const std::string& op) {
   if (pad.kind == JV::Known && pad.iv.isString()) {
     a["auto_pad"] = as(pad.iv.toStringRef() == "same" ? "SAME_UPPER" : "VALID");
   } else {
-    auto p = Lowerer::known_ints(pad);
+    auto p = L.known_ints(pad);
     if (!p) return false;
     std::vector<int64_t> pads = *p;
     pads.insert(pads.end(), p->begin(), p->end());
@@ -114,7 +130,7 @@ bool lower_conv(Lowerer& L, Node* n, const std::string& op) {
 bool lower_batch_norm(Lowerer& L, Node* n, const std::string&) {
   auto in = [&](size_t i) -> JV& { return L.in(n, i); };
   if (n->inputs().size() < 8) return false;
-  auto eps = Lowerer::known_num(in(7)).value_or(1e-5);
+  auto eps = L.known_num(in(7)).value_or(1e-5);
   if (Lowerer::is_none(in(3)) || Lowerer::is_none(in(4))) return false;  // batch statistics: training
   // Without affine parameters, scale 1 and bias 0 (constants: not params).
   auto affine = [&](size_t i, double v) {
@@ -143,7 +159,7 @@ bool lower_batch_norm(Lowerer& L, Node* n, const std::string&) {
 bool lower_layer_norm(Lowerer& L, Node* n, const std::string&) {
   auto in = [&](size_t i) -> JV& { return L.in(n, i); };
   if (n->inputs().size() < 5) return false;
-  auto shape = Lowerer::known_ints(in(1));
+  auto shape = L.known_ints(in(1));
   if (!shape) return false;
   std::vector<int> ins{L.as_ir(in(0))};
   if (Lowerer::is_none(in(2))) {  // elementwise_affine=False: scale of ones (a constant, not a param)
@@ -162,18 +178,18 @@ bool lower_layer_norm(Lowerer& L, Node* n, const std::string&) {
   }
   L.emit_to(n->output(), "LayerNormalization", ins,
             {{"axis", ai(-static_cast<int64_t>(shape->size()))},
-             {"epsilon", af(Lowerer::known_num(in(4)).value_or(1e-5))}});
+             {"epsilon", af(L.known_num(in(4)).value_or(1e-5))}});
   return true;
 }
 
 bool lower_group_norm(Lowerer& L, Node* n, const std::string&) {
   auto in = [&](size_t i) -> JV& { return L.in(n, i); };
   if (n->inputs().size() < 5) return false;
-  auto groups = Lowerer::known_int(in(1));
+  auto groups = L.known_int(in(1));
   if (!groups || Lowerer::is_none(in(2)) || Lowerer::is_none(in(3))) return false;
   // Opset 21's GroupNormalization: scale and bias per channel, as torch's.
   L.emit_to(n->output(), "GroupNormalization", {L.as_ir(in(0)), L.as_ir(in(2)), L.as_ir(in(3))},
-            {{"num_groups", ai(*groups)}, {"epsilon", af(Lowerer::known_num(in(4)).value_or(1e-5))}}, "", 21);
+            {{"num_groups", ai(*groups)}, {"epsilon", af(L.known_num(in(4)).value_or(1e-5))}}, "", 21);
   return true;
 }
 
@@ -182,7 +198,7 @@ bool lower_group_norm(Lowerer& L, Node* n, const std::string&) {
 bool lower_instance_norm(Lowerer& L, Node* n, const std::string&) {
   auto in = [&](size_t i) -> JV& { return L.in(n, i); };
   if (n->inputs().size() < 8) return false;
-  auto use_stats = Lowerer::known_int(in(5));
+  auto use_stats = L.known_int(in(5));
   if (!use_stats || !*use_stats) return false;
   if (Lowerer::is_none(in(1)) || Lowerer::is_none(in(2))) {
     // Channels from the input's dim 1: scale/bias constants (not params).
@@ -195,28 +211,28 @@ bool lower_instance_norm(Lowerer& L, Node* n, const std::string&) {
     one.tensor.dims = zero.tensor.dims = {1};
     int s = L.emit_tmp(n->output(), "ones", "ConstantOfShape", {c}, {{"value", one}});
     int b = L.emit_tmp(n->output(), "zeros", "ConstantOfShape", {c}, {{"value", zero}});
-    L.emit_to(n->output(), "InstanceNormalization", {x, s, b}, {{"epsilon", af(Lowerer::known_num(in(7)).value_or(1e-5))}});
+    L.emit_to(n->output(), "InstanceNormalization", {x, s, b}, {{"epsilon", af(L.known_num(in(7)).value_or(1e-5))}});
     return true;
   }
   L.emit_to(n->output(), "InstanceNormalization", {L.as_ir(in(0)), L.as_ir(in(1)), L.as_ir(in(2))},
-            {{"epsilon", af(Lowerer::known_num(in(7)).value_or(1e-5))}});
+            {{"epsilon", af(L.known_num(in(7)).value_or(1e-5))}});
   return true;
 }
 
 bool lower_pool(Lowerer& L, Node* n, const std::string& op) {
   auto in = [&](size_t i) -> JV& { return L.in(n, i); };
   bool is_max = op.rfind("max", 0) == 0;
-  auto k = Lowerer::known_ints(in(1));
-  auto s = Lowerer::known_ints(in(2));
-  auto p = Lowerer::known_ints(in(3));
+  auto k = L.known_ints(in(1));
+  auto s = L.known_ints(in(2));
+  auto p = L.known_ints(in(3));
   if (!k || !p) return false;
   if (!s || s->empty()) s = k;
   std::vector<int64_t> pads = *p;
   pads.insert(pads.end(), p->begin(), p->end());
   Attrs a{{"kernel_shape", ais(*k)}, {"strides", ais(*s)}, {"pads", ais(pads)}};
   if (is_max) {
-    auto d = Lowerer::known_ints(in(4));
-    auto c = Lowerer::known_int(in(5));
+    auto d = L.known_ints(in(4));
+    auto c = L.known_int(in(5));
     if (!d || !c) return false;
     a["dilations"] = ais(*d);
     a["ceil_mode"] = ai(*c);
@@ -229,8 +245,8 @@ bool lower_pool(Lowerer& L, Node* n, const std::string& op) {
     L.emit_to(n->output(), "MaxPool", {L.as_ir(in(0))}, a);
     return true;
   }
-  auto c = Lowerer::known_int(in(4));
-  auto cip = Lowerer::known_int(in(5));
+  auto c = L.known_int(in(4));
+  auto cip = L.known_int(in(5));
   if (!c || !cip) return false;
   if (n->inputs().size() > 6 && !Lowerer::is_none(in(6))) return false;  // divisor_override: not ONNX
   a["ceil_mode"] = ai(*c);
@@ -240,7 +256,7 @@ bool lower_pool(Lowerer& L, Node* n, const std::string& op) {
 }
 
 bool lower_adaptive_pool(Lowerer& L, Node* n, const std::string& op) {
-  auto size = Lowerer::known_ints(L.in(n, 1));
+  auto size = L.known_ints(L.in(n, 1));
   if (!size) return false;
   bool global = true;
   for (auto s : *size) global = global && s == 1;
@@ -269,10 +285,10 @@ bool lower_upsample(Lowerer& L, Node* n, const std::string& op) {
                                                                : "linear";
   Attrs a{{"mode", as(mode)}};
   if (JV* ac = L.arg(n, "align_corners"))
-    if (auto v = Lowerer::known_int(*ac); v && *v) a["coordinate_transformation_mode"] = as("align_corners");
+    if (auto v = L.known_int(*ac); v && *v) a["coordinate_transformation_mode"] = as("align_corners");
   int x = L.as_ir(L.in(n, 0));
   if (factors && !Lowerer::is_none(*factors)) {
-    auto f = Lowerer::known_doubles(*factors);
+    auto f = L.known_doubles(*factors);
     if (!f) return false;
     std::vector<double> sc{1.0, 1.0};
     sc.insert(sc.end(), f->begin(), f->end());

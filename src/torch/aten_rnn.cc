@@ -15,8 +15,8 @@ using tj::Node;
 bool lower_rnn(Lowerer& L, Node* n, const std::string& op) {
   auto in = [&](size_t i) -> JV& { return L.in(n, i); };
   if (n->inputs().size() != 9 || in(2).kind != JV::List) return false;
-  auto has_b = Lowerer::known_int(in(3)), layers = Lowerer::known_int(in(4)), bidir = Lowerer::known_int(in(7)),
-       bf = Lowerer::known_int(in(8));
+  auto has_b = L.known_int(in(3)), layers = L.known_int(in(4)), bidir = L.known_int(in(7)),
+       bf = L.known_int(in(8));
   if (!has_b || !layers || !bidir || !bf) return false;
   int64_t dirs = *bidir ? 2 : 1, per = *has_b ? 4 : 2;
   const auto& params = *in(2).items;
@@ -45,7 +45,7 @@ bool lower_rnn(Lowerer& L, Node* n, const std::string& op) {
     auto join = [&](const std::vector<int>& v, const std::string& what) {
       return v.size() == 1 ? v[0] : L.emit_tmp(o, what, "Concat", v, {{"axis", ai(0)}});
     };
-    const Shape& whh = L.graph().values[L.as_ir(params[static_cast<size_t>(l * dirs * per + 1)])].shape;
+    const Shape whh = L.graph().values[L.as_ir(params[static_cast<size_t>(l * dirs * per + 1)])].shape;
     if (!whh.rank_known || whh.rank() != 2 || !whh.dims[1].is_known()) return false;
     Attrs a{{"hidden_size", ai(whh.dims[1].value())}, {"direction", as(dirs == 2 ? "bidirectional" : "forward")}};
     if (op == "gru") a["linear_before_reset"] = ai(1);
@@ -87,7 +87,7 @@ bool lower_cell(Lowerer& L, Node* n, const std::string& op) {
   if (n->inputs().size() < 4) return false;
   const tj::Value* o = n->output(0);
   int w_ih = L.as_ir(in(2)), w_hh = L.as_ir(in(3));
-  const Shape& whh = L.graph().values[w_hh].shape;
+  const Shape whh = L.graph().values[w_hh].shape;  // a copy: emitting reallocates the values
   if (!whh.rank_known || whh.rank() != 2 || !whh.dims[1].is_known()) return false;
   auto rank = L.known_rank(in(0));
   if (!rank) return false;

@@ -13,7 +13,7 @@ using tj::Node;
 
 // A normalised dim of a tensor whose rank the shape pass knows (negative dims count from the end).
 std::optional<int64_t> norm_dim(Lowerer& L, const JV& x, const JV& dim) {
-  auto d = Lowerer::known_int(dim);
+  auto d = L.known_int(dim);
   if (!d) return std::nullopt;
   if (*d >= 0) return d;
   auto r = L.known_rank(x);
@@ -40,7 +40,7 @@ Attribute tensor_value(DType t, double v) {
 // The dtype of a creation op: its dtype argument, else `like`'s dtype, else float32.
 DType creation_dtype(Lowerer& L, Node* n, const JV* like) {
   if (JV* dt = L.arg(n, "dtype"))
-    if (auto st = Lowerer::known_int(*dt))
+    if (auto st = L.known_int(*dt))
       if (auto t = dtype_of_scalar_type(*st)) return *t;
   if (like && (like->kind == JV::Tensor || like->kind == JV::ScalarIR)) {
     DType t = L.facts(like->ir).dtype;
@@ -51,7 +51,7 @@ DType creation_dtype(Lowerer& L, Node* n, const JV* like) {
 
 bool lower_select(Lowerer& L, Node* n, const std::string&) {
   if (n->inputs().size() != 3) return false;
-  auto dim = Lowerer::known_int(L.in(n, 1));
+  auto dim = L.known_int(L.in(n, 1));
   if (!dim) return false;
   L.emit_to(n->output(), "Gather", {L.as_ir(L.in(n, 0)), L.as_ir(L.in(n, 2))}, {{"axis", ai(*dim)}});
   return true;
@@ -59,7 +59,7 @@ bool lower_select(Lowerer& L, Node* n, const std::string&) {
 
 bool lower_slice(Lowerer& L, Node* n, const std::string&) {
   if (n->inputs().size() != 5) return false;
-  auto dim = Lowerer::known_int(L.in(n, 1));
+  auto dim = L.known_int(L.in(n, 1));
   if (!dim) return false;
   int start = Lowerer::is_none(L.in(n, 2)) ? L.const_ints({0}) : L.pack_ints(L.in(n, 2));
   int end = Lowerer::is_none(L.in(n, 3)) ? L.const_ints({INT64_MAX}) : L.pack_ints(L.in(n, 3));
@@ -70,7 +70,7 @@ bool lower_slice(Lowerer& L, Node* n, const std::string&) {
 }
 
 bool lower_narrow(Lowerer& L, Node* n, const std::string&) {
-  auto dim = Lowerer::known_int(L.in(n, 1));
+  auto dim = L.known_int(L.in(n, 1));
   if (!dim) return false;
   int start = L.pack_ints(L.in(n, 2)), len = L.pack_ints(L.in(n, 3));
   if (start < 0 || len < 0) return false;
@@ -123,7 +123,7 @@ bool lower_unflatten(Lowerer& L, Node* n, const std::string&) {
 }
 
 bool lower_permute(Lowerer& L, Node* n, const std::string&) {
-  auto perm = Lowerer::known_ints(L.in(n, 1));
+  auto perm = L.known_ints(L.in(n, 1));
   if (!perm) return false;
   auto rank = L.known_rank(L.in(n, 0));
   for (auto& p : *perm) {
@@ -138,7 +138,7 @@ bool lower_transpose(Lowerer& L, Node* n, const std::string& op) {
   int64_t a = 0, b = 1;
   if (op != "t") {
     if (n->inputs().size() != 3) return false;
-    auto x = Lowerer::known_int(L.in(n, 1)), y = Lowerer::known_int(L.in(n, 2));
+    auto x = L.known_int(L.in(n, 1)), y = L.known_int(L.in(n, 2));
     if (!x || !y) return false;
     a = *x;
     b = *y;
@@ -150,7 +150,7 @@ bool lower_transpose(Lowerer& L, Node* n, const std::string& op) {
 }
 
 bool lower_unsqueeze(Lowerer& L, Node* n, const std::string&) {
-  auto d = Lowerer::known_int(L.in(n, 1));
+  auto d = L.known_int(L.in(n, 1));
   if (!d) return false;
   L.emit_to(n->output(), "Unsqueeze", {L.as_ir(L.in(n, 0)), L.const_ints({*d})});
   return true;
@@ -158,7 +158,7 @@ bool lower_unsqueeze(Lowerer& L, Node* n, const std::string&) {
 
 bool lower_squeeze(Lowerer& L, Node* n, const std::string&) {
   if (n->inputs().size() == 1) return L.emit_to(n->output(), "Squeeze", {L.as_ir(L.in(n, 0))}), true;
-  auto d = Lowerer::known_ints(L.in(n, 1));
+  auto d = L.known_ints(L.in(n, 1));
   if (!d) return false;
   // torch squeezes a named dim only when it is 1 (else a no-op); ONNX requires 1: keep the dims that are.
   const JV& x = L.in(n, 0);
@@ -180,7 +180,7 @@ bool lower_squeeze(Lowerer& L, Node* n, const std::string&) {
 
 bool lower_cat(Lowerer& L, Node* n, const std::string& op) {
   if (n->inputs().size() != 2 || L.in(n, 0).kind != JV::List) return false;
-  auto dim = Lowerer::known_int(L.in(n, 1));
+  auto dim = L.known_int(L.in(n, 1));
   if (!dim) return false;
   std::vector<int> ins;
   const tj::Value* o = n->output();
@@ -210,29 +210,29 @@ bool lower_split(Lowerer& L, Node* n, const std::string& op) {
     if (dd.is_known()) len = dd.value();
   }
   std::vector<int64_t> sizes;
-  if (op == "split_with_sizes") {
-    auto s = Lowerer::known_ints(L.in(n, 1));
+  if (op == "split_with_sizes" || (op == "split" && n->input(1)->type()->kind() == c10::TypeKind::ListType)) {
+    auto s = L.known_ints(L.in(n, 1));
     if (!s) return false;
     sizes = *s;
   } else if (len) {
     if (op == "unbind") {
       sizes.assign(static_cast<size_t>(*len), 1);
     } else {
-      auto k = Lowerer::known_int(L.in(n, 1));
+      auto k = L.known_int(L.in(n, 1));
       if (!k || *k <= 0) return false;
-      int64_t piece = op == "chunk" ? (*len + *k - 1) / *k : *k;
+      int64_t piece = op == "chunk" || op == "unsafe_chunk" ? (*len + *k - 1) / *k : *k;
       for (int64_t at = 0; at < *len; at += piece) sizes.push_back(std::min(piece, *len - at));
     }
   } else {
     if (op == "unbind") return false;
-    auto k = Lowerer::known_int(L.in(n, 1));
+    auto k = L.known_int(L.in(n, 1));
     if (!k) return false;
     JV j;
     j.kind = JV::Split;
     j.ir = x.ir;
     j.split_size = *k;
     j.split_dim = *d;
-    j.split_is_chunks = op == "chunk";
+    j.split_is_chunks = op == "chunk" || op == "unsafe_chunk";
     L.set(o, j);
     return true;
   }
@@ -262,7 +262,7 @@ bool lower_to(Lowerer& L, Node* n, const std::string& op) {
     if (d != DType::Undefined) t = d;
   }
   if (JV* dt = op == "to" ? L.arg(n, "dtype") : nullptr)
-    if (auto st = Lowerer::known_int(*dt)) t = dtype_of_scalar_type(*st);
+    if (auto st = L.known_int(*dt)) t = dtype_of_scalar_type(*st);
   if (t) return L.emit_to(n->output(), "Cast", {x}, {{"to", ai(int64_t(*t))}}), true;
   L.emit_to(n->output(), "Identity", {x});
   return true;
@@ -273,9 +273,14 @@ bool lower_expand(Lowerer& L, Node* n, const std::string& op) {
   int shape;
   if (op == "expand_as") {
     shape = L.emit_tmp(o, "shape", "Shape", {L.as_ir(L.in(n, 1))});
-  } else if (auto k = Lowerer::known_ints(L.in(n, 1))) {
+  } else if (auto k = L.known_ints(L.in(n, 1))) {
     for (auto& v : *k) v = v == -1 ? 1 : v;  // -1 keeps the dim: 1 broadcasts to it
     shape = L.const_ints(*k);
+  } else if (L.in(n, 1).kind == JV::List) {
+    std::vector<JV> items = *L.in(n, 1).items;
+    for (auto& it : items)
+      if (auto v = L.known_int(it); v && *v == -1) it = JV::known(c10::IValue(int64_t(1)));
+    shape = L.pack_ints(JV::list(std::move(items)));
   } else {
     shape = L.pack_ints(L.in(n, 1));
   }
@@ -285,7 +290,7 @@ bool lower_expand(Lowerer& L, Node* n, const std::string& op) {
 }
 
 bool lower_repeat(Lowerer& L, Node* n, const std::string&) {
-  auto reps = Lowerer::known_ints(L.in(n, 1));
+  auto reps = L.known_ints(L.in(n, 1));
   auto rank = L.known_rank(L.in(n, 0));
   if (!reps || !rank) return false;
   int x = L.as_ir(L.in(n, 0));
@@ -300,7 +305,7 @@ bool lower_repeat(Lowerer& L, Node* n, const std::string&) {
 
 // flip(x, dims): Slice with step -1 over each dim, as torch.onnx exports it.
 bool lower_flip(Lowerer& L, Node* n, const std::string&) {
-  auto dims = Lowerer::known_ints(L.in(n, 1));
+  auto dims = L.known_ints(L.in(n, 1));
   if (!dims) return false;
   std::vector<int64_t> starts(dims->size(), -1), ends(dims->size(), INT64_MIN), steps(dims->size(), -1);
   L.emit_to(n->output(), "Slice",
@@ -311,7 +316,7 @@ bool lower_flip(Lowerer& L, Node* n, const std::string&) {
 // roll(x, shifts, dims): per dim, the last `s` elements moved to the front (two Slices and a Concat, as
 // torch.onnx exports it); without dims, the flattened tensor is rolled and reshaped back.
 bool lower_roll(Lowerer& L, Node* n, const std::string&) {
-  auto shifts = Lowerer::known_ints(L.in(n, 1)), dims = Lowerer::known_ints(L.in(n, 2));
+  auto shifts = L.known_ints(L.in(n, 1)), dims = L.known_ints(L.in(n, 2));
   if (!shifts || !dims || dims->empty() || shifts->size() != dims->size()) return false;
   const tj::Value* o = n->output();
   int x = L.as_ir(L.in(n, 0));
@@ -328,7 +333,7 @@ bool lower_roll(Lowerer& L, Node* n, const std::string&) {
 // constant_pad_nd(x, pad, value) / pad(x, pad, mode, value): torch's pad list runs from the last dim
 // ([last_begin, last_end, prev_begin, prev_end, ...]); ONNX Pad wants [begin per dim..., end per dim...].
 bool lower_pad(Lowerer& L, Node* n, const std::string& op) {
-  auto pad = Lowerer::known_ints(L.in(n, 1));
+  auto pad = L.known_ints(L.in(n, 1));
   auto rank = L.known_rank(L.in(n, 0));
   if (!pad || !rank || pad->size() % 2 || static_cast<int64_t>(pad->size() / 2) > *rank) return false;
   std::vector<int64_t> pads(static_cast<size_t>(2 * *rank), 0);
@@ -364,8 +369,8 @@ bool lower_creation(Lowerer& L, Node* n, const std::string& op) {
   if (shape < 0) return false;
   double v = op.find("ones") != std::string::npos ? 1.0 : 0.0;
   if (op == "full" || op == "new_full" || op == "full_like" || op == "fill") {
-    auto x = Lowerer::known_num(L.in(n, 1));
-    if (op == "full" || op == "new_full") x = Lowerer::known_num(L.in(n, op == "full" ? 1 : 2));
+    auto x = L.known_num(L.in(n, 1));
+    if (op == "full" || op == "new_full") x = L.known_num(L.in(n, op == "full" ? 1 : 2));
     if (!x) {
       if (op != "fill") return false;
       // fill_(self, tensor value): self's shape, the value broadcast.
@@ -416,7 +421,7 @@ bool lower_index_put(Lowerer& L, Node* n, const std::string&) {
   for (const auto& it : *idx.items)
     if (it.kind == JV::Tensor) first = first < 0 ? it.ir : first;
   if (first < 0) return false;
-  auto acc = n->inputs().size() > 3 ? Lowerer::known_int(L.in(n, 3)) : std::optional<int64_t>(0);
+  auto acc = n->inputs().size() > 3 ? L.known_int(L.in(n, 3)) : std::optional<int64_t>(0);
   Attrs a;
   if (acc && *acc) a["reduction"] = as("add");
   L.emit_to(n->output(), "ScatterND", {L.as_ir(L.in(n, 0)), first, L.as_ir(L.in(n, 2))}, a);
@@ -424,7 +429,7 @@ bool lower_index_put(Lowerer& L, Node* n, const std::string&) {
 }
 
 bool lower_index_select(Lowerer& L, Node* n, const std::string& op) {
-  auto dim = Lowerer::known_int(L.in(n, 1));
+  auto dim = L.known_int(L.in(n, 1));
   if (!dim) return false;
   L.emit_to(n->output(), op == "gather" ? "GatherElements" : "Gather", {L.as_ir(L.in(n, 0)), L.as_ir(L.in(n, 2))},
             {{"axis", ai(*dim)}});
@@ -438,7 +443,7 @@ bool lower_trilu(Lowerer& L, Node* n, const std::string& op) {
 }
 
 bool lower_cumsum(Lowerer& L, Node* n, const std::string&) {
-  auto dim = Lowerer::known_int(L.in(n, 1));
+  auto dim = L.known_int(L.in(n, 1));
   if (!dim) return false;
   L.emit_to(n->output(), "CumSum", {L.as_ir(L.in(n, 0)), L.const_int(*dim)});
   return true;
@@ -459,7 +464,7 @@ bool lower_arange(Lowerer& L, Node* n, const std::string&) {
 
 bool lower_scalar_tensor(Lowerer& L, Node* n, const std::string&) {
   const JV& x = L.in(n, 0);
-  if (auto v = Lowerer::known_num(x)) return L.set_ir(n->output(), L.const_float(*v)), true;
+  if (auto v = L.known_num(x)) return L.set_ir(n->output(), L.const_float(*v)), true;
   if (x.kind == JV::ScalarIR) return L.set_ir(n->output(), x.ir), true;
   return false;
 }
@@ -476,7 +481,7 @@ bool lower_reduce(Lowerer& L, Node* n, const std::string& op) {
   if (x < 0) return false;
   if (op == "argmax" || op == "argmin") {
     if (nin < 3 || Lowerer::is_none(L.in(n, 1))) return false;
-    auto d = Lowerer::known_int(L.in(n, 1)), k = Lowerer::known_int(L.in(n, 2));
+    auto d = L.known_int(L.in(n, 1)), k = L.known_int(L.in(n, 2));
     if (!d || !k) return false;
     L.emit_to(o, op == "argmax" ? "ArgMax" : "ArgMin", {x}, {{"axis", ai(*d)}, {"keepdims", ai(*k)}});
     return true;
@@ -490,8 +495,8 @@ bool lower_reduce(Lowerer& L, Node* n, const std::string& op) {
     L.emit_to(o, onnx.at(op), {x}, {{"keepdims", ai(0)}});  // all elements
     return true;
   }
-  auto dims = Lowerer::known_ints(L.in(n, 1));
-  auto keep = nin > 2 ? Lowerer::known_int(L.in(n, 2)) : std::optional<int64_t>(0);
+  auto dims = L.known_ints(L.in(n, 1));
+  auto keep = nin > 2 ? L.known_int(L.in(n, 2)) : std::optional<int64_t>(0);
   if (!dims || !keep) return false;
   if (n->outputs().size() == 2) {  // max.dim / min.dim: values and indices
     L.emit_to(o, onnx.at(op), {x, L.const_ints(*dims)}, {{"keepdims", ai(*keep)}});
@@ -503,7 +508,7 @@ bool lower_reduce(Lowerer& L, Node* n, const std::string& op) {
 }
 
 bool lower_topk(Lowerer& L, Node* n, const std::string&) {
-  auto k = Lowerer::known_int(L.in(n, 1)), dim = Lowerer::known_int(L.in(n, 2));
+  auto k = L.known_int(L.in(n, 1)), dim = L.known_int(L.in(n, 2));
   if (!k || !dim) return false;
   auto r = L.emit("TopK", {L.as_ir(L.in(n, 0)), L.const_ints({*k})},
                   {Lowerer::ir_name(n->output(0)), Lowerer::ir_name(n->output(1))}, {{"axis", ai(*dim)}});
@@ -513,7 +518,7 @@ bool lower_topk(Lowerer& L, Node* n, const std::string&) {
 }
 
 bool lower_pixel_shuffle(Lowerer& L, Node* n, const std::string& op) {
-  auto r = Lowerer::known_int(L.in(n, 1));
+  auto r = L.known_int(L.in(n, 1));
   if (!r) return false;
   L.emit_to(n->output(), op == "pixel_shuffle" ? "DepthToSpace" : "SpaceToDepth", {L.as_ir(L.in(n, 0))},
             {{"blocksize", ai(*r)}, {"mode", as("CRD")}});
@@ -534,7 +539,7 @@ void register_aten_tensor(AtenTable& t) {
   t.add("unsqueeze", lower_unsqueeze);
   t.add("squeeze", lower_squeeze);
   t.add({"cat", "concat", "stack"}, lower_cat);
-  t.add({"split", "chunk", "split_with_sizes", "unbind"}, lower_split);
+  t.add({"split", "chunk", "unsafe_chunk", "unsafe_split", "split_with_sizes", "unbind"}, lower_split);
   t.add({"to", "type_as", "float", "double", "half", "long", "int", "bool"}, lower_to);
   t.add({"expand", "expand_as"}, lower_expand);
   t.add("repeat", lower_repeat);

@@ -13,26 +13,6 @@ namespace flopwise {
 
 namespace {
 
-// A known Python value of a JV: Known, or a list/tuple whose items are all known.
-std::optional<c10::IValue> known_value(const JV& j) {
-  if (j.kind == JV::Known) return j.iv;
-  if (j.kind != JV::List) return std::nullopt;
-  bool ints = true;
-  std::vector<c10::IValue> xs;
-  for (const auto& it : *j.items) {
-    auto x = known_value(it);
-    if (!x) return std::nullopt;
-    ints = ints && x->isInt();
-    xs.push_back(*x);
-  }
-  if (ints && !xs.empty()) {
-    std::vector<int64_t> v;
-    for (const auto& x : xs) v.push_back(x.toInt());
-    return c10::IValue(v);
-  }
-  return c10::IValue(c10::ivalue::Tuple::create(std::move(xs)));
-}
-
 std::optional<double> num(const c10::IValue& x) {
   if (x.isInt()) return static_cast<double>(x.toInt());
   if (x.isDouble()) return x.toDouble();
@@ -93,6 +73,24 @@ bool Lowerer::fold_known(tj::Node* n, const std::string& op) {
       return result(c10::IValue(found));
     }
     return false;
+  }
+  if ((op == "all" || op == "any") && xs.size() == 1) {
+    auto e = elements(xs[0]);
+    if (!e) return false;
+    bool all = true, any = false;
+    for (const auto& x : *e) {
+      auto v = num(x);
+      if (!v) return false;
+      all = all && *v != 0;
+      any = any || *v != 0;
+    }
+    return result(c10::IValue(op == "all" ? all : any));
+  }
+  if (op == "find" && xs.size() >= 2 && xs[0].isString() && xs[1].isString()) {
+    const std::string& h = xs[0].toStringRef();
+    int64_t start = xs.size() > 2 && xs[2].isInt() ? xs[2].toInt() : 0;
+    auto at = h.find(xs[1].toStringRef(), static_cast<size_t>(std::max<int64_t>(0, start)));
+    return result(c10::IValue(at == std::string::npos ? int64_t(-1) : static_cast<int64_t>(at)));
   }
   if (op == "str" && xs.size() == 1) {
     if (xs[0].isDevice()) return result(c10::IValue(xs[0].toDevice().str()));
@@ -208,6 +206,54 @@ std::optional<c10::IValue> Lowerer::facts_value(tj::Node* n, const std::string& 
   return std::nullopt;
 }
 
+// Items of a list value: a list, a known list, or a runtime int list (aten::size) of known length, whose
+// elements are then its scalars (known when the shape pass computed them).
+std::optional<std::vector<JV>> Lowerer::list_items(const JV& j) {
+  if (j.kind == JV::List) return *j.items;
+  std::vector<JV> xs;
+  if (j.kind == JV::Known && (j.iv.isList() || j.iv.isTuple())) {
+    for (const auto& x : j.iv.isList() ? j.iv.toListRef().vec() : j.iv.toTupleRef().elements().vec())
+      xs.push_back(JV::known(x));
+    return xs;
+  }
+  if (j.kind != JV::IntsIR) return std::nullopt;
+  const auto& v = facts(j.ir);
+  if (!v.shape.rank_known || v.shape.rank() != 1 || !v.shape.dims[0].is_known()) return std::nullopt;
+  for (int64_t i = 0; i < v.shape.dims[0].value(); ++i) {
+    if (v.data && !v.data->is_float && v.data->ints[i].is_known()) {
+      xs.push_back(JV::known(c10::IValue(v.data->ints[i].value())));
+      continue;
+    }
+    int r = emit("Gather", {j.ir, const_int(i)}, {"item"}, {{"axis", ai(0)}})[0];
+    xs.push_back(JV::of_ir(r, JV::ScalarIR));
+  }
+  return xs;
+}
+
+// A module attribute: a submodule, a parameter or buffer, a list/tuple holding tensors (nn.LSTM's
+// _flat_weights), or a plain value.
+JV Lowerer::attribute_value(const std::string& path, const c10::IValue& a) {
+  if (a.isObject()) {
+    JV j;
+    j.kind = JV::Module;
+    j.obj = a.toObject();
+    j.path = path;
+    return j;
+  }
+  if (a.isTensor()) return JV::of_ir(param_value(path, a.toTensor()));
+  if ((a.isList() || a.isTuple()) && !a.isIntList() && !a.isDoubleList() && !a.isBoolList()) {
+    auto xs = a.isList() ? a.toListRef().vec() : a.toTupleRef().elements().vec();
+    bool any_tensor = false;
+    for (const auto& x : xs) any_tensor = any_tensor || x.isTensor() || x.isObject();
+    if (any_tensor) {
+      std::vector<JV> items;
+      for (size_t i = 0; i < xs.size(); ++i) items.push_back(attribute_value(path + "." + std::to_string(i), xs[i]));
+      return JV::list(std::move(items));
+    }
+  }
+  return JV::known(a);
+}
+
 bool Lowerer::lower_prim(tj::Node* n, const std::string& kind) {
   const tj::Value* o = n->outputs().empty() ? nullptr : n->output(0);
   if (kind == "prim::Constant") {
@@ -225,17 +271,7 @@ bool Lowerer::lower_prim(tj::Node* n, const std::string& kind) {
     std::string name = n->s(c10::attr::name);
     auto a = obj.obj->getAttr(name);
     std::string path = obj.path.empty() ? name : obj.path + "." + name;
-    if (a.isObject()) {
-      JV j;
-      j.kind = JV::Module;
-      j.obj = a.toObject();
-      j.path = path;
-      set(o, j);
-    } else if (a.isTensor()) {
-      set_ir(o, param_value(path, a.toTensor()));
-    } else {
-      set_known(o, a);
-    }
+    set(o, attribute_value(path, a));
     return true;
   }
   if (kind == "prim::ListConstruct" || kind == "prim::TupleConstruct") {
@@ -260,8 +296,26 @@ bool Lowerer::lower_prim(tj::Node* n, const std::string& kind) {
     }
     return false;
   }
+  if (kind == "aten::format") {
+    // The message of a check (`why_not_fast_path = "... {}".format(x)`): only its emptiness is ever tested,
+    // so the template with each {} replaced by the argument when known, else by "?".
+    const JV& f = get(n->input(0));
+    if (f.kind != JV::Known || !f.iv.isString()) return false;
+    std::string t = f.iv.toStringRef(), r;
+    size_t arg = 1;
+    for (size_t i = 0; i < t.size(); ++i) {
+      if (t.compare(i, 2, "{}") == 0) {
+        auto v = arg < n->inputs().size() ? known_value(get(n->input(arg))) : std::nullopt;
+        r += v && v->isInt() ? std::to_string(v->toInt()) : v && v->isString() ? v->toStringRef() : "?";
+        ++arg, ++i;
+      } else {
+        r += t[i];
+      }
+    }
+    return set_known(o, c10::IValue(r)), true;
+  }
   if (kind == "aten::warn" || kind == "prim::RaiseException" || kind == "prim::Print" || kind == "prim::SetAttr" ||
-      kind == "aten::format" || kind == "prim::Uninitialized")
+      kind == "prim::Uninitialized")
     return true;  // no value (a message, a raise, or a value only used where forward raises)
   if (auto f = facts_value(n, kind)) return set_known(o, *f), true;
   if (kind == "prim::isinstance") {
@@ -296,6 +350,8 @@ bool Lowerer::lower_prim(tj::Node* n, const std::string& kind) {
     if (l.kind == JV::Dict) return set_known(o, c10::IValue(int64_t(l.dict->size()))), true;
     if (l.kind == JV::Known && l.iv.isList()) return set_known(o, c10::IValue(int64_t(l.iv.toListRef().size()))), true;
     if (l.kind == JV::IntsIR) return set_ir(o, emit("Size", {l.ir}, {ir_name(o)})[0], JV::ScalarIR), true;
+    if (l.kind == JV::Known && l.iv.isTuple())
+      return set_known(o, c10::IValue(int64_t(l.iv.toTupleRef().elements().size()))), true;
     if (l.kind == JV::Tensor) {  // len(tensor): its first dim
       int shape = emit("Shape", {l.ir}, {tmp(o, "shape")})[0];
       return set_ir(o, emit("Gather", {shape, const_int(0)}, {ir_name(o)}, {{"axis", ai(0)}})[0], JV::ScalarIR), true;
@@ -401,25 +457,15 @@ bool Lowerer::lower_prim(tj::Node* n, const std::string& kind) {
   if ((kind == "aten::add" || kind == "aten::mul") && n->inputs().size() == 2 && o &&
       o->type()->kind() == c10::TypeKind::ListType) {
     // list + list, list * n
-    const JV &a = get(n->input(0)), &b = get(n->input(1));
-    auto items = [&](const JV& j) -> std::optional<std::vector<JV>> {
-      if (j.kind == JV::List) return *j.items;
-      if (j.kind == JV::Known && j.iv.isList()) {
-        std::vector<JV> xs;
-        for (const auto& x : j.iv.toListRef()) xs.push_back(JV::known(x));
-        return xs;
-      }
-      return std::nullopt;
-    };
-    auto ia = items(a);
+    auto ia = list_items(get(n->input(0)));
     if (!ia) return false;
     if (kind == "aten::add") {
-      auto ib = items(b);
+      auto ib = list_items(get(n->input(1)));
       if (!ib) return false;
       ia->insert(ia->end(), ib->begin(), ib->end());
       return set(o, JV::list(*ia)), true;
     }
-    auto times = known_int(b);
+    auto times = known_int(get(n->input(1)));
     if (!times) return false;
     std::vector<JV> r;
     for (int64_t k = 0; k < *times; ++k) r.insert(r.end(), ia->begin(), ia->end());

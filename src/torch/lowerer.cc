@@ -4,6 +4,8 @@
 #include <torch/csrc/jit/ir/constants.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <iostream>
 
 #include "aten_table.h"
 #include "flopwise/errors.h"
@@ -43,6 +45,8 @@ void Lowerer::run() {
     g_.inputs.push_back(vi);
     env_[ins[i]] = JV::of_ir(vi);
   }
+  for (const auto& np : p_.module.named_parameters(true)) param_names_.emplace(np.value.unsafeGetTensorImpl(), np.name);
+  for (const auto& nb : p_.module.named_buffers(true)) param_names_.emplace(nb.value.unsafeGetTensorImpl(), nb.name);
   lower_block(p_.graph->block());
   for (auto* o : p_.graph->outputs()) add_outputs(get(o));
   // Parameters never used by forward are not in the graph: say so, with the count.
@@ -162,7 +166,8 @@ int Lowerer::param_value(const std::string& name, const at::Tensor& t) {
   const void* key = t.unsafeGetTensorImpl();
   auto it = param_ir_.find(key);
   if (it != param_ir_.end()) return it->second;
-  int vi = new_value(name);
+  auto named = param_names_.find(key);
+  int vi = new_value(named != param_names_.end() ? named->second : name);
   flopwise::Value& v = g_.values[vi];
   v.dtype = dtype_of_scalar_type(static_cast<int64_t>(t.scalar_type())).value_or(DType::Undefined);
   std::vector<Dim> dims;
@@ -206,7 +211,7 @@ int Lowerer::pack_ints(const JV& j) {
   if (auto k = known_ints(j)) return const_ints(*k);
   std::vector<int> ins;
   for (const auto& it : *j.items) {
-    if (it.kind != JV::Known && it.kind != JV::ScalarIR) return -1;
+    if (it.kind != JV::Known && it.kind != JV::ScalarIR && it.kind != JV::Tensor) return -1;
     ins.push_back(as_ir(it));
   }
   return emit("PackScalars", ins, {"pack"}, {}, "flopwise")[0];
@@ -215,9 +220,17 @@ int Lowerer::pack_ints(const JV& j) {
 std::optional<int64_t> Lowerer::known_int(const JV& j) {
   if (j.kind == JV::Known && j.iv.isInt()) return j.iv.toInt();
   if (j.kind == JV::Known && j.iv.isBool()) return j.iv.toBool() ? 1 : 0;
+  if (j.kind == JV::ScalarIR || j.kind == JV::Tensor) return known_scalar(j);
   return std::nullopt;
 }
 std::optional<double> Lowerer::known_num(const JV& j) {
+  if (j.kind == JV::ScalarIR || j.kind == JV::Tensor) {
+    const auto& v = facts(j.ir);
+    if (v.shape.rank_known && v.shape.rank() == 0 && v.data && v.data->is_float && v.data->floats.size() == 1)
+      return v.data->floats[0];
+    if (auto x = known_scalar(j)) return static_cast<double>(*x);
+    return std::nullopt;
+  }
   if (j.kind != JV::Known) return std::nullopt;
   if (j.iv.isDouble()) return j.iv.toDouble();
   if (j.iv.isInt()) return static_cast<double>(j.iv.toInt());
@@ -257,6 +270,39 @@ std::optional<std::vector<double>> Lowerer::known_doubles(const JV& j) {
   return std::nullopt;
 }
 
+std::optional<c10::IValue> Lowerer::known_value(const JV& j) {
+  if (j.kind == JV::Known) return j.iv;
+  if (j.kind == JV::ScalarIR || j.kind == JV::Tensor) {
+    const auto& v = facts(j.ir);
+    if (!v.shape.rank_known || v.shape.rank() != 0) return std::nullopt;
+    if (v.dtype == DType::Bool) {
+      if (auto x = known_scalar(j)) return c10::IValue(*x != 0);
+      return std::nullopt;
+    }
+    if (is_float(v.dtype)) {
+      if (auto x = known_num(j)) return c10::IValue(*x);
+      return std::nullopt;
+    }
+    if (auto x = known_scalar(j)) return c10::IValue(*x);
+    return std::nullopt;
+  }
+  if (j.kind != JV::List) return std::nullopt;
+  bool ints = true;
+  std::vector<c10::IValue> xs;
+  for (const auto& it : *j.items) {
+    auto x = known_value(it);
+    if (!x) return std::nullopt;
+    ints = ints && x->isInt();
+    xs.push_back(*x);
+  }
+  if (ints && !xs.empty()) {
+    std::vector<int64_t> v;
+    for (const auto& x : xs) v.push_back(x.toInt());
+    return c10::IValue(v);
+  }
+  return c10::IValue(c10::ivalue::Tuple::create(std::move(xs)));
+}
+
 // ---- shape facts ----------------------------------------------------------------------------------
 const flopwise::Value& Lowerer::facts(int ir) {
   if (inferred_upto_ < g_.nodes.size()) {
@@ -275,10 +321,14 @@ std::optional<int64_t> Lowerer::known_rank(const JV& j) {
 }
 
 std::optional<int64_t> Lowerer::known_scalar(const JV& j) {
-  if (auto k = known_int(j)) return k;
+  if (j.kind == JV::Known) {
+    if (j.iv.isInt()) return j.iv.toInt();
+    if (j.iv.isBool()) return j.iv.toBool() ? 1 : 0;
+    return std::nullopt;
+  }
   if (j.kind != JV::Tensor && j.kind != JV::ScalarIR) return std::nullopt;
   const auto& v = facts(j.ir);
-  if (!v.data || v.data->size() != 1) return std::nullopt;
+  if (!v.data || v.data->size() != 1 || !v.shape.rank_known || v.shape.rank() > 1) return std::nullopt;
   if (v.data->is_float) {
     double f = v.data->floats[0];
     if (!std::isfinite(f) || f != std::floor(f) || std::fabs(f) > 9.0e18) return std::nullopt;
@@ -290,6 +340,9 @@ std::optional<int64_t> Lowerer::known_scalar(const JV& j) {
 
 std::optional<bool> Lowerer::known_bool(const JV& j) {
   if (j.kind == JV::Known && j.iv.isBool()) return j.iv.toBool();
+  if (j.kind == JV::Known && j.iv.isDouble()) return j.iv.toDouble() != 0.0;  // `if self.dropout:`
+  if (j.kind == JV::Known && j.iv.isNone()) return false;
+  if (j.kind == JV::Known && j.iv.isString()) return !j.iv.toStringRef().empty();
   if (auto x = known_scalar(j)) return *x != 0;
   return std::nullopt;
 }
@@ -401,6 +454,11 @@ void Lowerer::add_outputs(const JV& j) {
 // Keeps an op we do not lower: a node in its own domain, so it is listed as unsupported.
 void Lowerer::keep_unsupported(tj::Node* n) {
   std::string kind = n->kind().toQualString();
+  if (std::getenv("FLOPWISE_DEBUG_LOWERING")) {  // developers: which node, and what its inputs were
+    static const char* kinds[] = {"unknown", "tensor", "scalar", "ints", "known", "list", "dict", "module", "split"};
+    std::cerr << "unsupported in '" << scope() << "': " << *n;
+    for (auto* i : n->inputs()) std::cerr << "  input %" << i->debugName() << ": " << kinds[get(i).kind] << "\n";
+  }
   if (!n->blocks().empty()) {
     // Control flow that depends on runtime values: listed as unsupported, and the nodes inside its blocks
     // are not counted; say how many.

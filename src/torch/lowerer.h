@@ -81,10 +81,13 @@ class Lowerer {
 
   int as_ir(const JV& j);     // as a tensor operand (scalars and int lists become constants); -1: cannot
   int pack_ints(const JV& j);  // an int list (known, runtime or mixed) as a 1-D int64 value; -1: cannot
-  static std::optional<int64_t> known_int(const JV& j);
-  static std::optional<double> known_num(const JV& j);
-  static std::optional<std::vector<int64_t>> known_ints(const JV& j);
-  static std::optional<std::vector<double>> known_doubles(const JV& j);
+  // Values known at import: constants, attributes, and scalars whose contents the shape pass computed
+  // (sizes of tensors with known shapes), so shape arithmetic folds as the model's own Python would.
+  std::optional<int64_t> known_int(const JV& j);
+  std::optional<double> known_num(const JV& j);
+  std::optional<std::vector<int64_t>> known_ints(const JV& j);
+  std::optional<std::vector<double>> known_doubles(const JV& j);
+  std::optional<c10::IValue> known_value(const JV& j);  // Known, a known scalar, or a list of known items
   static bool is_none(const JV& j) { return j.kind == JV::Known && j.iv.isNone(); }
   static bool is_tensor(const JV& j) { return j.kind == JV::Tensor; }
 
@@ -145,6 +148,9 @@ class Lowerer {
   void add_outputs(const JV& j);
   void set_scope(tj::Node* n);
   int param_value(const std::string& name, const at::Tensor& t);
+  std::optional<std::vector<JV>> list_items(const JV& j);  // a list's items (an IR int list element-wise)
+  JV attribute_value(const std::string& path, const c10::IValue& a);
+  std::unordered_map<const void*, std::string> param_names_;  // TensorImpl -> dotted name of the parameter
   int new_value(const std::string& name);
 };
 
