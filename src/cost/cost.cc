@@ -73,6 +73,7 @@ OpCost graph_cost(const Graph& g) {
 enum class Role { None, Param, Buffer };
 Role initializer_role(const Value& v, const Node& user, size_t slot) {
   if (!v.is_initializer || !is_float(v.dtype)) return Role::None;
+  if (v.is_buffer) return Role::Buffer;
   if (user.op == "BatchNormalization" && user.domain.empty() && (slot == 3 || slot == 4)) return Role::Buffer;
   return Role::Param;
 }

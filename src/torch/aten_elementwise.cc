@@ -131,6 +131,17 @@ bool lower_clip(Lowerer& L, Node* n, const std::string& op) {
   return true;
 }
 
+// clamp_min(x, lo) / clamp_max(x, hi): Clip with one bound.
+bool lower_clamp_bound(Lowerer& L, Node* n, const std::string& op) {
+  auto v = L.known_num(L.in(n, 1));
+  int b = v ? L.const_float(*v) : L.as_ir(L.in(n, 1));
+  if (b < 0) return false;
+  std::vector<int> ins{L.as_ir(L.in(n, 0)), op == "clamp_min" ? b : -1};
+  if (op == "clamp_max") ins.push_back(b);
+  L.emit_to(n->output(), "Clip", ins);
+  return true;
+}
+
 bool lower_leaky_relu(Lowerer& L, Node* n, const std::string&) {
   double slope = n->inputs().size() >= 2 ? L.known_num(L.in(n, 1)).value_or(0.01) : 0.01;
   L.emit_to(n->output(), "LeakyRelu", {L.as_ir(L.in(n, 0))}, {{"alpha", af(slope)}});
@@ -187,6 +198,7 @@ void register_aten_elementwise(AtenTable& t) {
   t.add("gelu", lower_gelu);
   t.add({"relu6", "hardtanh", "clamp", "clip"}, lower_clip);
   t.add("leaky_relu", lower_leaky_relu);
+  t.add({"clamp_min", "clamp_max"}, lower_clamp_bound);
   t.add("prelu", lower_prelu);
   t.add("where", lower_where);
   t.add("masked_fill", lower_masked_fill);

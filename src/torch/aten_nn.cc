@@ -314,6 +314,46 @@ bool lower_embedding(Lowerer& L, Node* n, const std::string&) {
   return true;
 }
 
+// embedding_bag(weight, indices, offsets, scale_grad, mode, sparse, per_sample_weights, include_last_offset,
+// ...): the rows gathered, then reduced per bag (mode sum 0, mean 1, max 2) -> [bags, D]. nn.EmbeddingBag on
+// 2-D input [B, N] passes it flattened with offsets arange(0, B*N, N): bags of equal size, lowered as a
+// Reshape to [B, N, D] and a reduction over N. Bags of unequal or unknown sizes are not lowered (their
+// sizes are data). Outputs 2-4 (offsets and indices bookkeeping) are not modelled.
+bool lower_embedding_bag(Lowerer& L, Node* n, const std::string&) {
+  if (n->inputs().size() < 5) return false;
+  auto rank = L.known_rank(L.in(n, 1));
+  auto mode = L.known_int(L.in(n, 4));
+  if (!rank || !mode || *mode < 0 || *mode > 2) return false;
+  if (n->inputs().size() > 6 && !Lowerer::is_none(L.in(n, 6))) return false;  // per-sample weights
+  const tj::Value* o = n->output(0);
+  int idx = L.as_ir(L.in(n, 1));
+  if (*rank == 1) {
+    const JV& off = L.in(n, 2);
+    if (off.kind != JV::Tensor) return false;
+    const flopwise::Value offsets = L.facts(off.ir);
+    const Shape ishape = L.facts(idx).shape;
+    bool last = n->inputs().size() > 7 && L.known_int(L.in(n, 7)).value_or(0) != 0;
+    if (!offsets.data || offsets.data->is_float || !ishape.fully_known() || offsets.data->ints.size() < 2) return false;
+    std::vector<int64_t> v;
+    for (const auto& d : offsets.data->ints) {
+      if (!d.is_known()) return false;
+      v.push_back(d.value());
+    }
+    if (!last) v.push_back(ishape.dims[0].value());
+    int64_t step = v[1] - v[0];
+    for (size_t k = 1; k < v.size(); ++k)
+      if (v[k] - v[k - 1] != step || v[0] != 0) return false;
+    idx = L.emit_tmp(o, "bags", "Reshape", {idx, L.const_ints({static_cast<int64_t>(v.size() - 1), step})});
+  } else if (*rank != 2) {
+    return false;
+  }
+  int rows = L.emit_tmp(o, "rows", "Gather", {L.as_ir(L.in(n, 0)), idx}, {{"axis", ai(0)}});
+  const char* reduce = *mode == 0 ? "ReduceSum" : *mode == 1 ? "ReduceMean" : "ReduceMax";
+  L.emit_to(o, reduce, {rows, L.const_ints({1})}, {{"keepdims", ai(0)}});
+  for (size_t k = 1; k < n->outputs().size(); ++k) L.set(n->output(k), JV());
+  return true;
+}
+
 }  // namespace
 
 void register_aten_nn(AtenTable& t) {
@@ -339,6 +379,7 @@ void register_aten_nn(AtenTable& t) {
          "upsample_bilinear2d", "upsample_trilinear3d", "upsample_bicubic2d"},
         lower_upsample);
   t.add("embedding", lower_embedding);
+  t.add({"embedding_bag", "_embedding_bag", "_embedding_bag_forward_only"}, lower_embedding_bag);
 }
 
 }  // namespace flopwise

@@ -387,6 +387,11 @@ bool lower_creation(Lowerer& L, Node* n, const std::string& op) {
 
 // copy_(self, src): self's shape, src's values broadcast into it.
 bool lower_copy(Lowerer& L, Node* n, const std::string&) {
+  if (n->inputs().size() == 1) {  // list.copy()
+    auto items = L.list_items(L.in(n, 0));
+    if (!items) return false;
+    return L.set(n->output(), JV::list(*items)), true;
+  }
   int self = L.as_ir(L.in(n, 0)), src = L.as_ir(L.in(n, 1));
   if (self < 0 || src < 0) return false;
   int shape = L.emit_tmp(n->output(), "shape", "Shape", {self});
@@ -507,6 +512,18 @@ bool lower_reduce(Lowerer& L, Node* n, const std::string& op) {
   return true;
 }
 
+// norm(x, p, dim, keepdim) with p 1 or 2 (F.normalize's): ReduceL1 / ReduceL2.
+bool lower_norm(Lowerer& L, Node* n, const std::string&) {
+  if (n->inputs().size() < 4) return false;
+  auto p = L.known_num(L.in(n, 1));
+  auto dims = L.known_ints(L.in(n, 2));
+  auto keep = L.known_int(L.in(n, 3));
+  if (!p || !dims || !keep || (*p != 1.0 && *p != 2.0)) return false;
+  L.emit_to(n->output(), *p == 1.0 ? "ReduceL1" : "ReduceL2", {L.as_ir(L.in(n, 0)), L.const_ints(*dims)},
+            {{"keepdims", ai(*keep)}});
+  return true;
+}
+
 bool lower_topk(Lowerer& L, Node* n, const std::string&) {
   auto k = L.known_int(L.in(n, 1)), dim = L.known_int(L.in(n, 2));
   if (!k || !dim) return false;
@@ -561,6 +578,7 @@ void register_aten_tensor(AtenTable& t) {
   t.add({"tensor", "scalar_tensor"}, lower_scalar_tensor);
   t.add({"mean", "sum", "amax", "amin", "max", "min", "prod", "argmax", "argmin"}, lower_reduce);
   t.add("topk", lower_topk);
+  t.add("norm", lower_norm);
   t.add({"pixel_shuffle", "pixel_unshuffle"}, lower_pixel_shuffle);
 }
 

@@ -46,7 +46,10 @@ void Lowerer::run() {
     env_[ins[i]] = JV::of_ir(vi);
   }
   for (const auto& np : p_.module.named_parameters(true)) param_names_.emplace(np.value.unsafeGetTensorImpl(), np.name);
-  for (const auto& nb : p_.module.named_buffers(true)) param_names_.emplace(nb.value.unsafeGetTensorImpl(), nb.name);
+  for (const auto& nb : p_.module.named_buffers(true)) {
+    param_names_.emplace(nb.value.unsafeGetTensorImpl(), nb.name);
+    is_buffer_.emplace(nb.value.unsafeGetTensorImpl(), true);
+  }
   lower_block(p_.graph->block());
   for (auto* o : p_.graph->outputs()) add_outputs(get(o));
   // Parameters never used by forward are not in the graph: say so, with the count.
@@ -72,7 +75,14 @@ void Lowerer::lower(tj::Node* n) {
     if (fold_known(n, op)) return;
     bool inplace = op.size() > 1 && op.back() == '_' && op.rfind("__", 0) != 0;
     if (inplace) op.pop_back();
-    if (AtenLowering fn = aten_table().find(op); fn && fn(*this, n, op)) {
+    AtenLowering fn = aten_table().find(op);
+    bool lowered = false;
+    try {
+      lowered = fn && fn(*this, n, op);
+    } catch (const std::out_of_range&) {  // an overload with fewer arguments than the lowering reads
+      lowered = false;
+    }
+    if (lowered) {
       // An in-place op returns the tensor it mutated: later readers of its input see the result.
       if (inplace && !n->outputs().empty() && env_.count(n->output(0))) env_[n->input(0)] = env_[n->output(0)];
       return;
@@ -174,6 +184,7 @@ int Lowerer::param_value(const std::string& name, const at::Tensor& t) {
   for (auto x : t.sizes()) dims.push_back(Dim(x));
   v.shape = Shape(dims);
   v.is_initializer = true;
+  v.is_buffer = is_buffer_.count(key) > 0;
   param_ir_[key] = vi;
   return vi;
 }
@@ -206,7 +217,7 @@ int Lowerer::pack_ints(const JV& j) {
   if (j.kind == JV::IntsIR) return j.ir;
   if (j.kind == JV::Known && j.iv.isIntList()) return const_ints(j.iv.toIntVector());
   if (j.kind == JV::Known && j.iv.isInt()) return const_ints({j.iv.toInt()});
-  if (j.kind == JV::ScalarIR) return emit("PackScalars", {j.ir}, {"pack"}, {}, "flopwise")[0];
+  if (j.kind == JV::ScalarIR || j.kind == JV::Tensor) return emit("PackScalars", {j.ir}, {"pack"}, {}, "flopwise")[0];
   if (j.kind != JV::List) return -1;
   if (auto k = known_ints(j)) return const_ints(*k);
   std::vector<int> ins;

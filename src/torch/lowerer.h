@@ -88,6 +88,7 @@ class Lowerer {
   std::optional<std::vector<int64_t>> known_ints(const JV& j);
   std::optional<std::vector<double>> known_doubles(const JV& j);
   std::optional<c10::IValue> known_value(const JV& j);  // Known, a known scalar, or a list of known items
+  std::optional<std::vector<JV>> list_items(const JV& j);  // a list's items (an IR int list element-wise)
   static bool is_none(const JV& j) { return j.kind == JV::Known && j.iv.isNone(); }
   static bool is_tensor(const JV& j) { return j.kind == JV::Tensor; }
 
@@ -148,9 +149,9 @@ class Lowerer {
   void add_outputs(const JV& j);
   void set_scope(tj::Node* n);
   int param_value(const std::string& name, const at::Tensor& t);
-  std::optional<std::vector<JV>> list_items(const JV& j);  // a list's items (an IR int list element-wise)
   JV attribute_value(const std::string& path, const c10::IValue& a);
   std::unordered_map<const void*, std::string> param_names_;  // TensorImpl -> dotted name of the parameter
+  std::unordered_map<const void*, bool> is_buffer_;           // TensorImpl -> a registered buffer
   int new_value(const std::string& name);
 };
 
