@@ -376,6 +376,14 @@ TEST_CASE("torch_ext ops (flopwise domain)") {
        kUnknown, "flopwise", 1},
       {"adaptive avg pool rank too small", "AdaptiveAvgPool", {"8"}, {{"output_size", A::ints({2, 2})}}, {"!"}, -1,
        -1, "flopwise", 1},
+      {"adaptive max pool static", "AdaptiveMaxPool", {"1x8x14x14"}, {{"output_size", A::ints({7, 7})}}, {"1x8x7x7"},
+       0, 1568, "flopwise", 1},  // 1 per input element: 8*14*14 = 1568
+      {"adaptive max pool symbolic", "AdaptiveMaxPool", {"Nx8x14x14"}, {{"output_size", A::ints({2, 2})}},
+       {"Nx8x2x2"}, 0, kUnknown, "flopwise", 1},
+      {"adaptive max pool unknown rank", "AdaptiveMaxPool", {"*"}, {{"output_size", A::ints({2, 2})}}, {"*"}, -1,
+       kUnknown, "flopwise", 1},
+      {"adaptive max pool rank too small", "AdaptiveMaxPool", {"8"}, {{"output_size", A::ints({2, 2})}}, {"!"}, -1,
+       -1, "flopwise", 1},
       {"pack scalars", "PackScalars", {"scalar:int64=2", "scalar:int64=3"}, {}, {"2"}, 0, 0, "flopwise", 1},
       {"pack scalars symbolic", "PackScalars", {"scalar:int64", "scalar:int64=3"}, {}, {"2"}, 0, 0, "flopwise", 1},
       {"pack scalars unknown rank", "PackScalars", {"*:int64"}, {}, {"1"}, 0, 0, "flopwise", 1},
@@ -393,4 +401,133 @@ TEST_CASE("torch_ext ops (flopwise domain)") {
   auto r = run_op("PackScalars", {"scalar:int64=2", "scalar:int64=3"}, {}, 1, "flopwise", 1);
   REQUIRE(r.out(0).data);
   CHECK(r.out(0).data->ints[1].value() == 3);
+}
+
+// ---- the zoo: stock torchvision and torch.nn modules, traced and scripted (models/torch_zoo.py) --------
+namespace {
+
+struct Zoo {
+  std::string dir, skip;
+  nlohmann::json index;
+};
+
+const Zoo& zoo() {
+  static Zoo z = [] {
+    Zoo r;
+    r.dir = build_dir() + "/pt_zoo";
+    if (!file_exists(r.dir + "/zoo.json")) {
+      std::string cmd = "/usr/bin/python3 " + std::string(FLOPWISE_SOURCE_DIR) + "/models/torch_zoo.py --out " + r.dir +
+                        " > " + build_dir() + "/pt_zoo.log 2>&1";
+      if (std::system(cmd.c_str()) != 0 || !file_exists(r.dir + "/zoo.json")) {
+        r.skip = "cannot generate the TorchScript zoo (python3-torch/torchvision missing?): see pt_zoo.log";
+        return r;
+      }
+    }
+    std::ifstream f(r.dir + "/zoo.json");
+    r.index = nlohmann::json::parse(f);
+    return r;
+  }();
+  return z;
+}
+
+// Modules whose lowering is knowingly incomplete, with the op left unsupported (README: TorchScript).
+const std::map<std::string, std::string> kZooNotLowered = {
+    {"lstm_proj", "aten::lstm"},  // nn.LSTM(proj_size > 0): ONNX's LSTM has no projection
+};
+
+}  // namespace
+
+TEST_CASE("torchscript zoo: MACs equal eager dispatch counts, params equal torch's, every op lowered") {
+  SKIP_WITHOUT_PLUGIN();
+  if (!zoo().skip.empty()) {
+    MESSAGE("skipped: " << zoo().skip);
+    return;
+  }
+  int files = 0;
+  for (const auto& name : zoo().index["names"]) {
+    std::ifstream f(zoo().dir + "/" + name.get<std::string>() + ".expect.json");
+    auto e = nlohmann::json::parse(f);
+    for (std::string kind : {"trace", "script"}) {
+      if (e["files"][kind].is_null()) continue;  // torch 1.13 cannot script it (expect.json says why)
+      std::string file = zoo().dir + "/" + e["files"][kind].get<std::string>();
+      CAPTURE(file);
+      Report rep = analyse_pt(file, InferOptions{});  // inputs: the archive's flopwise_inputs.json
+      ++files;
+      if (auto nl = kZooNotLowered.find(name); nl != kZooNotLowered.end()) {
+        CHECK(rep.unsupported.count(nl->second) == 1);
+        continue;
+      }
+      check_fully_counted(rep);
+      // MACs: the generator's TorchDispatchMode count of mm/addmm/bmm/convolution in the eager module
+      // (grad mode, so fused attention fast paths decompose), independent of this importer.
+      CHECK(rep.totals.macs.v == e["macs"].get<int64_t>());
+      // Params: sum(p.numel() for p in module.parameters()), a shared tensor once.
+      CHECK(rep.totals.params.v == e["params"].get<int64_t>());
+    }
+  }
+  MESSAGE(files << " zoo files analysed");
+  CHECK(files >= 130);
+}
+
+TEST_CASE("torchscript zoo: every aten output's inferred shape equals LibTorch's run") {
+  SKIP_WITHOUT_PLUGIN();
+  if (!zoo().skip.empty()) return;
+  int checked = 0;
+  for (const auto& name : zoo().index["names"]) {
+    if (kZooNotLowered.count(name)) continue;
+    std::ifstream f(zoo().dir + "/" + name.get<std::string>() + ".expect.json");
+    auto e = nlohmann::json::parse(f);
+    for (std::string kind : {"trace", "script"}) {
+      if (e["files"][kind].is_null()) continue;
+      std::string file = zoo().dir + "/" + e["files"][kind].get<std::string>();
+      CAPTURE(file);
+      Imported im = import_pt(file, InferOptions{});
+      REQUIRE_MESSAGE(im.rc == 0, im.err);
+      infer_shapes(im.model, InferOptions{});
+      for (const auto& [vname, dims] : real_shapes(file, "")) {
+        CAPTURE(vname);
+        int vi = im.model.graph.find(vname);
+        // embedding_bag's bookkeeping outputs (offset2bag, bag_size, max_indices) are not modelled.
+        if (vi < 0 && name == "embedding_bag") continue;
+        if (vi < 0) {
+          FAIL_CHECK("aten output " << vname << " has no IR value");
+          continue;
+        }
+        CHECK(im.model.graph.values[vi].shape.str() == dims);
+        ++checked;
+      }
+    }
+  }
+  MESSAGE(checked << " aten outputs checked against LibTorch");
+}
+
+TEST_CASE("torchscript zoo: trace and script of the same module give the same MACs and scope tree") {
+  SKIP_WITHOUT_PLUGIN();
+  if (!zoo().skip.empty()) return;
+  for (const auto& name : zoo().index["names"]) {
+    if (kZooNotLowered.count(name)) continue;
+    std::ifstream f(zoo().dir + "/" + name.get<std::string>() + ".expect.json");
+    auto e = nlohmann::json::parse(f);
+    if (e["files"]["script"].is_null()) continue;
+    CAPTURE(name);
+    Report t = analyse_pt(zoo().dir + "/" + e["files"]["trace"].get<std::string>(), InferOptions{});
+    Report s = analyse_pt(zoo().dir + "/" + e["files"]["script"].get<std::string>(), InferOptions{});
+    CHECK(t.totals.macs.v == s.totals.macs.v);
+    std::vector<std::string> tt, st;
+    scope_list(*t.scopes, tt);
+    scope_list(*s.scopes, st);
+    CHECK(tt == st);
+  }
+}
+
+TEST_CASE("torchscript zoo: --strict exits 0 on every fully lowered model") {
+  SKIP_WITHOUT_PLUGIN();
+  if (!zoo().skip.empty()) return;
+  std::string bin = FLOPWISE_BINARY;
+  for (std::string file : {"resnet18.script.pt", "densenet121.script.pt", "swin.trace.pt", "bert.script.pt",
+                           "lstm.script.pt", "unet.script.pt", "transformer.script.pt", "vit.script.pt"}) {
+    CAPTURE(file);
+    int rc = std::system((bin + " " + zoo().dir + "/" + file + " --strict > /dev/null 2>&1").c_str());
+    CHECK(WEXITSTATUS(rc) == 0);
+  }
 }

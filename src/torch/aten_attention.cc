@@ -75,8 +75,8 @@ bool lower_native_mha(Lowerer& L, Node* n, const std::string&) {
                             L.as_ir(L.in(n, 5)), opt_ir(L, L.in(n, 6)), L.as_ir(L.in(n, 7)), opt_ir(L, L.in(n, 8)), mask);
   L.set_ir(n->output(0), L.emit("Identity", {out}, {Lowerer::ir_name(n->output(0))})[0]);
   if (n->outputs().size() > 1) {
-    if (!need) {
-      L.set_known(n->output(1), c10::IValue());
+    if (!need) {  // an empty tensor
+      L.emit_to(n->output(1), "ConstantOfShape", {L.const_ints({0})});
     } else if (average) {
       L.emit_to(n->output(1), "ReduceMean", {probs, L.const_ints({1})}, {{"keepdims", ai(0)}});
     } else {

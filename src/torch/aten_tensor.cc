@@ -469,9 +469,12 @@ bool lower_arange(Lowerer& L, Node* n, const std::string&) {
 
 bool lower_scalar_tensor(Lowerer& L, Node* n, const std::string&) {
   const JV& x = L.in(n, 0);
-  if (auto v = L.known_num(x)) return L.set_ir(n->output(), L.const_float(*v)), true;
-  if (x.kind == JV::ScalarIR) return L.set_ir(n->output(), x.ir), true;
-  return false;
+  int v = -1;
+  if (auto k = L.known_num(x)) v = L.const_float(*k);
+  else if (x.kind == JV::ScalarIR) v = x.ir;
+  if (v < 0) return false;
+  L.emit_to(n->output(), "Identity", {v});
+  return true;
 }
 
 // mean/sum/amax/amin(x[, dims, keepdim]); max/min(x) over all; max/min(x, dim, keepdim) -> (values, indices);
