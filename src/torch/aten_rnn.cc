@@ -7,6 +7,20 @@ namespace {
 
 using tj::Node;
 
+// ONNX LSTM/GRU/RNN attributes of an aten recurrent op ("lstm", "gru_cell", "rnn_relu", ...): torch's GRU
+// applies the reset gate after the recurrent product (linear_before_reset); rnn_relu swaps tanh for Relu.
+Attrs recurrent_attrs(const std::string& op, int64_t hidden) {
+  Attrs a{{"hidden_size", ai(hidden)}};
+  if (op.rfind("gru", 0) == 0) a["linear_before_reset"] = ai(1);
+  if (op.rfind("rnn_relu", 0) == 0) {
+    Attribute acts;
+    acts.kind = Attribute::Kind::Strings;
+    acts.strings = {"Relu"};
+    a["activations"] = acts;
+  }
+  return a;
+}
+
 // aten::lstm/gru/rnn_* (input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
 // batch_first): per layer one ONNX LSTM/GRU/RNN (W, R, B from the layer's w_ih, w_hh, b_ih, b_hh),
 // Y [seq, dirs, batch, hidden] -> [seq, batch, dirs*hidden] for the next layer, batch_first by transposes.
@@ -47,14 +61,8 @@ bool lower_rnn(Lowerer& L, Node* n, const std::string& op) {
     };
     const Shape whh = L.graph().values[L.as_ir(params[static_cast<size_t>(l * dirs * per + 1)])].shape;
     if (!whh.rank_known || whh.rank() != 2 || !whh.dims[1].is_known()) return false;
-    Attrs a{{"hidden_size", ai(whh.dims[1].value())}, {"direction", as(dirs == 2 ? "bidirectional" : "forward")}};
-    if (op == "gru") a["linear_before_reset"] = ai(1);
-    if (op == "rnn_relu") {
-      Attribute acts;
-      acts.kind = Attribute::Kind::Strings;
-      acts.strings = {"Relu"};
-      a["activations"] = acts;
-    }
+    Attrs a = recurrent_attrs(op, whh.dims[1].value());
+    a["direction"] = as(dirs == 2 ? "bidirectional" : "forward");
     std::vector<int> ins{x, join(w, "W_all"), join(r, "R_all")};
     if (*has_b) ins.push_back(join(b, "B_all"));
     std::vector<std::string> outs{L.tmp(o, "Y"), L.tmp(o, "Y_h")};
@@ -99,14 +107,7 @@ bool lower_cell(Lowerer& L, Node* n, const std::string& op) {
   bool bias = n->inputs().size() >= 6 && !Lowerer::is_none(in(4)) && !Lowerer::is_none(in(5));
   if (bias) ins.push_back(unsq(L.emit_tmp(o, "bias", "Concat", {L.as_ir(in(4)), L.as_ir(in(5))}, {{"axis", ai(0)}}), "B"));
   std::string onnx = op == "lstm_cell" ? "LSTM" : op == "gru_cell" ? "GRU" : "RNN";
-  Attrs a{{"hidden_size", ai(whh.dims[1].value())}};
-  if (op == "gru_cell") a["linear_before_reset"] = ai(1);
-  if (op == "rnn_relu_cell") {
-    Attribute acts;
-    acts.kind = Attribute::Kind::Strings;
-    acts.strings = {"Relu"};
-    a["activations"] = acts;
-  }
+  Attrs a = recurrent_attrs(op, whh.dims[1].value());
   std::vector<std::string> outs{L.tmp(o, "Y"), L.tmp(o, "Y_h")};
   if (op == "lstm_cell") outs.push_back(L.tmp(o, "Y_c"));
   auto res = L.emit(onnx, ins, outs, a);
