@@ -431,9 +431,7 @@ const Zoo& zoo() {
 }
 
 // Modules whose lowering is knowingly incomplete, with the op left unsupported (README: TorchScript).
-const std::map<std::string, std::string> kZooNotLowered = {
-    {"lstm_proj", "aten::lstm"},  // nn.LSTM(proj_size > 0): ONNX's LSTM has no projection
-};
+const std::map<std::string, std::string> kZooNotLowered = {};
 
 }  // namespace
 

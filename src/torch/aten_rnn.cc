@@ -21,6 +21,63 @@ Attrs recurrent_attrs(const std::string& op, int64_t hidden) {
   return a;
 }
 
+// An LSTM with projections (nn.LSTM(proj_size=P): params per layer and direction w_ih [4H, I], w_hh [4H, P],
+// b_ih, b_hh, w_hr [P, H]), which ONNX's LSTM cannot express: unrolled over the (known) sequence length,
+// each step the ops torch runs: gates = x_t W_ih^T + b_ih + h W_hh^T + b_hh; i, f, g, o = chunks;
+// c = sigmoid(f) c + sigmoid(i) tanh(g); h = (sigmoid(o) tanh(c)) W_hr^T. Input seq-first [T, B, I].
+bool lower_lstm_projected(Lowerer& L, const tj::Value* o, int x, const std::vector<JV>& params, int64_t layers,
+                          int64_t dirs, bool has_b, std::vector<int>& hs, std::vector<int>& cs, int& out) {
+  const Shape xs = L.facts(x).shape;
+  if (!xs.rank_known || xs.rank() != 3 || !xs.dims[0].is_known()) return false;
+  int64_t steps = xs.dims[0].value();
+  size_t per = has_b ? 5 : 3;
+  auto linear = [&](int in, int w, int b) {
+    int wt = L.emit_tmp(o, "wt", "Transpose", {w}, {{"perm", ais({1, 0})}});
+    int y = L.emit_tmp(o, "mm", "MatMul", {in, wt});
+    return b >= 0 ? L.emit_tmp(o, "bias", "Add", {y, b}) : y;
+  };
+  for (int64_t l = 0; l < layers; ++l) {
+    std::vector<int> dir_out;
+    for (int64_t d = 0; d < dirs; ++d) {
+      size_t base = static_cast<size_t>((l * dirs + d)) * per;
+      int w_ih = L.as_ir(params[base]), w_hh = L.as_ir(params[base + 1]);
+      int b_ih = has_b ? L.as_ir(params[base + 2]) : -1, b_hh = has_b ? L.as_ir(params[base + 3]) : -1;
+      int w_hr = L.as_ir(params[base + per - 1]);
+      const Shape whh = L.facts(w_hh).shape, whr = L.facts(w_hr).shape;
+      if (!whh.fully_known() || !whr.fully_known() || whh.rank() != 2 || whr.rank() != 2) return false;
+      int64_t hidden = whr.dims[1].value(), proj = whr.dims[0].value();
+      // Initial states: zeros [B, P] and [B, H] (from the input's batch).
+      int shape = L.emit_tmp(o, "shape", "Shape", {x});
+      int batch = L.emit_tmp(o, "batch", "Slice", {shape, L.const_ints({1}), L.const_ints({2})});
+      auto zeros = [&](int64_t width) {
+        int sz = L.emit_tmp(o, "state_shape", "Concat", {batch, L.const_ints({width})}, {{"axis", ai(0)}});
+        return L.emit_tmp(o, "state", "ConstantOfShape", {sz});
+      };
+      int h = zeros(proj), c = zeros(hidden);
+      std::vector<int> ys(static_cast<size_t>(steps));
+      for (int64_t k = 0; k < steps; ++k) {
+        int64_t t = d == 0 ? k : steps - 1 - k;
+        int xt = L.emit_tmp(o, "x_t", "Gather", {x, L.const_int(t)}, {{"axis", ai(0)}});
+        int gates = L.emit_tmp(o, "gates", "Add", {linear(xt, w_ih, b_ih), linear(h, w_hh, b_hh)});
+        auto g4 = L.emit("Split", {gates, L.const_ints({hidden, hidden, hidden, hidden})},
+                         {L.tmp(o, "i"), L.tmp(o, "f"), L.tmp(o, "g"), L.tmp(o, "o")}, {{"axis", ai(1)}});
+        int i = L.emit_tmp(o, "sig_i", "Sigmoid", {g4[0]}), f = L.emit_tmp(o, "sig_f", "Sigmoid", {g4[1]});
+        int g = L.emit_tmp(o, "tanh_g", "Tanh", {g4[2]}), og = L.emit_tmp(o, "sig_o", "Sigmoid", {g4[3]});
+        c = L.emit_tmp(o, "c", "Add", {L.emit_tmp(o, "fc", "Mul", {f, c}), L.emit_tmp(o, "ig", "Mul", {i, g})});
+        int hc = L.emit_tmp(o, "h_full", "Mul", {og, L.emit_tmp(o, "tanh_c", "Tanh", {c})});
+        h = linear(hc, w_hr, -1);
+        ys[static_cast<size_t>(t)] = L.emit_tmp(o, "y_t", "Unsqueeze", {h, L.const_ints({0})});
+      }
+      dir_out.push_back(L.emit_tmp(o, "y", "Concat", ys, {{"axis", ai(0)}}));
+      hs.push_back(L.emit_tmp(o, "h_n", "Unsqueeze", {h, L.const_ints({0})}));
+      cs.push_back(L.emit_tmp(o, "c_n", "Unsqueeze", {c, L.const_ints({0})}));
+    }
+    x = dir_out.size() == 1 ? dir_out[0] : L.emit_tmp(o, "y_dirs", "Concat", dir_out, {{"axis", ai(2)}});
+  }
+  out = x;
+  return true;
+}
+
 // aten::lstm/gru/rnn_* (input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
 // batch_first): per layer one ONNX LSTM/GRU/RNN (W, R, B from the layer's w_ih, w_hh, b_ih, b_hh),
 // Y [seq, dirs, batch, hidden] -> [seq, batch, dirs*hidden] for the next layer, batch_first by transposes.
@@ -34,7 +91,8 @@ bool lower_rnn(Lowerer& L, Node* n, const std::string& op) {
   if (!has_b || !layers || !bidir || !bf) return false;
   int64_t dirs = *bidir ? 2 : 1, per = *has_b ? 4 : 2;
   const auto& params = *in(2).items;
-  if (static_cast<int64_t>(params.size()) != *layers * dirs * per) return false;
+  bool projected = op == "lstm" && static_cast<int64_t>(params.size()) == *layers * dirs * (per + 1);
+  if (!projected && static_cast<int64_t>(params.size()) != *layers * dirs * per) return false;
   std::string onnx = op == "lstm" ? "LSTM" : op == "gru" ? "GRU" : "RNN";
   const tj::Value* o = n->output(0);
   int x = L.as_ir(in(0));
@@ -43,7 +101,8 @@ bool lower_rnn(Lowerer& L, Node* n, const std::string& op) {
   if (unbatched) x = L.emit_tmp(o, "batch", "Unsqueeze", {x, L.const_ints({1})});
   else if (*bf) x = L.emit_tmp(o, "seq_first", "Transpose", {x}, {{"perm", ais({1, 0, 2})}});
   std::vector<int> hs, cs;
-  for (int64_t l = 0; l < *layers; ++l) {
+  if (projected && !lower_lstm_projected(L, o, x, params, *layers, dirs, *has_b != 0, hs, cs, x)) return false;
+  for (int64_t l = 0; l < *layers && !projected; ++l) {
     std::vector<int> w, r, b;
     for (int64_t d = 0; d < dirs; ++d) {
       size_t base = static_cast<size_t>((l * dirs + d) * per);
