@@ -8,7 +8,9 @@ Run with Debian's python (torch 1.13, torchvision 0.14), no downloads, random we
     /usr/bin/python3 models/torch_zoo.py --list                     # names and families
 
 For every entry NAME of ZOO it writes into DIR:
-  NAME.trace.pt    torch.jit.trace of the module (eval mode, under torch.no_grad(), check_trace=False);
+  NAME.trace.pt    torch.jit.trace of the module (eval mode, under torch.no_grad(), check_trace=False,
+                   strict=False so that dict and list outputs, e.g. the segmentation models' OrderedDict,
+                   are traced as they are);
   NAME.script.pt   torch.jit.script of the same module, when torch 1.13 can script it (otherwise the
                    first line of the error goes to expect.json "script_error" and the file is absent);
   NAME.expect.json what eager PyTorch says about the module (see below).
@@ -21,6 +23,10 @@ Every entry is built under a fixed seed derived from its name, every parameter a
 small per-tensor noise (no two layers are identical), and the module is put in eval mode. Architectures
 keep their structure (block types, depths, groups, skip connections, attention layout) but are made
 narrow and fed small inputs, so that each file stays small and the whole zoo builds in seconds.
+Families: torchvision classification, segmentation (FCN, DeepLabV3, LR-ASPP: IntermediateLayerGetter
+backbones, OrderedDict outputs) and video (R3D / MC3 / R(2+1)D, S3D, MViT v1/v2) models, hand-written
+language models and a UNet, modules returning containers (Dict[str, Tensor], Tuple[Tensor, List[Tensor]]),
+and every torch.nn layer with parameters.
 
 How the expectations are computed (independently of TorchScript and of flopwise):
   - "params" = sum(p.numel() for p in module.parameters()) (unique tensors: a tied weight counts
@@ -43,8 +49,10 @@ How the expectations are computed (independently of TorchScript and of flopwise)
         _trilinear (nn.Bilinear; it does not decompose): the product of the broadcast extent of all
             dimensions, i.e. batch*out*in1*in2 for Bilinear (counted by this explicit formula).
     Any op whose name looks like a contraction (mm, conv, linear, attention, lstm, ...) and is not in
-    that table stops the generator, as do the fused fast-path ops (they would mean the grad trick
-    failed), so nothing is silently counted as zero. "macs_by_op" splits the total by aten op.
+    that table stops the generator (except the interpolations upsample_linear1d / upsample_bilinear2d /
+    upsample_trilinear3d / _upsample_bilinear2d_aa, named one by one in NOT_CONTRACTIONS: no MACs), as
+    do the fused fast-path ops (they would mean the grad trick failed), so nothing is silently counted
+    as zero. "macs_by_op" splits the total by aten op.
   - "macs_from_hooks" is a cross-check from forward hooks on modules, in the same pass:
     Conv1d/2d/3d: out_elems * in_ch/groups * prod(kernel); ConvTranspose1d/2d/3d:
     in_elems * out_ch/groups * prod(kernel); Linear: out_elems * in_features; Bilinear:
@@ -57,7 +65,8 @@ How the expectations are computed (independently of TorchScript and of flopwise)
     forward__1 (PackedSequence), the method whose first argument is a Tensor), inlined with
     torch._C._jit_pass_inline, walked recursively through sub-blocks.
   - "check": max |output - eager output| of the reloaded trace/script files (eager = the grad-mode
-    pass above, so fast paths in the trace are compared with the slow path).
+    pass above, so fast paths in the trace are compared with the slow path); container outputs are
+    compared tensor by tensor (dict values in insertion order).
 expect.json keys: name, family, note (how the entry was made small), inputs, params, buffers, macs,
 macs_by_op, macs_from_hooks, hooks_exact, files {trace, script|null}, file_bytes, script_error,
 methods (the method analysed, and all methods when it is not forward), aten_ops {trace, script},
@@ -78,7 +87,7 @@ import warnings
 import zlib
 from collections import Counter, defaultdict
 from dataclasses import dataclass
-from typing import Callable, List
+from typing import Callable, Dict, List, Tuple
 
 import torch
 import torch.nn as nn
@@ -110,30 +119,46 @@ def img(h, w=None, c=3):
 # Narrowing: the same torchvision module with every channel count divided by `div`.
 
 
-def narrow(model, div):
-    """Replaces every Conv2d / BatchNorm2d / Linear of a torchvision CNN by the same layer with its
-    channel counts divided by `div` (3 image channels and NUM_CLASSES outputs kept; groups kept, or
-    equal to the channels for depthwise convs). Valid for modules whose forward does not compute
-    channel counts (ResNet family, VGG, AlexNet, GoogLeNet, Inception3): concatenations of narrowed
-    branches stay consistent because every channel count of these nets is a multiple of `div`."""
+def narrow(model, div, ceil=False):
+    """Replaces every Conv2d / Conv3d / BatchNorm2d / BatchNorm3d / Linear of a torchvision CNN by the same
+    layer (same class, so subclasses such as the video ResNets' Conv3DNoTemporal stay themselves) with its
+    channel counts divided by `div` (3 image channels kept; NUM_CLASSES outputs of a Linear or of a
+    1x1 classifier conv kept; groups kept, or equal to the channels for depthwise convs). Valid for modules
+    whose forward does not compute channel counts (ResNet family, VGG, AlexNet, GoogLeNet, Inception3,
+    the segmentation heads, video ResNets, S3D): concatenations of narrowed branches stay consistent
+    because every channel count of these nets is a multiple of `div`. With ceil=True a count that is not
+    a multiple of `div` is rounded up instead of rejected; that is only valid for nets without channel
+    concatenation (R(2+1)D's computed mid-planes 45, 230, ...), where any fixed map n -> c(n) keeps
+    every residual sum and layer-to-layer hand-over consistent."""
 
     def c(n):
         if n == 3:
             return n
+        if ceil:
+            return -(-n // div)
         assert n % div == 0, f"{n} channels not divisible by {div}"
         return n // div
 
+    def same_class(m, base, *args):
+        new = type(m).__new__(type(m))
+        base.__init__(new, *args)
+        return new
+
     for parent in list(model.modules()):
         for name, m in list(parent.named_children()):
-            if isinstance(m, nn.Conv2d):
+            if isinstance(m, (nn.Conv2d, nn.Conv3d)):
+                base = nn.Conv2d if isinstance(m, nn.Conv2d) else nn.Conv3d
                 g = c(m.in_channels) if m.groups == m.in_channels and m.groups > 1 else m.groups
-                new = nn.Conv2d(c(m.in_channels), c(m.out_channels), m.kernel_size, m.stride, m.padding,
-                                m.dilation, g, m.bias is not None, m.padding_mode)
-            elif isinstance(m, nn.BatchNorm2d):
-                new = nn.BatchNorm2d(c(m.num_features), m.eps, m.momentum, m.affine, m.track_running_stats)
+                classifier = m.out_channels == NUM_CLASSES and all(k == 1 for k in m.kernel_size)
+                out = m.out_channels if classifier else c(m.out_channels)
+                new = same_class(m, base, c(m.in_channels), out, m.kernel_size, m.stride, m.padding,
+                                 m.dilation, g, m.bias is not None, m.padding_mode)
+            elif isinstance(m, (nn.BatchNorm2d, nn.BatchNorm3d)):
+                base = nn.BatchNorm2d if isinstance(m, nn.BatchNorm2d) else nn.BatchNorm3d
+                new = same_class(m, base, c(m.num_features), m.eps, m.momentum, m.affine, m.track_running_stats)
             elif isinstance(m, nn.Linear):
                 out = m.out_features if m.out_features == NUM_CLASSES else c(m.out_features)
-                new = nn.Linear(c(m.in_features), out, m.bias is not None)
+                new = same_class(m, nn.Linear, c(m.in_features), out, m.bias is not None)
             else:
                 assert not list(m.parameters(recurse=False)), f"narrow: unhandled {type(m).__name__}"
                 continue
@@ -181,6 +206,40 @@ def swin(v2):
     # stages 3-4 have window >= feature size (no shift; stage 4 padded).
     return st.SwinTransformer(patch_size=[4, 4], embed_dim=16, depths=[2, 2, 2, 2], num_heads=[2, 2, 4, 4],
                               window_size=[4, 4], stochastic_depth_prob=0.0, num_classes=NUM_CLASSES, **extra)
+
+
+def segmentation(builder, div, aux):
+    """torchvision.models.segmentation builder (random weights, no backbone weights), NUM_CLASSES
+    classes, narrowed by div. The model keeps its IntermediateLayerGetter backbone and returns the
+    OrderedDict {"out": ...} (plus "aux" with aux=True) that these models return."""
+    kw = dict(weights=None, weights_backbone=None, num_classes=NUM_CLASSES)
+    if aux is not None:
+        kw["aux_loss"] = aux
+    return narrow(getattr(tvm.segmentation, builder)(**kw), div)
+
+
+def mvit(builder, div, spatial, temporal):
+    """torchvision.models.video.mvit_v1_b / mvit_v2_s with the builder's own block table (16 blocks,
+    heads, q/kv kernels and strides), every block's input/output channels divided by div (head dim
+    96/div in every stage) and the given spatial_size / temporal_size (the positional embeddings are
+    sized for them). The builder builds MViT from its table in one call and fixes spatial_size=(224, 224),
+    temporal_size=16 itself, so both are changed by wrapping the MViT class for that call."""
+    from torchvision.models.video import mvit as mod
+    real = mod.MViT
+
+    def small(block_setting, **kw):
+        for b in block_setting:
+            assert b.input_channels % div == 0 and b.output_channels % div == 0
+            b.input_channels //= div
+            b.output_channels //= div
+        kw.update(spatial_size=spatial, temporal_size=temporal)  # the builder passes (224, 224), 16
+        return real(block_setting=block_setting, **kw)
+
+    mod.MViT = small
+    try:
+        return getattr(tvm.video, builder)(weights=None, num_classes=NUM_CLASSES, stochastic_depth_prob=0.0)
+    finally:
+        mod.MViT = real
 
 
 # --------------------------------------------------------------------------------------------------
@@ -288,6 +347,42 @@ class UNet(nn.Module):
         return self.outc(y)
 
 
+class DictHeads(nn.Module):
+    """Multi-head model returning Dict[str, Tensor] (a shared conv trunk, a classification head and a
+    dense head), as detection/segmentation-style user code does."""
+
+    def __init__(self, c=8):
+        super().__init__()
+        self.trunk = nn.Sequential(nn.Conv2d(3, c, 3, padding=1), nn.BatchNorm2d(c), nn.ReLU(),
+                                   nn.Conv2d(c, 2 * c, 3, stride=2, padding=1), nn.ReLU())
+        self.cls = nn.Linear(2 * c, NUM_CLASSES)
+        self.dense = nn.Conv2d(2 * c, 4, 1)
+
+    def forward(self, x: torch.Tensor) -> Dict[str, torch.Tensor]:
+        feat = self.trunk(x)
+        logits = self.cls(feat.mean(dim=(2, 3)))
+        return {"logits": logits, "dense": self.dense(feat), "probs": torch.softmax(logits, dim=1)}
+
+
+class TupleListOut(nn.Module):
+    """FPN-style model returning Tuple[Tensor, List[Tensor]]: a pooled embedding and the feature maps of
+    three stages (a list built in a loop over an nn.ModuleList)."""
+
+    def __init__(self, c=8):
+        super().__init__()
+        self.stages = nn.ModuleList([nn.Sequential(nn.Conv2d(i, o, 3, stride=2, padding=1), nn.ReLU())
+                                     for i, o in ((3, c), (c, 2 * c), (2 * c, 4 * c))])
+        self.lateral = nn.ModuleList([nn.Conv2d(k * c, c, 1) for k in (1, 2, 4)])
+        self.embed = nn.Linear(4 * c, 16)
+
+    def forward(self, x: torch.Tensor) -> Tuple[torch.Tensor, List[torch.Tensor]]:
+        feats: List[torch.Tensor] = []
+        for stage, lat in zip(self.stages, self.lateral):
+            x = stage(x)
+            feats.append(lat(x))
+        return self.embed(x.flatten(2).mean(dim=2)), feats
+
+
 def tel(**kw):
     return nn.TransformerEncoderLayer(d_model=16, nhead=2, dim_feedforward=32, **kw)
 
@@ -351,11 +446,37 @@ ZOO: List[E] = [
                                              block_channels=[8, 16, 32, 64], block_layers=[2, 2, 5, 2], head_dim=8,
                                              stochastic_depth_prob=0.0, num_classes=10), img(64),
       note="64x64, partition 2, channels 8-64, head dim 8, layers 2-2-5-2"),
+    # torchvision segmentation: IntermediateLayerGetter backbone, OrderedDict {"out"[, "aux"]}, bilinear upsampling
+    E("fcn_resnet50", "fcn", lambda: segmentation("fcn_resnet50", 8, True), img(64), **CNN,
+      note="channels/8, dilated ResNet-50 (output stride 8), aux head on layer3: out + aux"),
+    E("deeplabv3_resnet50", "deeplabv3", lambda: segmentation("deeplabv3_resnet50", 8, False), img(64), **CNN,
+      note="channels/8, ASPP rates 12-24-36 + image pooling, no aux head: out only"),
+    E("deeplabv3_mobilenet_v3_large", "deeplabv3", lambda: segmentation("deeplabv3_mobilenet_v3_large", 4, False), img(64),
+      **CNN, note="channels/4, dilated MobileNetV3-Large (output stride 16), no aux head: out only"),
+    E("lraspp_mobilenet_v3_large", "lraspp", lambda: segmentation("lraspp_mobilenet_v3_large", 4, None), img(64), **CNN,
+      note="channels/4, LR-ASPP head on C2 (low) and C5 (high): out"),
+    # torchvision video classification: [N, C, T, H, W] input
+    E("r3d_18", "video_resnet", lambda: narrow(tvm.video.r3d_18(num_classes=10), 8), [f(1, 3, 4, 32, 32)], **CNN,
+      note="channels/8, 3x3x3 convs, T 4 -> 1"),
+    E("mc3_18", "video_resnet", lambda: narrow(tvm.video.mc3_18(num_classes=10), 8), [f(1, 3, 4, 32, 32)], **CNN,
+      note="channels/8, 3D conv in layer1, Conv3DNoTemporal (1x3x3) after"),
+    E("r2plus1d_18", "video_resnet", lambda: narrow(tvm.video.r2plus1d_18(num_classes=10), 8, ceil=True),
+      [f(1, 3, 4, 32, 32)], **CNN, note="channels/8 rounded up (computed mid-planes 45, 144, 230, ... -> 6, 18, 29, ...)"),
+    E("s3d", "s3d", lambda: narrow(tvm.video.s3d(num_classes=10), 8), [f(1, 3, 13, 209, 209)], **CNN,
+      note="channels/8; 13x209x209 is the minimum for the fixed AvgPool3d((2, 7, 7)) head"),
+    E("mvit_v1_b", "mvit", lambda: mvit("mvit_v1_b", 8, (64, 64), 4), [f(1, 3, 4, 64, 64)],
+      note="builder's 16-block table, channels/8 (head dim 12), spatial_size 64, temporal_size 4: tokens 1+2x16x16"),
+    E("mvit_v2_s", "mvit", lambda: mvit("mvit_v2_s", 8, (64, 64), 4), [f(1, 3, 4, 64, 64)],
+      note="as mvit_v1_b; relative position embeddings (einsum), residual pooling, projection after attention"),
     # language models
     E("bert", "transformer_lm", lambda: BertLike(), [ids(100, 1, 16)], note="nn.TransformerEncoder, d 32, 4 heads, 2 layers"),
     E("gpt2", "transformer_lm", lambda: GPT2Like(), [ids(100, 1, 16)], note="hand causal attention, tied LM head"),
     E("lstm_lm", "rnn_lm", lambda: RNNLM(nn.LSTM), [ids(100, 1, 16)]),
     E("gru_lm", "rnn_lm", lambda: RNNLM(nn.GRU), [ids(100, 1, 16)]),
+    # container outputs (traced with strict=False)
+    E("dict_out", "container_out", lambda: DictHeads(), img(16), note="forward -> Dict[str, Tensor] (3 entries)"),
+    E("tuple_list_out", "container_out", lambda: TupleListOut(), img(16),
+      note="forward -> Tuple[Tensor, List[Tensor]] (embedding, 3 feature maps)"),
     # UNet
     E("unet", "unet", lambda: UNet(), img(32), **CNN),
     # every torch.nn layer with parameters, bare
@@ -397,6 +518,9 @@ ZOO: List[E] = [
     E("mha_kvdim", "nn_layer", lambda: nn.MultiheadAttention(16, 2, kdim=8, vdim=12), [f(5, 1, 16), f(4, 1, 8), f(4, 1, 12)]),
     E("transformer", "nn_layer", lambda: nn.Transformer(d_model=16, nhead=2, num_encoder_layers=2, num_decoder_layers=2,
                                                         dim_feedforward=32), [f(6, 1, 16), f(4, 1, 16)]),
+    E("transformer_bf_nf", "nn_layer", lambda: nn.Transformer(d_model=16, nhead=2, num_encoder_layers=2, num_decoder_layers=2,
+                                                              dim_feedforward=32, batch_first=True, norm_first=True),
+      [f(1, 6, 16), f(1, 4, 16)], note="batch_first, norm_first (pre-LN encoder and decoder)"),
     E("transformer_encoder_layer", "nn_layer", lambda: tel(batch_first=True), [f(1, 5, 16)], note="fast path when traced"),
     E("transformer_encoder_layer_nf", "nn_layer", lambda: tel(norm_first=True, activation="gelu"), [f(5, 1, 16)],
       note="seq-first, norm_first, gelu: never the fast path"),
@@ -457,6 +581,9 @@ CONTRACTIONS = {
 }
 LOOKS_LIKE_CONTRACTION = re.compile(r"mm|matmul|conv|linear|dot|einsum|bilinear|attention|lstm|gru|rnn_|"
                                     r"transformer|tensordot|_mha|addr|addmv|^mv")
+# Ops whose names match LOOKS_LIKE_CONTRACTION but that are interpolation, not contraction: no MACs.
+# Exact names only, so that any other matching op still stops the generator.
+NOT_CONTRACTIONS = {"upsample_linear1d", "upsample_bilinear2d", "upsample_trilinear3d", "_upsample_bilinear2d_aa"}
 FAST_PATHS = {"_native_multi_head_attention", "_transformer_encoder_layer_fwd", "_transformer_decoder_only_layer_fwd"}
 
 
@@ -474,7 +601,7 @@ class ContractionCounter(TorchDispatchMode):
             raise RuntimeError(f"fused fast path aten::{name} reached under grad mode; expectation invalid")
         if name in CONTRACTIONS:
             self.by_op["aten::" + name] += int(CONTRACTIONS[name](args, out))
-        elif LOOKS_LIKE_CONTRACTION.search(name):
+        elif LOOKS_LIKE_CONTRACTION.search(name) and name not in NOT_CONTRACTIONS:
             raise RuntimeError(f"aten::{name} looks like a contraction but has no MAC formula here")
         return out
 
@@ -657,7 +784,7 @@ def _generate(e: E, out_dir):
 
     files = {"trace": f"{e.name}.trace.pt", "script": None}
     with torch.no_grad():
-        traced = torch.jit.trace(model, tuple(inputs), check_trace=False)
+        traced = torch.jit.trace(model, tuple(inputs), check_trace=False, strict=False)
     torch.jit.save(traced, os.path.join(out_dir, files["trace"]), _extra_files=extra)
     script_error = None
     try:
@@ -703,11 +830,13 @@ def _generate(e: E, out_dir):
     return expect
 
 
-def torchvision_classification_modules():
-    """{torchvision.models submodule name (resnet, vgg, ...): [its classification builders]}."""
+def torchvision_modules():
+    """{torchvision.models submodule name: [its builders]} for classification (resnet, vgg, ...),
+    segmentation ("segmentation.fcn", ...) and video ("video.resnet", "video.mvit", ...)."""
     by_module = defaultdict(list)
-    for b in tvm.list_models(module=tvm):
-        by_module[tvm.get_model_builder(b).__module__.split(".")[-1]].append(b)
+    for prefix, package in (("", tvm), ("segmentation.", tvm.segmentation), ("video.", tvm.video)):
+        for b in tvm.list_models(module=package):
+            by_module[prefix + tvm.get_model_builder(b).__module__.split(".")[-1]].append(b)
     return by_module
 
 
@@ -748,21 +877,25 @@ def main():
             ops[k].append(r["name"])
     write_json(os.path.join(args.out, "aten_ops.json"), dict(sorted(ops.items())))
 
-    # torchvision classification modules without a zoo entry (e.g. a family a later torchvision adds)
+    # torchvision classification / segmentation / video modules without a zoo entry (e.g. a family a
+    # later torchvision adds)
     modules_in_zoo = set()
     for e in ZOO:
-        if e.family not in ("transformer_lm", "rnn_lm", "unet", "nn_layer"):
+        if e.family not in ("transformer_lm", "rnn_lm", "unet", "nn_layer", "container_out"):
             modules_in_zoo.add(e.family)
-    tv_modules = torchvision_classification_modules()
+    tv_modules = torchvision_modules()
     family_of_module = {"resnet": "resnet", "vgg": "vgg", "alexnet": "alexnet", "densenet": "densenet",
                         "googlenet": "googlenet", "inception": "inception", "mobilenetv2": "mobilenet_v2",
                         "mobilenetv3": "mobilenet_v3", "efficientnet": "efficientnet", "regnet": "regnet",
                         "mnasnet": "mnasnet", "shufflenetv2": "shufflenet_v2", "squeezenet": "squeezenet",
                         "convnext": "convnext", "vision_transformer": "vit", "swin_transformer": "swin",
-                        "maxvit": "maxvit"}
+                        "maxvit": "maxvit", "segmentation.fcn": "fcn", "segmentation.deeplabv3": "deeplabv3",
+                        "segmentation.lraspp": "lraspp", "video.resnet": "video_resnet", "video.mvit": "mvit",
+                        "video.s3d": "s3d"}
     missing = {mod: builders for mod, builders in sorted(tv_modules.items())
                if family_of_module.get(mod) not in modules_in_zoo}
-    for fam, present in (("maxvit", hasattr(tvm, "MaxVit")), ("swin_v2", hasattr(tvm, "swin_v2_t"))):
+    for fam, present in (("maxvit", hasattr(tvm, "MaxVit")), ("swin_v2", hasattr(tvm, "swin_v2_t")),
+                         ("video.mvit", hasattr(tvm.video, "mvit_v2_s")), ("video.s3d", hasattr(tvm.video, "s3d"))):
         if not present:
             missing[fam] = f"not in torchvision {torchvision.__version__}"
 

@@ -1,6 +1,6 @@
 // tests/torch_probe.cc — test oracle, not shipped: runs a TorchScript module in LibTorch on the graph the
 // importer lowers (the same prepared graph, with the prim::If branches the lowering chose inlined) and
-// prints, for every tensor output of every top-level aten node, the IR value name the importer gives it
+// prints, for every tensor output of every top-level aten node (container access excepted), the IR value name the importer gives it
 // ("%<debugName>") and the shape LibTorch actually produced: one line "name<TAB>d0xd1x..." each.
 // Inputs: zeros of the pinned shapes (integer inputs: zeros, valid indices for any embedding).
 // Usage: torch_probe MODEL.pt [--input SHAPE[:DTYPE]]...   Exit 0, or 2 with one line on stderr.
@@ -32,7 +32,9 @@ int main(int argc, char** argv) {
     auto& g = *p.graph;
     std::vector<tj::Value*> probes;
     for (auto* n : g.nodes()) {
-      if (std::string(n->kind().toQualString()).rfind("aten::", 0) != 0) continue;
+      // aten ops that compute a tensor; container access (`features["out"]`, `xs[0]`) returns an existing one.
+      std::string kind = n->kind().toQualString();
+      if (kind.rfind("aten::", 0) != 0 || kind == "aten::__getitem__") continue;
       for (auto* o : n->outputs())
         if (o->type()->cast<c10::TensorType>()) probes.push_back(o);
     }

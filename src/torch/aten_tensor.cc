@@ -1,6 +1,7 @@
 // src/torch/aten_tensor.cc — aten tensor ops: views and layout (reshape, flatten, permute, squeeze, cat,
 // split, pad, roll, flip), indexing (select, slice, index, index_put, gather), creation (arange, zeros,
 // new_*, *_like, fill, copy), casts and reductions. Layout ops cost 0 FLOPs, as their ONNX equivalents.
+#include <algorithm>
 #include <climits>
 
 #include "aten_table.h"
@@ -210,7 +211,26 @@ bool lower_split(Lowerer& L, Node* n, const std::string& op) {
     if (dd.is_known()) len = dd.value();
   }
   std::vector<int64_t> sizes;
-  if (op == "split_with_sizes" || (op == "split" && n->input(1)->type()->kind() == c10::TypeKind::ListType)) {
+  if (op == "tensor_split") {
+    // tensor_split(x, sections, dim): the first len % sections pieces one longer; (x, indices, dim): cut at
+    // the indices. A tensor of indices or sections is data: not lowered.
+    if (!len || n->input(1)->type()->cast<c10::TensorType>()) return false;
+    if (n->input(1)->type()->kind() == c10::TypeKind::ListType) {
+      auto cuts = L.known_ints(L.in(n, 1));
+      if (!cuts) return false;
+      int64_t at = 0;
+      for (auto c : *cuts) {
+        int64_t e = std::clamp<int64_t>(c < 0 ? c + *len : c, at, *len);
+        sizes.push_back(e - at);
+        at = e;
+      }
+      sizes.push_back(*len - at);
+    } else {
+      auto k = L.known_int(L.in(n, 1));
+      if (!k || *k <= 0) return false;
+      for (int64_t i = 0; i < *k; ++i) sizes.push_back(*len / *k + (i < *len % *k ? 1 : 0));
+    }
+  } else if (op == "split_with_sizes" || (op == "split" && n->input(1)->type()->kind() == c10::TypeKind::ListType)) {
     auto s = L.known_ints(L.in(n, 1));
     if (!s) return false;
     sizes = *s;
@@ -300,6 +320,37 @@ bool lower_repeat(Lowerer& L, Node* n, const std::string&) {
     x = L.emit_tmp(n->output(), "lead", "Unsqueeze", {x, L.const_ints(axes)});
   }
   L.emit_to(n->output(), "Tile", {x, L.const_ints(*reps)});
+  return true;
+}
+
+// repeat_interleave(x, repeats: int, dim): each element along dim repeated: Unsqueeze after dim, Tile,
+// Reshape merging the two (torch.onnx's export). Without dim the flattened tensor; per-element repeats (a
+// tensor of counts) are data: not lowered.
+bool lower_repeat_interleave(Lowerer& L, Node* n, const std::string&) {
+  if (n->inputs().size() < 3) return false;
+  auto reps = L.known_int(L.in(n, 1));  // an int, or a one-element tensor whose value is known (a trace's)
+  const tj::Value* o = n->output();
+  int x = L.as_ir(L.in(n, 0));
+  if (!reps || x < 0) return false;
+  int64_t dim = 0;
+  if (Lowerer::is_none(L.in(n, 2))) {
+    x = L.emit_tmp(o, "flat", "Reshape", {x, L.const_ints({-1})});
+  } else {
+    auto d = norm_dim(L, L.in(n, 0), L.in(n, 2));
+    if (!d) return false;
+    dim = *d;
+  }
+  auto rank = L.known_rank(JV::of_ir(x));
+  if (!rank) return false;
+  int u = L.emit_tmp(o, "unsqueeze", "Unsqueeze", {x, L.const_ints({dim + 1})});
+  std::vector<int64_t> tiles(static_cast<size_t>(*rank + 1), 1);
+  tiles[static_cast<size_t>(dim + 1)] = *reps;
+  int t = L.emit_tmp(o, "tile", "Tile", {u, L.const_ints(tiles)});
+  int sh = L.emit_tmp(o, "shape", "Shape", {x});
+  int head = L.emit_tmp(o, "head", "Slice", {sh, L.const_ints({0}), L.const_ints({dim})});
+  int tail = L.emit_tmp(o, "tail", "Slice", {sh, L.const_ints({dim + 1}), L.const_ints({INT64_MAX})});
+  int target = L.emit_tmp(o, "target", "Concat", {head, L.const_ints({-1}), tail}, {{"axis", ai(0)}});
+  L.emit_to(o, "Reshape", {t, target});
   return true;
 }
 
@@ -559,7 +610,9 @@ void register_aten_tensor(AtenTable& t) {
   t.add("unsqueeze", lower_unsqueeze);
   t.add("squeeze", lower_squeeze);
   t.add({"cat", "concat", "stack"}, lower_cat);
-  t.add({"split", "chunk", "unsafe_chunk", "unsafe_split", "split_with_sizes", "unbind"}, lower_split);
+  t.add({"split", "chunk", "unsafe_chunk", "unsafe_split", "split_with_sizes", "unbind", "tensor_split"},
+        lower_split);
+  t.add("repeat_interleave", lower_repeat_interleave);
   t.add({"to", "type_as", "float", "double", "half", "long", "int", "bool"}, lower_to);
   t.add({"expand", "expand_as"}, lower_expand);
   t.add("repeat", lower_repeat);

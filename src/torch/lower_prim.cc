@@ -206,6 +206,18 @@ std::optional<c10::IValue> Lowerer::facts_value(tj::Node* n, const std::string& 
   return std::nullopt;
 }
 
+// A dict value: a dict built in forward, or a known dict (a module attribute such as
+// IntermediateLayerGetter's return_layers) as entries.
+std::optional<JV> as_dict(const JV& j) {
+  if (j.kind == JV::Dict) return j;
+  if (j.kind != JV::Known || !j.iv.isGenericDict()) return std::nullopt;
+  JV d;
+  d.kind = JV::Dict;
+  d.dict = std::make_shared<std::vector<std::pair<c10::IValue, JV>>>();
+  for (const auto& kv : j.iv.toGenericDict()) d.dict->emplace_back(kv.key(), JV::known(kv.value()));
+  return d;
+}
+
 // Items of a list value: a list, a known list, or a runtime int list (aten::size) of known length, whose
 // elements are then its scalars (known when the shape pass computed them).
 std::optional<std::vector<JV>> Lowerer::list_items(const JV& j) {
@@ -347,7 +359,7 @@ bool Lowerer::lower_prim(tj::Node* n, const std::string& kind) {
   if (kind == "aten::len") {
     JV l = get(n->input(0));
     if (l.kind == JV::List) return set_known(o, c10::IValue(int64_t(l.items->size()))), true;
-    if (l.kind == JV::Dict) return set_known(o, c10::IValue(int64_t(l.dict->size()))), true;
+    if (auto d = as_dict(l)) return set_known(o, c10::IValue(int64_t(d->dict->size()))), true;
     if (l.kind == JV::Known && l.iv.isList()) return set_known(o, c10::IValue(int64_t(l.iv.toListRef().size()))), true;
     if (l.kind == JV::IntsIR) return set_ir(o, emit("Size", {l.ir}, {ir_name(o)})[0], JV::ScalarIR), true;
     if (l.kind == JV::Known && l.iv.isTuple())
@@ -413,6 +425,36 @@ bool Lowerer::lower_prim(tj::Node* n, const std::string& kind) {
     if (o) set(o, l);
     return true;
   }
+  if (kind == "prim::DictConstruct") {  // key0, value0, key1, value1, ...
+    JV d;
+    d.kind = JV::Dict;
+    d.dict = std::make_shared<std::vector<std::pair<c10::IValue, JV>>>();
+    for (size_t i = 0; i + 1 < n->inputs().size(); i += 2) {
+      auto key = known_value(get(n->input(i)));
+      if (!key) return false;
+      d.dict->emplace_back(*key, get(n->input(i + 1)));
+    }
+    return set(o, d), true;
+  }
+  if (kind == "prim::max" || kind == "prim::min") {  // of two numbers, or of a list
+    std::string op = kind == "prim::max" ? "max" : "min";
+    if (n->inputs().size() == 1) {
+      auto items = list_items(get(n->input(0)));
+      if (!items || items->empty()) return false;
+      std::optional<double> best;
+      bool ints = true;
+      for (const auto& it : *items) {
+        auto v = known_value(it);
+        if (!v) return false;
+        auto x = num(*v);
+        if (!x) return false;
+        ints = ints && v->isInt();
+        best = !best ? *x : op == "max" ? std::max(*best, *x) : std::min(*best, *x);
+      }
+      return set_known(o, ints ? c10::IValue(static_cast<int64_t>(*best)) : c10::IValue(*best)), true;
+    }
+    return fold_known(n, op);
+  }
   if (kind == "aten::dict") {
     JV d;
     d.kind = JV::Dict;
@@ -435,17 +477,18 @@ bool Lowerer::lower_prim(tj::Node* n, const std::string& kind) {
     d.dict->emplace_back(*key, get(n->input(2)));
     return true;
   }
-  if (kind == "aten::__contains__") {
-    const JV& d = get(n->input(0));
+  if (kind == "aten::__contains__" && as_dict(get(n->input(0)))) {
+    JV d = *as_dict(get(n->input(0)));
     auto key = known_value(get(n->input(1)));
-    if (d.kind != JV::Dict || !key) return false;
+    if (!key) return false;
     bool found = false;
     for (const auto& kv : *d.dict) found = found || equal_values(kv.first, *key);
     return set_known(o, c10::IValue(found)), true;
   }
   if (kind == "aten::keys" || kind == "aten::values" || kind == "aten::items") {
-    const JV& d = get(n->input(0));
-    if (d.kind != JV::Dict) return false;
+    auto dd = as_dict(get(n->input(0)));
+    if (!dd) return false;
+    const JV& d = *dd;
     std::vector<JV> xs;
     for (const auto& kv : *d.dict) {
       if (kind == "aten::keys") xs.push_back(JV::known(kv.first));
@@ -543,6 +586,7 @@ void Lowerer::lower_unpack(tj::Node* n) {
 bool Lowerer::lower_getitem(tj::Node* n) {
   const tj::Value* o = n->output();
   JV lst = get(n->input(0));
+  if (auto d = as_dict(lst)) lst = *d;
   if (lst.kind == JV::Dict) {
     auto key = known_value(get(n->input(1)));
     if (!key) return false;
