@@ -397,54 +397,23 @@ int Lowerer::emit_tmp(const tj::Value* o, const std::string& what, const std::st
   return emit(op, ins, {tmp(o, what)}, std::move(attrs), domain, opset)[0];
 }
 
-// Scope of a node from its inlined call stack, checked against the real module tree: each call's
-// instance name is a child of the previous level. Levels the call stack skips (a ModuleList iterated
-// by a scripted loop: `for layer in self.layer` records only "0") are recovered from the tree, and a
-// method called on the same module (`self._forward_impl`, recorded as "SELF"/"self") adds no level.
+// Scope of a node from its inlined call stack: the instance names of the calls, resolved against the module
+// tree (module_scope, torch_load.h).
 void Lowerer::set_scope(tj::Node* n) {
   scope_.clear();
   classes_.clear();
   auto cs = n->callstack();
   if (!cs) return;
-  std::string path;
-  c10::intrusive_ptr<c10::ivalue::Object> cur = p_.module._ivalue();
-  auto child = [](const c10::intrusive_ptr<c10::ivalue::Object>& o,
-                  const std::string& name) -> c10::intrusive_ptr<c10::ivalue::Object> {
-    if (!o->type()->hasAttribute(name)) return {};
-    auto a = o->getAttr(name);
-    return a.isObject() ? a.toObject() : c10::intrusive_ptr<c10::ivalue::Object>();
-  };
-  auto push = [&](const std::string& name, const c10::intrusive_ptr<c10::ivalue::Object>& o) {
-    path = path.empty() ? name : path + "." + name;
-    scope_.push_back(path);
-    classes_.push_back(clean_class(o->type()->name()->qualifiedName()));
-    cur = o;
-  };
+  std::vector<std::pair<std::string, std::string>> calls;  // instance name, recorded class
   for (auto& e : (*cs)->vec()) {
     const auto& mi = std::get<2>(e);
     if (!mi) continue;
-    std::string inst = mi->instance_name();
-    if (inst.empty() || inst == "SELF") continue;  // a method of the same module
-    if (auto c = child(cur, inst)) {
-      push(inst, c);
-      continue;
-    }
-    // A container level the call stack skipped: the child of a child.
-    bool found = false;
-    for (size_t i = 0; i < cur->type()->numAttributes() && !found; ++i) {
-      auto a = cur->getSlot(i);
-      if (!a.isObject()) continue;
-      if (auto c = child(a.toObject(), inst)) {
-        push(cur->type()->getAttributeName(i), a.toObject());
-        push(inst, c);
-        found = true;
-      }
-    }
-    if (found || inst == "self") continue;
-    // Not in the tree (should not happen): keep the recorded name and class.
-    path = path.empty() ? inst : path + "." + inst;
-    scope_.push_back(path);
-    classes_.push_back(mi->class_type() ? clean_class(mi->class_type()->name()->qualifiedName()) : "");
+    calls.emplace_back(mi->instance_name(),
+                       mi->class_type() ? clean_class(mi->class_type()->name()->qualifiedName()) : "");
+  }
+  for (auto& level : module_scope(p_.module, calls)) {
+    scope_.push_back(std::move(level.first));
+    classes_.push_back(std::move(level.second));
   }
 }
 

@@ -243,6 +243,47 @@ bool apply_pins(InputDecl& d, const InferOptions& pins, size_t& positional, bool
 
 }  // namespace
 
+std::vector<std::pair<std::string, std::string>> module_scope(
+    const tj::Module& root, const std::vector<std::pair<std::string, std::string>>& calls) {
+  std::vector<std::pair<std::string, std::string>> levels;
+  std::string path;
+  c10::intrusive_ptr<c10::ivalue::Object> cur = root._ivalue();
+  auto child = [](const c10::intrusive_ptr<c10::ivalue::Object>& o,
+                  const std::string& name) -> c10::intrusive_ptr<c10::ivalue::Object> {
+    if (!o->type()->hasAttribute(name)) return {};
+    auto a = o->getAttr(name);
+    return a.isObject() ? a.toObject() : c10::intrusive_ptr<c10::ivalue::Object>();
+  };
+  auto push = [&](const std::string& name, const c10::intrusive_ptr<c10::ivalue::Object>& o) {
+    path = path.empty() ? name : path + "." + name;
+    levels.emplace_back(path, clean_class(o->type()->name()->qualifiedName()));
+    cur = o;
+  };
+  for (const auto& [inst, cls] : calls) {
+    if (inst.empty() || inst == "SELF" || inst == "TOP") continue;  // a method of the same module
+    if (auto c = child(cur, inst)) {
+      push(inst, c);
+      continue;
+    }
+    // A container level the calls skipped: the child of a child.
+    bool found = false;
+    for (size_t i = 0; i < cur->type()->numAttributes() && !found; ++i) {
+      auto a = cur->getSlot(i);
+      if (!a.isObject()) continue;
+      if (auto c = child(a.toObject(), inst)) {
+        push(cur->type()->getAttributeName(i), a.toObject());
+        push(inst, c);
+        found = true;
+      }
+    }
+    if (found || inst == "self") continue;
+    // Not in the tree (should not happen): keep the recorded name and class.
+    path = path.empty() ? inst : path + "." + inst;
+    levels.emplace_back(path, cls);
+  }
+  return levels;
+}
+
 void inline_block(tj::Node* n, tj::Block* b) {
   for (auto it = b->nodes().begin(); it != b->nodes().end();) {
     tj::Node* c = *it;

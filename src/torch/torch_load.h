@@ -38,6 +38,14 @@ struct Prepared {
 // `flopwise_inputs.json` extra file (flopwise's generator writes it; LibTorch 1.13 keeps no traced types).
 Prepared prepare(const std::string& path, const InferOptions& pins);
 
+// Module scope levels (dotted path from the root, class) of a chain of calls, outermost first, each given
+// as (instance name, recorded class): from a node's inlined call stack, or a running op's module hierarchy.
+// Checked against the real module tree: each instance is a child of the previous level. Levels the calls
+// skip (a ModuleList iterated by a scripted loop records only "0") are recovered from the tree, and a
+// method of the same module ("SELF"/"self", "TOP") adds no level. The same names as the static tree's.
+std::vector<std::pair<std::string, std::string>> module_scope(
+    const torch::jit::Module& root, const std::vector<std::pair<std::string, std::string>>& calls);
+
 // Replaces prim::If node `n` by the nodes of its block `b` (outputs rewired).
 void inline_block(torch::jit::Node* n, torch::jit::Block* b);
 
