@@ -12,6 +12,8 @@ enum ExitCode : int {
   kExitBudgetFailed = 1,  // a budget limit does not hold (flopwise check)
   kExitBadInput = 2,      // unreadable input, malformed model, bad usage
   kExitStrict = 3,        // --strict and an op is unsupported or a cost is unknown
+  kExitNoRuntime = 4,     // flopwise run: the runtime harness (flopwise-runtime) is not built
+  kExitRunFailed = 5,     // flopwise run: the model raised, the run timed out, or the device is not available
 };
 
 struct Error : std::runtime_error {

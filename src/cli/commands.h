@@ -7,5 +7,7 @@ namespace flopwise {
 int run_diff(int argc, char** argv);
 // `flopwise check MODEL --budget FILE [options]`: argv[0] is "check".
 int run_check(int argc, char** argv);
+// `flopwise run MODEL.pt [options]`: argv[0] is "run".
+int run_run(int argc, char** argv);
 
 }  // namespace flopwise

@@ -109,6 +109,8 @@ int main(int argc, char** argv) {
     return guarded([&] { return fw::run_diff(argc - 1, argv + 1); });
   if (argc > 1 && std::string(argv[1]) == "check")
     return guarded([&] { return fw::run_check(argc - 1, argv + 1); });
+  if (argc > 1 && std::string(argv[1]) == "run")
+    return guarded([&] { return fw::run_run(argc - 1, argv + 1); });
   Options o;
   CLI::App app{
       "flopwise: static cost (params, MACs, FLOPs, memory) of an ONNX or TorchScript model, by module scope"};
@@ -116,8 +118,9 @@ int main(int argc, char** argv) {
       "Also:\n  flopwise diff A B [options]             compare two models or saved JSON reports (diff "
       "--help)\n"
       "  flopwise check MODEL --budget FILE.toml  gate CI on budgets (check --help)\n"
+      "  flopwise run MODEL.pt [options]          measure latency per module scope (run --help)\n"
       "Exit codes: 0 done, 1 a budget failed (check), 2 bad input or usage, 3 --strict and something not "
-      "counted.");
+      "counted, 4 runtime harness not built (run), 5 the run failed (run).");
   app.add_option("model", o.model, "model file (.onnx, or .pt TorchScript)");
   app.add_option("--input,-i", o.inputs,
                  "pin an input: NAME:1x3x224x224[:dtype], or a shape for inputs in order");

@@ -1,0 +1,490 @@
+// src/cli/run_cmd.cc — `flopwise run MODEL.pt`: the static report beside measured latency per module scope.
+// Owns: the request to the runtime harness (flopwise-runtime, a separate executable linked to LibTorch:
+// crashes and ABI differences stay out of this process, and it can be built against any LibTorch), spawning
+// it under a timeout, joining its measurements with the static scope tree, and the run report writers
+// (text, JSON flopwise.run/1, Chrome trace). Sees no LibTorch.
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "commands.h"
+#include "flopwise/cost.h"
+#include "flopwise/errors.h"
+#include "flopwise/infer.h"
+#include "flopwise/report.h"
+#include "load.h"
+
+namespace flopwise {
+namespace {
+
+using json = nlohmann::json;
+
+struct RunOptions {
+  std::string model, device = "auto", format = "text", output, trace;
+  std::vector<std::string> inputs, dims, values;
+  int threads = 0, warmup = 3, iters = 20, profile_iters = 3, depth = -1, seed = 0;
+  int64_t int_range = 0;
+  double peak_tflops = 0, timeout = 300;
+  bool backward = false;
+};
+
+std::string exe_dir() {
+  char buf[4096];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  if (n <= 0) return ".";
+  std::string s(buf, static_cast<size_t>(n));
+  return s.substr(0, s.rfind('/'));
+}
+
+// $FLOPWISE_RUNTIME, else next to this executable, else ../lib/flopwise/.
+std::string find_runtime() {
+  auto exists = [](const std::string& p) { return access(p.c_str(), X_OK) == 0; };
+  if (const char* env = std::getenv("FLOPWISE_RUNTIME"); env && *env) return exists(env) ? env : "";
+  for (const std::string& p : {exe_dir() + "/flopwise-runtime", exe_dir() + "/../lib/flopwise/flopwise-runtime"})
+    if (exists(p)) return p;
+  return "";
+}
+
+// Exclusive upper bound for an integer input: --int-range, else the rows of the embedding table it indexes
+// (a Gather of an initializer on axis 0 with this input as indices), else 2.
+int64_t int_high(const Model& m, int input, int64_t user) {
+  if (user > 0) return user;
+  const Graph& g = m.graph;
+  for (const auto& n : g.nodes) {
+    if (n.op != "Gather" || n.inputs.size() < 2 || n.inputs[1] != input || n.attr_i("axis", 0) != 0) continue;
+    const Value& table = g.values[n.inputs[0]];
+    if (table.is_initializer && table.shape.rank_known && table.shape.rank() >= 1 && table.shape.dims[0].is_known())
+      return table.shape.dims[0].value();
+  }
+  return 2;
+}
+
+json make_request(const RunOptions& o, const Model& m) {
+  json ins = json::array();
+  for (int i : m.graph.inputs) {
+    const Value& v = m.graph.values[i];
+    if (!v.shape.fully_known())
+      throw UsageError("input '" + v.name + "' has shape " + v.shape.str() +
+                       ": running needs every dim known (give it with --input or bind symbols with --dim)");
+    json d = {{"name", v.name}, {"dtype", dtype_name(v.dtype)}, {"shape", json::array()}};
+    for (const auto& x : v.shape.dims) d["shape"].push_back(x.value());
+    if (is_integer(v.dtype) && v.dtype != DType::Bool) {
+      d["low"] = 0;
+      d["high"] = int_high(m, i, o.int_range);
+    }
+    ins.push_back(d);
+  }
+  return {{"schema", "flopwise.runtime-request/1"}, {"model", o.model}, {"inputs", ins}, {"device", o.device},
+          {"threads", o.threads}, {"warmup", o.warmup}, {"iters", o.iters}, {"profile_iters", o.profile_iters},
+          {"backward", o.backward}, {"seed", o.seed}};
+}
+
+// Runs `exe request` with stdout into `out`; kills it after `timeout` seconds. Returns its exit status
+// (-1: killed by the timeout, 128+N: killed by signal N); `err` gets its first stderr line.
+int spawn(const std::string& exe, const std::string& request, const std::string& out, double timeout,
+          std::string& err) {
+  std::string err_file = out + ".err";
+  pid_t pid = fork();
+  if (pid < 0) throw Error("cannot start " + exe);
+  if (pid == 0) {
+    FILE* o = std::freopen(out.c_str(), "w", stdout);
+    FILE* e = std::freopen(err_file.c_str(), "w", stderr);
+    if (!o || !e) _exit(127);
+    execl(exe.c_str(), exe.c_str(), request.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout);
+  int status = 0;
+  for (;;) {
+    pid_t r = waitpid(pid, &status, WNOHANG);
+    if (r == pid) break;
+    if (std::chrono::steady_clock::now() > deadline) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      return -1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  std::ifstream ef(err_file);
+  std::string line;
+  while (std::getline(ef, line))
+    if (!line.empty()) err = line;  // the last non-empty line is the runtime's one-line message
+  std::remove(err_file.c_str());
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return WEXITSTATUS(status);
+}
+
+double percentile(std::vector<double> xs, double p) {
+  if (xs.empty()) return 0;
+  std::sort(xs.begin(), xs.end());
+  double at = p * static_cast<double>(xs.size() - 1);
+  size_t lo = static_cast<size_t>(std::floor(at)), hi = static_cast<size_t>(std::ceil(at));
+  return xs[lo] + (xs[hi] - xs[lo]) * (at - static_cast<double>(lo));
+}
+
+// Measured time per scope, joined with the static tree: inclusive op-sum per forward, calls per forward.
+struct ScopeTime {
+  double ms = 0;      // sum of top-level op durations in the scope or below, per profiled forward
+  double self_ms = 0;  // of ops directly in the scope
+  int64_t entries = 0;
+};
+
+std::vector<std::string> ancestors(const std::string& scope) {  // "a.b.c" -> "", "a", "a.b", "a.b.c"
+  std::vector<std::string> r{""};
+  for (size_t at = 0; !scope.empty();) {
+    size_t dot = scope.find('.', at);
+    r.push_back(scope.substr(0, dot));
+    if (dot == std::string::npos) break;
+    at = dot + 1;
+  }
+  return r;
+}
+
+struct Joined {
+  std::map<std::string, ScopeTime> scopes;
+  std::map<std::string, const ScopeNode*> static_scopes;
+  double profiled_fwd_ms = 0, op_sum_ms = 0, unattributed_ms = 0;
+  int iters = 0;
+};
+
+void index_scopes(const ScopeNode& s, std::map<std::string, const ScopeNode*>& out) {
+  out[s.name] = &s;
+  for (const auto& c : s.children) index_scopes(*c, out);
+}
+
+Joined join(const Report& rep, const json& rt) {
+  Joined j;
+  index_scopes(*rep.scopes, j.static_scopes);
+  const json& prof = rt.at("profiled");
+  j.iters = prof.value("iters", 0);
+  std::vector<double> fwd = prof.at("fwd_ms").get<std::vector<double>>();
+  j.profiled_fwd_ms = percentile(fwd, 0.5);
+  std::vector<std::string> prev;
+  int prev_iter = -1;
+  for (const auto& op : prof.at("ops")) {
+    std::string scope = op.value("scope", "");
+    // A scope the static tree lacks (a module the lowering inlined differently) counts to its nearest
+    // ancestor the tree has, so no time is dropped.
+    auto chain = ancestors(scope);
+    while (chain.size() > 1 && !j.static_scopes.count(chain.back())) chain.pop_back();
+    double ms = op.value("dur_us", 0.0) / 1000.0;
+    if (op.value("iter", 0) != prev_iter) prev.clear(), prev_iter = op.value("iter", 0);
+    for (const auto& a : chain) {
+      auto& t = j.scopes[a];
+      t.ms += ms;
+      if (std::find(prev.begin(), prev.end(), a) == prev.end()) t.entries++;
+    }
+    j.scopes[chain.back()].self_ms += ms;
+    j.op_sum_ms += ms;
+    prev = chain;
+  }
+  double n = std::max(1, j.iters);
+  for (auto& [k, t] : j.scopes) t.ms /= n, t.self_ms /= n;
+  j.op_sum_ms /= n;
+  j.unattributed_ms = std::max(0.0, j.profiled_fwd_ms - j.op_sum_ms);
+  return j;
+}
+
+double flops_of(const ScopeNode& s) { return s.cost.flops.known ? static_cast<double>(s.cost.flops.v) : NAN; }
+
+std::string fmt(double v, int prec = 2) {
+  if (std::isnan(v)) return "-";
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(prec) << v;
+  return os.str();
+}
+
+json summary(const Report& rep, const json& rt, const Joined& j, const RunOptions& o) {
+  std::vector<double> fwd = rt.at("fwd_ms").get<std::vector<double>>();
+  double med = percentile(fwd, 0.5);
+  int64_t batch = 1;
+  if (!rep.inputs.empty() && rep.inputs[0].second.second.rank_known && rep.inputs[0].second.second.rank() > 0 &&
+      rep.inputs[0].second.second.dims[0].is_known())
+    batch = rep.inputs[0].second.second.dims[0].value();
+  double flops = rep.totals.flops.known ? static_cast<double>(rep.totals.flops.v) : NAN;
+  json s = {{"fwd_latency_ms", {{"median", med}, {"p10", percentile(fwd, 0.1)}, {"p90", percentile(fwd, 0.9)},
+                                {"min", *std::min_element(fwd.begin(), fwd.end())}}},
+            {"samples_per_s", med > 0 ? 1000.0 * static_cast<double>(batch) / med : NAN},
+            {"batch", batch},
+            {"fwd_flops_per_s", med > 0 ? flops / (med / 1000.0) : NAN},
+            {"profiled_fwd_ms", j.profiled_fwd_ms},
+            {"profiled_op_sum_ms", j.op_sum_ms},
+            {"coverage", j.profiled_fwd_ms > 0 ? j.op_sum_ms / j.profiled_fwd_ms : NAN},
+            {"profiling_overhead", med > 0 ? j.profiled_fwd_ms / med - 1.0 : NAN}};
+  if (rt.contains("bwd_ms")) {
+    std::vector<double> bwd = rt.at("bwd_ms").get<std::vector<double>>();
+    double bmed = percentile(bwd, 0.5);
+    double bflops = rep.totals.backward_flops.known ? static_cast<double>(rep.totals.backward_flops.v) : NAN;
+    s["bwd_latency_ms"] = {{"median", bmed}, {"p10", percentile(bwd, 0.1)}, {"p90", percentile(bwd, 0.9)},
+                           {"min", *std::min_element(bwd.begin(), bwd.end())}};
+    s["fwd_bwd_flops_per_s"] = (flops + bflops) / ((med + bmed) / 1000.0);
+    s["backward_note"] = rt.value("backward_note", "");
+  }
+  if (o.peak_tflops > 0) s["peak_tflops"] = o.peak_tflops;
+  return s;
+}
+
+// One row per static scope (pre-order, to --depth), with its measured time.
+json scope_rows(const Joined& j, const RunOptions& o) {
+  json rows = json::array();
+  double total = j.profiled_fwd_ms;
+  std::vector<const ScopeNode*> stack{j.static_scopes.at("")};
+  while (!stack.empty()) {
+    const ScopeNode* s = stack.back();
+    stack.pop_back();
+    if (o.depth >= 0 && s->depth > o.depth) continue;
+    auto it = j.scopes.find(s->name);
+    ScopeTime t = it == j.scopes.end() ? ScopeTime{} : it->second;
+    double fl = flops_of(*s);
+    double rate = t.ms > 0 ? fl / (t.ms / 1000.0) : NAN;
+    json r = {{"name", s->name}, {"class", s->cls}, {"depth", s->depth},
+              {"params", s->cost.params.known ? json(s->cost.params.v) : json(nullptr)},
+              {"macs", s->cost.macs.known ? json(s->cost.macs.v) : json(nullptr)},
+              {"flops", std::isnan(fl) ? json(nullptr) : json(static_cast<int64_t>(fl))},
+              {"latency_ms", t.ms}, {"self_ms", t.self_ms}, {"pct", total > 0 ? 100.0 * t.ms / total : 0.0},
+              {"calls", j.iters > 0 ? static_cast<double>(t.entries) / j.iters : 0.0},
+              {"flops_per_s", std::isnan(rate) ? json(nullptr) : json(rate)}};
+    if (o.peak_tflops > 0 && !std::isnan(rate)) {
+      r["pct_of_peak"] = 100.0 * rate / (o.peak_tflops * 1e12);
+      r["exceeds_peak"] = rate > o.peak_tflops * 1e12;
+    }
+    rows.push_back(r);
+    for (auto c = s->children.rbegin(); c != s->children.rend(); ++c) stack.push_back(c->get());
+  }
+  return rows;
+}
+
+void write_run_text(std::ostream& os, const Report& rep, const json& rt, const json& sum, const json& rows,
+                    const RunOptions& o) {
+  os << "------------------------------ flopwise run ------------------------------\n";
+  os << "model:                 " << o.model << "\n";
+  os << "device:                " << rt.value("device", "") << " (" << rt.value("device_name", "") << "), LibTorch "
+     << rt.value("torch_version", "") << ", " << rt.value("threads", 0) << " thread(s)\n";
+  os << "BLAS:                  " << rt.value("blas", "unknown") << "\n";
+  os << "timing:                " << rt.value("timing", "") << "; " << rt.value("warmup", 0) << " warm-up, "
+     << rt.value("iters", 0) << " timed, " << rt.at("profiled").value("iters", 0) << " profiled iteration(s)\n\n";
+  const auto& f = sum["fwd_latency_ms"];
+  os << "fwd latency (wall, clean phase):  median " << fmt(f["median"]) << " ms, p10 " << fmt(f["p10"]) << ", p90 "
+     << fmt(f["p90"]) << ", min " << fmt(f["min"]) << "\n";
+  os << "samples/s:                        " << fmt(sum["samples_per_s"].get<double>(), 1) << " (batch "
+     << sum["batch"] << ")\n";
+  os << "fwd FLOPs (static):               " << human(rep.totals.flops) << "\n";
+  os << "fwd FLOP/s (static / median):     " << human(sum["fwd_flops_per_s"].get<double>()) << "FLOP/s\n";
+  if (sum.contains("bwd_latency_ms")) {
+    const auto& b = sum["bwd_latency_ms"];
+    os << "bwd latency (wall):               median " << fmt(b["median"]) << " ms, p10 " << fmt(b["p10"])
+       << ", p90 " << fmt(b["p90"]) << ", min " << fmt(b["min"]) << "\n";
+    os << "fwd+bwd FLOP/s:                   " << human(sum["fwd_bwd_flops_per_s"].get<double>()) << "FLOP/s ("
+       << sum.value("backward_note", "") << "; backward FLOPs estimated as 2 x forward)\n";
+  }
+  os << "profiled phase:                   forward " << fmt(sum["profiled_fwd_ms"]) << " ms (overhead "
+     << fmt(100.0 * sum["profiling_overhead"].get<double>(), 1) << " % vs clean), op-sum "
+     << fmt(sum["profiled_op_sum_ms"]) << " ms = " << fmt(100.0 * sum["coverage"].get<double>(), 1)
+     << " % of it\n\n";
+  os << "Per module scope (latency = op-sum of the scope's top-level ops per forward, profiled phase;\n"
+        "FLOP/s = static FLOPs / that latency):\n";
+  bool peak = o.peak_tflops > 0;
+  os << std::left << std::setw(44) << "scope" << std::setw(18) << "class" << std::right << std::setw(10) << "MACs"
+     << std::setw(10) << "FLOPs" << std::setw(11) << "ms" << std::setw(8) << "%" << std::setw(7) << "calls"
+     << std::setw(12) << "FLOP/s" << (peak ? "   % peak" : "") << "\n";
+  for (const auto& r : rows) {
+    std::string name = std::string(2 * r["depth"].get<int>(), ' ') + (r["name"] == "" ? "(model)" : r["name"].get<std::string>());
+    if (name.size() > 43) name = name.substr(0, 40) + "...";
+    auto c = [](const json& v) { return v.is_null() ? std::string("unknown") : human(Count(v.get<int64_t>())); };
+    os << std::left << std::setw(44) << name << std::setw(18) << r["class"].get<std::string>().substr(0, 17)
+       << std::right << std::setw(10) << c(r["macs"]) << std::setw(10) << c(r["flops"]) << std::setw(11)
+       << fmt(r["latency_ms"], 3) << std::setw(8) << fmt(r["pct"], 1) << std::setw(7) << fmt(r["calls"], 0)
+       << std::setw(12) << (r["flops_per_s"].is_null() ? "-" : human(r["flops_per_s"].get<double>()));
+    if (peak && r.contains("pct_of_peak"))
+      os << std::setw(9) << fmt(r["pct_of_peak"], 1) << (r["exceeds_peak"].get<bool>() ? "  EXCEEDS PEAK" : "");
+    os << "\n";
+  }
+  bool any_over = false;
+  for (const auto& r : rows) any_over = any_over || r.value("exceeds_peak", false);
+  if (any_over)
+    os << "\nwarning: a scope's measured FLOP/s exceeds --peak-tflops: a timing or counting error (the scope's "
+          "time is an op-sum; fused ops may run in a parent scope)\n";
+}
+
+// Chrome Trace Event Format: per profiled iteration, scope spans (the interval from a scope's first to its
+// last op in each contiguous run) and op events, on one thread, so every op lies inside its scope's span.
+void write_trace(const std::string& path, const json& rt) {
+  json events = json::array();
+  events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", 1}, {"args", {{"name", rt.value("device", "")}}}});
+  events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", 1}, {"tid", 1}, {"args", {{"name", "forward"}}}});
+  double offset = 0;  // iterations laid end to end
+  const json& ops = rt.at("profiled").at("ops");
+  std::vector<double> fwd = rt.at("profiled").at("fwd_ms").get<std::vector<double>>();
+  std::vector<std::pair<std::string, double>> open;  // scope, start
+  double last_end = 0;
+  int iter = -1;
+  auto close_to = [&](size_t keep, double at) {
+    while (open.size() > keep) {
+      events.push_back({{"ph", "X"}, {"name", open.back().first}, {"cat", "scope"}, {"pid", 1}, {"tid", 1},
+                        {"ts", open.back().second}, {"dur", at - open.back().second}});
+      open.pop_back();
+    }
+  };
+  for (const auto& op : ops) {
+    int it = op.value("iter", 0);
+    if (it != iter) {
+      close_to(0, last_end);
+      if (iter >= 0) offset += iter < static_cast<int>(fwd.size()) ? fwd[static_cast<size_t>(iter)] * 1000.0 : 0;
+      iter = it;
+    }
+    double ts = offset + op.value("start_us", 0.0), dur = op.value("dur_us", 0.0);
+    auto chain = ancestors(op.value("scope", ""));
+    chain.erase(chain.begin());  // the root is the thread itself
+    size_t common = 0;
+    while (common < open.size() && common < chain.size() && open[common].first == chain[common]) ++common;
+    close_to(common, std::max(last_end, ts));
+    for (size_t k = common; k < chain.size(); ++k) open.emplace_back(chain[k], ts);
+    events.push_back({{"ph", "X"}, {"name", op.value("name", "")}, {"cat", "op"}, {"pid", 1}, {"tid", 1},
+                      {"ts", ts}, {"dur", dur},
+                      {"args", {{"scope", op.value("scope", "")}, {"input_shapes", op.value("input_shapes", json())}}}});
+    last_end = ts + dur;
+  }
+  close_to(0, last_end);
+  std::ofstream f(path);
+  if (!f) throw UsageError("cannot write " + path);
+  f << json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump() << "\n";
+}
+
+int run(const RunOptions& o) {
+  std::string lower = o.model;
+  std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
+  if (lower.size() >= 5 && lower.compare(lower.size() - 5, 5, ".onnx") == 0)
+    throw UsageError(o.model +
+                     ": flopwise run measures TorchScript (.pt) models with LibTorch; ONNX models will be measured "
+                     "from ONNX Runtime profiles joined by scope (not yet): `flopwise " + o.model +
+                     "` gives the static report");
+  std::string exe = find_runtime();
+  if (exe.empty()) {
+    std::cerr << "flopwise: error: the runtime harness flopwise-runtime is not built (it needs LibTorch: install "
+                 "libtorch-dev, or configure with -DCMAKE_PREFIX_PATH=<LibTorch>, and rebuild)\n";
+    return kExitNoRuntime;
+  }
+  InferOptions io;
+  for (const auto& s : o.inputs) io.inputs.push_back(parse_input_pin(s));
+  for (const auto& s : o.dims) io.dims.push_back(parse_dim_pin(s));
+  for (const auto& s : o.values) io.values.insert(parse_value_pin(s));
+  Model model = load_model(o.model, io);
+  InferResult ir = infer_shapes(model, io);
+  json request = make_request(o, model);
+  Report rep = build_report(model, std::move(ir));
+
+  char tmpl[] = "/tmp/flopwise-run-XXXXXX";
+  if (!mkdtemp(tmpl)) throw Error("cannot create a temporary directory");
+  std::string dir = tmpl, req = dir + "/request.json", out = dir + "/response.json";
+  std::ofstream(req) << request.dump();
+  std::string err;
+  int rc = spawn(exe, req, out, o.timeout, err);
+  std::ifstream rf(out);
+  json rt;
+  try {
+    rt = json::parse(rf);
+  } catch (const std::exception&) {
+    rt = json();
+  }
+  std::remove(req.c_str());
+  std::remove(out.c_str());
+  rmdir(dir.c_str());
+  if (rc == -1) {
+    std::cerr << "flopwise: error: " << o.model << ": the run did not finish within --timeout " << o.timeout
+              << " s\n";
+    return kExitRunFailed;
+  }
+  if (rc != 0) {
+    std::string msg = rt.is_object() && rt.contains("error") && rt["error"].is_object()
+                          ? rt["error"].value("message", err)
+                          : err;
+    if (rt.is_object() && rt["error"].is_object() && !rt["error"].value("op", "").empty())
+      msg += " (op " + rt["error"].value("op", "") + " in scope '" + rt["error"].value("scope", "") + "')";
+    if (rc == 2) throw InputError(msg.empty() ? o.model + ": the runtime could not load it" : msg);
+    std::cerr << "flopwise: error: " << (msg.empty() ? "flopwise-runtime failed (exit " + std::to_string(rc) + ")" : msg)
+              << "\n";
+    return kExitRunFailed;
+  }
+  Joined j = join(rep, rt);
+  json sum = summary(rep, rt, j, o);
+  json rows = scope_rows(j, o);
+  if (!o.trace.empty()) write_trace(o.trace, rt);
+
+  std::ofstream file;
+  std::ostream* os = &std::cout;
+  if (!o.output.empty()) {
+    file.open(o.output);
+    if (!file) throw UsageError("cannot write " + o.output);
+    os = &file;
+  }
+  if (o.format == "json") {
+    json doc = {{"schema", "flopwise.run/1"},
+                {"model", {{"path", o.model}, {"format", rep.format}}},
+                {"convention", rep.convention},
+                {"runtime", {{"device", rt["device"]}, {"device_name", rt["device_name"]},
+                             {"torch_version", rt["torch_version"]}, {"blas", rt["blas"]}, {"threads", rt["threads"]},
+                             {"timing", rt["timing"]}, {"warmup", rt["warmup"]}, {"iters", rt["iters"]},
+                             {"profile_iters", rt["profiled"]["iters"]}}},
+                {"static_totals", {{"params", rep.totals.params.v}, {"macs", rep.totals.macs.v},
+                                   {"flops", rep.totals.flops.v}, {"complete", rep.totals.complete()}}},
+                {"summary", sum},
+                {"scopes", rows},
+                {"unattributed_ms", j.unattributed_ms}};
+    *os << doc.dump(1) << "\n";
+  } else {
+    write_run_text(*os, rep, rt, sum, rows, o);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+int run_run(int argc, char** argv) {
+  RunOptions o;
+  CLI::App app{"flopwise run: measure a TorchScript model with LibTorch, beside its static counts, by module scope"};
+  app.footer("Exit codes: 0 done, 2 bad input or usage, 4 the runtime harness is not built, 5 the run failed (the "
+             "model raised, --timeout, or the device is not available).");
+  app.add_option("model", o.model, "TorchScript model (.pt)")->required();
+  app.add_option("--input,-i", o.inputs, "pin an input: NAME:1x3x224x224[:dtype]");
+  app.add_option("--dim,-d", o.dims, "bind a symbolic dim: batch=8");
+  app.add_option("--value", o.values, "pin the contents of a shape-like input");
+  app.add_option("--device", o.device, "cpu | cuda | auto")->check(CLI::IsMember({"cpu", "cuda", "auto"}));
+  app.add_option("--threads", o.threads, "intra-op threads (0: LibTorch's default)");
+  app.add_option("--warmup", o.warmup, "untimed runs first")->check(CLI::NonNegativeNumber);
+  app.add_option("--iters", o.iters, "timed runs (clean phase)")->check(CLI::PositiveNumber);
+  app.add_option("--profile-iters", o.profile_iters, "runs of the profiled phase")->check(CLI::PositiveNumber);
+  app.add_flag("--backward", o.backward, "also time backward of the sum of the outputs");
+  app.add_option("--int-range", o.int_range, "integer inputs drawn from [0, N) (default: the embedding's rows)");
+  app.add_option("--seed", o.seed, "seed of the random inputs");
+  app.add_option("--peak-tflops", o.peak_tflops, "the device's peak: adds % of peak per scope");
+  app.add_option("--timeout", o.timeout, "seconds before the run is stopped");
+  app.add_option("--format,-f", o.format, "text | json")->check(CLI::IsMember({"text", "json"}));
+  app.add_option("--output,-o", o.output, "write the report to FILE");
+  app.add_option("--trace", o.trace, "write a Chrome trace (Perfetto, chrome://tracing) of the profiled runs");
+  app.add_option("--depth", o.depth, "depth of the scope table (-1: all)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "flopwise run: " << e.what() << " (see --help)\n";
+    return kExitBadInput;
+  }
+  return run(o);
+}
+
+}  // namespace flopwise

@@ -1,0 +1,143 @@
+// flopwise run: the runtime harness (flopwise-runtime) measuring the bundled TorchScript models on CPU, joined
+// with the static report by module scope. Needs LibTorch (the runtime and the .pt models are built and
+// generated only then): skipped with a message otherwise. Timings are never asserted; only structure,
+// coverage and consistency with the static analysis.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_util.h"
+
+using namespace fwtest;
+using json = nlohmann::json;
+
+namespace {
+
+std::string bin_dir() {
+  std::string b = FLOPWISE_BINARY;
+  return b.substr(0, b.rfind('/'));
+}
+
+// The .pt files of models/generate.py --torchscript (written by the TorchScript tests into the build dir).
+std::string pt(const std::string& name) { return bin_dir() + "/pt_models/" + name; }
+
+bool have_runtime() { return access((bin_dir() + "/flopwise-runtime").c_str(), X_OK) == 0 && fs::exists(pt("resnet18.trace.pt")); }
+
+#define SKIP_WITHOUT_RUNTIME()                                                          \
+  if (!have_runtime()) {                                                                \
+    MESSAGE("skipped: flopwise-runtime not built or pt_models not generated (LibTorch)"); \
+    return;                                                                             \
+  }
+
+// Every ancestor scope path of "a.b.c": "a", "a.b", "a.b.c".
+std::vector<std::string> chain(const std::string& s) {
+  std::vector<std::string> r;
+  for (size_t at = 0; !s.empty();) {
+    size_t dot = s.find('.', at);
+    r.push_back(s.substr(0, dot));
+    if (dot == std::string::npos) break;
+    at = dot + 1;
+  }
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("flopwise run: an ONNX model or a missing runtime is one line and a documented exit code") {
+  auto dir = scratch_dir("run");
+  CliRun onnx = run_cli("run " + model_path("resnet18.onnx"), dir);
+  CHECK(onnx.code == 2);
+  CHECK(onnx.err.find("ONNX Runtime") != std::string::npos);
+  CHECK(std::count(onnx.err.begin(), onnx.err.end(), '\n') == 1);
+  // The runtime is looked for in $FLOPWISE_RUNTIME first: pointing it nowhere is a build without it.
+  std::string cmd = "FLOPWISE_RUNTIME=/nonexistent/flopwise-runtime \"" + std::string(FLOPWISE_BINARY) + "\" run " +
+                    pt("resnet18.trace.pt") + " 2>" + (dir / "err.txt").string();
+  int status = std::system(cmd.c_str());
+  CHECK(WEXITSTATUS(status) == 4);
+  CHECK(slurp(dir / "err.txt").find("not built") != std::string::npos);
+}
+
+TEST_CASE("flopwise run: resnet18 on CPU, scopes joined with the static tree, coverage, Chrome trace") {
+  SKIP_WITHOUT_RUNTIME();
+  auto dir = scratch_dir("run");
+  fs::path out = dir / "run.json", trace = dir / "trace.json";
+  CliRun r = run_cli("run " + pt("resnet18.trace.pt") + " --device cpu --warmup 1 --iters 3 --profile-iters 2 " +
+                         "--format json -o " + out.string() + " --trace " + trace.string(),
+                     dir);
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  json j = json::parse(slurp(out));
+  CHECK(j["schema"] == "flopwise.run/1");
+  CHECK(j["runtime"]["device"] == "cpu");
+  CHECK(j["summary"]["fwd_latency_ms"]["median"].get<double>() > 0);
+  CHECK(j["summary"]["fwd_latency_ms"]["min"].get<double>() <= j["summary"]["fwd_latency_ms"]["median"].get<double>());
+  // The profiled forward is accounted for by its top-level ops (the bar: >= 95 %).
+  CHECK(j["summary"]["coverage"].get<double>() >= 0.95);
+  // Scope latencies are inclusive: the root's equals the op-sum; the depth-1 scopes add up to at most it.
+  double root = 0, depth1 = 0;
+  for (const auto& s : j["scopes"]) {
+    if (s["depth"] == 0) root = s["latency_ms"].get<double>();
+    if (s["depth"] == 1) depth1 += s["latency_ms"].get<double>();
+  }
+  CHECK(root == doctest::Approx(j["summary"]["profiled_op_sum_ms"].get<double>()).epsilon(1e-9));
+  CHECK(depth1 <= root * (1 + 1e-9));
+  CHECK(depth1 >= 0.95 * root);  // ResNet's work is all inside named modules
+  // The measured scopes are the static tree's: layer1.0.conv1 is a Conv2d with its static FLOPs,
+  // 2 * 64*56*56 * 64*3*3 = 231211008 (no bias), called once per forward.
+  bool found = false;
+  for (const auto& s : j["scopes"]) {
+    if (s["name"] != "layer1.0.conv1") continue;
+    found = true;
+    CHECK(s["class"] == "Conv2d");
+    CHECK(s["flops"].get<int64_t>() == 231211008);
+    CHECK(s["calls"].get<double>() == 1.0);
+    CHECK(s["latency_ms"].get<double>() > 0);
+  }
+  CHECK(found);
+  // The trace parses; every op event lies inside the span of each scope it belongs to.
+  json t = json::parse(slurp(trace));
+  std::vector<json> spans, ops;
+  for (const auto& e : t["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    (e["cat"] == "scope" ? spans : ops).push_back(e);
+  }
+  CHECK(ops.size() > 50);
+  int outside = 0;
+  for (const auto& op : ops) {
+    double a = op["ts"].get<double>(), b = a + op["dur"].get<double>();
+    for (const auto& sc : chain(op["args"]["scope"].get<std::string>())) {
+      bool inside = false;
+      for (const auto& s : spans)
+        inside = inside || (s["name"] == sc && s["ts"].get<double>() <= a + 1e-6 &&
+                            s["ts"].get<double>() + s["dur"].get<double>() >= b - 1e-6);
+      outside += !inside;
+    }
+  }
+  CHECK(outside == 0);
+}
+
+TEST_CASE("flopwise run: every bundled TorchScript model runs and joins; --device cuda without CUDA is exit 5") {
+  SKIP_WITHOUT_RUNTIME();
+  auto dir = scratch_dir("run");
+  for (std::string file : {"mobilenet_v2.trace.pt", "bert.trace.pt", "gpt2.trace.pt", "misc_ops.trace.pt"}) {
+    CAPTURE(file);
+    fs::path out = dir / "run.json";
+    CliRun r = run_cli("run " + pt(file) + " --warmup 0 --iters 2 --profile-iters 1 --format json -o " + out.string(),
+                       dir);
+    REQUIRE_MESSAGE(r.code == 0, r.err);
+    json j = json::parse(slurp(out));
+    CHECK(j["summary"]["coverage"].get<double>() >= 0.95);
+    CHECK(j["scopes"].size() > 1);
+  }
+  // Scripted modules keep no input shapes: the pins give them, as for the static report.
+  CliRun s = run_cli("run " + pt("bert.script.pt") + " --input 1x64:int64 --input 1x64:int64 --iters 1 --warmup 0 " +
+                         "--profile-iters 1",
+                     dir);
+  CHECK_MESSAGE(s.code == 0, s.err);
+  CHECK(s.out.find("encoder.layer.0.attention.self.query") != std::string::npos);
+  CliRun cuda = run_cli("run " + pt("resnet18.trace.pt") + " --device cuda --iters 1", dir);
+  bool has_cuda = cuda.code == 0;
+  if (!has_cuda) {
+    CHECK(cuda.code == 5);
+    CHECK(cuda.err.find("CUDA") != std::string::npos);
+  }
+}
