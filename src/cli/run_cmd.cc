@@ -298,14 +298,18 @@ void write_run_text(std::ostream& os, const Report& rep, const json& rt, const j
   os << "Per module scope (latency = op-sum of the scope's top-level ops per forward, profiled phase;\n"
         "FLOP/s = static FLOPs / that latency):\n";
   bool peak = o.peak_tflops > 0;
-  os << std::left << std::setw(44) << "scope" << std::setw(18) << "class" << std::right << std::setw(10) << "MACs"
+  size_t width = 8;
+  for (const auto& r : rows)
+    width = std::max(width, 2 * r["depth"].get<size_t>() + r["name"].get<std::string>().size() + 2);
+  width = std::min<size_t>(width, 80);
+  os << std::left << std::setw(static_cast<int>(width)) << "scope" << std::setw(18) << "class" << std::right << std::setw(10) << "MACs"
      << std::setw(10) << "FLOPs" << std::setw(11) << "ms" << std::setw(8) << "%" << std::setw(7) << "calls"
      << std::setw(12) << "FLOP/s" << (peak ? "   % peak" : "") << "\n";
   for (const auto& r : rows) {
     std::string name = std::string(2 * r["depth"].get<int>(), ' ') + (r["name"] == "" ? "(model)" : r["name"].get<std::string>());
-    if (name.size() > 43) name = name.substr(0, 40) + "...";
+    if (name.size() >= width) name = name.substr(0, width - 4) + "...";
     auto c = [](const json& v) { return v.is_null() ? std::string("unknown") : human(Count(v.get<int64_t>())); };
-    os << std::left << std::setw(44) << name << std::setw(18) << r["class"].get<std::string>().substr(0, 17)
+    os << std::left << std::setw(static_cast<int>(width)) << name << std::setw(18) << r["class"].get<std::string>().substr(0, 17)
        << std::right << std::setw(10) << c(r["macs"]) << std::setw(10) << c(r["flops"]) << std::setw(11)
        << fmt(r["latency_ms"], 3) << std::setw(8) << fmt(r["pct"], 1) << std::setw(7) << fmt(r["calls"], 0)
        << std::setw(12) << (r["flops_per_s"].is_null() ? "-" : human(r["flops_per_s"].get<double>()));
