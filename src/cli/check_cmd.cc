@@ -65,12 +65,7 @@ int run_check(int argc, char** argv) {
     write_check_junit(j, res);
   }
   std::ofstream file;
-  std::ostream* os = &std::cout;
-  if (!output.empty()) {
-    file.open(output);
-    if (!file) throw UsageError("cannot write " + output);
-    os = &file;
-  }
+  std::ostream* os = &output_stream(output, file);
   if (format == "markdown" || format == "md")
     write_check_markdown(*os, res);
   else

@@ -74,12 +74,7 @@ int run_diff(int argc, char** argv) {
   Diff d = diff_reports(ra, rb, DiffOptions{o.sort});
 
   std::ofstream file;
-  std::ostream* os = &std::cout;
-  if (!o.output.empty()) {
-    file.open(o.output);
-    if (!file) throw UsageError("cannot write " + o.output);
-    os = &file;
-  }
+  std::ostream* os = &output_stream(o.output, file);
   DiffFormatOptions fo{o.top};
   if (o.format == "json")
     write_diff_json(*os, d, fo);

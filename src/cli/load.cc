@@ -1,6 +1,9 @@
 #include "load.h"
 
+#include <unistd.h>
+
 #include <fstream>
+#include <iostream>
 
 #include "flopwise/errors.h"
 #include "flopwise/onnx_import.h"
@@ -36,6 +39,22 @@ Model load_model(const std::string& path, const InferOptions& pins) {
     default:
       return import_onnx_file(path);  // ONNX is the default: its errors say when a file is not ONNX
   }
+}
+
+std::ostream& output_stream(const std::string& path, std::ofstream& file) {
+  if (path.empty()) return std::cout;
+  file.open(path);
+  if (!file) throw UsageError("cannot write " + path);
+  return file;
+}
+
+std::string exe_dir() {
+  char buf[4096];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  if (n <= 0) return ".";
+  std::string s(buf, static_cast<size_t>(n));
+  auto slash = s.rfind('/');
+  return slash == std::string::npos ? "." : s.substr(0, slash);
 }
 
 }  // namespace flopwise

@@ -63,12 +63,7 @@ int run(const Options& o) {
   fw::Report report = fw::build_report(model, std::move(ir));
 
   std::ofstream file;
-  std::ostream* os = &std::cout;
-  if (!o.output.empty()) {
-    file.open(o.output);
-    if (!file) throw fw::UsageError("cannot write " + o.output);
-    os = &file;
-  }
+  std::ostream* os = &fw::output_stream(o.output, file);
   fw::TextOptions topts{o.depth, o.top};
   if (o.format == "json")
     fw::write_json(*os, report);

@@ -42,14 +42,6 @@ struct RunOptions {
   bool backward = false;
 };
 
-std::string exe_dir() {
-  char buf[4096];
-  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  if (n <= 0) return ".";
-  std::string s(buf, static_cast<size_t>(n));
-  return s.substr(0, s.rfind('/'));
-}
-
 // $FLOPWISE_RUNTIME, else next to this executable, else ../lib/flopwise/.
 std::string find_runtime() {
   auto exists = [](const std::string& p) { return access(p.c_str(), X_OK) == 0; };
@@ -429,12 +421,7 @@ int run(const RunOptions& o) {
   if (!o.trace.empty()) write_trace(o.trace, rt);
 
   std::ofstream file;
-  std::ostream* os = &std::cout;
-  if (!o.output.empty()) {
-    file.open(o.output);
-    if (!file) throw UsageError("cannot write " + o.output);
-    os = &file;
-  }
+  std::ostream* os = &output_stream(o.output, file);
   if (o.format == "json") {
     json doc = {{"schema", "flopwise.run/1"},
                 {"model", {{"path", o.model}, {"format", rep.format}}},

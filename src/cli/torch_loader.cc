@@ -8,20 +8,12 @@
 
 #include "../torch/torch_plugin.h"
 #include "flopwise/errors.h"
+#include "load.h"
 
 namespace flopwise {
 
 namespace {
 bool exists(const std::string& p) { return std::ifstream(p).good(); }
-
-std::string exe_dir() {
-  char buf[4096];
-  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  if (n <= 0) return ".";
-  std::string s(buf, static_cast<size_t>(n));
-  auto slash = s.rfind('/');
-  return slash == std::string::npos ? "." : s.substr(0, slash);
-}
 }  // namespace
 
 std::string find_torch_plugin() {
