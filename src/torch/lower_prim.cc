@@ -608,9 +608,6 @@ bool Lowerer::lower_getitem(tj::Node* n) {
     int r = emit("Gather", {lst.ir, as_ir(get(n->input(1)))}, {ir_name(o)}, {{"axis", ai(0)}})[0];
     return set_ir(o, r, JV::ScalarIR), true;
   }
-  if (lst.kind == JV::Split && idx) {  // torch.split(...)[i]: resolve the pieces now if the size is known
-    return false;
-  }
   return false;
 }
 
