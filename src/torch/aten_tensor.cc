@@ -549,8 +549,14 @@ bool lower_reduce(Lowerer& L, Node* n, const std::string& op) {
     L.emit_to(o, op == "max" ? "Max" : "Min", {x, L.as_ir(L.in(n, 1))});
     return true;
   }
-  if (nin == 1 || (nin == 2 && (Lowerer::is_none(L.in(n, 1)) || L.in(n, 1).kind == JV::Known &&
-                                                                   !L.in(n, 1).iv.isIntList() && !L.in(n, 1).iv.isInt()))) {
+  // Over all elements when the second argument is no dims (sum(x), sum(x, dtype), dims None).
+  bool all_elements = nin == 1 || Lowerer::is_none(L.in(n, 1));
+  if (!all_elements) {
+    c10::TypePtr t = n->input(1)->type();
+    if (auto opt = t->cast<c10::OptionalType>()) t = opt->getElementType();
+    all_elements = t->kind() != c10::TypeKind::ListType && t->kind() != c10::TypeKind::IntType;
+  }
+  if (all_elements) {
     L.emit_to(o, onnx.at(op), {x}, {{"keepdims", ai(0)}});  // all elements
     return true;
   }
