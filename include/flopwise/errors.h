@@ -14,6 +14,7 @@ enum ExitCode : int {
   kExitStrict = 3,        // --strict and an op is unsupported or a cost is unknown
   kExitNoRuntime = 4,     // flopwise run: the runtime harness (flopwise-runtime) is not built
   kExitRunFailed = 5,     // flopwise run: the model raised, the run timed out, or the device is not available
+  kExitVerifyFailed = 6,  // flopwise run --verify: an executed op's shapes disagree with the static analysis
 };
 
 struct Error : std::runtime_error {

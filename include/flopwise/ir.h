@@ -179,6 +179,17 @@ class Graph {
   std::unordered_map<std::string, int> index_;
 };
 
+// One op of the source model in the order it runs, with the IR values its tensor arguments and results
+// became: what `flopwise run --verify` compares an execution of the same file against. Only importers of
+// executable formats fill it (TorchScript: every aten:: node lowered, branches and loops as resolved).
+struct SourceOp {
+  std::string kind;   // "aten::conv2d"
+  std::string scope;  // dotted module path of the op ("" for the root)
+  // Per schema argument / result: the IR values of its tensor(s); empty when not a tensor (or unknown),
+  // several for a tensor list.
+  std::vector<std::vector<int>> inputs, outputs;
+};
+
 struct Model {
   std::string path;
   std::string format;                     // "onnx" or "torchscript"
@@ -186,6 +197,7 @@ struct Model {
   std::map<std::string, int64_t> opsets;  // domain -> version
   Graph graph;
   std::vector<std::string> warnings;  // import-time warnings (ignored fields, unknown domains, ...)
+  std::vector<SourceOp> source_ops;   // in graph (main graph) value indices; empty for ONNX
 };
 
 }  // namespace flopwise

@@ -17,6 +17,7 @@
 #include <iomanip>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
@@ -27,6 +28,7 @@
 #include "flopwise/infer.h"
 #include "flopwise/report.h"
 #include "load.h"
+#include "flopwise/verify.h"
 
 namespace flopwise {
 namespace {
@@ -39,7 +41,7 @@ struct RunOptions {
   int threads = 0, warmup = 3, iters = 20, profile_iters = 3, depth = -1, seed = 0;
   int64_t int_range = 0;
   double peak_tflops = 0, timeout = 300;
-  bool backward = false;
+  bool backward = false, verify = false;
 };
 
 // $FLOPWISE_RUNTIME, else next to this executable, else ../lib/flopwise/.
@@ -82,7 +84,7 @@ json make_request(const RunOptions& o, const Model& m) {
   }
   return {{"schema", "flopwise.runtime-request/1"}, {"model", o.model}, {"inputs", ins}, {"device", o.device},
           {"threads", o.threads}, {"warmup", o.warmup}, {"iters", o.iters}, {"profile_iters", o.profile_iters},
-          {"backward", o.backward}, {"seed", o.seed}};
+          {"backward", o.backward}, {"verify", o.verify}, {"seed", o.seed}};
 }
 
 // Runs `exe request` with stdout into `out`; kills it after `timeout` seconds. Returns its exit status
@@ -316,6 +318,17 @@ void write_run_text(std::ostream& os, const Report& rep, const json& rt, const j
           "time is an op-sum; fused ops may run in a parent scope)\n";
 }
 
+void write_verify_text(std::ostream& os, const VerifyResult& v) {
+  os << "\nverify (tensor shapes of every op of one forward of the saved graph, executor optimizations off, vs "
+        "the static analysis):\n";
+  os << "  " << v.executed << " executed ops with tensors, " << v.matched << " paired with a static op, "
+     << v.shapes_checked << " shapes agree, " << v.disagreements.size() << " disagree, " << v.unknown_static
+     << " unknown statically, " << v.unmatched.size() << " ops not in the static analysis (listed, not a failure)\n";
+  for (const auto& d : v.disagreements) os << "  DISAGREE " << d << "\n";
+  for (const auto& u : v.unmatched) os << "  not compared: " << u << "\n";
+  if (v.ok()) os << "  ok\n";
+}
+
 // Chrome Trace Event Format: per profiled iteration, scope spans (the interval from a scope's first to its
 // last op in each contiguous run) and op events, on one thread, so every op lies inside its scope's span.
 void write_trace(const std::string& path, const json& rt) {
@@ -419,6 +432,8 @@ int run(const RunOptions& o) {
   json sum = summary(rep, rt, j, o);
   json rows = scope_rows(j, o);
   if (!o.trace.empty()) write_trace(o.trace, rt);
+  std::optional<VerifyResult> ver;
+  if (o.verify) ver = verify_shapes(model, rt.at("verify").at("ops"));
 
   std::ofstream file;
   std::ostream* os = &output_stream(o.output, file);
@@ -435,9 +450,20 @@ int run(const RunOptions& o) {
                 {"summary", sum},
                 {"scopes", rows},
                 {"unattributed_ms", j.unattributed_ms}};
+    if (ver)
+      doc["verify"] = {{"ok", ver->ok()}, {"executed_ops", ver->executed}, {"matched_ops", ver->matched},
+                       {"shapes_checked", ver->shapes_checked}, {"unknown_static", ver->unknown_static},
+                       {"disagreements", ver->disagreements}, {"unmatched", ver->unmatched}};
     *os << doc.dump(1) << "\n";
   } else {
     write_run_text(*os, rep, rt, sum, rows, o);
+    if (ver) write_verify_text(*os, *ver);
+  }
+  if (ver && !ver->ok()) {
+    std::cerr << "flopwise: error: --verify: " << ver->disagreements.size()
+              << " shape(s) differ between the run and the static analysis, first: " << ver->disagreements[0]
+              << "\n";
+    return kExitVerifyFailed;
   }
   return kExitOk;
 }
@@ -448,7 +474,7 @@ int run_run(int argc, char** argv) {
   RunOptions o;
   CLI::App app{"flopwise run: measure a TorchScript model with LibTorch, beside its static counts, by module scope"};
   app.footer("Exit codes: 0 done, 2 bad input or usage, 4 the runtime harness is not built, 5 the run failed (the "
-             "model raised, --timeout, or the device is not available).");
+             "model raised, --timeout, or the device is not available), 6 --verify found a shape disagreement.");
   app.add_option("model", o.model, "TorchScript model (.pt)")->required();
   app.add_option("--input,-i", o.inputs, "pin an input: NAME:1x3x224x224[:dtype]");
   app.add_option("--dim,-d", o.dims, "bind a symbolic dim: batch=8");
@@ -467,6 +493,9 @@ int run_run(int argc, char** argv) {
   app.add_option("--output,-o", o.output, "write the report to FILE");
   app.add_option("--trace", o.trace, "write a Chrome trace (Perfetto, chrome://tracing) of the profiled runs");
   app.add_option("--depth", o.depth, "depth of the scope table (-1: all)");
+  app.add_flag("--verify", o.verify,
+               "compare every executed op's input and output shapes with the static analysis; exit 6 on a "
+               "disagreement");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -21,6 +21,18 @@ struct TopLevel : at::ObserverContext {
   size_t index;
 };
 
+ArgShapes shapes_of(const c10::IValue& v) {
+  ArgShapes a;
+  auto dims = [](const at::Tensor& t) { return std::vector<int64_t>(t.sizes().begin(), t.sizes().end()); };
+  if (v.isTensor()) {
+    if (v.toTensor().defined()) a.kind = ArgShapes::Tensor, a.shapes.push_back(dims(v.toTensor()));
+  } else if (v.isTensorList()) {
+    a.kind = ArgShapes::TensorList;
+    for (const at::Tensor& t : v.toTensorList().vec()) a.shapes.push_back(t.defined() ? dims(t) : std::vector<int64_t>{});
+  }
+  return a;
+}
+
 int64_t since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -52,6 +64,7 @@ void OpRecorder::install() {
   t_depth = 0;
   handle_ = at::addThreadLocalCallback(at::RecordFunctionCallback(&OpRecorder::on_start, &OpRecorder::on_end)
                                            .needsInputs(true)
+                                           .needsOutputs(true)
                                            .scopes({at::RecordScope::FUNCTION}));
   installed_ = true;
 }
@@ -113,14 +126,7 @@ std::unique_ptr<at::ObserverContext> OpRecorder::on_start(const at::RecordFuncti
   // may hold values below the op's arguments: keep the last `arguments` entries.
   auto inputs = fn.inputs();
   size_t n = r->argument_count(fn);
-  for (const auto& v : inputs.slice(n < inputs.size() ? inputs.size() - n : 0)) {
-    if (v.isTensor() && v.toTensor().defined()) {
-      auto sizes = v.toTensor().sizes();
-      op.input_shapes.emplace_back(std::vector<int64_t>(sizes.begin(), sizes.end()));
-    } else {
-      op.input_shapes.emplace_back(std::nullopt);
-    }
-  }
+  for (const auto& v : inputs.slice(n < inputs.size() ? inputs.size() - n : 0)) op.inputs.push_back(shapes_of(v));
   r->ops_.push_back(std::move(op));
   r->ops_.back().start_ns = since(r->t0_);  // last: the bookkeeping above is not the op's time
   return std::make_unique<TopLevel>(r->ops_.size() - 1);
@@ -135,6 +141,7 @@ void OpRecorder::on_end(const at::RecordFunction& fn, at::ObserverContext* ctx) 
   auto* top = static_cast<TopLevel*>(ctx);
   OpRecord& op = r->ops_[top->index];
   op.end_ns = t;
+  for (const auto& v : fn.outputs()) op.outputs.push_back(shapes_of(v));
   // The end of a top-level op that runs while an exception unwinds: the op the model failed in.
   if (std::uncaught_exceptions() > 0 && !r->failure_) r->failure_ = Failure{op.name, op.scope};
 }

@@ -1,7 +1,7 @@
 // src/runtime/op_recorder.h — per-op timing with module scopes, for the profiled phase of flopwise-runtime.
 // Owns: a RecordFunction callback (scope FUNCTION, this thread only) that records the TOP-LEVEL ops of a
 // forward call (a thread-local depth counter: ops an op calls are inside its time), each with its name,
-// input shapes, ns steady_clock start/end relative to the iteration start, and the module scope it ran in:
+// input and output shapes, ns steady_clock start/end relative to the iteration start, and the module scope it ran in:
 // jit::currentModuleHierarchy() read at the op's start, mapped through flopwise::module_scope() to the
 // static tree's dotted names ("layer1.0.conv1"; "" for the root). Also locates a failure: the top-level op
 // whose end runs while an exception unwinds. Sees LibTorch.
@@ -20,12 +20,18 @@
 
 namespace flopwise::runtime {
 
+// The shape(s) of one argument or result of an op.
+struct ArgShapes {
+  enum Kind { Other, Tensor, TensorList } kind = Other;  // Other: not a (defined) tensor
+  std::vector<std::vector<int64_t>> shapes;              // Tensor: one; TensorList: one per element
+};
+
 struct OpRecord {
   int iter = 0;
   std::string name;
   int scope = 0;                     // index into OpRecorder::scopes()
   int64_t start_ns = 0, end_ns = 0;  // steady_clock, relative to the iteration's start
-  std::vector<std::optional<std::vector<int64_t>>> input_shapes;  // nullopt: not a (defined) tensor
+  std::vector<ArgShapes> inputs, outputs;
 };
 
 struct Scope {

@@ -9,7 +9,7 @@
 //    "inputs": [{"name": "x", "shape": [1,3,224,224], "dtype": "float32"},
 //               {"name": "ids", "shape": [1,16], "dtype": "int64", "low": 0, "high": 1000}],
 //    "device": "cpu" | "cuda" | "auto", "threads": 0, "warmup": 3, "iters": 20, "profile_iters": 3,
-//    "backward": false, "seed": 0}
+//    "backward": false, "verify": false, "seed": 0}
 //   Inputs are matched to the forward's arguments by name; one with no name ("" or absent) takes the next
 //   tensor argument no input names. Arguments the request leaves out use the archive's recorded example
 //   shapes (flopwise_inputs.json) or, when not tensors, their defaults. Float inputs are torch::randn,
@@ -25,7 +25,10 @@
 //             of the sum of the floating outputs, timed apart (bwd_ms); grads are cleared between runs.
 //   profiled: `profile_iters` forwards with a RecordFunction callback (op_recorder.h): top-level ops only,
 //             each with name, module scope (the static tree's dotted name), class, start/duration relative
-//             to the iteration's start, input shapes.
+//             to the iteration's start, input and output shapes.
+//   verify:   (with "verify") one forward of a second copy of the module, loaded afresh and run with the graph
+//             executor's optimizations off, so the ops that run are the saved graph's (no CSE, peephole or
+//             concat rewrites), recorded like the profiled ones.
 //
 // Response (flopwise.runtime/1):
 //   {"schema": "flopwise.runtime/1", "model", "method", "device": "cpu"|"cuda", "device_name",
@@ -33,7 +36,9 @@
 //    steady_clock", "warmup", "iters", "inputs": [{"name","shape","dtype"[,"low","high"]}], "fwd_ms": [...],
 //    "bwd_ms": [...], "backward_note": "..." (only with backward),
 //    "profiled": {"iters", "fwd_ms": [...], "op_clock", "ops": [{"iter","name","scope","class","start_us",
-//                 "dur_us","input_shapes": [[1,64,56,56], null, ...]}]},
+//                 "dur_us","input_shapes": [[1,64,56,56], null, {"list": [[2,3],[2,3]]}, ...],
+//                 "output_shapes": [...]}]},
+//    "verify": {"executor_optimize": false, "ops": [...]} (only with verify),
 //    "warnings": [...], "error": null}
 //   On failure: {"schema", "model", ..., "error": {"message"[, "op", "scope"]}} ("op"/"scope" only when
 //   known).
@@ -42,6 +47,7 @@
 //       6 CUDA requested but unavailable (built without CUDA / no device visible). One line on stderr.
 #include <ATen/Parallel.h>
 #include <torch/cuda.h>
+#include <torch/csrc/jit/runtime/graph_executor.h>
 #include <torch/script.h>
 #include <torch/version.h>
 
@@ -90,7 +96,7 @@ struct Request {
   std::vector<InputSpec> inputs;
   std::string device = "cpu";
   int threads = 0, warmup = 3, iters = 20, profile_iters = 3;
-  bool backward = false;
+  bool backward = false, verify = false;
   int64_t seed = 0;
 };
 
@@ -170,6 +176,10 @@ Request parse_request(const std::string& path, ojson& resp) {
   if (j.contains("backward")) {
     if (!j["backward"].is_boolean()) throw bad("request: \"backward\" must be true or false");
     r.backward = j["backward"].get<bool>();
+  }
+  if (j.contains("verify")) {
+    if (!j["verify"].is_boolean()) throw bad("request: \"verify\" must be true or false");
+    r.verify = j["verify"].get<bool>();
   }
   if (j.contains("seed")) {
     if (!j["seed"].is_number_integer()) throw bad("request: \"seed\" must be an integer");
@@ -328,6 +338,8 @@ std::string run_message(const std::string& what) {
   return found.empty() ? flopwise::first_line(what) : found;
 }
 
+ojson ops_json(const fr::OpRecorder& recorder);
+
 int run(const Request& rq, ojson& resp) {
   if (rq.threads > 0) at::set_num_threads(rq.threads);
   bool cuda = false;
@@ -370,7 +382,8 @@ int run(const Request& rq, ojson& resp) {
   if (!rq.backward) no_grad.emplace();
 
   std::vector<double> fwd_ms, bwd_ms, prof_ms;
-  std::optional<fr::OpRecorder> recorder;
+  std::optional<flopwise::Prepared> fresh;  // before the recorders that refer to its module
+  std::optional<fr::OpRecorder> recorder, verifier;
   try {
     // Clean phase.
     auto once = [&](bool record) {
@@ -408,6 +421,23 @@ int run(const Request& rq, ojson& resp) {
       prof_ms.push_back(ms(t0, Clock::now()));
     }
     recorder->remove();
+
+    // Verify phase: one forward of the graph as saved (the executor's optimizations off: no CSE, no
+    // peephole rewrites, no concat merging), every top-level op with its shapes, for `flopwise run --verify`.
+    // The executor keeps the plan it optimized on the first runs, so this runs a second copy of the module,
+    // loaded afresh: the measured one is untouched.
+    if (rq.verify) {
+      torch::jit::GraphOptimizerEnabledGuard saved_graph(false);
+      fresh.emplace(load(rq));
+      fresh->module.eval();
+      if (cuda) fresh->module.to(device);
+      torch::jit::Method m = fresh->module.get_method(fresh->method);
+      verifier.emplace(fresh->module);
+      verifier->install();
+      verifier->begin_iter(0, Clock::now());
+      m(args);
+      verifier->remove();
+    }
   } catch (const Failed&) {
     throw;
   } catch (const std::exception& e) {
@@ -438,27 +468,43 @@ int run(const Request& rq, ojson& resp) {
     resp["bwd_ms"] = bwd_ms;
     resp["backward_note"] = "backward of the sum of the floating outputs; parameters requiring grad";
   }
+  resp["profiled"] = {{"iters", rq.profile_iters},
+                      {"fwd_ms", prof_ms},
+                      {"op_clock", cuda ? "steady_clock on the host: CUDA ops' launch time, not kernel time"
+                                        : "steady_clock"},
+                      {"ops", ops_json(*recorder)}};
+  if (verifier) resp["verify"] = {{"executor_optimize", false}, {"ops", ops_json(*verifier)}};
+  resp["warnings"] = p.warnings;
+  resp["error"] = nullptr;
+  return kOk;
+}
+
+ojson ops_json(const fr::OpRecorder& recorder) {
   ojson ops = ojson::array();
-  for (const auto& op : recorder->ops()) {
-    const auto& sc = recorder->scopes()[static_cast<size_t>(op.scope)];
-    ojson shapes = ojson::array();
-    for (const auto& s : op.input_shapes) shapes.push_back(s ? ojson(*s) : ojson(nullptr));
+  for (const auto& op : recorder.ops()) {
+    const auto& sc = recorder.scopes()[static_cast<size_t>(op.scope)];
+    auto shapes = [](const std::vector<fr::ArgShapes>& args) {
+      ojson a = ojson::array();
+      for (const auto& s : args) {
+        if (s.kind == fr::ArgShapes::Tensor)
+          a.push_back(s.shapes[0]);
+        else if (s.kind == fr::ArgShapes::TensorList)
+          a.push_back({{"list", s.shapes}});
+        else
+          a.push_back(nullptr);
+      }
+      return a;
+    };
     ops.push_back({{"iter", op.iter},
                    {"name", op.name},
                    {"scope", sc.path},
                    {"class", sc.cls},
                    {"start_us", static_cast<double>(op.start_ns) / 1000.0},
                    {"dur_us", static_cast<double>(op.end_ns - op.start_ns) / 1000.0},
-                   {"input_shapes", shapes}});
+                   {"input_shapes", shapes(op.inputs)},
+                   {"output_shapes", shapes(op.outputs)}});
   }
-  resp["profiled"] = {{"iters", rq.profile_iters},
-                      {"fwd_ms", prof_ms},
-                      {"op_clock", cuda ? "steady_clock on the host: CUDA ops' launch time, not kernel time"
-                                        : "steady_clock"},
-                      {"ops", ops}};
-  resp["warnings"] = p.warnings;
-  resp["error"] = nullptr;
-  return kOk;
+  return ops;
 }
 
 }  // namespace

@@ -71,6 +71,11 @@ void Lowerer::lower(tj::Node* n) {
   if (kind == "prim::Loop") return lower_loop(n);
   if (lower_prim(n, kind)) return;
   if (kind.rfind("aten::", 0) == 0) {
+    struct Record {  // on every way out: the op as run, for `flopwise run --verify`
+      Lowerer& l;
+      tj::Node* n;
+      ~Record() { l.record_source(n); }
+    } record{*this, n};
     std::string op = kind.substr(6);
     if (fold_known(n, op)) return;
     bool inplace = op.size() > 1 && op.back() == '_' && op.rfind("__", 0) != 0;
@@ -89,6 +94,28 @@ void Lowerer::lower(tj::Node* n) {
     }
   }
   keep_unsupported(n);
+}
+
+void Lowerer::record_source(tj::Node* n) {
+  auto tensors = [&](const tj::Value* v) {
+    std::vector<int> ids;
+    auto it = env_.find(v);
+    if (it == env_.end()) return ids;
+    const JV& j = it->second;
+    if (j.kind == JV::Tensor) {
+      ids.push_back(j.ir);
+    } else if (j.kind == JV::List && v->type()->cast<c10::ListType>() &&
+               v->type()->castRaw<c10::ListType>()->getElementType()->cast<c10::TensorType>()) {
+      for (const auto& x : *j.items) ids.push_back(x.kind == JV::Tensor ? x.ir : -1);
+    }
+    return ids;
+  };
+  SourceOp s;
+  s.kind = n->kind().toQualString();
+  s.scope = scope();
+  for (const auto* v : n->inputs()) s.inputs.push_back(tensors(v));
+  for (const auto* v : n->outputs()) s.outputs.push_back(tensors(v));
+  m_.source_ops.push_back(std::move(s));
 }
 
 // ---- values -------------------------------------------------------------------------------------

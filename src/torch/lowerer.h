@@ -146,6 +146,7 @@ class Lowerer {
   std::optional<c10::IValue> facts_value(tj::Node* n, const std::string& kind);
   std::optional<bool> known_bool(const JV& j);
   void keep_unsupported(tj::Node* n);
+  void record_source(tj::Node* n);  // appends n, as lowered, to Model::source_ops
   void add_outputs(const JV& j);
   void set_scope(tj::Node* n);
   int param_value(const std::string& name, const at::Tensor& t);

@@ -7,6 +7,8 @@
 
 #include <cmath>
 #include <fstream>
+#include <functional>
+#include <iostream>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <unordered_map>
@@ -261,6 +263,8 @@ std::vector<std::pair<std::string, std::string>> module_scope(
   };
   for (const auto& [inst, cls] : calls) {
     if (inst.empty() || inst == "SELF" || inst == "TOP") continue;  // a method of the same module
+    // The interpreter's frame of a free function (not inlined): "CALL_FUNCTION::name()::name".
+    if (inst.rfind("CALL_FUNCTION", 0) == 0) continue;
     if (auto c = child(cur, inst)) {
       push(inst, c);
       continue;
@@ -294,6 +298,90 @@ void inline_block(tj::Node* n, tj::Block* b) {
   n->destroy();
 }
 
+namespace {
+// Inlines the calls in `b`, each with its callee's saved graph, itself inlined first (bottom-up, as
+// torch::jit::Inline does, so the inlined call stacks are ordered outermost first). torch::jit::Inline takes
+// each callee's pre-optimized graph instead (peephole rewrites such as merging a cat of cats): not the
+// graph the archive holds, nor the one `flopwise run --verify` executes.
+using Inlined = std::unordered_map<tj::GraphFunction*, std::shared_ptr<tj::Graph>>;
+void inline_calls(tj::Block* b, Inlined& done, int depth);
+
+std::shared_ptr<tj::Graph> inlined_graph(tj::GraphFunction* fn, Inlined& done, int depth) {
+  constexpr int kMaxDepth = 256;  // TorchScript has no recursion; this bounds a malformed archive
+  if (depth > kMaxDepth) throw InputError("TorchScript calls nest deeper than " + std::to_string(kMaxDepth));
+  auto it = done.find(fn);
+  if (it != done.end()) return it->second;
+  auto g = fn->graph()->copy();
+  inline_calls(g->block(), done, depth + 1);
+  done.emplace(fn, g);
+  return g;
+}
+
+// Sets the call stacks of `n` and every node in its blocks: the frame `top` put outside what they had.
+void push_frame(tj::Node* n, const std::function<tj::InlinedCallStackPtr(tj::Node*)>& top) {
+  n->setCallStack(top(n));
+  for (auto* b : n->blocks())
+    for (auto* m : b->nodes()) push_frame(m, top);
+}
+
+// Replaces call node `n` by the nodes of `callee` (its function `fn`'s graph). torch::jit::inlineCallTo
+// gives the inserted nodes the call's frame but leaves nodes inside their blocks without it, so an op in an
+// `if` of an inlined free function would lose its module scope: those get the same frame here.
+void inline_call(tj::Node* n, tj::GraphFunction* fn, tj::Graph& callee) {
+  tj::Node* before = n->prev();
+  tj::Node* after = n->next();
+  tj::SourceRange site = n->sourceRange();
+  bool method = n->kind() == c10::prim::CallMethod;
+  tj::inlineCallTo(n, fn, &callee);  // destroys n
+  // The frame inlineCallTo made (its module instance cannot be built outside LibTorch), from any inserted
+  // node; a function call has no module instance.
+  c10::optional<tj::ModuleInstanceInfo> instance;
+  bool found = false;
+  for (tj::Node* m = before->next(); m != after && !found; m = m->next())
+    if (auto cs = m->callstack(); cs && (*cs)->function() == fn) instance = (*cs)->module_instance(), found = true;
+  if (!found && method) return;  // nothing inserted carries the instance
+  std::unordered_map<tj::InlinedCallStack*, tj::InlinedCallStackPtr> framed;  // shared tails stay shared
+  std::function<void(tj::Block*)> frame_block = [&](tj::Block* b) {
+    for (auto* m : b->nodes()) {
+      auto cs = m->callstack();
+      if (!cs || (*cs)->function() != fn) {
+        tj::InlinedCallStack* key = cs ? cs->get() : nullptr;
+        auto it = framed.find(key);
+        if (it == framed.end())
+          it = framed
+                   .emplace(key, cs ? c10::make_intrusive<tj::InlinedCallStack>(*cs, fn, site, instance)
+                                    : c10::make_intrusive<tj::InlinedCallStack>(fn, site, instance))
+                   .first;
+        m->setCallStack(it->second);
+      }
+      for (auto* sub : m->blocks()) frame_block(sub);
+    }
+  };
+  for (tj::Node* m = before->next(); m != after; m = m->next())
+    for (auto* sub : m->blocks()) frame_block(sub);
+}
+
+void inline_calls(tj::Block* b, Inlined& done, int depth) {
+  for (auto it = b->nodes().begin(); it != b->nodes().end();) {
+    tj::Node* n = *it++;
+    if (n->kind() == c10::prim::CallMethod || n->kind() == c10::prim::CallFunction) {
+      if (tj::GraphFunction* fn = tj::tryToGraphFunction(n)) {
+        auto g = inlined_graph(fn, done, depth);
+        if (n->kind() == c10::prim::CallFunction) n->removeInput(0);  // the function constant
+        inline_call(n, fn, *g);
+      }
+      continue;
+    }
+    for (auto* sub : n->blocks()) inline_calls(sub, done, depth);
+  }
+}
+}  // namespace
+
+void inline_as_saved(tj::Graph& g) {
+  Inlined done;
+  inline_calls(g.block(), done, 0);
+}
+
 Prepared prepare(const std::string& path, const InferOptions& pins) {
   std::ifstream probe(path, std::ios::binary);
   if (!probe) throw InputError(path + ": cannot open");
@@ -312,7 +400,7 @@ Prepared prepare(const std::string& path, const InferOptions& pins) {
   p.method = forward_method(p.module, path);
   auto method = p.module.get_method(p.method);
   p.graph = method.graph()->copy();
-  tj::Inline(*p.graph);
+  inline_as_saved(*p.graph);
   Evaluator ev{p.module, {}};
   resolve_static_ifs(*p.graph, ev);
   tj::EliminateDeadCode(p.graph);

@@ -1,6 +1,6 @@
 // src/torch/torch_load.h — loading a TorchScript archive and preparing the graph the lowering reads.
 // Owns: torch::jit::load (eval mode), choosing the forward method (or the overload a scripted
-// nn.LSTM/GRU compiles to), inlining, resolving prim::If on facts known without shapes (constants,
+// nn.LSTM/GRU compiles to), inlining the graphs as saved, resolving prim::If on facts known without shapes (constants,
 // attributes, None-ness, branches that only raise), and the forward inputs (recorded example inputs,
 // pins, defaults of optional arguments). Throws InputError / UsageError with one line. Sees LibTorch.
 #pragma once
@@ -45,6 +45,9 @@ Prepared prepare(const std::string& path, const InferOptions& pins);
 // method of the same module ("SELF"/"self", "TOP") adds no level. The same names as the static tree's.
 std::vector<std::pair<std::string, std::string>> module_scope(
     const torch::jit::Module& root, const std::vector<std::pair<std::string, std::string>>& calls);
+
+// Inlines every method and function call with the callee's graph as saved (no executor rewrites).
+void inline_as_saved(torch::jit::Graph& g);
 
 // Replaces prim::If node `n` by the nodes of its block `b` (outputs rewired).
 void inline_block(torch::jit::Node* n, torch::jit::Block* b);
