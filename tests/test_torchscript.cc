@@ -9,6 +9,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <thread>
+#include <atomic>
 
 #include "flopwise/cost.h"
 #include "flopwise/onnx_import.h"
@@ -528,4 +530,56 @@ TEST_CASE("torchscript zoo: --strict exits 0 on every fully lowered model") {
     int rc = std::system((bin + " " + zoo().dir + "/" + file + " --strict > /dev/null 2>&1").c_str());
     CHECK(WEXITSTATUS(rc) == 0);
   }
+}
+
+// flopwise run --verify on every zoo file: the runtime's scopes (LibTorch's module hierarchy at each op, not
+// inlined) are the static tree's, and every executed op's input and output shapes equal the static ones.
+// Two runs at a time: each is a separate flopwise + flopwise-runtime process pair.
+TEST_CASE("torchscript zoo: flopwise run --verify finds no shape disagreement and no op in a foreign scope") {
+  SKIP_WITHOUT_PLUGIN();
+  if (!zoo().skip.empty()) return;
+  if (!file_exists(build_dir() + "/flopwise-runtime")) {
+    MESSAGE("skipped: flopwise-runtime not built");
+    return;
+  }
+  std::vector<std::string> files;
+  for (const auto& name : zoo().index["names"]) {
+    std::ifstream f(zoo().dir + "/" + name.get<std::string>() + ".expect.json");
+    auto e = nlohmann::json::parse(f);
+    for (std::string kind : {"trace", "script"})
+      if (!e["files"][kind].is_null()) files.push_back(e["files"][kind].get<std::string>());
+  }
+  std::vector<int> codes(files.size(), -1);
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i; (i = next++) < files.size();) {
+      std::string out = build_dir() + "/verify_" + files[i] + ".json";
+      std::string cmd = std::string(FLOPWISE_BINARY) + " run " + zoo().dir + "/" + files[i] +
+                        " --verify --warmup 0 --iters 1 --profile-iters 1 --timeout 600 --format json -o " + out +
+                        " > /dev/null 2>&1";
+      codes[i] = WEXITSTATUS(std::system(cmd.c_str()));
+    }
+  };
+  std::thread a(worker), b(worker);
+  a.join();
+  b.join();
+  int64_t shapes = 0;
+  for (size_t i = 0; i < files.size(); ++i) {
+    CAPTURE(files[i]);
+    std::string out = build_dir() + "/verify_" + files[i] + ".json";
+    REQUIRE(codes[i] == 0);
+    auto v = nlohmann::json::parse(std::ifstream(out))["verify"];
+    std::remove(out.c_str());
+    CHECK(v["disagreements"].empty());
+    shapes += v["shapes_checked"].get<int64_t>();
+    // The only executed ops without a static counterpart are those TorchScript's own operators call inside
+    // themselves: aten::item (in aten::Int, traced shape arithmetic) and aten::to (in aten::tensor).
+    for (const auto& u : v["unmatched"]) {
+      std::string line = u.get<std::string>();
+      CHECK_MESSAGE((line.find(": aten::item #") != std::string::npos || line.find(": aten::to #") != std::string::npos),
+                    line);
+    }
+  }
+  MESSAGE(files.size() << " zoo files run with --verify, " << shapes << " shapes compared");
+  CHECK(shapes > 10000);
 }

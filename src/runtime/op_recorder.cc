@@ -49,8 +49,8 @@ std::pair<std::string, std::string> parse_hierarchy_entry(const std::string& ent
   return {head.substr(0, open), head.substr(open + 1, head.size() - open - 2)};
 }
 
-OpRecorder::OpRecorder(const torch::jit::Module& root)
-    : root_(root), root_class_(clean_class(root.type()->name()->qualifiedName())) {
+OpRecorder::OpRecorder(const torch::jit::Module& root, bool outputs)
+    : root_(root), root_class_(clean_class(root.type()->name()->qualifiedName())), outputs_(outputs) {
   scopes_.push_back({"", root_class_});
   scope_ids_[""] = 0;
 }
@@ -64,7 +64,7 @@ void OpRecorder::install() {
   t_depth = 0;
   handle_ = at::addThreadLocalCallback(at::RecordFunctionCallback(&OpRecorder::on_start, &OpRecorder::on_end)
                                            .needsInputs(true)
-                                           .needsOutputs(true)
+                                           .needsOutputs(outputs_)
                                            .scopes({at::RecordScope::FUNCTION}));
   installed_ = true;
 }
@@ -114,6 +114,11 @@ size_t OpRecorder::argument_count(const at::RecordFunction& fn) {
   return n;
 }
 
+size_t OpRecorder::return_count(const at::RecordFunction& fn) {
+  auto schema = fn.operator_schema();
+  return schema ? schema->returns().size() : SIZE_MAX;
+}
+
 std::unique_ptr<at::ObserverContext> OpRecorder::on_start(const at::RecordFunction& fn) {
   OpRecorder* r = g_recorder;
   if (!r || std::this_thread::get_id() != r->thread_) return nullptr;
@@ -141,7 +146,12 @@ void OpRecorder::on_end(const at::RecordFunction& fn, at::ObserverContext* ctx) 
   auto* top = static_cast<TopLevel*>(ctx);
   OpRecord& op = r->ops_[top->index];
   op.end_ns = t;
-  for (const auto& v : fn.outputs()) op.outputs.push_back(shapes_of(v));
+  if (r->outputs_) {
+    // Like the inputs, a boxed call's outputs may sit above other stack values: keep the last `returns`.
+    const auto& outs = fn.outputs();
+    size_t n = r->return_count(fn);
+    for (size_t i = n < outs.size() ? outs.size() - n : 0; i < outs.size(); ++i) op.outputs.push_back(shapes_of(outs[i]));
+  }
   // The end of a top-level op that runs while an exception unwinds: the op the model failed in.
   if (std::uncaught_exceptions() > 0 && !r->failure_) r->failure_ = Failure{op.name, op.scope};
 }

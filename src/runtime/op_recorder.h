@@ -46,7 +46,8 @@ struct Failure {
 
 class OpRecorder {
  public:
-  explicit OpRecorder(const torch::jit::Module& root);
+  // `outputs`: also record each op's output shapes (the verify phase; costs a copy of the outputs per op).
+  explicit OpRecorder(const torch::jit::Module& root, bool outputs = false);
   ~OpRecorder();  // removes the callback if still installed
   OpRecorder(const OpRecorder&) = delete;
   OpRecorder& operator=(const OpRecorder&) = delete;
@@ -59,18 +60,21 @@ class OpRecorder {
   const std::vector<OpRecord>& ops() const { return ops_; }
   const std::vector<Scope>& scopes() const { return scopes_; }
   const std::optional<Failure>& failure() const { return failure_; }
+  bool records_outputs() const { return outputs_; }
 
  private:
   static std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn);
   static void on_end(const at::RecordFunction& fn, at::ObserverContext* ctx);
   int current_scope();
   size_t argument_count(const at::RecordFunction& fn);  // the op schema's arguments; SIZE_MAX: unknown
+  static size_t return_count(const at::RecordFunction& fn);  // the op schema's results; SIZE_MAX: unknown
 
   const torch::jit::Module& root_;
   std::string root_class_;
   std::thread::id thread_;
   at::CallbackHandle handle_ = 0;
   bool installed_ = false;
+  bool outputs_ = false;
   int iter_ = 0;
   std::chrono::steady_clock::time_point t0_;
   std::vector<OpRecord> ops_;

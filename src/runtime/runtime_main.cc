@@ -23,7 +23,8 @@
 //   clean:    `warmup` untimed runs, then `iters` runs, each timed with steady_clock (CUDA: after
 //             torch::cuda::synchronize()). With backward: each run is a forward with grad, then the backward
 //             of the sum of the floating outputs, timed apart (bwd_ms); grads are cleared between runs.
-//   profiled: `profile_iters` forwards with a RecordFunction callback (op_recorder.h): top-level ops only,
+//   profiled: `profile_iters` forwards with a RecordFunction callback (op_recorder.h), each right after an
+//             unprofiled forward timed the same way (paired_clean_ms: the overhead's baseline): top-level ops only,
 //             each with name, module scope (the static tree's dotted name), class, start/duration relative
 //             to the iteration's start, input and output shapes.
 //   verify:   (with "verify") one forward of a second copy of the module, loaded afresh and run with the graph
@@ -35,9 +36,10 @@
 //    "torch_version", "blas", "parallel", "threads", "timing": "steady_clock"|"cuda synchronize +
 //    steady_clock", "warmup", "iters", "inputs": [{"name","shape","dtype"[,"low","high"]}], "fwd_ms": [...],
 //    "bwd_ms": [...], "backward_note": "..." (only with backward),
-//    "profiled": {"iters", "fwd_ms": [...], "op_clock", "ops": [{"iter","name","scope","class","start_us",
+//    "profiled": {"iters", "fwd_ms": [...], "paired_clean_ms": [...], "op_clock",
+//                 "ops": [{"iter","name","scope","class","start_us",
 //                 "dur_us","input_shapes": [[1,64,56,56], null, {"list": [[2,3],[2,3]]}, ...],
-//                 "output_shapes": [...]}]},
+//                 "output_shapes": [...] (verify phase only)}]},
 //    "verify": {"executor_optimize": false, "ops": [...]} (only with verify),
 //    "warnings": [...], "error": null}
 //   On failure: {"schema", "model", ..., "error": {"message"[, "op", "scope"]}} ("op"/"scope" only when
@@ -381,7 +383,7 @@ int run(const Request& rq, ojson& resp) {
   std::optional<torch::NoGradGuard> no_grad;
   if (!rq.backward) no_grad.emplace();
 
-  std::vector<double> fwd_ms, bwd_ms, prof_ms;
+  std::vector<double> fwd_ms, bwd_ms, prof_ms, paired_ms;
   std::optional<flopwise::Prepared> fresh;  // before the recorders that refer to its module
   std::optional<fr::OpRecorder> recorder, verifier;
   try {
@@ -409,18 +411,25 @@ int run(const Request& rq, ojson& resp) {
     for (int i = 0; i < rq.warmup; ++i) once(false);
     for (int i = 0; i < rq.iters; ++i) once(true);
 
-    // Profiled phase: forward only.
+    // Profiled phase: forward only, each profiled run right after an unprofiled one (paired_ms), so the
+    // profiling overhead is a ratio of neighbours, not of two phases a noisy machine may run at different
+    // speeds.
     recorder.emplace(module);
-    recorder->install();
     for (int k = 0; k < rq.profile_iters; ++k) {
       sync();
       auto t0 = Clock::now();
+      method(args);
+      sync();
+      paired_ms.push_back(ms(t0, Clock::now()));
+      recorder->install();
+      sync();
+      t0 = Clock::now();
       recorder->begin_iter(k, t0);
       c10::IValue out = method(args);
       sync();
       prof_ms.push_back(ms(t0, Clock::now()));
+      recorder->remove();
     }
-    recorder->remove();
 
     // Verify phase: one forward of the graph as saved (the executor's optimizations off: no CSE, no
     // peephole rewrites, no concat merging), every top-level op with its shapes, for `flopwise run --verify`.
@@ -432,7 +441,7 @@ int run(const Request& rq, ojson& resp) {
       fresh->module.eval();
       if (cuda) fresh->module.to(device);
       torch::jit::Method m = fresh->module.get_method(fresh->method);
-      verifier.emplace(fresh->module);
+      verifier.emplace(fresh->module, /*outputs=*/true);
       verifier->install();
       verifier->begin_iter(0, Clock::now());
       m(args);
@@ -470,6 +479,7 @@ int run(const Request& rq, ojson& resp) {
   }
   resp["profiled"] = {{"iters", rq.profile_iters},
                       {"fwd_ms", prof_ms},
+                      {"paired_clean_ms", paired_ms},
                       {"op_clock", cuda ? "steady_clock on the host: CUDA ops' launch time, not kernel time"
                                         : "steady_clock"},
                       {"ops", ops_json(*recorder)}};
@@ -495,14 +505,15 @@ ojson ops_json(const fr::OpRecorder& recorder) {
       }
       return a;
     };
-    ops.push_back({{"iter", op.iter},
+    ojson o = {{"iter", op.iter},
                    {"name", op.name},
                    {"scope", sc.path},
                    {"class", sc.cls},
                    {"start_us", static_cast<double>(op.start_ns) / 1000.0},
                    {"dur_us", static_cast<double>(op.end_ns - op.start_ns) / 1000.0},
-                   {"input_shapes", shapes(op.inputs)},
-                   {"output_shapes", shapes(op.outputs)}});
+                   {"input_shapes", shapes(op.inputs)}};
+    if (recorder.records_outputs()) o["output_shapes"] = shapes(op.outputs);
+    ops.push_back(std::move(o));
   }
   return ops;
 }
