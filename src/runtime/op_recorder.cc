@@ -49,8 +49,8 @@ std::pair<std::string, std::string> parse_hierarchy_entry(const std::string& ent
   return {head.substr(0, open), head.substr(open + 1, head.size() - open - 2)};
 }
 
-OpRecorder::OpRecorder(const torch::jit::Module& root, bool outputs)
-    : root_(root), root_class_(clean_class(root.type()->name()->qualifiedName())), outputs_(outputs) {
+OpRecorder::OpRecorder(const torch::jit::Module& root, bool outputs, void (*sync)())
+    : root_(root), root_class_(clean_class(root.type()->name()->qualifiedName())), outputs_(outputs), sync_(sync) {
   scopes_.push_back({"", root_class_});
   scope_ids_[""] = 0;
 }
@@ -140,6 +140,7 @@ std::unique_ptr<at::ObserverContext> OpRecorder::on_start(const at::RecordFuncti
 void OpRecorder::on_end(const at::RecordFunction& fn, at::ObserverContext* ctx) {
   OpRecorder* r = g_recorder;
   if (!r || std::this_thread::get_id() != r->thread_) return;
+  if (ctx && r->sync_ && std::uncaught_exceptions() == 0) r->sync_();  // a top-level op: wait for its kernels
   int64_t t = since(r->t0_);
   if (t_depth > 0) --t_depth;
   if (!ctx) return;  // not top-level: only on_start makes contexts, and only for top-level ops

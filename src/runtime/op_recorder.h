@@ -47,7 +47,9 @@ struct Failure {
 class OpRecorder {
  public:
   // `outputs`: also record each op's output shapes (the verify phase; costs a copy of the outputs per op).
-  explicit OpRecorder(const torch::jit::Module& root, bool outputs = false);
+  // `sync`: called at the end of each top-level op before its end time is read (CUDA: the device
+  // synchronised, so an op's time is its kernels' and not their launch).
+  explicit OpRecorder(const torch::jit::Module& root, bool outputs = false, void (*sync)() = nullptr);
   ~OpRecorder();  // removes the callback if still installed
   OpRecorder(const OpRecorder&) = delete;
   OpRecorder& operator=(const OpRecorder&) = delete;
@@ -75,6 +77,7 @@ class OpRecorder {
   at::CallbackHandle handle_ = 0;
   bool installed_ = false;
   bool outputs_ = false;
+  void (*sync_)() = nullptr;
   int iter_ = 0;
   std::chrono::steady_clock::time_point t0_;
   std::vector<OpRecord> ops_;
