@@ -105,6 +105,7 @@ struct CheckRow {
 
 struct CheckResult {
   std::string model, budget;
+  std::string convention = "default";  // of the FLOPs checked
   std::vector<std::string> variants;
   std::vector<CheckRow> rows;
   int failures() const;

@@ -13,6 +13,8 @@
 
 namespace flopwise {
 
+struct Convention;
+
 struct Totals {
   Count params, buffers, macs, flops, memory_bytes, backward_flops;
   // Roll-up: sums the known parts; a node with any unknown quantity adds to `uncounted` instead of
@@ -65,6 +67,8 @@ int64_t rank_value(const Count& c);
 
 // Costs every node of an inferred model and rolls them up. `infer` is the shape pass's result
 // (its warnings and unsupported ops are carried into the report).
-Report build_report(const Model& model, InferResult infer);
+// `conv`: the counting convention of the FLOPs (flopwise/convention.h); MACs, params and bytes have none.
+Report build_report(const Model& model, InferResult infer, const Convention& conv);
+Report build_report(const Model& model, InferResult infer);  // the default convention
 
 }  // namespace flopwise

@@ -68,6 +68,7 @@ class Dim {
 
 // Checked signed 64-bit arithmetic. Returns false on overflow.
 inline bool checked_add(int64_t a, int64_t b, int64_t* out) { return !__builtin_add_overflow(a, b, out); }
+inline bool checked_sub(int64_t a, int64_t b, int64_t* out) { return !__builtin_sub_overflow(a, b, out); }
 inline bool checked_mul(int64_t a, int64_t b, int64_t* out) { return !__builtin_mul_overflow(a, b, out); }
 
 // A count (params, MACs, FLOPs, bytes): known (`v`), symbolic (a polynomial in the model's dynamic
@@ -94,6 +95,7 @@ struct Count {
   Dim as_dim() const { return known ? Dim(v) : sym; }
   Count& operator+=(const Count& o);
   friend Count operator+(Count a, const Count& b) { return a += b; }
+  friend Count operator-(const Count& a, const Count& b);
   friend Count operator*(const Count& a, const Count& b);
   bool operator==(const Count& o) const { return known == o.known && (known ? v == o.v : sym == o.sym); }
 };

@@ -231,6 +231,10 @@ CheckResult check_budget(const Budget& b, const InferOptions& cli, const Analyse
         throw InputError(b.path + ": [baseline] report: " + e.what());
       }
       const CheckSubject& base = *loaded;
+      if (base.report.convention != subj.report.convention)
+        throw UsageError(b.path + ": [baseline] report " + bl->report + " counts FLOPs in convention '" +
+                         base.report.convention + "', this check in '" + subj.report.convention +
+                         "': save the baseline with the same --convention");
       std::vector<std::pair<std::string, Percent>> checks;
       if (bl->max_increase.count("*"))
         for (const char* q : kBaselineAll) checks.push_back({q, bl->max_increase.at("*")});
@@ -343,7 +347,8 @@ std::string xml(const std::string& s) {
 }  // namespace
 
 void write_check_text(std::ostream& os, const CheckResult& r) {
-  os << "flopwise check: " << r.model << " against " << r.budget << "\n\n";
+  os << "flopwise check: " << r.model << " against " << r.budget << " (FLOPs convention '" << r.convention
+     << "')\n\n";
   auto t = rows_table(r, false);
   std::vector<size_t> w;
   for (const auto& row : t)

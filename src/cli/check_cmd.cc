@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "commands.h"
+#include "flopwise/convention.h"
 #include "flopwise/budget.h"
 #include "flopwise/errors.h"
 #include "flopwise/infer.h"
@@ -14,7 +15,7 @@
 namespace flopwise {
 
 int run_check(int argc, char** argv) {
-  std::string model, budget_path, format = "text", output, junit;
+  std::string model, budget_path, format = "text", output, junit, convention = "default";
   std::vector<std::string> inputs, dims, values;
   CLI::App app{
       "flopwise check: fail when a model exceeds its cost budget (exit 0 ok, 1 over budget, 2 bad input)",
@@ -28,6 +29,7 @@ int run_check(int argc, char** argv) {
       ->check(CLI::IsMember({"text", "markdown", "md"}));
   app.add_option("--output,-o", output, "write the table to FILE instead of stdout");
   app.add_option("--junit", junit, "also write JUnit XML (one test case per limit) to FILE");
+  app.add_option("--convention", convention, "counting convention of the FLOPs checked (default, torch, torchvision)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -41,6 +43,7 @@ int run_check(int argc, char** argv) {
   for (const auto& s : dims) cli.dims.push_back(parse_dim_pin(s));
   for (const auto& s : values) cli.values.insert(parse_value_pin(s));
   Budget budget = read_budget_file(budget_path);
+  const Convention& conv = find_convention(convention);
 
   bool saved_report = detect_format(model) == ModelFormat::ReportJson || looks_like_json_report(model);
   Analyse analyse = [&](const InferOptions& pins) {
@@ -48,16 +51,20 @@ int run_check(int argc, char** argv) {
       if (!pins.inputs.empty() || !pins.dims.empty() || !pins.values.empty())
         throw UsageError(model + " is a saved report: input pins and variants need the model itself");
       CheckSubject s{read_report_json(model), std::nullopt};
+      if (s.report.convention != conv.name)
+        throw UsageError(model + " is a saved report in convention '" + s.report.convention + "', not '" +
+                         std::string(conv.name) + "' (--convention)");
       s.report.path = model;
       return s;
     }
     Model m = load_model(model, pins);
     InferResult ir = infer_shapes(m, pins);
-    CheckSubject s{build_report(m, std::move(ir)), activation_bytes(m)};
+    CheckSubject s{build_report(m, std::move(ir), conv), activation_bytes(m)};
     s.report.path = model;
     return s;
   };
   CheckResult res = check_budget(budget, cli, analyse);
+  res.convention = std::string(conv.name);
 
   if (!junit.empty()) {
     std::ofstream j(junit);

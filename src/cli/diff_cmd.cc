@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "commands.h"
+#include "flopwise/convention.h"
 #include "flopwise/cost.h"
 #include "flopwise/diff.h"
 #include "flopwise/errors.h"
@@ -18,12 +19,12 @@ namespace {
 struct DiffArgs {
   std::string a, b;
   std::vector<std::string> inputs, dims, values;
-  std::string format = "text", output, sort = "flops";
+  std::string format = "text", output, sort = "flops", convention;
   int top = -1;
 };
 
 // A model is loaded and analysed with the pins; a saved report is read as it is.
-Report open_side(const std::string& path, const InferOptions& pins, bool have_pins) {
+Report open_side(const std::string& path, const InferOptions& pins, bool have_pins, const Convention& conv) {
   if (detect_format(path) == ModelFormat::ReportJson || looks_like_json_report(path)) {
     if (have_pins)
       std::cerr << "flopwise: note: " << path
@@ -32,7 +33,7 @@ Report open_side(const std::string& path, const InferOptions& pins, bool have_pi
   }
   Model m = load_model(path, pins);
   InferResult ir = infer_shapes(m, pins);
-  return build_report(m, std::move(ir));
+  return build_report(m, std::move(ir), conv);
 }
 
 }  // namespace
@@ -53,6 +54,9 @@ int run_diff(int argc, char** argv) {
   app.add_option("--sort", o.sort,
                  "quantity that ranks the largest changes: params | macs | flops | memory_bytes")
       ->check(CLI::IsMember({"params", "macs", "flops", "memory_bytes"}));
+  app.add_option("--convention", o.convention,
+                 "counting convention of the FLOPs of a model side (default, torch, torchvision); saved reports "
+                 "keep theirs, and two sides of different conventions are not compared");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -67,8 +71,12 @@ int run_diff(int argc, char** argv) {
   for (const auto& s : o.values) pins.values.insert(parse_value_pin(s));
   bool have_pins = !o.inputs.empty() || !o.dims.empty() || !o.values.empty();
 
-  Report ra = open_side(o.a, pins, have_pins);
-  Report rb = open_side(o.b, pins, have_pins);
+  const Convention& conv = find_convention(o.convention.empty() ? "default" : o.convention);
+  Report ra = open_side(o.a, pins, have_pins, conv);
+  Report rb = open_side(o.b, pins, have_pins, conv);
+  if (ra.convention != rb.convention)
+    throw UsageError("cannot compare FLOPs counted in different conventions: " + o.a + " is '" + ra.convention +
+                     "', " + o.b + " is '" + rb.convention + "' (re-save one with --convention)");
   ra.path = o.a;  // name the sides as the user did
   rb.path = o.b;
   Diff d = diff_reports(ra, rb, DiffOptions{o.sort});

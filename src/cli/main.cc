@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "commands.h"
+#include "flopwise/convention.h"
 #include "flopwise/cost.h"
 #include "flopwise/errors.h"
 #include "flopwise/infer.h"
@@ -22,6 +23,7 @@ struct Options {
   std::vector<std::string> inputs, dims, values;
   std::string format = "text";
   std::string output;
+  std::string convention = "default";
   int depth = -1;
   int top = 3;
   bool strict = false;
@@ -36,31 +38,33 @@ fw::InferOptions infer_options(const Options& o) {
   return io;
 }
 
-void list_ops(std::ostream& os) {
+void list_ops(std::ostream& os, const fw::Convention& conv) {
   auto recs = fw::OpRegistry::instance().records();
   std::sort(recs.begin(), recs.end(), [](const fw::OpRecord& a, const fw::OpRecord& b) {
     return std::tie(a.domain, a.name, a.since_version) < std::tie(b.domain, b.name, b.since_version);
   });
-  os << "op\topset\tFLOPs formula (convention 'default')\n";
+  os << "# convention '" << conv.name << "': " << conv.reproduces << "\n";
+  os << "op\topset\tFLOPs formula (convention '" << conv.name << "')\n";
   for (const auto& r : recs) {
     std::string name =
         r.domain.empty() ? std::string(r.name) : std::string(r.domain) + "::" + std::string(r.name);
     std::string range =
         std::to_string(r.since_version) + "-" + (r.until_version ? std::to_string(r.until_version) : "");
-    os << name << "\t" << range << "\t" << r.formula << "\n";
+    os << name << "\t" << range << "\t" << fw::convention_formula(conv, r) << "\n";
   }
 }
 
 int run(const Options& o) {
+  const fw::Convention& conv = fw::find_convention(o.convention);
   if (o.list_ops) {
-    list_ops(std::cout);
+    list_ops(std::cout, conv);
     return fw::kExitOk;
   }
   if (o.model.empty()) throw fw::UsageError("no model given (usage: flopwise MODEL.onnx [options]; --help)");
   fw::InferOptions io = infer_options(o);
   fw::Model model = fw::load_model(o.model, io);
   fw::InferResult ir = fw::infer_shapes(model, io);
-  fw::Report report = fw::build_report(model, std::move(ir));
+  fw::Report report = fw::build_report(model, std::move(ir), conv);
 
   std::ofstream file;
   std::ostream* os = &fw::output_stream(o.output, file);
@@ -115,7 +119,8 @@ int main(int argc, char** argv) {
       "  flopwise check MODEL --budget FILE.toml  gate CI on budgets (check --help)\n"
       "  flopwise run MODEL.pt [options]          measure latency per module scope (run --help)\n"
       "Exit codes: 0 done, 1 a budget failed (check), 2 bad input or usage, 3 --strict and something not "
-      "counted, 4 runtime harness not built (run), 5 the run failed (run).");
+      "counted, 4 runtime harness not built (run), 5 the run failed (run), 6 --verify found a shape "
+      "disagreement (run).");
   app.add_option("model", o.model, "model file (.onnx, or .pt TorchScript)");
   app.add_option("--input,-i", o.inputs,
                  "pin an input: NAME:1x3x224x224[:dtype], or a shape for inputs in order");
@@ -127,7 +132,10 @@ int main(int argc, char** argv) {
   app.add_option("--depth", o.depth, "depth of the detailed module tree (-1: all)");
   app.add_option("--top", o.top, "modules per depth in the aggregated profile");
   app.add_flag("--strict", o.strict, "exit 3 when an op is unsupported or a cost is unknown");
-  app.add_flag("--list-ops", o.list_ops, "print the op registry: op, opset range, FLOPs formula");
+  app.add_flag("--list-ops", o.list_ops, "print the op registry: op, opset range, FLOPs formula (of --convention)");
+  app.add_option("--convention", o.convention,
+                 "counting convention of the FLOPs: default, torch (FlopCounterMode), torchvision (_ops) "
+                 "(README: Conventions)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "flopwise/convention.h"
 #include "flopwise/ops.h"
 
 namespace flopwise {
@@ -81,7 +82,12 @@ Role initializer_role(const Value& v, const Node& user, size_t slot) {
 }  // namespace
 
 Report build_report(const Model& model, InferResult infer) {
+  return build_report(model, std::move(infer), default_convention());
+}
+
+Report build_report(const Model& model, InferResult infer, const Convention& conv) {
   Report r;
+  r.convention = std::string(conv.name);
   r.path = model.path;
   r.format = model.format;
   r.producer = model.producer;
@@ -135,8 +141,8 @@ Report build_report(const Model& model, InferResult infer) {
     nr.supported = rec != nullptr;
     OpCost oc = node_op_cost(g, n, rec);
     nr.cost.macs = oc.macs;
-    nr.cost.flops = oc.flops;
-    nr.cost.backward_flops = oc.flops * Count{2};
+    nr.cost.flops = rec ? convention_flops(conv, oc) : oc.flops;
+    nr.cost.backward_flops = nr.cost.flops * Count{2};
     if (rec && (!oc.flops.exact() || !oc.macs.exact() || !mem.exact())) {
       bool overflow = oc.flops.overflowed || oc.macs.overflowed || mem.overflowed;
       if (overflow) overflowed_nodes.insert(n.name);
@@ -180,7 +186,7 @@ Report build_report(const Model& model, InferResult infer) {
     auto& ot = r.op_types[it->second];
     ot.count += 1;
     ot.macs += oc.macs;
-    ot.flops += oc.flops;
+    ot.flops += nr.cost.flops;
     ot.params += nr.cost.params;
     ot.memory_bytes += nr.cost.memory_bytes;
     r.nodes.push_back(std::move(nr));

@@ -215,6 +215,18 @@ Count& Count::operator+=(const Count& o) {
   return *this;
 }
 
+Count operator-(const Count& a, const Count& b) {
+  bool over = a.overflowed || b.overflowed;
+  if (!(a.known && b.known))
+    return a.exact() && b.exact() ? symbolic_result(a.as_dim() - b.as_dim(), over) : Count{0, false, over};
+  Count r{0, true, over};
+  if (!checked_sub(a.v, b.v, &r.v)) {
+    r.known = false;
+    r.overflowed = true;
+  }
+  return r;
+}
+
 Count operator*(const Count& a, const Count& b) {
   if ((a.known && a.v == 0) || (b.known && b.v == 0)) return Count{0, true, a.overflowed || b.overflowed};
   if (!(a.known && b.known))
