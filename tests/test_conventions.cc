@@ -90,3 +90,24 @@ TEST_CASE("conventions: the CLI names them, refuses unknown ones and mixed compa
   CliRun chk2 = run_cli("check " + saved.string() + " --budget " + budget.string(), dir);
   CHECK(chk2.code == 2);
 }
+
+TEST_CASE("conventions: --explain reconciles two conventions per op type") {
+  auto dir = scratch_dir("conventions");
+  CliRun r = run_cli(model_path("resnet18.onnx") + " --dim batch=1 --explain default torch", dir);
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  // ResNet-18 by its architecture: 20 Conv (stem 1 + 8 blocks x 2 + 3 downsamples), 17 Relu (stem 1 +
+  // 8 blocks x 2); BatchNorm is folded into Conv at export, so every Conv has a bias. Conv differs by its bias adds
+  // (2 per MAC in both), Relu is counted by the default convention only.
+  CHECK(r.out.find("in convention 'default' vs 'torch'") != std::string::npos);
+  auto line = [&](const std::string& op) {
+    size_t at = r.out.find("\n  " + op + " ");
+    return at == std::string::npos ? std::string() : r.out.substr(at + 1, r.out.find('\n', at + 1) - at - 1);
+  };
+  CHECK(line("Conv").find(" 20 ") != std::string::npos);
+  CHECK(line("Conv").find("per MAC") == std::string::npos);  // same MAC factor
+  CHECK(line("Conv").find("counted in 'default' only") != std::string::npos);
+  CHECK(line("Relu").find(" 17 ") != std::string::npos);
+  CHECK(line("Reshape").empty());  // layout: 0 in both, not listed
+  CliRun bad = run_cli(model_path("resnet18.onnx") + " --explain default nope", dir);
+  CHECK(bad.code == 2);
+}

@@ -1,6 +1,8 @@
 // flopwise CLI: the program boundary. The only place errors become messages and exit codes.
 #include <CLI/CLI.hpp>
 #include <fstream>
+#include <map>
+#include <iomanip>
 #include <iostream>
 #include <sstream>
 
@@ -28,6 +30,7 @@ struct Options {
   int top = 3;
   bool strict = false;
   bool list_ops = false;
+  std::vector<std::string> explain;  // two convention names
 };
 
 fw::InferOptions infer_options(const Options& o) {
@@ -54,6 +57,61 @@ void list_ops(std::ostream& os, const fw::Convention& conv) {
   }
 }
 
+// --explain A B: the model's FLOPs under two conventions, reconciled per op type: where they differ, by how
+// much, and why (the MAC factor, or the op's non-contraction work counted by one side only).
+void explain(std::ostream& os, const fw::Model& model, const fw::Report& a, const fw::Report& b,
+             const fw::Convention& ca, const fw::Convention& cb) {
+  struct Row {
+    int64_t nodes = 0;
+    fw::Count macs, fa, fb;
+    std::string formula;
+  };
+  std::map<std::string, Row> rows;
+  const auto& g = model.graph;
+  for (size_t i = 0; i < a.nodes.size() && i < b.nodes.size() && i < g.nodes.size(); ++i) {
+    const auto& n = a.nodes[i];
+    std::string key = n.domain.empty() ? n.op : n.domain + "::" + n.op;
+    Row& r = rows[key];
+    r.nodes++;
+    r.macs += n.cost.macs;
+    r.fa += n.cost.flops;
+    r.fb += b.nodes[i].cost.flops;
+    if (r.formula.empty())
+      if (const auto* rec = fw::OpRegistry::instance().find(g.nodes[i].domain, g.nodes[i].op, g.nodes[i].opset))
+        r.formula = std::string(rec->formula);
+  }
+  std::string an(ca.name), bn(cb.name);
+  os << "FLOPs of " << model.path << " in convention '" << an << "' vs '" << bn << "'\n";
+  os << "  " << an << ": " << fw::human(a.totals.flops) << "FLOPs   " << bn << ": " << fw::human(b.totals.flops)
+     << "FLOPs   (MACs " << fw::human(a.totals.macs) << " in both)\n";
+  os << "  " << an << ": " << ca.flop_means << "\n  " << bn << ": " << cb.flop_means << "\n\n";
+  std::vector<std::pair<std::string, Row>> diff;
+  for (auto& [k, r] : rows)
+    if (!(r.fa == r.fb)) diff.emplace_back(k, r);
+  std::stable_sort(diff.begin(), diff.end(), [](const auto& x, const auto& y) {
+    return fw::rank_value(x.second.fa) + fw::rank_value(x.second.fb) > fw::rank_value(y.second.fa) + fw::rank_value(y.second.fb);
+  });
+  if (diff.empty()) {
+    os << "  every op type counts the same in both\n";
+    return;
+  }
+  os << "  op type                nodes  " << std::setw(12) << an << std::setw(12) << bn << "  why\n";
+  for (const auto& [k, r] : diff) {
+    std::string why;
+    bool has_macs = !(r.macs.known && r.macs.v == 0);
+    if (has_macs && ca.per_mac != cb.per_mac)
+      why = std::to_string(ca.per_mac) + " vs " + std::to_string(cb.per_mac) + " per MAC";
+    if (ca.per_rest != cb.per_rest) {
+      std::string rest = std::string(has_macs ? "work beyond its MACs" : "its work") + " (" + r.formula + ") counted in '" +
+                         (ca.per_rest > cb.per_rest ? an : bn) + "' only";
+      why += (why.empty() ? "" : "; ") + rest;
+    }
+    std::string name = k.size() > 22 ? k.substr(0, 21) + "~" : k;
+    os << "  " << std::left << std::setw(22) << name << std::right << std::setw(6) << r.nodes << "  " << std::setw(12)
+       << fw::human(r.fa) << std::setw(12) << fw::human(r.fb) << "  " << why << "\n";
+  }
+}
+
 int run(const Options& o) {
   const fw::Convention& conv = fw::find_convention(o.convention);
   if (o.list_ops) {
@@ -64,6 +122,14 @@ int run(const Options& o) {
   fw::InferOptions io = infer_options(o);
   fw::Model model = fw::load_model(o.model, io);
   fw::InferResult ir = fw::infer_shapes(model, io);
+  if (!o.explain.empty()) {
+    const fw::Convention& ca = fw::find_convention(o.explain[0]);
+    const fw::Convention& cb = fw::find_convention(o.explain[1]);
+    fw::Report a = fw::build_report(model, ir, ca), b = fw::build_report(model, std::move(ir), cb);
+    std::ofstream file;
+    explain(fw::output_stream(o.output, file), model, a, b, ca, cb);
+    return fw::kExitOk;
+  }
   fw::Report report = fw::build_report(model, std::move(ir), conv);
 
   std::ofstream file;
@@ -133,6 +199,9 @@ int main(int argc, char** argv) {
   app.add_option("--top", o.top, "modules per depth in the aggregated profile");
   app.add_flag("--strict", o.strict, "exit 3 when an op is unsupported or a cost is unknown");
   app.add_flag("--list-ops", o.list_ops, "print the op registry: op, opset range, FLOPs formula (of --convention)");
+  app.add_option("--explain", o.explain,
+                 "reconcile the FLOPs of two conventions per op type: --explain default torchvision")
+      ->expected(2);
   app.add_option("--convention", o.convention,
                  "counting convention of the FLOPs: default, torch (FlopCounterMode), torchvision (_ops) "
                  "(README: Conventions)");
