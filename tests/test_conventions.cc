@@ -111,3 +111,52 @@ TEST_CASE("conventions: --explain reconciles two conventions per op type") {
   CliRun bad = run_cli(model_path("resnet18.onnx") + " --explain default nope", dir);
   CHECK(bad.code == 2);
 }
+
+TEST_CASE("conventions: ResNet-18's default-convention FLOPs and memory bytes from its architecture, by hand") {
+  // models/resnet18.onnx: torchvision's resnet18 exported in eval mode (BatchNorm folded into Conv, so every
+  // Conv has a bias), 1x3x224x224, 1000 classes. COUNTING.md's default per node:
+  //   Conv 2*MACs + 1 per output element (bias), MACs = out elems * Cin * k*k;  Relu 1 and Add 1 per
+  //   element;  MaxPool 3x3 1 per window element read (9 per output);  GlobalAveragePool 1 per input
+  //   element;  Gemm 2*M*N*K + M*N (bias);  Flatten 0.
+  // Memory bytes (float32, 4 each): per node, every distinct input (activations, weight, bias) read plus
+  // every output written.
+  int64_t flops = 0, macs = 0, bytes = 0;
+  auto conv = [&](int64_t cin, int64_t in_hw, int64_t cout, int64_t hw, int64_t k) {
+    int64_t out = cout * hw * hw, m = out * cin * k * k;
+    macs += m;
+    flops += 2 * m + out;
+    bytes += 4 * (cin * in_hw * in_hw + cout * cin * k * k + cout + out);
+  };
+  auto relu = [&](int64_t c, int64_t hw) { flops += c * hw * hw, bytes += 4 * 2 * c * hw * hw; };
+  auto add = [&](int64_t c, int64_t hw) { flops += c * hw * hw, bytes += 4 * 3 * c * hw * hw; };
+  conv(3, 224, 64, 112, 7);
+  relu(64, 112);
+  flops += 64 * 56 * 56 * 9;  // maxpool 3x3
+  bytes += 4 * (64 * 112 * 112 + 64 * 56 * 56);
+  int64_t cin = 64, in_hw = 56;
+  for (auto [c, hw] : {std::pair<int64_t, int64_t>{64, 56}, {128, 28}, {256, 14}, {512, 7}}) {
+    for (int b = 0; b < 2; ++b) {
+      int64_t in = b == 0 ? cin : c, ihw = b == 0 ? in_hw : hw;
+      conv(in, ihw, c, hw, 3);
+      relu(c, hw);
+      conv(c, hw, c, hw, 3);
+      if (b == 0 && in != c) conv(in, ihw, c, hw, 1);  // downsample
+      add(c, hw);
+      relu(c, hw);
+    }
+    cin = c, in_hw = hw;
+  }
+  flops += 512 * 7 * 7;  // global average pool
+  bytes += 4 * (512 * 7 * 7 + 512);
+  bytes += 4 * (512 + 512);  // flatten: reads and writes 512 (0 FLOPs)
+  macs += 512 * 1000;
+  flops += 2 * 512 * 1000 + 1000;  // fc
+  bytes += 4 * (512 + 512 * 1000 + 1000 + 1000);
+  auto dir = scratch_dir("conventions");
+  CliRun r = run_cli(model_path("resnet18.onnx") + " --dim batch=1 --format json", dir);
+  REQUIRE(r.code == 0);
+  json t = json::parse(r.out)["totals"];
+  CHECK(t["macs"].get<int64_t>() == macs);
+  CHECK(t["flops"].get<int64_t>() == flops);
+  CHECK(t["memory_bytes"].get<int64_t>() == bytes);
+}
