@@ -531,6 +531,26 @@ class DataDependentIf(nn.Module):
         return x
 
 
+class _OutOfRangeLookup(nn.Module):
+    """index_select with an index computed from the data, far past the end: fails only when it runs."""
+
+    def forward(self, x):
+        idx = (x.abs().sum() * 1000.0 + 1000.0).long().view(1)
+        return torch.index_select(x, 0, idx)
+
+
+class RaisesAtRun(nn.Module):
+    """Analysable statically; raises inside `lookup` (aten::index_select) when LibTorch runs it."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.lookup = _OutOfRangeLookup()
+
+    def forward(self, x):
+        return self.lookup(self.fc(x))
+
+
 def register_custom_op():
     lib = torch.library.Library("myns", "DEF")
     lib.define("op(Tensor x) -> Tensor")
@@ -543,7 +563,8 @@ def export_torchscript(out_dir):
     TORCHSCRIPT, same seeds and perturbation as the ONNX export, eval mode. Each file carries an extra
     file `flopwise_inputs.json` with the example inputs' names, shapes and dtypes (LibTorch 1.13 drops the
     traced input types on save). Also writes the bad-input cases: not_a_zip.pt, not_torchscript.pt (a
-    zip without TorchScript code) and custom_op.pt (a traced module calling torch.ops.myns.op)."""
+    zip without TorchScript code), custom_op.pt (a traced module calling torch.ops.myns.op) and
+    raises.script.pt (fails inside a submodule when run)."""
     import zipfile
     os.makedirs(out_dir, exist_ok=True)
     for name in TORCHSCRIPT:
@@ -571,6 +592,7 @@ def export_torchscript(out_dir):
                    _extra_files={"flopwise_inputs.json": json.dumps([{"name": "x", "shape": [1, 3, 16, 16],
                                                                        "dtype": "float32"}])})
     torch.jit.save(torch.jit.script(DataDependentIf().eval()), os.path.join(out_dir, "data_if.script.pt"))
+    torch.jit.save(torch.jit.script(RaisesAtRun().eval()), os.path.join(out_dir, "raises.script.pt"))
     with open(os.path.join(out_dir, "not_a_zip.pt"), "wb") as f:
         f.write(b"this is not a zip archive\n")
     with zipfile.ZipFile(os.path.join(out_dir, "not_torchscript.pt"), "w") as z:

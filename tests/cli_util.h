@@ -28,6 +28,29 @@ inline std::string slurp(const fs::path& p) {
   return ss.str();
 }
 
+// The directory of the flopwise binary under test (the build directory).
+inline std::string binary_dir() {
+  std::string b = FLOPWISE_BINARY;
+  return b.substr(0, b.rfind('/'));
+}
+
+// The TorchScript test models (models/generate.py --torchscript) in BUILD/pt_models, generated on first use
+// by whichever test needs them first. Returns the directory, or "" when they cannot be made (no
+// python3-torch): see BUILD/pt_models.log.
+inline std::string pt_models_dir() {
+  static const std::string dir = [] {
+    std::string d = binary_dir() + "/pt_models";
+    const std::string marker = d + "/raises.script.pt";  // written last by the current generator
+    if (!fs::exists(marker)) {
+      std::string cmd = "/usr/bin/python3 " + std::string(FLOPWISE_SOURCE_DIR) + "/models/generate.py --torchscript --out " +
+                        d + " > " + binary_dir() + "/pt_models.log 2>&1";
+      if (std::system(cmd.c_str()) != 0 || !fs::exists(marker)) return std::string();
+    }
+    return d;
+  }();
+  return dir;
+}
+
 struct CliRun {
   int code = -1;  // exit code; -1 when the process died of a signal (a crash)
   std::string out, err;

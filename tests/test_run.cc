@@ -13,19 +13,17 @@ using json = nlohmann::json;
 
 namespace {
 
-std::string bin_dir() {
-  std::string b = FLOPWISE_BINARY;
-  return b.substr(0, b.rfind('/'));
+// The .pt files of models/generate.py --torchscript (generated into the build dir on first use).
+std::string pt(const std::string& name) { return pt_models_dir() + "/" + name; }
+
+// The runtime is built only with LibTorch; the models need python3-torch. Without either: skipped.
+bool have_runtime() {
+  return access((binary_dir() + "/flopwise-runtime").c_str(), X_OK) == 0 && !pt_models_dir().empty();
 }
-
-// The .pt files of models/generate.py --torchscript (written by the TorchScript tests into the build dir).
-std::string pt(const std::string& name) { return bin_dir() + "/pt_models/" + name; }
-
-bool have_runtime() { return access((bin_dir() + "/flopwise-runtime").c_str(), X_OK) == 0 && fs::exists(pt("resnet18.trace.pt")); }
 
 #define SKIP_WITHOUT_RUNTIME()                                                          \
   if (!have_runtime()) {                                                                \
-    MESSAGE("skipped: flopwise-runtime not built or pt_models not generated (LibTorch)"); \
+    MESSAGE("skipped: flopwise-runtime not built or the .pt models not generated (LibTorch, python3-torch)"); \
     return;                                                                             \
   }
 
@@ -178,4 +176,16 @@ TEST_CASE("flopwise run --verify: every bundled TorchScript model's executed sha
   CliRun t = run_cli("run " + pt("resnet18.trace.pt") + " --verify --warmup 0 --iters 1 --profile-iters 1", dir);
   CHECK(t.code == 0);
   CHECK(t.out.find("0 disagree") != std::string::npos);
+}
+
+TEST_CASE("flopwise run: a model that raises while running names the op and the scope it failed in") {
+  SKIP_WITHOUT_RUNTIME();
+  auto dir = scratch_dir("run");
+  // raises.script.pt (models/generate.py): lookup's index_select gets an index computed from the data, far
+  // past the end; the static analysis has nothing to object to.
+  CliRun r = run_cli("run " + pt("raises.script.pt") + " --input 2x4 --warmup 0 --iters 1", dir);
+  CHECK(r.code == 5);
+  CHECK(r.err.find("index out of range") != std::string::npos);
+  CHECK(r.err.find("op aten::index_select in scope 'lookup'") != std::string::npos);
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
 }

@@ -14,6 +14,7 @@
 
 #include "flopwise/cost.h"
 #include "flopwise/onnx_import.h"
+#include "cli_util.h"
 #include "op_test_util.h"
 #include "torch/torch_plugin.h"
 
@@ -47,14 +48,8 @@ const Plugin& plugin() {
       return r;
     }
     r.import = reinterpret_cast<FlopwiseTorchImportFn>(dlsym(h, "flopwise_torch_import"));
-    r.models = build_dir() + "/pt_models";
-    if (!file_exists(r.models + "/data_if.script.pt")) {  // written by the current generator
-      std::string cmd = "/usr/bin/python3 " + std::string(FLOPWISE_SOURCE_DIR) +
-                        "/models/generate.py --torchscript --out " + r.models + " > " + build_dir() +
-                        "/pt_models.log 2>&1";
-      if (std::system(cmd.c_str()) != 0 || !file_exists(r.models + "/data_if.script.pt"))
-        r.skip = "cannot generate the .pt test models (python3-torch missing?): see pt_models.log";
-    }
+    r.models = pt_models_dir();
+    if (r.models.empty()) r.skip = "cannot generate the .pt test models (python3-torch missing?): see pt_models.log";
     return r;
   }();
   return p;
