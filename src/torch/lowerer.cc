@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <exception>
 #include <iostream>
 
 #include "aten_table.h"
@@ -74,7 +75,9 @@ void Lowerer::lower(tj::Node* n) {
     struct Record {  // on every way out: the op as run, for `flopwise run --verify`
       Lowerer& l;
       tj::Node* n;
-      ~Record() { l.record_source(n); }
+      ~Record() {
+        if (std::uncaught_exceptions() == 0) l.record_source(n);  // nothing to record when lowering failed
+      }
     } record{*this, n};
     std::string op = kind.substr(6);
     if (fold_known(n, op)) return;
