@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 namespace flopwise {
@@ -23,17 +24,41 @@ std::string dims_str(const std::vector<int64_t>& d) {
   return os.str();
 }
 
-bool has_tensor(const json& args) {
-  if (!args.is_array()) return false;
-  for (const auto& a : args)
-    if (!a.is_null()) return true;
-  return false;
-}
+// One argument or result as it ran: not a tensor, a tensor, or a tensor list.
+struct Arg {
+  enum Kind { Other, Tensor, List } kind = Other;
+  std::vector<std::vector<int64_t>> shapes;
+};
 
+// An executed op, its shapes read from the runtime's JSON once (pairing compares each op many times).
 struct Executed {
   std::string name;
-  const json* op;
+  std::optional<std::vector<Arg>> inputs, outputs;  // nullopt: not recorded
+  bool has_tensor() const {
+    for (const auto* side : {&inputs, &outputs})
+      if (*side)
+        for (const auto& a : **side)
+          if (a.kind != Arg::Other) return true;
+    return false;
+  }
 };
+
+std::optional<std::vector<Arg>> read_args(const json& op, const char* key) {
+  if (!op.contains(key) || !op.at(key).is_array()) return std::nullopt;
+  std::vector<Arg> args;
+  for (const auto& x : op.at(key)) {
+    Arg a;
+    if (x.is_object()) {
+      a.kind = Arg::List;
+      for (const auto& t : x.value("list", json::array())) a.shapes.push_back(t.get<std::vector<int64_t>>());
+    } else if (x.is_array()) {
+      a.kind = Arg::Tensor;
+      a.shapes.push_back(x.get<std::vector<int64_t>>());
+    }
+    args.push_back(std::move(a));
+  }
+  return args;
+}
 
 // Shape comparison of one executed op with one static op. `dry`: stop at the first difference, no text.
 struct OpCheck {
@@ -45,16 +70,16 @@ class Checker {
  public:
   explicit Checker(const Graph& g) : g_(g) {}
 
-  OpCheck check(const json& op, const SourceOp& s, const std::string& label, bool dry) const {
+  OpCheck check(const Executed& e, const SourceOp& s, const std::string& label, bool dry) const {
     OpCheck c;
-    for (const char* side : {"input_shapes", "output_shapes"}) {
-      const json& ran = op.contains(side) ? op.at(side) : json::array();
-      const auto& ids = side[0] == 'i' ? s.inputs : s.outputs;
-      std::string what = side[0] == 'i' ? " input " : " output ";
+    for (bool in : {true, false}) {
+      const auto& ran = in ? e.inputs : e.outputs;
+      const auto& ids = in ? s.inputs : s.outputs;
       // Arguments line up with the schema; a vararg op's stack does not: compare nothing rather than guess.
-      if (!ran.is_array() || ran.size() != ids.size()) continue;
-      for (size_t i = 0; i < ran.size(); ++i) {
-        compare(dry ? std::string() : label + what + std::to_string(i), ran[i], ids[i], c, dry);
+      if (!ran || ran->size() != ids.size()) continue;
+      for (size_t i = 0; i < ran->size(); ++i) {
+        compare(dry ? std::string() : label + (in ? " input " : " output ") + std::to_string(i), (*ran)[i], ids[i],
+                c, dry);
         if (dry && !c.diffs.empty()) return c;
       }
     }
@@ -62,33 +87,27 @@ class Checker {
   }
 
  private:
-  void compare(const std::string& where, const json& ran, const std::vector<int>& ids, OpCheck& c, bool dry) const {
-    if (ran.is_null()) return;
-    std::vector<std::vector<int64_t>> shapes;
-    bool list = ran.is_object();
-    if (list) {
-      for (const auto& x : ran.value("list", json::array())) shapes.push_back(x.get<std::vector<int64_t>>());
-      if (ids.size() != shapes.size()) {
-        c.diffs.push_back(dry ? std::string()
-                              : where + ": ran a list of " + std::to_string(shapes.size()) +
-                                    " tensors, the static analysis has " + std::to_string(ids.size()));
-        return;
-      }
-    } else {
-      shapes.push_back(ran.get<std::vector<int64_t>>());
-      if (ids.size() != 1) {
-        c.unknown++;
-        return;
-      }
+  void compare(const std::string& where, const Arg& ran, const std::vector<int>& ids, OpCheck& c, bool dry) const {
+    if (ran.kind == Arg::Other) return;
+    bool list = ran.kind == Arg::List;
+    if (list && ids.size() != ran.shapes.size()) {
+      c.diffs.push_back(dry ? std::string()
+                            : where + ": ran a list of " + std::to_string(ran.shapes.size()) +
+                                  " tensors, the static analysis has " + std::to_string(ids.size()));
+      return;
     }
-    for (size_t k = 0; k < shapes.size(); ++k) {
+    if (!list && ids.size() != 1) {
+      c.unknown++;
+      return;
+    }
+    for (size_t k = 0; k < ran.shapes.size(); ++k) {
       int id = ids[k];
       if (id < 0 || static_cast<size_t>(id) >= g_.values.size()) {
         c.unknown++;
         continue;
       }
       const Value& v = g_.values[static_cast<size_t>(id)];
-      const auto& d = shapes[k];
+      const auto& d = ran.shapes[k];
       if (!v.shape.rank_known) {
         c.unknown++;
         continue;
@@ -144,7 +163,7 @@ std::vector<int> pair_ops(const std::vector<Executed>& a, const std::vector<cons
   auto at = [&](size_t i, size_t j) -> int64_t& { return t[i * (m + 1) + j]; };
   auto pair_score = [&](size_t i, size_t j) -> int64_t {
     if (a[i].name != b[j]->kind) return -1;
-    return kPair + (ch.check(*a[i].op, *b[j], "", true).diffs.empty() ? 1 : 0);
+    return kPair + (ch.check(a[i], *b[j], "", true).diffs.empty() ? 1 : 0);
   };
   std::vector<int64_t> score(n * m);
   for (size_t i = 0; i < n; ++i)
@@ -179,8 +198,9 @@ VerifyResult verify_shapes(const Model& m, const json& ops) {
     int iter = op.value("iter", 0);
     if (first < 0) first = iter;
     if (iter != first) break;
-    if (!has_tensor(op.value("input_shapes", json())) && !has_tensor(op.value("output_shapes", json()))) continue;
-    ran[op.value("scope", "")].push_back({op.value("name", ""), &op});
+    Executed e{op.value("name", ""), read_args(op, "input_shapes"), read_args(op, "output_shapes")};
+    if (!e.has_tensor()) continue;
+    ran[op.value("scope", "")].push_back(std::move(e));
     r.executed++;
   }
   std::map<std::string, std::vector<const SourceOp*>> stat;
@@ -198,7 +218,7 @@ VerifyResult verify_shapes(const Model& m, const json& ops) {
         continue;
       }
       r.matched++;
-      OpCheck c = check.check(*es[i].op, *ss[static_cast<size_t>(pairs[i])], label, false);
+      OpCheck c = check.check(es[i], *ss[static_cast<size_t>(pairs[i])], label, false);
       r.shapes_checked += c.checked;
       r.unknown_static += c.unknown;
       for (auto& d : c.diffs) r.disagreements.push_back(std::move(d));
