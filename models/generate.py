@@ -74,7 +74,7 @@ class BertSelfAttention(nn.Module):
         k = self.split_heads(self.key(x))
         v = self.split_heads(self.value(x))
         scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.head_dim)
-        probs = torch.softmax(scores, dim=-1)
+        probs = F.softmax(scores, dim=-1)
         ctx = torch.matmul(probs, v).permute(0, 2, 1, 3).contiguous()
         b, s = ctx.size(0), ctx.size(1)
         return ctx.view(b, s, self.heads * self.head_dim)
@@ -177,7 +177,7 @@ class GPT2Attention(nn.Module):
         q, k, v = self.split_heads(q), self.split_heads(k), self.split_heads(v)
         scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.head_dim)
         scores = torch.where(mask, scores, torch.tensor(-1e4, dtype=scores.dtype))
-        probs = torch.softmax(scores, dim=-1)
+        probs = F.softmax(scores, dim=-1)
         ctx = torch.matmul(probs, v).permute(0, 2, 1, 3).contiguous()
         b, sq = ctx.size(0), ctx.size(1)
         return self.c_proj(ctx.view(b, sq, self.hidden))
@@ -515,7 +515,7 @@ class MiscOps(nn.Module):
         s, _ = self.lstm(s)  # [1, 9, 16]
         s, _ = self.gru(s)  # seq-first: seq 1, batch 9 -> [1, 9, 24]
         a = torch.einsum("bij,bkj->bik", s, s)  # [1, 9, 9]
-        return self.head(s), torch.softmax(a, -1)
+        return self.head(s), F.softmax(a, -1)
 
 
 class DataDependentIf(nn.Module):

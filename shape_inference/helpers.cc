@@ -186,6 +186,9 @@ OpCost cost_unknown(const CostContext&) { return OpCost{Count::unknown(), Count:
 OpCost cost_contraction(const Count& macs, const Count& extra) {
   return OpCost{macs, macs * Count{2} + extra};
 }
+OpCost cost_contraction_bias(const Count& macs, const Count& bias) {
+  return OpCost{macs, macs * Count{2} + bias, bias};
+}
 
 // ---- conv/pool windows ----------------------------------------------------------------------------
 ConvWindow decode_conv_window(InferContext& ctx, size_t n, const Shape* w, bool use_dilations) {

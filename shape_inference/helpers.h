@@ -58,6 +58,8 @@ OpCost cost_per_in_elem_1(const CostContext&);              // reductions: 1 FLO
 OpCost cost_unknown(const CostContext&);                    // cannot be known statically (data-dependent)
 // 2*macs FLOPs plus `extra` FLOPs; macs reported.
 OpCost cost_contraction(const Count& macs, const Count& extra = Count{});
+// A contraction plus a bias add of `bias` elements (Conv, ConvTranspose): the bias kept apart for conventions.
+OpCost cost_contraction_bias(const Count& macs, const Count& bias);
 
 // ---- conv/pool windows (added by the compute helper; used by conv.cc and pool.cc) ---------------
 // Window attributes of Conv/ConvTranspose/pooling decoded once: kernel_shape (or the weight's spatial

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -12,12 +13,71 @@ namespace flopwise {
 const OpRegistry& OpRegistry::instance() {
   static const OpRegistry registry = [] {
     OpRegistry r;
-#define FLOPWISE_FAMILY(name) register_##name##_ops(r);
+#define FLOPWISE_FAMILY(name) \
+  r.family_ = #name;          \
+  register_##name##_ops(r);
 #include "ops/families.def"
 #undef FLOPWISE_FAMILY
+    r.assign_kinds();
     return r;
   }();
   return registry;
+}
+
+std::string_view work_kind_name(WorkKind k) {
+  static constexpr std::string_view names[] = {
+#define FLOPWISE_KIND_NAME(name, doc) #name,
+      FLOPWISE_WORK_KINDS(FLOPWISE_KIND_NAME)
+#undef FLOPWISE_KIND_NAME
+  };
+  return names[static_cast<size_t>(k)];
+}
+
+std::string_view work_kind_doc(WorkKind k) {
+  static constexpr std::string_view docs[] = {
+#define FLOPWISE_KIND_DOC(name, doc) doc,
+      FLOPWISE_WORK_KINDS(FLOPWISE_KIND_DOC)
+#undef FLOPWISE_KIND_DOC
+  };
+  return docs[static_cast<size_t>(k)];
+}
+
+// Each record's WorkKind: its family's (ops/kinds.def FAMILY_KIND), or the op's own OP_KIND row.
+// A family or op row naming nothing registered is a mistake in the table and throws.
+void OpRegistry::assign_kinds() {
+  struct Row {
+    std::string_view name;
+    WorkKind kind;
+  };
+  static constexpr Row families[] = {
+#define FAMILY_KIND(family, kind) {#family, WorkKind::kind},
+#define OP_KIND(op, kind)
+#include "ops/kinds.def"
+#undef FAMILY_KIND
+#undef OP_KIND
+  };
+  static constexpr Row ops[] = {
+#define FAMILY_KIND(family, kind)
+#define OP_KIND(op, kind) {#op, WorkKind::kind},
+#include "ops/kinds.def"
+#undef FAMILY_KIND
+#undef OP_KIND
+  };
+  for (const Row& f : families) {
+    bool used = false;
+    for (auto& rec : records_)
+      if (rec.family == f.name) rec.kind = f.kind, used = true;
+    if (!used) throw std::logic_error("kinds.def: no op of family " + std::string(f.name));
+  }
+  for (const auto& rec : records_)
+    if (std::none_of(std::begin(families), std::end(families), [&](const Row& f) { return f.name == rec.family; }))
+      throw std::logic_error("kinds.def: family " + std::string(rec.family) + " has no kind");
+  for (const Row& o : ops) {
+    bool used = false;
+    for (auto& rec : records_)
+      if (rec.name == o.name) rec.kind = o.kind, used = true;
+    if (!used) throw std::logic_error("kinds.def: no op " + std::string(o.name));
+  }
 }
 
 static bool overlaps(const OpRecord& a, const OpRecord& b) {
@@ -37,6 +97,7 @@ void OpRegistry::add(const OpRecord& r) {
                              " registered twice for overlapping opset versions");
   same.push_back(records_.size());
   records_.push_back(r);
+  records_.back().family = family_;
 }
 
 const OpRecord* OpRegistry::find(std::string_view domain, std::string_view name, int opset) const {

@@ -1,6 +1,7 @@
-// flopwise/convention.h — counting conventions (--convention): how a node's convention-free work becomes
-// the FLOP figure a tool reports. Owns: the preset table (src/cost/conventions.def), lookup by name, a
-// node's FLOPs and an op's formula text under a convention.
+// flopwise/convention.h — counting conventions (--convention): how a node's convention-free work
+// becomes the FLOP figure a tool reports. Owns: the preset table (src/cost/conventions.def: one row per
+// convention x work kind, and per convention x op where an op departs from its kind), lookup by name,
+// a node's FLOPs and an op's formula text under a convention.
 #pragma once
 
 #include <string>
@@ -14,19 +15,61 @@ namespace flopwise {
 
 struct Convention {
   std::string_view name;
-  int64_t per_mac = 2;   // FLOPs per MAC of a contraction
-  int64_t per_rest = 1;  // weight of the rest of the work, as the default convention counts it (0 or 1)
-  std::string_view reproduces, flop_means;
+  std::string_view reproduces;  // the tool and figure it reproduces
+  std::string_view flop_means;  // what one of its "FLOPs" is
+  std::string_view unit;        // "FLOPs" or "MACs": what the tool itself calls its figure
+};
+
+// What a convention's rule sees of one node: its work from the op's cost rule, split by kind, and
+// the facts some tools look at (element counts, the module the op ran in, a weight operand).
+struct NodeWork {
+  const CostContext& c;
+  WorkKind kind;          // the op's kind; `bias` for an Add of a parameter onto a contraction's output
+  Count macs, bias;       // contraction MACs; bias-add elements
+  Count rest;             // the default convention's other arithmetic: flops - 2 x macs - bias
+  Count flops;            // the default convention's FLOPs (2 x macs + bias + rest)
+  Count in, out;          // elements of input 0 and of output 0
+  std::string_view module;  // class of the innermost module scope ("Conv2d", "Softmax"); "" when unknown
+  bool weight_operand = false;  // a contraction whose second operand is a parameter (a layer, not x @ y)
+
+  bool in_module(std::string_view cls) const { return module == cls; }
+  int64_t attr_i(const char* name, int64_t dflt) const { return c.node.attr_i(name, dflt); }
+  std::string attr_s(const char* name, const char* dflt) const { return c.node.attr_s(name, dflt); }
+  Count in_numel(size_t i) const { return c.in_numel(i); }
+  bool has_input(size_t i) const { return c.has_input(i); }
+  const Shape& in_shape(size_t i) const { return c.in_shape(i); }
+  const Shape& out_shape(size_t i) const { return c.out_shape(i); }
+};
+
+using ConventionFn = Count (*)(const NodeWork&);
+
+// One row of conventions.def: how `convention` counts an op kind, or one op that departs from it.
+struct ConventionRule {
+  std::string_view convention;
+  WorkKind kind = WorkKind::other;
+  std::string_view op;  // "" for a kind row
+  ConventionFn flops = nullptr;
+  std::string_view formula;  // "=" for the op's own (default-convention) formula
+  bool skipped = false;      // the tool skips the op with a warning (fvcore's "unsupported operator")
 };
 
 const std::vector<Convention>& conventions();
+const std::vector<ConventionRule>& convention_rules();
 const Convention& default_convention();
+bool is_default(const Convention& conv);
 // The convention called `name`; throws UsageError naming the known ones.
 const Convention& find_convention(const std::string& name);
 
-// A node's FLOPs under `conv`, from its cost rule's result (MACs and default-convention FLOPs).
-Count convention_flops(const Convention& conv, const OpCost& cost);
-// An op's formula under `conv`, from the rule's default-convention formula text.
+// The rule of `conv` for a node of op `rec` whose work is of kind `kind` (the op's row, else the kind's).
+const ConventionRule& convention_rule(const Convention& conv, const OpRecord& rec, WorkKind kind);
+// A node's FLOPs under `conv`.
+Count convention_flops(const Convention& conv, const OpRecord& rec, const NodeWork& w);
+// An op's formula under `conv` (its kind's or its own row's text; the op's formula for the default),
+// for a node whose work is of `kind` (the op's own unless it is a bias add).
 std::string convention_formula(const Convention& conv, const OpRecord& rec);
+std::string convention_formula(const Convention& conv, const OpRecord& rec, WorkKind kind);
+// The kind of a node's work in its graph: its op's, or `bias` for an Add of a 1-d parameter onto a
+// contraction's output. Defined with the cost roll-up (src/cost/cost.cc).
+WorkKind node_work_kind(const Graph& g, const Node& n);
 
 }  // namespace flopwise

@@ -79,11 +79,43 @@ struct CostContext {
 };
 
 // Convention-dependent part of a node's cost. Params and memory bytes are computed generically
-// from the node's inputs and outputs; an op's cost function gives only MACs and FLOPs.
+// from the node's inputs and outputs; an op's cost function gives only its work: the MACs of its
+// contractions, and its FLOPs as the default convention counts them (2 per MAC plus the rest of its
+// arithmetic, `bias` elements of which are bias adds). A convention (flopwise/convention.h) turns
+// that work into the figure it reports, by the op's WorkKind.
 struct OpCost {
   Count macs;
   Count flops;
+  Count bias;  // bias-add elements included in `flops` (Conv/ConvTranspose/Gemm with a bias)
 };
+
+// What kind of work an op's non-contraction arithmetic is: the seam between cost rules and
+// conventions. Each op has one (its family's, or an override in src/cost/conventions.def).
+#define FLOPWISE_WORK_KINDS(X)                                                                      \
+  X(contraction, "products with MACs (Conv, ConvTranspose, Gemm, MatMul, Einsum); bias adds apart")  \
+  X(bias, "a bias add: an Add of a parameter onto a contraction's output (Linear on 3-d input)")     \
+  X(elementwise, "arithmetic, comparison and logic per element (Add, Mul, Relu, Clip, Where)")      \
+  X(transcendental, "exp, log, erf, tanh, sigmoid, pow and activations built on them (Gelu, Elu)")  \
+  X(reduction, "reductions and scans (ReduceSum, ReduceMean, ArgMax, CumSum)")                      \
+  X(norm, "normalisation and softmax (BatchNorm, LayerNorm, GroupNorm, InstanceNorm, Softmax)")     \
+  X(pool, "pooling window reads (MaxPool, AveragePool, global and adaptive pooling)")               \
+  X(resample, "interpolation (Resize, GridSample)")                                                 \
+  X(recurrent, "RNN, GRU, LSTM: gate products and gate arithmetic per step")                        \
+  X(layout, "layout and data movement only: no arithmetic (Reshape, Transpose, Gather, Cast)")      \
+  X(subgraph, "control flow (If, Loop, Scan): its bodies' nodes, each under the same convention")  \
+  X(other, "composite and special ops (fused attention, detection, signal, quantised, random)")
+enum class WorkKind : uint8_t {
+#define FLOPWISE_KIND_ENUM(name, doc) name,
+  FLOPWISE_WORK_KINDS(FLOPWISE_KIND_ENUM)
+#undef FLOPWISE_KIND_ENUM
+};
+constexpr size_t kNumWorkKinds = 0
+#define FLOPWISE_KIND_COUNT(name, doc) +1
+    FLOPWISE_WORK_KINDS(FLOPWISE_KIND_COUNT)
+#undef FLOPWISE_KIND_COUNT
+    ;
+std::string_view work_kind_name(WorkKind k);
+std::string_view work_kind_doc(WorkKind k);
 
 using ShapeFn = void (*)(InferContext&);
 using CostFn = OpCost (*)(const CostContext&);
@@ -96,6 +128,8 @@ struct OpRecord {
   std::string_view formula;  // one line: how FLOPs are counted ("2*MACs + bias", "layout only")
   ShapeFn infer = nullptr;
   CostFn cost = nullptr;
+  std::string_view family;  // its op family (shape_inference/ops/<family>.cc), set by the registry
+  WorkKind kind = WorkKind::other;  // set by the registry: the family's kind or the op's override
 };
 
 class OpRegistry {
@@ -108,6 +142,8 @@ class OpRegistry {
   void add(const OpRecord& r);
 
  private:
+  void assign_kinds();        // after all families: each record's WorkKind (ops/kinds.def)
+  std::string_view family_;  // the family registering now
   std::vector<OpRecord> records_;
   std::unordered_map<std::string, std::vector<size_t>> by_name_;  // "domain::name" -> records
 };

@@ -93,7 +93,7 @@ OpCost cost_conv_like(const CostContext& c, size_t bias_idx) {
     cin_per_group = x.dims[1] / Dim(c.node.attr_i("group", 1));
   Count out = c.out_numel(0);
   Count macs = out * Count::of(cin_per_group * product(cost_kernel(c)));
-  return cost_contraction(macs, c.has_input(bias_idx) ? out : Count{});
+  return cost_contraction_bias(macs, c.has_input(bias_idx) ? out : Count{});
 }
 
 OpCost cost_conv(const CostContext& c) { return cost_conv_like(c, 2); }
@@ -156,7 +156,7 @@ OpCost cost_conv_transpose(const CostContext& c) {
   const Shape& w = c.in_shape(1);
   Dim cout_per_group = w.rank_known && w.rank() >= 2 ? w.dims[1] : Dim::unknown();
   Count macs = c.in_numel(0) * Count::of(cout_per_group * product(cost_kernel(c)));
-  return cost_contraction(macs, c.has_input(2) ? c.out_numel(0) : Count{});
+  return cost_contraction_bias(macs, c.has_input(2) ? c.out_numel(0) : Count{});
 }
 
 }  // namespace

@@ -128,7 +128,9 @@ OpCost cost_gemm(const CostContext& c) {
   bool has_c = c.has_input(2);
   int64_t extra = (has_c ? 1 : 0) + (c.node.attr_f("alpha", 1.0) != 1.0 ? 1 : 0) +
                   (has_c && c.node.attr_f("beta", 1.0) != 1.0 ? 1 : 0);
-  return cost_contraction(Count::of(mn * d.k), Count::of(mn) * Count{extra});
+  OpCost cost = cost_contraction(Count::of(mn * d.k), Count::of(mn) * Count{extra});
+  if (has_c) cost.bias = Count::of(mn);
+  return cost;
 }
 
 // ---- Einsum ----------------------------------------------------------------------------------

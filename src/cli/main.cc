@@ -64,26 +64,28 @@ void explain(std::ostream& os, const fw::Model& model, const fw::Report& a, cons
   struct Row {
     int64_t nodes = 0;
     fw::Count macs, fa, fb;
-    std::string formula;
+    std::string why;
   };
   std::map<std::string, Row> rows;
   const auto& g = model.graph;
   for (size_t i = 0; i < a.nodes.size() && i < b.nodes.size() && i < g.nodes.size(); ++i) {
     const auto& n = a.nodes[i];
-    std::string key = n.domain.empty() ? n.op : n.domain + "::" + n.op;
+    fw::WorkKind kind = fw::node_work_kind(g, g.nodes[i]);
+    std::string key = (n.domain.empty() ? n.op : n.domain + "::" + n.op) + (kind == fw::WorkKind::bias ? " (bias)" : "");
     Row& r = rows[key];
     r.nodes++;
     r.macs += n.cost.macs;
     r.fa += n.cost.flops;
     r.fb += b.nodes[i].cost.flops;
-    if (r.formula.empty())
+    if (r.why.empty())
       if (const auto* rec = fw::OpRegistry::instance().find(g.nodes[i].domain, g.nodes[i].op, g.nodes[i].opset))
-        r.formula = std::string(rec->formula);
+        r.why = std::string(ca.name) + ": " + fw::convention_formula(ca, *rec, kind) + "; " + std::string(cb.name) +
+                ": " + fw::convention_formula(cb, *rec, kind);
   }
   std::string an(ca.name), bn(cb.name);
   os << "FLOPs of " << model.path << " in convention '" << an << "' vs '" << bn << "'\n";
-  os << "  " << an << ": " << fw::human(a.totals.flops) << "FLOPs   " << bn << ": " << fw::human(b.totals.flops)
-     << "FLOPs   (MACs " << fw::human(a.totals.macs) << " in both)\n";
+  os << "  " << an << ": " << fw::human(a.totals.flops) << ca.unit << "   " << bn << ": " << fw::human(b.totals.flops)
+     << cb.unit << "   (MACs " << fw::human(a.totals.macs) << " in both)\n";
   os << "  " << an << ": " << ca.flop_means << "\n  " << bn << ": " << cb.flop_means << "\n\n";
   std::vector<std::pair<std::string, Row>> diff;
   for (auto& [k, r] : rows)
@@ -97,18 +99,9 @@ void explain(std::ostream& os, const fw::Model& model, const fw::Report& a, cons
   }
   os << "  op type                nodes  " << std::setw(12) << an << std::setw(12) << bn << "  why\n";
   for (const auto& [k, r] : diff) {
-    std::string why;
-    bool has_macs = !(r.macs.known && r.macs.v == 0);
-    if (has_macs && ca.per_mac != cb.per_mac)
-      why = std::to_string(ca.per_mac) + " vs " + std::to_string(cb.per_mac) + " per MAC";
-    if (ca.per_rest != cb.per_rest) {
-      std::string rest = std::string(has_macs ? "work beyond its MACs" : "its work") + " (" + r.formula + ") counted in '" +
-                         (ca.per_rest > cb.per_rest ? an : bn) + "' only";
-      why += (why.empty() ? "" : "; ") + rest;
-    }
     std::string name = k.size() > 22 ? k.substr(0, 21) + "~" : k;
     os << "  " << std::left << std::setw(22) << name << std::right << std::setw(6) << r.nodes << "  " << std::setw(12)
-       << fw::human(r.fa) << std::setw(12) << fw::human(r.fb) << "  " << why << "\n";
+       << fw::human(r.fa) << std::setw(12) << fw::human(r.fb) << "  " << r.why << "\n";
   }
 }
 

@@ -1,20 +1,276 @@
-// src/cost/convention.cc — see flopwise/convention.h.
+// src/cost/convention.cc — see flopwise/convention.h. The rows live in conventions.def; the few
+// formulas that need more than a product of a node's counts (recurrent cells, resampling modes, thop's
+// adaptive pooling and softmax) are the functions below, each written from the tool's source.
 #include "flopwise/convention.h"
+
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <initializer_list>
+#include <stdexcept>
+#include <unordered_map>
 
 #include "flopwise/errors.h"
 
 namespace flopwise {
 
+namespace {
+
+// ---- recurrent ops (ONNX RNN/GRU/LSTM: X [seq, batch, I], W [dirs, G, I], R [dirs, G, H], B) -----
+struct Rnn {
+  Count steps_batch;  // seq x batch
+  int64_t dirs = 1, gates = 0, input = 0, hidden = 0;
+  bool bias = false;
+  bool ok = false;
+};
+Rnn rnn_of(const NodeWork& w) {
+  Rnn r;
+  const Shape& x = w.in_shape(0);
+  const Shape& wt = w.in_shape(1);
+  if (!x.rank_known || x.rank() != 3 || !wt.rank_known || wt.rank() != 3) return r;
+  for (const auto& d : wt.dims)
+    if (!d.is_known()) return r;
+  r.steps_batch = Count::of(x.dims[0] * x.dims[1]);
+  r.dirs = wt.dims[0].value();
+  r.gates = wt.dims[1].value();
+  r.input = wt.dims[2].value();
+  r.hidden = w.attr_i("hidden_size", 0);
+  r.bias = w.has_input(3);
+  r.ok = r.hidden > 0;
+  return r;
+}
+// Gate arithmetic per step and direction that DeepSpeed's and ptflops' RNN hooks add to the products.
+int64_t rnn_gate_math(const NodeWork& w, int64_t h) {
+  std::string_view op = w.c.node.op;
+  if (op == "LSTM") return 10 * h;  // 4H adds of both states, 3H for the cell state, 3H for the output
+  if (op == "GRU") return 7 * h;    // H (reset hadamard), 3H (adds), 3H (final hadamard and add)
+  return h;                         // RNN: H (adds of both states)
+}
+Count ds_rnn(const NodeWork& w) {
+  Rnn r = rnn_of(w);
+  if (!r.ok) return Count::unknown();
+  int64_t g = r.gates;
+  int64_t per = 2 * g * r.input - g + 2 * g * r.hidden - g + rnn_gate_math(w, r.hidden) + (r.bias ? 2 * g : 0);
+  return r.steps_batch * Count{per * r.dirs};
+}
+Count pt_rnn(const NodeWork& w) {
+  Rnn r = rnn_of(w);
+  if (!r.ok) return Count::unknown();
+  int64_t g = r.gates;
+  int64_t per = g * r.input + g * r.hidden + rnn_gate_math(w, r.hidden) + (r.bias ? 2 * g : 0);
+  return r.steps_batch * Count{per * r.dirs};
+}
+Count thop_rnn(const NodeWork& w) {
+  Rnn r = rnn_of(w);
+  if (!r.ok) return Count::unknown();
+  int64_t h = r.hidden, i = r.input, b = r.bias ? 2 * h : 0;
+  int64_t state = (i + h) * h + h + b;  // one gate's product, its add and its biases
+  int64_t per = 0;
+  std::string_view op = w.c.node.op;
+  if (op == "LSTM") per = 4 * state + 3 * h + h;
+  else if (op == "GRU") per = 2 * state + state + h + 3 * h;
+  else per = h * (i + h) + h + b;
+  return r.steps_batch * Count{per * r.dirs};
+}
+
+// ptflops' aten backend sees the gate products as addmm (with a bias) or matmul (without): torch's CPU
+// RNN runs the hidden product per step as addmm, and the input product over the whole sequence as
+// linear, which is addmm only on a contiguous input (not the transposed batch_first one).
+Count aten_rnn(const NodeWork& w) {
+  Rnn r = rnn_of(w);
+  if (!r.ok || !r.bias) return r.ok ? w.macs : Count::unknown();
+  bool batch_first = false;
+  int x = w.c.node.inputs[0];
+  if (int p = w.c.graph.values[x].producer; p >= 0 && static_cast<size_t>(p) < w.c.graph.nodes.size())
+    batch_first = w.c.graph.nodes[p].op == "Transpose";
+  return w.macs + r.steps_batch * Count{r.gates * r.dirs * (batch_first ? 1 : 2)};
+}
+
+// ---- einsum: numpy's einsum_path, whose printed "Optimized FLOP count" DeepSpeed and fvcore parse ---
+// Two operands: numpy counts P (every index's size multiplied) x (1, +1 with a summed index), plus 1,
+// and prints it with 3 decimals in e-notation. Three or more operands: its path search is not
+// reproduced; 2 x MACs stands in for its count.
+Count numpy_einsum_flop(const NodeWork& w) {
+  if (!w.macs.known) return Count::unknown();
+  int64_t cost = w.c.node.inputs.size() == 2 ? 2 * w.macs.v + 1 : 2 * w.macs.v;
+  if (w.c.node.inputs.size() == 2) {
+    // No summed index: op_factor 1, P = MACs.
+    std::string eq = w.attr_s("equation", "");
+    auto arrow = eq.find("->");
+    if (arrow != std::string::npos) {
+      std::string lhs = eq.substr(0, arrow), out = eq.substr(arrow + 2);
+      bool summed = false;
+      for (char ch : lhs)
+        if (std::isalpha(static_cast<unsigned char>(ch)) && out.find(ch) == std::string::npos) summed = true;
+      if (!summed) cost = w.macs.v + 1;
+    }
+  }
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3e", static_cast<double>(cost));
+  return Count{static_cast<int64_t>(std::strtod(buf, nullptr))};
+}
+Count ds_einsum(const NodeWork& w) { return numpy_einsum_flop(w); }
+Count fv_einsum(const NodeWork& w) {
+  // fvcore maps the equation's letters to a, b, c... in order of appearance and counts two forms exactly.
+  std::string eq, mapped;
+  for (char ch : w.attr_s("equation", ""))
+    if (ch != ' ') eq += ch;
+  std::string order;
+  for (char ch : eq) {
+    if (!std::isalpha(static_cast<unsigned char>(ch))) {
+      mapped += ch;
+      continue;
+    }
+    auto at = order.find(ch);
+    if (at == std::string::npos) at = order.size(), order += ch;
+    mapped += static_cast<char>('a' + at);
+  }
+  if (mapped == "abc,abd->acd" || mapped == "abc,adc->adb") return w.macs;
+  Count f = numpy_einsum_flop(w);
+  return f.known ? Count{f.v / 2} : f;
+}
+
+// ---- which module a node ran in ---------------------------------------------------------------------
+// A node's innermost module class where the importer knows it (.pt); where it does not (.onnx), a node in
+// a named scope of its own is taken to be the module's op, one at the graph's root a functional call.
+bool in_module_like(const NodeWork& w, std::initializer_list<std::string_view> prefixes) {
+  if (w.module.empty()) return !w.c.node.scope.empty();
+  for (auto p : prefixes)
+    if (w.module.substr(0, p.size()) == p) return true;
+  return false;
+}
+bool in_pool_module(const NodeWork& w) {
+  return in_module_like(w, {"MaxPool", "AvgPool", "AdaptiveAvgPool", "AdaptiveMaxPool", "LPPool"});
+}
+// thop counts products in nn.Linear only; without classes, a product with a weight operand is a layer's.
+bool in_linear(const NodeWork& w) { return w.module.empty() ? w.weight_operand : w.module == "Linear"; }
+bool is_silu(const NodeWork& w) { return w.in_module("SiLU") || w.attr_s("torch_op", "") == "silu"; }
+
+// ---- resampling (Resize: X, roi, scales, sizes; mode nearest | linear | cubic) ---------------------
+int spatial_rank(const NodeWork& w) {
+  const Shape& x = w.in_shape(0);
+  return x.rank_known ? static_cast<int>(x.rank()) - 2 : -1;
+}
+Count ds_resample(const NodeWork& w) {
+  if (w.c.node.op != "Resize") return 0;
+  const Shape& y = w.out_shape(0);
+  if (!y.rank_known || y.rank() < 3) return Count::unknown();
+  if (w.has_input(3)) {  // a size: DeepSpeed counts prod(size), the spatial output only
+    Dim p(1);
+    for (size_t i = 2; i < y.rank(); ++i) p = p * y.dims[i];
+    return Count::of(p);
+  }
+  // A scale factor s: input elements x s^len(input), len(input) being the batch size.
+  const ConstData* s = w.c.in_data(2);
+  const Shape& x = w.in_shape(0);
+  if (!s || !s->is_float || s->floats.size() < 3 || !x.dims[0].is_known()) return Count::unknown();
+  double f = std::pow(s->floats[2], static_cast<double>(x.dims[0].value()));
+  if (!w.in.known) return Count::unknown();
+  return Count{static_cast<int64_t>(static_cast<double>(w.in.v) * f)};
+}
+Count fv_resample(const NodeWork& w) {
+  if (w.c.node.op == "GridSample") return w.out * 4;  // grid_sampler: bilinear assumed
+  std::string mode = w.attr_s("mode", "nearest");
+  if (spatial_rank(w) != 2) return 0;  // only the 2-d upsample handlers exist
+  if (mode == "nearest") return w.out;
+  if (mode == "linear") return w.out * 4;
+  return 0;
+}
+bool in_upsample_module(const NodeWork& w) {
+  return w.in_module("Upsample") || w.in_module("UpsamplingBilinear2d") || w.in_module("UpsamplingNearest2d");
+}
+Count thop_upsample(const NodeWork& w) {
+  if (w.c.node.op != "Resize" || !in_upsample_module(w)) return 0;
+  std::string mode = w.attr_s("mode", "nearest");
+  int r = spatial_rank(w);
+  if (mode == "nearest") return w.out;
+  if (mode == "linear" && r == 1) return w.out * 5;
+  if (mode == "linear" && r == 2) return w.out * 11;
+  if (mode == "cubic" && r == 2) return w.out * (224 + 35);
+  return 0;  // trilinear: thop warns and counts 0
+}
+Count pt_resample(const NodeWork& w) {
+  if (w.c.node.op != "Resize") return 0;
+  if (!in_upsample_module(w)) return w.out;  // F.interpolate
+  // nn.Upsample: its hook counts the first batch element's output, and F.interpolate the whole output.
+  const Shape& y = w.out_shape(0);
+  if (!y.rank_known || y.rank() < 1 || !y.dims[0].is_known() || !w.out.known || y.dims[0].value() == 0)
+    return Count::unknown();
+  return w.out + Count{w.out.v / y.dims[0].value()};
+}
+
+// ---- thop's own shapes of work ------------------------------------------------------------------
+Count thop_conv_transpose(const NodeWork& w) {
+  const Shape& x = w.in_shape(0);
+  const Shape& wt = w.in_shape(1);
+  if (!x.rank_known || x.rank() < 3 || !wt.rank_known || wt.rank() < 3) return Count::unknown();
+  Dim k(1);
+  for (size_t i = 2; i < wt.rank(); ++i) k = k * wt.dims[i];
+  Dim cin_g = x.dims[1] / Dim(w.attr_i("group", 1));
+  return w.out * Count::of(cin_g * k);
+}
+Count thop_adaptive_avg(const NodeWork& w) {
+  const Shape& x = w.in_shape(0);
+  const Shape& y = w.out_shape(0);
+  if (!x.rank_known || !y.rank_known || x.rank() != y.rank() || x.rank() < 3 || !w.out.known)
+    return Count::unknown();
+  double kernel = 1;  // thop divides the spatial sizes as doubles: fractional windows stay fractional
+  for (size_t i = 2; i < x.rank(); ++i) {
+    if (!x.dims[i].is_known() || !y.dims[i].is_known() || y.dims[i].value() == 0) return Count::unknown();
+    kernel *= static_cast<double>(x.dims[i].value()) / static_cast<double>(y.dims[i].value());
+  }
+  return Count{static_cast<int64_t>((kernel + 1) * static_cast<double>(w.out.v))};
+}
+Count thop_softmax(const NodeWork& w) {
+  if (!w.in_module("Softmax")) return 0;
+  const Shape& x = w.in_shape(0);
+  if (!x.rank_known || x.rank() == 0) return Count::unknown();
+  int64_t axis = w.attr_i("axis", -1);
+  if (axis < 0) axis += static_cast<int64_t>(x.rank());
+  if (axis < 0 || axis >= static_cast<int64_t>(x.rank()) || !x.dims[axis].is_known() || !w.in.known)
+    return Count::unknown();
+  int64_t n = x.dims[axis].value();
+  if (n == 0) return 0;
+  return Count{w.in.v / n} * Count{3 * n - 1};
+}
+
+}  // namespace
+
 const std::vector<Convention>& conventions() {
   static const std::vector<Convention> all = {
-#define CONVENTION(name, per_mac, per_rest, reproduces, means) {#name, per_mac, per_rest, reproduces, means},
+#define CONVENTION(name, unit, reproduces, means) {#name, reproduces, means, #unit},
+#define KIND(conv, kind, expr, text)
+#define OP(conv, op, expr, text)
+#define SKIP(conv, op, text)
 #include "conventions.def"
 #undef CONVENTION
+#undef KIND
+#undef OP
+#undef SKIP
+  };
+  return all;
+}
+
+const std::vector<ConventionRule>& convention_rules() {
+  static const std::vector<ConventionRule> all = {
+#define CONVENTION(name, unit, reproduces, means)
+#define KIND(conv, kind, expr, text) \
+  {#conv, WorkKind::kind, "", [](const NodeWork& w) -> Count { (void)w; return (expr); }, text, false},
+#define OP(conv, op, expr, text) \
+  {#conv, WorkKind::other, #op, [](const NodeWork& w) -> Count { (void)w; return (expr); }, text, false},
+#define SKIP(conv, op, text) {#conv, WorkKind::other, #op, [](const NodeWork&) -> Count { return 0; }, text, true},
+#include "conventions.def"
+#undef CONVENTION
+#undef KIND
+#undef OP
+#undef SKIP
   };
   return all;
 }
 
 const Convention& default_convention() { return conventions().front(); }
+bool is_default(const Convention& conv) { return &conv == &default_convention(); }
 
 const Convention& find_convention(const std::string& name) {
   std::string known;
@@ -25,21 +281,56 @@ const Convention& find_convention(const std::string& name) {
   throw UsageError("unknown convention '" + name + "' (known: " + known + ")");
 }
 
-Count convention_flops(const Convention& conv, const OpCost& cost) {
-  Count mac_part = cost.macs * Count{conv.per_mac};
-  if (conv.per_rest == 0) return mac_part;
-  if (conv.per_mac == 2 && conv.per_rest == 1) return cost.flops;  // the default convention itself
-  // rest = default FLOPs - 2 x MACs (what the default adds beyond the contractions).
-  Count rest = cost.flops - cost.macs * Count{2};
-  return mac_part + rest * Count{conv.per_rest};
+namespace {
+// Per convention: its row for each kind and for each op that has its own.
+struct RuleIndex {
+  const ConventionRule* kinds[kNumWorkKinds] = {};
+  std::unordered_map<std::string_view, const ConventionRule*> ops;
+};
+const RuleIndex& index_of(const Convention& conv) {
+  static const std::vector<RuleIndex> all = [] {
+    std::vector<RuleIndex> idx(conventions().size());
+    for (size_t i = 0; i < conventions().size(); ++i) {
+      for (const auto& r : convention_rules()) {
+        if (r.convention != conventions()[i].name) continue;
+        if (r.op.empty())
+          idx[i].kinds[static_cast<size_t>(r.kind)] = &r;
+        else
+          idx[i].ops[r.op] = &r;
+      }
+      for (size_t k = 0; k < kNumWorkKinds; ++k)
+        if (!idx[i].kinds[k])
+          throw std::logic_error("conventions.def: " + std::string(conventions()[i].name) + " has no row for kind " +
+                                 std::string(work_kind_name(static_cast<WorkKind>(k))));
+    }
+    return idx;
+  }();
+  return all[static_cast<size_t>(&conv - conventions().data())];
+}
+}  // namespace
+
+const ConventionRule& convention_rule(const Convention& conv, const OpRecord& rec, WorkKind kind) {
+  const RuleIndex& idx = index_of(conv);
+  if (kind != WorkKind::bias) {  // a bias add is weighed as a bias, whatever its op's own row says
+    auto it = idx.ops.find(rec.name);
+    if (it != idx.ops.end()) return *it->second;
+  }
+  return *idx.kinds[static_cast<size_t>(kind)];
+}
+
+Count convention_flops(const Convention& conv, const OpRecord& rec, const NodeWork& w) {
+  if (is_default(conv)) return w.flops;
+  return convention_rule(conv, rec, w.kind).flops(w);
 }
 
 std::string convention_formula(const Convention& conv, const OpRecord& rec) {
-  std::string f(rec.formula);
-  if (conv.per_mac == 2 && conv.per_rest == 1) return f;
-  std::string macs = conv.per_mac == 1 ? "MACs" : std::to_string(conv.per_mac) + "*MACs";
-  if (conv.per_rest == 0) return macs + " only, 0 without a contraction (default counts: " + f + ")";
-  return macs + " + " + std::to_string(conv.per_rest) + " x the rest (default counts: " + f + ")";
+  return convention_formula(conv, rec, rec.kind);
+}
+
+std::string convention_formula(const Convention& conv, const OpRecord& rec, WorkKind kind) {
+  const ConventionRule& r = convention_rule(conv, rec, kind);
+  if (r.formula == "=") return std::string(rec.formula);
+  return std::string(r.formula);
 }
 
 }  // namespace flopwise

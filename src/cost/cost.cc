@@ -48,24 +48,73 @@ Count bytes_of(const Value& v) {
   return v.shape.numel_count() * Count{sz};
 }
 
-// Cost of one run of a graph's nodes (for control-flow bodies): MACs and FLOPs only.
-OpCost graph_cost(const Graph& g);
+// Cost of one run of a graph's nodes (for control-flow bodies): MACs, and FLOPs under `conv`.
+OpCost graph_cost(const Graph& g, const Convention& conv);
 
 const OpRecord* record_of(const Node& n) { return OpRegistry::instance().find(n.domain, n.op, n.opset); }
 
-// MACs and FLOPs of one node by its record; unknown without one (an unsupported op).
-OpCost node_op_cost(const Graph& g, const Node& n, const OpRecord* rec) {
+// MACs and default FLOPs of one node by its record; unknown without one (an unsupported op). A
+// control-flow node's bodies are costed under `conv`, so its FLOPs are that convention's already.
+OpCost node_op_cost(const Graph& g, const Node& n, const OpRecord* rec, const Convention& conv) {
   if (!rec) return OpCost{Count::unknown(), Count::unknown()};
-  CostContext ctx{g, n, graph_cost};
+  CostContext ctx{g, n, [&conv](const Graph& sub) { return graph_cost(sub, conv); }};
   return rec->cost(ctx);
 }
 
-OpCost graph_cost(const Graph& g) {
+// A value that is a parameter, directly or through layout-only ops (Linear's weight behind a Transpose).
+bool param_rooted(const Graph& g, int vi) {
+  for (int hops = 0; vi >= 0 && hops < 4; ++hops) {
+    const Value& v = g.values[vi];
+    if (v.is_initializer) return is_float(v.dtype) && !v.is_buffer;
+    if (v.producer < 0 || static_cast<size_t>(v.producer) >= g.nodes.size()) return false;
+    const Node& p = g.nodes[v.producer];
+    const OpRecord* rec = record_of(p);
+    if (!rec || rec->kind != WorkKind::layout || p.inputs.empty()) return false;
+    vi = p.inputs[0];
+  }
+  return false;
+}
+
+// A node's kind of work: its op's, except an Add of a 1-d parameter onto a contraction's output,
+// which is a bias add (Linear on 3-d input is MatMul + Add, in torch.onnx exports and our lowering).
+WorkKind node_kind(const Graph& g, const Node& n, const OpRecord& rec) {
+  if (n.op != "Add" || !n.domain.empty() || n.inputs.size() != 2) return rec.kind;
+  for (int s = 0; s < 2; ++s) {
+    int p = n.inputs[s], o = n.inputs[1 - s];
+    if (p < 0 || o < 0) continue;
+    const Value& pv = g.values[p];
+    if (!pv.is_initializer || pv.is_buffer || !is_float(pv.dtype) || !pv.shape.rank_known || pv.shape.rank() != 1)
+      continue;
+    int prod = g.values[o].producer;
+    if (prod < 0 || static_cast<size_t>(prod) >= g.nodes.size()) continue;
+    const OpRecord* pr = record_of(g.nodes[prod]);
+    if (pr && pr->kind == WorkKind::contraction) return WorkKind::bias;
+  }
+  return rec.kind;
+}
+
+// A node's FLOPs under `conv`, from its op's work (`oc`).
+Count node_flops(const Graph& g, const Node& n, const OpRecord& rec, const OpCost& oc, const Convention& conv) {
+  if (is_default(conv)) return oc.flops;
+  CostContext ctx{g, n, nullptr};
+  NodeWork w{ctx, node_kind(g, n, rec), oc.macs, oc.bias, Count{}, oc.flops, Count{}, Count{}, {}, false};
+  w.rest = oc.flops - oc.macs * Count{2} - oc.bias;
+  if (w.kind == WorkKind::bias) w.bias = oc.flops, w.rest = 0;
+  w.in = ctx.in_numel(0);
+  w.out = ctx.out_numel(0);
+  if (!n.scope_classes.empty()) w.module = n.scope_classes.back();
+  w.weight_operand = rec.kind == WorkKind::contraction &&
+                     ((n.inputs.size() > 1 && param_rooted(g, n.inputs[1])) || (!n.inputs.empty() && param_rooted(g, n.inputs[0])));
+  return convention_flops(conv, rec, w);
+}
+
+OpCost graph_cost(const Graph& g, const Convention& conv) {
   OpCost total;
   for (const auto& n : g.nodes) {
-    OpCost c = node_op_cost(g, n, record_of(n));
+    const OpRecord* rec = record_of(n);
+    OpCost c = node_op_cost(g, n, rec, conv);
     total.macs += c.macs;
-    total.flops += c.flops;
+    total.flops += rec ? node_flops(g, n, *rec, c, conv) : c.flops;
   }
   return total;
 }
@@ -80,6 +129,11 @@ Role initializer_role(const Value& v, const Node& user, size_t slot) {
 }
 
 }  // namespace
+
+WorkKind node_work_kind(const Graph& g, const Node& n) {
+  const OpRecord* rec = record_of(n);
+  return rec ? node_kind(g, n, *rec) : WorkKind::other;
+}
 
 Report build_report(const Model& model, InferResult infer) {
   return build_report(model, std::move(infer), default_convention());
@@ -108,6 +162,7 @@ Report build_report(const Model& model, InferResult infer, const Convention& con
   std::vector<bool> seen_value(g.values.size(), false);
   std::set<std::string> symbols, overflowed_nodes;
   std::map<std::string, size_t> op_index;
+  std::map<std::string, int64_t> skipped;  // ops the convention's tool skips with a warning, and how often
 
   for (const auto& n : g.nodes) {
     NodeReport nr;
@@ -139,9 +194,13 @@ Report build_report(const Model& model, InferResult infer, const Convention& con
 
     const OpRecord* rec = record_of(n);
     nr.supported = rec != nullptr;
-    OpCost oc = node_op_cost(g, n, rec);
+    OpCost oc = node_op_cost(g, n, rec, conv);
     nr.cost.macs = oc.macs;
-    nr.cost.flops = rec ? convention_flops(conv, oc) : oc.flops;
+    nr.cost.flops = rec ? node_flops(g, n, *rec, oc, conv) : oc.flops;
+    if (rec && !is_default(conv)) {
+      const ConventionRule& rule = convention_rule(conv, *rec, node_kind(g, n, *rec));
+      if (rule.skipped) ++skipped[op_key(n)];
+    }
     nr.cost.backward_flops = nr.cost.flops * Count{2};
     if (rec && (!oc.flops.exact() || !oc.macs.exact() || !mem.exact())) {
       bool overflow = oc.flops.overflowed || oc.macs.overflowed || mem.overflowed;
@@ -215,6 +274,27 @@ Report build_report(const Model& model, InferResult infer, const Convention& con
     std::string list;
     for (const auto& s : overflowed_nodes) list += (list.empty() ? "" : ", ") + s;
     r.warnings.push_back("count overflows 64 bits in: " + list + " (reported as unknown)");
+  }
+  // A tool that hooks the PyTorch module sees BatchNorm that an ONNX exporter folds into the conv
+  // weights (torch.onnx in eval mode does): its figure cannot be reproduced from the folded graph.
+  if (!is_default(conv) && model.format == "onnx") {
+    bool conv_bias = false, batch_norm = false;
+    for (const auto& n : g.nodes) {
+      if (n.op == "Conv" && n.domain.empty() && n.inputs.size() > 2 && n.inputs[2] >= 0) conv_bias = true;
+      if (n.op == "BatchNormalization") batch_norm = true;
+    }
+    if (conv_bias && !batch_norm)
+      r.warnings.push_back(
+          "convention '" + std::string(conv.name) +
+          "': this ONNX graph has biased Convs and no BatchNormalization; if its exporter folded BatchNorm into "
+          "the convs (torch.onnx does in eval mode), the tool counting the PyTorch module counts BatchNorm and no "
+          "conv bias: analyse the .pt (TorchScript) to reproduce it exactly");
+  }
+  if (!skipped.empty()) {
+    std::string list;
+    for (const auto& [op, k] : skipped) list += (list.empty() ? "" : ", ") + op + " x" + std::to_string(k);
+    r.warnings.push_back("convention '" + std::string(conv.name) + "' counts 0 for what its tool skips as unsupported: " +
+                         list);
   }
   if (r.totals.uncounted > 0)
     r.warnings.push_back(std::to_string(r.totals.uncounted) +

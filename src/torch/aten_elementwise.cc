@@ -93,8 +93,9 @@ bool lower_rsqrt(Lowerer& L, Node* n, const std::string&) {
 
 bool lower_silu(Lowerer& L, Node* n, const std::string&) {  // x * sigmoid(x), as torch.onnx exports it
   int x = L.as_ir(L.in(n, 0));
-  int s = L.emit_tmp(n->output(), "sigmoid", "Sigmoid", {x});
-  L.emit_to(n->output(), "Mul", {x, s});
+  // Tagged: conventions that count F.silu once per element (DeepSpeed, ptflops) find it at the Sigmoid.
+  int s = L.emit_tmp(n->output(), "sigmoid", "Sigmoid", {x}, {{"torch_op", as("silu")}});
+  L.emit_to(n->output(), "Mul", {x, s}, {{"torch_op", as("silu")}});
   return true;
 }
 
