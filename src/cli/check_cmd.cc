@@ -29,7 +29,7 @@ int run_check(int argc, char** argv) {
       ->check(CLI::IsMember({"text", "markdown", "md"}));
   app.add_option("--output,-o", output, "write the table to FILE instead of stdout");
   app.add_option("--junit", junit, "also write JUnit XML (one test case per limit) to FILE");
-  app.add_option("--convention", convention, "counting convention of the FLOPs checked (default, torch, torchvision)");
+  app.add_option("--convention", convention, "counting convention of the FLOPs checked (default, torch, torchvision, deepspeed, fvcore, thop, ptflops, ptflops_aten)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

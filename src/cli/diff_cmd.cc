@@ -55,7 +55,7 @@ int run_diff(int argc, char** argv) {
                  "quantity that ranks the largest changes: params | macs | flops | memory_bytes")
       ->check(CLI::IsMember({"params", "macs", "flops", "memory_bytes"}));
   app.add_option("--convention", o.convention,
-                 "counting convention of the FLOPs of a model side (default, torch, torchvision); saved reports "
+                 "counting convention of the FLOPs of a model side (default, torch, torchvision, deepspeed, fvcore, thop, ptflops, ptflops_aten); saved reports "
                  "keep theirs, and two sides of different conventions are not compared");
   try {
     app.parse(argc, argv);

@@ -196,7 +196,7 @@ int main(int argc, char** argv) {
                  "reconcile the FLOPs of two conventions per op type: --explain default torchvision")
       ->expected(2);
   app.add_option("--convention", o.convention,
-                 "counting convention of the FLOPs: default, torch (FlopCounterMode), torchvision (_ops) "
+                 "counting convention of the FLOPs: default, torch, torchvision, deepspeed, fvcore, thop, ptflops, ptflops_aten "
                  "(README: Conventions)");
   try {
     app.parse(argc, argv);
