@@ -18,7 +18,7 @@ namespace flopwise {
 // Families call this; `until` 0 means no upper bound.
 inline void reg(OpRegistry& r, std::string_view name, int since, int until, std::string_view formula,
                 ShapeFn infer, CostFn cost, std::string_view domain = "") {
-  r.add(OpRecord{domain, name, since, until, formula, infer, cost});
+  r.add(OpRecord{domain, name, since, until, formula, infer, cost, {}, WorkKind::other});
 }
 
 // ---- shapes -------------------------------------------------------------------------------------

@@ -62,8 +62,6 @@ const Convention& find_convention(const std::string& name);
 
 // The rule of `conv` for a node of op `rec` whose work is of kind `kind` (the op's row, else the kind's).
 const ConventionRule& convention_rule(const Convention& conv, const OpRecord& rec, WorkKind kind);
-// A node's FLOPs under `conv`.
-Count convention_flops(const Convention& conv, const OpRecord& rec, const NodeWork& w);
 // An op's formula under `conv` (its kind's or its own row's text; the op's formula for the default),
 // for a node whose work is of `kind` (the op's own unless it is a bias add).
 std::string convention_formula(const Convention& conv, const OpRecord& rec);

@@ -87,6 +87,7 @@ struct OpCost {
   Count macs;
   Count flops;
   Count bias;  // bias-add elements included in `flops` (Conv/ConvTranspose/Gemm with a bias)
+  OpCost(Count m = {}, Count f = {}, Count b = {}) : macs(m), flops(f), bias(b) {}  // NOLINT: {macs, flops}
 };
 
 // What kind of work an op's non-contraction arithmetic is: the seam between cost rules and

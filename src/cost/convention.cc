@@ -318,11 +318,6 @@ const ConventionRule& convention_rule(const Convention& conv, const OpRecord& re
   return *idx.kinds[static_cast<size_t>(kind)];
 }
 
-Count convention_flops(const Convention& conv, const OpRecord& rec, const NodeWork& w) {
-  if (is_default(conv)) return w.flops;
-  return convention_rule(conv, rec, w.kind).flops(w);
-}
-
 std::string convention_formula(const Convention& conv, const OpRecord& rec) {
   return convention_formula(conv, rec, rec.kind);
 }

@@ -93,8 +93,10 @@ WorkKind node_kind(const Graph& g, const Node& n, const OpRecord& rec) {
   return rec.kind;
 }
 
-// A node's FLOPs under `conv`, from its op's work (`oc`).
-Count node_flops(const Graph& g, const Node& n, const OpRecord& rec, const OpCost& oc, const Convention& conv) {
+// A node's FLOPs under `conv`, from its op's work (`oc`); `skipped` (when given) is set when the
+// convention's tool skips the op as unsupported.
+Count node_flops(const Graph& g, const Node& n, const OpRecord& rec, const OpCost& oc, const Convention& conv,
+                 bool* skipped = nullptr) {
   if (is_default(conv)) return oc.flops;
   CostContext ctx{g, n, nullptr};
   NodeWork w{ctx, node_kind(g, n, rec), oc.macs, oc.bias, Count{}, oc.flops, Count{}, Count{}, {}, false};
@@ -105,7 +107,9 @@ Count node_flops(const Graph& g, const Node& n, const OpRecord& rec, const OpCos
   if (!n.scope_classes.empty()) w.module = n.scope_classes.back();
   w.weight_operand = rec.kind == WorkKind::contraction &&
                      ((n.inputs.size() > 1 && param_rooted(g, n.inputs[1])) || (!n.inputs.empty() && param_rooted(g, n.inputs[0])));
-  return convention_flops(conv, rec, w);
+  const ConventionRule& rule = convention_rule(conv, rec, w.kind);
+  if (skipped) *skipped = rule.skipped;
+  return rule.flops(w);
 }
 
 OpCost graph_cost(const Graph& g, const Convention& conv) {
@@ -196,11 +200,9 @@ Report build_report(const Model& model, InferResult infer, const Convention& con
     nr.supported = rec != nullptr;
     OpCost oc = node_op_cost(g, n, rec, conv);
     nr.cost.macs = oc.macs;
-    nr.cost.flops = rec ? node_flops(g, n, *rec, oc, conv) : oc.flops;
-    if (rec && !is_default(conv)) {
-      const ConventionRule& rule = convention_rule(conv, *rec, node_kind(g, n, *rec));
-      if (rule.skipped) ++skipped[op_key(n)];
-    }
+    bool tool_skips = false;
+    nr.cost.flops = rec ? node_flops(g, n, *rec, oc, conv, &tool_skips) : oc.flops;
+    if (tool_skips) ++skipped[op_key(n)];
     nr.cost.backward_flops = nr.cost.flops * Count{2};
     if (rec && (!oc.flops.exact() || !oc.macs.exact() || !mem.exact())) {
       bool overflow = oc.flops.overflowed || oc.macs.overflowed || mem.overflowed;
