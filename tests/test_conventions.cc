@@ -169,6 +169,39 @@ TEST_CASE("conventions: ResNet-18's default-convention FLOPs and memory bytes fr
   }
 }
 
+TEST_CASE("conventions: BERT's default-convention FLOPs from its architecture, by hand, at any batch and seq") {
+  // models/bert.onnx: models/generate.py's BertModel (HF BERT's structure): 4 layers, hidden H 128, 4 heads
+  // of 32, FFN F 512, dynamic batch b and seq S. COUNTING.md's default per node, per sequence position:
+  //   Linear(i, o): 2*i*o per MAC pair + o bias adds;  LayerNorm 5 + 2 (affine) per element;  residual and
+  //   embedding sums 1 per element;  attention: QK^T and AV 2*heads*S*hd each (per query position), the
+  //   /sqrt(hd) 1 and Softmax 5 per score (heads*S per position);  GELU as exported, x*0.5*(1+erf(x/sqrt2)):
+  //   Div, Erf, Add, Mul, Mul = 5 per element.  Embedding lookups (Gather) 0.
+  const int64_t H = 128, F = 512, heads = 4, hd = H / heads, layers = 4;
+  auto linear = [](int64_t i, int64_t o) { return 2 * i * o + o; };
+  const int64_t ln = 7 * H;
+  // per position: terms in S (attention scores) and constant terms
+  const int64_t per_s = layers * (2 * (2 * heads * hd) + heads + 5 * heads);
+  const int64_t per_1 = 2 * H + ln +
+                        layers * (4 * linear(H, H) + 2 * H + 2 * ln + linear(H, F) + 5 * F + linear(F, H));
+  auto dir = scratch_dir("conventions");
+  for (auto [b, S] : {std::pair<int64_t, int64_t>{1, 64}, {2, 7}, {3, 128}}) {
+    CAPTURE(b);
+    CAPTURE(S);
+    CliRun r = run_cli(model_path("bert.onnx") + " --dim batch=" + std::to_string(b) + " --dim seq=" +
+                           std::to_string(S) + " --format json",
+                       dir);
+    REQUIRE(r.code == 0);
+    json t = json::parse(r.out)["totals"];
+    CHECK(t["flops"].get<int64_t>() == b * S * (per_s * S + per_1));
+    CHECK(t["macs"].get<int64_t>() == b * S * (layers * (2 * heads * S * hd + 4 * H * H + 2 * H * F)));
+  }
+  // Unpinned, the totals are those polynomials in batch and seq (the shape pass keeps the dims symbolic).
+  CliRun r = run_cli(model_path("bert.onnx") + " --format json", dir);
+  REQUIRE(r.code == 0);
+  CHECK(json::parse(r.out)["totals"]["flops"].get<std::string>() ==
+        std::to_string(per_s) + "*batch*seq*seq + " + std::to_string(per_1) + "*batch*seq");
+}
+
 TEST_CASE("conventions: every op has a kind, and every convention a row for every kind") {
   // The completeness the seam promises: an op's figure in any convention comes from a row of
   // conventions.def (its kind's, or its own), never from a fallback. assign_kinds() throws on a family

@@ -12,6 +12,7 @@
 #include <thread>
 #include <atomic>
 
+#include "flopwise/convention.h"
 #include "flopwise/cost.h"
 #include "flopwise/onnx_import.h"
 #include "cli_util.h"
@@ -446,7 +447,11 @@ TEST_CASE("torchscript zoo: MACs equal eager dispatch counts, params equal torch
       if (e["files"][kind].is_null()) continue;  // torch 1.13 cannot script it (expect.json says why)
       std::string file = zoo().dir + "/" + e["files"][kind].get<std::string>();
       CAPTURE(file);
-      Report rep = analyse_pt(file, InferOptions{});  // inputs: the archive's flopwise_inputs.json
+      Imported im = import_pt(file, InferOptions{});  // inputs: the archive's flopwise_inputs.json
+      REQUIRE_MESSAGE(im.rc == 0, im.err);
+      InferResult ir = infer_shapes(im.model, InferOptions{});
+      Report torch_rep = build_report(im.model, ir, find_convention("torch"));
+      Report rep = build_report(im.model, std::move(ir));
       ++files;
       if (auto nl = kZooNotLowered.find(name); nl != kZooNotLowered.end()) {
         CHECK(rep.unsupported.count(nl->second) == 1);
@@ -458,6 +463,11 @@ TEST_CASE("torchscript zoo: MACs equal eager dispatch counts, params equal torch
       CHECK(rep.totals.macs.v == e["macs"].get<int64_t>());
       // Params: sum(p.numel() for p in module.parameters()), a shared tensor once.
       CHECK(rep.totals.params.v == e["params"].get<int64_t>());
+      // --convention torch: torch.utils.flop_counter.FlopCounterMode counts 2 FLOPs per MAC of exactly the
+      // aten ops the generator's dispatch counter sees (mm, addmm, bmm, convolution; baddbmm and
+      // scaled_dot_product_attention reach it decomposed in grad mode) and 0 for every other op.
+      REQUIRE(torch_rep.totals.flops.known);
+      CHECK(torch_rep.totals.flops.v == 2 * e["macs"].get<int64_t>());
     }
   }
   MESSAGE(files << " zoo files analysed");
