@@ -3,6 +3,8 @@
 
     /usr/bin/python3 models/reference_counts.py --tools /tmp/tools --out models/reference_counts.json
     /usr/bin/python3 models/reference_counts.py --tools /tmp/tools --out /tmp/x.json --only bert --only gpt2
+    /usr/bin/python3 models/reference_counts.py --tools /tmp/tools --zoo -j 3      # -> models/reference_counts_zoo.json
+    /usr/bin/python3 models/reference_counts.py --tools /tmp/tools --zoo-only lstm --zoo-only mha --out /tmp/z.json
 
 Every number this script writes is the peer tool's OWN output, produced by actually running the tool
 (from its source checkout under --tools) on the same torch modules, weights and example inputs that
@@ -28,6 +30,22 @@ Output JSON (integers as the tools report them; thop's float64 totals are cast t
                       tool: {"total_flops" and/or "total_macs", "params", "by_module", "by_op", ...}}}}
   by_module holds LEAF modules (no children) with a nonzero figure, keyed by dotted module name.
   A tool that fails on a model gets {"error": "..."} instead.
+
+Zoo mode (--zoo, or --zoo-only NAME, repeatable; default --out models/reference_counts_zoo.json):
+  the same five tool calls on the modules of models/torch_zoo.py's ZOO (torchvision families, language
+  models, container outputs, every torch.nn layer with parameters), each built exactly as torch_zoo's
+  _generate builds the module it traces into build/pt_zoo/NAME.{trace,script}.pt: seed = seed_of(name),
+  torch.manual_seed(seed), e.build(), perturb(model, seed + 1), eval(), make_inputs(e.inputs, seed + 2),
+  input names from input_names(model, n) (several inputs go to ptflops as keyword arguments under those
+  names), with warnings silenced as _generate does. Zoo model names overlap the bundled ones (resnet18,
+  bert, ...) but are different (narrowed) modules, hence the separate file. To keep it small, each tool's
+  entry keeps its totals, params and per-operator tables (by_op, DeepSpeed's by_op_macs, fvcore's
+  unsupported ops), and every table keyed by module name (by_module, by_module_macs, nonleaf_own,
+  nonleaf_hooked, rnn_module_hooks, uncalled_modules) is replaced by the same figures summed per module
+  CLASS, under the same key with the suffix "_by_type" (uncalled_modules: a count per class).
+  --by-module keeps the per-module tables as well (for looking into one module: --zoo-only NAME).
+  Zoo JSON: {"torch", "zoo": "models/torch_zoo.py", "tools", "models": {name: {"family", "inputs", tool: ...}}}.
+  -j N runs N (model, tool) child processes at a time (any mode; results are the same).
 
 Tools and the calls made (see TOOLS below for the exact strings recorded in the JSON):
   deepspeed        DeepSpeed flops profiler, deepspeed/profiling/flops_profiler/profiler.py (commit 38327e07f),
@@ -225,6 +243,62 @@ def build(name):
     return model, tuple(inputs), list(in_names)
 
 
+def build_zoo(name):
+    """A models/torch_zoo.py ZOO entry, built as torch_zoo._generate builds it; returns (model, inputs, names)."""
+    import warnings
+    import torch
+    sys.path.insert(0, HERE)
+    import torch_zoo as zoo
+    entry = {e.name: e for e in zoo.ZOO}[name]
+    with warnings.catch_warnings():  # as torch_zoo.generate
+        warnings.simplefilter("ignore")
+        seed = zoo.seed_of(entry.name)
+        torch.manual_seed(seed)
+        model = entry.build()
+        zoo.perturb(model, seed + 1)
+        model.eval()
+        inputs = zoo.make_inputs(entry.inputs, seed + 2)
+        names = zoo.input_names(model, len(inputs))
+    return model, tuple(inputs), names
+
+
+def zoo_entries():
+    sys.path.insert(0, HERE)
+    import torch_zoo as zoo
+    return {e.name: e for e in zoo.ZOO}
+
+
+# Tables keyed by module name; in zoo mode they are summed per module class (see the docstring).
+MODULE_TABLES = ("by_module", "by_module_macs", "nonleaf_own", "nonleaf_hooked", "rnn_module_hooks")
+
+
+def by_module_class(result, model):
+    """result with each table of MODULE_TABLES replaced by "<table>_by_type": the tool's figures summed per
+    module class (dict values, e.g. nonleaf_own's {"flops", "macs"}, summed field by field);
+    uncalled_modules (a list of names) becomes uncalled_modules_by_type, a count per class."""
+    cls = {n: type(m).__name__ for n, m in model.named_modules()}
+    cls["(root)"] = cls[""]
+    out = {}
+    for key, value in result.items():
+        if key in MODULE_TABLES:
+            agg = {}
+            for name, v in value.items():
+                c = cls.get(name, "?")
+                if isinstance(v, dict):
+                    agg[c] = {f: agg.get(c, {}).get(f, 0) + int(x) for f, x in v.items()}
+                else:
+                    agg[c] = agg.get(c, 0) + int(v)
+            out[key + "_by_type"] = agg
+        elif key == "uncalled_modules":
+            agg = {}
+            for name in value:
+                agg[cls.get(name, "?")] = agg.get(cls.get(name, "?"), 0) + 1
+            out["uncalled_modules_by_type"] = agg
+        else:
+            out[key] = value
+    return out
+
+
 def leaf_names(model):
     return {n for n, m in model.named_modules() if not list(m.children())}
 
@@ -361,6 +435,24 @@ def run_thop(tools_dir, model, inputs, names):
             "note": "thop returns float64 totals; cast to int here"}
 
 
+def complexity(ptflops, model, inputs, constructor, backend):
+    """ptflops.get_model_complexity_info; on failure it prints the exception and returns None: that printed
+    line becomes the error recorded (its output is passed on to stdout unchanged)."""
+    import contextlib
+    import io
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        macs, params = ptflops.get_model_complexity_info(
+            model, tuple(inputs[0].shape[1:]), input_constructor=constructor, as_strings=False,
+            print_per_layer_stat=False, backend=backend)
+    sys.stdout.write(printed.getvalue())
+    if macs is None:
+        lines = printed.getvalue().splitlines()
+        after = [ln for i, ln in enumerate(lines) if i and "following exception" in lines[i - 1]]
+        raise RuntimeError("ptflops returned None: " + (after[0].strip() if after else "(no message)"))
+    return macs, params
+
+
 def run_ptflops(tools_dir, model, inputs, names, backend):
     sys.path.insert(0, os.path.join(tools_dir, TOOLS["ptflops_" + backend]["source"]))
     import ptflops
@@ -398,11 +490,7 @@ def run_ptflops(tools_dir, model, inputs, names, backend):
             return result
 
         pt_engine.torch_function_wrapper.__call__ = call_and_note
-        macs, params = ptflops.get_model_complexity_info(
-            model, tuple(inputs[0].shape[1:]), input_constructor=constructor, as_strings=False,
-            print_per_layer_stat=False, backend="pytorch")
-        if macs is None:
-            raise RuntimeError("ptflops returned None (it printed the exception above)")
+        macs, params = complexity(ptflops, model, inputs, constructor, "pytorch")
         leaves = leaf_names(model)
         out["by_module"] = {n: per_module[id(m)] for n, m in model.named_modules()
                             if id(m) in per_module and per_module[id(m)] and n in leaves}
@@ -423,11 +511,7 @@ def run_ptflops(tools_dir, model, inputs, names, backend):
                 modes.append(self)
 
         aten_engine.FlopCounterMode = Recording
-        macs, params = ptflops.get_model_complexity_info(
-            model, tuple(inputs[0].shape[1:]), input_constructor=constructor, as_strings=False,
-            print_per_layer_stat=False, backend="aten")
-        if macs is None:
-            raise RuntimeError("ptflops returned None (it printed the exception above)")
+        macs, params = complexity(ptflops, model, inputs, constructor, "aten")
         counts = modes[-1].flop_counts
         out["by_op"] = ints({str(k): v for k, v in counts["Global"].items()})
         out["by_top_level_module"] = {m: int(sum(c.values())) for m, c in counts.items()
@@ -445,10 +529,12 @@ RUNNERS = {
 }
 
 
-def worker(tools_dir, tool, model_name, out_path):
-    model, inputs, names = build(model_name)
+def worker(tools_dir, tool, model_name, out_path, zoo=False, keep_modules=False):
+    model, inputs, names = build_zoo(model_name) if zoo else build(model_name)
     try:
         result = RUNNERS[tool](tools_dir, model, inputs, names)
+        if zoo and not keep_modules:
+            result = by_module_class(result, model)
     except Exception as e:  # noqa: BLE001 - recorded in the JSON, the other tools go on
         traceback.print_exc()
         result = {"error": f"{type(e).__name__}: {e}".strip().splitlines()[0]}
@@ -459,55 +545,98 @@ def worker(tools_dir, tool, model_name, out_path):
 # --------------------------------------------------------------------------------------------------
 
 
+def run_child(tools_dir, tool, name, zoo, keep_modules, verbose):
+    """One (model, tool) pair in its own process; returns (the tool's entry, the child's output)."""
+    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as tmp:
+        path = tmp.name
+    cmd = [sys.executable, os.path.abspath(__file__), "--tools", tools_dir, "--worker", tool, name, path]
+    cmd += ["--zoo"] * zoo + ["--by-module"] * keep_modules
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    log = proc.stdout + proc.stderr if verbose or proc.returncode else ""
+    try:
+        with open(path) as f:
+            r = json.load(f)
+    except (OSError, ValueError):
+        r = {"error": f"worker exited {proc.returncode}: "
+                      + (proc.stderr.strip().splitlines() or ["no output"])[-1]}
+    finally:
+        if os.path.exists(path):
+            os.remove(path)
+    return r, log
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--tools", default="/tmp/tools", help="directory holding the four tool checkouts")
-    ap.add_argument("--out", default=os.path.join(HERE, "reference_counts.json"))
+    ap.add_argument("--out", help="output JSON (default: models/reference_counts.json, with --zoo/--zoo-only "
+                                  "models/reference_counts_zoo.json)")
     ap.add_argument("--only", action="append", help="model name (repeatable); default: " + " ".join(MODELS))
+    ap.add_argument("--zoo", action="store_true", help="every module of models/torch_zoo.py's ZOO instead")
+    ap.add_argument("--zoo-only", action="append", metavar="NAME", help="a torch_zoo ZOO entry (repeatable)")
+    ap.add_argument("--by-module", action="store_true",
+                    help="zoo mode: keep the per-module tables too (default: summed per module class)")
     ap.add_argument("--tool", action="append", help="tool name (repeatable); default: all")
+    ap.add_argument("-j", "--jobs", type=int, default=1, help="(model, tool) child processes at a time")
     ap.add_argument("--worker", nargs=3, metavar=("TOOL", "MODEL", "OUT"), help=argparse.SUPPRESS)
     ap.add_argument("-v", "--verbose", action="store_true", help="show the tools' own output")
     args = ap.parse_args()
+    zoo = bool(args.zoo or args.zoo_only)
     if args.worker:
-        worker(args.tools, *args.worker)
+        worker(args.tools, *args.worker, zoo=zoo, keep_modules=args.by_module)
         return
+    if zoo and args.only:
+        ap.error("--only names bundled models; use --zoo-only NAME for torch_zoo entries")
+    out_path = args.out or os.path.join(HERE, "reference_counts_zoo.json" if zoo else "reference_counts.json")
 
     import torch
     tools = args.tool or list(TOOLS)
-    result = {"torch": torch.__version__, "tools": {t: TOOLS[t] for t in tools}, "models": {}}
-    if os.path.exists(args.out) and (args.only or args.tool):
-        with open(args.out) as f:  # partial run: update the existing file in place
+    for t in tools:
+        if t not in TOOLS:
+            ap.error(f"unknown tool {t}; known: {' '.join(TOOLS)}")
+    if zoo:
+        entries = zoo_entries()
+        unknown = sorted(set(args.zoo_only or []) - set(entries))
+        if unknown:
+            ap.error("unknown zoo entries: " + ", ".join(unknown))
+        names = list(entries) if args.zoo else [n for n in entries if n in args.zoo_only]
+    else:
+        names = args.only or MODELS
+    result = {"torch": torch.__version__, **({"zoo": "models/torch_zoo.py"} if zoo else {}),
+              "tools": {t: dict(TOOLS[t]) for t in tools}, "models": {}}
+    if os.path.exists(out_path) and (args.only or args.zoo_only or args.tool):
+        with open(out_path) as f:  # partial run: update the existing file in place
             old = json.load(f)
         result["models"] = old.get("models", {})
         result["tools"] = {**old.get("tools", {}), **result["tools"]}
-    for name in args.only or MODELS:
-        _, inputs, names = build(name)
-        entry = result["models"].get(name, {})
+    for name in names:
+        _, inputs, in_names = build_zoo(name) if zoo else build(name)
+        entry = result["models"].setdefault(name, {})
+        if zoo:
+            entry["family"] = entries[name].family
         entry["inputs"] = [{"name": n, "shape": list(t.shape), "dtype": str(t.dtype).replace("torch.", "")}
-                           for n, t in zip(names, inputs)]
-        for tool in tools:
-            with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as tmp:
-                path = tmp.name
-            proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--tools", args.tools,
-                                   "--worker", tool, name, path], capture_output=True, text=True)
-            if args.verbose or proc.returncode:
-                sys.stderr.write(proc.stdout + proc.stderr)
-            try:
-                with open(path) as f:
-                    entry[tool] = json.load(f)
-            except (OSError, ValueError):
-                entry[tool] = {"error": f"worker exited {proc.returncode}: "
-                                        + (proc.stderr.strip().splitlines() or ["no output"])[-1]}
-            finally:
-                if os.path.exists(path):
-                    os.remove(path)
-            r = entry[tool]
-            if "stand_ins" in r:  # the same for every model: kept once, under "tools"
-                result["tools"][tool]["stand_ins"] = r.pop("stand_ins")
-            total = r.get("total_flops", r.get("total_macs", r.get("error")))
-            print(f"{name:13s} {tool:16s} {total}", file=sys.stderr)
-        result["models"][name] = entry
-    with open(args.out, "w") as f:
+                           for n, t in zip(in_names, inputs)]
+
+    def record(name, tool, r, log):
+        if log:
+            sys.stderr.write(log)
+        if "stand_ins" in r:  # the same for every model: kept once, under "tools"
+            result["tools"][tool]["stand_ins"] = r.pop("stand_ins")
+        result["models"][name][tool] = r
+        total = r.get("total_flops", r.get("total_macs", r.get("error")))
+        print(f"{name:28s} {tool:16s} {total}", file=sys.stderr, flush=True)
+
+    pairs = [(name, tool) for name in names for tool in tools]
+    if args.jobs <= 1:
+        for name, tool in pairs:
+            record(name, tool, *run_child(args.tools, tool, name, zoo, args.by_module, args.verbose))
+    else:
+        from concurrent.futures import ThreadPoolExecutor
+        with ThreadPoolExecutor(args.jobs) as pool:  # threads only wait on the child processes
+            futures = [(name, tool, pool.submit(run_child, args.tools, tool, name, zoo, args.by_module,
+                                                args.verbose)) for name, tool in pairs]
+            for name, tool, fut in futures:
+                record(name, tool, *fut.result())
+    with open(out_path, "w") as f:
         f.write(dump(result) + "\n")
 
 

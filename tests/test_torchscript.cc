@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
+#include <tuple>
 #include <atomic>
 
 #include "flopwise/convention.h"
@@ -472,6 +473,186 @@ TEST_CASE("torchscript zoo: MACs equal eager dispatch counts, params equal torch
   }
   MESSAGE(files << " zoo files analysed");
   CHECK(files >= 130);
+}
+
+// --convention presets against the peer tools' OWN totals on the zoo modules (models/reference_counts_zoo.json,
+// written by models/reference_counts.py --zoo running each tool's source on the same eager modules and
+// inputs). Pairs still known to differ, with their root causes (README: Conventions, "what is not yet
+// reproduced"); a listed pair that starts to match fails the test, so the list only shrinks:
+//   C1 root-level nodes of a bare layer have no module class;  C2 DeepSpeed/thop run no_grad, so fused
+//   MHA/encoder-layer fast paths count 0;  C3 Transformer*Layer.activation is the F.relu/F.gelu captured
+//   before the tools patch;  C4 torch.softmax / Tensor.softmax are not patched (only F.softmax);
+//   C5 DeepSpeed's conv_transpose formula;  C6 nn.Bilinear counted 0 by every tool;  C7 RNN cells traced
+//   as their decomposition;  C8 LSTM(proj_size);  C9 ptflops divides module-hook figures by len(input[0]);
+//   C10 thop/ptflops hook exact classes only;  C11 ptflops does not hook nn.SiLU;  C12 ptflops does not
+//   patch F.linear or @;  C13 ptflops' MultiheadAttention hook;  C14 affine InstanceNorm;  C15 fvcore
+//   skips adaptive_avg_pool3d;  C16/C17/C18 ptflops_aten: addmm vs mm (+ add) by input rank, split or
+//   cloned biases, batch_first RNNs of batch 1.
+struct ToolMismatch {
+  const char *model, *convention, *file_kind, *causes;
+};
+const ToolMismatch kZooToolMismatch[] = {
+    {"batchnorm1d", "ptflops", "both", "C9"},
+    {"batchnorm2d", "ptflops", "both", "C9"},
+    {"bert", "deepspeed", "both", "C2"},
+    {"bert", "ptflops", "both", "C13 C3 C2"},
+    {"bert", "ptflops_aten", "both", "C17"},
+    {"bert", "thop", "both", "C2"},
+    {"bilinear", "deepspeed", "both", "C6"},
+    {"bilinear", "fvcore", "both", "C6"},
+    {"bilinear", "ptflops", "both", "C6"},
+    {"bilinear", "ptflops_aten", "both", "C6"},
+    {"bilinear", "thop", "both", "C6"},
+    {"conv_transpose1d", "deepspeed", "both", "C5"},
+    {"conv_transpose2d", "deepspeed", "both", "C5"},
+    {"conv_transpose2d_groups", "deepspeed", "both", "C5"},
+    {"conv_transpose3d", "deepspeed", "both", "C5"},
+    {"convnext_tiny", "ptflops", "both", "C10"},
+    {"convnext_tiny", "ptflops_aten", "both", "C16"},
+    {"convnext_tiny", "thop", "both", "C10"},
+    {"dict_out", "deepspeed", "both", "C4"},
+    {"dict_out", "ptflops", "both", "C4"},
+    {"efficientnet_b0", "ptflops", "both", "C11"},
+    {"efficientnet_v2_s", "ptflops", "both", "C11"},
+    {"gpt2", "deepspeed", "both", "C4"},
+    {"gpt2", "ptflops", "both", "C12 C4"},
+    {"gpt2", "thop", "both", "C1"},
+    {"gru", "ptflops", "both", "C9"},
+    {"gru_bi_bf", "ptflops_aten", "both", "C18"},
+    {"gru_cell", "deepspeed", "trace", "C7"},
+    {"gru_cell", "fvcore", "script", "C7"},
+    {"gru_cell", "ptflops", "both", "C9 C7"},
+    {"gru_cell", "thop", "trace", "C7 C1"},
+    {"gru_lm", "ptflops_aten", "both", "C18"},
+    {"instancenorm1d", "ptflops", "both", "C14"},
+    {"instancenorm1d", "thop", "both", "C14"},
+    {"instancenorm2d", "ptflops", "both", "C14"},
+    {"instancenorm2d", "thop", "both", "C14"},
+    {"layernorm", "ptflops", "both", "C9"},
+    {"linear", "ptflops", "both", "C9"},
+    {"linear_3d", "ptflops", "both", "C9"},
+    {"lstm", "ptflops", "both", "C9"},
+    {"lstm_bi_bf", "ptflops_aten", "both", "C18"},
+    {"lstm_cell", "deepspeed", "trace", "C7"},
+    {"lstm_cell", "fvcore", "script", "C7"},
+    {"lstm_cell", "ptflops", "both", "C9 C7"},
+    {"lstm_cell", "thop", "trace", "C7 C1"},
+    {"lstm_lm", "ptflops_aten", "both", "C18"},
+    {"lstm_proj", "deepspeed", "both", "C8"},
+    {"lstm_proj", "fvcore", "both", "C8"},
+    {"lstm_proj", "ptflops", "both", "C9 C8"},
+    {"lstm_proj", "thop", "both", "C8"},
+    {"maxvit", "ptflops", "both", "C11"},
+    {"maxvit", "ptflops_aten", "both", "C16"},
+    {"mc3_18", "fvcore", "both", "C15"},
+    {"mc3_18", "ptflops", "both", "C10"},
+    {"mc3_18", "thop", "both", "C10"},
+    {"mha", "ptflops_aten", "both", "C17"},
+    {"mha", "thop", "both", "C1"},
+    {"mha_bf", "ptflops_aten", "both", "C17"},
+    {"mha_bf", "thop", "both", "C1"},
+    {"mha_kvdim", "ptflops_aten", "trace", "C17"},
+    {"mha_kvdim", "thop", "trace", "C1"},
+    {"mvit_v1_b", "deepspeed", "both", "C4"},
+    {"mvit_v1_b", "ptflops", "both", "C4"},
+    {"mvit_v2_s", "deepspeed", "both", "C4"},
+    {"mvit_v2_s", "ptflops", "both", "C4"},
+    {"prelu", "ptflops", "both", "C1"},
+    {"r2plus1d_18", "fvcore", "both", "C15"},
+    {"r3d_18", "fvcore", "both", "C15"},
+    {"r3d_18", "ptflops", "both", "C10"},
+    {"r3d_18", "thop", "both", "C10"},
+    {"rnn", "ptflops", "both", "C9"},
+    {"rnn_bi_bf", "ptflops_aten", "both", "C18"},
+    {"rnn_cell", "deepspeed", "trace", "C7"},
+    {"rnn_cell", "fvcore", "script", "C7"},
+    {"rnn_cell", "ptflops", "both", "C9 C7"},
+    {"rnn_cell", "thop", "trace", "C7 C1"},
+    {"swin", "ptflops", "both", "C12"},
+    {"swin", "ptflops_aten", "both", "C16"},
+    {"swin_v2", "ptflops", "both", "C12"},
+    {"swin_v2", "ptflops_aten", "both", "C16 C17"},
+    {"transformer", "deepspeed", "both", "C3"},
+    {"transformer", "ptflops", "both", "C13 C3"},
+    {"transformer", "ptflops_aten", "both", "C17"},
+    {"transformer_bf_nf", "deepspeed", "both", "C2 C3"},
+    {"transformer_bf_nf", "ptflops", "both", "C13 C3 C2"},
+    {"transformer_bf_nf", "ptflops_aten", "both", "C17"},
+    {"transformer_bf_nf", "thop", "both", "C2"},
+    {"transformer_decoder", "deepspeed", "both", "C3"},
+    {"transformer_decoder", "ptflops", "both", "C13 C3"},
+    {"transformer_decoder", "ptflops_aten", "both", "C17"},
+    {"transformer_decoder_layer", "deepspeed", "both", "C3 C1"},
+    {"transformer_decoder_layer", "ptflops", "both", "C13 C3 C1"},
+    {"transformer_decoder_layer", "ptflops_aten", "both", "C17"},
+    {"transformer_encoder", "deepspeed", "both", "C2"},
+    {"transformer_encoder", "ptflops", "both", "C13 C3 C2"},
+    {"transformer_encoder", "ptflops_aten", "both", "C17"},
+    {"transformer_encoder", "thop", "both", "C2"},
+    {"transformer_encoder_layer", "deepspeed", "both", "C2 C1"},
+    {"transformer_encoder_layer", "ptflops", "both", "C13 C3 C2 C1"},
+    {"transformer_encoder_layer", "ptflops_aten", "both", "C17"},
+    {"transformer_encoder_layer", "thop", "both", "C2 C1"},
+    {"transformer_encoder_layer_nf", "deepspeed", "both", "C3 C1"},
+    {"transformer_encoder_layer_nf", "ptflops", "both", "C13 C3 C9 C1"},
+    {"unet", "deepspeed", "both", "C5"},
+    {"vit", "deepspeed", "both", "C2"},
+    {"vit", "ptflops_aten", "both", "C17"},
+};
+
+TEST_CASE("torchscript zoo: presets equal the peer tools' own totals, except the listed known causes") {
+  SKIP_WITHOUT_PLUGIN();
+  if (!zoo().skip.empty()) {
+    MESSAGE("skipped: " << zoo().skip);
+    return;
+  }
+  std::ifstream rf(std::string(FLOPWISE_SOURCE_DIR) + "/models/reference_counts_zoo.json");
+  REQUIRE(rf.good());
+  auto ref = nlohmann::json::parse(rf)["models"];
+  // convention -> the tool entry and the figure it reports (fvcore's "flops" are MACs; thop/ptflops MACs)
+  const std::vector<std::tuple<std::string, std::string, std::string>> tools = {
+      {"deepspeed", "deepspeed", "total_flops"}, {"fvcore", "fvcore", "total_flops"}, {"thop", "thop", "total_macs"},
+      {"ptflops", "ptflops_pytorch", "total_macs"}, {"ptflops_aten", "ptflops_aten", "total_macs"}};
+  int equal = 0, known = 0, tool_errors = 0;
+  for (const auto& name : zoo().index["names"]) {
+    std::string model = name.get<std::string>();
+    if (!ref.contains(model)) continue;
+    std::ifstream f(zoo().dir + "/" + model + ".expect.json");
+    auto e = nlohmann::json::parse(f);
+    for (std::string kind : {"trace", "script"}) {
+      if (e["files"][kind].is_null()) continue;
+      std::string file = zoo().dir + "/" + e["files"][kind].get<std::string>();
+      Imported im = import_pt(file, InferOptions{});
+      REQUIRE_MESSAGE(im.rc == 0, im.err);
+      InferResult ir = infer_shapes(im.model, InferOptions{});
+      for (const auto& [conv, tool, key] : tools) {
+        const auto& t = ref[model][tool];
+        if (!t.contains(key)) {  // the tool failed on this module (its error is in the JSON)
+          ++tool_errors;
+          continue;
+        }
+        CAPTURE(file);
+        CAPTURE(conv);
+        Report rep = build_report(im.model, ir, find_convention(conv));
+        REQUIRE(rep.totals.flops.known);
+        int64_t want = t[key].get<int64_t>();
+        const ToolMismatch* listed = nullptr;
+        for (const auto& m : kZooToolMismatch)
+          if (model == m.model && conv == m.convention && (std::string(m.file_kind) == "both" || kind == m.file_kind))
+            listed = &m;
+        if (listed) {
+          ++known;
+          CHECK_MESSAGE(rep.totals.flops.v != want, "now reproduced: remove it from kZooToolMismatch (" << listed->causes << ")");
+        } else {
+          ++equal;
+          CHECK(rep.totals.flops.v == want);
+        }
+      }
+    }
+  }
+  MESSAGE(equal << " (file, preset) pairs equal the tool's figure; " << known << " known to differ; " << tool_errors
+                << " where the tool itself failed");
+  CHECK(equal >= 600);
 }
 
 TEST_CASE("torchscript zoo: every aten output's inferred shape equals LibTorch's run") {

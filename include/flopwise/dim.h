@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -18,29 +19,26 @@ class Dim {
   using Monomial = std::vector<std::string>;  // sorted symbol names, with repetition for powers
   using Term = std::pair<Monomial, int64_t>;  // monomial and its non-zero coefficient
 
-  Dim() = default;                    // unknown
-  Dim(int64_t v) : unknown_(false) {  // NOLINT: implicit from int is the natural spelling
-    if (v != 0) terms_.push_back({{}, v});
-  }
+  Dim() = default;                                      // unknown
+  Dim(int64_t v) : unknown_(false), constant_(v) {}     // NOLINT: implicit from int is the natural spelling
   static Dim unknown() { return Dim(); }
   static Dim symbol(const std::string& name);
 
   bool is_unknown() const { return unknown_; }
-  bool is_known() const {
-    return !unknown_ && (terms_.empty() || (terms_.size() == 1 && terms_[0].first.empty()));
-  }
-  bool is_symbolic() const { return !unknown_ && !is_known(); }
+  bool is_known() const { return !unknown_ && !poly_; }
+  bool is_symbolic() const { return poly_ != nullptr; }
   int64_t value() const;  // requires is_known()
   std::optional<int64_t> maybe_value() const {
-    return is_known() ? std::optional<int64_t>(value()) : std::nullopt;
+    return is_known() ? std::optional<int64_t>(constant_) : std::nullopt;
   }
-  const std::vector<Term>& terms() const { return terms_; }
+  // A symbolic dim's terms in canonical order (higher degree first, the constant last); empty otherwise.
+  const std::vector<Term>& terms() const;
   std::vector<std::string> symbols() const;
 
   // Structural equality: two unknowns are never the same; use same_as for "provably equal".
-  bool same_as(const Dim& o) const { return !unknown_ && !o.unknown_ && terms_ == o.terms_; }
+  bool same_as(const Dim& o) const { return !unknown_ && !o.unknown_ && same_value(o); }
   // Identical representation (two unknowns compare equal): for containers and tests.
-  bool operator==(const Dim& o) const { return unknown_ == o.unknown_ && terms_ == o.terms_; }
+  bool operator==(const Dim& o) const { return unknown_ == o.unknown_ && (unknown_ || same_value(o)); }
   bool operator!=(const Dim& o) const { return !(*this == o); }
 
   friend Dim operator+(const Dim& a, const Dim& b);
@@ -61,9 +59,21 @@ class Dim {
   std::string str() const;  // "?" for unknown, "2*batch*seq + 1" otherwise
 
  private:
-  void normalize();
+  // Representation: unknown; a known value in `constant_` (no allocation: most dims are known); or a
+  // polynomial with at least one non-constant term, shared immutably between copies (`poly_`), so
+  // copying a symbolic dim or count (shapes, per-scope totals) is a reference-count increment.
+  using Terms = std::vector<Term>;
+  static Dim from_terms(Terms terms);  // normalises; a constant-only polynomial becomes a known value
+  static Dim from_sorted(Terms terms);  // terms already canonical
+  Terms as_terms() const;               // this dim's terms (a known value as one constant term)
+  static Dim merge(const Dim& a, const Dim& b, int sign);
+  bool same_value(const Dim& o) const {
+    if (poly_ || o.poly_) return poly_ && o.poly_ && (poly_ == o.poly_ || *poly_ == *o.poly_);
+    return constant_ == o.constant_;
+  }
   bool unknown_ = true;
-  std::vector<Term> terms_;
+  int64_t constant_ = 0;
+  std::shared_ptr<const Terms> poly_;
 };
 
 // Checked signed 64-bit arithmetic. Returns false on overflow.

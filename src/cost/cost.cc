@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <unordered_map>
 
 #include "flopwise/convention.h"
 #include "flopwise/ops.h"
@@ -167,6 +168,8 @@ Report build_report(const Model& model, InferResult infer, const Convention& con
   std::set<std::string> symbols, overflowed_nodes;
   std::map<std::string, size_t> op_index;
   std::map<std::string, int64_t> skipped;  // ops the convention's tool skips with a warning, and how often
+  // Scope path -> (its parent, the node): finds a child in O(1), not by scanning the parent's children.
+  std::unordered_map<std::string, std::pair<const ScopeNode*, ScopeNode*>> scope_index;
 
   for (const auto& n : g.nodes) {
     NodeReport nr;
@@ -223,8 +226,12 @@ Report build_report(const Model& model, InferResult infer, const Convention& con
     for (size_t lvl = 0; lvl < n.scope.size(); ++lvl) {
       const std::string& path = n.scope[lvl];
       ScopeNode* next = nullptr;
-      for (auto& ch : cur->children)
-        if (ch->name == path) next = ch.get();
+      if (auto it = scope_index.find(path); it != scope_index.end() && it->second.first == cur) {
+        next = it->second.second;
+      } else if (it != scope_index.end()) {  // the same path under another parent: rare, scan this one
+        for (auto& ch : cur->children)
+          if (ch->name == path) next = ch.get();
+      }
       if (!next) {
         auto ch = std::make_unique<ScopeNode>();
         ch->name = path;
@@ -233,6 +240,7 @@ Report build_report(const Model& model, InferResult infer, const Convention& con
                         : path.substr(cur->name.size() + 1);
         ch->depth = cur->depth + 1;
         next = ch.get();
+        scope_index.emplace(path, std::pair{cur, next});
         cur->children.push_back(std::move(ch));
       }
       if (next->cls.empty() && lvl < n.scope_classes.size()) next->cls = n.scope_classes[lvl];

@@ -1,83 +1,130 @@
 #include "flopwise/dim.h"
 
 #include <algorithm>
-#include <map>
 #include <stdexcept>
 
 namespace flopwise {
 
-Dim Dim::symbol(const std::string& name) {
-  Dim d;
-  d.unknown_ = false;
-  d.terms_.push_back({{name}, 1});
-  return d;
+namespace {
+// The canonical order of a normalised polynomial's terms: higher degree first ("batch*seq*seq" before
+// "batch*seq"), then the monomials' symbol lists in lexicographic order; the constant term last.
+bool term_before(const Dim::Monomial& a, const Dim::Monomial& b) {
+  return a.size() != b.size() ? a.size() > b.size() : a < b;
 }
+}  // namespace
+
+Dim Dim::symbol(const std::string& name) { return from_sorted(Terms{{{name}, 1}}); }
 
 int64_t Dim::value() const {
   if (!is_known()) throw std::logic_error("Dim::value() on a dim that is not known: " + str());
-  return terms_.empty() ? 0 : terms_[0].second;
+  return constant_;
+}
+
+const std::vector<Dim::Term>& Dim::terms() const {
+  static const Terms kNone;
+  return poly_ ? *poly_ : kNone;
+}
+
+Dim::Terms Dim::as_terms() const {
+  if (poly_) return *poly_;
+  if (unknown_ || constant_ == 0) return {};
+  return Terms{{{}, constant_}};
 }
 
 std::vector<std::string> Dim::symbols() const {
   std::vector<std::string> out;
-  for (const auto& t : terms_)
+  for (const auto& t : terms())
     for (const auto& s : t.first)
       if (std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
   return out;
 }
 
-void Dim::normalize() {
-  std::map<Monomial, int64_t> acc;
-  for (auto& t : terms_) {
-    std::sort(t.first.begin(), t.first.end());
-    int64_t sum;
-    if (!checked_add(acc[t.first], t.second, &sum)) {
-      *this = Dim();
-      return;
+Dim Dim::from_sorted(Terms terms) {
+  Dim d;
+  d.unknown_ = false;
+  if (terms.empty()) return d;
+  if (terms.size() == 1 && terms[0].first.empty()) {
+    d.constant_ = terms[0].second;
+    return d;
+  }
+  d.poly_ = std::make_shared<const Terms>(std::move(terms));
+  return d;
+}
+
+Dim Dim::from_terms(Terms terms) {
+  for (auto& t : terms) std::sort(t.first.begin(), t.first.end());
+  std::sort(terms.begin(), terms.end(), [](const Term& a, const Term& b) { return term_before(a.first, b.first); });
+  // Sum the coefficients of equal monomials (now adjacent); drop zeros.
+  size_t out = 0;
+  for (size_t i = 0; i < terms.size();) {
+    int64_t sum = terms[i].second;
+    size_t j = i + 1;
+    for (; j < terms.size() && terms[j].first == terms[i].first; ++j)
+      if (!checked_add(sum, terms[j].second, &sum)) return Dim();
+    if (sum != 0) {
+      if (out != i) terms[out].first = std::move(terms[i].first);
+      terms[out++].second = sum;
     }
-    acc[t.first] = sum;
+    i = j;
   }
-  terms_.clear();
-  for (auto& [m, c] : acc)
-    if (c != 0) terms_.push_back({m, c});
-  // Constant term last: "2*batch + 1" reads naturally.
-  std::stable_sort(terms_.begin(), terms_.end(),
-                   [](const Term& a, const Term& b) { return a.first.size() > b.first.size(); });
+  terms.resize(out);
+  return from_sorted(std::move(terms));
 }
 
-Dim operator+(const Dim& a, const Dim& b) {
+// a + sign*b: one merge of the two canonical term lists (linear; the result is what from_terms gives
+// for their concatenation).
+Dim Dim::merge(const Dim& a, const Dim& b, int sign) {
   if (a.unknown_ || b.unknown_) return Dim();
-  Dim r = a;
-  r.terms_.insert(r.terms_.end(), b.terms_.begin(), b.terms_.end());
-  r.normalize();
-  return r;
+  if (!a.poly_ && !b.poly_) {
+    int64_t v;
+    bool ok = sign > 0 ? checked_add(a.constant_, b.constant_, &v) : checked_sub(a.constant_, b.constant_, &v);
+    return ok ? Dim(v) : Dim();
+  }
+  if (sign > 0 && !b.poly_ && b.constant_ == 0) return a;
+  if (!a.poly_ && a.constant_ == 0 && sign > 0) return b;
+  Terms ta = a.as_terms(), tb = b.as_terms(), r;
+  r.reserve(ta.size() + tb.size());
+  size_t i = 0, j = 0;
+  while (i < ta.size() || j < tb.size()) {
+    if (j == tb.size() || (i < ta.size() && term_before(ta[i].first, tb[j].first))) {
+      r.push_back(std::move(ta[i++]));
+    } else if (i == ta.size() || term_before(tb[j].first, ta[i].first)) {
+      if (sign < 0 && tb[j].second == INT64_MIN) return Dim();
+      r.push_back({std::move(tb[j].first), sign > 0 ? tb[j].second : -tb[j].second});
+      ++j;
+    } else {  // equal monomials
+      int64_t c;
+      bool ok = sign > 0 ? checked_add(ta[i].second, tb[j].second, &c) : checked_sub(ta[i].second, tb[j].second, &c);
+      if (!ok) return Dim();
+      if (c != 0) r.push_back({std::move(ta[i].first), c});
+      ++i, ++j;
+    }
+  }
+  return from_sorted(std::move(r));
 }
 
-Dim operator-(const Dim& a, const Dim& b) {
-  if (a.unknown_ || b.unknown_) return Dim();
-  Dim r = a;
-  for (const auto& t : b.terms_) {
-    if (t.second == INT64_MIN) return Dim();
-    r.terms_.push_back({t.first, -t.second});
-  }
-  r.normalize();
-  return r;
-}
+Dim operator+(const Dim& a, const Dim& b) { return Dim::merge(a, b, +1); }
+
+Dim operator-(const Dim& a, const Dim& b) { return Dim::merge(a, b, -1); }
 
 Dim operator*(const Dim& a, const Dim& b) {
   if (a.unknown_ || b.unknown_) return Dim();
-  Dim r;
-  r.unknown_ = false;
-  for (const auto& x : a.terms_)
-    for (const auto& y : b.terms_) {
+  if (!a.poly_ && !b.poly_) {
+    int64_t v;
+    return checked_mul(a.constant_, b.constant_, &v) ? Dim(v) : Dim();
+  }
+  if (!a.poly_ && a.constant_ == 1) return b;
+  if (!b.poly_ && b.constant_ == 1) return a;
+  Dim::Terms r;
+  for (const auto& x : a.as_terms())
+    for (const auto& y : b.as_terms()) {
       int64_t c;
       if (!checked_mul(x.second, y.second, &c)) return Dim();
       Dim::Monomial m = x.first;
       m.insert(m.end(), y.first.begin(), y.first.end());
-      r.terms_.push_back({m, c});
+      r.push_back({std::move(m), c});
     }
-  r.normalize();
-  return r;
+  return Dim::from_terms(std::move(r));
 }
 
 // Removes one occurrence of each symbol of `d` from `m`; false if `d` does not divide `m`.
@@ -93,22 +140,21 @@ static bool divide_monomial(Dim::Monomial m, const Dim::Monomial& d, Dim::Monomi
 
 Dim operator/(const Dim& a, const Dim& b) {
   if (a.unknown_ || b.unknown_) return Dim();
-  if (b.terms_.size() != 1) {
-    if (a.same_as(b) && !b.terms_.empty()) return Dim(1);
+  Dim::Terms tb = b.as_terms();
+  if (tb.size() != 1) {
+    if (a.same_as(b) && !tb.empty()) return Dim(1);
     return Dim();  // division by zero or by a sum: not provably exact
   }
-  const auto& [dm, dc] = b.terms_[0];
-  Dim r;
-  r.unknown_ = false;
-  for (const auto& t : a.terms_) {
+  const auto& [dm, dc] = tb[0];
+  Dim::Terms r;
+  for (const auto& t : a.as_terms()) {
     if (dc == -1 && t.second == INT64_MIN) return Dim();
     if (t.second % dc != 0) return Dim();
     Dim::Monomial m;
     if (!divide_monomial(t.first, dm, &m)) return Dim();
-    r.terms_.push_back({m, t.second / dc});
+    r.push_back({m, t.second / dc});
   }
-  r.normalize();
-  return r;
+  return Dim::from_terms(std::move(r));
 }
 
 Dim Dim::floor_div(const Dim& a, const Dim& b) {
@@ -157,7 +203,7 @@ Dim Dim::max(const Dim& a, const Dim& b) {
 Dim Dim::substitute(const std::vector<std::pair<std::string, int64_t>>& bindings) const {
   if (unknown_ || is_known()) return *this;
   Dim r(0);
-  for (const auto& [m, c] : terms_) {
+  for (const auto& [m, c] : *poly_) {
     Dim term(c);
     for (const auto& s : m) {
       auto it = std::find_if(bindings.begin(), bindings.end(), [&](const auto& b) { return b.first == s; });
@@ -170,10 +216,11 @@ Dim Dim::substitute(const std::vector<std::pair<std::string, int64_t>>& bindings
 
 std::string Dim::str() const {
   if (unknown_) return "?";
-  if (terms_.empty()) return "0";
+  if (!poly_) return std::to_string(constant_);
+  const Terms& terms = *poly_;
   std::string out;
-  for (size_t i = 0; i < terms_.size(); ++i) {
-    const auto& [m, c] = terms_[i];
+  for (size_t i = 0; i < terms.size(); ++i) {
+    const auto& [m, c] = terms[i];
     int64_t shown = c;
     if (i > 0) {
       out += c < 0 ? " - " : " + ";
