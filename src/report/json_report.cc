@@ -1,107 +1,325 @@
 // JSON writer: schema "flopwise.report/1" (documented in the README). Exact integers; null = unknown.
-#include <functional>
+// Streamed: written while walking the Report (no DOM), byte-identical to nlohmann's dump(2) of the same
+// document, in time and memory linear in the report.
+#include <charconv>
 #include <nlohmann/json.hpp>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "flopwise/report.h"
 
 namespace flopwise {
 
 namespace {
-using json = nlohmann::ordered_json;
 
-// An integer; a polynomial in the dynamic dims as a string ("2359296*batch*seq"); null when unknown.
-json count(const Count& c) {
-  if (c.known) return json(c.v);
-  return c.symbolic() ? json(c.sym.str()) : json(nullptr);
-}
+// Writes pretty-printed JSON in nlohmann's dump(2) layout: "{" or "[", each member on its own line two
+// spaces deeper, "key": value, "," between members, "{}" and "[]" when empty. Output goes through a
+// fixed-size buffer to the stream. The caller keeps the calls well nested (a key before each object member).
+class JsonWriter {
+ public:
+  explicit JsonWriter(std::ostream& os) : os_(os) { buf_.reserve(kFlushAt + 256); }
+  JsonWriter(const JsonWriter&) = delete;
+  JsonWriter& operator=(const JsonWriter&) = delete;
 
-json shape_json(const Shape& s) {
-  if (!s.rank_known) return nullptr;
-  json a = json::array();
+  void begin_object() { open('{'); }
+  void begin_array() { open('['); }
+  void end_object() { close('}'); }
+  void end_array() { close(']'); }
+
+  // An object member's key; its value follows.
+  void key(std::string_view k) {
+    next_member();
+    write_string(k);
+    put(": ");
+  }
+
+  // key, then value.
+  template <class T>
+  void member(std::string_view k, const T& v) {
+    key(k);
+    value(v);
+  }
+
+  void value(std::string_view s) {
+    next_member_unless_keyed();
+    write_string(s);
+  }
+  void value(const char* s) { value(std::string_view(s)); }
+  void value(const std::string& s) { value(std::string_view(s)); }
+  void value(int64_t v) { integer(v); }
+  void value(uint64_t v) { integer(v); }
+  void value(bool b) {
+    next_member_unless_keyed();
+    put(b ? "true" : "false");
+  }
+  void null() {
+    next_member_unless_keyed();
+    put("null");
+  }
+
+  // An integer; a polynomial in the dynamic dims as a string ("2359296*batch*seq"); null when unknown.
+  void value(const Count& c) {
+    if (c.known)
+      value(c.v);
+    else if (c.symbolic())
+      value(c.sym.str());
+    else
+      null();
+  }
+
+  // The document's closing newline; everything buffered goes to the stream.
+  void finish() {
+    put('\n');
+    flush();
+  }
+
+ private:
+  static constexpr size_t kFlushAt = 1 << 16;
+
+  void flush() {
+    os_.write(buf_.data(), static_cast<std::streamsize>(buf_.size()));
+    buf_.clear();
+  }
+
+  void put(std::string_view s) {
+    buf_.append(s.data(), s.size());
+    if (buf_.size() >= kFlushAt) flush();
+  }
+  void put(char c) {
+    buf_.push_back(c);
+    if (buf_.size() >= kFlushAt) flush();
+  }
+  void newline_indent(size_t level) {
+    put('\n');
+    for (size_t i = 0; i < level; ++i) put("  ");
+  }
+
+  // Before an array element, or an object member's key: "," after the previous one, then a new line.
+  void next_member() {
+    if (open_.empty()) return;  // the top-level value
+    if (open_.back()++) put(',');
+    newline_indent(open_.size());
+  }
+  // Before a value: a key already placed it when inside an object.
+  void next_member_unless_keyed() {
+    if (keyed_.empty() || !keyed_.back()) next_member();
+  }
+
+  void open(char bracket) {
+    next_member_unless_keyed();
+    put(bracket);
+    open_.push_back(0);
+    keyed_.push_back(bracket == '{');
+  }
+  void close(char bracket) {
+    size_t members = open_.back();
+    open_.pop_back();
+    keyed_.pop_back();
+    if (members) newline_indent(open_.size());
+    put(bracket);
+  }
+
+  template <class Int>
+  void integer(Int v) {
+    next_member_unless_keyed();
+    char tmp[24];
+    auto res = std::to_chars(tmp, tmp + sizeof tmp, v);
+    put(std::string_view(tmp, static_cast<size_t>(res.ptr - tmp)));
+  }
+
+  // Printable ASCII with nothing to escape is written as is; anything else as nlohmann escapes it
+  // (control characters as \n or \u001f, UTF-8 kept). Bytes that are not valid UTF-8 become U+FFFD
+  // (nlohmann's error_handler_t::replace) instead of failing the whole report.
+  void write_string(std::string_view s) {
+    bool plain = true;
+    for (unsigned char c : s)
+      if (c < 0x20 || c >= 0x7F || c == '"' || c == '\\') {
+        plain = false;
+        break;
+      }
+    if (plain) {
+      put('"');
+      put(s);
+      put('"');
+      return;
+    }
+    put(nlohmann::json(std::string(s)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  }
+
+  std::ostream& os_;
+  std::string buf_;
+  std::vector<size_t> open_;  // members written so far in each open object or array
+  std::vector<bool> keyed_;   // per open container: an object (its values follow keys)
+};
+
+void write_shape(JsonWriter& w, const Shape& s) {
+  if (!s.rank_known) return w.null();
+  w.begin_array();
   for (const auto& d : s.dims) {
     if (d.is_known())
-      a.push_back(d.value());
+      w.value(d.value());
     else if (d.is_symbolic())
-      a.push_back(d.str());
+      w.value(d.str());
     else
-      a.push_back(nullptr);
+      w.null();
   }
-  return a;
+  w.end_array();
 }
 
-json totals_json(const Totals& t) {
-  return json{{"params", count(t.params)},
-              {"buffers", count(t.buffers)},
-              {"macs", count(t.macs)},
-              {"flops", count(t.flops)},
-              {"memory_bytes", count(t.memory_bytes)},
-              {"backward_flops", count(t.backward_flops)},
-              {"uncounted_nodes", t.uncounted}};
+void write_totals(JsonWriter& w, const Totals& t) {
+  w.begin_object();
+  w.member("params", t.params);
+  w.member("buffers", t.buffers);
+  w.member("macs", t.macs);
+  w.member("flops", t.flops);
+  w.member("memory_bytes", t.memory_bytes);
+  w.member("backward_flops", t.backward_flops);
+  w.member("uncounted_nodes", t.uncounted);
+  w.end_object();
 }
 
-json scope_json(const ScopeNode& s) {
-  json j{{"name", s.name},
-         {"label", s.label},
-         {"class", s.cls.empty() ? json(nullptr) : json(s.cls)},
-         {"params", count(s.cost.params)},
-         {"macs", count(s.cost.macs)},
-         {"flops", count(s.cost.flops)},
-         {"memory_bytes", count(s.cost.memory_bytes)},
-         {"uncounted_nodes", s.cost.uncounted}};
-  json ch = json::array();
-  for (const auto& c : s.children) ch.push_back(scope_json(*c));
-  j["children"] = ch;
-  return j;
+// Recursive, as the scope tree is (its depth is the model's module nesting).
+void write_scope(JsonWriter& w, const ScopeNode& s) {
+  w.begin_object();
+  w.member("name", s.name);
+  w.member("label", s.label);
+  w.key("class");
+  if (s.cls.empty())
+    w.null();
+  else
+    w.value(s.cls);
+  w.member("params", s.cost.params);
+  w.member("macs", s.cost.macs);
+  w.member("flops", s.cost.flops);
+  w.member("memory_bytes", s.cost.memory_bytes);
+  w.member("uncounted_nodes", s.cost.uncounted);
+  w.key("children");
+  w.begin_array();
+  for (const auto& c : s.children) write_scope(w, *c);
+  w.end_array();
+  w.end_object();
 }
+
+void write_values(JsonWriter& w, const std::vector<std::pair<std::string, std::pair<DType, Shape>>>& vs) {
+  w.begin_array();
+  for (const auto& [name, ts] : vs) {
+    w.begin_object();
+    w.member("name", name);
+    w.member("dtype", dtype_name(ts.first));
+    w.key("shape");
+    write_shape(w, ts.second);
+    w.end_object();
+  }
+  w.end_array();
+}
+
+void write_string_array(JsonWriter& w, const std::vector<std::string>& vs) {
+  w.begin_array();
+  for (const auto& s : vs) w.value(s);
+  w.end_array();
+}
+
 }  // namespace
 
 void write_json(std::ostream& os, const Report& r) {
-  json j;
-  j["schema"] = "flopwise.report/1";
-  json opsets = json::object();
-  for (const auto& [d, v] : r.opsets) opsets[d.empty() ? "ai.onnx" : d] = v;
-  j["model"] = {{"path", r.path}, {"format", r.format}, {"producer", r.producer}, {"opset", opsets}};
-  j["convention"] = r.convention;
-  auto io = [](const auto& vs) {
-    json a = json::array();
-    for (const auto& [name, ts] : vs)
-      a.push_back({{"name", name}, {"dtype", dtype_name(ts.first)}, {"shape", shape_json(ts.second)}});
-    return a;
-  };
-  j["inputs"] = io(r.inputs);
-  j["outputs"] = io(r.outputs);
-  j["totals"] = totals_json(r.totals);
-  j["totals_complete"] = r.totals.complete();
-  j["scopes"] = scope_json(*r.scopes);
-  json ops = json::array();
-  for (const auto& o : r.op_types)
-    ops.push_back({{"op", o.op},
-                   {"count", o.count},
-                   {"macs", count(o.macs)},
-                   {"flops", count(o.flops)},
-                   {"params", count(o.params)},
-                   {"memory_bytes", count(o.memory_bytes)}});
-  j["op_types"] = ops;
-  json nodes = json::array();
-  for (const auto& n : r.nodes) {
-    json outs = json::array();
-    for (const auto& [name, s] : n.outputs) outs.push_back({{"name", name}, {"shape", shape_json(s)}});
-    nodes.push_back({{"name", n.name},
-                     {"op", n.domain.empty() ? n.op : n.domain + "::" + n.op},
-                     {"scope", n.scope},
-                     {"outputs", outs},
-                     {"params", count(n.cost.params)},
-                     {"macs", count(n.cost.macs)},
-                     {"flops", count(n.cost.flops)},
-                     {"memory_bytes", count(n.cost.memory_bytes)}});
+  JsonWriter w(os);
+  w.begin_object();
+  w.member("schema", "flopwise.report/1");
+
+  w.key("model");
+  w.begin_object();
+  w.member("path", r.path);
+  w.member("format", r.format);
+  w.member("producer", r.producer);
+  // The default domain "" is spelled "ai.onnx"; should both appear, one key, the later value, the
+  // first position (as assigning into a JSON object does).
+  std::vector<std::pair<std::string, int64_t>> opsets;
+  for (const auto& [d, v] : r.opsets) {
+    std::string k = d.empty() ? "ai.onnx" : d;
+    auto it = opsets.begin();
+    while (it != opsets.end() && it->first != k) ++it;  // a handful of domains
+    if (it == opsets.end())
+      opsets.emplace_back(std::move(k), v);
+    else
+      it->second = v;
   }
-  j["nodes"] = nodes;
-  json uns = json::array();
-  for (const auto& [op, names] : r.unsupported)
-    uns.push_back({{"op", op}, {"count", names.size()}, {"nodes", names}});
-  j["unsupported"] = uns;
-  j["warnings"] = r.warnings;
-  os << j.dump(2) << "\n";
+  w.key("opset");
+  w.begin_object();
+  for (const auto& [k, v] : opsets) w.member(k, v);
+  w.end_object();
+  w.end_object();
+
+  w.member("convention", r.convention);
+  w.key("inputs");
+  write_values(w, r.inputs);
+  w.key("outputs");
+  write_values(w, r.outputs);
+  w.key("totals");
+  write_totals(w, r.totals);
+  w.member("totals_complete", r.totals.complete());
+  w.key("scopes");
+  write_scope(w, *r.scopes);
+
+  w.key("op_types");
+  w.begin_array();
+  for (const auto& o : r.op_types) {
+    w.begin_object();
+    w.member("op", o.op);
+    w.member("count", o.count);
+    w.member("macs", o.macs);
+    w.member("flops", o.flops);
+    w.member("params", o.params);
+    w.member("memory_bytes", o.memory_bytes);
+    w.end_object();
+  }
+  w.end_array();
+
+  w.key("nodes");
+  w.begin_array();
+  for (const auto& n : r.nodes) {
+    w.begin_object();
+    w.member("name", n.name);
+    w.key("op");
+    if (n.domain.empty())
+      w.value(n.op);
+    else
+      w.value(n.domain + "::" + n.op);
+    w.member("scope", n.scope);
+    w.key("outputs");
+    w.begin_array();
+    for (const auto& [name, s] : n.outputs) {
+      w.begin_object();
+      w.member("name", name);
+      w.key("shape");
+      write_shape(w, s);
+      w.end_object();
+    }
+    w.end_array();
+    w.member("params", n.cost.params);
+    w.member("macs", n.cost.macs);
+    w.member("flops", n.cost.flops);
+    w.member("memory_bytes", n.cost.memory_bytes);
+    w.end_object();
+  }
+  w.end_array();
+
+  w.key("unsupported");
+  w.begin_array();
+  for (const auto& [op, names] : r.unsupported) {
+    w.begin_object();
+    w.member("op", op);
+    w.member("count", static_cast<uint64_t>(names.size()));
+    w.key("nodes");
+    write_string_array(w, names);
+    w.end_object();
+  }
+  w.end_array();
+
+  w.key("warnings");
+  write_string_array(w, r.warnings);
+  w.end_object();
+  w.finish();
 }
 
 }  // namespace flopwise
