@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <unordered_map>
 
 namespace flopwise {
 
@@ -79,18 +80,12 @@ std::string with_unit(const Count& c, const char* unit) {
   return h + (std::isdigit(static_cast<unsigned char>(h.back())) ? " " : "") + unit;
 }
 
-void collect_depth(const ScopeNode& s, int depth, std::vector<const ScopeNode*>& out) {
-  if (s.depth == depth) {
-    out.push_back(&s);
-    return;
-  }
-  for (const auto& c : s.children) collect_depth(*c, depth, out);
-}
-
-int max_depth(const ScopeNode& s) {
-  int d = s.depth;
-  for (const auto& c : s.children) d = std::max(d, max_depth(*c));
-  return d;
+// The scopes at each depth, each depth in tree (pre-)order, in one walk: by_depth[d] holds the scopes
+// with depth d (a child's depth is its parent's + 1).
+void collect_depths(const ScopeNode& s, std::vector<std::vector<const ScopeNode*>>& by_depth) {
+  if (by_depth.size() <= static_cast<size_t>(s.depth)) by_depth.resize(s.depth + 1);
+  by_depth[s.depth].push_back(&s);
+  for (const auto& c : s.children) collect_depths(*c, by_depth);
 }
 
 std::string shape_list(const std::vector<std::pair<std::string, std::pair<DType, Shape>>>& vs) {
@@ -151,30 +146,40 @@ void write_text(std::ostream& os, const Report& r, const TextOptions& opts) {
 
   os << "\n----------------------------- Aggregated Profile -----------------------------\n";
   os << "Top " << opts.top << " modules in terms of params, MACs or FLOPs at different model depths:\n";
-  int md = max_depth(*r.scopes);
+  std::vector<std::vector<const ScopeNode*>> by_depth;
+  collect_depths(*r.scopes, by_depth);
+  int md = static_cast<int>(by_depth.size()) - 1;
   if (opts.depth >= 0) md = std::min(md, opts.depth);
   for (int d = 0; d <= md; ++d) {
-    std::vector<const ScopeNode*> at;
-    collect_depth(*r.scopes, d, at);
+    const std::vector<const ScopeNode*>& at = by_depth[d];
     os << "depth " << d << ":\n";
     auto top_by = [&](const char* what, std::function<Count(const ScopeNode*)> f, const char* unit) {
-      // Aggregate by class (as DeepSpeed does), falling back to the scope's label.
+      // Aggregate by class (as DeepSpeed does), falling back to the scope's label; keys in first-seen
+      // order, so the stable sort breaks ties by it.
       std::vector<std::pair<std::string, Count>> agg;
+      std::unordered_map<std::string, size_t> index;  // key -> its position in agg
       for (const auto* s : at) {
         Count c = f(s);
         if (!c.exact()) continue;
-        std::string k = scope_key(*s);
-        auto it = std::find_if(agg.begin(), agg.end(), [&](auto& p) { return p.first == k; });
-        if (it == agg.end())
-          agg.push_back({k, c});
+        auto [it, fresh] = index.try_emplace(scope_key(*s), agg.size());
+        if (fresh)
+          agg.push_back({it->first, c});
         else
-          it->second += c;
+          agg[it->second].second += c;
       }
-      std::stable_sort(agg.begin(), agg.end(),
-                       [](auto& a, auto& b) { return rank_value(a.second) > rank_value(b.second); });
+      // The first `top` by rank_value, descending; ties in first-seen order (as a stable sort leaves them).
+      std::vector<std::pair<int64_t, size_t>> order;  // (rank value, position in agg)
+      order.reserve(agg.size());
+      for (size_t i = 0; i < agg.size(); ++i) order.emplace_back(rank_value(agg[i].second), i);
+      const size_t n = std::min<size_t>(std::max(opts.top, 0), order.size());
+      std::partial_sort(order.begin(), order.begin() + n, order.end(), [](const auto& a, const auto& b) {
+        return a.first > b.first || (a.first == b.first && a.second < b.second);
+      });
       os << "    " << what << " - {";
-      for (int i = 0; i < std::min<int>(opts.top, agg.size()); ++i)
-        os << (i ? ", " : "") << "'" << agg[i].first << "': '" << with_unit(agg[i].second, unit) << "'";
+      for (size_t i = 0; i < n; ++i) {
+        const auto& [key, c] = agg[order[i].second];
+        os << (i ? ", " : "") << "'" << key << "': '" << with_unit(c, unit) << "'";
+      }
       os << "}\n";
     };
     top_by(
