@@ -1,11 +1,19 @@
 // The JSON report contract (README, schema flopwise.report/1): keys, types, and internal consistency
-// (nodes sum to totals, children sum to their scope, op types sum to totals).
+// (nodes sum to totals, children sum to their scope, op types sum to totals). The streamed writer is
+// checked byte for byte against nlohmann's dump(2) of the same document built as a DOM.
 #include <doctest/doctest.h>
+#include <onnx/onnx_pb.h>
 
 #include "cli_util.h"
 
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
+
+#include "flopwise/cost.h"
+#include "flopwise/infer.h"
+#include "flopwise/onnx_import.h"
+#include "flopwise/report.h"
 
 using json = nlohmann::json;
 
@@ -28,6 +36,155 @@ void check_scope_sums(const json& s) {
   // A scope's own nodes plus its children's: children alone never exceed the scope.
   for (const char* k : {"params", "macs", "flops"}) CHECK(sum_children(s, k) <= s[k].get<int64_t>());
   for (const auto& c : s["children"]) check_scope_sums(c);
+}
+
+// The reference: the whole report as an nlohmann DOM, dumped with indent 2 (write_json before it streamed).
+namespace dom {
+using ojson = nlohmann::ordered_json;
+
+ojson count(const flopwise::Count& c) {
+  if (c.known) return ojson(c.v);
+  return c.symbolic() ? ojson(c.sym.str()) : ojson(nullptr);
+}
+
+ojson shape(const flopwise::Shape& s) {
+  if (!s.rank_known) return nullptr;
+  ojson a = ojson::array();
+  for (const auto& d : s.dims) {
+    if (d.is_known())
+      a.push_back(d.value());
+    else if (d.is_symbolic())
+      a.push_back(d.str());
+    else
+      a.push_back(nullptr);
+  }
+  return a;
+}
+
+ojson scope(const flopwise::ScopeNode& s) {
+  ojson j{{"name", s.name},
+          {"label", s.label},
+          {"class", s.cls.empty() ? ojson(nullptr) : ojson(s.cls)},
+          {"params", count(s.cost.params)},
+          {"macs", count(s.cost.macs)},
+          {"flops", count(s.cost.flops)},
+          {"memory_bytes", count(s.cost.memory_bytes)},
+          {"uncounted_nodes", s.cost.uncounted}};
+  ojson ch = ojson::array();
+  for (const auto& c : s.children) ch.push_back(scope(*c));
+  j["children"] = ch;
+  return j;
+}
+
+// Throws nlohmann's type_error 316 on a string that is not UTF-8.
+std::string report(const flopwise::Report& r) {
+  ojson j;
+  j["schema"] = "flopwise.report/1";
+  ojson opsets = ojson::object();
+  for (const auto& [d, v] : r.opsets) opsets[d.empty() ? "ai.onnx" : d] = v;
+  j["model"] = {{"path", r.path}, {"format", r.format}, {"producer", r.producer}, {"opset", opsets}};
+  j["convention"] = r.convention;
+  auto io = [](const auto& vs) {
+    ojson a = ojson::array();
+    for (const auto& [name, ts] : vs)
+      a.push_back({{"name", name}, {"dtype", flopwise::dtype_name(ts.first)}, {"shape", shape(ts.second)}});
+    return a;
+  };
+  j["inputs"] = io(r.inputs);
+  j["outputs"] = io(r.outputs);
+  const flopwise::Totals& t = r.totals;
+  j["totals"] = {{"params", count(t.params)},
+                 {"buffers", count(t.buffers)},
+                 {"macs", count(t.macs)},
+                 {"flops", count(t.flops)},
+                 {"memory_bytes", count(t.memory_bytes)},
+                 {"backward_flops", count(t.backward_flops)},
+                 {"uncounted_nodes", t.uncounted}};
+  j["totals_complete"] = r.totals.complete();
+  j["scopes"] = scope(*r.scopes);
+  ojson ops = ojson::array();
+  for (const auto& o : r.op_types)
+    ops.push_back({{"op", o.op},
+                   {"count", o.count},
+                   {"macs", count(o.macs)},
+                   {"flops", count(o.flops)},
+                   {"params", count(o.params)},
+                   {"memory_bytes", count(o.memory_bytes)}});
+  j["op_types"] = ops;
+  ojson nodes = ojson::array();
+  for (const auto& n : r.nodes) {
+    ojson outs = ojson::array();
+    for (const auto& [name, s] : n.outputs) outs.push_back({{"name", name}, {"shape", shape(s)}});
+    nodes.push_back({{"name", n.name},
+                     {"op", n.domain.empty() ? n.op : n.domain + "::" + n.op},
+                     {"scope", n.scope},
+                     {"outputs", outs},
+                     {"params", count(n.cost.params)},
+                     {"macs", count(n.cost.macs)},
+                     {"flops", count(n.cost.flops)},
+                     {"memory_bytes", count(n.cost.memory_bytes)}});
+  }
+  j["nodes"] = nodes;
+  ojson uns = ojson::array();
+  for (const auto& [op, names] : r.unsupported)
+    uns.push_back({{"op", op}, {"count", names.size()}, {"nodes", names}});
+  j["unsupported"] = uns;
+  j["warnings"] = r.warnings;
+  return j.dump(2) + "\n";
+}
+}  // namespace dom
+
+std::string streamed(const flopwise::Report& r) {
+  std::ostringstream os;
+  flopwise::write_json(os, r);
+  return os.str();
+}
+
+flopwise::Report report_of(flopwise::Model&& m, const flopwise::InferOptions& opts = {}) {
+  flopwise::InferResult ir = flopwise::infer_shapes(m, opts);
+  return flopwise::build_report(m, std::move(ir));
+}
+
+// x [batch, 4] -> MatMul(W 4x3) -> Relu -> my.ops::Custom (no shape function), with node and value
+// names that need escaping (quotes, backslash, tab, a control byte, non-ASCII) and, when `bad_utf8`,
+// one that is not UTF-8 at all.
+flopwise::Model awkward_model(bool bad_utf8) {
+  onnx::ModelProto m;
+  m.set_ir_version(7);
+  m.set_producer_name("te\"st");
+  auto* o = m.add_opset_import();
+  o->set_domain("");
+  o->set_version(17);
+  o = m.add_opset_import();
+  o->set_domain("my.ops");
+  o->set_version(1);
+  auto* g = m.mutable_graph();
+  g->set_name("g");
+  auto* in = g->add_input();
+  in->set_name("x\"in");
+  auto* tt = in->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(onnx::TensorProto::FLOAT);
+  tt->mutable_shape()->add_dim()->set_dim_param("batch");
+  tt->mutable_shape()->add_dim()->set_dim_value(4);
+  auto* w = g->add_initializer();
+  w->set_name("W");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  w->add_dims(4);
+  w->add_dims(3);
+  auto node = [&](const std::string& op, const std::string& name, std::vector<std::string> ins,
+                  const std::string& out) {
+    auto* n = g->add_node();
+    n->set_op_type(op);
+    n->set_name(name);
+    for (auto& i : ins) n->add_input(i);
+    n->add_output(out);
+    return n;
+  };
+  node("MatMul", "/blk\"1\"/lin\\ear/MatMul", {"x\"in", "W"}, "mm\tout");
+  node("Relu", bad_utf8 ? "/act\xff\xfe/Relu" : "/act\x01\u00e9/Relu", {"mm\tout"}, "r");
+  node("Custom", "/cust\"om/Custom", {"r"}, "y")->set_domain("my.ops");
+  g->add_output()->set_name("y");
+  return flopwise::import_onnx_bytes(m.SerializeAsString(), "awk\"ward.onnx");
 }
 
 }  // namespace
@@ -95,4 +252,69 @@ TEST_CASE("json report: costs stay polynomials in the dynamic dims until they ar
   bool warned = false;
   for (const auto& w : j["warnings"]) warned = warned || w.get<std::string>().find("--dim") != std::string::npos;
   CHECK(warned);
+}
+
+TEST_CASE("json report: streamed output is byte-identical to the DOM dump on every bundled model") {
+  for (const char* name : {"resnet18", "resnet34", "mobilenet_v2", "bert", "bert6", "gpt2"}) {
+    CAPTURE(name);
+    const std::string path = fwtest::model_path(std::string(name) + ".onnx");
+    // Unbound: symbolic counts and dims; bound: integers.
+    flopwise::Report r = report_of(flopwise::import_onnx_file(path));
+    CHECK(streamed(r) == dom::report(r));
+    flopwise::InferOptions bound;
+    bound.dims = {{"batch", 2}, {"seq", 9}};
+    r = report_of(flopwise::import_onnx_file(path), bound);
+    CHECK(streamed(r) == dom::report(r));
+  }
+}
+
+TEST_CASE("json report: names that need escaping; the documented structure") {
+  flopwise::Report r = report_of(awkward_model(false));
+  const std::string out = streamed(r);
+  CHECK(out == dom::report(r));
+  nlohmann::ordered_json j = nlohmann::ordered_json::parse(out);
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : j.items()) keys.push_back(k);
+  CHECK(keys == std::vector<std::string>{"schema", "model", "convention", "inputs", "outputs", "totals",
+                                         "totals_complete", "scopes", "op_types", "nodes", "unsupported",
+                                         "warnings"});
+  CHECK(j["model"]["path"] == "awk\"ward.onnx");
+  CHECK(j["model"]["producer"] == "te\"st");
+  CHECK(j["model"]["opset"] == nlohmann::ordered_json{{"ai.onnx", 17}, {"my.ops", 1}});
+  CHECK(j["inputs"][0]["name"] == "x\"in");
+  CHECK(j["inputs"][0]["shape"] == json::array({"batch", 4}));
+  CHECK(j["outputs"][0]["shape"].is_null());  // Custom has no shape function: rank unknown
+  // The escapes as nlohmann writes them: \", \\, \t, \u0001; UTF-8 as is.
+  CHECK(out.find(R"("/blk\"1\"/lin\\ear/MatMul")") != std::string::npos);
+  CHECK(out.find(R"("mm\tout")") != std::string::npos);
+  CHECK(out.find("\"/act\\u0001\u00e9/Relu\"") != std::string::npos);
+  REQUIRE(j["nodes"].size() == 3);
+  CHECK(j["nodes"][0]["name"] == "/blk\"1\"/lin\\ear/MatMul");
+  CHECK(j["nodes"][0]["outputs"][0]["name"] == "mm\tout");
+  // MatMul batch x 4 by 4 x 3: 12 MACs per row.
+  CHECK(j["nodes"][0]["macs"] == "12*batch");
+  CHECK(j["nodes"][2]["op"] == "my.ops::Custom");
+  CHECK(j["nodes"][2]["macs"].is_null());
+  CHECK(j["totals_complete"] == false);
+  CHECK(j["totals"]["uncounted_nodes"] == 1);
+  REQUIRE(j["unsupported"].size() == 1);
+  CHECK(j["unsupported"][0]["op"] == "my.ops::Custom");
+  CHECK(j["unsupported"][0]["count"] == 1);
+  CHECK(j["unsupported"][0]["nodes"] == json::array({"/cust\"om/Custom"}));
+  for (const auto& n : j["nodes"])
+    for (const char* k : {"name", "op", "scope", "outputs", "params", "macs", "flops", "memory_bytes"})
+      CHECK_MESSAGE(n.contains(k), k);
+  CHECK(j["scopes"]["name"] == "");
+  CHECK(j["scopes"]["class"].is_null());
+  CHECK(j["scopes"]["children"].is_array());
+}
+
+TEST_CASE("json report: bytes that are not UTF-8 become U+FFFD; the report is still written") {
+  flopwise::Report r = report_of(awkward_model(true));
+  CHECK_THROWS_AS(dom::report(r), nlohmann::json::type_error);  // the DOM dump refused the whole report
+  std::string out;
+  REQUIRE_NOTHROW(out = streamed(r));
+  json j = json::parse(out);
+  CHECK(j["nodes"][1]["name"] == "/act\ufffd\ufffd/Relu");
+  CHECK(j["nodes"][0]["name"] == "/blk\"1\"/lin\\ear/MatMul");  // the rest as before
 }
