@@ -21,6 +21,8 @@ struct Totals {
   // making the whole total unknown, so a report shows "at least X, N nodes not counted".
   int64_t uncounted = 0;
   void add_rollup(const Totals& node_cost);
+  // Adds a child scope's roll-up (already summed by add_rollup): its counts and its uncounted nodes.
+  void add_subtotal(const Totals& child);
   bool complete() const { return uncounted == 0; }
 };
 

@@ -28,13 +28,30 @@ void Totals::add_rollup(const Totals& n) {
   uncounted += n.uncounted + (any_unknown ? 1 : 0);
 }
 
+void Totals::add_subtotal(const Totals& c) {
+  // Counts are non-negative, so a child's overflowed (unknown) sum makes the parent's unknown too, as
+  // adding the child's nodes one by one would.
+  params += c.params;
+  buffers += c.buffers;
+  macs += c.macs;
+  flops += c.flops;
+  memory_bytes += c.memory_bytes;
+  backward_flops += c.backward_flops;
+  uncounted += c.uncounted;
+}
+
 int64_t rank_value(const Count& c) {
   if (c.known) return c.v;
   if (!c.symbolic()) return -1;
-  std::vector<std::pair<std::string, int64_t>> at;
-  for (const auto& s : c.sym.symbols()) at.push_back({s, 1000});
-  Dim d = c.sym.substitute(at);
-  return d.is_known() ? d.value() : INT64_MAX;
+  // The polynomial at every symbol = 1000, evaluated term by term; INT64_MAX when it overflows.
+  int64_t total = 0;
+  for (const auto& [mono, coef] : c.sym.terms()) {
+    int64_t t = coef;
+    for (size_t i = 0; i < mono.size(); ++i)
+      if (!checked_mul(t, 1000, &t)) return INT64_MAX;
+    if (!checked_add(total, t, &total)) return INT64_MAX;
+  }
+  return total;
 }
 
 bool Report::has_unknown_cost() const { return totals.uncounted > 0 || !unsupported.empty(); }
@@ -222,7 +239,6 @@ Report build_report(const Model& model, InferResult infer, const Convention& con
 
     // Roll up into the scope tree.
     ScopeNode* cur = r.scopes.get();
-    cur->cost.add_rollup(nr.cost);
     for (size_t lvl = 0; lvl < n.scope.size(); ++lvl) {
       const std::string& path = n.scope[lvl];
       ScopeNode* next = nullptr;
@@ -245,8 +261,8 @@ Report build_report(const Model& model, InferResult infer, const Convention& con
       }
       if (next->cls.empty() && lvl < n.scope_classes.size()) next->cls = n.scope_classes[lvl];
       cur = next;
-      cur->cost.add_rollup(nr.cost);
     }
+    cur->cost.add_rollup(nr.cost);  // the node's own scope; its ancestors get it in the pass below
     if (std::find(cur->ops.begin(), cur->ops.end(), n.op) == cur->ops.end()) cur->ops.push_back(n.op);
 
     std::string key = op_key(n);
@@ -260,6 +276,15 @@ Report build_report(const Model& model, InferResult infer, const Convention& con
     ot.memory_bytes += nr.cost.memory_bytes;
     r.nodes.push_back(std::move(nr));
   }
+  // Each scope's own nodes are summed; add every subtree into its parent, children first (one addition
+  // per scope rather than one per node and ancestor).
+  // Iterative (a hostile file's scope depth must not exhaust the stack): scopes in pre-order, then each
+  // added into its parent in reverse, so every child is complete before it is added.
+  std::vector<std::pair<ScopeNode*, ScopeNode*>> order;  // (scope, parent)
+  order.push_back({r.scopes.get(), nullptr});
+  for (size_t i = 0; i < order.size(); ++i)
+    for (auto& c : order[i].first->children) order.push_back({c.get(), order[i].first});
+  for (size_t i = order.size(); i-- > 1;) order[i].second->cost.add_subtotal(order[i].first->cost);
   r.totals = r.scopes->cost;
   std::stable_sort(r.op_types.begin(), r.op_types.end(), [](const OpTypeReport& a, const OpTypeReport& b) {
     return rank_value(a.flops) > rank_value(b.flops);
