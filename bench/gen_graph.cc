@@ -9,6 +9,9 @@
 //   KIND chain:   the chain: MatMul + Add + Relu per block, one scope per block
 //                 (/blocks.17/MatMul), input [batch, 64]; blocks = NODES / 3.
 //   KIND flat:    the chain without scopes (node names MatMul_17).
+//   KIND decoder_renamed, chain_renamed: the same graphs with other scope names (GPT-2 style
+//                 /transformer/h.17/attn/q_proj/MatMul, ln_1, ln_2, ffn; /layers.17/MatMul): every
+//                 scope label differs, for `flopwise diff`'s alignment by op signature at scale.
 #include <onnx/onnx_pb.h>
 
 #include <cstdio>
@@ -146,17 +149,36 @@ std::string decoder_layer(Builder& b, int64_t l, const std::string& x) {
 
 constexpr int64_t kDecoderLayerNodes = 42;
 
+// KIND_renamed: rewrites the node names' scope parts; the graph itself is unchanged.
+void rename_scopes(onnx::GraphProto* g) {
+  const std::pair<std::string, std::string> kRenames[] = {{"/model/layers.", "/transformer/h."},
+                                                          {"/blocks.", "/layers."},
+                                                          {"/self_attn/", "/attn/"},
+                                                          {"/input_layernorm/", "/ln_1/"},
+                                                          {"/post_attention_layernorm/", "/ln_2/"},
+                                                          {"/mlp/", "/ffn/"}};
+  for (auto& n : *g->mutable_node()) {
+    std::string name = n.name();
+    for (const auto& [from, to] : kRenames)
+      if (auto p = name.find(from); p != std::string::npos) name.replace(p, from.size(), to);
+    n.set_name(name);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc != 4) {
-    std::cerr << "usage: gen_graph decoder|chain|flat NODES OUT.onnx\n";
+    std::cerr << "usage: gen_graph decoder|chain|flat|decoder_renamed|chain_renamed NODES OUT.onnx\n";
     return 2;
   }
   std::string kind = argv[1];
   int64_t nodes = std::atoll(argv[2]);
+  bool renamed = kind == "decoder_renamed" || kind == "chain_renamed";
+  if (renamed) kind = kind.substr(0, kind.size() - std::string("_renamed").size());
   if ((kind != "decoder" && kind != "chain" && kind != "flat") || nodes < 1) {
-    std::cerr << "gen_graph: KIND is decoder, chain or flat; NODES a positive count\n";
+    std::cerr << "gen_graph: KIND is decoder, chain, flat, decoder_renamed or chain_renamed; "
+                 "NODES a positive count\n";
     return 2;
   }
   onnx::ModelProto model;
@@ -195,6 +217,7 @@ int main(int argc, char** argv) {
     }
     add_io(g, x, {"batch", std::to_string(kHidden)}, true);
   }
+  if (renamed) rename_scopes(g);
   std::ofstream f(argv[3], std::ios::binary | std::ios::trunc);
   if (!f || !model.SerializeToOstream(&f)) {
     std::cerr << "gen_graph: cannot write " << argv[3] << "\n";
