@@ -2,9 +2,13 @@
 #include "flopwise/diff.h"
 
 #include <algorithm>
+#include <array>
+#include <cstdint>
 #include <cstdlib>
 #include <map>
 #include <set>
+#include <string_view>
+#include <unordered_map>
 
 namespace flopwise {
 
@@ -115,32 +119,75 @@ DiffEntry make_entry(const std::string& name, const std::string& a_name, const s
   return e;
 }
 
-// The op signature of each scope: op types of every node in its subtree, in node order.
-struct Side {
-  const Report& r;
-  std::map<const ScopeNode*, std::string> sig;
-  std::map<std::string, const ScopeNode*> by_name;
-  std::map<const ScopeNode*, const ScopeNode*> parent;
+// Op signatures (the op types of every node in a scope's subtree, in node order) interned to ids shared
+// by both sides: equal ids <=> equal sequences (the hash only buckets; keys compare element by element).
+// Id 0: a scope without nodes, which never pairs by signature.
+class SigTable {
+ public:
+  uint32_t op_id(const NodeReport& n) {
+    auto it = n.domain.empty() ? op_ids_.find(n.op) : op_ids_.find(n.domain + "::" + n.op);
+    if (it != op_ids_.end()) return it->second;
+    auto id = static_cast<uint32_t>(op_ids_.size());
+    op_ids_.emplace(n.domain.empty() ? n.op : n.domain + "::" + n.op, id);
+    return id;
+  }
+  uint32_t intern(std::vector<uint32_t>&& ops) {
+    if (ops.empty()) return 0;
+    auto id = static_cast<uint32_t>(sig_ids_.size() + 1);
+    return sig_ids_.emplace(std::move(ops), id).first->second;
+  }
 
-  explicit Side(const Report& rep) : r(rep) {
-    index(rep.scopes.get(), nullptr);
+ private:
+  struct SeqHash {
+    size_t operator()(const std::vector<uint32_t>& v) const {
+      uint64_t h = 0x9e3779b97f4a7c15ull ^ v.size();
+      for (uint32_t x : v) h = (h ^ x) * 0x100000001b3ull;
+      return static_cast<size_t>(h ^ (h >> 29));
+    }
+  };
+  std::unordered_map<std::string, uint32_t> op_ids_;
+  std::unordered_map<std::vector<uint32_t>, uint32_t, SeqHash> sig_ids_;
+};
+
+// The signature id of each scope of one report (0 for the root). O(nodes x scope depth) time; the
+// per-scope op lists live only until interned.
+struct Side {
+  std::unordered_map<const ScopeNode*, uint32_t> sig;
+
+  Side(const Report& rep, SigTable& table) {
+    if (!rep.scopes) return;
+    std::vector<const ScopeNode*> order;  // preorder; index 0 is the root
+    std::vector<int> parent;
+    std::unordered_map<std::string_view, int> by_name;  // the first scope in preorder of each name
+    std::vector<std::pair<const ScopeNode*, int>> stack{{rep.scopes.get(), -1}};
+    while (!stack.empty()) {
+      auto [s, p] = stack.back();
+      stack.pop_back();
+      int i = static_cast<int>(order.size());
+      order.push_back(s);
+      parent.push_back(p);
+      by_name.emplace(s->name, i);
+      for (auto c = s->children.rbegin(); c != s->children.rend(); ++c) stack.push_back({c->get(), i});
+    }
+    std::vector<std::vector<uint32_t>> ops(order.size());
     for (const auto& n : rep.nodes) {
       auto it = by_name.find(n.scope);
       if (it == by_name.end()) continue;
-      std::string op = n.domain.empty() ? n.op : n.domain + "::" + n.op;
-      for (const ScopeNode* s = it->second; s && s != rep.scopes.get(); s = parent[s]) sig[s] += op + ";";
+      uint32_t op = table.op_id(n);
+      for (int s = it->second; s > 0; s = parent[s]) ops[s].push_back(op);
     }
+    sig.reserve(order.size());
+    for (size_t i = 1; i < order.size(); ++i) sig.emplace(order[i], table.intern(std::move(ops[i])));
   }
-  void index(const ScopeNode* s, const ScopeNode* p) {
-    by_name.emplace(s->name, s);
-    parent[s] = p;
-    for (const auto& c : s->children) index(c.get(), s);
+  uint32_t of(const ScopeNode* s) const {
+    auto it = sig.find(s);
+    return it == sig.end() ? 0 : it->second;
   }
 };
 
 struct Aligner {
-  Side& A;
-  Side& B;
+  const Side& A;
+  const Side& B;
   std::vector<DiffEntry>& out;
 
   void whole_subtree(const ScopeNode& s, bool added, bool root) {
@@ -158,7 +205,8 @@ struct Aligner {
     const auto& cb = pb.children;
     std::vector<int> match_a(ca.size(), -1), match_b(cb.size(), -1);
     // 1. By label (the path below the parent): the same module in both.
-    std::map<std::string, size_t> b_label;
+    std::unordered_map<std::string_view, size_t> b_label;
+    b_label.reserve(cb.size());
     for (size_t j = 0; j < cb.size(); ++j) b_label.emplace(cb[j]->label, j);
     for (size_t i = 0; i < ca.size(); ++i) {
       auto it = b_label.find(ca[i]->label);
@@ -169,15 +217,13 @@ struct Aligner {
     }
     // 2. The rest, in order, by equal op signature (longest common subsequence).
     std::vector<size_t> ua, ub;
+    std::vector<uint32_t> sa, sb;
     for (size_t i = 0; i < ca.size(); ++i)
-      if (match_a[i] < 0) ua.push_back(i);
+      if (match_a[i] < 0) ua.push_back(i), sa.push_back(A.of(ca[i].get()));
     for (size_t j = 0; j < cb.size(); ++j)
-      if (match_b[j] < 0) ub.push_back(j);
+      if (match_b[j] < 0) ub.push_back(j), sb.push_back(B.of(cb[j].get()));
     if (!ua.empty() && !ub.empty()) {
-      auto same = [&](size_t i, size_t j) {
-        const std::string& sa = A.sig[ca[ua[i]].get()];
-        return !sa.empty() && sa == B.sig[cb[ub[j]].get()];
-      };
+      auto same = [&](size_t i, size_t j) { return sa[i] != 0 && sa[i] == sb[j]; };
       std::vector<std::vector<int>> L(ua.size() + 1, std::vector<int>(ub.size() + 1, 0));
       for (size_t i = ua.size(); i-- > 0;)
         for (size_t j = ub.size(); j-- > 0;)
@@ -200,13 +246,13 @@ struct Aligner {
         whole_subtree(*cb[j], true, true);
         continue;
       }
-      const ScopeNode& sa = *ca[match_b[j]];
-      const ScopeNode& sb = *cb[j];
-      DiffEntry e = make_entry(sb.name, sa.name, scope_figures(sa), scope_figures(sb));
-      e.cls = sb.cls.empty() ? sa.cls : sb.cls;
-      e.depth = sb.depth;
+      const ScopeNode& sa_ = *ca[match_b[j]];
+      const ScopeNode& sb_ = *cb[j];
+      DiffEntry e = make_entry(sb_.name, sa_.name, scope_figures(sa_), scope_figures(sb_));
+      e.cls = sb_.cls.empty() ? sa_.cls : sb_.cls;
+      e.depth = sb_.depth;
       out.push_back(std::move(e));
-      align(sa, sb);
+      align(sa_, sb_);
     }
     for (size_t i = 0; i < ca.size(); ++i)
       if (match_a[i] < 0) whole_subtree(*ca[i], false, true);
@@ -218,14 +264,30 @@ int64_t magnitude(const DiffEntry& e, const std::string& key) {
   return v ? std::llabs(*v) : 0;
 }
 
+// Largest |delta| of `key` first, then of flops, macs, params, memory_bytes; then changed before same;
+// stable. Each entry's magnitudes are read once.
 void sort_by_change(std::vector<DiffEntry>& v, const std::string& key) {
   static const char* kTie[] = {"flops", "macs", "params", "memory_bytes"};
-  std::stable_sort(v.begin(), v.end(), [&](const DiffEntry& x, const DiffEntry& y) {
-    if (magnitude(x, key) != magnitude(y, key)) return magnitude(x, key) > magnitude(y, key);
-    for (const char* k : kTie)
-      if (magnitude(x, k) != magnitude(y, k)) return magnitude(x, k) > magnitude(y, k);
-    return (x.status != DiffStatus::Same) > (y.status != DiffStatus::Same);
+  struct Rank {
+    std::array<int64_t, 5> mag;
+    bool changed;
+    size_t index;
+  };
+  std::vector<Rank> ranks;
+  ranks.reserve(v.size());
+  for (size_t i = 0; i < v.size(); ++i) {
+    Rank r{{magnitude(v[i], key), 0, 0, 0, 0}, v[i].status != DiffStatus::Same, i};
+    for (size_t k = 0; k < 4; ++k) r.mag[k + 1] = magnitude(v[i], kTie[k]);
+    ranks.push_back(r);
+  }
+  std::stable_sort(ranks.begin(), ranks.end(), [](const Rank& x, const Rank& y) {
+    if (x.mag != y.mag) return x.mag > y.mag;
+    return x.changed > y.changed;
   });
+  std::vector<DiffEntry> sorted;
+  sorted.reserve(v.size());
+  for (const Rank& r : ranks) sorted.push_back(std::move(v[r.index]));
+  v = std::move(sorted);
 }
 
 std::string op_key(const NodeReport& n) { return n.domain.empty() ? n.op : n.domain + "::" + n.op; }
@@ -255,7 +317,8 @@ Diff diff_reports(const Report& a, const Report& b, const DiffOptions& opts) {
     d.warnings.push_back("costs depend on dynamic dims; bind them for numeric deltas:" + list);
   }
 
-  Side sa(a), sb(b);
+  SigTable sigs;
+  Side sa(a, sigs), sb(b, sigs);
   Aligner al{sa, sb, d.scopes};
   if (a.scopes && b.scopes) al.align(*a.scopes, *b.scopes);
   sort_by_change(d.scopes, opts.sort_by);
@@ -289,7 +352,8 @@ Diff diff_reports(const Report& a, const Report& b, const DiffOptions& opts) {
   };
   io("input", a.inputs, b.inputs);
   io("output", a.outputs, b.outputs);
-  std::map<std::string, const NodeReport*> a_nodes;
+  std::unordered_map<std::string_view, const NodeReport*> a_nodes;
+  a_nodes.reserve(a.nodes.size());
   for (const auto& n : a.nodes)
     if (!n.name.empty()) a_nodes.emplace(n.name, &n);
   for (const auto& n : b.nodes) {
@@ -297,6 +361,7 @@ Diff diff_reports(const Report& a, const Report& b, const DiffOptions& opts) {
     if (n.name.empty() || it == a_nodes.end() || op_key(*it->second) != op_key(n)) continue;
     const auto& oa = it->second->outputs;
     for (size_t k = 0; k < n.outputs.size() && k < oa.size(); ++k) {
+      if (oa[k].second == n.outputs[k].second) continue;  // equal shapes print equally
       std::string s1 = oa[k].second.str(), s2 = n.outputs[k].second.str();
       if (s1 != s2) d.shape_changes.push_back({"node", n.outputs[k].first, n.name, s1, s2});
     }
