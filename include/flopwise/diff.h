@@ -57,12 +57,20 @@ struct Diff {
 
 struct DiffOptions {
   std::string sort_by = "flops";  // params | macs | flops | memory_bytes: the key of "largest change"
+  // Exact-alignment budget per parent scope, in steps (LCS table cells or Myers steps): past it, that
+  // scope's children align approximately and Diff::warnings names the scope. Tests lower it.
+  int64_t exact_align_cells = int64_t{1} << 22;  // 4 Mi: a full table up to 2047 x 2047 children
 };
 
 // Aligns the scope trees: children of aligned scopes pair up by label first; the rest pair up in
 // order where their op signatures (the op types of every node in the subtree, in node order) are
 // equal (a longest common subsequence), so renamed or re-indexed blocks align and inserted blocks
 // show as added. Everything left over is added (only in B) or removed (only in A).
+// Bounded: a common prefix (and suffix) of equal signatures pairs up first; the LCS of the rest is
+// exact when its table, or Myers' O((n + m) D) algorithm, fits `exact_align_cells`; otherwise it is
+// approximated in near-linear time (Myers in bounded chunks, then anchors: k-th occurrences of a
+// signature paired, their longest increasing chain kept) and a warning names the parent scopes.
+// Only which scopes pair up is approximate: totals and every entry's figures and deltas are exact.
 Diff diff_reports(const Report& a, const Report& b, const DiffOptions& opts = {});
 
 struct DiffFormatOptions {

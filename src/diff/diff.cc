@@ -3,11 +3,13 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <map>
 #include <set>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 
 namespace flopwise {
@@ -185,10 +187,181 @@ struct Side {
   }
 };
 
+// A common subsequence of two id sequences (id 0 never matches): `pairs` (i, j) with a[i] == b[j],
+// increasing in both. The exact methods (2, 3) share one budget of `cells` steps per call (a step: an LCS
+// table cell, or a Myers diagonal or matched item), the approximate ones (4) a budget linear in n + m:
+//  1. a common prefix pairs up (the LCS table's traceback makes the same choice), then, if the rest does
+//     not fit the table, a common suffix;
+//  2. exact LCS by the table when (n + 1)(m + 1) fits the budget left (O(nm) time and memory);
+//  3. exact LCS by Myers' O((n + m) D) algorithm (D: insertions + deletions, O(D^2) memory) within half
+//     the budget left: cheap when the sides differ by a few inserted, removed or changed items;
+//  4. otherwise `approximate` is set. Myers runs in chunks of kChunkWork steps, each committing an
+//     optimal path to the furthest point it reached, while kApproxWorkPerItem (n + m) steps last; what
+//     is left is anchored: the k-th occurrence of an id in a pairs with its k-th occurrence in b, the
+//     longest chain of those increasing in both is kept (patience sorting), and the gaps between
+//     anchors are matched by 1-4 again, at most kMaxDepth levels deep.
+// Total: O(cells + (kApproxWorkPerItem + kMaxDepth log(n + m)) (n + m)) time, O(cells + n + m) memory.
+class SubsequenceMatcher {
+ public:
+  SubsequenceMatcher(const std::vector<uint32_t>& a, const std::vector<uint32_t>& b, int64_t cells)
+      : a_(a),
+        b_(b),
+        cells_left_(cells),
+        approx_left_(kApproxWorkPerItem * static_cast<int64_t>(a.size() + b.size())) {}
+
+  std::vector<std::pair<size_t, size_t>> pairs;
+  bool approximate = false;
+
+  void run() {
+    match(0, a_.size(), 0, b_.size(), 0);
+    std::sort(pairs.begin(), pairs.end());
+  }
+
+ private:
+  static constexpr int kMaxDepth = 8;
+  static constexpr int64_t kChunkWork = int64_t{1} << 18;  // ~720 Myers rounds
+  static constexpr int64_t kApproxWorkPerItem = 64;
+  const std::vector<uint32_t>& a_;
+  const std::vector<uint32_t>& b_;
+  int64_t cells_left_, approx_left_;
+
+  bool same(size_t i, size_t j) const { return a_[i] != 0 && a_[i] == b_[j]; }
+
+  bool exact_if_fits(size_t a0, size_t a1, size_t b0, size_t b1) {
+    int64_t cells = static_cast<int64_t>(a1 - a0 + 1) * static_cast<int64_t>(b1 - b0 + 1);
+    if (cells > cells_left_) return false;
+    cells_left_ -= cells;
+    size_t n = a1 - a0, m = b1 - b0, w = m + 1;
+    std::vector<uint32_t> L((n + 1) * w, 0);  // L[i][j]: LCS of a[a0+i..a1) and b[b0+j..b1)
+    for (size_t i = n; i-- > 0;)
+      for (size_t j = m; j-- > 0;)
+        L[i * w + j] = same(a0 + i, b0 + j) ? L[(i + 1) * w + j + 1] + 1
+                                            : std::max(L[(i + 1) * w + j], L[i * w + j + 1]);
+    for (size_t i = 0, j = 0; i < n && j < m;) {
+      if (same(a0 + i, b0 + j) && L[i * w + j] == L[(i + 1) * w + j + 1] + 1) {
+        pairs.push_back({a0 + i, b0 + j});
+        ++i, ++j;
+      } else if (L[(i + 1) * w + j] >= L[i * w + j + 1]) {
+        ++i;
+      } else {
+        ++j;
+      }
+    }
+    return true;
+  }
+
+  void match(size_t a0, size_t a1, size_t b0, size_t b1, int depth) {
+    while (a0 < a1 && b0 < b1 && same(a0, b0)) pairs.push_back({a0++, b0++});
+    if (a0 == a1 || b0 == b1 || exact_if_fits(a0, a1, b0, b1)) return;
+    while (a0 < a1 && b0 < b1 && same(a1 - 1, b1 - 1)) pairs.push_back({--a1, --b1});
+    if (a0 == a1 || b0 == b1 || exact_if_fits(a0, a1, b0, b1)) return;
+    if (myers(a0, a1, b0, b1, cells_left_ / 2, false, cells_left_).first == a1) return;
+    approximate = true;
+    while (a0 < a1 && b0 < b1 && approx_left_ > 0)
+      std::tie(a0, b0) = myers(a0, a1, b0, b1, std::min(kChunkWork, approx_left_), true, approx_left_);
+    if (a0 == a1 || b0 == b1 || depth >= kMaxDepth) return;
+    std::vector<std::pair<size_t, size_t>> anchors = anchor_chain(a0, a1, b0, b1);
+    size_t pa = a0, pb = b0;
+    for (const auto& [i, j] : anchors) {
+      match(pa, i, pb, j, depth + 1);
+      pairs.push_back({i, j});
+      pa = i + 1, pb = j + 1;
+    }
+    if (!anchors.empty()) match(pa, a1, pb, b1, depth + 1);
+  }
+
+  // Myers' greedy LCS (E. Myers, "An O(ND) difference algorithm and its variations", 1986) on
+  // a[a0, a1) x b[b0, b1) in at most about `max_work` steps, charged to `budget`; each round's furthest
+  // points are kept for the traceback. Done: pairs an LCS and returns {a1, b1}. Out of steps: with
+  // `partial`, pairs an optimal path to the furthest point (largest x + y) of the last round and returns
+  // it (past the start: a round always runs); without, pairs nothing and returns {a0, b0}.
+  std::pair<size_t, size_t> myers(size_t a0, size_t a1, size_t b0, size_t b1, int64_t max_work, bool partial,
+                                  int64_t& budget) {
+    const int64_t n = static_cast<int64_t>(a1 - a0), m = static_cast<int64_t>(b1 - b0);
+    // Round d costs d + 1 steps, so at most ~sqrt(2 max_work) + 1 rounds run.
+    const int64_t dmax = std::min<int64_t>(n + m, static_cast<int64_t>(std::sqrt(2.0 * max_work)) + 2);
+    std::vector<int64_t> v(static_cast<size_t>(2 * dmax + 3), 0);  // furthest x on diagonal k = x - y
+    const int64_t off = dmax + 1;
+    std::vector<int64_t> trace;  // round d's v[-d], v[-d + 2] .. v[d] from trace[d (d + 1) / 2]
+    int64_t work = 0, end_d = -1, end_x = 0, end_y = 0;
+    for (int64_t d = 0; end_d < 0; ++d) {
+      int64_t best = -1, best_x = 0;
+      bool done = false;
+      for (int64_t k = -d; k <= d && !done; k += 2) {
+        int64_t x =
+            k == -d || (k != d && v[off + k - 1] < v[off + k + 1]) ? v[off + k + 1] : v[off + k - 1] + 1;
+        int64_t y = x - k;
+        while (x < n && y < m && same(a0 + x, b0 + y)) ++x, ++y, ++work;
+        v[off + k] = x;
+        trace.push_back(x);
+        done = x >= n && y >= m;
+        if (x <= n && y <= m && x + y > best) best = x + y, best_x = x;  // in the grid
+        if (done) best_x = x, best = x + y;
+      }
+      work += d + 1;
+      if (done) {
+        end_d = d, end_x = n, end_y = m;
+      } else if (d >= 1 && (work > max_work || d + 1 >= dmax)) {
+        if (!partial) {
+          budget -= work;
+          return {a0, b0};
+        }
+        end_d = d, end_x = best_x, end_y = best - best_x;
+      }
+    }
+    budget -= work;
+    // Trace back: each round is one insertion or deletion, then a run of equal items.
+    auto at = [&](int64_t d, int64_t k) { return trace[static_cast<size_t>(d * (d + 1) / 2 + (k + d) / 2)]; };
+    int64_t x = end_x, y = end_y;
+    for (int64_t d = end_d; d > 0; --d) {
+      int64_t k = x - y;
+      int64_t pk = k == -d || (k != d && at(d - 1, k - 1) < at(d - 1, k + 1)) ? k + 1 : k - 1;
+      int64_t px = at(d - 1, pk), py = px - pk;
+      while (x > px && y > py) --x, --y, pairs.push_back({a0 + x, b0 + y});
+      x = px, y = py;
+    }
+    while (x > 0 && y > 0) --x, --y, pairs.push_back({a0 + x, b0 + y});
+    return {a0 + static_cast<size_t>(end_x), b0 + static_cast<size_t>(end_y)};
+  }
+
+  // Candidates: the k-th occurrence of each id in a[a0, a1) with its k-th in b[b0, b1), in a's order;
+  // kept: their longest chain with b's positions increasing (patience sorting, O(p log p)).
+  std::vector<std::pair<size_t, size_t>> anchor_chain(size_t a0, size_t a1, size_t b0, size_t b1) const {
+    std::unordered_map<uint32_t, std::pair<std::vector<size_t>, size_t>> in_b;  // id -> (positions, used)
+    for (size_t j = b0; j < b1; ++j)
+      if (b_[j] != 0) in_b[b_[j]].first.push_back(j);
+    std::vector<std::pair<size_t, size_t>> cand;
+    for (size_t i = a0; i < a1; ++i) {
+      auto it = in_b.find(a_[i]);
+      if (it == in_b.end()) continue;
+      auto& [pos, used] = it->second;
+      if (used < pos.size()) cand.push_back({i, pos[used++]});
+    }
+    std::vector<size_t> tails;  // tails[k]: candidate ending the best chain of length k + 1
+    std::vector<size_t> prev(cand.size(), SIZE_MAX);
+    for (size_t c = 0; c < cand.size(); ++c) {
+      auto at = std::lower_bound(tails.begin(), tails.end(), cand[c].second,
+                                 [&](size_t t, size_t j) { return cand[t].second < j; });
+      if (at != tails.begin()) prev[c] = *(at - 1);
+      if (at == tails.end())
+        tails.push_back(c);
+      else
+        *at = c;
+    }
+    std::vector<std::pair<size_t, size_t>> chain;
+    for (size_t c = tails.empty() ? SIZE_MAX : tails.back(); c != SIZE_MAX; c = prev[c])
+      chain.push_back(cand[c]);
+    std::reverse(chain.begin(), chain.end());
+    return chain;
+  }
+};
+
 struct Aligner {
   const Side& A;
   const Side& B;
+  int64_t exact_cells;
   std::vector<DiffEntry>& out;
+  std::vector<std::string> approximate;  // "parent (n vs m unaligned children)" per approximate parent
 
   void whole_subtree(const ScopeNode& s, bool added, bool root) {
     DiffEntry e = added ? make_entry(s.name, "", std::nullopt, scope_figures(s))
@@ -215,7 +388,7 @@ struct Aligner {
         match_b[it->second] = static_cast<int>(i);
       }
     }
-    // 2. The rest, in order, by equal op signature (longest common subsequence).
+    // 2. The rest, in order, by equal op signature (a common subsequence; see SubsequenceMatcher).
     std::vector<size_t> ua, ub;
     std::vector<uint32_t> sa, sb;
     for (size_t i = 0; i < ca.size(); ++i)
@@ -223,22 +396,16 @@ struct Aligner {
     for (size_t j = 0; j < cb.size(); ++j)
       if (match_b[j] < 0) ub.push_back(j), sb.push_back(B.of(cb[j].get()));
     if (!ua.empty() && !ub.empty()) {
-      auto same = [&](size_t i, size_t j) { return sa[i] != 0 && sa[i] == sb[j]; };
-      std::vector<std::vector<int>> L(ua.size() + 1, std::vector<int>(ub.size() + 1, 0));
-      for (size_t i = ua.size(); i-- > 0;)
-        for (size_t j = ub.size(); j-- > 0;)
-          L[i][j] = same(i, j) ? L[i + 1][j + 1] + 1 : std::max(L[i + 1][j], L[i][j + 1]);
-      for (size_t i = 0, j = 0; i < ua.size() && j < ub.size();) {
-        if (same(i, j) && L[i][j] == L[i + 1][j + 1] + 1) {
-          match_a[ua[i]] = static_cast<int>(ub[j]);
-          match_b[ub[j]] = static_cast<int>(ua[i]);
-          ++i, ++j;
-        } else if (L[i + 1][j] >= L[i][j + 1]) {
-          ++i;
-        } else {
-          ++j;
-        }
+      SubsequenceMatcher m(sa, sb, exact_cells);
+      m.run();
+      for (const auto& [i, j] : m.pairs) {
+        match_a[ua[i]] = static_cast<int>(ub[j]);
+        match_b[ub[j]] = static_cast<int>(ua[i]);
       }
+      if (m.approximate)
+        approximate.push_back((pb.name.empty() ? std::string("(root)") : pb.name) + " (" +
+                              std::to_string(ua.size()) + " vs " + std::to_string(ub.size()) +
+                              " children)");
     }
     // Emit in B's order, then A's leftovers.
     for (size_t j = 0; j < cb.size(); ++j) {
@@ -319,8 +486,18 @@ Diff diff_reports(const Report& a, const Report& b, const DiffOptions& opts) {
 
   SigTable sigs;
   Side sa(a, sigs), sb(b, sigs);
-  Aligner al{sa, sb, d.scopes};
+  Aligner al{sa, sb, opts.exact_align_cells, d.scopes, {}};
   if (a.scopes && b.scopes) al.align(*a.scopes, *b.scopes);
+  if (!al.approximate.empty()) {
+    std::string list;
+    for (size_t i = 0; i < al.approximate.size() && i < 10; ++i) list += (i ? ", " : "") + al.approximate[i];
+    if (al.approximate.size() > 10) list += ", ... (" + std::to_string(al.approximate.size() - 10) + " more)";
+    d.warnings.push_back("scope alignment is approximate under " + list +
+                         ": an exact LCS of the children unmatched by name would take over " +
+                         std::to_string(opts.exact_align_cells) +
+                         " steps, so some may pair differently than an optimal alignment would "
+                         "(totals and every scope's figures and deltas are exact)");
+  }
   sort_by_change(d.scopes, opts.sort_by);
 
   std::map<std::string, const OpTypeReport*> a_ops;
