@@ -2,18 +2,23 @@
 // resnet18 vs resnet34 and bert (4 layers) vs bert6 (6 layers). Every delta the diff reports must equal
 // the difference of the two single-model reports, computed here independently from two separate
 // `flopwise MODEL --format json` runs; scopes only in B must be exactly the added ones (no renames).
+// The last cases check the alignment at scale: generated chains of 1000 renamed blocks (aligned by the
+// LCS table, by Myers and approximately) and synthetic reports with the approximate path forced.
 #include <doctest/doctest.h>
 
 #include "cli_util.h"
+#include <onnx/onnx_pb.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <set>
 #include <sstream>
 #include <string>
@@ -302,4 +307,236 @@ TEST_CASE("diff: the report reader round-trips totals, scopes and op types") {
   for (const auto& e : d.scopes) CHECK(e.status == flopwise::DiffStatus::Same);
   CHECK(d.delta.get("flops") == int64_t{0});
   CHECK(d.shape_changes.empty());
+}
+
+// --- Alignment at scale (DiffOptions::exact_align_cells) ---------------------------------------------
+
+namespace {
+
+// A chain of blocks named as torch.onnx.export names them: /PREFIX.i/mlp/MatMul, /PREFIX.i/ACT, input
+// X [1, 8]. acts[i] is block i's activation, so blocks with equal activations have equal op signatures.
+// Weights are external data that is never written (flopwise reads the graph only).
+std::string block_chain_model(const std::string& prefix, const std::vector<std::string>& acts) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  auto* os = m.add_opset_import();
+  os->set_domain("");
+  os->set_version(17);
+  auto* g = m.mutable_graph();
+  g->set_name(prefix);
+  auto* in = g->add_input();
+  in->set_name("X");
+  auto* tt = in->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(onnx::TensorProto::FLOAT);
+  for (int64_t d : {1, 8}) tt->mutable_shape()->add_dim()->set_dim_value(d);
+  auto weight = [&](const std::string& name, std::vector<int64_t> dims) {
+    auto* t = g->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    int64_t n = 1;
+    for (int64_t d : dims) t->add_dims(d), n *= d;
+    t->set_data_location(onnx::TensorProto::EXTERNAL);
+    for (auto [k, v] : {std::pair<std::string, std::string>{"location", "weights.bin"},
+                        {"offset", "0"},
+                        {"length", std::to_string(4 * n)}}) {
+      auto* e = t->add_external_data();
+      e->set_key(k);
+      e->set_value(v);
+    }
+    return name;
+  };
+  std::string x = "X";
+  auto node = [&](const std::string& name, const std::string& op, std::vector<std::string> ins) {
+    auto* n = g->add_node();
+    n->set_name(name);
+    n->set_op_type(op);
+    for (const auto& i : ins) n->add_input(i);
+    n->add_output(name + ":0");
+    return name + ":0";
+  };
+  for (size_t i = 0; i < acts.size(); ++i) {
+    std::string s = "/" + prefix + "." + std::to_string(i), w = prefix + "." + std::to_string(i);
+    auto mm = node(s + "/mlp/MatMul", "MatMul", {x, weight(w + ".weight", {8, 8})});
+    x = node(s + "/" + acts[i], acts[i], {mm});
+  }
+  g->add_output()->set_name(x);
+  return m.SerializeAsString();
+}
+
+// A is blocks.0 .. blocks.n-1 then a Tanh block; B is a Tanh block then layers.1 .. layers.n, the same
+// blocks renamed and shifted by one. The complete alignment: blocks.i -> layers.(i+1), each with its
+// mlp; only layers.0 added and blocks.n removed.
+void check_shifted_alignment(const json& d, int n) {
+  int paired = 0;
+  for (const auto& e : d.at("scopes")) {
+    std::string name = e.at("name"), status = e.at("status");
+    CAPTURE(name);
+    if (status == "added") {
+      CHECK((name == "layers.0" || name == "layers.0.mlp"));
+    } else if (status == "removed") {
+      CHECK((name == "blocks." + std::to_string(n) || name == "blocks." + std::to_string(n) + ".mlp"));
+    } else {
+      REQUIRE(e.contains("a_name"));
+      std::string a = e.at("a_name");
+      size_t dot = a.find('.', 7);  // "blocks.17.mlp": the index ends at the second dot
+      std::string tail = dot == std::string::npos ? "" : a.substr(dot);
+      int i = std::stoi(a.substr(7, dot == std::string::npos ? std::string::npos : dot - 7));
+      CHECK(name == "layers." + std::to_string(i + 1) + tail);
+      CHECK(status == "same");
+      ++paired;
+    }
+  }
+  CHECK(paired == 2 * n);
+}
+
+}  // namespace
+
+TEST_CASE("diff: 1000 renamed, shifted blocks align completely by table, by Myers and approximately") {
+  // 1001 x 1001 children unmatched by name under the root. The default budget fits the exact LCS table;
+  // 2^16 steps do not, but Myers' algorithm (2 edits) fits; 0 forces the approximate path. All three
+  // pair every block, and the deltas are the single reports' differences.
+  const int n = 1000;
+  std::vector<std::string> acts;
+  for (int i = 0; i < n; ++i) acts.push_back(i % 3 == 2 ? "Sigmoid" : "Relu");
+  std::vector<std::string> a_acts = acts, b_acts = acts;
+  a_acts.push_back("Tanh");
+  b_acts.insert(b_acts.begin(), "Tanh");
+  fs::path pa = diff_tmp() / "blocks.onnx", pb = diff_tmp() / "layers.onnx";
+  std::ofstream(pa, std::ios::binary) << block_chain_model("blocks", a_acts);
+  std::ofstream(pb, std::ios::binary) << block_chain_model("layers", b_acts);
+  Run ja = cli("\"" + pa.string() + "\" --format json"), jb = cli("\"" + pb.string() + "\" --format json");
+  REQUIRE(ja.code == 0);
+  REQUIRE(jb.code == 0);
+  json ra = json::parse(ja.out), rb = json::parse(jb.out);
+  // The diff of the saved reports (what `flopwise diff a.json b.json` computes).
+  flopwise::Report a = flopwise::parse_report_json(ja.out, "blocks.json");
+  flopwise::Report b = flopwise::parse_report_json(jb.out, "layers.json");
+  auto diff = [&](int64_t cells) {
+    flopwise::DiffOptions o;
+    o.exact_align_cells = cells;
+    return flopwise::diff_reports(a, b, o);
+  };
+  auto pairing = [](const flopwise::Diff& d) {
+    std::vector<std::string> v;
+    for (const auto& e : d.scopes) v.push_back(e.a_name + " -> " + e.name + " " + status_name(e.status));
+    return v;
+  };
+  flopwise::Diff table = diff(flopwise::DiffOptions{}.exact_align_cells), myers = diff(1 << 16),
+                 approx = diff(0);
+  CHECK(table.warnings.empty());
+  CHECK(myers.warnings.empty());
+  REQUIRE(approx.warnings.size() == 1);
+  CHECK(approx.warnings[0].find("approximate under (root) (1001 vs 1001 children)") != std::string::npos);
+
+  std::ostringstream os;
+  flopwise::write_diff_json(os, approx, {});
+  json f = json::parse(os.str());
+  check_against_reports(f, ra, rb);  // totals' and every scope's deltas = the single reports' differences
+  check_shifted_alignment(f, n);
+  CHECK(pairing(table) == pairing(approx));
+  CHECK(pairing(myers) == pairing(approx));
+}
+
+namespace {
+
+// A report whose root has one child scope per entry of `ops`, "PREFIX<i>", holding one node of op
+// "Op<ops[i]>" and params i + 1.
+flopwise::Report flat_report(const std::vector<int>& ops, const std::string& prefix) {
+  flopwise::Report r;
+  r.scopes = std::make_unique<flopwise::ScopeNode>();
+  for (size_t i = 0; i < ops.size(); ++i) {
+    auto c = std::make_unique<flopwise::ScopeNode>();
+    c->name = c->label = prefix + std::to_string(i);
+    c->depth = 1;
+    c->cost.params = static_cast<int64_t>(i + 1);
+    r.scopes->cost.params += c->cost.params;
+    r.scopes->children.push_back(std::move(c));
+    flopwise::NodeReport n;
+    n.name = prefix + "_n" + std::to_string(i);
+    n.op = "Op" + std::to_string(ops[i]);
+    n.scope = prefix + std::to_string(i);
+    r.nodes.push_back(std::move(n));
+  }
+  r.totals = r.scopes->cost;
+  return r;
+}
+
+// Checks that the pairs of a diff of flat_report(a, "a") and flat_report(b, "b") are a common
+// subsequence (equal ops, increasing in both), every scope listed once with its own figures; returns
+// how many pairs.
+size_t check_common_subsequence(const flopwise::Diff& d, const std::vector<int>& a,
+                                const std::vector<int>& b) {
+  std::vector<int> seen_a(a.size()), seen_b(b.size());
+  std::vector<std::pair<size_t, size_t>> pairs;
+  for (const auto& e : d.scopes) {
+    CAPTURE(e.name);
+    std::string an = e.a_name.empty() ? e.name : e.a_name;
+    if (e.a) {
+      size_t i = std::stoul(an.substr(1));
+      ++seen_a[i];
+      CHECK(e.a->get("params") == static_cast<int64_t>(i + 1));
+    }
+    if (e.b) {
+      size_t j = std::stoul(e.name.substr(1));
+      ++seen_b[j];
+      CHECK(e.b->get("params") == static_cast<int64_t>(j + 1));
+    }
+    if (e.a && e.b) pairs.push_back({std::stoul(an.substr(1)), std::stoul(e.name.substr(1))});
+  }
+  for (int s : seen_a) CHECK(s == 1);
+  for (int s : seen_b) CHECK(s == 1);
+  std::sort(pairs.begin(), pairs.end());
+  for (size_t k = 0; k < pairs.size(); ++k) {
+    CHECK(a[pairs[k].first] == b[pairs[k].second]);
+    if (k > 0) CHECK(pairs[k].second > pairs[k - 1].second);
+  }
+  return pairs.size();
+}
+
+size_t lcs_length(const std::vector<int>& a, const std::vector<int>& b) {
+  std::vector<size_t> row(b.size() + 1, 0), next(b.size() + 1, 0);
+  for (size_t i = a.size(); i-- > 0;) {
+    for (size_t j = b.size(); j-- > 0;)
+      next[j] = a[i] == b[j] ? row[j + 1] + 1 : std::max(row[j], next[j + 1]);
+    std::swap(row, next);
+  }
+  return row[0];
+}
+
+}  // namespace
+
+TEST_CASE("diff: forced approximate alignment is a common subsequence; Myers' chunks keep it optimal") {
+  std::mt19937 rng(7);
+  flopwise::DiffOptions forced;
+  forced.exact_align_cells = 0;
+  auto approximate_warning = [](const flopwise::Diff& d) {
+    return d.warnings.size() == 1 && d.warnings[0].find("approximate under (root)") != std::string::npos;
+  };
+
+  SUBCASE("few edits, three signatures: the Myers chunks find an LCS") {
+    std::vector<int> a(800), b;
+    for (int& x : a) x = static_cast<int>(rng() % 3);
+    for (int x : a) {  // ~5% inserted, removed or replaced
+      unsigned r = rng() % 60;
+      if (r == 0) b.push_back(7), b.push_back(x);
+      if (r == 1) continue;
+      b.push_back(r == 2 ? 8 : x);
+    }
+    flopwise::Diff d = flopwise::diff_reports(flat_report(a, "a"), flat_report(b, "b"), forced);
+    CHECK(approximate_warning(d));
+    CHECK(check_common_subsequence(d, a, b) == lcs_length(a, b));
+    CHECK(d.delta.get("params") == *d.b.get("params") - *d.a.get("params"));
+  }
+  SUBCASE("a shuffle of unique signatures: past the chunks' budget, anchors pair an increasing chain") {
+    std::vector<int> a(1500), b;
+    for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<int>(i);
+    b = a;
+    std::shuffle(b.begin(), b.end(), rng);
+    flopwise::Diff d = flopwise::diff_reports(flat_report(a, "a"), flat_report(b, "b"), forced);
+    CHECK(approximate_warning(d));
+    size_t paired = check_common_subsequence(d, a, b);
+    CHECK(paired > 0);
+    CHECK(paired <= lcs_length(a, b));
+    CHECK(d.delta.get("params") == int64_t{0});  // the same scopes, reordered
+  }
 }
