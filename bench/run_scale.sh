@@ -37,7 +37,8 @@ cell() {
   local n=$RUNS walls=() rss=0 out
   [[ "$*" == *_1000000.onnx* ]] && n=1
   for ((i = 0; i < n; i++)); do
-    out=$({ /usr/bin/time -f '%e %M' "$@" >/dev/null 2>/dev/null; } 2>&1 | tail -1)
+    /usr/bin/time -o "$MD/time.out" -f '%e %M' "$@" >/dev/null 2>&1 || true
+    out=$(tail -1 "$MD/time.out")
     walls+=("${out% *}")
     ((${out#* } > rss)) && rss=${out#* }
   done
