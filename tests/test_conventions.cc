@@ -20,6 +20,17 @@ namespace {
 Report report_of(OneNode& one, const std::string& convention) {
   return build_report(one.model, one.result, find_convention(convention));
 }
+// Inputs `slots` of the node become parameters (initializers), as a layer's weights are.
+OneNode& with_params(OneNode& one, std::initializer_list<size_t> slots) {
+  Graph& g = one.model.graph;
+  for (size_t s : slots) {
+    int v = g.nodes[0].inputs[s];
+    g.values[v].is_initializer = true;
+    g.values[v].is_input = false;
+    g.inputs.erase(std::find(g.inputs.begin(), g.inputs.end(), v));
+  }
+  return one;
+}
 }  // namespace
 
 TEST_CASE("conventions: one Gemm with bias, and one Relu, by hand") {
@@ -215,7 +226,7 @@ TEST_CASE("conventions: every op has a kind, and every convention a row for ever
     for (size_t k = 0; k < kNumWorkKinds; ++k) {
       int rows = 0;
       for (const auto& r : convention_rules())
-        rows += r.convention == conv.name && r.op.empty() && static_cast<size_t>(r.kind) == k;
+        rows += r.convention == conv.name && r.op.empty() && r.call.empty() && static_cast<size_t>(r.kind) == k;
       CHECK_MESSAGE(rows == 1, work_kind_name(static_cast<WorkKind>(k)));
     }
     for (const auto& rec : OpRegistry::instance().records()) {
@@ -251,20 +262,43 @@ TEST_CASE("conventions: the presets' formulas on single nodes, by hand from each
     CAPTURE(c);
     CHECK(report_of(conv, c).totals.flops.v == flops);
   }
-  // BatchNormalization on 1x4x3x3 (36 elements), eval, affine: deepspeed and fvcore 2 per element (72),
-  // thop count_normalization 2 x 2 (affine) = 144, ptflops bn hook 2 (affine) = 72, ptflops_aten 0.
+  // BatchNormalization on 1x4x3x3 (36 elements), eval, affine (scale and bias are parameters): deepspeed
+  // and fvcore 2 per element (72), thop count_normalization 2 x 2 (affine) = 144, ptflops bn hook 2 (affine)
+  // = 72, ptflops_aten 0. Without parameters (affine=False: constant scale): thop 2 x 36, ptflops 1 x 36.
   OneNode bn = run_op("BatchNormalization", {"1x4x3x3", "4", "4", "4", "4"});
+  CHECK(report_of(bn, "thop").totals.flops.v == 72);
+  CHECK(report_of(bn, "ptflops").totals.flops.v == 36);
+  with_params(bn, {1, 2});
   for (auto [c, flops] : {std::pair{"deepspeed", 72}, {"fvcore", 72}, {"thop", 144}, {"ptflops", 72}, {"ptflops_aten", 0}}) {
     CAPTURE(c);
     CHECK(report_of(bn, c).totals.flops.v == flops);
   }
   // LayerNormalization on 2x8 (16 elements), affine: deepspeed/fvcore 5 each (80), thop 4 (64), ptflops 1
-  // (its hook reads .affine, which LayerNorm lacks: 16).
+  // (its hook reads .affine, which LayerNorm lacks: 16), divided by its batch counter (below): 16 / 2 = 8.
   OneNode ln = run_op("LayerNormalization", {"2x8", "8", "8"});
-  for (auto [c, flops] : {std::pair{"deepspeed", 80}, {"fvcore", 80}, {"thop", 64}, {"ptflops", 16}}) {
+  with_params(ln, {1, 2});
+  for (auto [c, flops] : {std::pair{"deepspeed", 80}, {"fvcore", 80}, {"thop", 64}, {"ptflops", 8}}) {
     CAPTURE(c);
     CHECK(report_of(ln, c).totals.flops.v == flops);
   }
+  // ptflops divides its module hooks' figures by the batch counter, dim 0 of the model's one input
+  // (pytorch_engine.compute_average_flops_cost); the patched functionals' are not. A LayerNorm in a scope
+  // (an .onnx module) on one 4x8 input: 32 / 4 = 8. Its hook at batch 1 would give 32.
+  OneNode ln4 = run_op("LayerNormalization", {"4x8", "8", "8"});
+  with_params(ln4, {1, 2});
+  ln4.node().scope = {"norm"};
+  CHECK(report_of(ln4, "ptflops").totals.flops.v == 8);
+  // DeepSpeed's _conv_trans_flops_compute on ConvTranspose X[1,4,5,5] W[4,3,3,3] (groups 2: 6 outputs),
+  // stride 2, pads 1, bias: MACs per input position = 3*3 kernel x 4 in_channels x (3 // 2) = 36, x 25
+  // positions = 900, x 2 = 1800; bias = weight.shape[1] 3 x batch 1 x the forward-conv size
+  // ((5 + 2 - 3) // 2 + 1 = 3)^2 = 27: 1827. Its MACs are not the op's: each of the 4x5x5 input elements
+  // meets 3 (out_channels / groups) x 9 weights, 2700 (it divides by groups twice).
+  OneNode ct = run_op("ConvTranspose", {"1x4x5x5", "4x3x3x3", "6"},
+                      {{"strides", Attribute::of_ints({2, 2})}, {"pads", Attribute::of_ints({1, 1, 1, 1})},
+                       {"group", Attribute::of_int(2)}});
+  with_params(ct, {1, 2});
+  CHECK(report_of(ct, "default").totals.macs.v == 2700);
+  CHECK(report_of(ct, "deepspeed").totals.flops.v == 1827);
   // MaxPool 2x2 stride 2 on 1x1x4x4 (16 input elements): deepspeed _pool_flops_compute counts input
   // elements (16); fvcore has no handler (0, listed as skipped); thop zero_ops (0).
   OneNode mp = run_op("MaxPool", {"1x1x4x4"}, {{"kernel_shape", Attribute::of_ints({2, 2})}, {"strides", Attribute::of_ints({2, 2})}});

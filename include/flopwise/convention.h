@@ -29,8 +29,11 @@ struct NodeWork {
   Count rest;             // the default convention's other arithmetic: flops - 2 x macs - bias
   Count flops;            // the default convention's FLOPs (2 x macs + bias + rest)
   Count in, out;          // elements of input 0 and of output 0
-  std::string_view module;  // class of the innermost module scope ("Conv2d", "Softmax"); "" when unknown
+  // Class of the module the node ran in: its innermost scope's ("Conv2d", "Softmax"), the root module's
+  // for a node at the root (.pt: "ResNet", a bare "Linear"); "" when unknown (ONNX).
+  std::string_view module;
   bool weight_operand = false;  // a contraction whose second operand is a parameter (a layer, not x @ y)
+  bool affine = false;          // input 1 (a norm's scale) is a parameter: affine / elementwise_affine
 
   bool in_module(std::string_view cls) const { return module == cls; }
   int64_t attr_i(const char* name, int64_t dflt) const { return c.node.attr_i(name, dflt); }
@@ -48,6 +51,7 @@ struct ConventionRule {
   std::string_view convention;
   WorkKind kind = WorkKind::other;
   std::string_view op;  // "" for a kind row
+  std::string_view call;  // a CALL row: the torch function whose decomposition it counts ("bilinear")
   ConventionFn flops = nullptr;
   std::string_view formula;  // "=" for the op's own (default-convention) formula
   bool skipped = false;      // the tool skips the op with a warning (fvcore's "unsupported operator")
@@ -60,8 +64,13 @@ bool is_default(const Convention& conv);
 // The convention called `name`; throws UsageError naming the known ones.
 const Convention& find_convention(const std::string& name);
 
-// The rule of `conv` for a node of op `rec` whose work is of kind `kind` (the op's row, else the kind's).
-const ConventionRule& convention_rule(const Convention& conv, const OpRecord& rec, WorkKind kind);
+// The rule of `conv` for a node of op `rec` whose work is of kind `kind`: the row of the torch function
+// the .pt importer decomposed into it (the node's `torch_op` attribute) where `conv` has one, else the
+// op's row, else the kind's.
+const ConventionRule& convention_rule(const Convention& conv, const OpRecord& rec, WorkKind kind,
+                                      std::string_view torch_op = {});
+// The CALL rows of `conv` (torch functions it counts apart from the ops they decompose into).
+std::vector<const ConventionRule*> convention_calls(const Convention& conv);
 // An op's formula under `conv` (its kind's or its own row's text; the op's formula for the default),
 // for a node whose work is of `kind` (the op's own unless it is a bias add).
 std::string convention_formula(const Convention& conv, const OpRecord& rec);

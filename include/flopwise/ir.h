@@ -172,6 +172,9 @@ class Graph {
   std::vector<int> inputs;   // graph inputs, in order (initializers excluded)
   std::vector<int> outputs;  // graph outputs, in order
   const Graph* parent = nullptr;
+  // Class of the module whose forward this graph is (a TorchScript archive's root module: "ResNet",
+  // "MultiheadAttention"); "" where the format does not record it (ONNX) and in subgraphs.
+  std::string module_class;
 
   int find(const std::string& value_name) const;  // -1 when absent
   int add_value(const std::string& value_name);   // returns the existing index when present

@@ -56,6 +56,9 @@ void list_ops(std::ostream& os, const fw::Convention& conv) {
         std::to_string(r.since_version) + "-" + (r.until_version ? std::to_string(r.until_version) : "");
     os << name << "\t" << range << "\t" << fw::convention_formula(conv, r) << "\n";
   }
+  // Torch functions the .pt importer decomposes, where this convention counts them apart from their ops.
+  for (const auto* c : fw::convention_calls(conv))
+    os << "torch." << c->call << "\t(.pt)\t" << c->formula << "\n";
 }
 
 // --explain A B: the model's FLOPs under two conventions, reconciled per op type: where they differ, by how

@@ -146,6 +146,73 @@ bool in_pool_module(const NodeWork& w) {
 // thop counts products in nn.Linear only; without classes, a product with a weight operand is a layer's.
 bool in_linear(const NodeWork& w) { return w.module.empty() ? w.weight_operand : w.module == "Linear"; }
 bool is_silu(const NodeWork& w) { return w.in_module("SiLU") || w.attr_s("torch_op", "") == "silu"; }
+// thop and ptflops hook modules by exact class (`type(m) in table`): a subclass (torchvision's Conv3DSimple
+// of nn.Conv3d, LayerNorm2d of nn.LayerNorm) is not hooked. hooked_op: an op a module hook counts, for a
+// node in one of `classes`; without classes (.onnx) a named scope is taken to be such a module, as above.
+bool hooked_op(const NodeWork& w, const std::vector<std::string_view>& classes) {
+  if (w.module.empty()) return !w.c.node.scope.empty();
+  for (auto c : classes)
+    if (w.module == c) return true;
+  return false;
+}
+// hooked_layer: a layer op (conv, linear, norm, recurrent) that only a module of `classes` runs in those
+// tools; without classes (.onnx) it is taken to be one.
+bool hooked_layer(const NodeWork& w, const std::vector<std::string_view>& classes) {
+  return w.module.empty() || hooked_op(w, classes);
+}
+const std::vector<std::string_view> kConvNd = {"Conv1d", "Conv2d", "Conv3d"};
+const std::vector<std::string_view> kConvTransposeNd = {"ConvTranspose1d", "ConvTranspose2d",
+                                                                     "ConvTranspose3d"};
+const std::vector<std::string_view> kBatchNormNd = {"BatchNorm1d", "BatchNorm2d", "BatchNorm3d"};
+const std::vector<std::string_view> kInstanceNormNd = {"InstanceNorm1d", "InstanceNorm2d",
+                                                                    "InstanceNorm3d"};
+
+// ptflops divides what its module hooks counted by its batch counter, len() of the root module's first
+// positional argument: dim 0 of the model's one input (several inputs go in as keywords: 1), while the
+// patched functionals' figures are added undivided (pytorch_engine.compute_average_flops_cost).
+Count pt_hook(const NodeWork& w, const Count& c) {
+  const Graph* top = &w.c.graph;
+  while (top->parent) top = top->parent;
+  if (top->inputs.size() != 1) return c;
+  const Shape& x = top->values[top->inputs[0]].shape;
+  if (!x.rank_known || x.rank() == 0) return c;
+  const Dim& d = x.dims[0];
+  if (d.is_known() && d.value() == 1) return c;
+  if (!c.exact() || (d.is_known() && d.value() <= 0)) return Count::unknown();
+  return Count::of(Dim::floor_div(c.as_dim(), d));
+}
+
+// DeepSpeed's _conv_trans_flops_compute: MACs = prod(kernel) x in_channels x (weight.shape[1] // groups)
+// x batch x prod(input spatial), i.e. per input position; the bias term is weight.shape[1] x batch x the
+// spatial size a forward conv of the same parameters would give ((in + 2p - dil*(k-1) - 1) // s + 1).
+Count ds_conv_transpose(const NodeWork& w) {
+  const Shape& x = w.in_shape(0);
+  const Shape& wt = w.in_shape(1);
+  if (!x.rank_known || x.rank() < 3 || !wt.rank_known || wt.rank() != x.rank()) return Count::unknown();
+  size_t sp = x.rank() - 2;
+  for (size_t i = 1; i < wt.rank(); ++i)
+    if (!wt.dims[i].is_known()) return Count::unknown();
+  int64_t groups = w.attr_i("group", 1);
+  if (groups <= 0) return Count::unknown();
+  Dim per_position = Dim(wt.dims[1].value() / groups) * x.dims[1];
+  for (size_t i = 2; i < wt.rank(); ++i) per_position = per_position * wt.dims[i];
+  Dim positions = x.dims[0];
+  for (size_t i = 2; i < x.rank(); ++i) positions = positions * x.dims[i];
+  Count macs = Count::of(per_position * positions);
+  Count flops = macs * Count{2};
+  if (!w.has_input(2)) return flops;
+  auto pads = w.c.node.attr_ints("pads"), strides = w.c.node.attr_ints("strides"),
+       dils = w.c.node.attr_ints("dilations");
+  Dim out = Dim(wt.dims[1].value()) * x.dims[0];
+  for (size_t i = 0; i < sp; ++i) {
+    const Dim& in = x.dims[2 + i];
+    int64_t p = i < pads.size() ? pads[i] : 0, s = i < strides.size() ? strides[i] : 1,
+            d = i < dils.size() ? dils[i] : 1, k = wt.dims[2 + i].value();
+    if (s <= 0) return Count::unknown();
+    out = out * (Dim::floor_div(in + Dim(2 * p - (d * (k - 1) + 1)), Dim(s)) + Dim(1));
+  }
+  return flops + Count::of(out);
+}
 
 // ---- resampling (Resize: X, roi, scales, sizes; mode nearest | linear | cubic) ---------------------
 int spatial_rank(const NodeWork& w) {
@@ -197,7 +264,43 @@ Count pt_resample(const NodeWork& w) {
   const Shape& y = w.out_shape(0);
   if (!y.rank_known || y.rank() < 1 || !y.dims[0].is_known() || !w.out.known || y.dims[0].value() == 0)
     return Count::unknown();
-  return w.out + Count{w.out.v / y.dims[0].value()};
+  return w.out + pt_hook(w, Count{w.out.v / y.dims[0].value()});
+}
+// ptflops' products: nn.Linear's hook (hook/B); F.linear elsewhere is not patched (0); the rest is taken
+// to be torch.matmul/mm/bmm (patched; `x @ y` is not, and a saved graph records both as aten::matmul).
+bool is_flinear(const NodeWork& w) { return w.attr_s("torch_op", "") == "linear"; }
+Count pt_contraction(const NodeWork& w) {
+  if (w.weight_operand && hooked_layer(w, {"Linear"})) return pt_hook(w, w.macs);
+  return is_flinear(w) ? Count{} : w.macs;
+}
+// torch 1.13's aten::linear runs addmm (its bias counted by ptflops' aten backend) on a 2-d input and on a
+// contiguous 3-d one; otherwise matmul and add_ (not counted). A transposed view is taken as not contiguous.
+Count aten_bias(const NodeWork& w) {
+  if (!is_flinear(w)) return w.flops;
+  const Graph& g = w.c.graph;
+  for (int in : w.c.node.inputs) {
+    int p = in >= 0 ? g.values[in].producer : -1;
+    if (p < 0 || static_cast<size_t>(p) >= g.nodes.size() || g.nodes[p].op != "MatMul" || g.nodes[p].inputs.empty())
+      continue;
+    int x = g.nodes[p].inputs[0];
+    if (x < 0) continue;
+    const Shape& s = g.values[x].shape;
+    if (!s.rank_known) return Count::unknown();
+    if (s.rank() <= 2) return w.flops;
+    if (s.rank() > 3) return 0;
+    int xp = g.values[x].producer;
+    bool view = xp >= 0 && static_cast<size_t>(xp) < g.nodes.size() &&
+                (g.nodes[xp].op == "Transpose" || g.nodes[xp].op == "TransposeDims");
+    return view ? Count{} : w.flops;
+  }
+  return w.flops;
+}
+// Gemm: nn.Linear's hook; torch.addmm(C, A, B): MACs + the elements of C as given (beta != 0).
+Count pt_gemm(const NodeWork& w) {
+  if (w.weight_operand && hooked_layer(w, {"Linear"})) return pt_hook(w, w.macs + w.bias);
+  if (is_flinear(w)) return 0;
+  bool add_c = w.has_input(2) && w.c.node.attr_f("beta", 1.0) != 0.0;
+  return add_c ? w.macs + w.in_numel(2) : w.macs;
 }
 
 // ---- thop's own shapes of work ------------------------------------------------------------------
@@ -243,11 +346,13 @@ const std::vector<Convention>& conventions() {
 #define KIND(conv, kind, expr, text)
 #define OP(conv, op, expr, text)
 #define SKIP(conv, op, text)
+#define CALL(conv, fn, expr, text)
 #include "conventions.def"
 #undef CONVENTION
 #undef KIND
 #undef OP
 #undef SKIP
+#undef CALL
   };
   return all;
 }
@@ -256,15 +361,19 @@ const std::vector<ConventionRule>& convention_rules() {
   static const std::vector<ConventionRule> all = {
 #define CONVENTION(name, unit, reproduces, means)
 #define KIND(conv, kind, expr, text) \
-  {#conv, WorkKind::kind, "", [](const NodeWork& w) -> Count { (void)w; return (expr); }, text, false},
+  {#conv, WorkKind::kind, "", "", [](const NodeWork& w) -> Count { (void)w; return (expr); }, text, false},
 #define OP(conv, op, expr, text) \
-  {#conv, WorkKind::other, #op, [](const NodeWork& w) -> Count { (void)w; return (expr); }, text, false},
-#define SKIP(conv, op, text) {#conv, WorkKind::other, #op, [](const NodeWork&) -> Count { return 0; }, text, true},
+  {#conv, WorkKind::other, #op, "", [](const NodeWork& w) -> Count { (void)w; return (expr); }, text, false},
+#define SKIP(conv, op, text) \
+  {#conv, WorkKind::other, #op, "", [](const NodeWork&) -> Count { return 0; }, text, true},
+#define CALL(conv, fn, expr, text) \
+  {#conv, WorkKind::other, "", #fn, [](const NodeWork& w) -> Count { (void)w; return (expr); }, text, false},
 #include "conventions.def"
 #undef CONVENTION
 #undef KIND
 #undef OP
 #undef SKIP
+#undef CALL
   };
   return all;
 }
@@ -286,6 +395,7 @@ namespace {
 struct RuleIndex {
   const ConventionRule* kinds[kNumWorkKinds] = {};
   std::unordered_map<std::string_view, const ConventionRule*> ops;
+  std::unordered_map<std::string_view, const ConventionRule*> calls;
 };
 const RuleIndex& index_of(const Convention& conv) {
   static const std::vector<RuleIndex> all = [] {
@@ -293,7 +403,9 @@ const RuleIndex& index_of(const Convention& conv) {
     for (size_t i = 0; i < conventions().size(); ++i) {
       for (const auto& r : convention_rules()) {
         if (r.convention != conventions()[i].name) continue;
-        if (r.op.empty())
+        if (!r.call.empty())
+          idx[i].calls[r.call] = &r;
+        else if (r.op.empty())
           idx[i].kinds[static_cast<size_t>(r.kind)] = &r;
         else
           idx[i].ops[r.op] = &r;
@@ -309,13 +421,25 @@ const RuleIndex& index_of(const Convention& conv) {
 }
 }  // namespace
 
-const ConventionRule& convention_rule(const Convention& conv, const OpRecord& rec, WorkKind kind) {
+const ConventionRule& convention_rule(const Convention& conv, const OpRecord& rec, WorkKind kind,
+                                      std::string_view torch_op) {
   const RuleIndex& idx = index_of(conv);
+  if (!torch_op.empty()) {
+    auto it = idx.calls.find(torch_op);
+    if (it != idx.calls.end()) return *it->second;
+  }
   if (kind != WorkKind::bias) {  // a bias add is weighed as a bias, whatever its op's own row says
     auto it = idx.ops.find(rec.name);
     if (it != idx.ops.end()) return *it->second;
   }
   return *idx.kinds[static_cast<size_t>(kind)];
+}
+
+std::vector<const ConventionRule*> convention_calls(const Convention& conv) {
+  std::vector<const ConventionRule*> out;
+  for (const auto& r : convention_rules())
+    if (r.convention == conv.name && !r.call.empty()) out.push_back(&r);
+  return out;
 }
 
 std::string convention_formula(const Convention& conv, const OpRecord& rec) {

@@ -93,7 +93,7 @@ bool param_rooted(const Graph& g, int vi) {
   return false;
 }
 
-// A node's kind of work: its op's, except an Add of a 1-d parameter onto a contraction's output,
+// A node's kind of work: its op's, except an Add of a 1-d parameter (or a slice of one) onto a contraction's output,
 // which is a bias add (Linear on 3-d input is MatMul + Add, in torch.onnx exports and our lowering).
 WorkKind node_kind(const Graph& g, const Node& n, const OpRecord& rec) {
   if (n.op != "Add" || !n.domain.empty() || n.inputs.size() != 2) return rec.kind;
@@ -101,8 +101,8 @@ WorkKind node_kind(const Graph& g, const Node& n, const OpRecord& rec) {
     int p = n.inputs[s], o = n.inputs[1 - s];
     if (p < 0 || o < 0) continue;
     const Value& pv = g.values[p];
-    if (!pv.is_initializer || pv.is_buffer || !is_float(pv.dtype) || !pv.shape.rank_known || pv.shape.rank() != 1)
-      continue;
+    // A 1-d parameter, or a piece of one (MultiheadAttention's q/k/v biases are a split of in_proj_bias).
+    if (!pv.shape.rank_known || pv.shape.rank() != 1 || !param_rooted(g, p)) continue;
     int prod = g.values[o].producer;
     if (prod < 0 || static_cast<size_t>(prod) >= g.nodes.size()) continue;
     const OpRecord* pr = record_of(g.nodes[prod]);
@@ -122,10 +122,19 @@ Count node_flops(const Graph& g, const Node& n, const OpRecord& rec, const OpCos
   if (w.kind == WorkKind::bias) w.bias = oc.flops, w.rest = 0;
   w.in = ctx.in_numel(0);
   w.out = ctx.out_numel(0);
-  if (!n.scope_classes.empty()) w.module = n.scope_classes.back();
+  if (!n.scope.empty()) {
+    if (n.scope_classes.size() == n.scope.size()) w.module = n.scope_classes.back();
+  } else {  // at the root: the root module's own class (a bare nn.Linear, a model's functional calls)
+    const Graph* top = &g;
+    while (top->parent) top = top->parent;
+    w.module = top->module_class;
+  }
   w.weight_operand = rec.kind == WorkKind::contraction &&
                      ((n.inputs.size() > 1 && param_rooted(g, n.inputs[1])) || (!n.inputs.empty() && param_rooted(g, n.inputs[0])));
-  const ConventionRule& rule = convention_rule(conv, rec, w.kind);
+  w.affine = n.inputs.size() > 1 && param_rooted(g, n.inputs[1]);
+  auto call = n.attrs.find("torch_op");
+  const ConventionRule& rule =
+      convention_rule(conv, rec, w.kind, call == n.attrs.end() ? std::string_view() : std::string_view(call->second.s));
   if (skipped) *skipped = rule.skipped;
   return rule.flops(w);
 }
@@ -181,6 +190,7 @@ Report build_report(const Model& model, InferResult infer, const Convention& con
   std::string stem = model.path.substr(model.path.find_last_of('/') + 1);
   stem = stem.substr(0, stem.find('.'));
   r.scopes->label = !stem.empty() ? stem : (g.name.empty() ? "model" : g.name);
+  r.scopes->cls = g.module_class;
   std::vector<bool> seen_value(g.values.size(), false);
   std::set<std::string> symbols, overflowed_nodes;
   std::map<std::string, size_t> op_index;

@@ -14,12 +14,15 @@ bool lower_matmul(Lowerer& L, Node* n, const std::string&) {
 
 // y = x W^T + b: MatMul + Add, as torch.onnx exports a Linear on a rank-3 input (on rank 2 it exports
 // Gemm; MACs and FLOPs are the same: M*N*K MACs, 2*M*N*K + M*N FLOPs).
+// Both nodes say they are F.linear's: tools that patch torch.matmul but not F.linear tell them apart.
 bool lower_linear(Lowerer& L, Node* n, const std::string&) {
   const tj::Value* o = n->output();
+  const Attrs call = {{"torch_op", as("linear")}};
   int wt = L.emit_tmp(o, "weight_t", "Transpose", {L.as_ir(L.in(n, 1))}, {{"perm", ais({1, 0})}});
-  if (n->inputs().size() < 3 || Lowerer::is_none(L.in(n, 2))) return L.emit_to(o, "MatMul", {L.as_ir(L.in(n, 0)), wt}), true;
-  int mm = L.emit_tmp(o, "matmul", "MatMul", {L.as_ir(L.in(n, 0)), wt});
-  L.emit_to(o, "Add", {mm, L.as_ir(L.in(n, 2))});
+  if (n->inputs().size() < 3 || Lowerer::is_none(L.in(n, 2)))
+    return L.emit_to(o, "MatMul", {L.as_ir(L.in(n, 0)), wt}, call), true;
+  int mm = L.emit_tmp(o, "matmul", "MatMul", {L.as_ir(L.in(n, 0)), wt}, call);
+  L.emit_to(o, "Add", {mm, L.as_ir(L.in(n, 2))}, call);
   return true;
 }
 
@@ -62,7 +65,10 @@ bool lower_bilinear(Lowerer& L, Node* n, const std::string&) {
   int x1 = L.as_ir(L.in(n, 0)), x2 = L.as_ir(L.in(n, 1)), w = L.as_ir(L.in(n, 2));
   int a = L.emit_tmp(o, "x1_col", "Unsqueeze", {x1, L.const_ints({-1})});
   int b = L.emit_tmp(o, "x2_row", "Unsqueeze", {x2, L.const_ints({-2})});
-  int outer = L.emit_tmp(o, "outer", "Mul", {a, b});
+  // Every node that does arithmetic says it is F.bilinear's: conventions whose tool counts the call as
+  // one (or not at all) price it by that (conventions.def CALL rows).
+  const Attrs call = {{"torch_op", as("bilinear")}};
+  int outer = L.emit_tmp(o, "outer", "Mul", {a, b}, call);
   int flat = L.emit_tmp(o, "outer_flat", "Flatten", {outer}, {{"axis", ai(-2)}});
   int wf = L.emit_tmp(o, "weight_flat", "Flatten", {w}, {{"axis", ai(1)}});
   int wt = L.emit_tmp(o, "weight_t", "Transpose", {wf}, {{"perm", ais({1, 0})}});
@@ -73,11 +79,11 @@ bool lower_bilinear(Lowerer& L, Node* n, const std::string&) {
   int lead = L.emit_tmp(o, "lead", "Slice", {shape, L.const_ints({0}), L.const_ints({*rank - 1})});
   int ws = L.emit_tmp(o, "w_shape", "Shape", {w});
   int out_dim = L.emit_tmp(o, "out_dim", "Slice", {ws, L.const_ints({0}), L.const_ints({1})});
-  int y = L.emit_tmp(o, "matmul", "MatMul", {flat, wt});
+  int y = L.emit_tmp(o, "matmul", "MatMul", {flat, wt}, call);
   int target = L.emit_tmp(o, "target", "Concat", {lead, out_dim}, {{"axis", ai(0)}});
   y = L.emit_tmp(o, "unflatten", "Reshape", {y, target});
   if (n->inputs().size() < 4 || Lowerer::is_none(L.in(n, 3))) return L.emit_to(o, "Identity", {y}), true;
-  L.emit_to(o, "Add", {y, L.as_ir(L.in(n, 3))});
+  L.emit_to(o, "Add", {y, L.as_ir(L.in(n, 3))}, call);
   return true;
 }
 

@@ -167,6 +167,7 @@ bool lower_cell(Lowerer& L, Node* n, const std::string& op) {
   if (bias) ins.push_back(unsq(L.emit_tmp(o, "bias", "Concat", {L.as_ir(in(4)), L.as_ir(in(5))}, {{"axis", ai(0)}}), "B"));
   std::string onnx = op == "lstm_cell" ? "LSTM" : op == "gru_cell" ? "GRU" : "RNN";
   Attrs a = recurrent_attrs(op, whh.dims[1].value());
+  a["torch_op"] = as("rnn_cell");  // a cell, not nn.RNN/GRU/LSTM: conventions.def CALL rows
   std::vector<std::string> outs{L.tmp(o, "Y"), L.tmp(o, "Y_h")};
   if (op == "lstm_cell") outs.push_back(L.tmp(o, "Y_c"));
   auto res = L.emit(onnx, ins, outs, a);

@@ -32,6 +32,7 @@ extern "C" __attribute__((visibility("default"))) int flopwise_torch_import(cons
     m.opsets[""] = kTorchOpset;
     m.opsets["flopwise"] = 1;
     m.graph.name = clean_class(p.module.type()->name()->qualifiedName());
+    m.graph.module_class = m.graph.name;
     m.warnings = p.warnings;
     Lowerer(p, m).run();
     *out = std::move(m);

@@ -6,6 +6,7 @@
 #include <torch/csrc/jit/passes/inliner.h>
 
 #include <cmath>
+#include <cstdint>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -269,18 +270,26 @@ std::vector<std::pair<std::string, std::string>> module_scope(
       push(inst, c);
       continue;
     }
-    // A container level the calls skipped: the child of a child.
-    bool found = false;
-    for (size_t i = 0; i < cur->type()->numAttributes() && !found; ++i) {
+    // A container level the calls skipped: the child of a child. Several containers can hold a child of
+    // that name (zip over two nn.ModuleLists: "stages.0" and "lateral.0"): the one of the recorded class
+    // wins, else the first.
+    size_t pick = SIZE_MAX;
+    c10::intrusive_ptr<c10::ivalue::Object> picked;
+    for (size_t i = 0; i < cur->type()->numAttributes(); ++i) {
       auto a = cur->getSlot(i);
       if (!a.isObject()) continue;
-      if (auto c = child(a.toObject(), inst)) {
-        push(cur->type()->getAttributeName(i), a.toObject());
-        push(inst, c);
-        found = true;
-      }
+      auto c = child(a.toObject(), inst);
+      if (!c) continue;
+      bool same_class = clean_class(c->type()->name()->qualifiedName()) == cls;
+      if (pick == SIZE_MAX || same_class) pick = i, picked = c;
+      if (same_class) break;
     }
-    if (found || inst == "self") continue;
+    if (pick != SIZE_MAX) {
+      push(cur->type()->getAttributeName(pick), cur->getSlot(pick).toObject());
+      push(inst, picked);
+      continue;
+    }
+    if (inst == "self") continue;
     // Not in the tree (should not happen): keep the recorded name and class.
     path = path.empty() ? inst : path + "." + inst;
     levels.emplace_back(path, cls);
