@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 
 #include "cli_util.h"
+#include "onnx_builder.h"  // bench/: graph-only ONNX protos
 #include <onnx/onnx_pb.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -324,40 +325,13 @@ std::string block_chain_model(const std::string& prefix, const std::vector<std::
   os->set_version(17);
   auto* g = m.mutable_graph();
   g->set_name(prefix);
-  auto* in = g->add_input();
-  in->set_name("X");
-  auto* tt = in->mutable_type()->mutable_tensor_type();
-  tt->set_elem_type(onnx::TensorProto::FLOAT);
-  for (int64_t d : {1, 8}) tt->mutable_shape()->add_dim()->set_dim_value(d);
-  auto weight = [&](const std::string& name, std::vector<int64_t> dims) {
-    auto* t = g->add_initializer();
-    t->set_name(name);
-    t->set_data_type(onnx::TensorProto::FLOAT);
-    int64_t n = 1;
-    for (int64_t d : dims) t->add_dims(d), n *= d;
-    t->set_data_location(onnx::TensorProto::EXTERNAL);
-    for (auto [k, v] : {std::pair<std::string, std::string>{"location", "weights.bin"},
-                        {"offset", "0"},
-                        {"length", std::to_string(4 * n)}}) {
-      auto* e = t->add_external_data();
-      e->set_key(k);
-      e->set_value(v);
-    }
-    return name;
-  };
+  flopwise_bench::add_io(g, "X", {"1", "8"}, false);
+  flopwise_bench::Builder b{g};
   std::string x = "X";
-  auto node = [&](const std::string& name, const std::string& op, std::vector<std::string> ins) {
-    auto* n = g->add_node();
-    n->set_name(name);
-    n->set_op_type(op);
-    for (const auto& i : ins) n->add_input(i);
-    n->add_output(name + ":0");
-    return name + ":0";
-  };
   for (size_t i = 0; i < acts.size(); ++i) {
     std::string s = "/" + prefix + "." + std::to_string(i), w = prefix + "." + std::to_string(i);
-    auto mm = node(s + "/mlp/MatMul", "MatMul", {x, weight(w + ".weight", {8, 8})});
-    x = node(s + "/" + acts[i], acts[i], {mm});
+    auto mm = b.node(s + "/mlp/MatMul", "MatMul", {x, b.weight(w + ".weight", {8, 8})});
+    x = b.node(s + "/" + acts[i], acts[i], {mm});
   }
   g->add_output()->set_name(x);
   return m.SerializeAsString();

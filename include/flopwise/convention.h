@@ -24,6 +24,7 @@ struct Convention {
 // the facts some tools look at (element counts, the module the op ran in, a weight operand).
 struct NodeWork {
   const CostContext& c;
+  const Graph* root;      // the model's main graph (c.graph, or the graph whose subgraph c.graph is)
   WorkKind kind;          // the op's kind; `bias` for an Add of a parameter onto a contraction's output
   Count macs, bias;       // contraction MACs; bias-add elements
   Count rest;             // the default convention's other arithmetic: flops - 2 x macs - bias

@@ -58,7 +58,7 @@ void list_ops(std::ostream& os, const fw::Convention& conv) {
   }
   // Torch functions the .pt importer decomposes, where this convention counts them apart from their ops.
   for (const auto* c : fw::convention_calls(conv))
-    os << "torch." << c->call << "\t(.pt)\t" << c->formula << "\n";
+    os << c->call << "\t(.pt call)\t" << c->formula << "\n";
 }
 
 // --explain A B: the model's FLOPs under two conventions, reconciled per op type: where they differ, by how

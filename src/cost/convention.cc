@@ -132,24 +132,11 @@ Count fv_einsum(const NodeWork& w) {
 }
 
 // ---- which module a node ran in ---------------------------------------------------------------------
-// A node's innermost module class where the importer knows it (.pt); where it does not (.onnx), a node in
-// a named scope of its own is taken to be the module's op, one at the graph's root a functional call.
-bool in_module_like(const NodeWork& w, std::initializer_list<std::string_view> prefixes) {
-  if (w.module.empty()) return !w.c.node.scope.empty();
-  for (auto p : prefixes)
-    if (w.module.substr(0, p.size()) == p) return true;
-  return false;
-}
-bool in_pool_module(const NodeWork& w) {
-  return in_module_like(w, {"MaxPool", "AvgPool", "AdaptiveAvgPool", "AdaptiveMaxPool", "LPPool"});
-}
-// thop counts products in nn.Linear only; without classes, a product with a weight operand is a layer's.
-bool in_linear(const NodeWork& w) { return w.module.empty() ? w.weight_operand : w.module == "Linear"; }
-bool is_silu(const NodeWork& w) { return w.in_module("SiLU") || w.attr_s("torch_op", "") == "silu"; }
 // thop and ptflops hook modules by exact class (`type(m) in table`): a subclass (torchvision's Conv3DSimple
-// of nn.Conv3d, LayerNorm2d of nn.LayerNorm) is not hooked. hooked_op: an op a module hook counts, for a
-// node in one of `classes`; without classes (.onnx) a named scope is taken to be such a module, as above.
-bool hooked_op(const NodeWork& w, const std::vector<std::string_view>& classes) {
+// of nn.Conv3d, LayerNorm2d of nn.LayerNorm) is not hooked. in_class: the node ran in a module of one of
+// `classes` (its innermost scope's class, .pt); without classes (.onnx) a node in a named scope of its own
+// is taken to be the module's op, one at the graph's root a functional call.
+bool in_class(const NodeWork& w, const std::vector<std::string_view>& classes) {
   if (w.module.empty()) return !w.c.node.scope.empty();
   for (auto c : classes)
     if (w.module == c) return true;
@@ -158,23 +145,29 @@ bool hooked_op(const NodeWork& w, const std::vector<std::string_view>& classes) 
 // hooked_layer: a layer op (conv, linear, norm, recurrent) that only a module of `classes` runs in those
 // tools; without classes (.onnx) it is taken to be one.
 bool hooked_layer(const NodeWork& w, const std::vector<std::string_view>& classes) {
-  return w.module.empty() || hooked_op(w, classes);
+  return w.module.empty() || in_class(w, classes);
 }
 const std::vector<std::string_view> kConvNd = {"Conv1d", "Conv2d", "Conv3d"};
-const std::vector<std::string_view> kConvTransposeNd = {"ConvTranspose1d", "ConvTranspose2d",
-                                                                     "ConvTranspose3d"};
+const std::vector<std::string_view> kConvTransposeNd = {"ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"};
 const std::vector<std::string_view> kBatchNormNd = {"BatchNorm1d", "BatchNorm2d", "BatchNorm3d"};
-const std::vector<std::string_view> kInstanceNormNd = {"InstanceNorm1d", "InstanceNorm2d",
-                                                                    "InstanceNorm3d"};
+const std::vector<std::string_view> kInstanceNormNd = {"InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"};
+const std::vector<std::string_view> kRecurrent = {"RNN", "GRU", "LSTM", "RNNCell", "GRUCell", "LSTMCell"};
+const std::vector<std::string_view> kPoolModules = {
+    "MaxPool1d",         "MaxPool2d",         "MaxPool3d",         "AvgPool1d",         "AvgPool2d",
+    "AvgPool3d",         "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
+    "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "LPPool1d",          "LPPool2d"};
+bool in_pool_module(const NodeWork& w) { return in_class(w, kPoolModules); }
+// thop counts products in nn.Linear only; without classes, a product with a weight operand is a layer's.
+bool in_linear(const NodeWork& w) { return w.module.empty() ? w.weight_operand : w.module == "Linear"; }
+bool is_silu(const NodeWork& w) { return w.in_module("SiLU") || w.attr_s("torch_op", "") == "silu"; }
 
 // ptflops divides what its module hooks counted by its batch counter, len() of the root module's first
 // positional argument: dim 0 of the model's one input (several inputs go in as keywords: 1), while the
 // patched functionals' figures are added undivided (pytorch_engine.compute_average_flops_cost).
 Count pt_hook(const NodeWork& w, const Count& c) {
-  const Graph* top = &w.c.graph;
-  while (top->parent) top = top->parent;
-  if (top->inputs.size() != 1) return c;
-  const Shape& x = top->values[top->inputs[0]].shape;
+  const Graph& top = *w.root;
+  if (top.inputs.size() != 1) return c;
+  const Shape& x = top.values[top.inputs[0]].shape;
   if (!x.rank_known || x.rank() == 0) return c;
   const Dim& d = x.dims[0];
   if (d.is_known() && d.value() == 1) return c;

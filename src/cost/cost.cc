@@ -117,7 +117,9 @@ Count node_flops(const Graph& g, const Node& n, const OpRecord& rec, const OpCos
                  bool* skipped = nullptr) {
   if (is_default(conv)) return oc.flops;
   CostContext ctx{g, n, nullptr};
-  NodeWork w{ctx, node_kind(g, n, rec), oc.macs, oc.bias, Count{}, oc.flops, Count{}, Count{}, {}, false};
+  const Graph* root = &g;
+  while (root->parent) root = root->parent;
+  NodeWork w{ctx, root, node_kind(g, n, rec), oc.macs, oc.bias, Count{}, oc.flops, Count{}, Count{}, {}, false};
   w.rest = oc.flops - oc.macs * Count{2} - oc.bias;
   if (w.kind == WorkKind::bias) w.bias = oc.flops, w.rest = 0;
   w.in = ctx.in_numel(0);
@@ -125,9 +127,7 @@ Count node_flops(const Graph& g, const Node& n, const OpRecord& rec, const OpCos
   if (!n.scope.empty()) {
     if (n.scope_classes.size() == n.scope.size()) w.module = n.scope_classes.back();
   } else {  // at the root: the root module's own class (a bare nn.Linear, a model's functional calls)
-    const Graph* top = &g;
-    while (top->parent) top = top->parent;
-    w.module = top->module_class;
+    w.module = root->module_class;
   }
   w.weight_operand = rec.kind == WorkKind::contraction &&
                      ((n.inputs.size() > 1 && param_rooted(g, n.inputs[1])) || (!n.inputs.empty() && param_rooted(g, n.inputs[0])));
