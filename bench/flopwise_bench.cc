@@ -1,4 +1,4 @@
-// bench/flopwise_bench.cc — Google Benchmark of the library path: import -> infer -> report.
+// bench/flopwise_bench.cc — Google Benchmark of the library path: analyse() (import -> pins -> infer -> report).
 // Bundled models come from models/; set FLOPWISE_BENCH_MODELS=DIR to add DIR/*.onnx (run_bench.sh puts
 // the generated resnet50 graph-only and inline files there).
 #include <benchmark/benchmark.h>
@@ -7,9 +7,7 @@
 #include <filesystem>
 #include <string>
 
-#include "flopwise/cost.h"
-#include "flopwise/infer.h"
-#include "flopwise/onnx_import.h"
+#include "flopwise/analyse.h"
 
 namespace fs = std::filesystem;
 
@@ -17,12 +15,10 @@ namespace {
 
 void bm_analyse(benchmark::State& state, const std::string& path) {
   for (auto _ : state) {
-    flopwise::Model m = flopwise::import_onnx_file(path);
-    flopwise::InferOptions opts;
-    opts.dims = {{"batch", 1}, {"seq", 64}};
-    flopwise::InferResult ir = flopwise::infer_shapes(m, opts);
-    flopwise::Report r = flopwise::build_report(m, std::move(ir));
-    benchmark::DoNotOptimize(r.totals.flops.v);
+    flopwise::Pins pins;
+    pins.dims = {{"batch", 1}, {"seq", 64}};
+    flopwise::Analysis a = flopwise::analyse(path, pins, flopwise::find_convention("default"));
+    benchmark::DoNotOptimize(a.report.totals.flops.v);
   }
 }
 

@@ -7,6 +7,6 @@ namespace flopwise {
 
 // Infers every node of `g` in order. Outer-scope references take their type and contents from the
 // enclosing graphs by name before the first node runs.
-void infer_graph(Graph& g, const InferOptions& opts, InferResult& res);
+void infer_graph(Graph& g, InferResult& res);
 
 }  // namespace flopwise

@@ -140,8 +140,7 @@ inline OneNode run_op(const std::string& op, const std::vector<std::string>& inp
     n.outputs.push_back(idx);
   }
   g.nodes.push_back(std::move(n));
-  InferOptions opts;
-  infer_graph(g, opts, r.result);
+  infer_graph(g, r.result);
   for (const auto& w : r.result.warnings)
     if (w.rfind("shape contradiction", 0) == 0) r.contradiction = true;
   return r;

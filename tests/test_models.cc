@@ -23,7 +23,9 @@
 
 #include <unistd.h>
 
+#include "flopwise/analyse.h"
 #include "flopwise/cost.h"
+#include "flopwise/errors.h"
 #include "flopwise/infer.h"
 #include "flopwise/onnx_import.h"
 
@@ -50,9 +52,7 @@ InferOptions dims_from(const nlohmann::json& expect, int64_t batch_override = 0)
 }
 
 Report analyse(const fs::path& path, const InferOptions& opts) {
-  Model m = import_onnx_file(path.string());
-  InferResult ir = infer_shapes(m, opts);
-  return build_report(m, std::move(ir));
+  return flopwise::analyse(path.string(), opts, find_convention("default")).report;
 }
 
 std::string unsupported_list(const Report& r) {
@@ -168,4 +168,27 @@ TEST_CASE("models: the graph alone (no .onnx.data) analyses exactly like graph +
     }
   }
   fs::remove_all(tmp);
+}
+
+TEST_CASE("models: analyse() is load, pins, shape pass and report, with the pins applied once") {
+  const fs::path path = models_dir() / "resnet18.onnx";
+  Pins pins;
+  pins.inputs.push_back(parse_input_pin("2x3x64x64"));  // positional: the model's one input
+  Analysis a = flopwise::analyse(path.string(), pins, find_convention("default"));
+  REQUIRE(a.model);
+  REQUIRE(a.report.inputs.size() == 1);
+  CHECK(a.report.inputs[0].second.second.str() == "2x3x64x64");
+  // The same steps by hand give the same report.
+  Model m = import_onnx_file(path.string());
+  std::vector<std::string> pin_warnings = apply_pins(m, pins);
+  CHECK(pin_warnings.empty());
+  InferResult ir = infer_shapes(m);
+  CHECK(fingerprint(build_report(m, std::move(ir))) == fingerprint(a.report));
+  // A pin naming no input is a usage error with the model's inputs listed.
+  Pins bad;
+  bad.inputs.push_back(parse_input_pin("nosuch:1x3x8x8"));
+  CHECK_THROWS_WITH_AS(flopwise::analyse(path.string(), bad, find_convention("default")),
+                       doctest::Contains("not an input of the model"), UsageError);
+  // So is a file that is a saved report, not a model.
+  CHECK_THROWS_AS(flopwise::load_model((models_dir() / "bert.expect.json").string(), Pins{}), InputError);
 }

@@ -15,7 +15,7 @@ void rerun_with_data(OneNode& r, size_t input, std::vector<Dim> ints) {
   g.values[g.nodes[0].inputs[input]].data = d;
   for (int o : g.nodes[0].outputs) g.values[o].data.reset();  // the pass runs each node once; forget run 1
   r.result = InferResult{};
-  infer_graph(g, InferOptions{}, r.result);
+  infer_graph(g, r.result);
 }
 
 }  // namespace

@@ -73,7 +73,7 @@ TEST_CASE("reduction dtypes and folding of shape values") {
   auto sym = run_op("ReduceProd", {"2:int64=1,4"}, {{"keepdims", A::i(0)}});
   Graph& g = sym.model.graph;
   g.values[g.nodes[0].inputs[0]].data->ints = {Dim::symbol("batch"), Dim(4)};
-  infer_graph(g, InferOptions{}, sym.result);
+  infer_graph(g, sym.result);
   REQUIRE(sym.out(0).data);
   CHECK(sym.out(0).data->ints[0].str() == (Dim::symbol("batch") * Dim(4)).str());
 

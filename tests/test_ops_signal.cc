@@ -103,8 +103,7 @@ OneNode run_with_scalars(const std::string& op, const std::vector<Dim>& vals) {
   g.values[out].producer = 0;
   n.outputs.push_back(out);
   g.nodes.push_back(std::move(n));
-  InferOptions opts;
-  infer_graph(g, opts, r.result);
+  infer_graph(g, r.result);
   return r;
 }
 }  // namespace

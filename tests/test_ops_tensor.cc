@@ -543,7 +543,7 @@ struct Builder {
   }
   InferResult infer() {
     InferResult res;
-    infer_graph(g, InferOptions{}, res);
+    infer_graph(g, res);
     for (const auto& w : res.warnings) FAIL_CHECK("warning: " << w);
     CHECK(res.unsupported.empty());
     return res;

@@ -14,6 +14,7 @@
 #include <tuple>
 #include <atomic>
 
+#include "flopwise/analyse.h"
 #include "flopwise/convention.h"
 #include "flopwise/cost.h"
 #include "flopwise/onnx_import.h"
@@ -51,6 +52,7 @@ const Plugin& plugin() {
       return r;
     }
     r.import = reinterpret_cast<FlopwiseTorchImportFn>(dlsym(h, "flopwise_torch_import"));
+    ::setenv("FLOPWISE_TORCH_PLUGIN", so.c_str(), 1);  // where analyse() finds it from this test binary
     r.models = pt_models_dir();
     if (r.models.empty()) r.skip = "cannot generate the .pt test models (python3-torch missing?): see pt_models.log";
     return r;
@@ -78,12 +80,15 @@ Imported import_pt(const std::string& file, const InferOptions& pins) {
   return r;
 }
 
-// Imports a .pt through the plugin, infers and builds its report (REQUIREs a successful import).
+// The library's entry point on a .pt (the plugin, pins once, the shape pass, the report); a failed import
+// fails the test with its one-line error.
 Report analyse_pt(const std::string& file, const InferOptions& pins) {
-  Imported im = import_pt(file, pins);
-  REQUIRE_MESSAGE(im.rc == 0, im.err);
-  InferResult ir = infer_shapes(im.model, pins);
-  return build_report(im.model, std::move(ir));
+  try {
+    return flopwise::analyse(file, pins, find_convention("default")).report;
+  } catch (const std::exception& e) {
+    FAIL(e.what());
+  }
+  return {};
 }
 
 // Every op lowered and every node counted.

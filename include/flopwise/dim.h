@@ -42,6 +42,7 @@ class Dim {
   bool operator!=(const Dim& o) const { return !(*this == o); }
 
   friend Dim operator+(const Dim& a, const Dim& b);
+  Dim& operator+=(const Dim& b);  // a + b, in place when this polynomial is not shared
   friend Dim operator-(const Dim& a, const Dim& b);
   friend Dim operator*(const Dim& a, const Dim& b);
   // Exact quotient, or Unknown when it is not provably exact (division by a single term only).
@@ -65,6 +66,7 @@ class Dim {
   using Terms = std::vector<Term>;
   static Dim from_terms(Terms terms);  // normalises; a constant-only polynomial becomes a known value
   static Dim from_sorted(Terms terms);  // terms already canonical
+  static Dim scaled(const Terms& terms, int64_t k);  // terms times a known non-zero k (order kept)
   Terms as_terms() const;               // this dim's terms (a known value as one constant term)
   static Dim merge(const Dim& a, const Dim& b, int sign);
   bool same_value(const Dim& o) const {
@@ -73,7 +75,7 @@ class Dim {
   }
   bool unknown_ = true;
   int64_t constant_ = 0;
-  std::shared_ptr<const Terms> poly_;
+  std::shared_ptr<Terms> poly_;  // never changed while shared (operator+= checks use_count)
 };
 
 // Checked signed 64-bit arithmetic. Returns false on overflow.

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <optional>
@@ -143,6 +144,35 @@ struct Attribute {
   }
 };
 
+// An immutable list of strings shared between its copies (copying is a reference-count increment): a
+// node's scope levels and their classes. Importers hand the nodes of one module the same list, so a
+// model's scope paths are stored once per module, not once per node.
+class StringList {
+ public:
+  StringList() = default;
+  StringList(std::vector<std::string> v)  // NOLINT: implicit, `n.scope = levels` is the natural spelling
+      : p_(v.empty() ? nullptr : std::make_shared<const std::vector<std::string>>(std::move(v))) {}
+  StringList(std::initializer_list<std::string> v) : StringList(std::vector<std::string>(v)) {}
+
+  const std::vector<std::string>& vec() const { return p_ ? *p_ : empty_list(); }
+  operator const std::vector<std::string>&() const { return vec(); }  // NOLINT
+  size_t size() const { return vec().size(); }
+  bool empty() const { return !p_; }
+  const std::string& back() const { return p_->back(); }
+  const std::string& operator[](size_t i) const { return (*p_)[i]; }
+  std::vector<std::string>::const_iterator begin() const { return vec().begin(); }
+  std::vector<std::string>::const_iterator end() const { return vec().end(); }
+  // Identity of the shared list (nullptr when empty): equal ids mean equal lists.
+  const void* id() const { return p_.get(); }
+  bool operator==(const StringList& o) const { return p_ == o.p_ || vec() == o.vec(); }
+  bool operator==(const std::vector<std::string>& o) const { return vec() == o; }
+  bool operator!=(const StringList& o) const { return !(*this == o); }
+
+ private:
+  static const std::vector<std::string>& empty_list();
+  std::shared_ptr<const std::vector<std::string>> p_;
+};
+
 struct Node {
   std::string name;
   std::string op;            // canonical op type ("Conv", "MatMul", ...)
@@ -152,8 +182,8 @@ struct Node {
   std::vector<int> outputs;  // value indices; -1 for an omitted optional output
   std::map<std::string, Attribute> attrs;
   std::vector<std::unique_ptr<Graph>> subgraphs;
-  std::vector<std::string> scope;  // module path, outermost first: {"layer1", "layer1.0", "layer1.0.conv1"}
-  std::vector<std::string> scope_classes;  // class per scope level where known ("" where not)
+  StringList scope;          // module path, outermost first: {"layer1", "layer1.0", "layer1.0.conv1"}
+  StringList scope_classes;  // class per scope level where known ("" where not)
 
   bool has_attr(const std::string& k) const { return attrs.count(k) != 0; }
   int64_t attr_i(const std::string& k, int64_t dflt) const;
@@ -178,6 +208,7 @@ class Graph {
 
   int find(const std::string& value_name) const;  // -1 when absent
   int add_value(const std::string& value_name);   // returns the existing index when present
+  void reserve_values(size_t n);                  // room for n values (an importer that knows the count)
  private:
   std::unordered_map<std::string, int> index_;
 };

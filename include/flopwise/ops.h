@@ -14,19 +14,17 @@
 
 namespace flopwise {
 
-struct InferOptions;
 struct InferResult;
 
 // What a shape function sees: the node, its graph, and helpers to read inputs and set outputs.
 class InferContext {
  public:
-  InferContext(Graph& g, Node& n, const InferOptions& opts, std::vector<std::string>* warnings)
-      : graph_(g), node_(n), opts_(opts), warnings_(warnings) {}
+  InferContext(Graph& g, Node& n, std::vector<std::string>* warnings)
+      : graph_(g), node_(n), warnings_(warnings) {}
 
   const Node& node() const { return node_; }
   Node& mutable_node() { return node_; }
   Graph& graph() { return graph_; }
-  const InferOptions& options() const { return opts_; }
   size_t num_inputs() const { return node_.inputs.size(); }
   size_t num_outputs() const { return node_.outputs.size(); }
   bool has_input(size_t i) const { return i < node_.inputs.size() && node_.inputs[i] >= 0; }
@@ -57,7 +55,6 @@ class InferContext {
  private:
   Graph& graph_;
   Node& node_;
-  const InferOptions& opts_;
   std::vector<std::string>* warnings_;
   InferResult* result_ = nullptr;
 };

@@ -38,11 +38,11 @@ void reset_inferred(Graph& g) {
 void infer_subgraph(InferContext& c, Graph& g) {
   reset_inferred(g);
   if (InferResult* res = c.result()) {
-    infer_graph(g, c.options(), *res);
+    infer_graph(g, *res);
     return;
   }
   InferResult local;
-  infer_graph(g, c.options(), local);
+  infer_graph(g, local);
   for (const auto& w : local.warnings) c.warn(w);
   for (const auto& [op, names] : local.unsupported) c.warn("subgraph op " + op + " is not supported");
 }

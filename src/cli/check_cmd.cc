@@ -10,7 +10,8 @@
 #include "flopwise/errors.h"
 #include "flopwise/infer.h"
 #include "flopwise/report_io.h"
-#include "load.h"
+#include "flopwise/analyse.h"
+#include "output.h"
 
 namespace flopwise {
 
@@ -46,7 +47,7 @@ int run_check(int argc, char** argv) {
   const Convention& conv = find_convention(convention);
 
   bool saved_report = detect_format(model) == ModelFormat::ReportJson || looks_like_json_report(model);
-  Analyse analyse = [&](const InferOptions& pins) {
+  Analyse subject = [&](const InferOptions& pins) {
     if (saved_report) {
       if (!pins.inputs.empty() || !pins.dims.empty() || !pins.values.empty())
         throw UsageError(model + " is a saved report: input pins and variants need the model itself");
@@ -57,13 +58,12 @@ int run_check(int argc, char** argv) {
       s.report.path = model;
       return s;
     }
-    Model m = load_model(model, pins);
-    InferResult ir = infer_shapes(m, pins);
-    CheckSubject s{build_report(m, std::move(ir), conv), activation_bytes(m)};
+    Analysis a = analyse(model, pins, conv);
+    CheckSubject s{std::move(a.report), activation_bytes(*a.model)};
     s.report.path = model;
     return s;
   };
-  CheckResult res = check_budget(budget, cli, analyse);
+  CheckResult res = check_budget(budget, cli, subject);
   res.convention = std::string(conv.name);
 
   if (!junit.empty()) {

@@ -10,7 +10,8 @@
 #include "flopwise/errors.h"
 #include "flopwise/infer.h"
 #include "flopwise/report_io.h"
-#include "load.h"
+#include "flopwise/analyse.h"
+#include "output.h"
 
 namespace flopwise {
 
@@ -31,9 +32,7 @@ Report open_side(const std::string& path, const InferOptions& pins, bool have_pi
                 << " is a saved report; --input/--dim/--value do not apply to it\n";
     return read_report_json(path);
   }
-  Model m = load_model(path, pins);
-  InferResult ir = infer_shapes(m, pins);
-  return build_report(m, std::move(ir), conv);
+  return analyse(path, pins, conv).report;
 }
 
 }  // namespace

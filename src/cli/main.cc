@@ -15,7 +15,8 @@
 #include "flopwise/onnx_import.h"
 #include "flopwise/ops.h"
 #include "flopwise/report.h"
-#include "load.h"
+#include "flopwise/analyse.h"
+#include "output.h"
 
 namespace fw = flopwise;
 
@@ -121,21 +122,18 @@ int run(const Options& o) {
   // object by object costs ~15 % of the run, and the OS reclaims the memory at once. Held from a static
   // list, they stay reachable (no leak report under LeakSanitizer).
   static auto* keep = new std::vector<std::shared_ptr<void>>;
-  auto owned_model = std::make_shared<fw::Model>(fw::load_model(o.model, io));
-  keep->push_back(owned_model);
-  fw::Model& model = *owned_model;
-  fw::InferResult ir = fw::infer_shapes(model, io);
   if (!o.explain.empty()) {
     const fw::Convention& ca = fw::find_convention(o.explain[0]);
     const fw::Convention& cb = fw::find_convention(o.explain[1]);
-    fw::Report a = fw::build_report(model, ir, ca), b = fw::build_report(model, std::move(ir), cb);
+    fw::Analysis a = fw::analyse(o.model, io, ca);
+    fw::Report b = fw::build_report(*a.model, a.inferred, cb);
     std::ofstream file;
-    explain(fw::output_stream(o.output, file), model, a, b, ca, cb);
+    explain(fw::output_stream(o.output, file), *a.model, a.report, b, ca, cb);
     return fw::kExitOk;
   }
-  auto owned_report = std::make_shared<fw::Report>(fw::build_report(model, std::move(ir), conv));
-  keep->push_back(owned_report);
-  const fw::Report& report = *owned_report;
+  auto analysis = std::make_shared<fw::Analysis>(fw::analyse(o.model, io, conv));
+  keep->push_back(analysis);
+  const fw::Report& report = analysis->report;
 
   std::ofstream file;
   std::ostream* os = &fw::output_stream(o.output, file);

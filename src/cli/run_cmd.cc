@@ -27,7 +27,8 @@
 #include "flopwise/errors.h"
 #include "flopwise/infer.h"
 #include "flopwise/report.h"
-#include "load.h"
+#include "flopwise/analyse.h"
+#include "output.h"
 #include "flopwise/verify.h"
 
 namespace flopwise {
@@ -402,10 +403,10 @@ int run(const RunOptions& o) {
   for (const auto& s : o.inputs) io.inputs.push_back(parse_input_pin(s));
   for (const auto& s : o.dims) io.dims.push_back(parse_dim_pin(s));
   for (const auto& s : o.values) io.values.insert(parse_value_pin(s));
-  Model model = load_model(o.model, io);
-  InferResult ir = infer_shapes(model, io);
+  Analysis analysis = analyse(o.model, io, find_convention("default"));
+  const Model& model = *analysis.model;
   json request = make_request(o, model);
-  Report rep = build_report(model, std::move(ir));
+  const Report& rep = analysis.report;
 
   char tmpl[] = "/tmp/flopwise-run-XXXXXX";
   if (!mkdtemp(tmpl)) throw Error("cannot create a temporary directory");

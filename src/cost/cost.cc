@@ -198,6 +198,10 @@ Report build_report(const Model& model, InferResult infer, const Convention& con
   // Scope path -> (its parent, the node): finds a child in O(1), not by scanning the parent's children.
   std::unordered_map<std::string, std::pair<const ScopeNode*, ScopeNode*>> scope_index;
 
+  auto bytes = [&](int vi) { return bytes_of(g.values[vi]); };
+  r.nodes.reserve(g.nodes.size());
+  std::pair<const void*, const void*> last_lists{nullptr, nullptr};
+  ScopeNode* last_scope = nullptr;
   for (const auto& n : g.nodes) {
     NodeReport nr;
     nr.name = n.name;
@@ -208,13 +212,13 @@ Report build_report(const Model& model, InferResult infer, const Convention& con
       if (o >= 0) nr.outputs.push_back({g.values[o].name, g.values[o].shape});
 
     // Params and buffers: each initializer once, at its first user.
-    std::set<int> inputs_seen;
     Count mem;
     for (size_t s = 0; s < n.inputs.size(); ++s) {
       int vi = n.inputs[s];
-      if (vi < 0 || !inputs_seen.insert(vi).second) continue;
+      // Each distinct input once (a node has a handful: a scan beats a set's allocations).
+      if (vi < 0 || std::find(n.inputs.begin(), n.inputs.begin() + s, vi) != n.inputs.begin() + s) continue;
       const Value& v = g.values[vi];
-      if (!v.synthetic) mem += bytes_of(v);
+      if (!v.synthetic) mem += bytes(vi);
       if (seen_value[vi]) continue;
       seen_value[vi] = true;
       Role role = initializer_role(v, n, s);
@@ -223,7 +227,7 @@ Report build_report(const Model& model, InferResult infer, const Convention& con
       if (role == Role::Buffer) nr.cost.buffers += numel;
     }
     for (int o : n.outputs)
-      if (o >= 0) mem += bytes_of(g.values[o]);
+      if (o >= 0) mem += bytes(o);
     nr.cost.memory_bytes = mem;
 
     const OpRecord* rec = record_of(n);
@@ -247,9 +251,13 @@ Report build_report(const Model& model, InferResult infer, const Convention& con
             for (const auto& s : d.symbols()) symbols.insert(s);
     }
 
-    // Roll up into the scope tree.
+    // Roll up into the scope tree. Nodes of one module share their scope lists (StringList): the node
+    // before this one usually had the same, and then the same scope node.
     ScopeNode* cur = r.scopes.get();
-    for (size_t lvl = 0; lvl < n.scope.size(); ++lvl) {
+    const std::pair<const void*, const void*> lists{n.scope.id(), n.scope_classes.id()};
+    const bool same_lists = lists == last_lists && last_scope;
+    if (same_lists) cur = last_scope;
+    for (size_t lvl = 0; !same_lists && lvl < n.scope.size(); ++lvl) {
       const std::string& path = n.scope[lvl];
       ScopeNode* next = nullptr;
       if (auto it = scope_index.find(path); it != scope_index.end() && it->second.first == cur) {
@@ -272,6 +280,8 @@ Report build_report(const Model& model, InferResult infer, const Convention& con
       if (next->cls.empty() && lvl < n.scope_classes.size()) next->cls = n.scope_classes[lvl];
       cur = next;
     }
+    last_lists = lists;
+    last_scope = cur;
     cur->cost.add_rollup(nr.cost);  // the node's own scope; its ancestors get it in the pass below
     if (std::find(cur->ops.begin(), cur->ops.end(), n.op) == cur->ops.end()) cur->ops.push_back(n.op);
 

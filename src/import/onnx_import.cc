@@ -14,7 +14,10 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <set>
+#include <string_view>
+#include <unordered_map>
 
 #include "flopwise/errors.h"
 #include "onnx_normalize.h"
@@ -37,7 +40,10 @@ struct TensorMeta {
 
 struct GraphParts {
   std::string name;
-  std::vector<onnx::NodeProto> nodes;
+  std::vector<onnx::NodeProto> nodes;  // a subgraph's (parsed with its attribute)
+  // The main graph's nodes as their bytes in the mapped file, each parsed only when it is imported: a
+  // parsed copy of every node at once would double the import's peak memory on a large graph.
+  std::vector<std::pair<const uint8_t*, int>> node_bytes;
   std::vector<TensorMeta> initializers;
   std::vector<onnx::ValueInfoProto> inputs, outputs, value_info;
 };
@@ -217,7 +223,7 @@ GraphParts walk_graph(const uint8_t* base, int size, const std::string& path) {
         malformed(path, "graph field runs past the end; the file is truncated");
       switch (field) {
         case 1:
-          parse_sub(p, len, &g.nodes.emplace_back(), path, "a node");
+          g.node_bytes.emplace_back(p, len);
           break;
         case 2:
           g.name.assign(reinterpret_cast<const char*>(p), len);
@@ -353,6 +359,7 @@ class GraphImporter {
   void import(const GraphParts& parts, Graph& g) {
     g.name = parts.name;
     std::set<std::string> init_names;
+    g.reserve_values(parts.initializers.size() + parts.inputs.size());
     for (const auto& t : parts.initializers) {
       int idx = g.add_value(t.name);
       Value& v = g.values[idx];
@@ -374,7 +381,17 @@ class GraphImporter {
       int idx = g.add_value(vi.name());
       g.values[idx].declared = type_of(vi);
     }
+    g.nodes.reserve(parts.nodes.size() + parts.node_bytes.size());
+    // Most nodes have one output; some (Split, LSTM) several.
+    const size_t n_nodes = parts.nodes.size() + parts.node_bytes.size();
+    g.reserve_values(g.values.size() + n_nodes + n_nodes / 8);
     for (const auto& np : parts.nodes) import_or_inline(np, g, 0);
+    onnx::NodeProto np;
+    for (const auto& [p, len] : parts.node_bytes) {
+      np.Clear();
+      parse_sub(p, len, &np, path_, "a node");
+      import_or_inline(np, g, 0);
+    }
     for (const auto& vi : parts.outputs) {
       int idx = g.find(vi.name());
       if (idx < 0) idx = ref(g, vi.name());
@@ -487,30 +504,15 @@ class GraphImporter {
     n.opset = it == opsets_.end() ? 0 : static_cast<int>(it->second);
     for (const auto& in : np.input()) n.inputs.push_back(in.empty() ? -1 : ref(g, in));
     for (const auto& a : np.attribute()) import_attr(a, n, g);
-    n.scope = scope_from_node_name(n.name);
+    n.scope = scope_of_name(n.name);
     auto meta = node_metadata(np);
     if (auto s = meta.find("pkg.torch.onnx.name_scopes"); s != meta.end()) {
-      auto names = parse_str_list(s->second);
-      std::vector<std::string> scope;
-      std::string path;
-      for (const auto& part : names) {
-        if (part.empty()) continue;
-        // torch writes each level's attribute name; join into dotted paths.
-        path = path.empty() ? part : path + "." + part;
-        scope.push_back(path);
-      }
-      n.scope = scope;
-      if (auto c = meta.find("pkg.torch.onnx.class_hierarchy"); c != meta.end()) {
-        auto classes = parse_str_list(c->second);
-        // The first class is the root module; scope levels follow.
-        if (!classes.empty() && classes.size() == names.size()) classes.erase(classes.begin());
-        n.scope_classes.clear();
-        for (auto& cls : classes) {
-          auto dot = cls.rfind('.');
-          n.scope_classes.push_back(dot == std::string::npos ? cls : cls.substr(dot + 1));
-        }
-        n.scope_classes.resize(n.scope.size());
-      }
+      auto c = meta.find("pkg.torch.onnx.class_hierarchy");
+      std::string key = s->second + '\n' + (c == meta.end() ? std::string("\n") : c->second);
+      auto [hit, fresh] = scope_of_metadata_.try_emplace(key);
+      if (fresh) hit->second = scope_from_metadata(s->second, c == meta.end() ? nullptr : &c->second);
+      n.scope = hit->second.first;
+      if (c != meta.end()) n.scope_classes = hit->second.second;
     }
     normalize_onnx_node(n, g);
     int node_index = static_cast<int>(g.nodes.size());
@@ -525,6 +527,46 @@ class GraphImporter {
       n.outputs.push_back(idx);
     }
     g.nodes.push_back(std::move(n));
+  }
+
+  // The scope levels of a node named "/a/a.0/conv/Conv": they depend on the name's directory only, so
+  // the nodes of one module share one list (interned by directory).
+  StringList scope_of_name(const std::string& name) {
+    size_t slash = name.rfind('/');
+    if (name.empty() || name[0] != '/' || slash == 0) return {};
+    std::string_view dir(name.data(), slash);
+    if (dir == last_dir_) return last_scope_;
+    last_dir_.assign(dir);
+    auto [it, fresh] = scope_of_dir_.try_emplace(last_dir_);
+    if (fresh) it->second = scope_from_node_name(name);
+    last_scope_ = it->second;
+    return last_scope_;
+  }
+
+  // Scope levels and classes from torch.onnx's node metadata (name_scopes: each level's attribute name;
+  // class_hierarchy: the root's class, then each level's).
+  static std::pair<StringList, StringList> scope_from_metadata(const std::string& name_scopes,
+                                                               const std::string* class_hierarchy) {
+    auto names = parse_str_list(name_scopes);
+    std::vector<std::string> scope, classes;
+    std::string path;
+    for (const auto& part : names) {
+      if (part.empty()) continue;
+      // torch writes each level's attribute name; join into dotted paths.
+      path = path.empty() ? part : path + "." + part;
+      scope.push_back(path);
+    }
+    if (class_hierarchy) {
+      auto qualified = parse_str_list(*class_hierarchy);
+      // The first class is the root module; scope levels follow.
+      if (!qualified.empty() && qualified.size() == names.size()) qualified.erase(qualified.begin());
+      for (auto& cls : qualified) {
+        auto dot = cls.rfind('.');
+        classes.push_back(dot == std::string::npos ? cls : cls.substr(dot + 1));
+      }
+      classes.resize(scope.size());
+    }
+    return {std::move(scope), std::move(classes)};
   }
 
   void import_or_inline(const onnx::NodeProto& np, Graph& g, int depth) {
@@ -586,16 +628,28 @@ class GraphImporter {
   // Classes learnt from inlined functions, applied once all nodes are imported.
   void apply_class_hints(Graph& g) {
     if (class_hints_.empty()) return;
+    // Nodes sharing a scope (and classes) list share the completed one too.
+    std::map<std::pair<const void*, const void*>, StringList> done;
     for (auto& n : g.nodes) {
-      n.scope_classes.resize(n.scope.size());
-      for (size_t i = 0; i < n.scope.size(); ++i)
-        if (n.scope_classes[i].empty())
-          if (auto h = class_hints_.find(n.scope[i]); h != class_hints_.end()) n.scope_classes[i] = h->second;
+      auto [it, fresh] = done.try_emplace({n.scope.id(), n.scope_classes.id()});
+      if (fresh) {
+        std::vector<std::string> classes = n.scope_classes;
+        classes.resize(n.scope.size());
+        for (size_t i = 0; i < n.scope.size(); ++i)
+          if (classes[i].empty())
+            if (auto h = class_hints_.find(n.scope[i]); h != class_hints_.end()) classes[i] = h->second;
+        it->second = std::move(classes);
+      }
+      n.scope_classes = it->second;
     }
   }
 
  private:
   const std::map<std::string, int64_t>& opsets_;
+  std::unordered_map<std::string, StringList> scope_of_dir_;
+  std::string last_dir_ = "\x01";  // matches no directory
+  StringList last_scope_;
+  std::unordered_map<std::string, std::pair<StringList, StringList>> scope_of_metadata_;
   std::string path_;
   std::vector<std::string>* warnings_;
   std::map<std::string, onnx::FunctionProto> functions_;

@@ -47,7 +47,7 @@ Dim Dim::from_sorted(Terms terms) {
     d.constant_ = terms[0].second;
     return d;
   }
-  d.poly_ = std::make_shared<const Terms>(std::move(terms));
+  d.poly_ = std::make_shared<Terms>(std::move(terms));
   return d;
 }
 
@@ -72,7 +72,7 @@ Dim Dim::from_terms(Terms terms) {
 }
 
 // a + sign*b: one merge of the two canonical term lists (linear; the result is what from_terms gives
-// for their concatenation).
+// for their concatenation). Reads the operands in place: a known operand is one constant term.
 Dim Dim::merge(const Dim& a, const Dim& b, int sign) {
   if (a.unknown_ || b.unknown_) return Dim();
   if (!a.poly_ && !b.poly_) {
@@ -80,32 +80,75 @@ Dim Dim::merge(const Dim& a, const Dim& b, int sign) {
     bool ok = sign > 0 ? checked_add(a.constant_, b.constant_, &v) : checked_sub(a.constant_, b.constant_, &v);
     return ok ? Dim(v) : Dim();
   }
-  if (sign > 0 && !b.poly_ && b.constant_ == 0) return a;
+  if (!b.poly_ && b.constant_ == 0) return a;
   if (!a.poly_ && a.constant_ == 0 && sign > 0) return b;
-  Terms ta = a.as_terms(), tb = b.as_terms(), r;
+  Terms ka, kb;  // a known operand's single term
+  const Terms& ta = a.poly_ ? *a.poly_ : (ka = a.as_terms());
+  const Terms& tb = b.poly_ ? *b.poly_ : (kb = b.as_terms());
+  Terms r;
   r.reserve(ta.size() + tb.size());
   size_t i = 0, j = 0;
   while (i < ta.size() || j < tb.size()) {
     if (j == tb.size() || (i < ta.size() && term_before(ta[i].first, tb[j].first))) {
-      r.push_back(std::move(ta[i++]));
+      r.push_back(ta[i++]);
     } else if (i == ta.size() || term_before(tb[j].first, ta[i].first)) {
       if (sign < 0 && tb[j].second == INT64_MIN) return Dim();
-      r.push_back({std::move(tb[j].first), sign > 0 ? tb[j].second : -tb[j].second});
+      r.push_back({tb[j].first, sign > 0 ? tb[j].second : -tb[j].second});
       ++j;
     } else {  // equal monomials
       int64_t c;
       bool ok = sign > 0 ? checked_add(ta[i].second, tb[j].second, &c) : checked_sub(ta[i].second, tb[j].second, &c);
       if (!ok) return Dim();
-      if (c != 0) r.push_back({std::move(ta[i].first), c});
+      if (c != 0) r.push_back({ta[i].first, c});
       ++i, ++j;
     }
   }
   return from_sorted(std::move(r));
 }
 
+Dim& Dim::operator+=(const Dim& b) {
+  // Accumulating (scope and op-type totals): when this polynomial is not shared and every monomial of
+  // `b` is already one of its terms, add the coefficients in place, with no allocation. Otherwise (and
+  // when a coefficient would become zero or overflow) the general merge decides.
+  if (poly_ && b.poly_ && !unknown_ && !b.unknown_ && poly_.use_count() == 1 && b.poly_->size() <= poly_->size()) {
+    Terms& ta = *poly_;
+    const Terms& tb = *b.poly_;
+    // Two walks of the sorted lists: the first checks, the second adds.
+    auto walk = [&](bool apply) {
+      size_t i = 0;
+      for (const auto& t : tb) {
+        while (i < ta.size() && term_before(ta[i].first, t.first)) ++i;
+        int64_t c;
+        if (i == ta.size() || ta[i].first != t.first || !checked_add(ta[i].second, t.second, &c) || c == 0)
+          return false;
+        if (apply) ta[i].second = c;
+        ++i;
+      }
+      return true;
+    };
+    if (walk(false)) {
+      walk(true);
+      return *this;
+    }
+  }
+  return *this = merge(*this, b, +1);
+}
+
 Dim operator+(const Dim& a, const Dim& b) { return Dim::merge(a, b, +1); }
 
 Dim operator-(const Dim& a, const Dim& b) { return Dim::merge(a, b, -1); }
+
+// A polynomial times a known non-zero factor: its terms in the same order, coefficients scaled.
+Dim Dim::scaled(const Terms& terms, int64_t k) {
+  Terms r;
+  r.reserve(terms.size());
+  for (const auto& t : terms) {
+    int64_t c;
+    if (!checked_mul(t.second, k, &c)) return Dim();
+    r.push_back({t.first, c});
+  }
+  return from_sorted(std::move(r));
+}
 
 Dim operator*(const Dim& a, const Dim& b) {
   if (a.unknown_ || b.unknown_) return Dim();
@@ -115,9 +158,22 @@ Dim operator*(const Dim& a, const Dim& b) {
   }
   if (!a.poly_ && a.constant_ == 1) return b;
   if (!b.poly_ && b.constant_ == 1) return a;
+  if (!a.poly_ && a.constant_ == 0) return Dim(0);
+  if (!b.poly_ && b.constant_ == 0) return Dim(0);
+  if (!a.poly_) return Dim::scaled(*b.poly_, a.constant_);
+  if (!b.poly_) return Dim::scaled(*a.poly_, b.constant_);
+  if (a.poly_->size() == 1 && b.poly_->size() == 1) {  // monomial times monomial: one term, no sort of terms
+    const Dim::Term &x = a.poly_->front(), &y = b.poly_->front();
+    int64_t c;
+    if (!checked_mul(x.second, y.second, &c)) return Dim();
+    Dim::Monomial m;
+    m.reserve(x.first.size() + y.first.size());
+    std::merge(x.first.begin(), x.first.end(), y.first.begin(), y.first.end(), std::back_inserter(m));
+    return Dim::from_sorted(Dim::Terms{{std::move(m), c}});
+  }
   Dim::Terms r;
-  for (const auto& x : a.as_terms())
-    for (const auto& y : b.as_terms()) {
+  for (const auto& x : *a.poly_)
+    for (const auto& y : *b.poly_) {
       int64_t c;
       if (!checked_mul(x.second, y.second, &c)) return Dim();
       Dim::Monomial m = x.first;
@@ -251,8 +307,15 @@ static Count symbolic_result(const Dim& d, bool overflowed) {
 Count& Count::operator+=(const Count& o) {
   overflowed = overflowed || o.overflowed;
   if (!known || !o.known) {
-    *this = exact() && o.exact() ? symbolic_result(as_dim() + o.as_dim(), overflowed)
-                                 : Count{0, false, overflowed};
+    if (!exact() || !o.exact()) {
+      *this = Count{0, false, overflowed};
+    } else if (!known) {  // symbolic += exact: accumulate into sym (in place when it can)
+      sym += o.as_dim();
+      if (sym.is_known()) *this = Count{sym.value(), true, overflowed};
+      else if (sym.is_unknown()) *this = Count{0, false, overflowed};
+    } else {
+      *this = symbolic_result(as_dim() + o.as_dim(), overflowed);
+    }
     return *this;
   }
   if (!checked_add(v, o.v, &v)) {

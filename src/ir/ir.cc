@@ -93,6 +93,27 @@ Dim Shape::numel() const {
 
 Count Shape::numel_count() const {
   if (!rank_known) return Count::unknown();
+  // Common case first: the known dims' product (no overflow, no zero) times the symbolic dims' product,
+  // scaled once. Anything else (an unknown or zero dim, an overflow) takes the dim-by-dim product below,
+  // whose flags say what happened.
+  int64_t k = 1;
+  Dim sym(1);
+  bool simple = true;
+  for (const auto& d : dims) {
+    if (d.is_known()) {
+      if (d.value() == 0 || !checked_mul(k, d.value(), &k)) simple = false;
+    } else if (d.is_symbolic()) {
+      sym = sym * d;
+      if (sym.is_unknown()) simple = false;
+    } else {
+      simple = false;
+    }
+    if (!simple) break;
+  }
+  if (simple) {
+    Dim r = sym * Dim(k);
+    if (!r.is_unknown()) return Count::of(r);
+  }
   Count n{1};
   for (const auto& d : dims) n = n * Count::of(d);
   return n;
@@ -177,9 +198,19 @@ std::vector<double> Node::attr_floats(const std::string& k) const {
   return it == attrs.end() ? std::vector<double>{} : it->second.floats;
 }
 
+const std::vector<std::string>& StringList::empty_list() {
+  static const std::vector<std::string> kEmpty;
+  return kEmpty;
+}
+
 int Graph::find(const std::string& value_name) const {
   auto it = index_.find(value_name);
   return it == index_.end() ? -1 : it->second;
+}
+
+void Graph::reserve_values(size_t n) {
+  values.reserve(n);
+  index_.reserve(n);
 }
 
 int Graph::add_value(const std::string& value_name) {

@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <functional>
+#include <string_view>
 #include <unordered_map>
 
 namespace flopwise {
@@ -67,7 +69,7 @@ std::string scope_title(const ScopeNode& s) {
 }
 
 // Key for "top modules at depth d": the class (as DeepSpeed groups), else the scope's full name.
-std::string scope_key(const ScopeNode& s) {
+std::string_view scope_key(const ScopeNode& s) {
   if (!s.cls.empty()) return s.cls;
   return s.name.empty() ? s.label : s.name;
 }
@@ -153,19 +155,29 @@ void write_text(std::ostream& os, const Report& r, const TextOptions& opts) {
   for (int d = 0; d <= md; ++d) {
     const std::vector<const ScopeNode*>& at = by_depth[d];
     os << "depth " << d << ":\n";
-    auto top_by = [&](const char* what, std::function<Count(const ScopeNode*)> f, const char* unit) {
-      // Aggregate by class (as DeepSpeed does), falling back to the scope's label; keys in first-seen
-      // order, so the stable sort breaks ties by it.
-      std::vector<std::pair<std::string, Count>> agg;
-      std::unordered_map<std::string, size_t> index;  // key -> its position in agg
-      for (const auto* s : at) {
-        Count c = f(s);
+    // Aggregate by class (as DeepSpeed does), falling back to the scope's label: each scope's key slot,
+    // found once per depth (keys are views of the report's own strings).
+    std::unordered_map<std::string_view, size_t> slot_of_key;
+    std::vector<size_t> slot(at.size());
+    for (size_t i = 0; i < at.size(); ++i)
+      slot[i] = slot_of_key.try_emplace(scope_key(*at[i]), slot_of_key.size()).first->second;
+    std::vector<std::string_view> key_of(slot_of_key.size());
+    for (const auto& [k, i] : slot_of_key) key_of[i] = k;
+    auto top_by = [&](const char* what, auto f, const char* unit) {
+      // Per key, in first-seen order among the scopes whose count is exact (so the partial sort below,
+      // which breaks ties by that order, ranks as a stable sort would).
+      std::vector<std::pair<size_t, Count>> agg;  // (key slot, sum)
+      std::vector<size_t> pos(key_of.size(), SIZE_MAX);  // key slot -> its position in agg
+      for (size_t i = 0; i < at.size(); ++i) {
+        const Count& c = f(*at[i]);
         if (!c.exact()) continue;
-        auto [it, fresh] = index.try_emplace(scope_key(*s), agg.size());
-        if (fresh)
-          agg.push_back({it->first, c});
-        else
-          agg[it->second].second += c;
+        size_t& p = pos[slot[i]];
+        if (p == SIZE_MAX) {
+          p = agg.size();
+          agg.push_back({slot[i], c});
+        } else {
+          agg[p].second += c;
+        }
       }
       // The first `top` by rank_value, descending; ties in first-seen order (as a stable sort leaves them).
       std::vector<std::pair<int64_t, size_t>> order;  // (rank value, position in agg)
@@ -177,17 +189,14 @@ void write_text(std::ostream& os, const Report& r, const TextOptions& opts) {
       });
       os << "    " << what << " - {";
       for (size_t i = 0; i < n; ++i) {
-        const auto& [key, c] = agg[order[i].second];
-        os << (i ? ", " : "") << "'" << key << "': '" << with_unit(c, unit) << "'";
+        const auto& [k, c] = agg[order[i].second];
+        os << (i ? ", " : "") << "'" << key_of[k] << "': '" << with_unit(c, unit) << "'";
       }
       os << "}\n";
     };
-    top_by(
-        "params", [](const ScopeNode* s) { return s->cost.params; }, "");
-    top_by(
-        "MACs  ", [](const ScopeNode* s) { return s->cost.macs; }, "MACs");
-    top_by(
-        "FLOPs ", [](const ScopeNode* s) { return s->cost.flops; }, "FLOPs");
+    top_by("params", [](const ScopeNode& s) -> const Count& { return s.cost.params; }, "");
+    top_by("MACs  ", [](const ScopeNode& s) -> const Count& { return s.cost.macs; }, "MACs");
+    top_by("FLOPs ", [](const ScopeNode& s) -> const Count& { return s.cost.flops; }, "FLOPs");
   }
 
   os << "\n------------------------------ Detailed Profile ------------------------------\n";

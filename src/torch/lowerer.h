@@ -132,7 +132,8 @@ class Lowerer {
   std::map<std::string, int> name_count_;
   int const_count_ = 0;
   size_t inferred_upto_ = 0;  // nodes [0, inferred_upto_) have been through the shape pass
-  std::vector<std::string> scope_, classes_;
+  StringList scope_, classes_;                    // of the node being lowered
+  StringList scope_of_prev_, classes_of_prev_;  // the last non-empty ones set, shared when they recur
   std::vector<std::pair<tj::Node*, size_t>> decisions_;
 
   void lower(tj::Node* n);

@@ -1,4 +1,4 @@
-#include "torch_loader.h"
+// TorchScript through the plugin libflopwise_torch.so, loaded (dlopen) only when a .pt is opened.
 
 #include <dlfcn.h>
 #include <unistd.h>
@@ -8,7 +8,7 @@
 
 #include "../torch/torch_plugin.h"
 #include "flopwise/errors.h"
-#include "load.h"
+#include "flopwise/analyse.h"
 
 namespace flopwise {
 
@@ -24,7 +24,9 @@ std::string find_torch_plugin() {
   return "";
 }
 
-Model load_torchscript(const std::string& path, const InferOptions& pins) {
+// Imports a .pt; throws InputError (no plugin: names the package to install; unreadable or not
+// TorchScript) or UsageError (an input without shape) with one line.
+Model load_torchscript(const std::string& path, const Pins& pins) {
   std::string plugin = find_torch_plugin();
   if (plugin.empty())
     throw InputError(path +

@@ -1,13 +1,12 @@
-#include "load.h"
+// Loading a model file of any supported format, and analyse(): load, pin, infer, cost.
+#include "flopwise/analyse.h"
 
 #include <unistd.h>
 
 #include <fstream>
-#include <iostream>
 
 #include "flopwise/errors.h"
 #include "flopwise/onnx_import.h"
-#include "torch_loader.h"
 
 namespace flopwise {
 
@@ -30,7 +29,9 @@ ModelFormat detect_format(const std::string& path) {
   return ModelFormat::Unknown;
 }
 
-Model load_model(const std::string& path, const InferOptions& pins) {
+Model load_torchscript(const std::string& path, const Pins& pins);  // torch_loader.cc
+
+Model load_model(const std::string& path, const Pins& pins) {
   switch (detect_format(path)) {
     case ModelFormat::TorchScript:
       return load_torchscript(path, pins);  // dlopens the LibTorch plugin only now
@@ -41,13 +42,6 @@ Model load_model(const std::string& path, const InferOptions& pins) {
   }
 }
 
-std::ostream& output_stream(const std::string& path, std::ofstream& file) {
-  if (path.empty()) return std::cout;
-  file.open(path);
-  if (!file) throw UsageError("cannot write " + path);
-  return file;
-}
-
 std::string exe_dir() {
   char buf[4096];
   ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
@@ -55,6 +49,16 @@ std::string exe_dir() {
   std::string s(buf, static_cast<size_t>(n));
   auto slash = s.rfind('/');
   return slash == std::string::npos ? "." : s.substr(0, slash);
+}
+
+Analysis analyse(const std::string& path, const Pins& pins, const Convention& conv) {
+  Analysis a;
+  a.model = std::make_shared<Model>(load_model(path, pins));
+  Pins rest = pins;
+  if (a.model->format == "torchscript") rest.inputs.clear();  // the importer shaped the inputs with them
+  a.inferred = infer_shapes(*a.model, rest);
+  a.report = build_report(*a.model, a.inferred, conv);
+  return a;
 }
 
 }  // namespace flopwise

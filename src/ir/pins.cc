@@ -1,0 +1,145 @@
+// Pins: the user's facts about a model's inputs (--input, --dim, --value), parsed and applied to the IR
+// before the shape pass.
+#include "flopwise/pins.h"
+
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
+#include <sstream>
+
+#include "flopwise/errors.h"
+
+namespace flopwise {
+
+namespace {
+
+// Binds --dim values everywhere a symbol can stand: shapes, contents, declared types, subgraphs.
+void substitute_dims(Graph& g, const std::vector<std::pair<std::string, int64_t>>& dims) {
+  for (auto& v : g.values) {
+    for (auto& d : v.shape.dims) d = d.substitute(dims);
+    if (v.data && !v.data->is_float)
+      for (auto& d : v.data->ints) d = d.substitute(dims);
+    if (v.declared)
+      for (auto& d : v.declared->second.dims) d = d.substitute(dims);
+  }
+  for (auto& n : g.nodes)
+    for (auto& sg : n.subgraphs) substitute_dims(*sg, dims);
+}
+
+}  // namespace
+
+std::vector<std::string> apply_pins(Model& model, const Pins& opts) {
+  Graph& g = model.graph;
+  std::vector<std::string> warnings;
+  std::string names;
+  for (int i : g.inputs) names += (names.empty() ? "" : ", ") + g.values[i].name;
+  size_t next_positional = 0;
+  for (const auto& pin : opts.inputs) {
+    int idx = -1;
+    if (pin.name.empty()) {
+      if (next_positional >= g.inputs.size())
+        throw UsageError("more --input shapes than the model's " + std::to_string(g.inputs.size()) +
+                         " inputs");
+      idx = g.inputs[next_positional++];
+    } else {
+      idx = g.find(pin.name);
+      if (idx < 0 || !(g.values[idx].is_input || g.values[idx].is_initializer))
+        throw UsageError("--input names '" + pin.name +
+                         "', which is not an input of the model (inputs: " + names + ")");
+    }
+    Value& v = g.values[idx];
+    if (pin.shape) {
+      if (v.shape.rank_known && pin.shape->rank_known && v.shape.rank() != pin.shape->rank())
+        warnings.push_back("input '" + v.name + "' declared with rank " + std::to_string(v.shape.rank()) +
+                               ", pinned as " + pin.shape->str());
+      v.shape = *pin.shape;
+    }
+    if (pin.dtype) v.dtype = *pin.dtype;
+  }
+  for (const auto& [name, vals] : opts.values) {
+    int idx = g.find(name);
+    if (idx < 0 || !g.values[idx].is_input)
+      throw UsageError("--value names '" + name + "', which is not an input of the model (inputs: " + names +
+                       ")");
+    Value& v = g.values[idx];
+    ConstData d;
+    for (auto x : vals) d.ints.push_back(Dim(x));
+    if (is_float(v.dtype)) {
+      d.is_float = true;
+      for (auto x : vals) d.floats.push_back(static_cast<double>(x));
+      d.ints.clear();
+    }
+    if (!v.shape.rank_known || !v.shape.fully_known())
+      v.shape = v.shape.rank_known && v.shape.rank() == 0 && vals.size() == 1
+                    ? Shape::scalar()
+                    : Shape({Dim(static_cast<int64_t>(vals.size()))});
+    v.data = std::move(d);
+  }
+  if (!opts.dims.empty()) {
+    substitute_dims(g, opts.dims);
+  }
+  return warnings;
+}
+
+// ---- pin parsers ----------------------------------------------------------------------------------
+namespace {
+int64_t parse_int(const std::string& s, const std::string& what) {
+  errno = 0;
+  char* end = nullptr;
+  long long v = std::strtoll(s.c_str(), &end, 10);
+  if (s.empty() || *end != '\0' || errno == ERANGE)
+    throw UsageError(what + ": '" + s + "' is not an integer");
+  return v;
+}
+}  // namespace
+
+InputPin parse_input_pin(const std::string& text) {
+  InputPin pin;
+  std::vector<std::string> parts;
+  std::stringstream ss(text);
+  for (std::string p; std::getline(ss, p, ':');) parts.push_back(p);
+  if (parts.empty() || parts.size() > 3)
+    throw UsageError("--input '" + text + "': expected NAME:SHAPE[:DTYPE]");
+  // NAME:SHAPE[:DTYPE], or SHAPE[:DTYPE] for inputs in order.
+  size_t k = 0;
+  auto looks_like_shape = [](const std::string& s) {
+    return !s.empty() && (std::isdigit((unsigned char)s[0]) || s[0] == '?' || s == "*" || s == "scalar");
+  };
+  if (!looks_like_shape(parts[0]) && parts.size() >= 2) pin.name = parts[k++];
+  if (k < parts.size()) {
+    auto s = parse_shape(parts[k]);
+    if (!s)
+      throw UsageError("--input '" + text + "': bad shape '" + parts[k] + "' (expected e.g. 1x3x224x224)");
+    for (const auto& d : s->dims)
+      if (d.is_known() && d.value() < 0) throw UsageError("--input '" + text + "': negative dim");
+    pin.shape = *s;
+    ++k;
+  }
+  if (k < parts.size()) {
+    pin.dtype = parse_dtype(parts[k]);
+    if (!pin.dtype) throw UsageError("--input '" + text + "': unknown dtype '" + parts[k] + "'");
+    ++k;
+  }
+  if (k != parts.size()) throw UsageError("--input '" + text + "': expected NAME:SHAPE[:DTYPE]");
+  return pin;
+}
+
+std::pair<std::string, int64_t> parse_dim_pin(const std::string& text) {
+  auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0) throw UsageError("--dim '" + text + "': expected NAME=VALUE");
+  int64_t v = parse_int(text.substr(eq + 1), "--dim " + text.substr(0, eq));
+  if (v < 0) throw UsageError("--dim '" + text + "': negative value");
+  return {text.substr(0, eq), v};
+}
+
+std::pair<std::string, std::vector<int64_t>> parse_value_pin(const std::string& text) {
+  auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0) throw UsageError("--value '" + text + "': expected NAME=V1,V2,...");
+  std::vector<int64_t> vals;
+  std::stringstream ss(text.substr(eq + 1));
+  for (std::string p; std::getline(ss, p, ',');)
+    vals.push_back(parse_int(p, "--value " + text.substr(0, eq)));
+  return {text.substr(0, eq), vals};
+}
+
+}  // namespace flopwise

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# tests/golden/golden.sh FLOPWISE [--update]: the reports of every bundled model (models/*.onnx), in every
+# format and under a few option sets, must stay byte-identical across refactors (issue 10). Their SHA-256
+# sums are in reports.sha256 next to this script; a changed output is listed by model, format and options.
+# A deliberate change of output: rerun with --update and commit the new sums with the change that made
+# them, saying why. These are regression snapshots of the tool's own output, not independent figures:
+# the numbers themselves are pinned by the unit tests against hand formulas and peer tools.
+set -uo pipefail
+FW="$1"
+HERE="$(cd "$(dirname "$0")" && pwd)"
+ROOT="$(cd "$HERE/../.." && pwd)"
+SUMS="$HERE/reports.sha256"
+cd "$ROOT"
+actual=$(
+  for m in models/*.onnx; do
+    for f in text json csv markdown; do
+      for opts in "" "-d batch=2 -d seq=7" "--convention deepspeed"; do
+        # shellcheck disable=SC2086
+        sum=$("$FW" "$m" -f "$f" $opts 2>&1 | sha256sum | cut -d' ' -f1)
+        echo "$sum  $m -f $f${opts:+ $opts}"
+      done
+    done
+  done
+)
+if [[ "${2:-}" == "--update" ]]; then
+  echo "$actual" > "$SUMS"
+  echo "golden: wrote $(wc -l < "$SUMS") sums to $SUMS"
+  exit 0
+fi
+changed=$(diff <(echo "$actual") "$SUMS" | grep '^<' | cut -c69-)
+if [[ -n "$changed" ]]; then
+  echo "golden: these reports changed (run the previous build on them to see how):"
+  echo "$changed"
+  exit 1
+fi
+echo "golden: $(echo "$actual" | wc -l) reports byte-identical"
