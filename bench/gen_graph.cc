@@ -2,7 +2,9 @@
 // (bench/run_scale.sh). Weights are initializers whose bytes live in an external-data file that is never
 // written (flopwise never reads external data), so a 1 M-node model is a ~100 MB graph and nothing else.
 //
-// Usage: gen_graph KIND NODES OUT.onnx
+// Usage: gen_graph [--inline] KIND NODES OUT.onnx
+//   --inline: the weights' bytes (zeros) are written into the file as raw_data, for the benchmark of
+//             memory independent of weight bytes (the same graph, graph-only and inline).
 //   KIND decoder: a pre-LN decoder as torch.onnx.export names it, ~42 nodes and 13 scopes per layer
 //                 (/model/layers.17/self_attn/q_proj/MatMul, decomposed LayerNorm, SiLU MLP), input
 //                 [batch, seq, 64] with both dims dynamic; layers = NODES / 42.
@@ -98,8 +100,10 @@ void rename_scopes(onnx::GraphProto* g) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  bool inline_weights = argc > 1 && std::string(argv[1]) == "--inline";
+  if (inline_weights) --argc, ++argv;
   if (argc != 4) {
-    std::cerr << "usage: gen_graph decoder|chain|flat|decoder_renamed|chain_renamed NODES OUT.onnx\n";
+    std::cerr << "usage: gen_graph [--inline] decoder|chain|flat|decoder_renamed|chain_renamed NODES OUT.onnx\n";
     return 2;
   }
   std::string kind = argv[1];
@@ -120,6 +124,7 @@ int main(int argc, char** argv) {
   auto* g = model.mutable_graph();
   g->set_name(kind + "_" + std::to_string(nodes));
   Builder b{g};
+  b.inline_weights = inline_weights;
   std::string x = "x";
   if (kind == "decoder") {
     add_io(g, "x", {"batch", "seq", std::to_string(kHidden)}, false);

@@ -16,6 +16,7 @@ namespace flopwise_bench {
 struct Builder {
   onnx::GraphProto* g;
   int64_t tmp = 0;
+  bool inline_weights = false;  // weights' bytes in the file (raw_data, zeros) instead of external data
 
   std::string fresh() { return "t" + std::to_string(tmp++); }
 
@@ -26,6 +27,10 @@ struct Builder {
     t->set_data_type(onnx::TensorProto::FLOAT);
     int64_t n = 1;
     for (int64_t d : dims) t->add_dims(d), n *= d;
+    if (inline_weights) {
+      t->set_raw_data(std::string(static_cast<size_t>(4 * n), '\0'));
+      return name;
+    }
     t->set_data_location(onnx::TensorProto::EXTERNAL);
     auto kv = [&](const char* k, const std::string& v) {
       auto* e = t->add_external_data();

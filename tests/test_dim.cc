@@ -53,3 +53,34 @@ TEST_CASE("counts: known, symbolic (polynomial in dynamic dims), unknown") {
   CHECK((Count::of(b) * Count{0}).known);      // times zero is zero
   CHECK(total.sym.substitute({{"batch", 2}, {"seq", 10}}).value() == 2 * 64 * 100 + 589824 * 20);
 }
+
+TEST_CASE("polynomials: accumulating in place never changes a copy; fast paths equal the general product") {
+  using flopwise::Count;
+  Dim b = Dim::symbol("batch"), s = Dim::symbol("seq");
+  Dim three = Dim(3) * b * s;
+  Dim shared = three;           // a copy shares the representation
+  Dim acc = three + Dim(0);     // also shared (adding zero returns the operand)
+  acc += b * s;                 // must not write into `three`/`shared`
+  CHECK(acc.str() == "4*batch*seq");
+  CHECK(three.str() == "3*batch*seq");
+  CHECK(shared.str() == "3*batch*seq");
+  acc += b * s;  // now unshared: in place
+  CHECK(acc.str() == "5*batch*seq");
+  acc += Dim(-5) * b * s;  // a coefficient reaching zero: the term goes, the dim becomes known 0
+  REQUIRE(acc.is_known());
+  CHECK(acc.value() == 0);
+  Dim mixed = Dim(2) * b * s;
+  mixed += b * s * s;  // a new monomial: merged, in canonical order (higher degree first)
+  CHECK(mixed.str() == "batch*seq*seq + 2*batch*seq");
+  // Scaling and monomial products: the same canonical result as the general product.
+  CHECK((Dim(2) * b) * (Dim(3) * s) == Dim(6) * s * b);
+  CHECK(((b + Dim(1)) * Dim(-2)).str() == "-2*batch - 2");
+  CHECK((b * s * Dim(0)).is_known());
+  CHECK(!(Dim(INT64_MAX) * b * Dim(2)).is_symbolic());  // a coefficient overflowing: unknown, never wrapped
+  // Shape element counts: known dims folded once, zero and unknown dims as before.
+  CHECK(flopwise::Shape({b, s, Dim(4096)}).numel_count().sym.str() == "4096*batch*seq");
+  Count zero = flopwise::Shape({b, Dim(0), Dim()}).numel_count();
+  CHECK((zero.known && zero.v == 0));
+  CHECK(!flopwise::Shape({b, Dim()}).numel_count().exact());
+  CHECK(flopwise::Shape({Dim(2), Dim(3)}).numel_count().v == 6);
+}

@@ -198,3 +198,66 @@ TEST_CASE("--dim binds symbols in declared types too (they fill in after an unsu
   CHECK(shape_of(m, "y") == "3x4");
   CHECK(shape_of(m, "z") == "3x4");
 }
+
+TEST_CASE("initializers: integer and small float contents are read; other weights only their type and dims") {
+  ModelBuilder b(17);
+  auto* g = b.m.mutable_graph();
+  auto add = [&](const std::string& name, int type, int64_t n) {
+    auto* t = g->add_initializer();
+    t->set_name(name);
+    t->set_data_type(type);
+    t->add_dims(n);
+    const size_t elem = type == onnx::TensorProto::INT64 ? 8 : 4;
+    std::string raw(static_cast<size_t>(n) * elem, '\0');
+    raw[0] = 3;  // first element: 3 (int64) or a tiny float
+    t->set_raw_data(raw);
+  };
+  add("shape_ints", onnx::TensorProto::INT64, 4096);  // kMaxConstElements: kept (shape arithmetic)
+  add("too_many_ints", onnx::TensorProto::INT64, 4097);
+  add("scales", onnx::TensorProto::FLOAT, 64);  // small floats (Resize scales, epsilons): kept
+  add("weight", onnx::TensorProto::FLOAT, 65);  // a weight: its bytes are never read
+  flopwise::Model m = b.load();
+  auto value = [&](const std::string& n) -> const flopwise::Value& { return m.graph.values[m.graph.find(n)]; };
+  REQUIRE(value("shape_ints").data);
+  CHECK(value("shape_ints").data->ints.size() == 4096);
+  CHECK(value("shape_ints").data->ints[0] == flopwise::Dim(3));
+  CHECK_FALSE(value("too_many_ints").data);
+  REQUIRE(value("scales").data);
+  CHECK(value("scales").data->floats.size() == 64);
+  CHECK_FALSE(value("weight").data);
+  // Every initializer keeps its type and shape.
+  CHECK(value("weight").shape.str() == "65");
+  CHECK(value("weight").dtype == flopwise::DType::Float32);
+  CHECK(value("too_many_ints").shape.str() == "4097");
+}
+
+TEST_CASE("scopes: the nodes of one module share one scope list") {
+  ModelBuilder b(17);
+  b.input("x", {2, 3});
+  b.node("Relu", {"x"}, {"a"})->set_name("/enc/layer.0/act/Relu");
+  b.node("Relu", {"a"}, {"b"})->set_name("/enc/layer.0/act/Relu_1");
+  b.node("Relu", {"b"}, {"c"})->set_name("/enc/layer.1/act/Relu");
+  b.output("c");
+  flopwise::Model m = b.load();
+  const auto& n = m.graph.nodes;
+  REQUIRE(n.size() == 3);
+  CHECK(n[0].scope == std::vector<std::string>{"enc", "enc.layer.0", "enc.layer.0.act"});
+  CHECK(n[0].scope.id() == n[1].scope.id());  // one list, shared
+  CHECK(n[2].scope == std::vector<std::string>{"enc", "enc.layer.1", "enc.layer.1.act"});
+  CHECK(n[2].scope.id() != n[0].scope.id());
+}
+
+TEST_CASE("value index: a graph finds each of many values by name, and none that is absent") {
+  flopwise::Graph g;
+  g.reserve_values(10);  // grows past the reservation
+  bool added = true;
+  for (int i = 0; i < 50000; ++i) added = added && g.add_value("/model/layers." + std::to_string(i) + "/out") == i;
+  CHECK(added);
+  bool all = true;
+  for (int i = 0; i < 50000; ++i) all = all && g.find("/model/layers." + std::to_string(i) + "/out") == i;
+  CHECK(all);
+  CHECK(g.add_value("/model/layers.7/out") == 7);  // an existing name: its index, no new value
+  CHECK(g.values.size() == 50000);
+  CHECK(g.find("/model/layers.50000/out") == -1);
+  CHECK(g.find("") == -1);
+}

@@ -35,6 +35,9 @@ class Dim {
   const std::vector<Term>& terms() const;
   std::vector<std::string> symbols() const;
 
+  // Identity of a symbolic dim's shared representation (nullptr for known and unknown dims): copies of
+  // one dim have the same id, and equal ids mean equal dims (different ids may still be equal dims).
+  const void* poly_id() const { return poly_.get(); }
   // Structural equality: two unknowns are never the same; use same_as for "provably equal".
   bool same_as(const Dim& o) const { return !unknown_ && !o.unknown_ && same_value(o); }
   // Identical representation (two unknowns compare equal): for containers and tests.

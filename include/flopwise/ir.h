@@ -76,11 +76,63 @@ struct ConstData {
 };
 constexpr int64_t kMaxConstElements = 4096;  // larger tensors keep no contents
 
+// An optional kept on the heap: a Value's rarely present parts (small contents, the declared type) cost
+// one pointer when absent rather than their full size (a 1 M-node graph has over a million values).
+// Reads and writes like std::optional for what the code base uses; copies are deep.
+template <class T>
+class Boxed {
+ public:
+  Boxed() = default;
+  Boxed(std::nullopt_t) {}                                         // NOLINT
+  Boxed(const T& v) : p_(std::make_unique<T>(v)) {}                // NOLINT
+  Boxed(T&& v) : p_(std::make_unique<T>(std::move(v))) {}          // NOLINT
+  Boxed(const std::optional<T>& o) : p_(o ? std::make_unique<T>(*o) : nullptr) {}  // NOLINT
+  Boxed(const Boxed& o) : p_(o.p_ ? std::make_unique<T>(*o.p_) : nullptr) {}
+  Boxed(Boxed&&) noexcept = default;
+  Boxed& operator=(const Boxed& o) {
+    if (this != &o) p_ = o.p_ ? std::make_unique<T>(*o.p_) : nullptr;
+    return *this;
+  }
+  Boxed& operator=(Boxed&&) noexcept = default;
+  Boxed& operator=(std::nullopt_t) {
+    p_.reset();
+    return *this;
+  }
+  Boxed& operator=(const T& v) { return *this = Boxed(v); }
+  Boxed& operator=(T&& v) { return *this = Boxed(std::move(v)); }
+  Boxed& operator=(const std::optional<T>& o) { return *this = Boxed(o); }
+
+  explicit operator bool() const { return p_ != nullptr; }
+  bool has_value() const { return p_ != nullptr; }
+  T& operator*() { return *p_; }
+  const T& operator*() const { return *p_; }
+  T* operator->() { return p_.get(); }
+  const T* operator->() const { return p_.get(); }
+  const T& value() const {
+    if (!p_) throw std::bad_optional_access();
+    return *p_;
+  }
+  T& value() {
+    if (!p_) throw std::bad_optional_access();
+    return *p_;
+  }
+  void reset() { p_.reset(); }
+  template <class... A>
+  T& emplace(A&&... a) {
+    p_ = std::make_unique<T>(std::forward<A>(a)...);
+    return *p_;
+  }
+  operator std::optional<T>() const { return p_ ? std::optional<T>(*p_) : std::nullopt; }  // NOLINT
+
+ private:
+  std::unique_ptr<T> p_;
+};
+
 struct Value {
   std::string name;
   DType dtype = DType::Undefined;
   Shape shape;
-  std::optional<ConstData> data;
+  Boxed<ConstData> data;
   bool is_initializer = false;  // a weight or constant stored in the model
   bool is_buffer = false;       // an initializer the format marks as state, not a weight (a module buffer)
   bool is_input = false;        // a graph input (not an initializer)
@@ -89,7 +141,7 @@ struct Value {
   int producer = -1;            // index of the producing node, -1 for inputs/initializers
   // Type the model itself declares (ONNX value_info / graph outputs). Never copied over an inferred
   // shape: it only fills dims that inference left unknown, e.g. after an unsupported op.
-  std::optional<std::pair<DType, Shape>> declared;
+  Boxed<std::pair<DType, Shape>> declared;
 };
 
 class Graph;
@@ -210,7 +262,10 @@ class Graph {
   int add_value(const std::string& value_name);   // returns the existing index when present
   void reserve_values(size_t n);                  // room for n values (an importer that knows the count)
  private:
-  std::unordered_map<std::string, int> index_;
+  // Value names -> indices, without copies of the names (open addressing; ir.cc).
+  std::vector<uint64_t> slots_;
+  int probe(const std::string& name, size_t hash) const;  // index, or -(free slot) - 1
+  void rehash(size_t min_slots);
 };
 
 // One op of the source model in the order it runs, with the IR values its tensor arguments and results

@@ -1,8 +1,10 @@
 #include "flopwise/cost.h"
 
 #include <algorithm>
+#include <array>
 #include <set>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "flopwise/convention.h"
 #include "flopwise/ops.h"
@@ -60,11 +62,80 @@ namespace {
 
 std::string op_key(const Node& n) { return n.domain.empty() ? n.op : n.domain + "::" + n.op; }
 
+// Hash-consing of symbolic counts: equal polynomials share one representation. A model's repeated
+// layers give their nodes (and scopes) the same symbolic costs, so a report of an 80-layer decoder with
+// dynamic dims keeps a few hundred polynomials rather than one per count of every node and scope.
+class CountInterner {
+ public:
+  void operator()(Count& c) {
+    if (!c.symbolic()) return;
+    auto [it, fresh] = seen_.insert(c.sym);
+    if (!fresh) c.sym = *it;
+  }
+  void operator()(Totals& t) {
+    for (Count* c : {&t.params, &t.buffers, &t.macs, &t.flops, &t.memory_bytes, &t.backward_flops}) (*this)(*c);
+  }
+
+ private:
+  struct Hash {
+    size_t operator()(const Dim& d) const {
+      size_t h = 0;
+      auto mix = [&h](size_t x) { h ^= x + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
+      for (const auto& [mono, coef] : d.terms()) {
+        mix(std::hash<int64_t>()(coef));
+        for (const auto& s : mono) mix(std::hash<std::string>()(s));
+        mix(mono.size());
+      }
+      return h;
+    }
+  };
+  std::unordered_set<Dim, Hash> seen_;
+};
+
 Count bytes_of(const Value& v) {
   int64_t sz = dtype_size(v.dtype);
   if (sz == 0 && v.dtype != DType::String) return Count::unknown();
   return v.shape.numel_count() * Count{sz};
 }
+
+// Memo of bytes_of by dtype and dims (identity of symbolic dims, value of known ones). Shapes of rank
+// above kMaxRank, or with an unknown dim, are computed each time.
+class ShapeBytesMemo {
+ public:
+  Count operator()(const Value& v) {
+    const auto& dims = v.shape.dims;
+    if (!v.shape.rank_known || dims.size() > kMaxRank) return bytes_of(v);
+    Key k;
+    k.words[0] = static_cast<uint64_t>(v.dtype) << 8 | dims.size();
+    for (size_t i = 0; i < dims.size(); ++i) {
+      const Dim& d = dims[i];
+      if (d.is_known() && d.value() >= 0 && d.value() < (int64_t{1} << 62))  // odd: never a pointer
+        k.words[i + 1] = static_cast<uint64_t>(d.value()) << 1 | 1;
+      else if (d.is_symbolic())
+        k.words[i + 1] = reinterpret_cast<uintptr_t>(d.poly_id());
+      else
+        return bytes_of(v);
+    }
+    auto [it, fresh] = memo_.try_emplace(k);
+    if (fresh) it->second = bytes_of(v);
+    return it->second;
+  }
+
+ private:
+  static constexpr size_t kMaxRank = 7;
+  struct Key {
+    std::array<uint64_t, kMaxRank + 1> words{};
+    bool operator==(const Key& o) const { return words == o.words; }
+  };
+  struct Hash {
+    size_t operator()(const Key& k) const {
+      uint64_t h = 0;
+      for (uint64_t w : k.words) h = (h ^ w) * 0x100000001b3ULL + (h >> 29);
+      return static_cast<size_t>(h);
+    }
+  };
+  std::unordered_map<Key, Count, Hash> memo_;
+};
 
 // Cost of one run of a graph's nodes (for control-flow bodies): MACs, and FLOPs under `conv`.
 OpCost graph_cost(const Graph& g, const Convention& conv);
@@ -193,17 +264,22 @@ Report build_report(const Model& model, InferResult infer, const Convention& con
   r.scopes->cls = g.module_class;
   std::vector<bool> seen_value(g.values.size(), false);
   std::set<std::string> symbols, overflowed_nodes;
-  std::map<std::string, size_t> op_index;
+  std::unordered_map<std::string, size_t> op_index;
   std::map<std::string, int64_t> skipped;  // ops the convention's tool skips with a warning, and how often
   // Scope path -> (its parent, the node): finds a child in O(1), not by scanning the parent's children.
   std::unordered_map<std::string, std::pair<const ScopeNode*, ScopeNode*>> scope_index;
 
-  auto bytes = [&](int vi) { return bytes_of(g.values[vi]); };
+  // Bytes of a value, memoised by (dtype, shape): a model's values share few distinct shapes, and the
+  // symbolic dims in them are copies of a few shared ones (Dim::poly_id), so a 1 M-node decoder multiplies
+  // out a handful of polynomials instead of one per value and use.
+  ShapeBytesMemo shape_bytes;
+  auto bytes = [&](int vi) -> Count { return shape_bytes(g.values[vi]); };
   r.nodes.reserve(g.nodes.size());
+  CountInterner intern;
   std::pair<const void*, const void*> last_lists{nullptr, nullptr};
   ScopeNode* last_scope = nullptr;
   for (const auto& n : g.nodes) {
-    NodeReport nr;
+    NodeReport& nr = r.nodes.emplace_back();
     nr.name = n.name;
     nr.op = n.op;
     nr.domain = n.domain;
@@ -282,6 +358,7 @@ Report build_report(const Model& model, InferResult infer, const Convention& con
     }
     last_lists = lists;
     last_scope = cur;
+    intern(nr.cost);
     cur->cost.add_rollup(nr.cost);  // the node's own scope; its ancestors get it in the pass below
     if (std::find(cur->ops.begin(), cur->ops.end(), n.op) == cur->ops.end()) cur->ops.push_back(n.op);
 
@@ -294,7 +371,6 @@ Report build_report(const Model& model, InferResult infer, const Convention& con
     ot.flops += nr.cost.flops;
     ot.params += nr.cost.params;
     ot.memory_bytes += nr.cost.memory_bytes;
-    r.nodes.push_back(std::move(nr));
   }
   // Each scope's own nodes are summed; add every subtree into its parent, children first (one addition
   // per scope rather than one per node and ancestor).
@@ -305,6 +381,9 @@ Report build_report(const Model& model, InferResult infer, const Convention& con
   for (size_t i = 0; i < order.size(); ++i)
     for (auto& c : order[i].first->children) order.push_back({c.get(), order[i].first});
   for (size_t i = order.size(); i-- > 1;) order[i].second->cost.add_subtotal(order[i].first->cost);
+  for (auto& [scope, parent] : order) intern(scope->cost);
+  for (auto& ot : r.op_types)
+    for (Count* c : {&ot.macs, &ot.flops, &ot.params, &ot.memory_bytes}) intern(*c);
   r.totals = r.scopes->cost;
   std::stable_sort(r.op_types.begin(), r.op_types.end(), [](const OpTypeReport& a, const OpTypeReport& b) {
     return rank_value(a.flops) > rank_value(b.flops);

@@ -48,8 +48,11 @@ struct GraphParts {
   std::vector<onnx::ValueInfoProto> inputs, outputs, value_info;
 };
 
-// Tensors up to this many bytes on the wire are parsed fully (they may hold shape constants).
-constexpr int kSmallTensorBytes = 1 << 16;
+// Initializers whose contents the shape pass may need are parsed fully: integer tensors up to
+// kMaxConstElements (shape constants) and float tensors up to kMaxFloatInitElements (scales, epsilons,
+// small masks). Every other initializer is read for its name, type and dims only: its bytes are skipped
+// without being touched, so an inline-weights file costs no more memory than its graph-only twin.
+constexpr int64_t kMaxFloatInitElements = 64;
 
 [[noreturn]] void malformed(const std::string& path, const std::string& what) {
   throw InputError(path + ": not a valid ONNX model (" + what + ")");
@@ -203,7 +206,24 @@ void parse_sub(const uint8_t* p, int len, Msg* m, const std::string& path, const
     malformed(path, std::string("cannot parse ") + what + "; the file may be truncated");
 }
 
-GraphParts walk_graph(const uint8_t* base, int size, const std::string& path) {
+// Weight bytes are skipped, never read; but reading each initializer's header maps the pages around it
+// (the kernel's fault-around maps up to 64 KiB of cached file pages per fault), so walking an inline-weights
+// file would map most of its weights. Every 16 MiB of progress, the pages already walked are dropped from
+// the process (MADV_DONTNEED on a private read-only mapping: touched again, they are re-read from the page
+// cache), so peak memory does not grow with the weights.
+struct PageReleaser {
+  const uint8_t* map = nullptr;
+  size_t released = 0;
+  void upto(const uint8_t* p) {
+    static const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    size_t off = static_cast<size_t>(p - map) & ~(page - 1);
+    if (off < released + (size_t{16} << 20)) return;
+    madvise(const_cast<uint8_t*>(map) + released, off - released, MADV_DONTNEED);
+    released = off;
+  }
+};
+
+GraphParts walk_graph(const uint8_t* base, int size, const std::string& path, PageReleaser* pages) {
   GraphParts g;
   pb::io::CodedInputStream in(base, size);
   in.SetTotalBytesLimit(INT32_MAX);
@@ -228,18 +248,22 @@ GraphParts walk_graph(const uint8_t* base, int size, const std::string& path) {
         case 2:
           g.name.assign(reinterpret_cast<const char*>(p), len);
           break;
-        case 5:
-          if (len <= kSmallTensorBytes) {
+        case 5: {
+          TensorMeta m;
+          if (!walk_tensor(p, len, &m)) malformed(path, "cannot read an initializer; the file may be truncated");
+          const int64_t numel = checked_numel(m.dims);
+          const bool wanted = !m.external && numel >= 0 &&
+                              numel <= (is_float(m.dtype) ? kMaxFloatInitElements : kMaxConstElements);
+          if (wanted) {
             onnx::TensorProto t;
             parse_sub(p, len, &t, path, "an initializer");
             g.initializers.push_back(meta_from_proto(t));
           } else {
-            TensorMeta m;
-            if (!walk_tensor(p, len, &m))
-              malformed(path, "cannot read an initializer; the file may be truncated");
             g.initializers.push_back(std::move(m));
           }
+          if (pages) pages->upto(p + len);
           break;
+        }
         case 11:
           parse_sub(p, len, &g.inputs.emplace_back(), path, "a graph input");
           break;
@@ -502,6 +526,8 @@ class GraphImporter {
     n.domain = np.domain() == "ai.onnx" ? "" : np.domain();
     auto it = opsets_.find(n.domain);
     n.opset = it == opsets_.end() ? 0 : static_cast<int>(it->second);
+    n.inputs.reserve(np.input_size());
+    n.outputs.reserve(np.output_size());
     for (const auto& in : np.input()) n.inputs.push_back(in.empty() ? -1 : ref(g, in));
     for (const auto& a : np.attribute()) import_attr(a, n, g);
     n.scope = scope_of_name(n.name);
@@ -665,7 +691,7 @@ struct MappedFile {
   }
 };
 
-Model import_buffer(const uint8_t* base, size_t size, const std::string& path) {
+Model import_buffer(const uint8_t* base, size_t size, const std::string& path, PageReleaser* pages = nullptr) {
   if (size == 0) throw InputError(path + ": file is empty");
   if (size > static_cast<size_t>(INT32_MAX))
     throw InputError(path + ": larger than 2 GiB; ONNX stores such models with external data");
@@ -722,7 +748,7 @@ Model import_buffer(const uint8_t* base, size_t size, const std::string& path) {
     m.opsets[""] = 1;
   }
   m.producer = producer_name + (producer_version.empty() ? "" : " " + producer_version);
-  GraphParts parts = walk_graph(graph_p, graph_len, path);
+  GraphParts parts = walk_graph(graph_p, graph_len, path, pages);
   for (const auto& t : parts.initializers)
     for (auto d : t.dims)
       if (d < 0)
@@ -814,7 +840,8 @@ Model import_onnx_file(const std::string& path) {
     throw InputError(path + ": cannot map file (" + std::strerror(errno) + ")");
   }
   f.data = static_cast<const uint8_t*>(f.map);
-  return import_buffer(f.data, f.size, path);
+  PageReleaser pages{f.data};
+  return import_buffer(f.data, f.size, path, &pages);
 }
 
 }  // namespace flopwise

@@ -203,23 +203,57 @@ const std::vector<std::string>& StringList::empty_list() {
   return kEmpty;
 }
 
+// The name index: open addressing with linear probing over a power-of-two table, at most half full. A
+// slot holds the name's hash (high 32 bits) and the value's index + 1 (0: empty); names stay in `values`.
+namespace {
+size_t name_hash(const std::string& s) { return std::hash<std::string>()(s); }
+}  // namespace
+
+int Graph::probe(const std::string& name, size_t h) const {
+  const size_t mask = slots_.size() - 1;
+  const uint32_t tag = static_cast<uint32_t>(h >> 32);
+  for (size_t i = h & mask;; i = (i + 1) & mask) {
+    const uint64_t s = slots_[i];
+    if (s == 0) return -static_cast<int>(i) - 1;  // absent: -(free slot) - 1
+    if (static_cast<uint32_t>(s >> 32) == tag) {
+      int idx = static_cast<int>(static_cast<uint32_t>(s)) - 1;
+      if (values[idx].name == name) return idx;
+    }
+  }
+}
+
+void Graph::rehash(size_t min_slots) {
+  size_t n = 16;
+  while (n < min_slots) n *= 2;
+  if (n <= slots_.size()) return;
+  slots_.assign(n, 0);
+  for (size_t idx = 0; idx < values.size(); ++idx) {
+    size_t h = name_hash(values[idx].name);
+    int free_slot = -probe(values[idx].name, h) - 1;
+    if (free_slot >= 0) slots_[free_slot] = (h >> 32 << 32) | (idx + 1);
+  }
+}
+
 int Graph::find(const std::string& value_name) const {
-  auto it = index_.find(value_name);
-  return it == index_.end() ? -1 : it->second;
+  if (slots_.empty()) return -1;
+  int r = probe(value_name, name_hash(value_name));
+  return r >= 0 ? r : -1;
 }
 
 void Graph::reserve_values(size_t n) {
   values.reserve(n);
-  index_.reserve(n);
+  rehash(2 * n);
 }
 
 int Graph::add_value(const std::string& value_name) {
-  auto it = index_.find(value_name);
-  if (it != index_.end()) return it->second;
+  if (2 * (values.size() + 1) > slots_.size()) rehash(2 * (values.size() + 1));
+  size_t h = name_hash(value_name);
+  int r = probe(value_name, h);
+  if (r >= 0) return r;
   int idx = static_cast<int>(values.size());
   values.push_back(Value{});
   values.back().name = value_name;
-  index_.emplace(value_name, idx);
+  slots_[static_cast<size_t>(-r - 1)] = (h >> 32 << 32) | static_cast<uint64_t>(idx + 1);
   return idx;
 }
 

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <nlohmann/json.hpp>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -63,7 +64,7 @@ class JsonWriter {
     if (c.known)
       value(c.v);
     else if (c.symbolic())
-      value(c.sym.str());
+      value(poly_text(c.sym));
     else
       null();
   }
@@ -147,8 +148,16 @@ class JsonWriter {
     put(nlohmann::json(std::string(s)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   }
 
+  // Text of symbolic counts by polynomial (repeated layers share theirs); entries keep it alive.
+  const std::string& poly_text(const Dim& d) {
+    auto [it, fresh] = poly_text_.try_emplace(d.poly_id());
+    if (fresh) it->second = {d, d.str()};
+    return it->second.second;
+  }
+
   std::ostream& os_;
   std::string buf_;
+  std::unordered_map<const void*, std::pair<Dim, std::string>> poly_text_;
   std::vector<size_t> open_;  // members written so far in each open object or array
   std::vector<bool> keyed_;   // per open container: an object (its values follow keys)
 };

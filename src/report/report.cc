@@ -74,8 +74,24 @@ std::string_view scope_key(const ScopeNode& s) {
   return s.name.empty() ? s.label : s.name;
 }
 
+// human() of counts, symbolic ones memoised by polynomial: a model's repeated layers have equal (shared)
+// symbolic costs, so each is formatted once. An entry keeps its polynomial alive: its address cannot be
+// reused by another one while the memo lives.
+class HumanText {
+ public:
+  std::string operator()(const Count& c) {
+    if (!c.symbolic()) return human(c);
+    auto [it, fresh] = memo_.try_emplace(c.sym.poly_id());
+    if (fresh) it->second = {c.sym, human(c)};
+    return it->second.second;
+  }
+
+ private:
+  std::unordered_map<const void*, std::pair<Dim, std::string>> memo_;
+};
+
 // "1.81 GMACs", "0 MACs".
-std::string with_unit(const Count& c, const char* unit) {
+std::string with_unit(const Count& c, const char* unit, HumanText& human) {
   std::string h = human(c);
   if (c.symbolic() && *unit) return "(" + h + ") " + unit;
   if (!c.known || !*unit) return h;
@@ -104,18 +120,18 @@ void line(std::ostream& os, const std::string& k, const std::string& v) {
 }
 
 void write_tree(std::ostream& os, const ScopeNode& s, const Totals& total, int max_d,
-                const std::string& indent) {
+                const std::string& indent, HumanText& human) {
   std::string head =
       s.depth == 0 ? s.label + (s.cls.empty() ? "" : ": " + s.cls) : "(" + s.label + "): " + scope_title(s);
   os << indent << head << "(\n";
   os << indent << "  " << human(s.cost.params) << ", " << pct(s.cost.params, total.params) << " Params, "
-     << with_unit(s.cost.macs, "MACs") << ", " << pct(s.cost.macs, total.macs) << " MACs, "
-     << with_unit(s.cost.flops, "FLOPs") << ", " << pct(s.cost.flops, total.flops) << " FLOPs, "
-     << with_unit(s.cost.memory_bytes, "B");
+     << with_unit(s.cost.macs, "MACs", human) << ", " << pct(s.cost.macs, total.macs) << " MACs, "
+     << with_unit(s.cost.flops, "FLOPs", human) << ", " << pct(s.cost.flops, total.flops) << " FLOPs, "
+     << with_unit(s.cost.memory_bytes, "B", human);
   if (s.cost.uncounted) os << ", " << s.cost.uncounted << " nodes not counted";
   os << (s.children.empty() ? "\n" : ",\n");
   if (max_d < 0 || s.depth < max_d) {
-    for (const auto& c : s.children) write_tree(os, *c, total, max_d, indent + "  ");
+    for (const auto& c : s.children) write_tree(os, *c, total, max_d, indent + "  ", human);
   } else if (!s.children.empty()) {
     os << indent << "  ...\n";
   }
@@ -125,6 +141,7 @@ void write_tree(std::ostream& os, const ScopeNode& s, const Totals& total, int m
 }  // namespace
 
 void write_text(std::ostream& os, const Report& r, const TextOptions& opts) {
+  HumanText text;
   const Totals& t = r.totals;
   os << "-------------------------- flopwise static profile --------------------------\n";
   os << "Notations: params (number of parameters), MACs (multiply-accumulate operations),\n"
@@ -190,7 +207,7 @@ void write_text(std::ostream& os, const Report& r, const TextOptions& opts) {
       os << "    " << what << " - {";
       for (size_t i = 0; i < n; ++i) {
         const auto& [k, c] = agg[order[i].second];
-        os << (i ? ", " : "") << "'" << key_of[k] << "': '" << with_unit(c, unit) << "'";
+        os << (i ? ", " : "") << "'" << key_of[k] << "': '" << with_unit(c, unit, text) << "'";
       }
       os << "}\n";
     };
@@ -204,7 +221,7 @@ void write_text(std::ostream& os, const Report& r, const TextOptions& opts) {
      << "params, percentage of total params, MACs, percentage of total MACs, FLOPs, percentage of total "
         "FLOPs, "
         "memory bytes\n\n";
-  write_tree(os, *r.scopes, t, opts.depth, "");
+  write_tree(os, *r.scopes, t, opts.depth, "", text);
 
   os << "\n---------------------------------- Op types ----------------------------------\n";
   char buf[256];
