@@ -4,7 +4,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PKGS=(cmake g++ make libonnx-dev libprotobuf-dev protobuf-compiler libeigen3-dev doctest-dev libcli11-dev
       nlohmann-json3-dev libtomlplusplus-dev libonnx-testdata libbenchmark-dev libtorch-dev python3-torch python3-torchvision
-      libtcmalloc-minimal4)
+      libjemalloc2)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
