@@ -99,7 +99,8 @@ Count bytes_of(const Value& v) {
 }
 
 // Memo of bytes_of by dtype and dims (identity of symbolic dims, value of known ones). Shapes of rank
-// above kMaxRank, or with an unknown dim, are computed each time.
+// above kMaxRank, or with an unknown dim, are computed each time. The identities are those of dims held by
+// the graph's values, which outlive the memo: an address cannot be reused by another polynomial meanwhile.
 class ShapeBytesMemo {
  public:
   Count operator()(const Value& v) {
