@@ -5,12 +5,11 @@
 #include <iostream>
 
 #include "commands.h"
+#include "flopwise/analyse.h"
 #include "flopwise/convention.h"
 #include "flopwise/budget.h"
 #include "flopwise/errors.h"
-#include "flopwise/infer.h"
 #include "flopwise/report_io.h"
-#include "flopwise/analyse.h"
 #include "output.h"
 
 namespace flopwise {

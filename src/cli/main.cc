@@ -8,14 +8,12 @@
 #include <sstream>
 
 #include "commands.h"
+#include "flopwise/analyse.h"
 #include "flopwise/convention.h"
 #include "flopwise/cost.h"
 #include "flopwise/errors.h"
-#include "flopwise/infer.h"
-#include "flopwise/onnx_import.h"
 #include "flopwise/ops.h"
 #include "flopwise/report.h"
-#include "flopwise/analyse.h"
 #include "output.h"
 
 namespace fw = flopwise;

@@ -23,11 +23,10 @@
 #include <thread>
 
 #include "commands.h"
+#include "flopwise/analyse.h"
 #include "flopwise/cost.h"
 #include "flopwise/errors.h"
-#include "flopwise/infer.h"
 #include "flopwise/report.h"
-#include "flopwise/analyse.h"
 #include "output.h"
 #include "flopwise/verify.h"
 
