@@ -103,26 +103,11 @@ class Boxed {
   Boxed& operator=(const std::optional<T>& o) { return *this = Boxed(o); }
 
   explicit operator bool() const { return p_ != nullptr; }
-  bool has_value() const { return p_ != nullptr; }
   T& operator*() { return *p_; }
   const T& operator*() const { return *p_; }
   T* operator->() { return p_.get(); }
   const T* operator->() const { return p_.get(); }
-  const T& value() const {
-    if (!p_) throw std::bad_optional_access();
-    return *p_;
-  }
-  T& value() {
-    if (!p_) throw std::bad_optional_access();
-    return *p_;
-  }
   void reset() { p_.reset(); }
-  template <class... A>
-  T& emplace(A&&... a) {
-    p_ = std::make_unique<T>(std::forward<A>(a)...);
-    return *p_;
-  }
-  operator std::optional<T>() const { return p_ ? std::optional<T>(*p_) : std::nullopt; }  // NOLINT
 
  private:
   std::unique_ptr<T> p_;

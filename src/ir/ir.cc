@@ -86,34 +86,26 @@ bool Shape::fully_known() const {
 
 Dim Shape::numel() const {
   if (!rank_known) return Dim::unknown();
-  Dim n(1);
-  for (const auto& d : dims) n = n * d;
-  return n;
+  // The known dims' product first, then the symbolic ones', scaled once: one polynomial product per
+  // symbolic dim rather than one per dim. Exact arithmetic, so the order does not change the result; an
+  // unknown dim or an overflow makes it unknown either way.
+  int64_t k = 1;
+  Dim sym(1);
+  for (const auto& d : dims) {
+    if (d.is_known()) {
+      if (!checked_mul(k, d.value(), &k)) return Dim::unknown();
+    } else {
+      sym = sym * d;
+      if (sym.is_unknown()) return Dim::unknown();
+    }
+  }
+  return sym * Dim(k);
 }
 
 Count Shape::numel_count() const {
   if (!rank_known) return Count::unknown();
-  // Common case first: the known dims' product (no overflow, no zero) times the symbolic dims' product,
-  // scaled once. Anything else (an unknown or zero dim, an overflow) takes the dim-by-dim product below,
-  // whose flags say what happened.
-  int64_t k = 1;
-  Dim sym(1);
-  bool simple = true;
-  for (const auto& d : dims) {
-    if (d.is_known()) {
-      if (d.value() == 0 || !checked_mul(k, d.value(), &k)) simple = false;
-    } else if (d.is_symbolic()) {
-      sym = sym * d;
-      if (sym.is_unknown()) simple = false;
-    } else {
-      simple = false;
-    }
-    if (!simple) break;
-  }
-  if (simple) {
-    Dim r = sym * Dim(k);
-    if (!r.is_unknown()) return Count::of(r);
-  }
+  if (Dim n = numel(); !n.is_unknown()) return Count::of(n);
+  // Unknown as a dim: the dim-by-dim count says why (a zero dim still gives 0; an overflow is flagged).
   Count n{1};
   for (const auto& d : dims) n = n * Count::of(d);
   return n;

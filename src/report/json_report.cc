@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "flopwise/report.h"
+#include "poly_text.h"
 
 namespace flopwise {
 
@@ -64,7 +65,7 @@ class JsonWriter {
     if (c.known)
       value(c.v);
     else if (c.symbolic())
-      value(poly_text(c.sym));
+      value(poly_text_.get(c.sym, [](const Dim& d) { return d.str(); }));
     else
       null();
   }
@@ -148,16 +149,9 @@ class JsonWriter {
     put(nlohmann::json(std::string(s)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   }
 
-  // Text of symbolic counts by polynomial (repeated layers share theirs); entries keep it alive.
-  const std::string& poly_text(const Dim& d) {
-    auto [it, fresh] = poly_text_.try_emplace(d.poly_id());
-    if (fresh) it->second = {d, d.str()};
-    return it->second.second;
-  }
-
   std::ostream& os_;
   std::string buf_;
-  std::unordered_map<const void*, std::pair<Dim, std::string>> poly_text_;
+  PolyTextMemo poly_text_;  // symbolic counts' text, once per polynomial
   std::vector<size_t> open_;  // members written so far in each open object or array
   std::vector<bool> keyed_;   // per open container: an object (its values follow keys)
 };

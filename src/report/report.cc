@@ -11,6 +11,8 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "poly_text.h"
+
 namespace flopwise {
 
 std::string human(double v) {
@@ -74,20 +76,16 @@ std::string_view scope_key(const ScopeNode& s) {
   return s.name.empty() ? s.label : s.name;
 }
 
-// human() of counts, symbolic ones memoised by polynomial: a model's repeated layers have equal (shared)
-// symbolic costs, so each is formatted once. An entry keeps its polynomial alive: its address cannot be
-// reused by another one while the memo lives.
+// human() of counts, symbolic ones formatted once per polynomial (PolyTextMemo).
 class HumanText {
  public:
   std::string operator()(const Count& c) {
     if (!c.symbolic()) return human(c);
-    auto [it, fresh] = memo_.try_emplace(c.sym.poly_id());
-    if (fresh) it->second = {c.sym, human(c)};
-    return it->second.second;
+    return memo_.get(c.sym, [&c](const Dim&) { return human(c); });
   }
 
  private:
-  std::unordered_map<const void*, std::pair<Dim, std::string>> memo_;
+  PolyTextMemo memo_;
 };
 
 // "1.81 GMACs", "0 MACs".

@@ -430,29 +430,23 @@ int Lowerer::emit_tmp(const tj::Value* o, const std::string& what, const std::st
 // Scope of a node from its inlined call stack: the instance names of the calls, resolved against the module
 // tree (module_scope, torch_load.h).
 void Lowerer::set_scope(tj::Node* n) {
-  scope_ = {};
-  classes_ = {};
-  auto cs = n->callstack();
-  if (!cs) return;
-  std::vector<std::pair<std::string, std::string>> calls;  // instance name, recorded class
-  for (auto& e : (*cs)->vec()) {
-    const auto& mi = std::get<2>(e);
-    if (!mi) continue;
-    calls.emplace_back(mi->instance_name(),
-                       mi->class_type() ? clean_class(mi->class_type()->name()->qualifiedName()) : "");
-  }
   std::vector<std::string> scope, classes;
-  for (auto& level : module_scope(p_.module, calls)) {
-    scope.push_back(std::move(level.first));
-    classes.push_back(std::move(level.second));
+  if (auto cs = n->callstack()) {
+    std::vector<std::pair<std::string, std::string>> calls;  // instance name, recorded class
+    for (auto& e : (*cs)->vec()) {
+      const auto& mi = std::get<2>(e);
+      if (!mi) continue;
+      calls.emplace_back(mi->instance_name(),
+                         mi->class_type() ? clean_class(mi->class_type()->name()->qualifiedName()) : "");
+    }
+    for (auto& level : module_scope(p_.module, calls)) {
+      scope.push_back(std::move(level.first));
+      classes.push_back(std::move(level.second));
+    }
   }
-  // The IR nodes of one torch node share its lists (and those of the previous node when they are equal).
-  if (!(scope_of_prev_ == scope) || !(classes_of_prev_ == classes)) {
-    scope_of_prev_ = std::move(scope);
-    classes_of_prev_ = std::move(classes);
-  }
-  scope_ = scope_of_prev_;
-  classes_ = classes_of_prev_;
+  // The IR nodes of one torch node, and consecutive torch nodes of one module, share one list.
+  if (!(scope_ == scope)) scope_ = std::move(scope);
+  if (!(classes_ == classes)) classes_ = std::move(classes);
 }
 
 void Lowerer::add_outputs(const JV& j) {

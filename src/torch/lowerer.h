@@ -132,8 +132,7 @@ class Lowerer {
   std::map<std::string, int> name_count_;
   int const_count_ = 0;
   size_t inferred_upto_ = 0;  // nodes [0, inferred_upto_) have been through the shape pass
-  StringList scope_, classes_;                    // of the node being lowered
-  StringList scope_of_prev_, classes_of_prev_;  // the last non-empty ones set, shared when they recur
+  StringList scope_, classes_;  // of the node being lowered (kept while the next node's are equal)
   std::vector<std::pair<tj::Node*, size_t>> decisions_;
 
   void lower(tj::Node* n);

@@ -1,0 +1,29 @@
+// src/report/poly_text.h — the writers' memo of symbolic counts' text.
+#pragma once
+
+#include <string>
+#include <unordered_map>
+#include <utility>
+
+#include "flopwise/dim.h"
+
+namespace flopwise {
+
+// Text of symbolic dims (polynomials), formatted once per polynomial: a model's repeated layers have equal,
+// shared symbolic costs (build_report hash-conses them), so a writer would format the same one for every
+// node and scope. Keyed by Dim::poly_id; each entry keeps its polynomial alive, so an address cannot be
+// reused by another polynomial while the memo lives.
+class PolyTextMemo {
+ public:
+  template <class Format>  // std::string(const Dim&)
+  const std::string& get(const Dim& d, Format format) {
+    auto [it, fresh] = memo_.try_emplace(d.poly_id());
+    if (fresh) it->second = {d, format(d)};
+    return it->second.second;
+  }
+
+ private:
+  std::unordered_map<const void*, std::pair<Dim, std::string>> memo_;
+};
+
+}  // namespace flopwise
