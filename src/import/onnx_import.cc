@@ -5,9 +5,7 @@
 
 #include <fcntl.h>
 #include <google/protobuf/io/coded_stream.h>
-#include <google/protobuf/unknown_field_set.h>
 #include <google/protobuf/wire_format_lite.h>
-#include <onnx/onnx_pb.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -20,6 +18,7 @@
 #include <unordered_map>
 
 #include "flopwise/errors.h"
+#include "flopwise_onnx.pb.h"  // generated from ONNX's onnx.proto, package flopwise.onnx (CMakeLists.txt)
 #include "onnx_normalize.h"
 
 namespace flopwise {
@@ -353,16 +352,23 @@ std::vector<std::string> parse_str_list(const std::string& s) {
   return out;
 }
 
-// NodeProto.metadata_props (field 9, added to ONNX after the library we build against) arrives as
-// unknown fields: decode StringStringEntryProto {key = 1, value = 2} by hand.
+// NodeProto.metadata_props (field 9, added to ONNX after the onnx.proto we generate from) arrives in the
+// message's unknown-field bytes: decode StringStringEntryProto {key = 1, value = 2} from them by hand.
 std::map<std::string, std::string> node_metadata(const onnx::NodeProto& n) {
   std::map<std::string, std::string> out;
-  const auto& uf = n.GetReflection()->GetUnknownFields(n);
-  for (int i = 0; i < uf.field_count(); ++i) {
-    const auto& f = uf.field(i);
-    if (f.number() != 9 || f.type() != pb::UnknownField::TYPE_LENGTH_DELIMITED) continue;
-    onnx::StringStringEntryProto e;
-    if (e.ParseFromString(f.length_delimited())) out[e.key()] = e.value();
+  const std::string& uf = n.unknown_fields();
+  if (uf.empty()) return out;
+  pb::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(uf.data()), static_cast<int>(uf.size()));
+  while (uint32_t tag = in.ReadTag()) {
+    if (tag == WFL::MakeTag(9, WFL::WIRETYPE_LENGTH_DELIMITED)) {
+      std::string bytes;
+      uint32_t len = 0;
+      if (!in.ReadVarint32(&len) || !in.ReadString(&bytes, static_cast<int>(len))) break;
+      onnx::StringStringEntryProto e;
+      if (e.ParseFromString(bytes)) out[e.key()] = e.value();
+    } else if (!WFL::SkipField(&in, tag)) {
+      break;
+    }
   }
   return out;
 }
