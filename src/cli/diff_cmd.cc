@@ -10,6 +10,7 @@
 #include "flopwise/diff.h"
 #include "flopwise/errors.h"
 #include "flopwise/report_io.h"
+#include "flopwise/run_diff.h"
 #include "output.h"
 
 namespace flopwise {
@@ -39,7 +40,9 @@ Report open_side(const std::string& path, const InferOptions& pins, bool have_pi
 int run_diff(int argc, char** argv) {
   DiffArgs o;
   CLI::App app{"flopwise diff: compare two models or saved JSON reports (A -> B)", "flopwise diff"};
-  app.add_option("a", o.a, "model A (.onnx, .pt) or a saved report (flopwise M --format json -o a.json)")
+  app.add_option("a", o.a,
+                 "model A (.onnx, .pt), a saved report (flopwise M --format json -o a.json), or a measured run "
+                 "report (flopwise run M --format json -o a.json)")
       ->required();
   app.add_option("b", o.b, "model B or a saved report")->required();
   app.add_option("--input,-i", o.inputs, "pin an input on both sides: NAME:1x3x224x224[:dtype]");
@@ -61,6 +64,19 @@ int run_diff(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     throw UsageError(std::string(e.what()) + " (see flopwise diff --help)");
+  }
+
+  // Two measured run reports (flopwise run ... --format json): latency and FLOP/s deltas.
+  const bool run_a = is_run_report(o.a), run_b = is_run_report(o.b);
+  if (run_a || run_b) {
+    if (run_a != run_b)
+      throw UsageError((run_a ? o.a : o.b) + " is a measured run report and " + (run_a ? o.b : o.a) +
+                       " is not: diff two run reports, or two models / static reports");
+    std::ofstream file;
+    std::ostream* os = &output_stream(o.output, file);
+    write_run_diff(*os, o.a, o.b, RunDiffOptions{o.format, o.top});
+    os->flush();
+    return kExitOk;
   }
 
   InferOptions pins;

@@ -19,6 +19,7 @@
 #include <map>
 #include <optional>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -26,6 +27,7 @@
 #include "flopwise/analyse.h"
 #include "flopwise/cost.h"
 #include "flopwise/errors.h"
+#include "flopwise/ort_profile.h"
 #include "flopwise/report.h"
 #include "output.h"
 #include "flopwise/verify.h"
@@ -36,7 +38,7 @@ namespace {
 using json = nlohmann::json;
 
 struct RunOptions {
-  std::string model, device = "auto", format = "text", output, trace;
+  std::string model, device = "auto", format = "text", output, trace, profile;
   std::vector<std::string> inputs, dims, values;
   int threads = 0, warmup = 3, iters = 20, profile_iters = 3, depth = -1, seed = 0;
   int64_t int_range = 0;
@@ -150,6 +152,7 @@ std::vector<std::string> ancestors(const std::string& scope) {  // "a.b.c" -> ""
 
 struct Joined {
   std::map<std::string, ScopeTime> scopes;
+  std::map<std::string, double> op_ms;  // per op name, per forward
   std::map<std::string, const ScopeNode*> static_scopes;
   double profiled_fwd_ms = 0, op_sum_ms = 0, unattributed_ms = 0;
   int iters = 0;
@@ -183,11 +186,13 @@ Joined join(const Report& rep, const json& rt) {
       if (std::find(prev.begin(), prev.end(), a) == prev.end()) t.entries++;
     }
     j.scopes[chain.back()].self_ms += ms;
+    j.op_ms[op.value("name", "")] += ms;
     j.op_sum_ms += ms;
     prev = chain;
   }
   double n = std::max(1, j.iters);
   for (auto& [k, t] : j.scopes) t.ms /= n, t.self_ms /= n;
+  for (auto& [k, ms] : j.op_ms) ms /= n;
   j.op_sum_ms /= n;
   j.unattributed_ms = std::max(0.0, j.profiled_fwd_ms - j.op_sum_ms);
   return j;
@@ -273,6 +278,28 @@ json scope_rows(const Joined& j, const RunOptions& o) {
   return rows;
 }
 
+void write_scope_table(std::ostream& os, const json& rows, const RunOptions& o);
+
+// Measured time per op name (aten::conv2d, ...), largest first: LibTorch ops have no static FLOPs of their
+// own (the static report counts the lowered graph), so rates are absent.
+json op_rows(const Joined& j) {
+  std::vector<std::pair<std::string, double>> v(j.op_ms.begin(), j.op_ms.end());
+  std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  json rows = json::array();
+  for (const auto& [name, ms] : v)
+    rows.push_back({{"op", name}, {"latency_ms", ms}, {"pct", j.op_sum_ms > 0 ? 100.0 * ms / j.op_sum_ms : 0.0},
+                    {"flops", nullptr}, {"flops_per_s", nullptr}});
+  return rows;
+}
+
+// "CUDAExecutionProvider" -> "CUDA".
+std::string short_provider(const std::string& p) {
+  const std::string suffix = "ExecutionProvider";
+  return p.size() > suffix.size() && p.compare(p.size() - suffix.size(), suffix.size(), suffix) == 0
+             ? p.substr(0, p.size() - suffix.size())
+             : p;
+}
+
 void write_run_text(std::ostream& os, const Report& rep, const json& rt, const json& sum, const json& rows,
                     const RunOptions& o) {
   os << "------------------------------ flopwise run ------------------------------\n";
@@ -302,6 +329,16 @@ void write_run_text(std::ostream& os, const Report& rep, const json& rt, const j
      << " % of it\n\n";
   os << "Per module scope (latency = op-sum of the scope's top-level ops per forward, profiled phase;\n"
         "FLOP/s = static FLOPs / that latency):\n";
+  write_scope_table(os, rows, o);
+}
+
+// The per-scope table of a run report (LibTorch run or ONNX Runtime profile alike).
+void write_scope_table(std::ostream& os, const json& rows, const RunOptions& o) {
+  std::set<std::string> all_providers;
+  for (const auto& r : rows)
+    if (r.contains("providers"))
+      for (const auto& p : r["providers"]) all_providers.insert(p.get<std::string>());
+  const bool mixed_providers = all_providers.size() > 1;
   bool peak = o.peak_tflops > 0;
   size_t width = 8;
   for (const auto& r : rows)
@@ -320,6 +357,11 @@ void write_run_text(std::ostream& os, const Report& rep, const json& rt, const j
        << std::setw(12) << (r["flops_per_s"].is_null() ? "-" : human(r["flops_per_s"].get<double>()));
     if (peak && r.contains("pct_of_peak"))
       os << std::setw(9) << fmt(r["pct_of_peak"], 1) << (r["exceeds_peak"].get<bool>() ? "  EXCEEDS PEAK" : "");
+    if (mixed_providers && r.contains("providers")) {
+      std::string list;
+      for (const auto& p : r["providers"]) list += (list.empty() ? "" : ",") + short_provider(p.get<std::string>());
+      os << "  " << list;
+    }
     os << "\n";
   }
   bool any_over = false;
@@ -384,14 +426,243 @@ void write_trace(const std::string& path, const json& rt) {
   f << json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump() << "\n";
 }
 
+// Pins for a model profiled by ONNX Runtime: the user's, else its symbolic input dims bound to what the
+// profile's kernels saw (a whole input shape where a dim has no name).
+Pins profile_pins(const RunOptions& o, const OrtProfile& prof, std::vector<std::string>& notes) {
+  Pins pins;
+  for (const auto& s : o.inputs) pins.inputs.push_back(parse_input_pin(s));
+  for (const auto& s : o.dims) pins.dims.push_back(parse_dim_pin(s));
+  for (const auto& s : o.values) pins.values.insert(parse_value_pin(s));
+  if (!pins.inputs.empty() || !pins.dims.empty()) return pins;
+  Analysis first = analyse(o.model, pins, find_convention("default"));
+  const Graph& g = first.model->graph;
+  std::map<std::string, int64_t> bound;
+  ProfileAttribution at = attribute_profile(*first.model, first.report, prof);
+  for (const auto& [name, dims] : profile_input_shapes(*first.model, prof, at)) {
+    const Shape& s = g.values[g.find(name)].shape;
+    bool by_symbol = s.rank_known && s.rank() == dims.size();
+    for (size_t d = 0; by_symbol && d < dims.size(); ++d) {
+      const Dim& x = s.dims[d];
+      by_symbol = x.is_known() ? x.value() == dims[d]
+                               : x.is_symbolic() && x.terms().size() == 1 && x.terms()[0].first.size() == 1 &&
+                                     x.terms()[0].second == 1;
+    }
+    if (by_symbol) {
+      for (size_t d = 0; d < dims.size(); ++d)
+        if (s.dims[d].is_symbolic()) bound.emplace(s.dims[d].terms()[0].first[0], dims[d]);
+    } else {
+      InputPin pin;
+      pin.name = name;
+      pin.shape = Shape(std::vector<Dim>(dims.begin(), dims.end()));
+      pins.inputs.push_back(pin);
+      notes.push_back(name + " " + pin.shape->str());
+    }
+  }
+  for (const auto& [sym, v] : bound) {
+    pins.dims.emplace_back(sym, v);
+    notes.push_back(sym + "=" + std::to_string(v));
+  }
+  return pins;
+}
+
+double median_of(std::vector<double> xs) { return percentile(std::move(xs), 0.5); }
+
+// `flopwise run MODEL.onnx --profile PROFILE.json`: the static report beside the time ONNX Runtime
+// measured, per module scope. The first run is the warm-up (reported apart), the rest are measured
+// (medians); with one run, that run is both.
+int run_ort(const RunOptions& o) {
+  OrtProfile prof = read_ort_profile(o.profile);
+  std::vector<std::string> bound;
+  Pins pins = profile_pins(o, prof, bound);
+  Analysis analysis = analyse(o.model, pins, find_convention("default"));
+  const Report& rep = analysis.report;
+  ProfileAttribution at = attribute_profile(*analysis.model, rep, prof);
+
+  const size_t n_runs = prof.run_ms.size(), first = n_runs > 1 ? 1 : 0;
+  auto measured = [&](const std::vector<std::map<std::string, double>>& per_run, const std::string& key) {
+    std::vector<double> xs;
+    for (size_t r = first; r < n_runs; ++r) {
+      auto it = per_run[r].find(key);
+      xs.push_back(it == per_run[r].end() ? 0.0 : it->second / 1000.0);
+    }
+    return median_of(xs);
+  };
+  std::vector<double> run_ms(prof.run_ms.begin() + static_cast<std::ptrdiff_t>(first), prof.run_ms.end());
+
+  Joined j;
+  index_scopes(*rep.scopes, j.static_scopes);
+  j.iters = 1;
+  for (const auto& [name, unused] : j.static_scopes) {
+    ScopeTime t;
+    t.ms = measured(at.scope_us, name);
+    t.self_ms = measured(at.scope_self_us, name);
+    auto k = at.scope_kernels.find(name);
+    t.entries = k == at.scope_kernels.end() ? 0 : k->second;
+    j.scopes[name] = t;
+  }
+  j.profiled_fwd_ms = median_of(run_ms);
+  j.op_sum_ms = measured(at.scope_us, "");
+  j.unattributed_ms = std::max(0.0, j.profiled_fwd_ms - j.op_sum_ms);
+  json rt = {{"fwd_ms", run_ms}, {"profiled", {{"iters", run_ms.size()}, {"fwd_ms", run_ms}}}};
+  json sum = summary(rep, rt, j, o);
+  sum.erase("profiling_overhead");
+  if (n_runs > 1) sum["warmup_run_ms"] = prof.run_ms[0];
+  json rows = scope_rows(j, o);
+  for (auto& r : rows) {
+    std::string name = r["name"].get<std::string>();
+    if (n_runs > 1) {
+      auto it = at.scope_us[0].find(name);
+      r["warmup_ms"] = it == at.scope_us[0].end() ? 0.0 : it->second / 1000.0;
+    }
+    auto p = at.scope_providers.find(name);
+    r["providers"] = p == at.scope_providers.end() ? json::array() : json(p->second);
+  }
+
+  // Op types of the original graph (fused kernels split as for scopes), by measured time.
+  std::map<std::string, const OpTypeReport*> static_ops;
+  for (const auto& ot : rep.op_types) static_ops[ot.op] = &ot;
+  std::set<std::string> op_names;
+  for (const auto& per : at.op_type_us)
+    for (const auto& [k, v] : per) op_names.insert(k);
+  json ops = json::array();
+  for (const auto& k : op_names) {
+    double ms = measured(at.op_type_us, k);
+    auto it = static_ops.find(k);
+    double fl = it != static_ops.end() && it->second->flops.known ? static_cast<double>(it->second->flops.v) : NAN;
+    json r = {{"op", k}, {"nodes", it != static_ops.end() ? it->second->count : 0}, {"latency_ms", ms},
+              {"pct", j.op_sum_ms > 0 ? 100.0 * ms / j.op_sum_ms : 0.0},
+              {"flops", std::isnan(fl) ? json(nullptr) : json(static_cast<int64_t>(fl))},
+              {"flops_per_s", ms > 0 && !std::isnan(fl) ? json(fl / (ms / 1000.0)) : json(nullptr)}};
+    ops.push_back(r);
+  }
+  std::stable_sort(ops.begin(), ops.end(), [](const json& a, const json& b) {
+    return a["latency_ms"].get<double>() > b["latency_ms"].get<double>();
+  });
+
+  // How the kernels were mapped; kernels with no original node are listed.
+  json methods = json::object(), listed = json::array(), kernels = json::array();
+  std::set<std::string> providers;
+  for (const auto& [m, us] : at.method_us)
+    methods[map_method_name(m)] = at.total_us > 0 ? 100.0 * us / at.total_us : 0.0;
+  for (size_t k = 0; k < prof.kernels.size(); ++k) {
+    const OrtKernel& kern = prof.kernels[k];
+    const KernelAttribution& ka = at.kernels[k];
+    providers.insert(kern.provider);
+    std::vector<double> us(kern.us.begin() + static_cast<std::ptrdiff_t>(first), kern.us.end());
+    double ms = median_of(us) / 1000.0;
+    json nodes = json::array();
+    for (const auto& [i, share] : ka.nodes) nodes.push_back({{"node", analysis.model->graph.nodes[i].name}, {"share", share}});
+    kernels.push_back({{"kernel", kern.key}, {"op", kern.op}, {"provider", kern.provider},
+                       {"method", map_method_name(ka.method)}, {"latency_ms", ms}, {"nodes", nodes}});
+    if (ka.method == MapMethod::none || ka.method == MapMethod::inserted)
+      listed.push_back({{"kernel", kern.key}, {"op", kern.op}, {"provider", kern.provider},
+                        {"method", map_method_name(ka.method)}, {"latency_ms", ms},
+                        {"counted_to", ka.nodes.empty() ? json(nullptr) : json(analysis.model->graph.nodes[ka.nodes[0].first].name)}});
+  }
+  double attributed = at.total_us > 0 ? 100.0 * (1.0 - at.method_us[MapMethod::none] / at.total_us) : 100.0;
+
+  std::ofstream file;
+  std::ostream* os = &output_stream(o.output, file);
+  if (o.format == "json") {
+    json doc = {{"schema", "flopwise.run/1"},
+                {"model", {{"path", o.model}, {"format", rep.format}}},
+                {"convention", rep.convention},
+                {"runtime", {{"engine", "onnxruntime"}, {"profile", o.profile}, {"providers", providers},
+                             {"runs", n_runs}, {"warmup_runs", first}, {"measured_runs", n_runs - first},
+                             {"timing", "ONNX Runtime profile: model_run wall time; node time = kernel events"},
+                             {"input_bindings", bound}}},
+                {"static_totals", {{"params", rep.totals.params.v}, {"macs", rep.totals.macs.v},
+                                   {"flops", rep.totals.flops.v}, {"complete", rep.totals.complete()}}},
+                {"summary", sum},
+                {"scopes", rows},
+                {"op_types", ops},
+                {"attribution", {{"node_time_ms", j.op_sum_ms}, {"attributed_pct", attributed},
+                                 {"by_method_pct", methods}, {"split_kernels", at.split_kernels},
+                                 {"outside_runs_ms", prof.outside_runs_us / 1000.0}, {"listed", listed},
+                                 {"kernels", kernels}}},
+                {"unattributed_ms", j.unattributed_ms}};
+    *os << doc.dump(1) << "\n";
+    return kExitOk;
+  }
+  auto& out = *os;
+  out << "------------------------------ flopwise run ------------------------------\n";
+  out << "model:                 " << o.model << "\n";
+  out << "measured by:           ONNX Runtime profile " << o.profile << " (" << n_runs << " run(s): "
+      << (n_runs > 1 ? "1 warm-up, " + std::to_string(n_runs - 1) + " measured)" : "no warm-up to set apart)") << "\n";
+  std::string plist;
+  for (const auto& p : providers) plist += (plist.empty() ? "" : ", ") + p;
+  out << "providers:             " << plist << "\n";
+  if (!bound.empty()) {
+    std::string b;
+    for (const auto& x : bound) b += (b.empty() ? "" : ", ") + x;
+    out << "inputs (from profile): " << b << "\n";
+  }
+  out << "\n";
+  const auto& f = sum["fwd_latency_ms"];
+  out << "fwd latency (model_run):          median " << fmt(f["median"]) << " ms, p10 " << fmt(f["p10"]) << ", p90 "
+      << fmt(f["p90"]) << ", min " << fmt(f["min"]);
+  if (n_runs > 1) out << "; warm-up run " << fmt(prof.run_ms[0]) << " ms";
+  out << "\n";
+  out << "samples/s:                        " << fmt(sum["samples_per_s"].get<double>(), 1) << " (batch "
+      << sum["batch"] << ")\n";
+  out << "fwd FLOPs (static):               " << human(rep.totals.flops) << "\n";
+  out << "fwd FLOP/s (static / median):     " << human(sum["fwd_flops_per_s"].get<double>()) << "FLOP/s\n";
+  out << "node time (sum of kernels):       " << fmt(j.op_sum_ms) << " ms = "
+      << fmt(j.profiled_fwd_ms > 0 ? 100.0 * j.op_sum_ms / j.profiled_fwd_ms : 0.0, 1) << " % of the run; "
+      << fmt(attributed, 1) << " % of it attributed to scopes\n";
+  out << "kernels mapped by:                ";
+  bool first_m = true;
+  for (const auto& [m, us] : at.method_us) {
+    if (us <= 0) continue;
+    out << (first_m ? "" : ", ") << map_method_name(m) << " " << fmt(at.total_us > 0 ? 100.0 * us / at.total_us : 0.0, 1)
+        << " %";
+    first_m = false;
+  }
+  out << "\n";
+  if (at.split_kernels > 0)
+    out << "fused kernels:                    " << at.split_kernels
+        << " cover several original nodes: their time is split over them by static FLOPs\n";
+  out << "\nPer module scope (latency = kernel time in the scope per run, median of the measured runs;\n"
+         "FLOP/s = static FLOPs / that latency):\n";
+  write_scope_table(out, rows, o);
+  out << "\nPer op type of the original graph (median ms per run):\n";
+  out << "  " << std::left << std::setw(28) << "op type" << std::right << std::setw(7) << "nodes" << std::setw(11) << "ms"
+      << std::setw(8) << "%" << std::setw(10) << "FLOPs" << std::setw(12) << "FLOP/s" << "\n";
+  for (const auto& r : ops) {
+    std::string name = r["op"].get<std::string>();
+    if (name.size() > 27) name = name.substr(0, 26) + "~";
+    out << "  " << std::left << std::setw(28) << name << std::right << std::setw(7) << r["nodes"].get<int64_t>()
+        << std::setw(11) << fmt(r["latency_ms"], 3) << std::setw(8) << fmt(r["pct"], 1) << std::setw(10)
+        << (r["flops"].is_null() ? "-" : human(Count(r["flops"].get<int64_t>()))) << std::setw(12)
+        << (r["flops_per_s"].is_null() ? "-" : human(r["flops_per_s"].get<double>())) << "\n";
+  }
+  if (!listed.empty()) {
+    out << "\nKernels with no original node (inserted by ORT: counted to the node run before; unattributed: at "
+           "the root only):\n";
+    for (const auto& l : listed)
+      out << "  " << l["kernel"].get<std::string>() << " (" << l["op"].get<std::string>() << ", "
+          << short_provider(l["provider"].get<std::string>()) << "): " << fmt(l["latency_ms"], 3) << " ms, "
+          << l["method"].get<std::string>()
+          << (l["counted_to"].is_null() ? "" : " -> " + l["counted_to"].get<std::string>()) << "\n";
+  }
+  return kExitOk;
+}
+
 int run(const RunOptions& o) {
   std::string lower = o.model;
   std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
-  if (lower.size() >= 5 && lower.compare(lower.size() - 5, 5, ".onnx") == 0)
+  bool onnx = detect_format(o.model) == ModelFormat::Onnx ||
+              (lower.size() >= 5 && lower.compare(lower.size() - 5, 5, ".onnx") == 0);
+  if (onnx && o.profile.empty())
     throw UsageError(o.model +
-                     ": flopwise run measures TorchScript (.pt) models with LibTorch; ONNX models will be measured "
-                     "from ONNX Runtime profiles joined by scope (not yet): `flopwise " + o.model +
-                     "` gives the static report");
+                     ": flopwise run measures TorchScript (.pt) models with LibTorch; an ONNX model is measured by "
+                     "ONNX Runtime: profile it (SessionOptions.enable_profiling) and give the profile with --profile");
+  if (!o.profile.empty()) {
+    if (!onnx)
+      throw UsageError("--profile reads an ONNX Runtime profile of a .onnx model; " + o.model +
+                       " is measured by running it (leave out --profile)");
+    return run_ort(o);
+  }
   std::string exe = find_runtime();
   if (exe.empty()) {
     std::cerr << "flopwise: error: the runtime harness flopwise-runtime is not built (it needs LibTorch: install "
@@ -460,6 +731,7 @@ int run(const RunOptions& o) {
                                    {"flops", rep.totals.flops.v}, {"complete", rep.totals.complete()}}},
                 {"summary", sum},
                 {"scopes", rows},
+                {"op_types", op_rows(j)},
                 {"unattributed_ms", j.unattributed_ms}};
     if (ver)
       doc["verify"] = {{"ok", ver->ok()}, {"executed_ops", ver->executed}, {"matched_ops", ver->matched},
@@ -483,10 +755,14 @@ int run(const RunOptions& o) {
 
 int run_run(int argc, char** argv) {
   RunOptions o;
-  CLI::App app{"flopwise run: measure a TorchScript model with LibTorch, beside its static counts, by module scope"};
+  CLI::App app{"flopwise run: measure a TorchScript model with LibTorch, or read an ONNX Runtime profile of an ONNX "
+               "model, beside its static counts, by module scope"};
   app.footer("Exit codes: 0 done, 2 bad input or usage, 4 the runtime harness is not built, 5 the run failed (the "
              "model raised, --timeout, or the device is not available), 6 --verify found a shape disagreement.");
-  app.add_option("model", o.model, "TorchScript model (.pt)")->required();
+  app.add_option("model", o.model, "TorchScript model (.pt), or ONNX model (.onnx) with --profile")->required();
+  app.add_option("--profile", o.profile,
+                 "an ONNX Runtime profile (SessionOptions.enable_profiling) of MODEL.onnx: report its measured "
+                 "time by module scope instead of running");
   app.add_option("--input,-i", o.inputs, "pin an input: NAME:1x3x224x224[:dtype]");
   app.add_option("--dim,-d", o.dims, "bind a symbolic dim: batch=8");
   app.add_option("--value", o.values, "pin the contents of a shape-like input");

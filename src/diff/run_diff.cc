@@ -1,0 +1,277 @@
+// src/diff/run_diff.cc — diff of two measured run reports (flopwise/run_diff.h). Rows are aligned by scope
+// path and by op type; a row only one side has is reported with the other side empty. Every delta is B - A
+// of the two reports' own figures.
+#include "flopwise/run_diff.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <iomanip>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "flopwise/cost.h"
+#include "flopwise/errors.h"
+#include "flopwise/report.h"
+
+namespace flopwise {
+
+using json = nlohmann::json;
+using ojson = nlohmann::ordered_json;
+
+namespace {
+
+json read_run(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw InputError(path + ": cannot open");
+  json j;
+  try {
+    j = json::parse(f);
+  } catch (const json::exception& e) {
+    throw InputError(path + ": not valid JSON: " + std::string(e.what()));
+  }
+  if (!j.is_object() || j.value("schema", "") != "flopwise.run/1")
+    throw InputError(path + ": not a run report (schema \"flopwise.run/1\", from flopwise run ... --format json)");
+  if (!j.contains("scopes") || !j["scopes"].is_array() || !j.contains("summary") || !j["summary"].is_object())
+    throw InputError(path + ": a run report without \"scopes\" or \"summary\"");
+  return j;
+}
+
+// A number, or NaN for null/absent.
+double num(const json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_number() ? it->get<double>() : NAN;
+}
+
+json opt(double v) { return std::isnan(v) ? json(nullptr) : json(v); }
+
+std::string describe(const json& r) {
+  const json& rt = r.value("runtime", json::object());
+  std::string what = r["model"].value("path", "?") + ", ";
+  if (rt.value("engine", "") == "onnxruntime") {
+    std::string prov;
+    for (const auto& p : rt.value("providers", json::array())) prov += (prov.empty() ? "" : ", ") + p.get<std::string>();
+    what += "ONNX Runtime profile " + rt.value("profile", "") + " (" + prov + ")";
+  } else {
+    what += "LibTorch " + rt.value("torch_version", std::string("?")) + " on " + rt.value("device", std::string("?"));
+  }
+  return what;
+}
+
+// Rows keyed by `key`, in A's order then B's new ones; each row: a, b, the deltas.
+ojson align(const json& a, const json& b, const char* key, const std::vector<const char*>& fields) {
+  std::map<std::string, const json*> in_b;
+  for (const auto& r : b) in_b[r[key].get<std::string>()] = &r;
+  std::vector<std::pair<const json*, const json*>> pairs;
+  std::map<std::string, bool> seen;
+  for (const auto& r : a) {
+    std::string k = r[key].get<std::string>();
+    auto it = in_b.find(k);
+    pairs.push_back({&r, it == in_b.end() ? nullptr : it->second});
+    seen[k] = true;
+  }
+  for (const auto& r : b)
+    if (!seen.count(r[key].get<std::string>())) pairs.push_back({nullptr, &r});
+  ojson rows = ojson::array();
+  for (const auto& [ra, rb] : pairs) {
+    ojson row;
+    row[key] = (ra ? *ra : *rb)[key];
+    row["in"] = ra && rb ? "both" : ra ? "A only" : "B only";
+    for (const char* f : fields) {
+      double va = ra ? num(*ra, f) : NAN, vb = rb ? num(*rb, f) : NAN;
+      row[std::string("a_") + f] = opt(va);
+      row[std::string("b_") + f] = opt(vb);
+      // A side without the row counts as 0 for times and counts (nothing there), unknown for rates.
+      bool additive = std::string(f) != "flops_per_s";
+      double da = ra ? va : (additive ? 0.0 : NAN), db = rb ? vb : (additive ? 0.0 : NAN);
+      row[std::string("d_") + f] = opt(db - da);
+    }
+    rows.push_back(row);
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](const ojson& x, const ojson& y) {
+    double dx = x["d_latency_ms"].is_number() ? std::fabs(x["d_latency_ms"].get<double>()) : -1;
+    double dy = y["d_latency_ms"].is_number() ? std::fabs(y["d_latency_ms"].get<double>()) : -1;
+    return dx > dy;
+  });
+  return rows;
+}
+
+std::string fmt(const ojson& v, int prec = 3) {
+  if (!v.is_number()) return "-";
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(prec) << v.get<double>();
+  return os.str();
+}
+
+std::string signed_fmt(const ojson& v, int prec = 3) {
+  if (!v.is_number()) return "-";
+  std::string s = fmt(v, prec);
+  return v.get<double>() > 0 ? "+" + s : s;
+}
+
+std::string rate(const ojson& v) { return v.is_number() ? human(v.get<double>()) : "-"; }
+std::string count(const ojson& v) {
+  return v.is_number() ? human(Count(static_cast<int64_t>(std::llround(v.get<double>())))) : "-";
+}
+std::string signed_count(const ojson& v) {
+  if (!v.is_number()) return "-";
+  double x = v.get<double>();
+  std::string s = human(Count(static_cast<int64_t>(std::llround(std::fabs(x)))));
+  return (x > 0 ? "+" : x < 0 ? "-" : "") + s;
+}
+
+}  // namespace
+
+bool is_run_report(const std::string& path) {
+  // The schema key may come anywhere in the object: scan the file (run reports are small; a static
+  // report scanned here is read once more by its own reader anyway).
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return false;
+  const std::string needle = "\"flopwise.run/1\"";
+  std::string buf(1 << 16, '\0'), carry;
+  char first = 0;
+  while (f) {
+    f.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    std::string chunk = carry + buf.substr(0, static_cast<size_t>(f.gcount()));
+    if (!first)
+      for (char c : chunk)
+        if (!std::isspace(static_cast<unsigned char>(c))) {
+          first = c;
+          break;
+        }
+    if (first && first != '{') return false;
+    if (chunk.find(needle) != std::string::npos) return true;
+    carry = chunk.size() > needle.size() ? chunk.substr(chunk.size() - needle.size()) : chunk;
+  }
+  return false;
+}
+
+void write_run_diff(std::ostream& os, const std::string& pa, const std::string& pb, const RunDiffOptions& o) {
+  json a = read_run(pa), b = read_run(pb);
+  const json &sa = a["summary"], &sb = b["summary"];
+  auto total = [](const json& s, const json& r, const char* what) -> double {
+    if (std::string(what) == "fwd_latency_ms") return s.contains("fwd_latency_ms") ? num(s["fwd_latency_ms"], "median") : NAN;
+    if (std::string(what) == "fwd_flops_per_s") return num(s, "fwd_flops_per_s");
+    if (std::string(what) == "node_time_ms") return num(s, "profiled_op_sum_ms");
+    return r.contains("static_totals") ? num(r["static_totals"], what) : NAN;
+  };
+  ojson totals = ojson::array();
+  for (const char* t : {"fwd_latency_ms", "node_time_ms", "fwd_flops_per_s", "flops", "macs", "params"}) {
+    double va = total(sa, a, t), vb = total(sb, b, t);
+    totals.push_back({{"quantity", t}, {"a", opt(va)}, {"b", opt(vb)}, {"delta", opt(vb - va)},
+                      {"ratio", opt(va > 0 ? vb / va : NAN)}});
+  }
+  std::vector<const char*> fields{"latency_ms", "flops", "flops_per_s", "macs", "params"};
+  ojson scopes = align(a["scopes"], b["scopes"], "name", fields);
+  ojson ops = a.contains("op_types") && b.contains("op_types")
+                  ? align(a["op_types"], b["op_types"], "op", {"latency_ms", "flops", "flops_per_s"})
+                  : ojson::array();
+  std::vector<std::string> notes;
+  const json &ra = a.value("runtime", json::object()), &rb = b.value("runtime", json::object());
+  if (ra.value("engine", "libtorch") != rb.value("engine", "libtorch"))
+    notes.push_back("A and B were measured by different engines: their latencies compare the engines too");
+  if (ra.value("providers", json()) != rb.value("providers", json()) || ra.value("device", json()) != rb.value("device", json()))
+    notes.push_back("A and B ran on different devices or execution providers");
+  if (!a.contains("op_types") || !b.contains("op_types"))
+    notes.push_back("per-op-type times are in both reports only for ONNX Runtime profiles and newer LibTorch runs");
+
+  if (o.format == "json") {
+    ojson doc = {{"schema", "flopwise.run-diff/1"},
+                 {"a", {{"path", pa}, {"what", describe(a)}}},
+                 {"b", {{"path", pb}, {"what", describe(b)}}},
+                 {"totals", totals},
+                 {"scopes", scopes},
+                 {"op_types", ops},
+                 {"notes", notes}};
+    os << doc.dump(1) << "\n";
+    return;
+  }
+  const bool md = o.format == "markdown" || o.format == "md";
+  const size_t top = o.top >= 0 ? static_cast<size_t>(o.top) : 20;
+  auto label = [](const std::string& t) {
+    if (t == "fwd_latency_ms") return std::string("fwd latency (ms)");
+    if (t == "node_time_ms") return std::string("node time (ms)");
+    if (t == "fwd_flops_per_s") return std::string("FLOP/s");
+    return t;
+  };
+  auto total_cell = [](const std::string& t, const ojson& v, bool sign) {
+    if (t == "fwd_latency_ms" || t == "node_time_ms") return sign ? signed_fmt(v) : fmt(v);
+    if (t == "fwd_flops_per_s") return sign && v.is_number() && v.get<double>() > 0 ? "+" + rate(v) : rate(v);
+    return sign ? signed_count(v) : count(v);
+  };
+  if (md) {
+    os << "## flopwise diff (measured)\n\n- A: " << describe(a) << "\n- B: " << describe(b) << "\n\n";
+    os << "| | A | B | B - A | B / A |\n|---|---:|---:|---:|---:|\n";
+    for (const auto& t : totals) {
+      std::string q = t["quantity"].get<std::string>();
+      os << "| " << label(q) << " | " << total_cell(q, t["a"], false) << " | " << total_cell(q, t["b"], false) << " | "
+         << total_cell(q, t["delta"], true) << " | " << fmt(t["ratio"], 3) << " |\n";
+    }
+    os << "\n### Scopes by largest latency change\n\n| scope | A ms | B ms | B - A ms | A FLOP/s | B FLOP/s | B - A FLOPs |\n"
+          "|---|---:|---:|---:|---:|---:|---:|\n";
+    for (size_t i = 0; i < scopes.size() && i < top; ++i) {
+      const auto& r = scopes[i];
+      std::string name = r["name"].get<std::string>();
+      os << "| " << (name.empty() ? "(model)" : name) << (r["in"] == "both" ? "" : " (" + r["in"].get<std::string>() + ")")
+         << " | " << fmt(r["a_latency_ms"]) << " | " << fmt(r["b_latency_ms"]) << " | " << signed_fmt(r["d_latency_ms"])
+         << " | " << rate(r["a_flops_per_s"]) << " | " << rate(r["b_flops_per_s"]) << " | " << signed_count(r["d_flops"])
+         << " |\n";
+    }
+    if (!ops.empty()) {
+      os << "\n### Op types by largest latency change\n\n| op type | A ms | B ms | B - A ms | A FLOP/s | B FLOP/s |\n"
+            "|---|---:|---:|---:|---:|---:|\n";
+      for (size_t i = 0; i < ops.size() && i < top; ++i) {
+        const auto& r = ops[i];
+        os << "| " << r["op"].get<std::string>() << " | " << fmt(r["a_latency_ms"]) << " | " << fmt(r["b_latency_ms"])
+           << " | " << signed_fmt(r["d_latency_ms"]) << " | " << rate(r["a_flops_per_s"]) << " | "
+           << rate(r["b_flops_per_s"]) << " |\n";
+      }
+    }
+    for (const auto& n : notes) os << "\n> note: " << n << "\n";
+    return;
+  }
+  os << "------------------------- flopwise diff (measured) -------------------------\n";
+  os << "A: " << describe(a) << "\nB: " << describe(b) << "\n\n";
+  os << std::left << std::setw(20) << "" << std::right << std::setw(14) << "A" << std::setw(14) << "B" << std::setw(14)
+     << "B - A" << std::setw(9) << "B / A" << "\n";
+  for (const auto& t : totals) {
+    std::string q = t["quantity"].get<std::string>();
+    os << std::left << std::setw(20) << label(q) << std::right << std::setw(14) << total_cell(q, t["a"], false)
+       << std::setw(14) << total_cell(q, t["b"], false) << std::setw(14) << total_cell(q, t["delta"], true) << std::setw(9)
+       << fmt(t["ratio"], 3) << "\n";
+  }
+  size_t width = 8;
+  for (size_t i = 0; i < scopes.size() && i < top; ++i) width = std::max(width, scopes[i]["name"].get<std::string>().size() + 10);
+  width = std::min<size_t>(width, 60);
+  os << "\nScopes by largest latency change (ms per forward; FLOP/s = static FLOPs / latency):\n";
+  os << std::left << std::setw(static_cast<int>(width)) << "scope" << std::right << std::setw(10) << "A ms" << std::setw(10)
+     << "B ms" << std::setw(10) << "B - A" << std::setw(11) << "A FLOP/s" << std::setw(11) << "B FLOP/s" << std::setw(11)
+     << "B-A FLOPs" << "\n";
+  for (size_t i = 0; i < scopes.size() && i < top; ++i) {
+    const auto& r = scopes[i];
+    std::string name = r["name"].get<std::string>();
+    name = (name.empty() ? "(model)" : name) + (r["in"] == "both" ? "" : " [" + r["in"].get<std::string>() + "]");
+    if (name.size() >= width) name = name.substr(0, width - 4) + "...";
+    os << std::left << std::setw(static_cast<int>(width)) << name << std::right << std::setw(10) << fmt(r["a_latency_ms"])
+       << std::setw(10) << fmt(r["b_latency_ms"]) << std::setw(10) << signed_fmt(r["d_latency_ms"]) << std::setw(11)
+       << rate(r["a_flops_per_s"]) << std::setw(11) << rate(r["b_flops_per_s"]) << std::setw(11) << signed_count(r["d_flops"])
+       << "\n";
+  }
+  if (scopes.size() > top) os << "  ... " << scopes.size() - top << " more (--top N, or --format json for all)\n";
+  if (!ops.empty()) {
+    os << "\nOp types by largest latency change:\n";
+    os << std::left << std::setw(28) << "op type" << std::right << std::setw(10) << "A ms" << std::setw(10) << "B ms"
+       << std::setw(10) << "B - A" << std::setw(11) << "A FLOP/s" << std::setw(11) << "B FLOP/s" << "\n";
+    for (size_t i = 0; i < ops.size() && i < top; ++i) {
+      const auto& r = ops[i];
+      std::string name = r["op"].get<std::string>() + (r["in"] == "both" ? "" : " [" + r["in"].get<std::string>() + "]");
+      os << std::left << std::setw(28) << name.substr(0, 27) << std::right << std::setw(10) << fmt(r["a_latency_ms"])
+         << std::setw(10) << fmt(r["b_latency_ms"]) << std::setw(10) << signed_fmt(r["d_latency_ms"]) << std::setw(11)
+         << rate(r["a_flops_per_s"]) << std::setw(11) << rate(r["b_flops_per_s"]) << "\n";
+    }
+  }
+  for (const auto& n : notes) os << "\nnote: " << n << "\n";
+}
+
+}  // namespace flopwise
