@@ -245,3 +245,41 @@ TEST_CASE("diff of two measured run reports: every delta is B - A of the two rep
   CHECK(run_cli("diff " + a + " " + b, dir).out.find("Scopes by largest latency change") != std::string::npos);
   CHECK(run_cli("diff " + a + " " + b + " --format markdown", dir).out.find("| scope |") != std::string::npos);
 }
+
+TEST_CASE("run --profile: torchvision models the mapping was not written against (models/ort/zoo)") {
+  auto dir = scratch_dir("ort");
+  const std::string zoo = std::string(FLOPWISE_SOURCE_DIR) + "/models/ort/zoo/";
+  struct Case {
+    std::string model, level;
+  };
+  for (const Case& c : {Case{"mobilenet_v3_small", "disabled"}, Case{"mobilenet_v3_small", "all"},
+                        Case{"convnext_tiny", "all"}}) {
+    CAPTURE(c.model);
+    CAPTURE(c.level);
+    std::string prof = zoo + c.model + "." + c.level + ".json";
+    CliRun r = run_cli("run " + zoo + c.model + ".onnx --profile " + prof + " --format json", dir);
+    REQUIRE_MESSAGE(r.code == 0, r.err);
+    json rep = json::parse(r.out);
+    CHECK(rep["attribution"]["attributed_pct"].get<double>() >= 99.0);
+    std::vector<double> us = node_us_per_run(prof);
+    REQUIRE(us.size() == 3);
+    CHECK(rep["scopes"][0]["latency_ms"].get<double>() == doctest::Approx(median({us[1], us[2]}) / 1000.0).epsilon(1e-9));
+    if (c.model == "mobilenet_v3_small" && c.level == "disabled") {
+      // ORT has no HardSwish kernel and runs the op's function body, HardSigmoid then Mul, as two kernels
+      // with made-up names: both belong to the one HardSwish node of the file.
+      std::map<std::string, int> parts;
+      for (const auto& k : rep["attribution"]["kernels"]) {
+        std::string name = k["kernel"].get<std::string>();
+        if (name.rfind("HardSigmoid_", 0) != 0 && name.rfind("Mul_", 0) != 0) continue;
+        CAPTURE(name);
+        CHECK(k["method"] == "graph structure");
+        REQUIRE(k["nodes"].size() == 1);
+        std::string node = k["nodes"][0]["node"].get<std::string>();
+        CHECK(node.find("/HardSwish") != std::string::npos);
+        ++parts[node];
+      }
+      CHECK(parts.size() == 19);  // the 19 HardSwish activations of torchvision's mobilenet_v3_small
+      for (const auto& [node, n] : parts) CHECK(n == 2);
+    }
+  }
+}

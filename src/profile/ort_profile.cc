@@ -4,13 +4,14 @@
 // Mapping, in order (each kernel keeps the first that applies):
 //   1. name:      the kernel's name is a node's name (every kernel at ORT's "disabled" level; kept nodes
 //                 and fusions that keep their first node's name at the others).
-//   2. output:    the name is an original value's name plus a suffix ORT appends ("_nchwc": the NCHWc
-//                 layout transformer names its Conv/Pool kernels after the output they replace).
+//   2. output:    the name is an original value's name plus suffixes ORT appends ("_nchwc", "_bn_nchwc":
+//                 the NCHWc layout transformer names its Conv/Pool kernels after the output they replace).
 //   3. fusion:    the name is "<node>/<Something>Fusion/" (MatMulScaleFusion, MatmulTransposeFusion):
 //                 the fused node is named after the node it started from.
 //   4. structure: a name ORT made up ("BiasGelu", "BiasGelu_token_3"): the kernel claims the original
 //                 nodes no kernel kept that lie, in the graph, between the mapped kernels run just before
-//                 and just after it.
+//                 and just after it; the kernels that follow it with no nodes of their own are the rest of
+//                 the same expansion (an op ORT runs as its function body: HardSwish as HardSigmoid + Mul).
 //   5. inserted:  a kernel with no original nodes at all (ReorderOutput, MemcpyToHost): counted to the
 //                 node run just before it, and listed.
 // Original nodes that no kernel kept and that run at all (they depend on a graph input: ORT folds the
@@ -254,12 +255,15 @@ ProfileAttribution attribute_profile(const Model& model, const Report& report, c
       seed[k] = prod, ka.method = MapMethod::output;
       continue;
     }
-    if (size_t us = key.rfind('_'); us != std::string::npos && us > 0) {  // "<value>_nchwc"
-      if (int prod = producer_of_value(key.substr(0, us)); prod >= 0) {
-        seed[k] = prod, ka.method = MapMethod::output;
-        continue;
-      }
+    // "<value>_nchwc", "<value>_bn_nchwc": up to three suffixes ORT appended.
+    std::string stem_v = key;
+    for (int strip = 0; strip < 3 && seed[k] < 0; ++strip) {
+      size_t us = stem_v.rfind('_');
+      if (us == std::string::npos || us == 0) break;
+      stem_v.resize(us);
+      if (int prod = producer_of_value(stem_v); prod >= 0) seed[k] = prod, ka.method = MapMethod::output;
     }
+    if (seed[k] >= 0) continue;
     std::string stem = key;
     while (!stem.empty() && stem.back() == '/') stem.pop_back();
     if (size_t slash = stem.rfind('/'); slash != std::string::npos && slash > 0 &&
@@ -302,11 +306,15 @@ ProfileAttribution attribute_profile(const Model& model, const Report& report, c
     const Shape& s = g.values[n.outputs[0]].shape;
     if (!s.fully_known()) continue;
     ++compared;
-    const auto& ps = p.kernels[k].out_shapes[0];
-    bool same = ps.size() == s.rank();
-    for (size_t d = 0; same && d < ps.size(); ++d) same = ps[d] == s.dims[d].value();
+    // The same dims, in any order: ORT's transpose optimiser moves layout changes across elementwise
+    // nodes, which keep their names but then run on a permuted tensor (ConvNeXt's layer scale in NHWC).
+    std::vector<int64_t> ps = p.kernels[k].out_shapes[0], ours;
+    for (const auto& d : s.dims) ours.push_back(d.value());
+    std::sort(ps.begin(), ps.end());
+    std::sort(ours.begin(), ours.end());
+    bool same = ps == ours;
     if (!same && ++differ == 1)
-      first_diff = "'" + n.name + "' " + shape_text(ps) + " in the profile, " + s.str() + " here";
+      first_diff = "'" + n.name + "' " + shape_text(p.kernels[k].out_shapes[0]) + " in the profile, " + s.str() + " here";
   }
   if (differ > 0 && differ * 10 > compared)
     throw InputError(p.path + ": " + std::to_string(differ) + " of " + std::to_string(compared) +
@@ -341,16 +349,19 @@ ProfileAttribution attribute_profile(const Model& model, const Report& report, c
   };
 
   // 4-5: kernels without a name to go by, in run order, between the mapped kernels around them.
+  std::vector<std::vector<int>> claimed(n_kernels);
   for (size_t k = 0; k < n_kernels; ++k) {
     if (seed[k] >= 0) continue;
+    // The mapped kernels around it on the data path (not a constant's: an Identity of a weight runs as a
+    // kernel of its own at level "disabled", between any two others).
     int prev = -1, next = -1;
     for (size_t j = k; j-- > 0;)
-      if (seed[j] >= 0) {
+      if (seed[j] >= 0 && runtime[static_cast<size_t>(seed[j])]) {
         prev = seed[j];
         break;
       }
     for (size_t j = k + 1; j < n_kernels; ++j)
-      if (seed[j] >= 0) {
+      if (seed[j] >= 0 && runtime[static_cast<size_t>(seed[j])]) {
         next = seed[j];
         break;
       }
@@ -374,13 +385,21 @@ ProfileAttribution attribute_profile(const Model& model, const Report& report, c
     std::vector<int> claim;
     for (int c : fwd)
       if (bwd.count(c)) claim.push_back(c);
-    if (claim.empty() && next < 0) claim.assign(fwd.begin(), fwd.end());
+    if (claim.empty())  // nothing reaches the next kernel's node: what follows the previous one, before it
+      for (int c : fwd)
+        if (next < 0 || c < next) claim.push_back(c);
     if (claim.empty() && prev < 0) claim.assign(bwd.begin(), bwd.end());
     auto& ka = at.kernels[k];
     if (!claim.empty()) {
       ka.method = MapMethod::structure;
       for (int c : claim) owner[static_cast<size_t>(c)] = static_cast<int>(k);
+      claimed[k] = claim;
       seed[k] = claim.front();
+    } else if (k > 0 && at.kernels[k - 1].method == MapMethod::structure) {
+      // The next kernel of the same expansion: ORT runs an op it has no kernel for as its function body
+      // (HardSwish as HardSigmoid_159 and Mul_160), each part a kernel of its own.
+      ka.method = MapMethod::structure;
+      for (int c : claimed[k - 1]) claimed[k].push_back(c);
     } else if (prev >= 0 || next >= 0) {
       ka.method = MapMethod::inserted;
       ka.nodes.push_back({prev >= 0 ? prev : next, 1.0});
@@ -415,6 +434,10 @@ ProfileAttribution attribute_profile(const Model& model, const Report& report, c
   std::vector<std::vector<int>> covered(n_kernels);
   for (size_t i = 0; i < n_nodes; ++i)
     if (owner[i] >= 0) covered[static_cast<size_t>(owner[i])].push_back(static_cast<int>(i));
+  for (size_t k = 0; k < n_kernels; ++k)  // later parts of an expansion: the nodes the first part claimed
+    if (at.kernels[k].method == MapMethod::structure && !claimed[k].empty() &&
+        owner[static_cast<size_t>(claimed[k].front())] != static_cast<int>(k))
+      covered[k] = claimed[k];
   for (size_t k = 0; k < n_kernels; ++k) {  // a second kernel named after an already-owned node
     if (seed[k] >= 0 && at.kernels[k].method != MapMethod::structure &&
         owner[static_cast<size_t>(seed[k])] != static_cast<int>(k))
