@@ -145,6 +145,32 @@ TEST_CASE("run --profile: ORT's fusions map onto the nodes they replaced") {
     CHECK(bias_gelu == 4);  // one per layer (4 layers)
     CHECK(scaled == 4);     // the attention scores of each layer
   }
+  // Fusions applied in turn nest their names (seen on nn.MultiheadAttention at level all:
+  // "/m/MatMul_1/MatmulTransposeFusion//MatMulScaleFusion//MatmulTransposeFusion/"): the same profile with
+  // one name nested so maps the same.
+  {
+    std::string text = slurp(profile_path("bert", "all"));
+    const std::string from = "/encoder/layer.0/attention/self/MatMul/MatMulScaleFusion/_kernel_time";
+    const std::string to =
+        "/encoder/layer.0/attention/self/MatMul/MatmulTransposeFusion//MatMulScaleFusion//MatmulTransposeFusion/_kernel_time";
+    size_t n = 0;
+    for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()), ++n)
+      text.replace(at, from.size(), to);
+    REQUIRE(n == 3);  // one per run
+    std::string nested = (dir / "nested.json").string();
+    std::ofstream(nested) << text;
+    CliRun r = run_cli("run " + model_path("bert.onnx") + " --profile " + nested + " --format json", dir);
+    REQUIRE_MESSAGE(r.code == 0, r.err);
+    bool found = false;
+    json nested_rep = json::parse(r.out);
+    for (const auto& k : nested_rep["attribution"]["kernels"])
+      if (k["kernel"].get<std::string>().find("//MatMulScaleFusion//") != std::string::npos) {
+        found = true;
+        CHECK(k["method"] == "fused-node name");
+        CHECK(k["nodes"].size() == 2);
+      }
+    CHECK(found);
+  }
   // ResNet-18 at level all: every ORT Conv kernel (NCHWc, with activation and residual add fused in) is one
   // of the 20 Convs of the file.
   json rep = run_profile("resnet18", "all", dir);

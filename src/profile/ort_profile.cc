@@ -6,8 +6,8 @@
 //                 and fusions that keep their first node's name at the others).
 //   2. output:    the name is an original value's name plus suffixes ORT appends ("_nchwc", "_bn_nchwc":
 //                 the NCHWc layout transformer names its Conv/Pool kernels after the output they replace).
-//   3. fusion:    the name is "<node>/<Something>Fusion/" (MatMulScaleFusion, MatmulTransposeFusion):
-//                 the fused node is named after the node it started from.
+//   3. fusion:    the name is "<node>/<Something>Fusion/" (MatMulScaleFusion, MatmulTransposeFusion),
+//                 nested when fusions apply in turn: the fused node is named after the node it started from.
 //   4. structure: a name ORT made up ("BiasGelu", "BiasGelu_token_3"): the kernel claims the original
 //                 nodes no kernel kept that lie, in the graph, between the mapped kernels run just before
 //                 and just after it; the kernels that follow it with no nodes of their own are the rest of
@@ -264,15 +264,16 @@ ProfileAttribution attribute_profile(const Model& model, const Report& report, c
       if (int prod = producer_of_value(stem_v); prod >= 0) seed[k] = prod, ka.method = MapMethod::output;
     }
     if (seed[k] >= 0) continue;
+    // "<node>/XFusion/", nested when fusions apply in turn: "<node>/AFusion//BFusion//AFusion/".
     std::string stem = key;
-    while (!stem.empty() && stem.back() == '/') stem.pop_back();
-    if (size_t slash = stem.rfind('/'); slash != std::string::npos && slash > 0 &&
-                                       stem.find("usion", slash) != std::string::npos) {  // "<node>/XFusion/"
-      if (auto it = node_by_name.find(stem.substr(0, slash)); it != node_by_name.end()) {
-        seed[k] = it->second, ka.method = MapMethod::fusion;
-        continue;
-      }
+    for (int depth = 0; depth < 16 && seed[k] < 0; ++depth) {
+      while (!stem.empty() && stem.back() == '/') stem.pop_back();
+      size_t slash = stem.rfind('/');
+      if (slash == std::string::npos || slash == 0 || stem.find("usion", slash) == std::string::npos) break;
+      stem.resize(slash);
+      if (auto it = node_by_name.find(stem); it != node_by_name.end()) seed[k] = it->second, ka.method = MapMethod::fusion;
     }
+    if (seed[k] >= 0) continue;
   }
 
   double total_us = 0, named_unresolved_us = 0;
