@@ -309,3 +309,26 @@ TEST_CASE("run --profile: torchvision models the mapping was not written against
     }
   }
 }
+
+TEST_CASE("run --profile: the provider each scope ran on; mixed providers get a column") {
+  // No GPU here: the CPU profile with its Conv kernels relabelled as CUDA's, as a CUDA session that
+  // falls back to CPU for the rest would write it.
+  auto dir = scratch_dir("ort");
+  json doc = json::parse(slurp(profile_path("resnet18", "disabled")));
+  for (auto& e : doc)
+    if (e.value("cat", "") == "Node" && e["args"].value("op_name", "") == "Conv")
+      e["args"]["provider"] = "CUDAExecutionProvider";
+  std::string mixed = (dir / "mixed.json").string();
+  std::ofstream(mixed) << doc.dump();
+  CliRun r = run_cli("run " + model_path("resnet18.onnx") + " --profile " + mixed + " --format json", dir);
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  json rep = json::parse(r.out);
+  std::map<std::string, json> rows;
+  for (const auto& s : rep["scopes"]) rows[s["name"].get<std::string>()] = s;
+  CHECK(rows.at("layer1.0.conv1")["providers"] == json::array({"CUDAExecutionProvider"}));
+  CHECK(rows.at("layer1.0.relu")["providers"] == json::array({"CPUExecutionProvider"}));
+  CHECK(rows.at("layer1.0")["providers"] == json::array({"CPUExecutionProvider", "CUDAExecutionProvider"}));
+  CHECK(rep["runtime"]["providers"].size() == 2);
+  CliRun text = run_cli("run " + model_path("resnet18.onnx") + " --profile " + mixed, dir);
+  CHECK(text.out.find("CPU,CUDA") != std::string::npos);
+}
