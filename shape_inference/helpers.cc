@@ -38,6 +38,26 @@ Shape broadcast_shapes(InferContext& ctx, const std::vector<Shape>& shapes) {
       if (result.is_known() && result.value() == 1) {
         result = d;
       } else if (!result.same_as(d)) {
+        // min(x, K) against x (a clamped slice of a table, beside the full-size tensor): equal exactly
+        // when x <= K, which a model that runs needs; assumed, and recorded.
+        auto min_other = [](const Dim& m, const Dim& x) -> std::optional<Dim> {
+          if (!m.is_symbolic() || m.terms().size() != 1 || m.terms()[0].second != 1 || m.terms()[0].first.size() != 1)
+            return std::nullopt;
+          const DimAtom* a = Dim::atom(m.terms()[0].first[0]);
+          if (!a || a->kind != DimAtom::Kind::Min) return std::nullopt;
+          if (a->a.same_as(x)) return a->b;
+          if (a->b.same_as(x)) return a->a;
+          return std::nullopt;
+        };
+        if (auto k = min_other(result, d)) {
+          ctx.assume(d, *k, "broadcast of " + d.str() + " with " + result.str());
+          result = d;
+          continue;
+        }
+        if (auto k = min_other(d, result)) {
+          ctx.assume(result, *k, "broadcast of " + result.str() + " with " + d.str());
+          continue;
+        }
         if (result.is_known() && d.is_known())
           ctx.fail("cannot broadcast dim " + std::to_string(result.value()) + " with " +
                    std::to_string(d.value()) + " (axis " + std::to_string(i) + " of the broadcast shape)");
@@ -82,6 +102,13 @@ Dim conv_out_dim(const Dim& in, int64_t k, int64_t stride, int64_t dilation, int
   if (ceil_mode && out.is_known() && in.is_known()) {
     // PyTorch/ONNX rule: the last window must start inside the input or left padding.
     if ((out.value() - 1) * stride >= in.value() + pad_begin) out = out - Dim(1);
+  } else if (ceil_mode && pad_end < dilation * (k - 1) + 1) {
+    // The same rule for every size at once: with less end padding than the window, dropping that last
+    // window leaves exactly the windows that start before in + pad_begin, so out = min(q + 1, ceil((in +
+    // pad_begin)/stride)).
+    out = Dim::min(out, Dim::ceil_div(in + Dim(pad_begin), Dim(stride)));
+  } else if (ceil_mode) {
+    return Dim::unknown();  // padding wider than the window: a case split not expressed
   }
   return out;
 }

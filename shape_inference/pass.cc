@@ -70,6 +70,12 @@ void InferContext::set_output_data(size_t i, ConstData d) {
 void InferContext::warn(const std::string& msg) {
   if (warnings_) warnings_->push_back(node_.op + " node '" + node_.name + "': " + msg);
 }
+void InferContext::assume(const Dim& lhs, const Dim& rhs, const std::string& why) {
+  if (!result_) return;
+  for (const auto& a : result_->assumptions)
+    if (a.lhs == lhs && a.rhs == rhs) return;  // once per model, at its first node
+  result_->assumptions.push_back(Assumption{lhs, rhs, node_.name, why});
+}
 void InferContext::fail(const std::string& msg) const {
   throw ShapeError(node_.op + " node '" + node_.name + "': " + msg);
 }

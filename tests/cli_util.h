@@ -51,6 +51,21 @@ inline std::string pt_models_dir() {
   return dir;
 }
 
+// The TorchScript zoo (models/torch_zoo.py: stock torchvision and torch.nn modules) in BUILD/pt_zoo,
+// generated on first use. Returns the directory, or "" when it cannot be made: see BUILD/pt_zoo.log.
+inline std::string pt_zoo_dir() {
+  static const std::string dir = [] {
+    std::string d = binary_dir() + "/pt_zoo";
+    if (!fs::exists(d + "/zoo.json")) {
+      std::string cmd = "/usr/bin/python3 " + std::string(FLOPWISE_SOURCE_DIR) + "/models/torch_zoo.py --out " + d +
+                        " > " + binary_dir() + "/pt_zoo.log 2>&1";
+      if (std::system(cmd.c_str()) != 0 || !fs::exists(d + "/zoo.json")) return std::string();
+    }
+    return d;
+  }();
+  return dir;
+}
+
 struct CliRun {
   int code = -1;  // exit code; -1 when the process died of a signal (a crash)
   std::string out, err;

@@ -36,7 +36,19 @@ TEST_CASE("shape parsing round trip") {
   auto t = flopwise::parse_shape("batchx128");
   REQUIRE(t);
   CHECK(t->dims[0].same_as(Dim::symbol("batch")));
-  CHECK(flopwise::parse_shape("max_lenx4")->dims[0].same_as(Dim::symbol("max_len")));
+  // Every 'x' separates in the x form (what a user means by 1x3xHxW); a name with an 'x' in it needs
+  // commas, and the x form refuses a piece that is no name rather than reading other dims.
+  auto hw = flopwise::parse_shape("1x3xHxW");
+  REQUIRE(hw);
+  REQUIRE(hw->rank() == 4);
+  CHECK(hw->dims[2].same_as(Dim::symbol("H")));
+  CHECK(hw->dims[3].same_as(Dim::symbol("W")));
+  CHECK(!flopwise::parse_shape("max_lenx4"));
+  auto ml = flopwise::parse_shape("max_len,4");
+  REQUIRE(ml);
+  CHECK(ml->dims[0].same_as(Dim::symbol("max_len")));
+  CHECK(ml->dims[1].same_as(Dim(4)));
+  CHECK(flopwise::parse_shape("1,3,H,W")->rank() == 4);
   CHECK(!flopwise::parse_shape("1xx3"));
 }
 

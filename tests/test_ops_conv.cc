@@ -51,8 +51,10 @@ TEST_CASE("conv ops: Conv") {
       // pads 1, kernel 3, stride 1: H + 2 - 3 + 1 = H
       {"symbolic", "Conv", {"N,3,H,W", "16x3x3x3"}, {{"pads", ints({1, 1, 1, 1})}}, {"N,16,H,W"}, kUnknown,
        kUnknown},
-      {"symbolic SAME stride 2 stays unknown", "Conv", {"1,3,H,W", "16x3x3x3"},
-       {{"auto_pad", A::s("SAME_UPPER")}, {"strides", ints({2, 2})}}, {"1x16x?x?"}, kUnknown, kUnknown},
+      // SAME, stride 2: ceil(H/2) = floor((H + 1)/2), exact for every H (tests/test_formulas.cc)
+      {"symbolic SAME stride 2", "Conv", {"1,3,H,W", "16x3x3x3"},
+       {{"auto_pad", A::s("SAME_UPPER")}, {"strides", ints({2, 2})}}, {"1x16xfloor((H + 1)/2)xfloor((W + 1)/2)"},
+       kUnknown, kUnknown},
       {"unknown rank X", "Conv", {"*", "16x3x3x3"}, {}, {"?x16x?x?"}, kUnknown, kUnknown},
       {"unknown kernel dims", "Conv", {"1x3x8x8", "16x3x?x?"}, {}, {"1x16x?x?"}, kUnknown, kUnknown},
       {"bad channels", "Conv", {"1x4x5x5", "8x3x3x3"}, {}, {"!"}},

@@ -47,8 +47,10 @@ TEST_CASE("pool ops: windowed") {
       // pads 1, kernel 3, stride 1: H
       {"max symbolic", "MaxPool", {"N,64,H,W"}, {{"kernel_shape", ints({3, 3})}, {"pads", ints({1, 1, 1, 1})}},
        {"N,64,H,W"}, 0, kUnknown},
-      {"max symbolic stride 2 stays unknown", "MaxPool", {"N,64,H,W"},
-       {{"kernel_shape", ints({3, 3})}, {"strides", ints({2, 2})}}, {"Nx64x?x?"}, 0, kUnknown},
+      // kernel 3, stride 2: floor((H - 3)/2) + 1 = floor((H + 1)/2) - 1 (H = 7: 3)
+      {"max symbolic stride 2", "MaxPool", {"N,64,H,W"},
+       {{"kernel_shape", ints({3, 3})}, {"strides", ints({2, 2})}}, {"Nx64x(floor((H + 1)/2) - 1)x(floor((W + 1)/2) - 1)"},
+       0, kUnknown},
       {"max unknown rank", "MaxPool", {"*"}, {{"kernel_shape", ints({3, 3})}}, {"?x?x?x?"}, 0, kUnknown},
       {"max bad: kernel larger than input", "MaxPool", {"1x1x2x2"}, {{"kernel_shape", ints({3, 3})}}, {"!"}},
       {"max bad: no kernel_shape", "MaxPool", {"1x1x4x4"}, {}, {"!"}},

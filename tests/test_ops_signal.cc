@@ -28,7 +28,8 @@ TEST_CASE("signal ops") {
       {"dft opset 20 axis unknown", "DFT", {"1x10x12x1", "", "scalar:int64"}, {}, {"?x?x?x2"}, -1, kUnknown, "",
        20},
       {"dft symbolic batch", "DFT", {"Bx16x2"}, {}, {"Bx16x2"}, 0, kUnknown},
-      {"dft symbolic length onesided", "DFT", {"2xTx1"}, {{"onesided", one}}, {"2x?x2"}, 0, kUnknown},
+      // onesided: floor(T/2) + 1 bins
+      {"dft symbolic length onesided", "DFT", {"2xTx1"}, {{"onesided", one}}, {"2x(floor(T/2) + 1)x2"}, 0, kUnknown},
       {"dft unknown dft_length", "DFT", {"2x16x1", "scalar:int64"}, {}, {"2x?x2"}, 0, kUnknown},
       {"dft unknown rank", "DFT", {"*"}, {}, {"*"}, -1, kUnknown},
       {"dft last dim 3", "DFT", {"1x10x3"}, {}, {"!"}},
@@ -46,8 +47,9 @@ TEST_CASE("signal ops") {
        {"1x6x6x2"}, 0, 1260},  // floor(40/7)+1 = 6 frames, 10/2+1 = 6 bins; 6 * (5*10*4 + 10) = 1260
       {"stft symbolic batch", "STFT", {"Bx128x1", "scalar:int64=8", "", "scalar:int64=16"}, {}, {"Bx15x9x2"}, 0,
        kUnknown},
-      {"stft symbolic length", "STFT", {"1xLx1", "scalar:int64=8", "", "scalar:int64=16"}, {}, {"1x?x9x2"}, 0,
-       kUnknown},
+      // frames: floor((L - 16)/8) + 1 = floor(L/8) - 1
+      {"stft symbolic length", "STFT", {"1xLx1", "scalar:int64=8", "", "scalar:int64=16"}, {}, {"1x(floor(L/8) - 1)x9x2"},
+       0, kUnknown},
       {"stft unknown step", "STFT", {"1x128x1", "scalar:int64", "", "scalar:int64=16"}, {}, {"1x?x9x2"}},
       {"stft unknown rank", "STFT", {"*", "scalar:int64=8", "", "scalar:int64=16"}, {}, {"?x?x9x2"}, 0, kUnknown},
       {"stft window vs frame_length", "STFT", {"1x128x1", "scalar:int64=8", "16", "scalar:int64=32"}, {}, {"!"}},

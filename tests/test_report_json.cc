@@ -130,6 +130,12 @@ std::string report(const flopwise::Report& r) {
     uns.push_back({{"op", op}, {"count", names.size()}, {"nodes", names}});
   j["unsupported"] = uns;
   j["warnings"] = r.warnings;
+  if (!r.assumptions.empty()) {
+    j["assumptions"] = ojson::array();
+    for (const auto& a : r.assumptions)
+      j["assumptions"].push_back({{"holds", a.text()}, {"lhs", a.lhs.str()}, {"rhs", a.rhs.str()}, {"node", a.node},
+                                  {"why", a.why}});
+  }
   return j.dump(2) + "\n";
 }
 }  // namespace dom

@@ -419,14 +419,10 @@ struct Zoo {
 const Zoo& zoo() {
   static Zoo z = [] {
     Zoo r;
-    r.dir = build_dir() + "/pt_zoo";
-    if (!file_exists(r.dir + "/zoo.json")) {
-      std::string cmd = "/usr/bin/python3 " + std::string(FLOPWISE_SOURCE_DIR) + "/models/torch_zoo.py --out " + r.dir +
-                        " > " + build_dir() + "/pt_zoo.log 2>&1";
-      if (std::system(cmd.c_str()) != 0 || !file_exists(r.dir + "/zoo.json")) {
-        r.skip = "cannot generate the TorchScript zoo (python3-torch/torchvision missing?): see pt_zoo.log";
-        return r;
-      }
+    r.dir = fwtest::pt_zoo_dir();
+    if (r.dir.empty()) {
+      r.skip = "cannot generate the TorchScript zoo (python3-torch/torchvision missing?): see pt_zoo.log";
+      return r;
     }
     std::ifstream f(r.dir + "/zoo.json");
     r.index = nlohmann::json::parse(f);

@@ -60,6 +60,7 @@ struct Report {
   std::vector<NodeReport> nodes;
   std::map<std::string, std::vector<std::string>> unsupported;  // op -> node names
   std::vector<std::string> warnings;
+  std::vector<Assumption> assumptions;  // the formulas hold where these do (flopwise/infer.h)
   bool has_unknown_cost() const;
 };
 

@@ -11,9 +11,17 @@
 
 namespace flopwise {
 
+struct DimAtom;
+
 // A dimension is a polynomial with int64 coefficients over named symbols (`batch`, `2*seq`,
 // `batch*seq`), or Unknown. A known value is the constant polynomial. Arithmetic is exact or gives
 // Unknown (overflow, or a quotient that is not exact): never a guess.
+//
+// Besides the model's own symbols, a monomial may hold derived symbols ("atoms"): floor(P/d) of a
+// polynomial P and an integer d >= 2, min(A, B) and max(A, B), each named by its canonical text
+// (`floor((H + 1)/2)`, `min(seq, 512)`) and exact for every integer value of the symbols. A strided
+// conv's output size is `floor((H + 1)/2)`; a ceil division is a floor one; floor(floor(x/a)/b) is
+// floor(x/(a*b)). Binding the symbols (substitute) evaluates the atoms.
 class Dim {
  public:
   using Monomial = std::vector<std::string>;  // sorted symbol names, with repetition for powers
@@ -33,7 +41,9 @@ class Dim {
   }
   // A symbolic dim's terms in canonical order (higher degree first, the constant last); empty otherwise.
   const std::vector<Term>& terms() const;
-  std::vector<std::string> symbols() const;
+  std::vector<std::string> symbols() const;  // the model's symbols it depends on (atoms looked into)
+  // The definition of a derived symbol (floor/min/max) by its name; nullptr for a plain symbol.
+  static const DimAtom* atom(const std::string& name);
 
   // Identity of a symbolic dim's shared representation (nullptr for known and unknown dims): copies of
   // one dim have the same id, and equal ids mean equal dims (different ids may still be equal dims).
@@ -71,6 +81,8 @@ class Dim {
   static Dim from_sorted(Terms terms);  // terms already canonical
   static Dim scaled(const Terms& terms, int64_t k);  // terms times a known non-zero k (order kept)
   Terms as_terms() const;               // this dim's terms (a known value as one constant term)
+  static Dim floor_poly(const Dim& a, int64_t d);  // floor(a/d) of a symbolic a, d > 0
+  static Dim min_max(const Dim& a, const Dim& b, bool is_max);
   static Dim merge(const Dim& a, const Dim& b, int sign);
   bool same_value(const Dim& o) const {
     if (poly_ || o.poly_) return poly_ && o.poly_ && (poly_ == o.poly_ || *poly_ == *o.poly_);
@@ -83,6 +95,14 @@ class Dim {
 
 // Checked signed 64-bit arithmetic. Returns false on overflow.
 inline bool checked_add(int64_t a, int64_t b, int64_t* out) { return !__builtin_add_overflow(a, b, out); }
+// A derived symbol's definition: floor(a/d), min(a, b) or max(a, b).
+struct DimAtom {
+  enum class Kind { Floor, Min, Max };
+  Kind kind = Kind::Floor;
+  Dim a, b;
+  int64_t d = 1;
+};
+
 inline bool checked_sub(int64_t a, int64_t b, int64_t* out) { return !__builtin_sub_overflow(a, b, out); }
 inline bool checked_mul(int64_t a, int64_t b, int64_t* out) { return !__builtin_mul_overflow(a, b, out); }
 

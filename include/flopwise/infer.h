@@ -12,8 +12,19 @@
 
 namespace flopwise {
 
+// A case the shape pass could not decide for every value of the symbols, decided as a valid model needs
+// it: `lhs <= rhs` (e.g. seq <= 128 where a sequence is added to a slice of a 128-row position table).
+// The formulas hold where it holds; a sweep flags the points where it does not.
+struct Assumption {
+  Dim lhs, rhs;
+  std::string node;  // where it was needed
+  std::string why;
+  std::string text() const { return lhs.str() + " <= " + rhs.str(); }
+};
+
 struct InferResult {
   std::vector<std::string> warnings;
+  std::vector<Assumption> assumptions;
   // Ops with no shape function: op type ("domain::Op" outside the default domain) -> node names.
   std::map<std::string, std::vector<std::string>> unsupported;
 };

@@ -45,6 +45,8 @@ class InferContext {
   void set_output_dtype(size_t i, DType t);
 
   void warn(const std::string& msg);
+  // Records that the formulas assume lhs <= rhs (a case split a valid model decides; flopwise/infer.h).
+  void assume(const Dim& lhs, const Dim& rhs, const std::string& why);
   // The pass's result (warnings, unsupported ops), for control-flow ops that infer their subgraphs
   // into it; nullptr when the context was made outside the pass.
   InferResult* result() const { return result_; }

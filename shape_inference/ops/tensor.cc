@@ -517,7 +517,9 @@ Dim slice_pos(const Dim& d, const Dim& v, int64_t step, bool is_start) {
     const int64_t lo = (step < 0 && !is_start) ? -1 : 0, hi = step < 0 ? n - 1 : n;
     return Dim(std::min(std::max(x, lo), hi));
   }
-  if (!v.is_known()) return v;  // a symbolic bound, assumed inside the dim
+  // A symbolic bound (a length such as seq, taken as >= 0) is clamped to the dim like a known one:
+  // min(seq, 128) rows of a 128-row table, exact for every seq.
+  if (!v.is_known()) return step < 0 ? Dim::min(v, d - Dim(1)) : Dim::min(v, d);
   const int64_t x = v.value();
   if (x >= kToEnd) return step < 0 ? d - Dim(1) : d;
   if (x <= -kToEnd) return step < 0 ? Dim(-1) : Dim(0);

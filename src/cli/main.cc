@@ -14,6 +14,7 @@
 #include "flopwise/errors.h"
 #include "flopwise/ops.h"
 #include "flopwise/report.h"
+#include "flopwise/sweep.h"
 #include "output.h"
 
 namespace fw = flopwise;
@@ -31,6 +32,7 @@ struct Options {
   bool strict = false;
   bool list_ops = false;
   std::vector<std::string> explain;  // two convention names
+  std::vector<std::string> sweeps;   // NAME=values
 };
 
 fw::InferOptions infer_options(const Options& o) {
@@ -129,9 +131,23 @@ int run(const Options& o) {
     explain(fw::output_stream(o.output, file), *a.model, a.report, b, ca, cb);
     return fw::kExitOk;
   }
+  std::vector<fw::SweepAxis> axes;
+  for (const auto& s : o.sweeps) axes.push_back(fw::parse_sweep(s));
   auto analysis = std::make_shared<fw::Analysis>(fw::analyse(o.model, io, conv));
   keep->push_back(analysis);
   const fw::Report& report = analysis->report;
+  if (!axes.empty()) {
+    fw::Sweep sw = fw::run_sweep(report, axes, [&](const fw::Bindings& b) {
+      fw::InferOptions at = io;
+      for (const auto& d : b) at.dims.push_back(d);
+      return fw::analyse(o.model, at, conv).report;
+    });
+    std::ofstream file;
+    std::ostream& os = fw::output_stream(o.output, file);
+    fw::write_sweep(os, sw, report, o.format);
+    os.flush();
+    return fw::kExitOk;
+  }
 
   std::ofstream file;
   std::ostream* os = &fw::output_stream(o.output, file);
@@ -199,6 +215,9 @@ int main(int argc, char** argv) {
   app.add_option("--depth", o.depth, "depth of the detailed module tree (-1: all)");
   app.add_option("--top", o.top, "modules per depth in the aggregated profile");
   app.add_flag("--strict", o.strict, "exit 3 when an op is unsupported or a cost is unknown");
+  app.add_option("--sweep", o.sweeps,
+                 "evaluate the cost formulas over a grid of dims: seq=128,256,512 (list), batch=1..32 (doubling), "
+                 "H=64..512:32 (step); repeat for a grid");
   app.add_flag("--list-ops", o.list_ops, "print the op registry: op, opset range, FLOPs formula (of --convention)");
   app.add_option("--explain", o.explain,
                  "reconcile the FLOPs of two conventions per op type: --explain default torchvision")

@@ -282,6 +282,20 @@ void write_scope_table(std::ostream& os, const json& rows, const RunOptions& o);
 
 // Measured time per op name (aten::conv2d, ...), largest first: LibTorch ops have no static FLOPs of their
 // own (the static report counts the lowered graph), so rates are absent.
+// The parts of a run report (flopwise.run/1) every engine's has: what was measured and its static totals.
+json run_doc(const RunOptions& o, const Report& rep, json runtime, json sum, json rows, json ops, double unattributed_ms) {
+  return {{"schema", "flopwise.run/1"},
+          {"model", {{"path", o.model}, {"format", rep.format}}},
+          {"convention", rep.convention},
+          {"runtime", std::move(runtime)},
+          {"static_totals", {{"params", rep.totals.params.v}, {"macs", rep.totals.macs.v},
+                             {"flops", rep.totals.flops.v}, {"complete", rep.totals.complete()}}},
+          {"summary", std::move(sum)},
+          {"scopes", std::move(rows)},
+          {"op_types", std::move(ops)},
+          {"unattributed_ms", unattributed_ms}};
+}
+
 json op_rows(const Joined& j) {
   std::vector<std::pair<std::string, double>> v(j.op_ms.begin(), j.op_ms.end());
   std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
@@ -564,23 +578,16 @@ int run_ort(const RunOptions& o) {
   std::ofstream file;
   std::ostream* os = &output_stream(o.output, file);
   if (o.format == "json") {
-    json doc = {{"schema", "flopwise.run/1"},
-                {"model", {{"path", o.model}, {"format", rep.format}}},
-                {"convention", rep.convention},
-                {"runtime", {{"engine", "onnxruntime"}, {"profile", o.profile}, {"providers", providers},
-                             {"runs", n_runs}, {"warmup_runs", first}, {"measured_runs", n_runs - first},
-                             {"timing", "ONNX Runtime profile: model_run wall time; node time = kernel events"},
-                             {"input_bindings", bound}}},
-                {"static_totals", {{"params", rep.totals.params.v}, {"macs", rep.totals.macs.v},
-                                   {"flops", rep.totals.flops.v}, {"complete", rep.totals.complete()}}},
-                {"summary", sum},
-                {"scopes", rows},
-                {"op_types", ops},
-                {"attribution", {{"node_time_ms", j.op_sum_ms}, {"attributed_pct", attributed},
-                                 {"by_method_pct", methods}, {"split_kernels", at.split_kernels},
-                                 {"outside_runs_ms", prof.outside_runs_us / 1000.0}, {"listed", listed},
-                                 {"kernels", kernels}}},
-                {"unattributed_ms", j.unattributed_ms}};
+    json doc = run_doc(o, rep,
+                       {{"engine", "onnxruntime"}, {"profile", o.profile}, {"providers", providers}, {"runs", n_runs},
+                        {"warmup_runs", first}, {"measured_runs", n_runs - first},
+                        {"timing", "ONNX Runtime profile: model_run wall time; node time = kernel events"},
+                        {"input_bindings", bound}},
+                       sum, rows, ops, j.unattributed_ms);
+    doc["attribution"] = {{"node_time_ms", j.op_sum_ms}, {"attributed_pct", attributed},
+                          {"by_method_pct", methods}, {"split_kernels", at.split_kernels},
+                          {"outside_runs_ms", prof.outside_runs_us / 1000.0}, {"listed", listed},
+                          {"kernels", kernels}};
     *os << doc.dump(1) << "\n";
     return kExitOk;
   }
@@ -720,19 +727,12 @@ int run(const RunOptions& o) {
   std::ofstream file;
   std::ostream* os = &output_stream(o.output, file);
   if (o.format == "json") {
-    json doc = {{"schema", "flopwise.run/1"},
-                {"model", {{"path", o.model}, {"format", rep.format}}},
-                {"convention", rep.convention},
-                {"runtime", {{"device", rt["device"]}, {"device_name", rt["device_name"]},
-                             {"torch_version", rt["torch_version"]}, {"blas", rt["blas"]}, {"threads", rt["threads"]},
-                             {"timing", rt["timing"]}, {"warmup", rt["warmup"]}, {"iters", rt["iters"]},
-                             {"profile_iters", rt["profiled"]["iters"]}}},
-                {"static_totals", {{"params", rep.totals.params.v}, {"macs", rep.totals.macs.v},
-                                   {"flops", rep.totals.flops.v}, {"complete", rep.totals.complete()}}},
-                {"summary", sum},
-                {"scopes", rows},
-                {"op_types", op_rows(j)},
-                {"unattributed_ms", j.unattributed_ms}};
+    json doc = run_doc(o, rep,
+                       {{"device", rt["device"]}, {"device_name", rt["device_name"]},
+                        {"torch_version", rt["torch_version"]}, {"blas", rt["blas"]}, {"threads", rt["threads"]},
+                        {"timing", rt["timing"]}, {"warmup", rt["warmup"]}, {"iters", rt["iters"]},
+                        {"profile_iters", rt["profiled"]["iters"]}},
+                       sum, rows, op_rows(j), j.unattributed_ms);
     if (ver)
       doc["verify"] = {{"ok", ver->ok()}, {"executed_ops", ver->executed}, {"matched_ops", ver->matched},
                        {"shapes_checked", ver->shapes_checked}, {"unknown_static", ver->unknown_static},

@@ -252,6 +252,10 @@ Report build_report(const Model& model, InferResult infer, const Convention& con
   r.unsupported = std::move(infer.unsupported);
   r.warnings = model.warnings;
   r.warnings.insert(r.warnings.end(), infer.warnings.begin(), infer.warnings.end());
+  r.assumptions = std::move(infer.assumptions);
+  for (const auto& a : r.assumptions)
+    r.warnings.push_back("assumed " + a.text() + " (node '" + a.node + "': " + a.why +
+                         "): the formulas hold where it does");
   const Graph& g = model.graph;
   for (int i : g.inputs) r.inputs.push_back({g.values[i].name, {g.values[i].dtype, g.values[i].shape}});
   for (int i : g.outputs) r.outputs.push_back({g.values[i].name, {g.values[i].dtype, g.values[i].shape}});

@@ -1,7 +1,10 @@
 #include "flopwise/dim.h"
 
 #include <algorithm>
+#include <mutex>
+#include <numeric>
 #include <stdexcept>
+#include <unordered_map>
 
 namespace flopwise {
 
@@ -14,6 +17,39 @@ bool term_before(const Dim::Monomial& a, const Dim::Monomial& b) {
 }  // namespace
 
 Dim Dim::symbol(const std::string& name) { return from_sorted(Terms{{{name}, 1}}); }
+
+namespace {
+// Derived symbols by name. Entries live as long as the process (a model has few distinct ones: one per
+// distinct strided size or clamp), and are never changed once made.
+struct AtomTable {
+  std::mutex mu;
+  std::unordered_map<std::string, std::unique_ptr<DimAtom>> by_name;
+};
+AtomTable& atom_table() {
+  static AtomTable* t = new AtomTable;  // never destroyed: dims may outlive static destruction order
+  return *t;
+}
+Dim make_atom(const std::string& name, DimAtom def) {
+  AtomTable& t = atom_table();
+  std::lock_guard<std::mutex> lock(t.mu);
+  auto& slot = t.by_name[name];
+  if (!slot) slot = std::make_unique<DimAtom>(std::move(def));
+  return Dim::symbol(name);
+}
+std::string paren(const Dim& d) {
+  std::string s = d.str();
+  return d.is_symbolic() && (d.terms().size() > 1 || d.terms()[0].second != 1) ? "(" + s + ")" : s;
+}
+}  // namespace
+
+const DimAtom* Dim::atom(const std::string& name) {
+  // Atom names start with "floor(", "min(" or "max(": a plain symbol's lookup stops at the first byte.
+  if (name.size() < 5 || (name[0] != 'f' && name[0] != 'm')) return nullptr;
+  AtomTable& t = atom_table();
+  std::lock_guard<std::mutex> lock(t.mu);
+  auto it = t.by_name.find(name);
+  return it == t.by_name.end() ? nullptr : it->second.get();
+}
 
 int64_t Dim::value() const {
   if (!is_known()) throw std::logic_error("Dim::value() on a dim that is not known: " + str());
@@ -33,9 +69,18 @@ Dim::Terms Dim::as_terms() const {
 
 std::vector<std::string> Dim::symbols() const {
   std::vector<std::string> out;
+  auto add = [&out](const std::string& s) {
+    if (std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
+  };
   for (const auto& t : terms())
-    for (const auto& s : t.first)
-      if (std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
+    for (const auto& s : t.first) {
+      if (const DimAtom* a = atom(s)) {
+        for (const auto& x : a->a.symbols()) add(x);
+        for (const auto& x : a->b.symbols()) add(x);
+      } else {
+        add(s);
+      }
+    }
   return out;
 }
 
@@ -221,7 +266,48 @@ Dim Dim::floor_div(const Dim& a, const Dim& b) {
     if ((x % y != 0) && ((x < 0) != (y < 0))) --q;
     return Dim(q);
   }
-  return a / b;
+  if (a.unknown_ || !b.is_known()) return a / b;  // by a symbolic divisor: exact quotients only
+  const int64_t d = b.value();
+  if (d == 0 || d == INT64_MIN) return Dim();
+  if (d < 0) return floor_div(Dim(0) - a, Dim(-d));  // floor(a/-d) = floor(-a/d)
+  return floor_poly(a, d);
+}
+
+// floor(a/d) for a polynomial a and d > 0, in canonical form: a = d*q + r with every coefficient of r
+// in [0, d), so floor(a/d) = q + floor(r/d) for all integer values of the symbols; r's coefficients and
+// d reduced by their gcd; floor((floor(x/e) + c)/d) = floor((x + c*e)/(e*d)).
+Dim Dim::floor_poly(const Dim& a, int64_t d) {
+  if (d == 1) return a;
+  Terms q, r;
+  for (const auto& [m, c] : a.as_terms()) {
+    int64_t rem = c % d;
+    if (rem < 0) rem += d;
+    int64_t num;
+    if (!checked_sub(c, rem, &num)) return Dim();
+    if (num / d != 0) q.push_back({m, num / d});
+    if (rem != 0) r.push_back({m, rem});
+  }
+  Dim qd = from_terms(std::move(q)), rd = from_terms(std::move(r));
+  if (qd.unknown_ || rd.unknown_) return Dim();
+  if (!rd.is_symbolic()) return qd;  // r is a constant in [0, d): floor(r/d) = 0
+  int64_t g = d;
+  for (const auto& [m, c] : rd.terms()) g = std::gcd(g, c);
+  if (g > 1) {
+    rd = rd / Dim(g);
+    d /= g;
+    if (d == 1) return qd + rd;
+  }
+  // A floor of a floor: x/e then /d.
+  const Terms& rt = rd.terms();
+  int64_t c0 = rt.back().first.empty() ? rt.back().second : 0;
+  size_t n_sym = rt.size() - (c0 != 0 ? 1 : 0);
+  if (n_sym == 1 && rt[0].first.size() == 1 && rt[0].second == 1) {
+    if (const DimAtom* in = atom(rt[0].first[0]); in && in->kind == DimAtom::Kind::Floor) {
+      int64_t shift, e;
+      if (checked_mul(c0, in->d, &shift) && checked_mul(in->d, d, &e)) return qd + floor_poly(in->a + Dim(shift), e);
+    }
+  }
+  return qd + make_atom("floor(" + paren(rd) + "/" + std::to_string(d) + ")", DimAtom{DimAtom::Kind::Floor, rd, Dim(), d});
 }
 
 Dim Dim::ceil_div(const Dim& a, const Dim& b) {
@@ -232,7 +318,11 @@ Dim Dim::ceil_div(const Dim& a, const Dim& b) {
     if ((x % y != 0) && ((x < 0) == (y < 0))) ++q;
     return Dim(q);
   }
-  return a / b;
+  if (a.unknown_ || !b.is_known()) return a / b;
+  const int64_t d = b.value();
+  if (d == 0 || d == INT64_MIN) return Dim();
+  if (d < 0) return ceil_div(Dim(0) - a, Dim(-d));
+  return floor_div(a + Dim(d - 1), Dim(d));  // ceil(a/d) = floor((a + d - 1)/d)
 }
 
 Dim Dim::mod(const Dim& a, const Dim& b) {
@@ -244,17 +334,24 @@ Dim Dim::mod(const Dim& a, const Dim& b) {
   return Dim();
 }
 
-Dim Dim::min(const Dim& a, const Dim& b) {
-  if (a.is_known() && b.is_known()) return Dim(std::min(a.value(), b.value()));
-  if (a.same_as(b)) return a;
-  return Dim();
+// min/max: decided when the difference is a known constant; otherwise an atom of the two, ordered by
+// their text (min is commutative), exact for every value.
+Dim Dim::min_max(const Dim& a, const Dim& b, bool is_max) {
+  if (a.unknown_ || b.unknown_) return Dim();
+  Dim diff = a - b;
+  if (diff.is_known()) return (diff.value() >= 0) == is_max ? a : b;
+  if (diff.is_unknown()) return Dim();
+  // Symbolic argument first, then by text: min(seq, 512).
+  std::string sa = a.str(), sb = b.str();
+  const bool a_first = a.is_known() != b.is_known() ? !a.is_known() : sa <= sb;
+  const Dim &x = a_first ? a : b, &y = a_first ? b : a;
+  std::string name = std::string(is_max ? "max(" : "min(") + (a_first ? sa : sb) + ", " + (a_first ? sb : sa) + ")";
+  return make_atom(name, DimAtom{is_max ? DimAtom::Kind::Max : DimAtom::Kind::Min, x, y, 1});
 }
 
-Dim Dim::max(const Dim& a, const Dim& b) {
-  if (a.is_known() && b.is_known()) return Dim(std::max(a.value(), b.value()));
-  if (a.same_as(b)) return a;
-  return Dim();
-}
+Dim Dim::min(const Dim& a, const Dim& b) { return min_max(a, b, false); }
+
+Dim Dim::max(const Dim& a, const Dim& b) { return min_max(a, b, true); }
 
 Dim Dim::substitute(const std::vector<std::pair<std::string, int64_t>>& bindings) const {
   if (unknown_ || is_known()) return *this;
@@ -263,7 +360,19 @@ Dim Dim::substitute(const std::vector<std::pair<std::string, int64_t>>& bindings
     Dim term(c);
     for (const auto& s : m) {
       auto it = std::find_if(bindings.begin(), bindings.end(), [&](const auto& b) { return b.first == s; });
-      term = term * (it == bindings.end() ? Dim::symbol(s) : Dim(it->second));
+      Dim v;
+      if (it != bindings.end()) {
+        v = Dim(it->second);
+      } else if (const DimAtom* a = atom(s)) {  // evaluated (or re-simplified) on its bound arguments
+        switch (a->kind) {
+          case DimAtom::Kind::Floor: v = floor_div(a->a.substitute(bindings), Dim(a->d)); break;
+          case DimAtom::Kind::Min: v = min(a->a.substitute(bindings), a->b.substitute(bindings)); break;
+          case DimAtom::Kind::Max: v = max(a->a.substitute(bindings), a->b.substitute(bindings)); break;
+        }
+      } else {
+        v = Dim::symbol(s);
+      }
+      term = term * v;
     }
     r = r + term;
   }

@@ -126,29 +126,20 @@ std::string Shape::str() const {
 std::optional<Shape> parse_shape(const std::string& text) {
   if (text == "*") return Shape::unknown_rank();
   if (text == "scalar" || text.empty()) return Shape::scalar();
-  // Dims are separated by ',' when the text has one ("batch,seq,768"); otherwise by an 'x' next to a
-  // digit or '?' ("1x3x224x224", "batchx128", "?x5"), so symbols may contain 'x' ("max_len").
+  // Dims are separated by ',' when the text has one ("1,3,H,W", "batch,max_len,768"); otherwise by every
+  // 'x' ("1x3x224x224", "1x3xHxW", "batchx128", "?x5"). A symbol whose name has an 'x' in it is written
+  // in the comma form: in the x form every token must be a number, '?' or a name starting with a letter,
+  // so "max_lenx4" is refused (its piece "_len" is no name) rather than read as other dims.
   std::vector<std::string> toks;
-  if (text.find(',') != std::string::npos) {
-    size_t pos = 0;
-    for (size_t c; (c = text.find(',', pos)) != std::string::npos; pos = c + 1)
-      toks.push_back(text.substr(pos, c - pos));
-    toks.push_back(text.substr(pos));
-  } else {
-    auto sep_ok = [&](size_t i) {
-      auto numish = [&](size_t j) {
-        return j < text.size() && (std::isdigit((unsigned char)text[j]) || text[j] == '?');
-      };
-      return (i > 0 && numish(i - 1)) || numish(i + 1);
-    };
-    size_t start = 0;
-    for (size_t i = 0; i < text.size(); ++i)
-      if (text[i] == 'x' && sep_ok(i)) {
-        toks.push_back(text.substr(start, i - start));
-        start = i + 1;
-      }
-    toks.push_back(text.substr(start));
-  }
+  const char sep = text.find(',') != std::string::npos ? ',' : 'x';
+  size_t pos = 0;
+  for (size_t c; (c = text.find(sep, pos)) != std::string::npos; pos = c + 1) toks.push_back(text.substr(pos, c - pos));
+  toks.push_back(text.substr(pos));
+  if (sep == 'x')
+    for (const auto& tok : toks)
+      if (!tok.empty() && !std::isdigit((unsigned char)tok[0]) && tok[0] != '?' && tok[0] != '-' &&
+          !std::isalpha((unsigned char)tok[0]))
+        return std::nullopt;
   std::vector<Dim> dims;
   for (const auto& tok : toks) {
     if (tok.empty()) return std::nullopt;

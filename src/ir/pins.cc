@@ -109,7 +109,9 @@ InputPin parse_input_pin(const std::string& text) {
   if (k < parts.size()) {
     auto s = parse_shape(parts[k]);
     if (!s)
-      throw UsageError("--input '" + text + "': bad shape '" + parts[k] + "' (expected e.g. 1x3x224x224)");
+      throw UsageError("--input '" + text + "': bad shape '" + parts[k] +
+                       "' (expected e.g. 1x3x224x224, 1x3xHxW, or with commas 1,3,H,W: a dim name with an 'x' in it "
+                       "needs the comma form, batch,max_len)");
     for (const auto& d : s->dims)
       if (d.is_known() && d.value() < 0) throw UsageError("--input '" + text + "': negative dim");
     pin.shape = *s;

@@ -321,6 +321,20 @@ void write_json(std::ostream& os, const Report& r) {
 
   w.key("warnings");
   write_string_array(w, r.warnings);
+  if (!r.assumptions.empty()) {  // only when there are: reports without any keep their bytes
+    w.key("assumptions");
+    w.begin_array();
+    for (const auto& a : r.assumptions) {
+      w.begin_object();
+      w.member("holds", a.text());
+      w.member("lhs", a.lhs.str());
+      w.member("rhs", a.rhs.str());
+      w.member("node", a.node);
+      w.member("why", a.why);
+      w.end_object();
+    }
+    w.end_array();
+  }
   w.end_object();
   w.finish();
 }
