@@ -165,3 +165,12 @@ TEST_CASE("formulas in H and W: a UNet (max-pool down, ConvTranspose up, concate
   // The skips concatenate the up-sampled map with the encoder's: sizes where both agree (multiples of 4).
   check_formulas(unet, "x", "1x3xHxW", {{32, 32}, {4, 4}, {64, 96}, {1024, 12}, {228, 4}});
 }
+
+TEST_CASE("dims: derived terms stay bounded: a min of mins beyond a readable size is unknown, not huge") {
+  Dim a = Dim::symbol("a"), b = Dim::symbol("b");
+  Dim m = Dim::min(a, b);
+  for (int i = 0; i < 40; ++i) m = Dim::min(m + Dim(1), Dim::max(m, a) + b);  // each name holds two copies
+  CHECK(m.is_unknown());
+  CHECK(Dim::floor_div(Dim::floor_div(Dim::floor_div(a + Dim(1), Dim(2)), Dim(2)), Dim(2)).str() ==
+        "floor((a + 1)/8)");  // stacked strides: one term however deep
+}

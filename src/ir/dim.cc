@@ -29,7 +29,12 @@ AtomTable& atom_table() {
   static AtomTable* t = new AtomTable;  // never destroyed: dims may outlive static destruction order
   return *t;
 }
+// Names longer than this stand for expressions nobody can read, and would grow without bound on a hostile
+// graph (a min of mins of mins...): the dim is unknown instead.
+constexpr size_t kMaxAtomName = 1024;
+
 Dim make_atom(const std::string& name, DimAtom def) {
+  if (name.size() > kMaxAtomName) return Dim();
   AtomTable& t = atom_table();
   std::lock_guard<std::mutex> lock(t.mu);
   auto& slot = t.by_name[name];
