@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
+#include <map>
 #include <sstream>
 
 #include "cli_util.h"
@@ -70,4 +71,41 @@ TEST_CASE("markdown report and -o FILE") {
   CHECK(md.find("| MACs | 1.81 G |") != std::string::npos);
   CHECK(md.find("| op | count | MACs | FLOPs |") != std::string::npos);
   CHECK(md.find("| Conv | 20 |") != std::string::npos);
+}
+
+TEST_CASE("--format netron: an attachment Netron's reader takes, one entry per node and metric, values as the JSON report's") {
+  auto dir = fwtest::scratch_dir("netron");
+  for (const char* args : {"bert.onnx", "resnet18.onnx --dim batch=1"}) {
+    CAPTURE(args);
+    std::string m = std::string(args);
+    std::string path = fwtest::model_path(m.substr(0, m.find(' '))) + (m.find(' ') == std::string::npos ? "" : m.substr(m.find(' ')));
+    fwtest::CliRun a = fwtest::run_cli(path + " --format netron", dir), j = fwtest::run_cli(path + " --format json", dir);
+    REQUIRE(a.code == 0);
+    REQUIRE(j.code == 0);
+    nlohmann::json att = nlohmann::json::parse(a.out), rep = nlohmann::json::parse(j.out);
+    // Netron's metadata.Attachment.open: a JSON object whose "signature" is "netron:attachment"; its
+    // Container.open keeps items with "kind" and "target", keyed "kind::target", each {name, value}.
+    CHECK(att["signature"] == "netron:attachment");
+    REQUIRE(att["metrics"].is_array());
+    std::map<std::string, std::map<std::string, nlohmann::json>> entries;
+    for (const auto& item : att["metrics"]) {
+      REQUIRE(item.contains("kind"));
+      REQUIRE(item.contains("target"));
+      entries[item["kind"].get<std::string>() + "::" + item["target"].get<std::string>()][item["name"].get<std::string>()] =
+          item["value"];
+    }
+    size_t nodes = 0;
+    for (const auto& n : rep["nodes"]) {
+      ++nodes;
+      const auto& e = entries["node::" + n["name"].get<std::string>()];
+      CHECK(e.at("params") == n["params"]);
+      CHECK(e.at("MACs") == n["macs"]);
+      CHECK(e.at("FLOPs") == n["flops"]);
+      CHECK(e.at("memory bytes") == n["memory_bytes"]);
+    }
+    size_t node_keys = 0;
+    for (const auto& [k, v] : entries) node_keys += k.rfind("node::", 0) == 0;
+    CHECK(node_keys == nodes);  // one entry per graph node
+    CHECK(entries["model::"].at("FLOPs") == rep["totals"]["flops"]);
+  }
 }

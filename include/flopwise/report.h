@@ -17,6 +17,9 @@ void write_text(std::ostream& os, const Report& r, const TextOptions& opts);
 void write_json(std::ostream& os, const Report& r);  // schema "flopwise.report/1"
 void write_csv(std::ostream& os, const Report& r);   // one row per node
 void write_markdown(std::ostream& os, const Report& r, const TextOptions& opts);
+// A Netron attachment (netron:attachment): every node's params, MACs, FLOPs and memory bytes, shown in
+// Netron's sidebar when opened beside the model.
+void write_netron(std::ostream& os, const Report& r);
 
 // "4.09 G", "512", "1.2 M" (SI, 2 decimals); "unknown" for an unknown count.
 std::string human(const Count& c);

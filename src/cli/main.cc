@@ -137,6 +137,7 @@ int run(const Options& o) {
   keep->push_back(analysis);
   const fw::Report& report = analysis->report;
   if (!axes.empty()) {
+    if (o.format == "netron") throw fw::UsageError("--sweep writes text, csv, markdown or json, not netron");
     fw::Sweep sw = fw::run_sweep(report, axes, [&](const fw::Bindings& b) {
       fw::InferOptions at = io;
       for (const auto& d : b) at.dims.push_back(d);
@@ -158,6 +159,8 @@ int run(const Options& o) {
     fw::write_csv(*os, report);
   else if (o.format == "markdown" || o.format == "md")
     fw::write_markdown(*os, report, topts);
+  else if (o.format == "netron")
+    fw::write_netron(*os, report);
   else
     fw::write_text(*os, report, topts);
   os->flush();
@@ -209,8 +212,9 @@ int main(int argc, char** argv) {
                  "pin an input: NAME:1x3x224x224[:dtype], or a shape for inputs in order");
   app.add_option("--dim,-d", o.dims, "bind a symbolic dim: batch=8");
   app.add_option("--value", o.values, "pin the contents of a shape-like input: NAME=4,2");
-  app.add_option("--format,-f", o.format, "text | json | csv | markdown")
-      ->check(CLI::IsMember({"text", "json", "csv", "markdown", "md"}));
+  app.add_option("--format,-f", o.format,
+                 "text | json | csv | markdown | netron (an attachment Netron shows beside the model)")
+      ->check(CLI::IsMember({"text", "json", "csv", "markdown", "md", "netron"}));
   app.add_option("--output,-o", o.output, "write the report to FILE instead of stdout");
   app.add_option("--depth", o.depth, "depth of the detailed module tree (-1: all)");
   app.add_option("--top", o.top, "modules per depth in the aggregated profile");

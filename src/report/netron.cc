@@ -1,0 +1,40 @@
+// src/report/netron.cc — `--format netron`: a Netron attachment (netron:attachment JSON) carrying each
+// node's params, MACs, FLOPs and memory bytes, shown in Netron's sidebar under "Metrics" when opened beside
+// the model. Format as Netron's own reader takes it (source/view.js, metadata.Attachment): an object with
+// "signature": "netron:attachment" and a "metrics" array of {kind, target, name, value[, type]}, matched to a
+// node by kind "node" and its name.
+#include <nlohmann/json.hpp>
+
+#include "flopwise/report.h"
+
+namespace flopwise {
+
+void write_netron(std::ostream& os, const Report& r) {
+  using json = nlohmann::ordered_json;
+  // Values as in the JSON report: an integer, the polynomial's text for a symbolic count, null if unknown.
+  auto value = [](const Count& c) { return c.known ? json(c.v) : c.symbolic() ? json(c.sym.str()) : json(nullptr); };
+  json metrics = json::array();
+  auto add = [&metrics](const char* kind, const std::string& target, const char* name, json v) {
+    metrics.push_back({{"kind", kind}, {"target", target}, {"name", name}, {"value", std::move(v)}});
+  };
+  for (const auto& n : r.nodes) {
+    add("node", n.name, "params", value(n.cost.params));
+    add("node", n.name, "MACs", value(n.cost.macs));
+    add("node", n.name, "FLOPs", value(n.cost.flops));
+    add("node", n.name, "memory bytes", value(n.cost.memory_bytes));
+  }
+  for (const char* kind : {"model", "graph"}) {  // Netron keys the model and main graph by their names, or ""
+    add(kind, "", "params", value(r.totals.params));
+    add(kind, "", "MACs", value(r.totals.macs));
+    add(kind, "", "FLOPs", value(r.totals.flops));
+    add(kind, "", "memory bytes", value(r.totals.memory_bytes));
+  }
+  json doc = {{"signature", "netron:attachment"},
+              {"producer", "flopwise"},
+              {"convention", r.convention},
+              {"metadata", json::array()},
+              {"metrics", metrics}};
+  os << doc.dump(1) << "\n";
+}
+
+}  // namespace flopwise
