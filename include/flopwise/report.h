@@ -8,6 +8,8 @@
 
 namespace flopwise {
 
+struct Sweep;
+
 struct TextOptions {
   int depth = -1;  // detailed tree depth; -1: all
   int top = 3;     // modules per depth in the aggregated profile
@@ -20,6 +22,9 @@ void write_markdown(std::ostream& os, const Report& r, const TextOptions& opts);
 // A Netron attachment (netron:attachment): every node's params, MACs, FLOPs and memory bytes, shown in
 // Netron's sidebar when opened beside the model.
 void write_netron(std::ostream& os, const Report& r);
+// One self-contained HTML page: summary, zoomable treemap by module scope, op-type bars, the module tree as a
+// collapsible sortable table, and (given a sweep) its costs plotted over the first swept dim.
+void write_html(std::ostream& os, const Report& r, const Sweep* sweep = nullptr);
 
 // "4.09 G", "512", "1.2 M" (SI, 2 decimals); "unknown" for an unknown count.
 std::string human(const Count& c);

@@ -137,7 +137,7 @@ int run(const Options& o) {
   keep->push_back(analysis);
   const fw::Report& report = analysis->report;
   if (!axes.empty()) {
-    if (o.format == "netron") throw fw::UsageError("--sweep writes text, csv, markdown or json, not netron");
+    if (o.format == "netron") throw fw::UsageError("--sweep writes text, csv, markdown, json or html, not netron");
     fw::Sweep sw = fw::run_sweep(report, axes, [&](const fw::Bindings& b) {
       fw::InferOptions at = io;
       for (const auto& d : b) at.dims.push_back(d);
@@ -145,7 +145,10 @@ int run(const Options& o) {
     });
     std::ofstream file;
     std::ostream& os = fw::output_stream(o.output, file);
-    fw::write_sweep(os, sw, report, o.format);
+    if (o.format == "html")
+      fw::write_html(os, report, &sw);
+    else
+      fw::write_sweep(os, sw, report, o.format);
     os.flush();
     return fw::kExitOk;
   }
@@ -161,6 +164,8 @@ int run(const Options& o) {
     fw::write_markdown(*os, report, topts);
   else if (o.format == "netron")
     fw::write_netron(*os, report);
+  else if (o.format == "html")
+    fw::write_html(*os, report);
   else
     fw::write_text(*os, report, topts);
   os->flush();
@@ -213,8 +218,9 @@ int main(int argc, char** argv) {
   app.add_option("--dim,-d", o.dims, "bind a symbolic dim: batch=8");
   app.add_option("--value", o.values, "pin the contents of a shape-like input: NAME=4,2");
   app.add_option("--format,-f", o.format,
-                 "text | json | csv | markdown | netron (an attachment Netron shows beside the model)")
-      ->check(CLI::IsMember({"text", "json", "csv", "markdown", "md", "netron"}));
+                 "text | json | csv | markdown | html (one self-contained page) | netron (an attachment Netron "
+                 "shows beside the model)")
+      ->check(CLI::IsMember({"text", "json", "csv", "markdown", "md", "html", "netron"}));
   app.add_option("--output,-o", o.output, "write the report to FILE instead of stdout");
   app.add_option("--depth", o.depth, "depth of the detailed module tree (-1: all)");
   app.add_option("--top", o.top, "modules per depth in the aggregated profile");

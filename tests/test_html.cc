@@ -1,0 +1,102 @@
+// --format html in a real browser: Debian's chromium, headless. The page's own #selftest mode clicks the
+// largest cell that has children and writes what it drew (cells, their areas and values, the zoom) into
+// <pre id="selftest">, which --dump-dom returns; the areas are checked against the JSON report's FLOPs.
+// A screenshot is saved as a test artefact (BUILD/html_report.png).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <regex>
+
+#include "cli_util.h"
+
+using namespace fwtest;
+using json = nlohmann::json;
+
+namespace {
+
+std::string chromium() {
+  for (const char* c : {"/usr/bin/chromium", "/usr/bin/chromium-browser"})
+    if (fs::exists(c)) return c;
+  return "";
+}
+
+// The page after its scripts ran; "" when the browser failed.
+std::string dump_dom(const std::string& url, const fs::path& dir) {
+  std::string out = (dir / "dom.html").string();
+  std::string cmd = "timeout 120 " + chromium() + " --headless --no-sandbox --disable-gpu --user-data-dir=" +
+                    (dir / "profile").string() + " --window-size=1280,1000 --dump-dom '" + url + "' > " + out +
+                    " 2> " + (dir / "chromium.log").string();
+  if (std::system(cmd.c_str()) != 0) return "";
+  return slurp(out);
+}
+
+json selftest(const std::string& dom) {
+  std::smatch m;
+  REQUIRE_MESSAGE(std::regex_search(dom, m, std::regex("<pre id=\"selftest\"[^>]*>([^<]*)</pre>")),
+                  "no selftest output in the page");
+  std::string text = m[1].str();
+  for (auto [from, to] : {std::pair<std::string, std::string>{"&quot;", "\""}, {"&lt;", "<"}, {"&gt;", ">"}, {"&amp;", "&"}})
+    for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) text.replace(at, from.size(), to);
+  return json::parse(text);
+}
+
+}  // namespace
+
+TEST_CASE("--format html: opened in headless Chromium, no errors, one treemap cell per scope sized by FLOPs, click zooms") {
+  if (chromium().empty()) {
+    MESSAGE("skipped: chromium is not installed (scripts/test.sh installs Debian's chromium)");
+    return;
+  }
+  auto dir = scratch_dir("html");
+  std::string model = model_path("resnet18.onnx") + " --dim batch=1";
+  std::string page = (dir / "resnet18.html").string();
+  REQUIRE(run_cli(model + " --format html -o " + page, dir).code == 0);
+  json rep = json::parse(run_cli(model + " --format json", dir).out);
+
+  std::string dom = dump_dom("file://" + page + "#selftest", dir);
+  REQUIRE_MESSAGE(!dom.empty(), slurp(dir / "chromium.log"));
+  json st = selftest(dom);
+  CHECK(st["errors"].empty());
+  // One cell per top-level scope with FLOPs, of the report's FLOPs, with areas in proportion.
+  std::map<std::string, double> flops;
+  for (const auto& c : rep["scopes"]["children"])
+    if (c["flops"].get<double>() > 0) flops[c["name"].get<std::string>()] = c["flops"].get<double>();
+  REQUIRE(st["before"].size() == flops.size());
+  double area = 0, total = 0;
+  for (const auto& c : st["before"]) area += c["area"].get<double>(), total += c["value"].get<double>();
+  CHECK(area == doctest::Approx(st["map"]["w"].get<double>() * st["map"]["h"].get<double>()).epsilon(1e-6));
+  for (const auto& c : st["before"]) {
+    std::string s = c["scope"].get<std::string>();
+    CAPTURE(s);
+    CHECK(c["value"].get<double>() == flops.at(s));
+    CHECK(c["area"].get<double>() / area == doctest::Approx(flops.at(s) / total).epsilon(1e-6));
+  }
+  // The click zoomed into the clicked scope: its children are the cells now.
+  REQUIRE(st["clicked"].is_string());
+  CHECK(st["zoom"] == st["clicked"]);
+  size_t kids = 0;
+  for (const auto& c : rep["scopes"]["children"])
+    if (c["name"] == st["clicked"])
+      for (const auto& k : c["children"]) kids += k["flops"].get<double>() > 0;
+  CHECK(st["after"].size() == kids);
+  CHECK(st["crumbs"].get<std::string>().find(st["clicked"].get<std::string>()) != std::string::npos);
+
+  // A sweep is plotted: one point per swept value and series.
+  std::string swept = (dir / "bert.html").string();
+  REQUIRE(run_cli(model_path("bert.onnx") + " --sweep seq=16..128 --sweep batch=1 --format html -o " + swept, dir).code == 0);
+  std::string dom2 = dump_dom("file://" + swept + "#selftest", dir);
+  CHECK(selftest(dom2)["errors"].empty());
+  // Drawn circles (the page's script, also in the DOM, spells the element with a template placeholder).
+  std::regex circle("<circle cx=\"[0-9]");
+  size_t circles = std::distance(std::sregex_iterator(dom2.begin(), dom2.end(), circle), std::sregex_iterator());
+  CHECK(circles == 4 * 3);  // seq 16, 32, 64, 128 x FLOPs, MACs, memory
+
+  // The artefact to look at.
+  std::string shot = binary_dir() + "/html_report.png";
+  std::string cmd = "timeout 120 " + chromium() + " --headless --no-sandbox --disable-gpu --hide-scrollbars --user-data-dir=" +
+                    (dir / "profile").string() + " --window-size=1280,1000 --screenshot=" + shot + " 'file://" + page +
+                    "' > /dev/null 2>&1";
+  CHECK(std::system(cmd.c_str()) == 0);
+  CHECK(fs::exists(shot));
+}
