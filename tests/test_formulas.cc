@@ -10,6 +10,7 @@
 #include "cli_util.h"
 #include "flopwise/analyse.h"
 #include "flopwise/dim.h"
+#include "flopwise/sweep.h"
 
 using flopwise::Count;
 using flopwise::Dim;
@@ -173,4 +174,40 @@ TEST_CASE("dims: derived terms stay bounded: a min of mins beyond a readable siz
   CHECK(m.is_unknown());
   CHECK(Dim::floor_div(Dim::floor_div(Dim::floor_div(a + Dim(1), Dim(2)), Dim(2)), Dim(2)).str() ==
         "floor((a + 1)/8)");  // stacked strides: one term however deep
+}
+
+TEST_CASE("formulas in batch and seq equal a concrete re-analysis at every point, per node (every bundled transformer)") {
+  const auto& conv = flopwise::find_convention("default");
+  struct Case {
+    const char* model;
+    int64_t max_seq;  // the position table's rows: the model runs up to there (the recorded assumption)
+  };
+  for (const Case& c : {Case{"bert.onnx", 128}, Case{"bert6.onnx", 128}, Case{"gpt2.onnx", 64}}) {
+    CAPTURE(c.model);
+    std::string path = fwtest::model_path(c.model);
+    flopwise::Analysis sym = flopwise::analyse(path, flopwise::Pins{}, conv);
+    REQUIRE(sym.report.totals.flops.symbolic());
+    REQUIRE(sym.report.assumptions.size() == 1);
+    CHECK(sym.report.assumptions[0].text() == "seq <= " + std::to_string(c.max_seq));
+    for (auto [b, q] : std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {1, 7}, {3, 13}, {2, c.max_seq}, {17, 31}}) {
+      CAPTURE(b);
+      CAPTURE(q);
+      flopwise::Pins pins;
+      pins.dims = {{"batch", b}, {"seq", q}};
+      flopwise::Analysis conc = flopwise::analyse(path, pins, conv);
+      flopwise::Bindings bind{{"batch", b}, {"seq", q}};
+      REQUIRE(sym.report.nodes.size() == conc.report.nodes.size());
+      for (size_t i = 0; i < sym.report.nodes.size(); ++i) {
+        const auto &x = sym.report.nodes[i].cost, &y = conc.report.nodes[i].cost;
+        CAPTURE(sym.report.nodes[i].name);
+        for (auto [f, g] : {std::pair{&x.macs, &y.macs}, {&x.flops, &y.flops}, {&x.memory_bytes, &y.memory_bytes},
+                            {&x.params, &y.params}}) {
+          REQUIRE(g->known);
+          Dim v = f->as_dim().substitute(bind);
+          REQUIRE(v.is_known());
+          CHECK(v.value() == g->v);
+        }
+      }
+    }
+  }
 }
