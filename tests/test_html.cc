@@ -100,3 +100,23 @@ TEST_CASE("--format html: opened in headless Chromium, no errors, one treemap ce
   CHECK(std::system(cmd.c_str()) == 0);
   CHECK(fs::exists(shot));
 }
+
+TEST_CASE("diff --format html: both models side by side in headless Chromium, every changed scope highlighted") {
+  if (chromium().empty()) {
+    MESSAGE("skipped: chromium is not installed (scripts/test.sh installs Debian's chromium)");
+    return;
+  }
+  auto dir = scratch_dir("html_diff");
+  std::string a = model_path("bert.onnx"), b = model_path("bert6.onnx"), page = (dir / "diff.html").string();
+  REQUIRE(run_cli("diff " + a + " " + b + " --dim batch=1 --dim seq=64 --format html -o " + page, dir).code == 0);
+  json d = json::parse(run_cli("diff " + a + " " + b + " --dim batch=1 --dim seq=64 --format json", dir).out);
+  size_t changed = 0, scopes = 0;
+  for (const auto& s : d["scopes"]) ++scopes, changed += s["status"] != "same";
+  REQUIRE(changed > 0);  // bert6 has two more layers
+  std::string dom = dump_dom("file://" + page + "#selftest", dir);
+  REQUIRE_MESSAGE(!dom.empty(), slurp(dir / "chromium.log"));
+  json st = selftest(dom);
+  CHECK(st["errors"].empty());
+  CHECK(st["rows"] == scopes);
+  CHECK(st["highlighted"] == changed);
+}

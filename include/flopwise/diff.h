@@ -79,6 +79,8 @@ struct DiffFormatOptions {
 void write_diff_text(std::ostream& os, const Diff& d, const DiffFormatOptions& o);
 void write_diff_json(std::ostream& os, const Diff& d, const DiffFormatOptions& o);  // "flopwise.diff/1"
 void write_diff_markdown(std::ostream& os, const Diff& d, const DiffFormatOptions& o);
+// One self-contained page: the two models side by side, changed/added/removed scopes highlighted.
+void write_diff_html(std::ostream& os, const Diff& d);
 
 // Percent change 100*(b-a)/a; nullopt when unknown or a is 0.
 std::optional<double> percent_change(std::optional<int64_t> a, std::optional<int64_t> b);

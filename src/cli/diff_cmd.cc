@@ -48,8 +48,8 @@ int run_diff(int argc, char** argv) {
   app.add_option("--input,-i", o.inputs, "pin an input on both sides: NAME:1x3x224x224[:dtype]");
   app.add_option("--dim,-d", o.dims, "bind a symbolic dim on both sides: batch=8");
   app.add_option("--value", o.values, "pin the contents of a shape-like input on both sides: NAME=4,2");
-  app.add_option("--format,-f", o.format, "text | json | markdown")
-      ->check(CLI::IsMember({"text", "json", "markdown", "md"}));
+  app.add_option("--format,-f", o.format, "text | json | markdown | html (models side by side; not for run reports)")
+      ->check(CLI::IsMember({"text", "json", "markdown", "md", "html"}));
   app.add_option("--output,-o", o.output, "write the diff to FILE instead of stdout");
   app.add_option("--top", o.top, "entries per section (default: 20 in text/markdown, all in JSON)");
   app.add_option("--sort", o.sort,
@@ -72,6 +72,7 @@ int run_diff(int argc, char** argv) {
     if (run_a != run_b)
       throw UsageError((run_a ? o.a : o.b) + " is a measured run report and " + (run_a ? o.b : o.a) +
                        " is not: diff two run reports, or two models / static reports");
+    if (o.format == "html") throw UsageError("a diff of run reports is text, json or markdown, not html");
     std::ofstream file;
     std::ostream* os = &output_stream(o.output, file);
     write_run_diff(*os, o.a, o.b, RunDiffOptions{o.format, o.top});
@@ -100,6 +101,8 @@ int run_diff(int argc, char** argv) {
   DiffFormatOptions fo{o.top};
   if (o.format == "json")
     write_diff_json(*os, d, fo);
+  else if (o.format == "html")
+    write_diff_html(*os, d);
   else if (o.format == "markdown" || o.format == "md")
     write_diff_markdown(*os, d, fo);
   else
