@@ -3,6 +3,9 @@
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
+#include <onnx/onnx_pb.h>
+
+#include <fstream>
 
 #include "cli_util.h"
 #include "flopwise/errors.h"
@@ -81,4 +84,55 @@ TEST_CASE("--sweep: every row equals a concrete run at that point (BERT in batch
     CHECK(bad.code == 2);
     CHECK(std::count(bad.err.begin(), bad.err.end(), '\n') == 1);
   }
+}
+
+TEST_CASE("--sweep: a point the formulas cannot give is re-analysed, and the row says so") {
+  // X[N] -> Shape -> Mod 3 -> ConstantOfShape -> Relu: N mod 3 has no formula here, so the Relu's cost is
+  // unknown for a symbolic N and known once N is.
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  auto* g = m.mutable_graph();
+  g->set_name("g");
+  auto* in = g->add_input();
+  in->set_name("X");
+  auto* tt = in->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(onnx::TensorProto::FLOAT);
+  tt->mutable_shape()->add_dim()->set_dim_param("N");
+  auto* three = g->add_initializer();
+  three->set_name("three");
+  three->set_data_type(onnx::TensorProto::INT64);
+  three->add_dims(1);
+  three->add_int64_data(3);
+  auto node = [&](const char* op, std::vector<std::string> ins, const std::string& out) {
+    auto* n = g->add_node();
+    n->set_name("/" + std::string(op));
+    n->set_op_type(op);
+    for (const auto& i : ins) n->add_input(i);
+    n->add_output(out);
+  };
+  node("Shape", {"X"}, "s");
+  node("Mod", {"s", "three"}, "r");
+  node("ConstantOfShape", {"r"}, "z");
+  node("Relu", {"z"}, "Y");
+  g->add_output()->set_name("Y");
+  auto dir = scratch_dir("sweep");
+  std::string path = (dir / "mod.onnx").string();
+  std::ofstream(path, std::ios::binary) << m.SerializeAsString();
+
+  CliRun r = run_cli(path + " --sweep N=5,7,9 --format json", dir);
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  json sw = json::parse(r.out);
+  CHECK(sw["reanalysed_points"] == 3);
+  for (const auto& row : sw["rows"]) {
+    CAPTURE(row.dump());
+    CHECK(row["method"] == "re-analysed");
+    json t = totals_at(path + " --input X:" + std::to_string(row["point"]["N"].get<int64_t>()), dir);
+    for (const char* k : {"params", "macs", "flops", "memory_bytes"}) CHECK(row[k] == t[k]);
+  }
+  // Hand count: the Mod of the 1-element shape is 1 FLOP, the Relu 1 per element of N mod 3:
+  // N = 5: 1 + 2, N = 7: 1 + 1, N = 9: 1 + 0.
+  CHECK(sw["rows"][0]["flops"] == 3);
+  CHECK(sw["rows"][1]["flops"] == 2);
+  CHECK(sw["rows"][2]["flops"] == 1);
 }
