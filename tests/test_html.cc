@@ -120,3 +120,31 @@ TEST_CASE("diff --format html: both models side by side in headless Chromium, ev
   CHECK(st["rows"] == scopes);
   CHECK(st["highlighted"] == changed);
 }
+
+TEST_CASE("run --profile --format html: measured latency is a metric of the page, cells sized by it") {
+  if (chromium().empty()) {
+    MESSAGE("skipped: chromium is not installed (scripts/test.sh installs Debian's chromium)");
+    return;
+  }
+  auto dir = scratch_dir("html_run");
+  std::string model = model_path("resnet18.onnx"), prof = std::string(FLOPWISE_SOURCE_DIR) + "/models/ort/resnet18.all.json";
+  std::string page = (dir / "run.html").string();
+  REQUIRE(run_cli("run " + model + " --profile " + prof + " --format html -o " + page, dir).code == 0);
+  json rep = json::parse(run_cli("run " + model + " --profile " + prof + " --format json", dir).out);
+  std::map<std::string, double> ms;
+  for (const auto& s : rep["scopes"])
+    if (s["depth"] == 1) ms[s["name"].get<std::string>()] = s["latency_ms"].get<double>();
+  json st = selftest(dump_dom("file://" + page + "#selftest-latency", dir));
+  CHECK(st["errors"].empty());
+  CHECK(st["metric"] == "latency");
+  double area = 0, total = 0;
+  for (const auto& c : st["before"]) area += c["area"].get<double>(), total += c["value"].get<double>();
+  size_t with_time = 0;
+  for (const auto& [k, v] : ms) with_time += v > 0;
+  CHECK(st["before"].size() == with_time);
+  for (const auto& c : st["before"]) {
+    CAPTURE(c["scope"]);
+    CHECK(c["value"].get<double>() == doctest::Approx(ms.at(c["scope"].get<std::string>())));
+    CHECK(c["area"].get<double>() / area == doctest::Approx(c["value"].get<double>() / total).epsilon(1e-6));
+  }
+}

@@ -1,6 +1,7 @@
 // flopwise/report.h — writers for a Report: text (DeepSpeed-profiler style), JSON, CSV, markdown.
 #pragma once
 
+#include <map>
 #include <ostream>
 #include <string>
 
@@ -24,7 +25,9 @@ void write_markdown(std::ostream& os, const Report& r, const TextOptions& opts);
 void write_netron(std::ostream& os, const Report& r);
 // One self-contained HTML page: summary, zoomable treemap by module scope, op-type bars, the module tree as a
 // collapsible sortable table, and (given a sweep) its costs plotted over the first swept dim.
-void write_html(std::ostream& os, const Report& r, const Sweep* sweep = nullptr);
+// `latency_ms` (scope name -> measured ms, from flopwise run) adds measured latency as a metric.
+void write_html(std::ostream& os, const Report& r, const Sweep* sweep = nullptr,
+                const std::map<std::string, double>* latency_ms = nullptr);
 
 // "4.09 G", "512", "1.2 M" (SI, 2 decimals); "unknown" for an unknown count.
 std::string human(const Count& c);

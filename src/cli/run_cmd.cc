@@ -296,6 +296,13 @@ json run_doc(const RunOptions& o, const Report& rep, json runtime, json sum, jso
           {"unattributed_ms", unattributed_ms}};
 }
 
+// Measured ms per scope name, for the HTML page's latency metric.
+std::map<std::string, double> latency_of(const Joined& j) {
+  std::map<std::string, double> m;
+  for (const auto& [name, t] : j.scopes) m[name] = t.ms;
+  return m;
+}
+
 json op_rows(const Joined& j) {
   std::vector<std::pair<std::string, double>> v(j.op_ms.begin(), j.op_ms.end());
   std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
@@ -577,6 +584,11 @@ int run_ort(const RunOptions& o) {
 
   std::ofstream file;
   std::ostream* os = &output_stream(o.output, file);
+  if (o.format == "html") {
+    const auto latency = latency_of(j);
+    write_html(*os, rep, nullptr, &latency);
+    return kExitOk;
+  }
   if (o.format == "json") {
     json doc = run_doc(o, rep,
                        {{"engine", "onnxruntime"}, {"profile", o.profile}, {"providers", providers}, {"runs", n_runs},
@@ -726,7 +738,10 @@ int run(const RunOptions& o) {
 
   std::ofstream file;
   std::ostream* os = &output_stream(o.output, file);
-  if (o.format == "json") {
+  if (o.format == "html") {
+    const auto latency = latency_of(j);
+    write_html(*os, rep, nullptr, &latency);
+  } else if (o.format == "json") {
     json doc = run_doc(o, rep,
                        {{"device", rt["device"]}, {"device_name", rt["device_name"]},
                         {"torch_version", rt["torch_version"]}, {"blas", rt["blas"]}, {"threads", rt["threads"]},
@@ -776,7 +791,8 @@ int run_run(int argc, char** argv) {
   app.add_option("--seed", o.seed, "seed of the random inputs");
   app.add_option("--peak-tflops", o.peak_tflops, "the device's peak: adds % of peak per scope");
   app.add_option("--timeout", o.timeout, "seconds before the run is stopped");
-  app.add_option("--format,-f", o.format, "text | json")->check(CLI::IsMember({"text", "json"}));
+  app.add_option("--format,-f", o.format, "text | json | html (the static page with measured latency per scope)")
+      ->check(CLI::IsMember({"text", "json", "html"}));
   app.add_option("--output,-o", o.output, "write the report to FILE");
   app.add_option("--trace", o.trace, "write a Chrome trace (Perfetto, chrome://tracing) of the profiled runs");
   app.add_option("--depth", o.depth, "depth of the scope table (-1: all)");

@@ -3,8 +3,12 @@
 // summary, a zoomable treemap of the scope tree sized by FLOPs, params or memory bytes, the op types as
 // bars, the detailed tree as a collapsible, sortable table, and with --sweep a log-log plot of the costs
 // over the first swept dim. The data is the JSON report's, embedded. `#selftest` in the URL makes the
-// page click its largest cell and write what it drew into <pre id="selftest"> (the browser test reads it).
+// page click its largest cell and write what it drew into <pre id="selftest"> (the browser test reads it);
+// `#selftest-latency` (and -params, ...) draws by that metric first. A run report (flopwise run --format
+// html) adds the measured latency per scope as a metric.
 #include <cmath>
+#include <cstdio>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "flopwise/report.h"
@@ -31,17 +35,26 @@ json sized(const Count& c) {
 
 json text(const Count& c) { return human(c); }
 
-json scope_json(const ScopeNode& s) {
+json scope_json(const ScopeNode& s, const std::map<std::string, double>* latency) {
   json ch = json::array();
-  for (const auto& c : s.children) ch.push_back(scope_json(*c));
-  return {{"name", s.name},
-          {"label", s.label},
-          {"cls", s.cls},
-          {"v", {{"flops", sized(s.cost.flops)}, {"params", sized(s.cost.params)}, {"macs", sized(s.cost.macs)},
-                 {"memory", sized(s.cost.memory_bytes)}}},
-          {"t", {{"flops", text(s.cost.flops)}, {"params", text(s.cost.params)}, {"macs", text(s.cost.macs)},
-                 {"memory", text(s.cost.memory_bytes)}}},
-          {"children", ch}};
+  for (const auto& c : s.children) ch.push_back(scope_json(*c, latency));
+  json j = {{"name", s.name},
+            {"label", s.label},
+            {"cls", s.cls},
+            {"v", {{"flops", sized(s.cost.flops)}, {"params", sized(s.cost.params)}, {"macs", sized(s.cost.macs)},
+                   {"memory", sized(s.cost.memory_bytes)}}},
+            {"t", {{"flops", text(s.cost.flops)}, {"params", text(s.cost.params)}, {"macs", text(s.cost.macs)},
+                   {"memory", text(s.cost.memory_bytes)}}},
+            {"children", ch}};
+  if (latency) {
+    auto it = latency->find(s.name);
+    double ms = it == latency->end() ? 0.0 : it->second;
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3f ms", ms);
+    j["v"]["latency"] = ms;
+    j["t"]["latency"] = buf;
+  }
+  return j;
 }
 
 const char* kPage = R"PAGE(<!DOCTYPE html>
@@ -102,6 +115,10 @@ if (D.symbolic) $("symnote").textContent = "Costs are formulas in the model's dy
 // Treemap (squarified).
 const palette = ["#3d6fc9","#2f9e8f","#c9733d","#8a5cc9","#c93d6f","#5c9e2f","#c9a63d","#3da6c9","#7a7f8c","#9e2f4a"];
 let zoom = D.scopes, metric = "flops";
+if (D.latency) { const o = document.createElement("option"); o.value = "latency"; o.textContent = "measured latency";
+  $("metric").append(o); }
+const st = location.hash.match(/^#selftest(?:-(\w+))?$/);
+if (st && st[1]) { metric = st[1]; $("metric").value = metric; }
 function val(s) { const v = s.v[metric]; return v === null ? 0 : v; }
 function squarify(items, x, y, w, h, out) {
   items = items.filter(it => it.value > 0);
@@ -214,7 +231,7 @@ function drawSweep() {
     (S.axes.length > 1 ? `; ${S.axes.slice(1).map(a => a + "=" + S.rows[0].point[a]).join(", ")}` : "") + `</div>`;
 }
 drawMap(); drawTree(); drawSweep();
-if (location.hash === "#selftest") {
+if (st) {
   const cells = () => [...document.querySelectorAll("#map .cell")].map(d => ({scope: d.dataset.scope,
     value: Number(d.dataset.value), area: Number(d.dataset.area)}));
   const before = cells();
@@ -223,7 +240,7 @@ if (location.hash === "#selftest") {
   let clicked = null;
   if (target) { clicked = target.dataset.scope; target.click(); }
   const after = cells();
-  $("selftest").textContent = JSON.stringify({errors, before, clicked, zoom: zoom.name, after,
+  $("selftest").textContent = JSON.stringify({errors, metric, before, clicked, zoom: zoom.name, after,
     crumbs: $("crumbs").textContent, map: {w: $("map").clientWidth, h: $("map").clientHeight}});
 }
 </script></body></html>
@@ -249,7 +266,7 @@ std::string html_escape(const std::string& s) {
 
 }  // namespace
 
-void write_html(std::ostream& os, const Report& r, const Sweep* sweep) {
+void write_html(std::ostream& os, const Report& r, const Sweep* sweep, const std::map<std::string, double>* latency_ms) {
   bool symbolic = false;
   for (const Count* c : {&r.totals.params, &r.totals.macs, &r.totals.flops, &r.totals.memory_bytes})
     symbolic = symbolic || c->symbolic();
@@ -266,7 +283,8 @@ void write_html(std::ostream& os, const Report& r, const Sweep* sweep) {
   json ops = json::array();
   for (const auto& o : r.op_types) ops.push_back({{"op", o.op}, {"count", o.count}, {"flops", sized(o.flops)}, {"text", human(o.flops)}});
   json data = {{"summary", summary}, {"symbolic", symbolic}, {"symbol_value", kSymbolValue},
-               {"scopes", scope_json(*r.scopes)}, {"ops", ops}, {"sweep", nullptr}};
+               {"scopes", scope_json(*r.scopes, latency_ms)}, {"ops", ops}, {"sweep", nullptr},
+               {"latency", latency_ms != nullptr}};
   if (sweep) {
     json rows = json::array();
     for (const auto& sr : sweep->rows) {
