@@ -146,12 +146,13 @@ void check_formulas(const std::string& path, const std::string& input, const std
 
 }  // namespace
 
-TEST_CASE("formulas in H and W equal a concrete re-analysis at every point, per node (ResNet-18, MobileNetV2)") {
+TEST_CASE("formulas in H and W equal a concrete re-analysis at every point, per node (every bundled CNN)") {
   // Odd sizes, primes, 225, tiny and very large: every strided layer's rounding is exercised.
   std::vector<std::pair<int64_t, int64_t>> points{{224, 224}, {225, 225}, {7, 7}, {1, 1}, {97, 131},
                                                   {33, 4097}, {1000, 17}, {2, 3}};
   check_formulas(fwtest::model_path("resnet18.onnx"), "input", "1x3xHxW", points);
   check_formulas(fwtest::model_path("mobilenet_v2.onnx"), "input", "1x3xHxW", points);
+  check_formulas(fwtest::model_path("resnet34.onnx"), "input", "1x3xHxW", points);
 }
 
 TEST_CASE("formulas in H and W: a UNet (max-pool down, ConvTranspose up, concatenated skips)") {
