@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <queue>
 #include <set>
 #include <string_view>
 #include <unordered_map>
@@ -428,6 +429,93 @@ class GraphImporter {
       g.values[idx].declared = type_of(vi);
       g.outputs.push_back(idx);
     }
+    // Values used before any node of this graph defined them: defined later in the file (an unsorted
+    // graph, sorted below) or never.
+    for (const auto& [name, idx] : undefined_[&g])
+      if (g.values[idx].producer < 0 && !g.values[idx].is_input && !g.values[idx].is_initializer)
+        warnings_->push_back("value '" + name + "' is used but never defined; its shape is unknown");
+      else if (g.values[idx].producer >= 0)
+        g.values[idx].is_outer = false;  // this graph's own value after all
+    undefined_.erase(&g);
+    sort_nodes(g);
+  }
+
+  // Nodes in dependency order. Files are meant to be sorted (the checker rejects others), but fp16
+  // converters and hand edits write unsorted ones that ONNX Runtime runs: sorted here, stably (nodes
+  // keep their file order where the data allows), once, with a warning. A cycle is an error naming it.
+  void sort_nodes(Graph& g) {
+    const size_t n = g.nodes.size();
+    bool sorted = true;
+    for (size_t i = 0; i < n && sorted; ++i)
+      for (int v : g.nodes[i].inputs)
+        if (v >= 0 && g.values[v].producer >= static_cast<int>(i)) sorted = false;
+    if (sorted) return;
+    std::vector<std::vector<int>> users(n);
+    std::vector<int> pending(n, 0);
+    for (size_t i = 0; i < n; ++i) {
+      std::vector<int> seen;
+      for (int v : g.nodes[i].inputs) {
+        int p = v >= 0 ? g.values[v].producer : -1;
+        if (p < 0 || std::find(seen.begin(), seen.end(), p) != seen.end()) continue;
+        seen.push_back(p);
+        users[static_cast<size_t>(p)].push_back(static_cast<int>(i));
+        ++pending[i];
+      }
+    }
+    std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
+    for (size_t i = 0; i < n; ++i)
+      if (pending[i] == 0) ready.push(static_cast<int>(i));
+    std::vector<int> order;
+    order.reserve(n);
+    while (!ready.empty()) {
+      int i = ready.top();
+      ready.pop();
+      order.push_back(i);
+      for (int u : users[static_cast<size_t>(i)])
+        if (--pending[static_cast<size_t>(u)] == 0) ready.push(u);
+    }
+    if (order.size() < n) {
+      // The nodes left wait on a cycle; those that also feed one are on it: peel off, repeatedly, the
+      // left nodes no left node uses.
+      std::vector<int> feeds(n, 0);
+      for (size_t i = 0; i < n; ++i)
+        if (pending[i] > 0)
+          for (int u : users[i]) feeds[i] += pending[static_cast<size_t>(u)] > 0;
+      std::vector<int> peel;
+      for (size_t i = 0; i < n; ++i)
+        if (pending[i] > 0 && feeds[i] == 0) peel.push_back(static_cast<int>(i));
+      while (!peel.empty()) {
+        int i = peel.back();
+        peel.pop_back();
+        pending[static_cast<size_t>(i)] = 0;
+        std::vector<int> seen;  // each producer once, as `users` counts it
+        for (int v : g.nodes[static_cast<size_t>(i)].inputs) {
+          int p = v >= 0 ? g.values[v].producer : -1;
+          if (p < 0 || std::find(seen.begin(), seen.end(), p) != seen.end()) continue;
+          seen.push_back(p);
+          if (pending[static_cast<size_t>(p)] > 0 && --feeds[static_cast<size_t>(p)] == 0) peel.push_back(p);
+        }
+      }
+      std::string names;
+      size_t on = 0;
+      for (size_t i = 0; i < n; ++i)
+        if (pending[i] > 0 && ++on <= 5) names += (on > 1 ? ", '" : "'") + g.nodes[i].name + "'";
+      throw InputError(path_ + ": the graph has a cycle: " + std::to_string(on) + " nodes wait on each other (" +
+                       names + (on > 5 ? ", ..." : "") + ")");
+    }
+    std::vector<Node> nodes;
+    nodes.reserve(n);
+    std::vector<int> new_index(n);
+    for (size_t k = 0; k < n; ++k) {
+      new_index[static_cast<size_t>(order[k])] = static_cast<int>(k);
+      nodes.push_back(std::move(g.nodes[static_cast<size_t>(order[k])]));
+    }
+    g.nodes = std::move(nodes);
+    for (auto& v : g.values)
+      if (v.producer >= 0 && static_cast<size_t>(v.producer) < n) v.producer = new_index[static_cast<size_t>(v.producer)];
+    warnings_->push_back(std::string(g.parent ? "a subgraph's" : "the graph's") +
+                         " nodes are not in topological order (the ONNX checker rejects that; ONNX Runtime runs "
+                         "it): analysed in dependency order");
   }
 
  private:
@@ -440,7 +528,7 @@ class GraphImporter {
     bool found = false;
     for (const Graph* p = g.parent; p && !found; p = p->parent) found = p->find(name) >= 0;
     if (!found && !g.parent) g.values[idx].is_outer = false;  // dangling in the main graph: stays unknown
-    if (!found) warnings_->push_back("value '" + name + "' is used but never defined; its shape is unknown");
+    if (!found) undefined_[&g].emplace_back(name, idx);        // unless a later node defines it
     return idx;
   }
 
@@ -685,6 +773,7 @@ class GraphImporter {
   std::string path_;
   std::vector<std::string>* warnings_;
   std::map<std::string, onnx::FunctionProto> functions_;
+  std::map<const Graph*, std::vector<std::pair<std::string, int>>> undefined_;  // used before defined
   std::map<std::string, std::string> class_hints_;
 };
 
