@@ -1,7 +1,9 @@
 #include <doctest/doctest.h>
 
 #include "flopwise/dim.h"
+#include "flopwise/errors.h"
 #include "flopwise/ir.h"
+#include "flopwise/pins.h"
 
 using flopwise::Dim;
 
@@ -95,4 +97,24 @@ TEST_CASE("polynomials: accumulating in place never changes a copy; fast paths e
   CHECK((zero.known && zero.v == 0));
   CHECK(!flopwise::Shape({b, Dim()}).numel_count().exact());
   CHECK(flopwise::Shape({Dim(2), Dim(3)}).numel_count().v == 6);
+}
+
+TEST_CASE("--input grammar: names with colons (tf2onnx input:0, PyTorch onnx::Flatten_0), read from the right") {
+  using flopwise::parse_input_pin;
+  auto p = parse_input_pin("onnx::Flatten_0:1x34x96");
+  CHECK(p.name == "onnx::Flatten_0");
+  CHECK(p.shape->str() == "1x34x96");
+  auto q = parse_input_pin("input:0:1x128x128x3");
+  CHECK(q.name == "input:0");
+  CHECK(q.shape->str() == "1x128x128x3");
+  auto r = parse_input_pin("input:0:1xHxW:float16");
+  CHECK(r.name == "input:0");
+  CHECK(r.shape->rank() == 3);
+  CHECK(r.dtype == flopwise::DType::Float16);
+  auto t = parse_input_pin("1x3x224x224:float32");  // inputs in order: no name
+  CHECK(t.name.empty());
+  CHECK(t.dtype == flopwise::DType::Float32);
+  CHECK(parse_input_pin("ids:batch,max_len").shape->rank() == 2);
+  CHECK_THROWS_WITH_AS(parse_input_pin("X:2x3:complex7"), doctest::Contains("unknown dtype"), flopwise::UsageError);
+  CHECK_THROWS_AS(parse_input_pin(":1x3"), flopwise::UsageError);
 }

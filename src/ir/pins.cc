@@ -94,35 +94,38 @@ int64_t parse_int(const std::string& s, const std::string& what) {
 }  // namespace
 
 InputPin parse_input_pin(const std::string& text) {
+  // [NAME:]SHAPE[:DTYPE], read from the right: the last field is a dtype when it names one, the field
+  // before it the shape, and everything before that the name, colons and all (tf2onnx's "input:0",
+  // PyTorch's "onnx::Flatten_0").
   InputPin pin;
   std::vector<std::string> parts;
-  std::stringstream ss(text);
-  for (std::string p; std::getline(ss, p, ':');) parts.push_back(p);
-  if (parts.empty() || parts.size() > 3)
-    throw UsageError("--input '" + text + "': expected NAME:SHAPE[:DTYPE]");
-  // NAME:SHAPE[:DTYPE], or SHAPE[:DTYPE] for inputs in order.
-  size_t k = 0;
-  auto looks_like_shape = [](const std::string& s) {
-    return !s.empty() && (std::isdigit((unsigned char)s[0]) || s[0] == '?' || s == "*" || s == "scalar");
-  };
-  if (!looks_like_shape(parts[0]) && parts.size() >= 2) pin.name = parts[k++];
-  if (k < parts.size()) {
-    auto s = parse_shape(parts[k]);
-    if (!s)
-      throw UsageError("--input '" + text + "': bad shape '" + parts[k] +
-                       "' (expected e.g. 1x3x224x224, 1x3xHxW, or with commas 1,3,H,W: a dim name with an 'x' in it "
-                       "needs the comma form, batch,max_len)");
-    for (const auto& d : s->dims)
-      if (d.is_known() && d.value() < 0) throw UsageError("--input '" + text + "': negative dim");
-    pin.shape = *s;
-    ++k;
+  for (size_t pos = 0;;) {
+    size_t c = text.find(':', pos);
+    parts.push_back(text.substr(pos, c == std::string::npos ? std::string::npos : c - pos));
+    if (c == std::string::npos) break;
+    pos = c + 1;
   }
-  if (k < parts.size()) {
-    pin.dtype = parse_dtype(parts[k]);
-    if (!pin.dtype) throw UsageError("--input '" + text + "': unknown dtype '" + parts[k] + "'");
-    ++k;
+  size_t end = parts.size();
+  if (end >= 2 && parse_dtype(parts.back())) {
+    pin.dtype = parse_dtype(parts.back());
+    --end;
+  } else if (end >= 2) {  // "float8", "int4": a dtype misspelt or not supported, not a shape
+    static const char* kinds[] = {"float", "int", "uint", "bfloat", "double", "half", "bool", "complex", "string"};
+    for (const char* k : kinds)
+      if (parts.back().rfind(k, 0) == 0)
+        throw UsageError("--input '" + text + "': unknown dtype '" + parts.back() + "'");
   }
-  if (k != parts.size()) throw UsageError("--input '" + text + "': expected NAME:SHAPE[:DTYPE]");
+  const std::string& shape = parts[end - 1];
+  for (size_t i = 0; i + 1 < end; ++i) pin.name += (i ? ":" : "") + parts[i];
+  if (end >= 2 && pin.name.empty()) throw UsageError("--input '" + text + "': empty input name");
+  auto s = parse_shape(shape);
+  if (!s)
+    throw UsageError("--input '" + text + "': bad shape '" + shape +
+                     "' (expected [NAME:]SHAPE[:DTYPE], e.g. input:1x3x224x224, 'input:0:1x3xHxW:float16', or with "
+                     "commas 1,3,H,W: a dim name with an 'x' in it needs the comma form, batch,max_len)");
+  for (const auto& d : s->dims)
+    if (d.is_known() && d.value() < 0) throw UsageError("--input '" + text + "': negative dim");
+  pin.shape = *s;
   return pin;
 }
 
