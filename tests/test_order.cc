@@ -107,3 +107,34 @@ TEST_CASE("unsorted graphs: a true cycle is one error naming the nodes on it, ex
   CHECK(r.err.find("cycle") != std::string::npos);
   CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
 }
+
+TEST_CASE("opset imports of domains no node uses are not warned about; a used unknown domain is") {
+  auto model = [](bool use) {
+    onnx::ModelProto m;
+    m.set_ir_version(8);
+    m.add_opset_import()->set_version(17);
+    auto* extra = m.add_opset_import();
+    extra->set_domain("com.example.custom");
+    extra->set_version(1);
+    auto* g = m.mutable_graph();
+    g->set_name("g");
+    auto* in = g->add_input();
+    in->set_name("X");
+    in->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+    in->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(4);
+    auto* n = g->add_node();
+    n->set_name("n");
+    n->set_op_type(use ? "MyOp" : "Relu");
+    if (use) n->set_domain("com.example.custom");
+    n->add_input("X");
+    n->add_output("Y");
+    g->add_output()->set_name("Y");
+    return m.SerializeAsString();
+  };
+  auto mentions = [](const flopwise::Report& r) {
+    return std::count_if(r.warnings.begin(), r.warnings.end(),
+                         [](const std::string& w) { return w.find("com.example.custom") != std::string::npos; });
+  };
+  CHECK(mentions(analyse_bytes(model(false), "unused.onnx")) == 0);
+  CHECK(mentions(analyse_bytes(model(true), "used.onnx")) == 1);
+}

@@ -860,9 +860,20 @@ Model import_buffer(const uint8_t* base, size_t size, const std::string& path, P
   }
   imp.import(parts, m.graph);
   imp.apply_class_hints(m.graph);
+  // Only a domain some node uses is worth a word: exporters and ORT's quantizer import domains they never use.
+  std::set<std::string> used;
+  std::vector<const Graph*> stack{&m.graph};
+  while (!stack.empty()) {
+    const Graph* g = stack.back();
+    stack.pop_back();
+    for (const auto& n : g->nodes) {
+      used.insert(n.domain);
+      for (const auto& sg : n.subgraphs) stack.push_back(sg.get());
+    }
+  }
   for (const auto& [dom, ver] : m.opsets)
     if (!dom.empty() && dom != "com.microsoft" && dom != "ai.onnx.ml" && dom != "ai.onnx.preview.training" &&
-        !function_domains.count(dom))
+        !function_domains.count(dom) && used.count(dom))
       m.warnings.push_back("opset domain '" + dom + "' (version " + std::to_string(ver) +
                            ") is not known to flopwise; its ops are listed as unsupported");
   return m;
