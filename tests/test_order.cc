@@ -13,6 +13,7 @@
 #include "flopwise/errors.h"
 #include "flopwise/infer.h"
 #include "flopwise/onnx_import.h"
+#include "onnx_tiny.h"
 
 namespace {
 
@@ -77,25 +78,12 @@ TEST_CASE("unsorted graphs: every bundled model with its nodes shuffled reports 
 }
 
 TEST_CASE("unsorted graphs: a true cycle is one error naming the nodes on it, exit 2") {
-  onnx::ModelProto m;
-  m.set_ir_version(8);
-  m.add_opset_import()->set_version(17);
+  onnx::ModelProto m = fwtest::tiny_model();
   auto* g = m.mutable_graph();
-  g->set_name("g");
-  auto* in = g->add_input();
-  in->set_name("X");
-  in->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
-  in->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(4);
-  auto node = [&](const char* name, const char* op, std::vector<std::string> ins, const char* out) {
-    auto* n = g->add_node();
-    n->set_name(name);
-    n->set_op_type(op);
-    for (const auto& i : ins) n->add_input(i);
-    n->add_output(out);
-  };
-  node("first", "Add", {"X", "b"}, "a");
-  node("second", "Relu", {"a"}, "b");
-  node("last", "Relu", {"a"}, "Y");
+  fwtest::tiny_input(g, "X", onnx::TensorProto::FLOAT, {"4"});
+  fwtest::tiny_node(g, "first", "Add", {"X", "b"}, {"a"});
+  fwtest::tiny_node(g, "second", "Relu", {"a"}, {"b"});
+  fwtest::tiny_node(g, "last", "Relu", {"a"}, {"Y"});
   g->add_output()->set_name("Y");
   CHECK_THROWS_WITH_AS(analyse_bytes(m.SerializeAsString(), "cycle.onnx"),
                        doctest::Contains("cycle: 2 nodes wait on each other ('first', 'second')"), flopwise::InputError);
@@ -110,24 +98,13 @@ TEST_CASE("unsorted graphs: a true cycle is one error naming the nodes on it, ex
 
 TEST_CASE("opset imports of domains no node uses are not warned about; a used unknown domain is") {
   auto model = [](bool use) {
-    onnx::ModelProto m;
-    m.set_ir_version(8);
-    m.add_opset_import()->set_version(17);
+    onnx::ModelProto m = fwtest::tiny_model();
     auto* extra = m.add_opset_import();
     extra->set_domain("com.example.custom");
     extra->set_version(1);
     auto* g = m.mutable_graph();
-    g->set_name("g");
-    auto* in = g->add_input();
-    in->set_name("X");
-    in->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
-    in->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(4);
-    auto* n = g->add_node();
-    n->set_name("n");
-    n->set_op_type(use ? "MyOp" : "Relu");
-    if (use) n->set_domain("com.example.custom");
-    n->add_input("X");
-    n->add_output("Y");
+    fwtest::tiny_input(g, "X", onnx::TensorProto::FLOAT, {"4"});
+    fwtest::tiny_node(g, "n", use ? "MyOp" : "Relu", {"X"}, {"Y"}, use ? "com.example.custom" : "");
     g->add_output()->set_name("Y");
     return m.SerializeAsString();
   };

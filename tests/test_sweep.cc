@@ -10,6 +10,7 @@
 #include "cli_util.h"
 #include "flopwise/errors.h"
 #include "flopwise/sweep.h"
+#include "onnx_tiny.h"
 
 using namespace fwtest;
 using json = nlohmann::json;
@@ -89,27 +90,16 @@ TEST_CASE("--sweep: every row equals a concrete run at that point (BERT in batch
 TEST_CASE("--sweep: a point the formulas cannot give is re-analysed, and the row says so") {
   // X[N] -> Shape -> Mod 3 -> ConstantOfShape -> Relu: N mod 3 has no formula here, so the Relu's cost is
   // unknown for a symbolic N and known once N is.
-  onnx::ModelProto m;
-  m.set_ir_version(8);
-  m.add_opset_import()->set_version(17);
+  onnx::ModelProto m = fwtest::tiny_model();
   auto* g = m.mutable_graph();
-  g->set_name("g");
-  auto* in = g->add_input();
-  in->set_name("X");
-  auto* tt = in->mutable_type()->mutable_tensor_type();
-  tt->set_elem_type(onnx::TensorProto::FLOAT);
-  tt->mutable_shape()->add_dim()->set_dim_param("N");
+  fwtest::tiny_input(g, "X", onnx::TensorProto::FLOAT, {"N"});
   auto* three = g->add_initializer();
   three->set_name("three");
   three->set_data_type(onnx::TensorProto::INT64);
   three->add_dims(1);
   three->add_int64_data(3);
   auto node = [&](const char* op, std::vector<std::string> ins, const std::string& out) {
-    auto* n = g->add_node();
-    n->set_name("/" + std::string(op));
-    n->set_op_type(op);
-    for (const auto& i : ins) n->add_input(i);
-    n->add_output(out);
+    fwtest::tiny_node(g, std::string("/") + op, op, ins, {out});
   };
   node("Shape", {"X"}, "s");
   node("Mod", {"s", "three"}, "r");

@@ -7,6 +7,7 @@
 
 #include "flopwise/diff.h"
 #include "flopwise/report.h"
+#include "../report/html_page.h"
 
 namespace flopwise {
 
@@ -32,17 +33,10 @@ json entries(const std::vector<DiffEntry>& es) {
 const char* kPage = R"PAGE(<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>flopwise diff</title>
 <style>
-body{font:14px/1.4 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0;color:#1d2330;background:#f6f7f9}
-header{background:#1d2330;color:#fff;padding:12px 20px}header h1{font-size:18px;margin:0}
-header .sub{color:#aab3c5;font-size:12px}main{padding:12px 20px}
-section{background:#fff;border:1px solid #dde1e8;border-radius:6px;margin:0 0 14px;padding:10px 14px}
-h2{font-size:15px;margin:2px 0 8px}table{border-collapse:collapse;width:100%;font-size:13px}
-th{cursor:pointer;text-align:right;background:#f0f2f6;padding:4px 8px;border-bottom:1px solid #dde1e8}
-th:first-child,td:first-child{text-align:left}td{padding:2px 8px;text-align:right;border-bottom:1px solid #f0f2f6;white-space:nowrap}
+__BASE_STYLE__
 tr.changed{background:#fff6df}tr.added{background:#e5f6e8}tr.removed{background:#fbe4e6}
 .pair{width:220px}.pair div{height:6px;margin:1px 0;border-radius:2px}.pa{background:#7a8cc9}.pb{background:#3d6fc9}
 .st{font-size:11px;padding:0 5px;border-radius:3px;background:#e8ebf1}.up{color:#b3261e}.down{color:#1e7b34}
-.note{color:#6b7385;font-size:12px}select{font:inherit}
 </style></head><body>
 <header><h1>flopwise diff</h1><div class="sub" id="sides"></div></header>
 <main>
@@ -56,17 +50,7 @@ tr.changed{background:#fff6df}tr.added{background:#e5f6e8}tr.removed{background:
 </main>
 <script id="data" type="application/json">__DATA__</script>
 <script>
-"use strict";
-const errors = [];
-window.addEventListener("error", e => errors.push(String(e.message)));
-const D = JSON.parse(document.getElementById("data").textContent);
-const $ = id => document.getElementById(id);
-function human(x) {
-  if (x === null || x === undefined) return "-";
-  const u = ["", " K", " M", " G", " T", " P", " E"]; let i = 0, v = Math.abs(x);
-  while (v >= 1000 && i < u.length - 1) { v /= 1000; i++; }
-  return (x < 0 ? "-" : "") + (i === 0 ? String(v) : v.toFixed(2)) + u[i];
-}
+__COMMON_JS__
 const signed = x => x === null || x === undefined ? "-" : (x > 0 ? "+" : "") + human(x);
 const pct = (a, b) => a ? ((b - a) / a * 100).toFixed(1) + " %" : (b ? "new" : "");
 $("sides").textContent = "A: " + D.a_path + "   B: " + D.b_path;
@@ -125,11 +109,8 @@ void write_diff_html(std::ostream& os, const Diff& d) {
   for (const auto& s : d.shape_changes) shapes.push_back({{"kind", s.kind}, {"name", s.name}, {"node", s.node}, {"a", s.a}, {"b", s.b}});
   json data = {{"a_path", d.a_path}, {"b_path", d.b_path}, {"a", figs(d.a)}, {"b", figs(d.b)}, {"delta", figs(d.delta)},
                {"scopes", entries(d.scopes)}, {"ops", entries(d.op_types)}, {"shapes", shapes}};
-  std::string payload = data.dump();
-  for (size_t at = payload.find("</"); at != std::string::npos; at = payload.find("</", at + 3)) payload.replace(at, 2, "<\\/");
-  const std::string page = kPage;
-  const size_t m = page.find("__DATA__");
-  os << page.substr(0, m) << payload << page.substr(m + 8);
+  html::write_page(os, kPage, {{"__BASE_STYLE__", html::kBaseStyle}, {"__COMMON_JS__", html::kCommonJs},
+                               {"__DATA__", html::script_json(data.dump())}});
 }
 
 }  // namespace flopwise

@@ -13,6 +13,7 @@
 
 #include "flopwise/report.h"
 #include "flopwise/sweep.h"
+#include "html_page.h"
 
 namespace flopwise {
 
@@ -60,12 +61,8 @@ json scope_json(const ScopeNode& s, const std::map<std::string, double>* latency
 const char* kPage = R"PAGE(<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>flopwise: __TITLE__</title>
 <style>
-body{font:14px/1.4 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0;color:#1d2330;background:#f6f7f9}
-header{background:#1d2330;color:#fff;padding:12px 20px}header h1{font-size:18px;margin:0}
-header .sub{color:#aab3c5;font-size:12px}main{padding:12px 20px}
-section{background:#fff;border:1px solid #dde1e8;border-radius:6px;margin:0 0 14px;padding:10px 14px}
-h2{font-size:15px;margin:2px 0 8px}.kv{display:grid;grid-template-columns:max-content 1fr;gap:2px 16px}
-.kv b{font-weight:600}.note{color:#6b7385;font-size:12px}
+__BASE_STYLE__
+.kv{display:grid;grid-template-columns:max-content 1fr;gap:2px 16px}.kv b{font-weight:600}
 #crumbs a{cursor:pointer;color:#2962c7}#crumbs span{color:#6b7385}
 #map{position:relative;height:420px;background:#eef0f4;border-radius:4px;overflow:hidden}
 .cell{position:absolute;box-sizing:border-box;border:1px solid #fff;overflow:hidden;cursor:pointer;
@@ -74,11 +71,8 @@ h2{font-size:15px;margin:2px 0 8px}.kv{display:grid;grid-template-columns:max-co
 .bar{display:grid;grid-template-columns:200px 1fr 280px;gap:8px;align-items:center;margin:2px 0}
 .bar span{white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
 .bar .b{height:14px;background:#4f7fd9;border-radius:2px}
-table{border-collapse:collapse;width:100%;font-size:13px}th{cursor:pointer;text-align:right;background:#f0f2f6;
- position:sticky;top:0;padding:4px 8px;border-bottom:1px solid #dde1e8}th:first-child,td:first-child{text-align:left}
-td{padding:2px 8px;text-align:right;border-bottom:1px solid #f0f2f6;white-space:nowrap}
-td .tog{cursor:pointer;display:inline-block;width:14px;color:#6b7385}
-select,button{font:inherit}svg text{font-size:11px;fill:#1d2330}
+th{position:sticky;top:0}td .tog{cursor:pointer;display:inline-block;width:14px;color:#6b7385}
+svg text{font-size:11px;fill:#1d2330}
 </style></head><body>
 <header><h1>flopwise: __TITLE__</h1><div class="sub">static cost report, convention '__CONV__'</div></header>
 <main>
@@ -97,17 +91,7 @@ select,button{font:inherit}svg text{font-size:11px;fill:#1d2330}
 </main>
 <script id="data" type="application/json">__DATA__</script>
 <script>
-"use strict";
-const errors = [];
-window.addEventListener("error", e => errors.push(String(e.message)));
-const D = JSON.parse(document.getElementById("data").textContent);
-const $ = id => document.getElementById(id);
-function human(x) {
-  if (x === null || x === undefined) return "unknown";
-  const u = ["", " K", " M", " G", " T", " P", " E"]; let i = 0, v = Math.abs(x);
-  while (v >= 1000 && i < u.length - 1) { v /= 1000; i++; }
-  return (x < 0 ? "-" : "") + (i === 0 ? String(v) : v.toFixed(2)) + u[i];
-}
+__COMMON_JS__
 // Summary.
 for (const [k, v] of D.summary) { const b = document.createElement("b"); b.textContent = k;
   const s = document.createElement("span"); s.textContent = v; $("summary").append(b, s); }
@@ -246,10 +230,6 @@ if (st) {
 </script></body></html>
 )PAGE";
 
-void replace_all(std::string& s, const std::string& from, const std::string& to) {
-  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) s.replace(at, from.size(), to);
-}
-
 std::string html_escape(const std::string& s) {
   std::string out;
   for (char c : s) {
@@ -295,24 +275,12 @@ void write_html(std::ostream& os, const Report& r, const Sweep* sweep, const std
     }
     data["sweep"] = {{"axes", sweep->names}, {"rows", rows}};
   }
-  std::string payload = data.dump();
-  replace_all(payload, "</", "<\\/");  // the data cannot close its <script> element
-  const std::string title = html_escape(r.path.substr(r.path.find_last_of('/') + 1)), conv = html_escape(r.convention);
-  // The template's markers are substituted in one pass over the template, so text put in (a node named
-  // "__TITLE__") is never substituted again.
-  const std::string page = kPage;
-  for (size_t at = 0; at < page.size();) {
-    size_t m = page.find("__", at);
-    if (m == std::string::npos) {
-      os << page.substr(at);
-      break;
-    }
-    os << page.substr(at, m - at);
-    if (page.compare(m, 9, "__TITLE__") == 0) os << title, at = m + 9;
-    else if (page.compare(m, 8, "__CONV__") == 0) os << conv, at = m + 8;
-    else if (page.compare(m, 8, "__DATA__") == 0) os << payload, at = m + 8;
-    else os << "__", at = m + 2;
-  }
+  html::write_page(os, kPage,
+                   {{"__BASE_STYLE__", html::kBaseStyle},
+                    {"__COMMON_JS__", html::kCommonJs},
+                    {"__TITLE__", html_escape(r.path.substr(r.path.find_last_of('/') + 1))},
+                    {"__CONV__", html_escape(r.convention)},
+                    {"__DATA__", html::script_json(data.dump())}});
 }
 
 }  // namespace flopwise
