@@ -208,7 +208,8 @@ int main(int argc, char** argv) {
       "Also:\n  flopwise diff A B [options]             compare two models or saved JSON reports (diff "
       "--help)\n"
       "  flopwise check MODEL --budget FILE.toml  gate CI on budgets (check --help)\n"
-      "  flopwise run MODEL.pt [options]          measure latency per module scope (run --help)\n"
+      "  flopwise run MODEL.pt [options]          measure latency per module scope (run --help);\n"
+      "  flopwise run MODEL.onnx --profile P.json  the same from an ONNX Runtime profile\n"
       "Exit codes: 0 done, 1 a budget failed (check), 2 bad input or usage, 3 --strict and something not "
       "counted, 4 runtime harness not built (run), 5 the run failed (run), 6 --verify found a shape "
       "disagreement (run).");

@@ -124,8 +124,8 @@ std::string signed_count(const ojson& v) {
 }  // namespace
 
 bool is_run_report(const std::string& path) {
-  // The schema key may come anywhere in the object: scan the file (run reports are small; a static
-  // report scanned here is read once more by its own reader anyway).
+  // The schema key may come anywhere in the object (run reports sort their keys): scan until either
+  // schema shows (a static report writes its own first).
   std::ifstream f(path, std::ios::binary);
   if (!f) return false;
   const std::string needle = "\"flopwise.run/1\"";
@@ -142,6 +142,7 @@ bool is_run_report(const std::string& path) {
         }
     if (first && first != '{') return false;
     if (chunk.find(needle) != std::string::npos) return true;
+    if (chunk.find("\"flopwise.report/1\"") != std::string::npos) return false;  // a static report: stop here
     carry = chunk.size() > needle.size() ? chunk.substr(chunk.size() - needle.size()) : chunk;
   }
   return false;
