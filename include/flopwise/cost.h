@@ -68,6 +68,9 @@ struct Report {
 // every dim at 1000 (the leading term dominates), an unknown one last.
 int64_t rank_value(const Count& c);
 
+// A node's op type as reports key it: "Conv", or "domain::Op" outside the default domain.
+std::string op_key(const Node& n);
+
 // Costs every node of an inferred model and rolls them up. `infer` is the shape pass's result
 // (its warnings and unsupported ops are carried into the report).
 // `conv`: the counting convention of the FLOPs (flopwise/convention.h); MACs, params and bytes have none.

@@ -42,6 +42,8 @@ void Totals::add_subtotal(const Totals& c) {
   uncounted += c.uncounted;
 }
 
+std::string op_key(const Node& n) { return n.domain.empty() ? n.op : n.domain + "::" + n.op; }
+
 int64_t rank_value(const Count& c) {
   if (c.known) return c.v;
   if (!c.symbolic()) return -1;
@@ -59,8 +61,6 @@ int64_t rank_value(const Count& c) {
 bool Report::has_unknown_cost() const { return totals.uncounted > 0 || !unsupported.empty(); }
 
 namespace {
-
-std::string op_key(const Node& n) { return n.domain.empty() ? n.op : n.domain + "::" + n.op; }
 
 // Hash-consing of symbolic counts: equal polynomials share one representation. A model's repeated
 // layers give their nodes (and scopes) the same symbolic costs, so a report of an 80-layer decoder with

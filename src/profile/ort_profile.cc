@@ -199,8 +199,6 @@ std::map<std::string, std::vector<int64_t>> profile_input_shapes(const Model& mo
 
 namespace {
 
-std::string op_key(const Node& n) { return n.domain.empty() ? n.op : n.domain + "::" + n.op; }
-
 std::string shape_text(const std::vector<int64_t>& d) {
   std::string s = "[";
   for (size_t i = 0; i < d.size(); ++i) s += (i ? "," : "") + std::to_string(d[i]);
@@ -355,17 +353,12 @@ ProfileAttribution attribute_profile(const Model& model, const Report& report, c
     if (seed[k] >= 0) continue;
     // The mapped kernels around it on the data path (not a constant's: an Identity of a weight runs as a
     // kernel of its own at level "disabled", between any two others).
-    int prev = -1, next = -1;
-    for (size_t j = k; j-- > 0;)
-      if (seed[j] >= 0 && runtime[static_cast<size_t>(seed[j])]) {
-        prev = seed[j];
-        break;
-      }
-    for (size_t j = k + 1; j < n_kernels; ++j)
-      if (seed[j] >= 0 && runtime[static_cast<size_t>(seed[j])]) {
-        next = seed[j];
-        break;
-      }
+    auto neighbour = [&](int step) {
+      for (long j = static_cast<long>(k) + step; j >= 0 && j < static_cast<long>(n_kernels); j += step)
+        if (int s = seed[static_cast<size_t>(j)]; s >= 0 && runtime[static_cast<size_t>(s)]) return s;
+      return -1;
+    };
+    const int prev = neighbour(-1), next = neighbour(+1);
     // Free nodes reachable forward from `prev`'s node through free nodes, and backward from `next`'s.
     std::set<int> fwd, bwd;
     std::vector<int> stack;
