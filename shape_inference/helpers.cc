@@ -1,6 +1,7 @@
 #include "helpers.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace flopwise {
 
@@ -131,30 +132,74 @@ int64_t product(const std::vector<int64_t>& v) {
   return p;
 }
 
+std::optional<std::vector<Dim>> exact_ints(const ConstData& d) {
+  if (!d.is_float) return d.ints;
+  std::vector<Dim> out;
+  out.reserve(d.floats.size());
+  for (double f : d.floats) {
+    if (!(std::fabs(f) <= 9007199254740992.0) || std::floor(f) != f) return std::nullopt;  // NaN fails too
+    out.push_back(Dim(static_cast<int64_t>(f)));
+  }
+  return out;
+}
+
+ConstData float_valued(std::vector<Dim> ints) {
+  ConstData r;
+  bool all_known = true;
+  for (const auto& x : ints) all_known = all_known && x.is_known();
+  if (!all_known) {
+    r.ints = std::move(ints);
+    return r;
+  }
+  r.is_float = true;
+  for (const auto& x : ints) r.floats.push_back(static_cast<double>(x.value()));
+  return r;
+}
+
 void fold_elementwise(InferContext& ctx, const std::function<Dim(const std::vector<Dim>&)>& fi,
-                      const std::function<double(const std::vector<double>&)>& ff) {
+                      const std::function<double(const std::vector<double>&)>& ff,
+                      const std::function<Dim(const std::vector<Dim>&)>& fi_float) {
   Value* out = ctx.output(0);
   if (!out) return;
   auto od = known_dims(out->shape);
   if (!od || product(*od) > kMaxConstElements) return;
   std::vector<const ConstData*> ins;
   std::vector<std::vector<int64_t>> in_dims;
-  bool any_float = false;
+  bool any_float = false, any_symbolic = false;
   for (size_t i = 0; i < ctx.num_inputs(); ++i) {
     if (!ctx.has_input(i)) continue;
     const ConstData* d = ctx.in_data(i);
     auto dims = known_dims(ctx.in_shape(i));
     if (!d || !dims || static_cast<int64_t>(d->size()) != product(*dims)) return;
     any_float = any_float || d->is_float;
+    if (!d->is_float)
+      for (const auto& x : d->ints) any_symbolic = any_symbolic || !x.is_known();
     ins.push_back(d);
     in_dims.push_back(*dims);
   }
   if (ins.empty()) return;
-  if (any_float ? !ff : !fi) return;
+  // Float shape arithmetic over symbolic sizes (arange(seq) in float, a size cast to float and back):
+  // exact integers go the integer way, on a float output with exact (not floor) semantics.
+  const bool float_out = is_float(out->dtype);
+  std::vector<ConstData> converted;
+  if (any_symbolic && any_float) {
+    converted.reserve(ins.size());
+    for (auto& d : ins) {
+      auto xs = exact_ints(*d);
+      if (!xs) return;
+      ConstData c;
+      c.ints = std::move(*xs);
+      converted.push_back(std::move(c));
+    }
+    for (size_t k = 0; k < ins.size(); ++k) ins[k] = &converted[k];
+    any_float = false;
+  }
+  const auto& fint = (float_out && fi_float) ? fi_float : fi;
+  if (any_float ? !ff : !fint) return;
   const int64_t n = product(*od);
   const size_t r = od->size();
   ConstData res;
-  res.is_float = any_float && is_float(out->dtype);
+  res.is_float = any_float && float_out;
   std::vector<int64_t> idx(r, 0);
   for (int64_t e = 0; e < n; ++e) {
     std::vector<Dim> ai;
@@ -179,16 +224,19 @@ void fold_elementwise(InferContext& ctx, const std::function<Dim(const std::vect
       double v = ff(af);
       if (res.is_float)
         res.floats.push_back(v);
-      else
+      else if (std::fabs(v) < 9e18)
         res.ints.push_back(Dim(static_cast<int64_t>(v)));
+      else
+        res.ints.push_back(Dim());
     } else {
-      res.ints.push_back(fi(ai));
+      res.ints.push_back(fint(ai));
     }
     for (size_t j = r; j-- > 0;) {
       if (++idx[j] < (*od)[j]) break;
       idx[j] = 0;
     }
   }
+  if (!res.is_float && float_out) res = float_valued(std::move(res.ints));
   ctx.set_output_data(0, std::move(res));
 }
 

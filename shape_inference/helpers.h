@@ -43,8 +43,17 @@ Dim same_out_dim(const Dim& in, int64_t stride);
 // Element i of known integer contents under broadcasting to `out` elements (row-major), or nullopt.
 // Folds an elementwise op over inputs whose contents are all known and small; sets output 0's data.
 // `fi` handles integer (Dim) contents, `ff` float contents; either may be empty (no folding).
+// Float contents that are exact integers (a size cast to float: symbolic, or known) go the integer way when
+// some element is symbolic; `fi_float`, when given, replaces `fi` there (a float Div is exact, not floor).
 void fold_elementwise(InferContext& ctx, const std::function<Dim(const std::vector<Dim>&)>& fi,
-                      const std::function<double(const std::vector<double>&)>& ff);
+                      const std::function<double(const std::vector<double>&)>& ff,
+                      const std::function<Dim(const std::vector<Dim>&)>& fi_float = nullptr);
+// Contents as exact integers: integer contents as they are; float contents when every element is an
+// integer within 2^53. nullopt otherwise.
+std::optional<std::vector<Dim>> exact_ints(const ConstData& d);
+// Integer-valued contents of a float value, in the form the rest of the pass reads: doubles when every
+// element is known, exact Dims (is_float false) when some are symbolic.
+ConstData float_valued(std::vector<Dim> ints);
 // Row-major strides / element count for a fully known shape.
 std::optional<std::vector<int64_t>> known_dims(const Shape& s);
 int64_t product(const std::vector<int64_t>& v);  // no overflow check: for small const tensors only

@@ -1,6 +1,7 @@
 #include "pass.h"
 
 #include <algorithm>
+#include <set>
 
 #include "flopwise/errors.h"
 #include "flopwise/ops.h"
@@ -104,19 +105,67 @@ static std::string op_key(const Node& n) {
   return n.domain.empty() || n.domain == "ai.onnx" ? n.op : n.domain + "::" + n.op;
 }
 
-// Fills dims that inference left unknown from what the model declares; never overrides.
-static void fill_from_declared(Value& v) {
+// The symbols of the model's inputs (the top graph's): the only names a declared shape may bring in.
+static std::set<std::string> input_symbols(const Graph& g) {
+  const Graph* top = &g;
+  while (top->parent) top = top->parent;
+  std::set<std::string> syms;
+  for (int i : top->inputs)
+    for (const auto& d : top->values[static_cast<size_t>(i)].shape.dims)
+      for (auto& s : d.symbols()) syms.insert(std::move(s));
+  return syms;
+}
+
+static bool only_symbols_of(const Dim& d, const std::set<std::string>& syms) {
+  for (const auto& s : d.symbols())
+    if (!syms.count(s)) return false;
+  return true;
+}
+
+// A declared type is a hint: it fills what inference left unknown, with known dims and expressions of the
+// input dims only (an exporter's placeholder `unk__12` never becomes a symbol). A declared name that is no
+// input dim, where inference proved an expression (`past_plus_seq` where it found `past + seq`), becomes an
+// alias. A declared dim that contradicts a proved one is a conflict: the inferred dim is kept.
+static void fill_from_declared(Value& v, const std::set<std::string>& syms, InferResult& res) {
   if (!v.declared) return;
   const auto& [dt, ds] = *v.declared;
   if (v.dtype == DType::Undefined) v.dtype = dt;
   if (!ds.rank_known) return;
-  if (!v.shape.rank_known) {
-    v.shape = ds;
+  if (!v.shape.rank_known) v.shape = Shape::unknown_of_rank(ds.rank());
+  if (v.shape.rank() != ds.rank()) {
+    res.declared_conflicts.push_back(v.name);
     return;
   }
-  if (v.shape.rank() != ds.rank()) return;
-  for (size_t i = 0; i < ds.rank(); ++i)
-    if (v.shape.dims[i].is_unknown()) v.shape.dims[i] = ds.dims[i];
+  bool conflict = false;
+  for (size_t i = 0; i < ds.rank(); ++i) {
+    const Dim& want = ds.dims[i];
+    Dim& have = v.shape.dims[i];
+    if (want.is_unknown()) continue;
+    const bool foreign = want.is_symbolic() && !only_symbols_of(want, syms);
+    if (have.is_unknown()) {
+      if (!foreign) have = want;
+      continue;
+    }
+    if (have.same_as(want)) continue;
+    if (!foreign) {
+      conflict = true;
+      continue;
+    }
+    // A name of the model's own: an alias of what inference proved when that is an expression of the
+    // input dims; a placeholder with a known value is nothing to show.
+    const auto& t = want.terms();
+    if (!have.is_symbolic() || t.size() != 1 || t[0].second != 1 || t[0].first.size() != 1) continue;
+    const std::string& name = t[0].first[0];
+    if (name.rfind("unk__", 0) == 0) continue;  // tf2onnx's and converters' placeholders: nothing to name
+    bool seen = false;
+    for (auto& a : res.aliases)
+      if (a.name == name) {
+        seen = true;
+        if (!a.value.same_as(have)) conflict = true;
+      }
+    if (!seen) res.aliases.push_back(DimAlias{name, have, v.name});
+  }
+  if (conflict) res.declared_conflicts.push_back(v.name);
 }
 
 static void bind_outer(Graph& g) {
@@ -136,6 +185,7 @@ static void bind_outer(Graph& g) {
 
 static void infer_range(Graph& g, size_t first, size_t last, InferResult& res) {
   const OpRegistry& reg = OpRegistry::instance();
+  const std::set<std::string> syms = input_symbols(g);
   for (size_t k = first; k < last && k < g.nodes.size(); ++k) {
     Node& node = g.nodes[k];
     const OpRecord* rec = reg.find(node.domain, node.op, node.opset);
@@ -151,7 +201,7 @@ static void infer_range(Graph& g, size_t first, size_t last, InferResult& res) {
       }
     }
     for (int o : node.outputs)
-      if (o >= 0) fill_from_declared(g.values[o]);
+      if (o >= 0) fill_from_declared(g.values[o], syms, res);
   }
 }
 
@@ -181,12 +231,55 @@ static void link_parents(Graph& g) {
     }
 }
 
+// Small initializers whose contents live in external data (a graph-only copy saved with size_threshold=0),
+// read by a node whose outputs stayed unknown: their values were needed (a Reshape target, Resize sizes).
+static void warn_external_values(const Graph& g, InferResult& res) {
+  std::string list;
+  size_t count = 0;
+  std::vector<bool> listed(g.values.size(), false);
+  for (const Node& n : g.nodes) {
+    bool unknown_out = false;
+    for (int o : n.outputs) {
+      if (o < 0) continue;
+      const Shape& s = g.values[static_cast<size_t>(o)].shape;
+      unknown_out = unknown_out || !s.rank_known;
+      for (const auto& d : s.dims) unknown_out = unknown_out || d.is_unknown();
+    }
+    if (!unknown_out) continue;
+    for (int i : n.inputs) {
+      if (i < 0 || listed[static_cast<size_t>(i)]) continue;
+      const Value& v = g.values[static_cast<size_t>(i)];
+      if (!v.external || v.data) continue;
+      const Count numel = v.shape.numel_count();
+      const bool value_like = is_integer(v.dtype) || n.op == "Resize" || n.op == "Upsample";
+      if (!numel.known || numel.v > kMaxConstElements || !value_like) continue;
+      listed[static_cast<size_t>(i)] = true;
+      if (++count <= 5) list += (list.empty() ? "'" : ", '") + v.name + "' (read by '" + n.name + "')";
+    }
+  }
+  if (!count) return;
+  if (count > 5) list += " and " + std::to_string(count - 5) + " more";
+  res.warnings.push_back("shapes depend on the values of " + std::to_string(count) +
+                         " initializer(s) stored in the external-data file, which flopwise never reads: " + list +
+                         "; supply them with --value NAME=V,V,...");
+}
+
 InferResult infer_shapes(Model& model) {
   Graph& g = model.graph;
   link_parents(g);
   InferResult res;
   for (int i : g.inputs) check_input_dims(g.values[i]);
   infer_graph(g, res);
+  warn_external_values(g, res);
+  if (!res.declared_conflicts.empty()) {
+    std::string names;
+    const size_t shown = std::min<size_t>(res.declared_conflicts.size(), 3);
+    for (size_t i = 0; i < shown; ++i) names += (i ? ", '" : "'") + res.declared_conflicts[i] + "'";
+    if (res.declared_conflicts.size() > shown)
+      names += " and " + std::to_string(res.declared_conflicts.size() - shown) + " more";
+    res.warnings.push_back("declared shapes disagree with the inferred ones for " + names +
+                           ": the inferred shapes are kept (see --format json nodes)");
+  }
   return res;
 }
 

@@ -36,7 +36,9 @@ bool same(const flopwise::Totals& a, const flopwise::Totals& b) {
 }  // namespace
 
 TEST_CASE("unsorted graphs: every bundled model with its nodes shuffled reports what the original does") {
-  for (const char* name : {"resnet18.onnx", "resnet34.onnx", "mobilenet_v2.onnx", "bert.onnx", "bert6.onnx", "gpt2.onnx"}) {
+  for (const char* name : {"resnet18.onnx", "resnet34.onnx", "mobilenet_v2.onnx", "bert.onnx", "bert6.onnx", "gpt2.onnx",
+                           "shipped/llama_mha.onnx", "shipped/llama_gqa.onnx", "shipped/constant_weights.onnx",
+                           "shipped/dynamic_quant.onnx", "shipped/qdq.onnx"}) {
     CAPTURE(name);
     std::string path = fwtest::model_path(name), bytes = fwtest::slurp(path);
     onnx::ModelProto m;
@@ -48,6 +50,12 @@ TEST_CASE("unsorted graphs: every bundled model with its nodes shuffled reports 
     flopwise::Report a = analyse_bytes(bytes, path), b = analyse_bytes(m.SerializeAsString(), path);
     // The same figures everywhere; the order of nodes in the report is the dependency order found.
     CHECK(same(a.totals, b.totals));
+    REQUIRE(a.by_dtype.size() == b.by_dtype.size());
+    for (size_t i = 0; i < a.by_dtype.size(); ++i) {
+      CHECK(a.by_dtype[i].dtype == b.by_dtype[i].dtype);
+      CHECK(a.by_dtype[i].params == b.by_dtype[i].params);
+      CHECK(a.by_dtype[i].macs == b.by_dtype[i].macs);
+    }
     REQUIRE(a.nodes.size() == b.nodes.size());
     std::map<std::string, const flopwise::NodeReport*> by_name;
     for (const auto& n : a.nodes) by_name[n.name] = &n;

@@ -31,6 +31,23 @@ struct NodeReport {
   std::vector<std::pair<std::string, Shape>> outputs;
   Totals cost;
   bool supported = true;  // has a cost function
+  // The element type its MACs run in (Undefined without MACs): the operands' float type, or an 8-bit integer
+  // type for integer kernels (ConvInteger, QLinearMatMul) and for products of dequantised 8-bit operands
+  // (a QDQ model's MatMul), which a quantising runtime runs in int8. UInt8 and Int8 both read as Int8.
+  DType mac_dtype = DType::Undefined;
+  uint32_t param_dtypes = 0;  // bit t set: it holds params of DType t (a mixed node has several)
+};
+
+// Params stored inside one control-flow body of a node (an If's then_branch, a Loop's body).
+struct BranchParams {
+  std::string node, branch;
+  Count params;
+};
+
+// Params, the bytes they take, and MACs, of one element type (Report::by_dtype).
+struct DtypeCounts {
+  DType dtype = DType::Undefined;
+  Count params, weight_bytes, macs;
 };
 
 struct ScopeNode {
@@ -61,6 +78,11 @@ struct Report {
   std::map<std::string, std::vector<std::string>> unsupported;  // op -> node names
   std::vector<std::string> warnings;
   std::vector<Assumption> assumptions;  // the formulas hold where these do (flopwise/infer.h)
+  std::vector<DimAlias> aliases;        // declared dim names equal to expressions of the input dims
+  // Params and weight bytes by the type they are stored in, MACs by the type they run in (NodeReport::
+  // mac_dtype); one entry per type present, in DType order. Their params and MACs sum to the totals.
+  std::vector<DtypeCounts> by_dtype;
+  std::vector<BranchParams> branch_params;  // params counted inside control-flow bodies, by node and body
   bool has_unknown_cost() const;
 };
 

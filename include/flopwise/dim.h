@@ -66,6 +66,10 @@ class Dim {
   static Dim mod(const Dim& a, const Dim& b);
   static Dim min(const Dim& a, const Dim& b);
   static Dim max(const Dim& a, const Dim& b);
+  // Sign facts, for every non-negative value of the symbols (they are sizes): provably >= 0, and the
+  // order of two dims (-1: a < b, 0: equal, 1: a > b) where it is provable, nullopt where it is not.
+  bool provably_nonneg() const;
+  static std::optional<int> compare(const Dim& a, const Dim& b);
 
   // Substitutes known values for symbols (e.g. --dim batch=8).
   Dim substitute(const std::vector<std::pair<std::string, int64_t>>& bindings) const;
@@ -133,6 +137,7 @@ struct Count {
   friend Count operator-(const Count& a, const Count& b);
   friend Count operator*(const Count& a, const Count& b);
   bool operator==(const Count& o) const { return known == o.known && (known ? v == o.v : sym == o.sym); }
+  bool operator!=(const Count& o) const { return !(*this == o); }
 };
 
 }  // namespace flopwise

@@ -22,9 +22,21 @@ struct Assumption {
   std::string text() const { return lhs.str() + " <= " + rhs.str(); }
 };
 
+// A dim name the model declares on a value (value_info, a graph output: `past_plus_seq`) that inference
+// proved equal to an expression of the input dims (`past + seq`). Either name can be bound with --dim.
+struct DimAlias {
+  std::string name;
+  Dim value;
+  std::string where;  // the first value declaring it
+  std::string text() const { return name + " = " + value.str(); }
+};
+
 struct InferResult {
   std::vector<std::string> warnings;
   std::vector<Assumption> assumptions;
+  std::vector<DimAlias> aliases;  // in the order first met
+  // Declared shapes that disagree with what inference proved (the inferred one is kept): value names.
+  std::vector<std::string> declared_conflicts;
   // Ops with no shape function: op type ("domain::Op" outside the default domain) -> node names.
   std::map<std::string, std::vector<std::string>> unsupported;
 };

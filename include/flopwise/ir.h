@@ -123,6 +123,7 @@ struct Value {
   bool is_input = false;        // a graph input (not an initializer)
   bool is_outer = false;        // a subgraph's reference to a value of an enclosing graph
   bool synthetic = false;       // made by an importer (an attribute turned into an input): no bytes
+  bool external = false;        // an initializer whose contents live in an external-data file (never read)
   int producer = -1;            // index of the producing node, -1 for inputs/initializers
   // Type the model itself declares (ONNX value_info / graph outputs). Never copied over an inferred
   // shape: it only fills dims that inference left unknown, e.g. after an unsupported op.

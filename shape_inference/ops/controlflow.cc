@@ -118,9 +118,14 @@ OpCost cost_if(const CostContext& c) {
   if (!c.subgraph_cost || !then_g || !else_g) return cost_unknown(c);
   auto cond = scalar_int(node_input(c.graph, c.node, 0));
   if (cond) return c.subgraph_cost(*cond ? *then_g : *else_g);
+  // Not known which runs: the costlier branch, decided for every value of the symbols where that is
+  // provable (sizes are >= 0), else each count the max of the two (an exact atom).
   OpCost a = c.subgraph_cost(*then_g), b = c.subgraph_cost(*else_g);
-  if (!a.flops.known || !b.flops.known) return OpCost{Count::unknown(), Count::unknown()};
-  return a.flops.v >= b.flops.v ? a : b;
+  if (!a.flops.exact() || !b.flops.exact() || !a.macs.exact() || !b.macs.exact())
+    return OpCost{Count::unknown(), Count::unknown()};
+  if (auto o = Dim::compare(a.flops.as_dim(), b.flops.as_dim())) return *o >= 0 ? a : b;
+  return OpCost{Count::of(Dim::max(a.macs.as_dim(), b.macs.as_dim())),
+                Count::of(Dim::max(a.flops.as_dim(), b.flops.as_dim()))};
 }
 
 // ---- Loop ----

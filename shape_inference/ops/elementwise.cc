@@ -30,11 +30,33 @@ void infer_relu(InferContext& c) {
       c, [](const Dim& d) { return d.is_known() ? Dim(d.value() < 0 ? 0 : d.value()) : Dim(); },
       [](double x) { return x < 0 ? 0.0 : x; });
 }
+// Floor/Ceil of a float Div of exact integers (floor(seq / 2.0), a size computed in float): the float Div
+// keeps only exact quotients, so a scalar Floor/Ceil looks through it to floor_div/ceil_div of its operands.
+void fold_rounded_quotient(InferContext& c, bool ceil) {
+  const Value* x = c.input(0);
+  Value* out = c.output(0);
+  if (!x || !out || (out->data && !out->data->is_float && out->data->ints.size() == 1 &&
+                     !out->data->ints[0].is_unknown()))
+    return;
+  if (x->producer < 0 || !x->shape.rank_known || x->shape.rank() > 1) return;
+  const Node& div = c.graph().nodes[static_cast<size_t>(x->producer)];
+  if (div.op != "Div" || div.inputs.size() != 2 || div.inputs[0] < 0 || div.inputs[1] < 0) return;
+  const Value& a = c.graph().values[static_cast<size_t>(div.inputs[0])];
+  const Value& b = c.graph().values[static_cast<size_t>(div.inputs[1])];
+  if (!a.data || !b.data || a.data->size() != 1 || b.data->size() != 1) return;
+  auto ia = exact_ints(*a.data), ib = exact_ints(*b.data);
+  if (!ia || !ib) return;
+  Dim q = ceil ? Dim::ceil_div((*ia)[0], (*ib)[0]) : Dim::floor_div((*ia)[0], (*ib)[0]);
+  if (q.is_unknown()) return;
+  c.set_output_data(0, is_float(out->dtype) ? float_valued({q}) : ConstData{{q}, {}, false});
+}
 void infer_ceil(InferContext& c) {
   infer_fold_unary(c, int_identity, [](double x) { return std::ceil(x); });
+  fold_rounded_quotient(c, true);
 }
 void infer_floor(InferContext& c) {
   infer_fold_unary(c, int_identity, [](double x) { return std::floor(x); });
+  fold_rounded_quotient(c, false);
 }
 void infer_round(InferContext& c) {
   infer_fold_unary(c, int_identity, [](double x) { return std::nearbyint(x); });
@@ -80,11 +102,19 @@ void infer_to_bool(InferContext& c) {  // comparisons and logic: broadcast, bool
 FW_BINARY_FOLD(infer_add, a[0] + a[1], a[0] + a[1])
 FW_BINARY_FOLD(infer_sub, a[0] - a[1], a[0] - a[1])
 FW_BINARY_FOLD(infer_mul, a[0] * a[1], a[0] * a[1])
-// Integer Div truncates toward zero in ONNX; floor_div equals it for non-negative shape values.
-FW_BINARY_FOLD(infer_div,
-               (a[0].is_known() && a[1].is_known() && a[1].value() != 0) ? Dim(a[0].value() / a[1].value())
-                                                                         : a[0] / a[1],
-               a[0] / a[1])
+// Integer Div truncates toward zero in ONNX; floor_div equals it for non-negative shape values. A float
+// Div of exact integers (sizes cast to float) stays exact only where the quotient is.
+void infer_div(InferContext& c) {
+  infer_broadcast(c);
+  fold_elementwise(
+      c,
+      [](const std::vector<Dim>& a) -> Dim {
+        return (a[0].is_known() && a[1].is_known() && a[1].value() != 0) ? Dim(a[0].value() / a[1].value())
+                                                                         : a[0] / a[1];
+      },
+      [](const std::vector<double>& a) -> double { return a[0] / a[1]; },
+      [](const std::vector<Dim>& a) -> Dim { return a[0] / a[1]; });
+}
 FW_BINARY_FOLD(infer_mod, Dim::mod(a[0], a[1]), std::fmod(a[0], a[1]))
 #undef FW_BINARY_FOLD
 
@@ -128,9 +158,8 @@ void infer_equal(InferContext& c) {
   fold_elementwise(
       c,
       [](const std::vector<Dim>& a) {
-        if (a[0].same_as(a[1])) return Dim(1);
-        if (a[0].is_known() && a[1].is_known()) return Dim(0);
-        return Dim();
+        auto o = Dim::compare(a[0], a[1]);  // sizes are >= 0: seq == -1 is false
+        return o ? Dim(*o == 0 ? 1 : 0) : Dim();
       },
       [](const std::vector<double>& a) { return a[0] == a[1] ? 1.0 : 0.0; });
 }
@@ -139,7 +168,8 @@ void infer_less(InferContext& c) {
   fold_elementwise(
       c,
       [](const std::vector<Dim>& a) {
-        return a[0].is_known() && a[1].is_known() ? Dim(a[0].value() < a[1].value() ? 1 : 0) : Dim();
+        auto o = Dim::compare(a[0], a[1]);
+        return o ? Dim(*o < 0 ? 1 : 0) : Dim();
       },
       [](const std::vector<double>& a) { return a[0] < a[1] ? 1.0 : 0.0; });
 }
@@ -148,7 +178,8 @@ void infer_greater(InferContext& c) {
   fold_elementwise(
       c,
       [](const std::vector<Dim>& a) {
-        return a[0].is_known() && a[1].is_known() ? Dim(a[0].value() > a[1].value() ? 1 : 0) : Dim();
+        auto o = Dim::compare(a[0], a[1]);
+        return o ? Dim(*o > 0 ? 1 : 0) : Dim();
       },
       [](const std::vector<double>& a) { return a[0] > a[1] ? 1.0 : 0.0; });
 }
@@ -178,19 +209,13 @@ void infer_cast(InferContext& c) {
   if (!d) return;
   ConstData out;
   if (is_float(to)) {
-    out.is_float = true;
-    if (d->is_float) {
-      out.floats = d->floats;
-    } else {
-      for (const auto& x : d->ints) {
-        if (!x.is_known()) return;
-        out.floats.push_back(static_cast<double>(x.value()));
-      }
-    }
+    // A size cast to float keeps its exact (maybe symbolic) value: float shape arithmetic follows.
+    out = d->is_float ? *d : float_valued(d->ints);
   } else if (is_integer(to)) {
     if (d->is_float) {
       for (double f : d->floats)
-        out.ints.push_back(Dim(to == DType::Bool ? (f != 0) : static_cast<int64_t>(f)));
+        out.ints.push_back(to == DType::Bool ? Dim(f != 0)
+                                             : (std::fabs(f) < 9e18 ? Dim(static_cast<int64_t>(f)) : Dim()));
     } else {
       out.ints = d->ints;
       if (to == DType::Bool)

@@ -121,7 +121,11 @@ RangeDecoded decode_range(const InferContext& c) {
   const ConstData* dl = c.in_data(1);
   const ConstData* dd = c.in_data(2);
   if (!ds || !dl || !dd || ds->size() != 1 || dl->size() != 1 || dd->size() != 1) return r;
-  if (ds->is_float || dl->is_float || dd->is_float) {
+  const bool some_float = ds->is_float || dl->is_float || dd->is_float;
+  const bool some_symbolic = (!ds->is_float && !ds->ints[0].is_known()) ||
+                             (!dl->is_float && !dl->ints[0].is_known()) ||
+                             (!dd->is_float && !dd->ints[0].is_known());
+  if (some_float && !some_symbolic) {
     auto s = c.in_floats(0), l = c.in_floats(1), d = c.in_floats(2);
     if (!s || !l || !d || (*d)[0] == 0) return r;
     double len = std::ceil(((*l)[0] - (*s)[0]) / (*d)[0]);
@@ -131,9 +135,12 @@ RangeDecoded decode_range(const InferContext& c) {
     r.f = {(*s)[0], (*l)[0], (*d)[0]};
     return r;
   }
-  r.start = ds->ints[0];
-  r.delta = dd->ints[0];
-  const Dim& limit = dl->ints[0];
+  // Integers, or a float range over exact integers of which some are symbolic (arange(seq) in float).
+  auto is = exact_ints(*ds), il = exact_ints(*dl), id = exact_ints(*dd);
+  if (!is || !il || !id) return r;
+  r.start = (*is)[0];
+  r.delta = (*id)[0];
+  const Dim limit = (*il)[0];
   if (!r.delta.is_known() || r.delta.value() == 0) return r;
   if (r.start.is_known() && limit.is_known()) {
     Dim q = Dim::ceil_div(limit - r.start, r.delta);
@@ -154,6 +161,12 @@ void infer_range(InferContext& c) {
   RangeDecoded r = decode_range(c);
   c.set_output(0, t, Shape({r.length}));
   if (!r.length.is_known() || r.length.value() > kMaxConstElements) return;
+  if (!r.is_float && is_float(t)) {  // exact integers in a float tensor
+    std::vector<Dim> xs;
+    for (int64_t i = 0; i < r.length.value(); ++i) xs.push_back(r.start + Dim(i) * r.delta);
+    c.set_output_data(0, float_valued(std::move(xs)));
+    return;
+  }
   ConstData d;
   d.is_float = r.is_float && is_float(t);
   for (int64_t i = 0; i < r.length.value(); ++i) {

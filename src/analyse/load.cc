@@ -3,7 +3,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
+#include <set>
 
 #include "flopwise/errors.h"
 #include "flopwise/onnx_import.h"
@@ -51,12 +53,102 @@ std::string exe_dir() {
   return slash == std::string::npos ? "." : s.substr(0, slash);
 }
 
-Analysis analyse(const std::string& path, const Pins& pins, const Convention& conv) {
+namespace {
+
+// The symbols of a model's inputs (after --input pins): what --dim binds directly.
+std::set<std::string> input_symbols(const Graph& g) {
+  std::set<std::string> syms;
+  for (int i : g.inputs)
+    for (const auto& d : g.values[static_cast<size_t>(i)].shape.dims)
+      for (auto& s : d.symbols()) syms.insert(std::move(s));
+  return syms;
+}
+
+// --dim on an alias (past_plus_seq = past + seq): the binding of the one input dim it leaves unbound.
+std::pair<std::string, int64_t> solve_alias(const DimAlias& a, int64_t value,
+                                            const std::vector<std::pair<std::string, int64_t>>& bound) {
+  Dim v = a.value.substitute(bound);
+  const std::string what = "--dim " + a.name + "=" + std::to_string(value) + ": " + a.text();
+  if (v.is_known()) {
+    if (v.value() != value) throw UsageError(what + " is " + std::to_string(v.value()) + " with the other --dim values");
+    return {"", 0};
+  }
+  std::string sym;
+  int64_t coef = 0, rest = 0;
+  for (const auto& [mono, c] : v.terms()) {
+    if (mono.empty()) {
+      rest = c;
+    } else if (mono.size() == 1 && !Dim::atom(mono[0]) && sym.empty()) {
+      sym = mono[0];
+      coef = c;
+    } else {
+      throw UsageError(what + " leaves more than one dim unbound (or not linearly): bind the others with --dim too");
+    }
+  }
+  int64_t num = 0;
+  if (!checked_sub(value, rest, &num) || num % coef != 0 || num / coef < 0)
+    throw UsageError(what + " has no non-negative integer " + sym + " for that value");
+  return {sym, num / coef};
+}
+
+Analysis analyse_once(const std::string& path, const Pins& pins,
+                      std::vector<std::pair<std::string, int64_t>>* alias_dims, std::set<std::string>* input_dims) {
   Analysis a;
   a.model = std::make_shared<Model>(load_model(path, pins));
-  Pins rest = pins;
-  if (a.model->format == "torchscript") rest.inputs.clear();  // the importer shaped the inputs with them
-  a.inferred = infer_shapes(*a.model, rest);
+  Pins first = pins;
+  if (a.model->format == "torchscript") first.inputs.clear();  // the importer shaped the inputs with them
+  first.dims.clear();
+  std::vector<std::string> warnings = apply_pins(*a.model, first);
+  // --dim binds the input dims; another name may be a declared alias, known only after inference.
+  const std::set<std::string> syms = input_symbols(a.model->graph);
+  *input_dims = syms;
+  Pins dims;
+  for (const auto& d : pins.dims) (syms.count(d.first) ? dims.dims : *alias_dims).push_back(d);
+  if (!dims.dims.empty()) apply_pins(*a.model, dims);
+  a.inferred = infer_shapes(*a.model);
+  a.inferred.warnings.insert(a.inferred.warnings.begin(), warnings.begin(), warnings.end());
+  return a;
+}
+
+}  // namespace
+
+Analysis analyse(const std::string& path, const Pins& pins, const Convention& conv) {
+  std::vector<std::pair<std::string, int64_t>> others;
+  std::set<std::string> syms;
+  Analysis a = analyse_once(path, pins, &others, &syms);
+  if (!others.empty()) {
+    Pins solved = pins;
+    solved.dims.clear();
+    for (const auto& d : pins.dims)
+      if (std::find(others.begin(), others.end(), d) == others.end()) solved.dims.push_back(d);
+    std::vector<std::string> unknown_names;
+    bool any = false;
+    for (const auto& [name, value] : others) {
+      const DimAlias* alias = nullptr;
+      for (const auto& x : a.inferred.aliases)
+        if (x.name == name) alias = &x;
+      if (!alias) {
+        unknown_names.push_back(name);
+        continue;
+      }
+      auto b = solve_alias(*alias, value, solved.dims);
+      if (!b.first.empty()) {
+        solved.dims.push_back(b);
+        any = true;
+      }
+    }
+    if (any) {
+      std::vector<std::pair<std::string, int64_t>> again;
+      std::set<std::string> same;
+      a = analyse_once(path, solved, &again, &same);
+    }
+    std::string dims_text;
+    for (const auto& s : syms) dims_text += (dims_text.empty() ? "" : ", ") + s;
+    for (const auto& n : unknown_names)
+      a.inferred.warnings.insert(a.inferred.warnings.begin(),
+                                 "--dim " + n + ": the model has no dim of that name (its dims: " +
+                                     (dims_text.empty() ? "none" : dims_text) + ")");
+  }
   a.report = build_report(*a.model, a.inferred, conv);
   return a;
 }

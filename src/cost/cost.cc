@@ -222,13 +222,161 @@ OpCost graph_cost(const Graph& g, const Convention& conv) {
   return total;
 }
 
-// Which initializers are weights (params), running statistics (buffers), or neither.
+// ---- stored tensors: which are weights (params), running statistics (buffers), or neither ----------
+
+// The inputs of quantised ops that hold weights: the quantised values and int32 biases. Their other stored
+// inputs (scales, zero points) describe the encoding: not params. nullptr for an op that is not quantised.
+const std::vector<size_t>* quant_weight_slots(const Node& n) {
+  static const std::map<std::string, std::vector<size_t>, std::less<>> table = {
+      {"DequantizeLinear", {0}},
+      {"QuantizeLinear", {}},
+      {"DynamicQuantizeLinear", {}},
+      {"ConvInteger", {0, 1}},
+      {"MatMulInteger", {0, 1}},
+      {"QLinearConv", {0, 3, 8}},
+      {"QLinearMatMul", {0, 3}},
+      {"com.microsoft::DequantizeLinear", {0}},
+      {"com.microsoft::QuantizeLinear", {}},
+      {"com.microsoft::QGemm", {0, 3, 6}},
+      {"com.microsoft::MatMulIntegerToFloat", {0, 1, 6}},
+      {"com.microsoft::DynamicQuantizeMatMul", {0, 1, 4}},
+      {"com.microsoft::QLinearAdd", {0, 3}},
+      {"com.microsoft::QLinearMul", {0, 3}},
+      {"com.microsoft::QLinearConcat", {}},
+      {"com.microsoft::QLinearSigmoid", {}},
+      {"com.microsoft::QLinearLeakyRelu", {}},
+      {"com.microsoft::QLinearAveragePool", {}},
+      {"com.microsoft::QLinearGlobalAveragePool", {}},
+  };
+  auto it = table.find(op_key(n));
+  return it == table.end() ? nullptr : &it->second;
+}
+
+// Where a layer keeps its learned tensors: a float Constant node's output there is a weight (Paddle2ONNX
+// stores every weight as a Constant node, no initializers).
+bool weight_slot(const Node& n, size_t slot) {
+  if (!n.domain.empty() && n.domain != "com.microsoft") return false;
+  const std::string& op = n.op;
+  if (op == "Conv" || op == "ConvTranspose" || op == "PRelu") return slot >= 1;
+  if (op == "Gemm" || op == "MatMul" || op == "Einsum" || op == "FusedMatMul") return true;
+  if (op == "BatchNormalization") return slot == 1 || slot == 2;
+  if (op == "LayerNormalization" || op == "InstanceNormalization" || op == "GroupNormalization" ||
+      op == "SimplifiedLayerNormalization" || op == "SkipLayerNormalization" ||
+      op == "SkipSimplifiedLayerNormalization" || op == "RMSNormalization")
+    return slot >= 1;
+  if (op == "Gather") return slot == 0;  // an embedding table
+  if (op == "LSTM" || op == "GRU" || op == "RNN") return slot == 1 || slot == 2 || slot == 3 || slot == 7;
+  return false;
+}
+
+bool is_constant_node_output(const Graph& g, const Value& v) {
+  if (v.is_initializer || v.producer < 0 || static_cast<size_t>(v.producer) >= g.nodes.size()) return false;
+  const Node& p = g.nodes[static_cast<size_t>(v.producer)];
+  return p.op == "Constant" && (p.domain.empty() || p.domain == "ai.onnx") && p.inputs.empty();
+}
+
 enum class Role { None, Param, Buffer };
-Role initializer_role(const Value& v, const Node& user, size_t slot) {
-  if (!v.is_initializer || !is_float(v.dtype)) return Role::None;
+Role stored_role(const Graph& g, const Value& v, const Node& user, size_t slot);
+
+// The stored tensors a control-flow body reads (its own initializers and Constants, and the enclosing
+// graphs' through outer references), each once, with its role; nested bodies too. `top_seen` marks the
+// top graph's values already counted; `local_seen` the bodies' own.
+template <class F>
+void walk_branch_weights(const Graph& body, const Graph& top, std::vector<bool>& top_seen,
+                         std::set<const Value*>& local_seen, const F& add) {
+  for (const Node& bn : body.nodes) {
+    for (size_t s = 0; s < bn.inputs.size(); ++s) {
+      if (bn.inputs[s] < 0) continue;
+      const Graph* where = &body;
+      const Value* v = &body.values[static_cast<size_t>(bn.inputs[s])];
+      int idx = bn.inputs[s];
+      while (v->is_outer && where->parent) {  // follow the reference out to the graph that holds it
+        where = where->parent;
+        idx = where->find(v->name);
+        if (idx < 0) break;
+        v = &where->values[static_cast<size_t>(idx)];
+      }
+      if (idx < 0 || v->is_outer) continue;
+      if (where == &top) {
+        if (top_seen[static_cast<size_t>(idx)]) continue;
+      } else if (local_seen.count(v)) {
+        continue;
+      }
+      Role role = stored_role(*where, *v, bn, s);
+      if (role == Role::None) continue;
+      if (where == &top)
+        top_seen[static_cast<size_t>(idx)] = true;
+      else
+        local_seen.insert(v);
+      add(*v, role);
+    }
+    for (const auto& sg : bn.subgraphs) walk_branch_weights(*sg, top, top_seen, local_seen, add);
+  }
+}
+// The role of a stored tensor (an initializer, or a Constant node's output) as input `slot` of `user`.
+Role stored_role(const Graph& g, const Value& v, const Node& user, size_t slot) {
+  const bool constant = is_constant_node_output(g, v);
+  if (!v.is_initializer && !constant) return Role::None;
   if (v.is_buffer) return Role::Buffer;
+  if (const auto* q = quant_weight_slots(user))
+    return std::find(q->begin(), q->end(), slot) != q->end() ? Role::Param : Role::None;
+  if (!is_float(v.dtype)) return Role::None;
   if (user.op == "BatchNormalization" && user.domain.empty() && (slot == 3 || slot == 4)) return Role::Buffer;
-  return Role::Param;
+  // A scalar (an epsilon, a quantizer's scale, tf2onnx's folded constants) is a param only where a layer
+  // keeps a weight.
+  if (v.shape.rank_known && v.shape.rank() == 0 && !weight_slot(user, slot)) return Role::None;
+  if (v.is_initializer) return Role::Param;
+  // A Constant: a weight where a layer keeps one, or a tensor (not a scalar) applied elementwise to
+  // activations (a decomposed norm's scale and shift, a Linear's bias add).
+  if (!v.shape.rank_known || v.shape.rank() == 0) return Role::None;
+  if (weight_slot(user, slot)) return Role::Param;
+  if ((user.op == "Add" || user.op == "Mul" || user.op == "Sub" || user.op == "Div") && user.domain.empty() &&
+      user.inputs.size() == 2) {
+    const Count n = v.shape.numel_count();
+    const int other = user.inputs[1 - std::min<size_t>(slot, 1)];
+    if (!n.known || n.v < 2 || other < 0) return Role::None;
+    const Value& o = g.values[static_cast<size_t>(other)];
+    if (!o.is_initializer && !is_constant_node_output(g, o)) return Role::Param;
+  }
+  return Role::None;
+}
+
+// The element type a node's MACs run in (NodeReport::mac_dtype).
+DType eight_bit(DType t) { return t == DType::UInt8 ? DType::Int8 : t; }
+// A DequantizeLinear of 8-bit data, directly or through layout-only ops (a Flatten between DQ and MatMul).
+bool dequantised_8bit(const Graph& g, int vi) {
+  for (int hops = 0; vi >= 0 && hops < 4; ++hops) {
+    const Value& v = g.values[static_cast<size_t>(vi)];
+    if (v.producer < 0 || static_cast<size_t>(v.producer) >= g.nodes.size()) return false;
+    const Node& p = g.nodes[static_cast<size_t>(v.producer)];
+    if (p.inputs.empty() || p.inputs[0] < 0) return false;
+    if (p.op == "DequantizeLinear") {
+      DType t = g.values[static_cast<size_t>(p.inputs[0])].dtype;
+      return t == DType::Int8 || t == DType::UInt8;
+    }
+    const OpRecord* rec = record_of(p);
+    if (!rec || rec->kind != WorkKind::layout) return false;
+    vi = p.inputs[0];
+  }
+  return false;
+}
+DType mac_dtype_of(const Graph& g, const Node& n, const Count& macs) {
+  if (macs.known && macs.v == 0) return DType::Undefined;
+  auto in_dtype = [&](size_t i) {
+    return i < n.inputs.size() && n.inputs[i] >= 0 ? g.values[static_cast<size_t>(n.inputs[i])].dtype : DType::Undefined;
+  };
+  const std::string key = op_key(n);
+  if (key == "com.microsoft::DynamicQuantizeMatMul") return DType::Int8;  // A is quantised on the fly
+  if (const auto* q = quant_weight_slots(n); q && !q->empty()) {
+    DType t = in_dtype(0);
+    return is_integer(t) ? eight_bit(t) : eight_bit(in_dtype((*q)[q->size() > 1 ? 1 : 0]));
+  }
+  // QDQ: a product whose operands are all dequantised 8-bit tensors runs in int8 on a quantising runtime.
+  size_t operands = 0, dq = 0;
+  for (size_t i = 0; i < std::min<size_t>(n.inputs.size(), 2); ++i)
+    if (n.inputs[i] >= 0) ++operands, dq += dequantised_8bit(g, n.inputs[i]) ? 1 : 0;
+  if (operands == 2 && dq == 2) return DType::Int8;
+  return in_dtype(0);
 }
 
 }  // namespace
@@ -253,6 +401,7 @@ Report build_report(const Model& model, InferResult infer, const Convention& con
   r.warnings = model.warnings;
   r.warnings.insert(r.warnings.end(), infer.warnings.begin(), infer.warnings.end());
   r.assumptions = std::move(infer.assumptions);
+  r.aliases = std::move(infer.aliases);
   for (const auto& a : r.assumptions)
     r.warnings.push_back("assumed " + a.text() + " (node '" + a.node + "': " + a.why +
                          "): the formulas hold where it does");
@@ -283,6 +432,8 @@ Report build_report(const Model& model, InferResult infer, const Convention& con
   CountInterner intern;
   std::pair<const void*, const void*> last_lists{nullptr, nullptr};
   ScopeNode* last_scope = nullptr;
+  std::vector<DtypeCounts> by_dtype(static_cast<size_t>(DType::BFloat16) + 1);
+  std::set<const Value*> local_seen;  // control-flow bodies' own stored tensors already counted
   for (const auto& n : g.nodes) {
     NodeReport& nr = r.nodes.emplace_back();
     nr.name = n.name;
@@ -302,19 +453,59 @@ Report build_report(const Model& model, InferResult infer, const Convention& con
       if (!v.synthetic) mem += bytes(vi);
       if (seen_value[vi]) continue;
       seen_value[vi] = true;
-      Role role = initializer_role(v, n, s);
+      Role role = stored_role(g, v, n, s);
+      if (role == Role::None) continue;
       Count numel = v.shape.numel_count();
-      if (role == Role::Param) nr.cost.params += numel;
-      if (role == Role::Buffer) nr.cost.buffers += numel;
+      if (role == Role::Buffer) {
+        nr.cost.buffers += numel;
+        continue;
+      }
+      nr.cost.params += numel;
+      const auto t = static_cast<size_t>(v.dtype);
+      if (t < 32) nr.param_dtypes |= 1u << t;
+      if (t < by_dtype.size()) {
+        by_dtype[t].params += numel;
+        by_dtype[t].weight_bytes += numel * Count{dtype_size(v.dtype)};
+      }
     }
     for (int o : n.outputs)
       if (o >= 0) mem += bytes(o);
+    // Weights used only inside control-flow bodies (scripted exports, spox): counted with the node, by branch.
+    if (!n.subgraphs.empty()) {
+      auto add_param = [&](const Value& v, Role role, const std::string& branch) {
+        Count numel = v.shape.numel_count();
+        if (role == Role::Buffer) {
+          nr.cost.buffers += numel;
+          return;
+        }
+        nr.cost.params += numel;
+        mem += numel * Count{dtype_size(v.dtype)};
+        const auto t = static_cast<size_t>(v.dtype);
+        if (t < 32) nr.param_dtypes |= 1u << t;
+        if (t < by_dtype.size()) {
+          by_dtype[t].params += numel;
+          by_dtype[t].weight_bytes += numel * Count{dtype_size(v.dtype)};
+        }
+        auto it = std::find_if(r.branch_params.begin(), r.branch_params.end(),
+                               [&](const BranchParams& b) { return b.node == n.name && b.branch == branch; });
+        if (it == r.branch_params.end()) it = r.branch_params.insert(r.branch_params.end(), BranchParams{n.name, branch, Count{}});
+        it->params += numel;
+      };
+      for (const auto& [attr, a] : n.attrs)
+        for (int gi : a.graphs)
+          if (gi >= 0 && static_cast<size_t>(gi) < n.subgraphs.size())
+            walk_branch_weights(*n.subgraphs[static_cast<size_t>(gi)], g, seen_value, local_seen,
+                                [&](const Value& v, Role role) { add_param(v, role, attr); });
+    }
     nr.cost.memory_bytes = mem;
 
     const OpRecord* rec = record_of(n);
     nr.supported = rec != nullptr;
     OpCost oc = node_op_cost(g, n, rec, conv);
     nr.cost.macs = oc.macs;
+    nr.mac_dtype = mac_dtype_of(g, n, oc.macs);
+    if (nr.mac_dtype != DType::Undefined && oc.macs.exact() && static_cast<size_t>(nr.mac_dtype) < by_dtype.size())
+      by_dtype[static_cast<size_t>(nr.mac_dtype)].macs += oc.macs;
     bool tool_skips = false;
     nr.cost.flops = rec ? node_flops(g, n, *rec, oc, conv, &tool_skips) : oc.flops;
     if (tool_skips) ++skipped[op_key(n)];
@@ -438,6 +629,12 @@ Report build_report(const Model& model, InferResult infer, const Convention& con
   if (r.totals.uncounted > 0)
     r.warnings.push_back(std::to_string(r.totals.uncounted) +
                          " node(s) have an unknown cost; totals count the rest (see unsupported/uncounted)");
+  for (size_t t = 0; t < by_dtype.size(); ++t) {
+    auto& d = by_dtype[t];
+    if (d.params == Count{} && d.macs == Count{}) continue;
+    d.dtype = static_cast<DType>(t);
+    r.by_dtype.push_back(std::move(d));
+  }
   return r;
 }
 

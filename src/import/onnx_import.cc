@@ -398,6 +398,7 @@ class GraphImporter {
       v.dtype = t.dtype;
       v.shape = Shape(std::vector<Dim>(t.dims.begin(), t.dims.end()));
       v.data = t.data;
+      v.external = t.external;
       init_names.insert(t.name);
     }
     for (const auto& vi : parts.inputs) {
@@ -426,7 +427,7 @@ class GraphImporter {
     for (const auto& vi : parts.outputs) {
       int idx = g.find(vi.name());
       if (idx < 0) idx = ref(g, vi.name());
-      g.values[idx].declared = type_of(vi);
+      if (vi.has_type() || !g.values[idx].declared) g.values[idx].declared = type_of(vi);  // value_info's stays
       g.outputs.push_back(idx);
     }
     // Values used before any node of this graph defined them: defined later in the file (an unsorted

@@ -339,13 +339,41 @@ Dim Dim::mod(const Dim& a, const Dim& b) {
   return Dim();
 }
 
-// min/max: decided when the difference is a known constant; otherwise an atom of the two, ordered by
+bool Dim::provably_nonneg() const {
+  if (unknown_) return false;
+  if (!poly_) return constant_ >= 0;
+  for (const auto& [mono, coef] : *poly_) {
+    if (coef < 0) return false;
+    for (const auto& name : mono) {
+      const DimAtom* at = atom(name);
+      if (!at) continue;  // a model symbol: a size
+      const bool ok = at->kind == DimAtom::Kind::Floor  ? at->a.provably_nonneg()
+                      : at->kind == DimAtom::Kind::Min ? at->a.provably_nonneg() && at->b.provably_nonneg()
+                                                       : at->a.provably_nonneg() || at->b.provably_nonneg();
+      if (!ok) return false;
+    }
+  }
+  return true;
+}
+
+std::optional<int> Dim::compare(const Dim& a, const Dim& b) {
+  if (a.unknown_ || b.unknown_) return std::nullopt;
+  Dim diff = a - b;
+  if (diff.is_known()) return diff.value() < 0 ? -1 : (diff.value() > 0 ? 1 : 0);
+  if ((diff - Dim(1)).provably_nonneg()) return 1;
+  if ((Dim(-1) - diff).provably_nonneg()) return -1;
+  return std::nullopt;
+}
+
+// min/max: decided when the order is provable (a known difference, or one side plus sizes); otherwise an atom of the two, ordered by
 // their text (min is commutative), exact for every value.
 Dim Dim::min_max(const Dim& a, const Dim& b, bool is_max) {
   if (a.unknown_ || b.unknown_) return Dim();
   Dim diff = a - b;
   if (diff.is_known()) return (diff.value() >= 0) == is_max ? a : b;
   if (diff.is_unknown()) return Dim();
+  if (diff.provably_nonneg()) return is_max ? a : b;
+  if ((Dim(0) - diff).provably_nonneg()) return is_max ? b : a;
   // Symbolic argument first, then by text: min(seq, 512).
   std::string sa = a.str(), sb = b.str();
   const bool a_first = a.is_known() != b.is_known() ? !a.is_known() : sa <= sb;

@@ -58,10 +58,18 @@ std::vector<std::string> apply_pins(Model& model, const Pins& opts) {
   }
   for (const auto& [name, vals] : opts.values) {
     int idx = g.find(name);
-    if (idx < 0 || !g.values[idx].is_input)
+    // An input, or an initializer whose contents live in external data (never read): a graph-only copy.
+    const bool external = idx >= 0 && g.values[idx].is_initializer && g.values[idx].external && !g.values[idx].data;
+    if (idx < 0 || !(g.values[idx].is_input || external))
       throw UsageError("--value names '" + name + "', which is not an input of the model (inputs: " + names +
-                       ")");
+                       ") nor an initializer stored in external data");
     Value& v = g.values[idx];
+    if (external) {
+      const Count numel = v.shape.numel_count();
+      if (numel.known && numel.v != static_cast<int64_t>(vals.size()))
+        throw UsageError("--value " + name + ": " + std::to_string(vals.size()) + " values for an initializer of shape " +
+                         v.shape.str());
+    }
     ConstData d;
     for (auto x : vals) d.ints.push_back(Dim(x));
     if (is_float(v.dtype)) {

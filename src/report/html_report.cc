@@ -255,9 +255,15 @@ void write_html(std::ostream& os, const Report& r, const Sweep* sweep, const std
   row("model", r.path + " (" + r.format + (r.producer.empty() ? "" : ", " + r.producer) + ")");
   for (const auto& [name, t] : r.inputs) row("input " + name, t.second.str() + " " + dtype_name(t.first));
   row("params", human(r.totals.params));
+  for (const auto& d : r.by_dtype) {
+    if (d.params != Count{})
+      row(std::string("params ") + dtype_name(d.dtype), human(d.params) + " (" + human(d.weight_bytes) + "B)");
+    if (d.macs != Count{}) row(std::string("MACs ") + dtype_name(d.dtype), human(d.macs));
+  }
   row("MACs", (r.totals.uncounted ? ">= " : "") + human(r.totals.macs));
   row("FLOPs", (r.totals.uncounted ? ">= " : "") + human(r.totals.flops));
   row("memory bytes", (r.totals.uncounted ? ">= " : "") + human(r.totals.memory_bytes));
+  for (const auto& a : r.aliases) row("dim alias", a.text());
   for (const auto& a : r.assumptions) row("assumed", a.text() + " (node " + a.node + ")");
   for (const auto& w : r.warnings) row("warning", w);
   json ops = json::array();

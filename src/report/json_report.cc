@@ -261,6 +261,29 @@ void write_json(std::ostream& os, const Report& r) {
   w.key("totals");
   write_totals(w, r.totals);
   w.member("totals_complete", r.totals.complete());
+  w.key("by_dtype");
+  w.begin_array();
+  for (const auto& d : r.by_dtype) {
+    w.begin_object();
+    w.member("dtype", dtype_name(d.dtype));
+    w.member("params", d.params);
+    w.member("weight_bytes", d.weight_bytes);
+    w.member("macs", d.macs);
+    w.end_object();
+  }
+  w.end_array();
+  if (!r.branch_params.empty()) {  // only when there are
+    w.key("branch_params");
+    w.begin_array();
+    for (const auto& b : r.branch_params) {
+      w.begin_object();
+      w.member("node", b.node);
+      w.member("branch", b.branch);
+      w.member("params", b.params);
+      w.end_object();
+    }
+    w.end_array();
+  }
   w.key("scopes");
   write_scope(w, *r.scopes);
 
@@ -321,6 +344,18 @@ void write_json(std::ostream& os, const Report& r) {
 
   w.key("warnings");
   write_string_array(w, r.warnings);
+  if (!r.aliases.empty()) {  // only when there are, like assumptions
+    w.key("dim_aliases");
+    w.begin_array();
+    for (const auto& a : r.aliases) {
+      w.begin_object();
+      w.member("name", a.name);
+      w.member("equals", a.value.str());
+      w.member("declared_on", a.where);
+      w.end_object();
+    }
+    w.end_array();
+  }
   if (!r.assumptions.empty()) {  // only when there are: reports without any keep their bytes
     w.key("assumptions");
     w.begin_array();

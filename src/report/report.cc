@@ -148,7 +148,34 @@ void write_text(std::ostream& os, const Report& r, const TextOptions& opts) {
   line(os, "model", r.path + " (" + r.format + (r.producer.empty() ? "" : ", " + r.producer) + ")");
   line(os, "inputs", shape_list(r.inputs));
   line(os, "outputs", shape_list(r.outputs));
+  if (!r.aliases.empty()) {
+    std::string a;
+    for (const auto& x : r.aliases) a += (a.empty() ? "" : ", ") + x.text();
+    line(os, "dim aliases (either name binds)", a);
+  }
   line(os, "params", human(t.params));  // initializer dims are always known: params are exact
+  if (!r.by_dtype.empty()) {
+    std::string w, m;
+    size_t mac_types = 0;
+    bool float32_only = true;
+    for (const auto& d : r.by_dtype) {
+      if (d.params != Count{})
+        w += (w.empty() ? "" : ", ") + std::string(dtype_name(d.dtype)) + " " + human(d.params) + " (" +
+             human(d.weight_bytes) + "B)";
+      if (d.macs != Count{}) {
+        m += (m.empty() ? "" : ", ") + std::string(dtype_name(d.dtype)) + " " + human(d.macs);
+        ++mac_types;
+        float32_only = float32_only && d.dtype == DType::Float32;
+      }
+    }
+    if (!w.empty()) line(os, "params by dtype (weight bytes)", w);
+    if (!r.branch_params.empty()) {
+      std::string b;
+      for (const auto& x : r.branch_params) b += (b.empty() ? "" : ", ") + x.node + " " + x.branch + " " + human(x.params);
+      line(os, "params inside control flow", b);
+    }
+    if (mac_types > 1 || !float32_only) line(os, "fwd MACs by precision", m);
+  }
   if (t.buffers.known && t.buffers.v) line(os, "buffers", human(t.buffers));
   line(os, "fwd MACs", total_str(t.macs, t));
   line(os, "fwd FLOPs", total_str(t.flops, t));
@@ -256,16 +283,23 @@ std::string csv_field(const std::string& s) {
   return out + "\"";
 }
 std::string num(const Count& c) { return c.known ? std::to_string(c.v) : (c.symbolic() ? c.sym.str() : ""); }
+std::string param_dtypes(const NodeReport& n) {  // "uint8;int32"
+  std::string s;
+  for (int t = 0; t < 32; ++t)
+    if (n.param_dtypes & (1u << t)) s += (s.empty() ? "" : ";") + std::string(dtype_name(static_cast<DType>(t)));
+  return s;
+}
 }  // namespace
 
 void write_csv(std::ostream& os, const Report& r) {
-  os << "name,op,scope,output_shapes,params,macs,flops,memory_bytes\n";
+  os << "name,op,scope,output_shapes,params,macs,flops,memory_bytes,mac_dtype,param_dtypes\n";
   for (const auto& n : r.nodes) {
     std::string shapes;
     for (const auto& [name, s] : n.outputs) shapes += (shapes.empty() ? "" : ";") + s.str();
     os << csv_field(n.name) << "," << csv_field(n.domain.empty() ? n.op : n.domain + "::" + n.op) << ","
        << csv_field(n.scope) << "," << csv_field(shapes) << "," << num(n.cost.params) << ","
-       << num(n.cost.macs) << "," << num(n.cost.flops) << "," << num(n.cost.memory_bytes) << "\n";
+       << num(n.cost.macs) << "," << num(n.cost.flops) << "," << num(n.cost.memory_bytes) << ","
+       << (n.mac_dtype == DType::Undefined ? "" : dtype_name(n.mac_dtype)) << "," << param_dtypes(n) << "\n";
   }
 }
 
@@ -274,7 +308,12 @@ void write_markdown(std::ostream& os, const Report& r, const TextOptions& opts) 
   os << "### flopwise: `" << r.path << "`\n\n";
   os << "| quantity | value |\n|---|---:|\n";
   os << "| params | " << total_str(t.params, t) << " |\n";
+  for (const auto& d : r.by_dtype)
+    if (d.params != Count{})
+      os << "| params " << dtype_name(d.dtype) << " | " << human(d.params) << " (" << human(d.weight_bytes) << "B) |\n";
   os << "| MACs | " << total_str(t.macs, t) << " |\n";
+  for (const auto& d : r.by_dtype)
+    if (d.macs != Count{}) os << "| MACs " << dtype_name(d.dtype) << " | " << human(d.macs) << " |\n";
   os << "| FLOPs (" << r.convention << ") | " << total_str(t.flops, t) << " |\n";
   os << "| memory bytes | " << total_str(t.memory_bytes, t) << " |\n\n";
   os << "| module | class | params | MACs | % MACs | FLOPs |\n|---|---|---:|---:|---:|---:|\n";

@@ -1,0 +1,492 @@
+#!/usr/bin/python3
+"""Generates the "ONNX as it is shipped" test models (issue 15) into models/shipped/.
+
+Run with Debian's python (torch 1.13, onnx 1.12), no downloads, random weights:
+
+    /usr/bin/python3 models/shipped.py                 # every model, into models/shipped/
+    /usr/bin/python3 models/shipped.py --only llama_mha --out DIR
+
+Each model reproduces one exporter idiom that `torch.onnx.export` in its default form does not produce.
+Beside each `<name>.onnx` the generator writes `<name>.expect.json`: the figures a test pins, computed here
+independently of flopwise (initializer/constant element counts by dtype from the generator's own arrays,
+MACs by hand formula), never read back from flopwise.
+
+KV-cache decoders (`llama_mha`, `llama_gqa`): a LLaMA-style decoder (RMSNorm, rotary positions computed in
+the graph as `arange(seq) + past` in float and an outer product with the inverse frequencies, q/k/v/o
+projections, grouped-query attention by repeat_interleave of the kv heads, SwiGLU MLP, LM head), inputs
+`input_ids [batch, seq]` and `past_key_values.N.key/value [batch, kv_heads, past, head_dim]`, outputs
+`logits` and `present.N.key/value [batch, kv_heads, past_plus_seq, head_dim]`. The expectation holds the
+hand formula of its MACs as coefficients of `batch*seq`, `batch*seq*seq` and `batch*seq*past`.
+"""
+
+import argparse
+import json
+import math
+import os
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OPSET = 17
+
+
+def write_expect(out_dir, name, expect):
+    with open(os.path.join(out_dir, name + ".expect.json"), "w") as f:
+        json.dump(expect, f, indent=1, sort_keys=True)
+        f.write("\n")
+
+
+def save_graph_only(m, path):
+    """Weights over 1 KiB go to `<name>.onnx.data` (not committed; flopwise never reads it)."""
+    data = os.path.basename(path) + ".data"
+    if os.path.exists(path + ".data"):
+        os.remove(path + ".data")
+    onnx.save_model(m, path, save_as_external_data=True, all_tensors_to_one_file=True, location=data,
+                    size_threshold=1024)
+
+
+# --------------------------------------------------------------------------------------------------
+# KV-cache decoders (torch)
+
+
+def llama(out_dir, name, heads, kv_heads):
+    import torch
+    import torch.nn as nn
+
+    torch.manual_seed(15 + heads * 7 + kv_heads)
+    hidden, layers, ffn, vocab = 64, 2, 160, 256
+    head_dim = hidden // heads
+    rep = heads // kv_heads
+
+    class RMSNorm(nn.Module):
+        def __init__(self, d):
+            super().__init__()
+            self.weight = nn.Parameter(torch.ones(d) + 0.01 * torch.randn(d))
+
+        def forward(self, x):
+            var = x.pow(2).mean(-1, keepdim=True)
+            return self.weight * (x * torch.rsqrt(var + 1e-6))
+
+    class Rotary(nn.Module):
+        def __init__(self):
+            super().__init__()
+            inv = 1.0 / (10000 ** (torch.arange(0, head_dim, 2).float() / head_dim))
+            self.register_buffer("inv_freq", inv)
+
+        def forward(self, seq, past):
+            # positions in the graph: arange(seq) + past, in float, outer product with inv_freq
+            t = torch.arange(seq, dtype=torch.float32) + past
+            freqs = torch.outer(t, self.inv_freq)
+            emb = torch.cat((freqs, freqs), dim=-1)
+            return emb.cos(), emb.sin()
+
+    def rotate_half(x):
+        x1 = x[..., : x.shape[-1] // 2]
+        x2 = x[..., x.shape[-1] // 2:]
+        return torch.cat((-x2, x1), dim=-1)
+
+    class Attention(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.q_proj = nn.Linear(hidden, heads * head_dim, bias=False)
+            self.k_proj = nn.Linear(hidden, kv_heads * head_dim, bias=False)
+            self.v_proj = nn.Linear(hidden, kv_heads * head_dim, bias=False)
+            self.o_proj = nn.Linear(heads * head_dim, hidden, bias=False)
+
+        def forward(self, x, cos, sin, past_k, past_v):
+            b, s, _ = x.shape
+            q = self.q_proj(x).view(b, s, heads, head_dim).transpose(1, 2)
+            k = self.k_proj(x).view(b, s, kv_heads, head_dim).transpose(1, 2)
+            v = self.v_proj(x).view(b, s, kv_heads, head_dim).transpose(1, 2)
+            q = q * cos + rotate_half(q) * sin
+            k = k * cos + rotate_half(k) * sin
+            k = torch.cat((past_k, k), dim=2)
+            v = torch.cat((past_v, v), dim=2)
+            present = (k, v)
+            if rep > 1:
+                total = k.shape[2]
+                k = k[:, :, None, :, :].expand(b, kv_heads, rep, total, head_dim).reshape(b, heads, total, head_dim)
+                v = v[:, :, None, :, :].expand(b, kv_heads, rep, total, head_dim).reshape(b, heads, total, head_dim)
+            scores = torch.matmul(q, k.transpose(2, 3)) / math.sqrt(head_dim)
+            total = k.shape[2]
+            past_len = total - s
+            # causal mask over [seq, past + seq]: query i sees keys j <= past + i
+            qi = torch.arange(s).unsqueeze(1) + past_len
+            kj = torch.arange(total).unsqueeze(0)
+            scores = scores.masked_fill(kj > qi, float("-inf"))
+            probs = torch.softmax(scores, dim=-1)
+            out = torch.matmul(probs, v).transpose(1, 2).reshape(b, s, heads * head_dim)
+            return self.o_proj(out), present
+
+    class MLP(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.gate_proj = nn.Linear(hidden, ffn, bias=False)
+            self.up_proj = nn.Linear(hidden, ffn, bias=False)
+            self.down_proj = nn.Linear(ffn, hidden, bias=False)
+
+        def forward(self, x):
+            g = self.gate_proj(x)
+            return self.down_proj(g * torch.sigmoid(g) * self.up_proj(x))
+
+    class Layer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.input_layernorm = RMSNorm(hidden)
+            self.self_attn = Attention()
+            self.post_attention_layernorm = RMSNorm(hidden)
+            self.mlp = MLP()
+
+        def forward(self, x, cos, sin, pk, pv):
+            a, present = self.self_attn(self.input_layernorm(x), cos, sin, pk, pv)
+            x = x + a
+            return x + self.mlp(self.post_attention_layernorm(x)), present
+
+    class Decoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed_tokens = nn.Embedding(vocab, hidden)
+            self.rotary = Rotary()
+            self.layers = nn.ModuleList([Layer() for _ in range(layers)])
+            self.norm = RMSNorm(hidden)
+            self.lm_head = nn.Linear(hidden, vocab, bias=False)
+
+        def forward(self, input_ids, *past):
+            s = input_ids.shape[1]
+            past_len = past[0].shape[2]
+            cos, sin = self.rotary(s, past_len)
+            x = self.embed_tokens(input_ids)
+            presents = []
+            for i, layer in enumerate(self.layers):
+                x, (k, v) = layer(x, cos, sin, past[2 * i], past[2 * i + 1])
+                presents += [k, v]
+            return (self.lm_head(self.norm(x)), *presents)
+
+    model = Decoder().eval()
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(0.01 * torch.randn_like(p))
+
+    batch, seq, past = 2, 5, 3
+    ids = torch.randint(0, vocab, (batch, seq))
+    pkv = [torch.randn(batch, kv_heads, past, head_dim) for _ in range(2 * layers)]
+    in_names = ["input_ids"]
+    out_names = ["logits"]
+    axes = {"input_ids": {0: "batch", 1: "seq"}, "logits": {0: "batch", 1: "seq"}}
+    for i in range(layers):
+        for kv in ("key", "value"):
+            n = f"past_key_values.{i}.{kv}"
+            o = f"present.{i}.{kv}"
+            in_names.append(n)
+            out_names.append(o)
+            axes[n] = {0: "batch", 2: "past"}
+            axes[o] = {0: "batch", 2: "past_plus_seq"}
+    path = os.path.join(out_dir, name + ".onnx")
+    torch.onnx.export(model, (ids, *pkv), path, input_names=in_names, output_names=out_names,
+                      dynamic_axes=axes, opset_version=OPSET, do_constant_folding=True)
+    m = onnx.load(path)
+    onnx.checker.check_model(m)
+    save_graph_only(m, path)
+
+    params = sum(p.numel() for p in model.parameters())
+    # MACs by hand, per layer: q,o: hidden*heads*hd each; k,v: hidden*kv_heads*hd each; MLP 3*hidden*ffn;
+    # QK^T and AV: heads*hd*(past+seq) each per query token; LM head hidden*vocab.
+    per_tok = layers * (2 * hidden * heads * head_dim + 2 * hidden * kv_heads * head_dim + 3 * hidden * ffn) \
+        + hidden * vocab
+    attn = layers * 2 * heads * head_dim  # times batch*seq*(past+seq)
+    rotary = head_dim // 2  # the outer product positions x inv_freq: seq*head_dim/2, once (no batch)
+    write_expect(out_dir, name, {
+        "torch_params": params,
+        "float32_initializer_numel": int(sum(np.prod(t.dims) for t in m.graph.initializer
+                                             if t.data_type == TensorProto.FLOAT)),
+        "macs_formula": {"batch*seq": per_tok, "batch*seq*seq": attn, "batch*seq*past": attn, "seq": rotary},
+        "macs_formula_text": "batch*seq*(%d + %d*(seq+past)) + %d*seq" % (per_tok, attn, rotary),
+        "dims": {"hidden": hidden, "heads": heads, "kv_heads": kv_heads, "head_dim": head_dim,
+                 "layers": layers, "ffn": ffn, "vocab": vocab},
+    })
+    return path
+
+
+# --------------------------------------------------------------------------------------------------
+# Exporter idioms built with onnx.helper (each weight perturbed so no two are equal)
+
+RNG = np.random.default_rng(15)
+
+
+def arr(shape, dtype=np.float32, lo=-1.0, hi=1.0):
+    if np.issubdtype(dtype, np.integer):
+        info = np.iinfo(dtype)
+        return RNG.integers(max(info.min, -100), min(info.max, 100), size=shape, endpoint=True).astype(dtype)
+    return RNG.uniform(lo, hi, size=shape).astype(dtype)
+
+
+def const_node(name, a):
+    return helper.make_node("Constant", [], [name], name=name + "_node", value=numpy_helper.from_array(a, name))
+
+
+def init(name, a):
+    return numpy_helper.from_array(a, name)
+
+
+def numel_by_dtype(arrays):
+    out = {}
+    for a in arrays:
+        k = {np.float32: "float32", np.float16: "float16", np.uint8: "uint8", np.int8: "int8",
+             np.int32: "int32"}[a.dtype.type]
+        out[k] = out.get(k, 0) + int(a.size)
+    return out
+
+
+def save(out_dir, name, model, expect, graph_only=False):
+    path = os.path.join(out_dir, name + ".onnx")
+    model.producer_name = "flopwise-shipped"
+    if graph_only:
+        save_graph_only(model, path)
+    else:
+        onnx.save(model, path)
+    write_expect(out_dir, name, expect)
+    return path
+
+
+def colon_inputs(out_dir):
+    """tf2onnx and PyTorch name inputs `input:0` and `onnx::Flatten_0`."""
+    w = arr((34 * 96, 10))
+    g = helper.make_graph(
+        [helper.make_node("Flatten", ["onnx::Flatten_0"], ["flat"], name="flatten"),
+         helper.make_node("MatMul", ["flat", "w"], ["y"], name="fc"),
+         helper.make_node("Relu", ["input:0"], ["z"], name="relu")],
+        "colons",
+        [helper.make_tensor_value_info("onnx::Flatten_0", TensorProto.FLOAT, ["N", 34, 96]),
+         helper.make_tensor_value_info("input:0", TensorProto.FLOAT, [1, 128, 128, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 10]),
+         helper.make_tensor_value_info("z", TensorProto.FLOAT, [1, 128, 128, 3])],
+        [init("w", w)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)])
+    onnx.checker.check_model(m)
+    return save(out_dir, "colon_inputs", m, {"params_by_dtype": numel_by_dtype([w]),
+                                              "macs_per_N": 34 * 96 * 10}, graph_only=True)
+
+
+def constant_weights(out_dir):
+    """Paddle2ONNX: every weight is a Constant node, no initializers. A conv (+bias), a decomposed layer norm
+    (scale and shift applied elementwise), a linear layer (MatMul + bias Add); scalars (eps, 2.0) are no
+    weights."""
+    cw, cb = arr((16, 3, 3, 3)), arr((16,))
+    gamma, beta = arr((16,)), arr((16,))
+    fw, fb = arr((16, 10)), arr((10,))
+    weights = [cw, cb, gamma, beta, fw, fb]
+    nodes = [const_node(n, a) for n, a in [("conv_w", cw), ("conv_b", cb), ("ln_g", gamma), ("ln_b", beta),
+                                           ("fc_w", fw), ("fc_b", fb)]]
+    nodes += [const_node("eps", np.array(1e-5, np.float32)), const_node("two", np.array(2.0, np.float32)),
+              const_node("axes", np.array([2, 3], np.int64))]
+    nodes += [
+        helper.make_node("Conv", ["x", "conv_w", "conv_b"], ["c"], name="conv2d_0", pads=[1, 1, 1, 1]),
+        helper.make_node("Transpose", ["c"], ["ct"], name="transpose_0", perm=[0, 2, 3, 1]),
+        helper.make_node("ReduceMean", ["ct"], ["mu"], name="mean_0", axes=[-1], keepdims=1),
+        helper.make_node("Sub", ["ct", "mu"], ["d"], name="sub_0"),
+        helper.make_node("Pow", ["d", "two"], ["d2"], name="pow_0"),
+        helper.make_node("ReduceMean", ["d2"], ["var"], name="mean_1", axes=[-1], keepdims=1),
+        helper.make_node("Add", ["var", "eps"], ["ve"], name="add_eps"),
+        helper.make_node("Sqrt", ["ve"], ["sd"], name="sqrt_0"),
+        helper.make_node("Div", ["d", "sd"], ["xn"], name="div_0"),
+        helper.make_node("Mul", ["xn", "ln_g"], ["xs"], name="mul_gamma"),
+        helper.make_node("Add", ["xs", "ln_b"], ["xb"], name="add_beta"),
+        helper.make_node("ReduceMean", ["xb"], ["pooled"], name="pool_0", axes=[1, 2], keepdims=0),
+        helper.make_node("MatMul", ["pooled", "fc_w"], ["h"], name="linear_0"),
+        helper.make_node("Add", ["h", "fc_b"], ["y"], name="linear_0_bias"),
+    ]
+    g = helper.make_graph(nodes, "paddle_style",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 32, 32])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 10])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    onnx.checker.check_model(m)
+    return save(out_dir, "constant_weights", m, {
+        "params_by_dtype": numel_by_dtype(weights),
+        "macs_per_N": 16 * 32 * 32 * 3 * 3 * 3 + 16 * 10})
+
+
+def if_branch_weights(out_dir):
+    """Scripted PyTorch and spox: weights only inside If branches. The then branch has its own initializer;
+    the else branch uses an outer initializer nothing else uses."""
+    w_then = arr((8, 8))
+    w_else = arr((8, 4))
+    pad = arr((4, 8))
+    then_g = helper.make_graph([helper.make_node("MatMul", ["x", "w_then"], ["t"], name="then_mm")], "then_branch",
+                               [], [helper.make_tensor_value_info("t", TensorProto.FLOAT, ["N", 8])],
+                               [init("w_then", w_then)])
+    else_g = helper.make_graph([helper.make_node("MatMul", ["x", "w_else"], ["e0"], name="else_mm"),
+                                helper.make_node("MatMul", ["e0", "pad"], ["e"], name="else_mm2")],
+                               "else_branch", [], [helper.make_tensor_value_info("e", TensorProto.FLOAT, ["N", 8])])
+    g = helper.make_graph(
+        [helper.make_node("If", ["cond"], ["y"], name="branch", then_branch=then_g, else_branch=else_g)],
+        "if_weights",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 8]),
+         helper.make_tensor_value_info("cond", TensorProto.BOOL, [])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 8])],
+        [init("w_else", w_else), init("pad", pad)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)])
+    onnx.checker.check_model(m)
+    return save(out_dir, "if_branch_weights", m, {
+        "params_by_dtype": numel_by_dtype([w_then, w_else, pad]),
+        "params_then": int(w_then.size), "params_else": int(w_else.size + pad.size)})
+
+
+def dynamic_quant(out_dir):
+    """ONNX Runtime's dynamic quantizer: activations quantised on the fly (DynamicQuantizeLinear), uint8 weights
+    in MatMulInteger and ConvInteger, int32 results rescaled in float. One float MatMul stays unquantised."""
+    cw, cw_zp = arr((8, 3, 3, 3), np.uint8), np.array(128, np.uint8)
+    mw, mw_zp = arr((8 * 30 * 30, 16), np.uint8), np.array(128, np.uint8)
+    fw = arr((16, 4))
+    c_scale, m_scale = np.array(0.02, np.float32), np.array(0.01, np.float32)
+    nodes = [
+        helper.make_node("DynamicQuantizeLinear", ["x"], ["xq", "xs", "xz"], name="quant_x"),
+        helper.make_node("ConvInteger", ["xq", "cw", "xz", "cw_zp"], ["c32"], name="conv_int"),
+        helper.make_node("Cast", ["c32"], ["cf"], name="cast_c", to=TensorProto.FLOAT),
+        helper.make_node("Mul", ["xs", "c_scale"], ["cs"], name="scale_c0"),
+        helper.make_node("Mul", ["cf", "cs"], ["c"], name="scale_c"),
+        helper.make_node("Relu", ["c"], ["r"], name="relu"),
+        helper.make_node("Flatten", ["r"], ["fl"], name="flatten"),
+        helper.make_node("DynamicQuantizeLinear", ["fl"], ["fq", "fs", "fz"], name="quant_fl"),
+        helper.make_node("MatMulInteger", ["fq", "mw", "fz", "mw_zp"], ["m32"], name="matmul_int"),
+        helper.make_node("Cast", ["m32"], ["mf"], name="cast_m", to=TensorProto.FLOAT),
+        helper.make_node("Mul", ["fs", "m_scale"], ["ms"], name="scale_m0"),
+        helper.make_node("Mul", ["mf", "ms"], ["h"], name="scale_m"),
+        helper.make_node("MatMul", ["h", "fw"], ["y"], name="head"),
+    ]
+    g = helper.make_graph(nodes, "dynamic_quant",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 32, 32])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 4])],
+                          [init("cw", cw), init("cw_zp", cw_zp), init("mw", mw), init("mw_zp", mw_zp),
+                           init("fw", fw), init("c_scale", c_scale), init("m_scale", m_scale)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)])
+    onnx.checker.check_model(m)
+    return save(out_dir, "dynamic_quant", m, {
+        # weights: the uint8 tensors and the float head; scales and zero points describe the encoding
+        "params_by_dtype": numel_by_dtype([cw, mw, fw]),
+        "int8_macs_per_N": 8 * 30 * 30 * 3 * 3 * 3 + 8 * 30 * 30 * 16,
+        "float32_macs_per_N": 16 * 4}, graph_only=True)
+
+
+def qdq(out_dir):
+    """A QDQ model (ORT's static quantizer): int8 weights dequantised, activations quantised and dequantised
+    around a Conv and a MatMul; an int32 conv bias through its own DequantizeLinear."""
+    cw, cb = arr((8, 3, 3, 3), np.int8), arr((8,), np.int32)
+    mw = arr((8 * 32 * 32, 10), np.int8)
+    f = lambda v: np.array(v, np.float32)
+    z8 = np.array(0, np.int8)
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"], name="q_x"),
+        helper.make_node("DequantizeLinear", ["xq", "xs", "xz"], ["xd"], name="dq_x"),
+        helper.make_node("DequantizeLinear", ["cw", "cws", "xz"], ["cwd"], name="dq_cw"),
+        helper.make_node("DequantizeLinear", ["cb", "cbs"], ["cbd"], name="dq_cb"),
+        helper.make_node("Conv", ["xd", "cwd", "cbd"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+        helper.make_node("QuantizeLinear", ["c", "cs", "xz"], ["cq"], name="q_c"),
+        helper.make_node("DequantizeLinear", ["cq", "cs", "xz"], ["cd"], name="dq_c"),
+        helper.make_node("Flatten", ["cd"], ["fl"], name="flatten"),
+        helper.make_node("DequantizeLinear", ["mw", "mws", "xz"], ["mwd"], name="dq_mw"),
+        helper.make_node("MatMul", ["fl", "mwd"], ["y"], name="fc"),
+    ]
+    g = helper.make_graph(nodes, "qdq",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 32, 32])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 10])],
+                          [init("cw", cw), init("cb", cb), init("mw", mw), init("xs", f(0.05)), init("xz", z8),
+                           init("cws", f(0.01)), init("cbs", f(0.0005)), init("cs", f(0.1)), init("mws", f(0.02))])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)])
+    onnx.checker.check_model(m)
+    return save(out_dir, "qdq", m, {
+        "params_by_dtype": numel_by_dtype([cw, cb, mw]),
+        "int8_macs_per_N": 8 * 32 * 32 * 3 * 3 * 3 + 8 * 32 * 32 * 10}, graph_only=True)
+
+
+def fp16_shuffled(out_dir):
+    """An fp16 converter's output: float16 weights, a Cast in and out, nodes not in topological order, and
+    value_info with the converter's placeholder dims (unk__N)."""
+    ws = [arr((64, 64), np.float16) for _ in range(3)]
+    bs = [arr((64,), np.float16) for _ in range(3)]
+    nodes = [helper.make_node("Cast", ["x"], ["h0"], name="cast_in", to=TensorProto.FLOAT16)]
+    vis = []
+    for i in range(3):
+        nodes += [helper.make_node("MatMul", [f"h{i}", f"w{i}"], [f"m{i}"], name=f"fc{i}"),
+                  helper.make_node("Add", [f"m{i}", f"b{i}"], [f"a{i}"], name=f"fc{i}_bias"),
+                  helper.make_node("Relu", [f"a{i}"], [f"h{i + 1}"], name=f"relu{i}")]
+        vis += [helper.make_tensor_value_info(f"m{i}", TensorProto.FLOAT16, [f"unk__{2 * i}", 64]),
+                helper.make_tensor_value_info(f"h{i + 1}", TensorProto.FLOAT16, [f"unk__{2 * i + 1}", 64])]
+    nodes.append(helper.make_node("Cast", ["h3"], ["y"], name="cast_out", to=TensorProto.FLOAT))
+    order = [5, 9, 0, 3, 10, 1, 7, 2, 8, 4, 6]
+    assert sorted(order) == list(range(len(nodes)))
+    g = helper.make_graph([nodes[i] for i in order], "fp16",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 64])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 64])],
+                          [init(f"w{i}", ws[i]) for i in range(3)] + [init(f"b{i}", bs[i]) for i in range(3)],
+                          value_info=vis)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)])
+    return save(out_dir, "fp16_shuffled", m, {
+        "params_by_dtype": numel_by_dtype(ws + bs), "float16_macs_per_N": 3 * 64 * 64})
+
+
+def unused_domains(out_dir):
+    """Opset imports of domains no node uses (PyTorch exports, ORT's quantizer list them)."""
+    w = arr((8, 8))
+    g = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"], name="fc")], "unused_domains",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 8])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 8])], [init("w", w)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET), helper.make_opsetid("com.microsoft", 1),
+                                            helper.make_opsetid("ai.onnx.ml", 3),
+                                            helper.make_opsetid("com.microsoft.experimental", 1)])
+    return save(out_dir, "unused_domains", m, {"params_by_dtype": numel_by_dtype([w]), "macs_per_N": 64})
+
+
+def externalised_constants(out_dir):
+    """`save_as_external_data(size_threshold=0)`: even the Reshape target and the Resize sizes went to the
+    side file, which a graph-only copy lacks. Their values are needed to know the shapes."""
+    w = arr((8, 3, 3, 3))
+    shape = np.array([0, 8, 16, 64], np.int64)
+    sizes = np.array([1, 8, 32, 128], np.int64)
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+             helper.make_node("Reshape", ["c", "target_shape"], ["r"], name="reshape"),
+             helper.make_node("Resize", ["r", "", "", "out_sizes"], ["y"], name="resize", mode="nearest")]
+    g = helper.make_graph(nodes, "externalised",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 32, 32])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["a", "b", "c", "d"])],
+                          [init("w", w), init("target_shape", shape), init("out_sizes", sizes)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)])
+    onnx.checker.check_model(m)
+    path = os.path.join(out_dir, "externalised_constants.onnx")
+    onnx.save_model(m, path, save_as_external_data=True, all_tensors_to_one_file=True,
+                    location="externalised_constants.onnx.data", size_threshold=0)
+    write_expect(out_dir, "externalised_constants", {
+        "needs_values": ["target_shape", "out_sizes"], "target_shape": shape.tolist(),
+        "out_sizes": sizes.tolist(), "resize_out_elems": int(np.prod(sizes))})
+    return path
+
+
+MODELS = {
+    "colon_inputs": colon_inputs,
+    "constant_weights": constant_weights,
+    "if_branch_weights": if_branch_weights,
+    "dynamic_quant": dynamic_quant,
+    "qdq": qdq,
+    "fp16_shuffled": fp16_shuffled,
+    "unused_domains": unused_domains,
+    "externalised_constants": externalised_constants,
+    "llama_mha": lambda out: llama(out, "llama_mha", heads=4, kv_heads=4),
+    "llama_gqa": lambda out: llama(out, "llama_gqa", heads=4, kv_heads=2),
+}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--only", action="append", help="model name (repeatable); default: all")
+    ap.add_argument("--out", default=os.path.join(HERE, "shipped"), help="output directory")
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    for name in args.only or MODELS:
+        if name not in MODELS:
+            raise SystemExit(f"unknown model {name}; known: {', '.join(MODELS)}")
+        print(MODELS[name](args.out))
+
+
+if __name__ == "__main__":
+    main()
