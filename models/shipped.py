@@ -51,7 +51,7 @@ def save_graph_only(m, path):
 # KV-cache decoders (torch)
 
 
-def llama(out_dir, name, heads, kv_heads):
+def llama(out_dir, name, heads, kv_heads, hf=False):
     import torch
     import torch.nn as nn
 
@@ -95,7 +95,7 @@ def llama(out_dir, name, heads, kv_heads):
             self.v_proj = nn.Linear(hidden, kv_heads * head_dim, bias=False)
             self.o_proj = nn.Linear(heads * head_dim, hidden, bias=False)
 
-        def forward(self, x, cos, sin, past_k, past_v):
+        def forward(self, x, cos, sin, past_k, past_v, mask):
             b, s, _ = x.shape
             q = self.q_proj(x).view(b, s, heads, head_dim).transpose(1, 2)
             k = self.k_proj(x).view(b, s, kv_heads, head_dim).transpose(1, 2)
@@ -116,6 +116,8 @@ def llama(out_dir, name, heads, kv_heads):
             qi = torch.arange(s).unsqueeze(1) + past_len
             kj = torch.arange(total).unsqueeze(0)
             scores = scores.masked_fill(kj > qi, float("-inf"))
+            if mask is not None:  # Hugging Face style: a [batch, past + seq] padding mask, additive in float
+                scores = scores + (1.0 - mask[:, None, None, :].to(scores.dtype)) * -10000.0
             probs = torch.softmax(scores, dim=-1)
             out = torch.matmul(probs, v).transpose(1, 2).reshape(b, s, heads * head_dim)
             return self.o_proj(out), present
@@ -139,8 +141,8 @@ def llama(out_dir, name, heads, kv_heads):
             self.post_attention_layernorm = RMSNorm(hidden)
             self.mlp = MLP()
 
-        def forward(self, x, cos, sin, pk, pv):
-            a, present = self.self_attn(self.input_layernorm(x), cos, sin, pk, pv)
+        def forward(self, x, cos, sin, pk, pv, mask):
+            a, present = self.self_attn(self.input_layernorm(x), cos, sin, pk, pv, mask)
             x = x + a
             return x + self.mlp(self.post_attention_layernorm(x)), present
 
@@ -153,14 +155,15 @@ def llama(out_dir, name, heads, kv_heads):
             self.norm = RMSNorm(hidden)
             self.lm_head = nn.Linear(hidden, vocab, bias=False)
 
-        def forward(self, input_ids, *past):
+        def forward(self, input_ids, *rest):
+            mask, past = (rest[0], rest[1:]) if hf else (None, rest)
             s = input_ids.shape[1]
             past_len = past[0].shape[2]
             cos, sin = self.rotary(s, past_len)
             x = self.embed_tokens(input_ids)
             presents = []
             for i, layer in enumerate(self.layers):
-                x, (k, v) = layer(x, cos, sin, past[2 * i], past[2 * i + 1])
+                x, (k, v) = layer(x, cos, sin, past[2 * i], past[2 * i + 1], mask)
                 presents += [k, v]
             return (self.lm_head(self.norm(x)), *presents)
 
@@ -172,19 +175,27 @@ def llama(out_dir, name, heads, kv_heads):
     batch, seq, past = 2, 5, 3
     ids = torch.randint(0, vocab, (batch, seq))
     pkv = [torch.randn(batch, kv_heads, past, head_dim) for _ in range(2 * layers)]
+    # Hugging Face Optimum's names: dims spelled as expressions ("past_sequence_length + sequence_length")
+    B, S, P = ("batch_size", "sequence_length", "past_sequence_length") if hf else ("batch", "seq", "past")
+    total = P + " + " + S if hf else "past_plus_seq"
     in_names = ["input_ids"]
     out_names = ["logits"]
-    axes = {"input_ids": {0: "batch", 1: "seq"}, "logits": {0: "batch", 1: "seq"}}
+    axes = {"input_ids": {0: B, 1: S}, "logits": {0: B, 1: S}}
+    extra = ()
+    if hf:
+        in_names.append("attention_mask")
+        axes["attention_mask"] = {0: B, 1: total}
+        extra = (torch.ones(batch, past + seq, dtype=torch.int64),)
     for i in range(layers):
         for kv in ("key", "value"):
             n = f"past_key_values.{i}.{kv}"
             o = f"present.{i}.{kv}"
             in_names.append(n)
             out_names.append(o)
-            axes[n] = {0: "batch", 2: "past"}
-            axes[o] = {0: "batch", 2: "past_plus_seq"}
+            axes[n] = {0: B, 2: P}
+            axes[o] = {0: B, 2: total}
     path = os.path.join(out_dir, name + ".onnx")
-    torch.onnx.export(model, (ids, *pkv), path, input_names=in_names, output_names=out_names,
+    torch.onnx.export(model, (ids, *extra, *pkv), path, input_names=in_names, output_names=out_names,
                       dynamic_axes=axes, opset_version=OPSET, do_constant_folding=True)
     m = onnx.load(path)
     onnx.checker.check_model(m)
@@ -454,6 +465,8 @@ def externalised_constants(out_dir):
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)])
     onnx.checker.check_model(m)
     path = os.path.join(out_dir, "externalised_constants.onnx")
+    if os.path.exists(path + ".data"):
+        os.remove(path + ".data")  # onnx appends to an existing data file
     onnx.save_model(m, path, save_as_external_data=True, all_tensors_to_one_file=True,
                     location="externalised_constants.onnx.data", size_threshold=0)
     write_expect(out_dir, "externalised_constants", {
@@ -473,6 +486,7 @@ MODELS = {
     "externalised_constants": externalised_constants,
     "llama_mha": lambda out: llama(out, "llama_mha", heads=4, kv_heads=4),
     "llama_gqa": lambda out: llama(out, "llama_gqa", heads=4, kv_heads=2),
+    "llama_hf": lambda out: llama(out, "llama_hf", heads=4, kv_heads=2, hf=True),
 }
 
 

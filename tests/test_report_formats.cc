@@ -32,15 +32,19 @@ TEST_CASE("csv report: one row per node; the MAC column sums to the forward-hook
   std::istringstream in(r.out);
   std::string line;
   std::getline(in, line);
-  CHECK(line == "name,op,scope,output_shapes,params,macs,flops,memory_bytes");
+  CHECK(line == "name,op,scope,output_shapes,params,macs,flops,memory_bytes,mac_dtype,param_dtypes");
   int64_t macs = 0, params = 0, rows = 0, convs = 0;
   while (std::getline(in, line)) {
     std::vector<std::string> f;
     std::stringstream ls(line);
     for (std::string x; std::getline(ls, x, ',');) f.push_back(x);
-    REQUIRE(f.size() == 8);
+    if (!line.empty() && line.back() == ',') f.push_back("");  // getline drops a trailing empty field
+    REQUIRE(f.size() == 10);
     params += std::stoll(f[4]);
     macs += std::stoll(f[5]);
+    // MACs run in float32 where there are any; params stored in float32 where there are any.
+    CHECK(f[8] == (f[5] == "0" ? "" : "float32"));
+    CHECK(f[9] == (f[4] == "0" ? "" : "float32"));
     convs += f[1] == "Conv";
     ++rows;
   }

@@ -101,6 +101,17 @@ std::string report(const flopwise::Report& r) {
                  {"backward_flops", count(t.backward_flops)},
                  {"uncounted_nodes", t.uncounted}};
   j["totals_complete"] = r.totals.complete();
+  j["by_dtype"] = ojson::array();
+  for (const auto& d : r.by_dtype)
+    j["by_dtype"].push_back({{"dtype", flopwise::dtype_name(d.dtype)},
+                             {"params", count(d.params)},
+                             {"weight_bytes", count(d.weight_bytes)},
+                             {"macs", count(d.macs)}});
+  if (!r.branch_params.empty()) {
+    j["branch_params"] = ojson::array();
+    for (const auto& b : r.branch_params)
+      j["branch_params"].push_back({{"node", b.node}, {"branch", b.branch}, {"params", count(b.params)}});
+  }
   j["scopes"] = scope(*r.scopes);
   ojson ops = ojson::array();
   for (const auto& o : r.op_types)
@@ -130,6 +141,11 @@ std::string report(const flopwise::Report& r) {
     uns.push_back({{"op", op}, {"count", names.size()}, {"nodes", names}});
   j["unsupported"] = uns;
   j["warnings"] = r.warnings;
+  if (!r.aliases.empty()) {
+    j["dim_aliases"] = ojson::array();
+    for (const auto& a : r.aliases)
+      j["dim_aliases"].push_back({{"name", a.name}, {"equals", a.value.str()}, {"declared_on", a.where}});
+  }
   if (!r.assumptions.empty()) {
     j["assumptions"] = ojson::array();
     for (const auto& a : r.assumptions)
@@ -282,7 +298,7 @@ TEST_CASE("json report: names that need escaping; the documented structure") {
   std::vector<std::string> keys;
   for (const auto& [k, v] : j.items()) keys.push_back(k);
   CHECK(keys == std::vector<std::string>{"schema", "model", "convention", "inputs", "outputs", "totals",
-                                         "totals_complete", "scopes", "op_types", "nodes", "unsupported",
+                                         "totals_complete", "by_dtype", "scopes", "op_types", "nodes", "unsupported",
                                          "warnings"});
   CHECK(j["model"]["path"] == "awk\"ward.onnx");
   CHECK(j["model"]["producer"] == "te\"st");

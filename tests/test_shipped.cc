@@ -409,3 +409,23 @@ TEST_CASE("a graph-only copy whose small shape constants went to external data: 
   pins.values["out_sizes"] = {1, 8};
   CHECK_THROWS_AS(flopwise::analyse(path, pins, flopwise::default_convention()), flopwise::UsageError);
 }
+
+TEST_CASE("Hugging Face Optimum's dim names: a dim_param written as an expression is that expression") {
+  // attention_mask [batch_size, "past_sequence_length + sequence_length"] and present.* declared the same:
+  // the mask's width is the keys' length, so the additive mask broadcasts with nothing assumed.
+  Llama f;
+  f.kv = 2;
+  const std::string path = fwtest::model_path("shipped/llama_hf.onnx");
+  flopwise::Analysis sym = analyse_with(path, {});
+  CHECK(sym.report.totals.uncounted == 0);
+  CHECK(sym.report.assumptions.empty());
+  CHECK(sym.report.aliases.empty());
+  CHECK_FALSE(any_warning(sym.report, "declared shapes disagree"));
+  for (auto [b, s, p] : {std::tuple<int64_t, int64_t, int64_t>{1, 1, 31}, {2, 9, 0}, {3, 4, 5}}) {
+    const Bindings at{{"batch_size", b}, {"sequence_length", s}, {"past_sequence_length", p}};
+    Dim v = sym.report.totals.macs.sym.substitute(at);
+    REQUIRE(v.is_known());
+    CHECK(v.value() == f.macs(b, s, p));
+    CHECK(analyse_with(path, at).report.totals.macs.v == f.macs(b, s, p));
+  }
+}

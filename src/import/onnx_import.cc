@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <map>
 #include <queue>
@@ -309,6 +310,59 @@ GraphParts parts_from_proto(const onnx::GraphProto& gp) {
   return g;
 }
 
+// A dim_param: a name ("batch"), or an expression of names and integers as Hugging Face Optimum writes
+// them ("past_sequence_length + sequence_length", "past_sequence_length + 1", "2*seq"): operators between
+// spaces, '*' also without. Anything else is one name, as written.
+Dim dim_of_param(const std::string& p) {
+  std::vector<std::string> tok;
+  for (size_t i = 0; i < p.size();) {
+    if (p[i] == ' ') {
+      ++i;
+      continue;
+    }
+    size_t j = p.find(' ', i);
+    tok.push_back(p.substr(i, j == std::string::npos ? std::string::npos : j - i));
+    i = j == std::string::npos ? p.size() : j;
+  }
+  if (tok.size() < 3 || tok.size() % 2 == 0) {
+    if (tok.size() != 1 || p.find('*') == std::string::npos) return Dim::symbol(p);
+  }
+  auto ident = [](const std::string& s) {
+    if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
+    for (char c : s)
+      if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.')) return false;
+    return true;
+  };
+  auto product = [&](const std::string& s, Dim* out) {  // a*b*3
+    Dim r(1);
+    size_t i = 0;
+    while (i <= s.size()) {
+      size_t j = s.find('*', i);
+      std::string f = s.substr(i, j == std::string::npos ? std::string::npos : j - i);
+      if (!f.empty() && std::all_of(f.begin(), f.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }) &&
+          f.size() < 18)
+        r = r * Dim(std::stoll(f));
+      else if (ident(f))
+        r = r * Dim::symbol(f);
+      else
+        return false;
+      if (j == std::string::npos) break;
+      i = j + 1;
+    }
+    *out = r;
+    return !r.is_unknown();
+  };
+  Dim sum;
+  if (!product(tok[0], &sum)) return Dim::symbol(p);
+  for (size_t k = 1; k + 1 < tok.size(); k += 2) {
+    Dim term;
+    if ((tok[k] != "+" && tok[k] != "-") || !product(tok[k + 1], &term)) return Dim::symbol(p);
+    sum = tok[k] == "+" ? sum + term : sum - term;
+  }
+  return sum.is_unknown() ? Dim::symbol(p) : sum;
+}
+
+
 std::pair<DType, Shape> type_of(const onnx::ValueInfoProto& vi) {
   // Optional(tensor) carries the tensor's type; a sequence keeps only its element type (the IR has
   // no sequence type: the shape of one element is not the value's shape).
@@ -328,7 +382,7 @@ std::pair<DType, Shape> type_of(const onnx::ValueInfoProto& vi) {
     if (d.has_dim_value())
       dims.push_back(Dim(d.dim_value()));
     else if (d.has_dim_param() && !d.dim_param().empty())
-      dims.push_back(Dim::symbol(d.dim_param()));
+      dims.push_back(dim_of_param(d.dim_param()));
     else
       dims.push_back(Dim::unknown());
   }
