@@ -84,6 +84,7 @@ std::string report(const flopwise::Report& r) {
   for (const auto& [d, v] : r.opsets) opsets[d.empty() ? "ai.onnx" : d] = v;
   j["model"] = {{"path", r.path}, {"format", r.format}, {"producer", r.producer}, {"opset", opsets}};
   j["convention"] = r.convention;
+  if (!r.notes.empty()) j["notes"] = r.notes;
   auto io = [](const auto& vs) {
     ojson a = ojson::array();
     for (const auto& [name, ts] : vs)

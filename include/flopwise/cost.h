@@ -83,6 +83,7 @@ struct Report {
   // mac_dtype); one entry per type present, in DType order. Their params and MACs sum to the totals.
   std::vector<DtypeCounts> by_dtype;
   std::vector<BranchParams> branch_params;  // params counted inside control-flow bodies, by node and body
+  std::vector<std::string> notes;           // what the report is of, set by the caller (an LLM phase)
   bool has_unknown_cost() const;
 };
 

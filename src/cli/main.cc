@@ -14,6 +14,7 @@
 #include "flopwise/errors.h"
 #include "flopwise/ops.h"
 #include "flopwise/report.h"
+#include "flopwise/llm.h"
 #include "flopwise/sweep.h"
 #include "output.h"
 
@@ -33,6 +34,8 @@ struct Options {
   bool list_ops = false;
   std::vector<std::string> explain;  // two convention names
   std::vector<std::string> sweeps;   // NAME=values
+  std::string phase;                 // prefill / decode
+  int64_t prompt = -1, generate = -1;
 };
 
 fw::InferOptions infer_options(const Options& o) {
@@ -133,7 +136,38 @@ int run(const Options& o) {
   }
   std::vector<fw::SweepAxis> axes;
   for (const auto& s : o.sweeps) axes.push_back(fw::parse_sweep(s));
+  // LLM phases: the cache is found on the model as pinned, then the phase binds its dims.
+  std::optional<fw::KvCache> kv;
+  std::string phase_note;
+  const bool generation = o.generate >= 0 || o.prompt >= 0;
+  if (!o.phase.empty() || generation) {
+    fw::Phase ph = o.phase.empty() ? fw::Phase::None : fw::parse_phase(o.phase);
+    // Found with the dims unbound (a --dim past=2047 must not hide which dim is the cached length), then
+    // its bytes per token taken at the user's bindings.
+    fw::InferOptions unbound = io;
+    unbound.dims.clear();
+    fw::Analysis plain = fw::analyse(o.model, unbound, conv);
+    kv = fw::find_kv_cache(*plain.model);
+    if (kv && kv->bytes_per_token.exact())
+      kv->bytes_per_token = fw::Count::of(kv->bytes_per_token.as_dim().substitute(io.dims));
+    phase_note = fw::describe_phase(kv, ph);
+    for (auto& b : fw::phase_bindings(kv, ph)) io.dims.push_back(b);
+    if (kv)
+      for (const auto& d : infer_options(o).dims)
+        if ((ph != fw::Phase::None || generation) &&
+            ((ph == fw::Phase::Prefill && d.first == kv->past_dim) || (ph == fw::Phase::Decode && d.first == kv->seq_dim) ||
+             (generation && (d.first == kv->past_dim || d.first == kv->seq_dim))))
+          throw fw::UsageError("--dim " + d.first + " conflicts with what --" + (generation ? "generate" : "phase") +
+                               " binds: leave it out");
+    if (generation) {
+      if (o.prompt < 1 || o.generate < 1) throw fw::UsageError("--prompt and --generate go together, each at least 1");
+      if (!kv) throw fw::UsageError("--generate needs a decoder exported with a KV cache (past inputs concatenated into present outputs); this model has none");
+      if (o.format != "text") throw fw::UsageError("--generate writes text");
+      if (ph != fw::Phase::None) throw fw::UsageError("--generate sums both phases itself: leave out --phase");
+    }
+  }
   auto analysis = std::make_shared<fw::Analysis>(fw::analyse(o.model, io, conv));
+  if (!phase_note.empty()) analysis->report.notes.push_back(phase_note);
   keep->push_back(analysis);
   const fw::Report& report = analysis->report;
   if (!axes.empty()) {
@@ -168,6 +202,14 @@ int run(const Options& o) {
     fw::write_html(*os, report);
   else
     fw::write_text(*os, report, topts);
+  if (generation) {
+    fw::Generation g = fw::generation(*kv, o.prompt, o.generate, [&](const fw::Bindings& extra) {
+      fw::InferOptions at = io;
+      for (const auto& d : extra) at.dims.push_back(d);
+      return fw::analyse(o.model, at, conv).report;
+    });
+    *os << fw::format_generation(*kv, g);
+  }
   os->flush();
 
   if (o.strict && report.has_unknown_cost()) {
@@ -226,6 +268,12 @@ int main(int argc, char** argv) {
   app.add_option("--depth", o.depth, "depth of the detailed module tree (-1: all)");
   app.add_option("--top", o.top, "modules per depth in the aggregated profile");
   app.add_flag("--strict", o.strict, "exit 3 when an op is unsupported or a cost is unknown");
+  app.add_option("--phase", o.phase,
+                 "an LLM phase of a decoder exported with a KV cache: prefill (past = 0) or decode (seq = 1); the cache "
+                 "is found by structure");
+  app.add_option("--prompt", o.prompt, "with --generate: the prompt's length in tokens");
+  app.add_option("--generate", o.generate,
+                 "a generation summary (text): prefill of --prompt tokens, then decode steps to this many tokens");
   app.add_option("--sweep", o.sweeps,
                  "evaluate the cost formulas over a grid of dims: seq=128,256,512 (list), batch=1..32 (doubling), "
                  "H=64..512:32 (step); repeat for a grid");

@@ -254,6 +254,10 @@ void write_json(std::ostream& os, const Report& r) {
   w.end_object();
 
   w.member("convention", r.convention);
+  if (!r.notes.empty()) {  // only when there are
+    w.key("notes");
+    write_string_array(w, r.notes);
+  }
   w.key("inputs");
   write_values(w, r.inputs);
   w.key("outputs");

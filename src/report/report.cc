@@ -146,6 +146,7 @@ void write_text(std::ostream& os, const Report& r, const TextOptions& opts) {
      << "FLOPs (floating-point operations, convention '" << r.convention
      << "'), memory (bytes read + written)\n\n";
   line(os, "model", r.path + " (" + r.format + (r.producer.empty() ? "" : ", " + r.producer) + ")");
+  for (const auto& n : r.notes) line(os, "note", n);
   line(os, "inputs", shape_list(r.inputs));
   line(os, "outputs", shape_list(r.outputs));
   if (!r.aliases.empty()) {
