@@ -14,6 +14,7 @@
 namespace flopwise {
 
 struct Convention;
+struct RooflineReport;
 
 struct Totals {
   Count params, buffers, macs, flops, memory_bytes, backward_flops;
@@ -84,6 +85,7 @@ struct Report {
   std::vector<DtypeCounts> by_dtype;
   std::vector<BranchParams> branch_params;  // params counted inside control-flow bodies, by node and body
   std::vector<std::string> notes;           // what the report is of, set by the caller (an LLM phase)
+  std::shared_ptr<const RooflineReport> roofline;  // with --hardware (flopwise/roofline.h)
   bool has_unknown_cost() const;
 };
 

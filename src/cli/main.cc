@@ -15,6 +15,7 @@
 #include "flopwise/ops.h"
 #include "flopwise/report.h"
 #include "flopwise/llm.h"
+#include "flopwise/roofline.h"
 #include "flopwise/sweep.h"
 #include "output.h"
 
@@ -36,6 +37,7 @@ struct Options {
   std::vector<std::string> sweeps;   // NAME=values
   std::string phase;                 // prefill / decode
   int64_t prompt = -1, generate = -1;
+  std::string hardware, hardware_file;  // roofline
 };
 
 fw::InferOptions infer_options(const Options& o) {
@@ -168,6 +170,11 @@ int run(const Options& o) {
   }
   auto analysis = std::make_shared<fw::Analysis>(fw::analyse(o.model, io, conv));
   if (!phase_note.empty()) analysis->report.notes.push_back(phase_note);
+  if (!o.hardware.empty() || !o.hardware_file.empty()) {
+    if (!o.hardware.empty() && !o.hardware_file.empty()) throw fw::UsageError("--hardware or --hardware-file, not both");
+    fw::Hardware hw = o.hardware.empty() ? fw::load_hardware_file(o.hardware_file) : fw::find_hardware(o.hardware);
+    analysis->report.roofline = std::make_shared<fw::RooflineReport>(fw::roofline(analysis->report, hw));
+  }
   keep->push_back(analysis);
   const fw::Report& report = analysis->report;
   if (!axes.empty()) {
@@ -202,6 +209,7 @@ int run(const Options& o) {
     fw::write_html(*os, report);
   else
     fw::write_text(*os, report, topts);
+  if (report.roofline && o.format == "text") fw::write_roofline_text(*os, *report.roofline, o.top < 5 ? 5 : o.top);
   if (generation) {
     fw::Generation g = fw::generation(*kv, o.prompt, o.generate, [&](const fw::Bindings& extra) {
       fw::InferOptions at = io;
@@ -274,6 +282,11 @@ int main(int argc, char** argv) {
   app.add_option("--prompt", o.prompt, "with --generate: the prompt's length in tokens");
   app.add_option("--generate", o.generate,
                  "a generation summary (text): prefill of --prompt tokens, then decode steps to this many tokens");
+  app.add_option("--hardware", o.hardware,
+                 "roofline on a device of the table (a100-40gb, a100-80gb, h100-sxm, h100-pcie, h200, l40s, rtx4090, "
+                 "xeon-8380; NAME:tf32 runs float32 products at the TF32 rate): per scope time bound and the latency "
+                 "lower bound (text, JSON)");
+  app.add_option("--hardware-file", o.hardware_file, "roofline on a device described in a TOML file (README)");
   app.add_option("--sweep", o.sweeps,
                  "evaluate the cost formulas over a grid of dims: seq=128,256,512 (list), batch=1..32 (doubling), "
                  "H=64..512:32 (step); repeat for a grid");

@@ -2,6 +2,8 @@
 // Streamed: written while walking the Report (no DOM), byte-identical to nlohmann's dump(2) of the same
 // document, in time and memory linear in the report.
 #include <charconv>
+#include <cmath>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string_view>
 #include <unordered_map>
@@ -9,6 +11,7 @@
 #include <vector>
 
 #include "flopwise/report.h"
+#include "flopwise/roofline.h"
 #include "poly_text.h"
 
 namespace flopwise {
@@ -51,6 +54,16 @@ class JsonWriter {
   void value(const std::string& s) { value(std::string_view(s)); }
   void value(int64_t v) { integer(v); }
   void value(uint64_t v) { integer(v); }
+  void value(double d) {  // %.9g; a non-finite value is null
+    next_member_unless_keyed();
+    if (!std::isfinite(d)) {
+      put("null");
+      return;
+    }
+    char b[32];
+    std::snprintf(b, sizeof b, "%.9g", d);
+    put(b);
+  }
   void value(bool b) {
     next_member_unless_keyed();
     put(b ? "true" : "false");
@@ -217,6 +230,42 @@ void write_values(JsonWriter& w, const std::vector<std::pair<std::string, std::p
   w.end_array();
 }
 
+// --hardware: the device, its rates and sources, the latency lower bound and every scope's bound.
+void write_roofline(JsonWriter& w, const RooflineReport& rf) {
+  w.key("roofline");
+  w.begin_object();
+  w.member("hardware", rf.hw.name);
+  w.member("tf32", rf.hw.tf32);
+  w.member("bandwidth_bytes_per_s", rf.hw.bandwidth);
+  w.key("peak_flops_per_s");
+  w.begin_object();
+  for (size_t t = 0; t < rf.hw.peak.size(); ++t)
+    if (rf.hw.peak[t] > 0) w.member(peak_type_name(static_cast<PeakType>(t)), rf.hw.peak[t]);
+  w.end_object();
+  w.key("sources");
+  w.begin_array();
+  for (const auto& s : rf.hw.sources) w.value(s);
+  w.end_array();
+  w.member("lower_bound_seconds", rf.total.seconds);
+  w.member("compute_bound_nodes", rf.total.compute_bound);
+  w.member("memory_bound_nodes", rf.total.memory_bound);
+  w.member("unbounded_nodes", rf.unbounded_nodes);
+  w.key("scopes");
+  w.begin_array();
+  for (const auto& e : rf.scopes) {
+    w.begin_object();
+    w.member("name", e.scope);
+    w.member("seconds", e.seconds);
+    w.member("flops", e.flops);
+    w.member("bytes", e.bytes);
+    w.member("intensity", e.intensity());
+    w.member("bound", e.compute_seconds > e.memory_seconds ? "compute" : "memory");
+    w.end_object();
+  }
+  w.end_array();
+  w.end_object();
+}
+
 void write_string_array(JsonWriter& w, const std::vector<std::string>& vs) {
   w.begin_array();
   for (const auto& s : vs) w.value(s);
@@ -348,6 +397,7 @@ void write_json(std::ostream& os, const Report& r) {
 
   w.key("warnings");
   write_string_array(w, r.warnings);
+  if (r.roofline) write_roofline(w, *r.roofline);
   if (!r.aliases.empty()) {  // only when there are, like assumptions
     w.key("dim_aliases");
     w.begin_array();

@@ -1,0 +1,187 @@
+// The roofline on named hardware (flopwise/roofline.h).
+#include "flopwise/roofline.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <map>
+
+#include "flopwise/errors.h"
+#include "flopwise/report.h"
+
+namespace flopwise {
+
+namespace {
+
+struct Row {
+  const char* device;
+  PeakType type;
+  double tflops, gbs, onchip_mb;
+  const char* source;
+};
+
+const std::vector<Row>& table() {
+  static const std::vector<Row> rows = {
+#define X(dev, t, tf, bw, mb, src) {dev, PeakType::t, tf, bw, mb, src},
+#include "hardware.def"
+#undef X
+  };
+  return rows;
+}
+
+std::string seconds_text(double s) {
+  char buf[32];
+  if (s >= 1)
+    std::snprintf(buf, sizeof buf, "%.3f s", s);
+  else if (s >= 1e-3)
+    std::snprintf(buf, sizeof buf, "%.3f ms", s * 1e3);
+  else
+    std::snprintf(buf, sizeof buf, "%.3f us", s * 1e6);
+  return buf;
+}
+
+}  // namespace
+
+const char* peak_type_name(PeakType t) {
+  switch (t) {
+    case PeakType::Float32: return "float32";
+    case PeakType::TF32: return "tf32";
+    case PeakType::Float16: return "float16";
+    case PeakType::BFloat16: return "bfloat16";
+    case PeakType::Float8: return "float8";
+    case PeakType::Int8: return "int8";
+    default: return "?";
+  }
+}
+
+std::vector<std::string> hardware_names() {
+  std::vector<std::string> names;
+  for (const auto& r : table())
+    if (std::find(names.begin(), names.end(), r.device) == names.end()) names.push_back(r.device);
+  return names;
+}
+
+Hardware find_hardware(const std::string& spec) {
+  Hardware hw;
+  std::string name = spec;
+  if (name.size() > 5 && name.compare(name.size() - 5, 5, ":tf32") == 0) {
+    hw.tf32 = true;
+    name.resize(name.size() - 5);
+  }
+  hw.name = name;
+  for (const auto& r : table()) {
+    if (name != r.device) continue;
+    hw.peak[static_cast<size_t>(r.type)] = r.tflops * 1e12;
+    hw.bandwidth = r.gbs * 1e9;
+    hw.onchip_mb = r.onchip_mb;
+    hw.sources.push_back(std::string(peak_type_name(r.type)) + ": " + r.source);
+  }
+  if (hw.bandwidth == 0) {
+    std::string known;
+    for (const auto& n : hardware_names()) known += (known.empty() ? "" : ", ") + n;
+    throw UsageError("--hardware: no device '" + name + "' in the table (" + known + "), or give --hardware-file FILE");
+  }
+  return hw;
+}
+
+PeakType node_peak_type(const NodeReport& n, bool tf32) {
+  switch (n.mac_dtype) {
+    case DType::Float16: return PeakType::Float16;
+    case DType::BFloat16: return PeakType::BFloat16;
+    case DType::Int8:
+    case DType::UInt8: return PeakType::Int8;
+    case DType::Float32: return tf32 ? PeakType::TF32 : PeakType::Float32;
+    case DType::Undefined: return PeakType::Float32;  // no products: the vector units
+    default: return PeakType::Count;                   // float64 and others: no row
+  }
+}
+
+double node_bound_seconds(double flops, double bytes, double peak, double bandwidth, bool* compute_bound) {
+  const double c = peak > 0 ? flops / peak : 0, m = bandwidth > 0 ? bytes / bandwidth : 0;
+  if (compute_bound) *compute_bound = c > m;
+  return std::max(c, m);
+}
+
+RooflineReport roofline(const Report& r, const Hardware& hw) {
+  RooflineReport rf;
+  rf.hw = hw;
+  // Scope entries in tree order; each node adds to its scope and the scope's ancestors.
+  std::map<std::string, std::pair<size_t, std::string>> index;  // name -> (entry, parent name)
+  std::function<void(const ScopeNode&, const std::string&)> walk = [&](const ScopeNode& s, const std::string& parent) {
+    index[s.name] = {rf.scopes.size(), parent};
+    rf.scopes.push_back(RooflineEntry{s.name});
+    for (const auto& c : s.children) walk(*c, s.name);
+  };
+  if (r.scopes) walk(*r.scopes, "");
+  for (const auto& n : r.nodes) {
+    const Count& f = n.cost.flops;
+    const Count& b = n.cost.memory_bytes;
+    const PeakType t = node_peak_type(n, hw.tf32);
+    const double peak = t == PeakType::Count ? 0 : hw.peak[static_cast<size_t>(t)];
+    if (!f.known || !b.known || (f.v > 0 && peak <= 0)) {
+      ++rf.unbounded_nodes;
+      continue;
+    }
+    bool compute = false;
+    const double s = node_bound_seconds(static_cast<double>(f.v), static_cast<double>(b.v), peak, hw.bandwidth, &compute);
+    auto add = [&](RooflineEntry& e) {
+      e.flops += static_cast<double>(f.v);
+      e.bytes += static_cast<double>(b.v);
+      e.seconds += s;
+      (compute ? e.compute_seconds : e.memory_seconds) += s;
+      ++e.nodes;
+      ++(compute ? e.compute_bound : e.memory_bound);
+    };
+    add(rf.total);
+    auto it = index.find(n.scope);
+    for (int guard = 0; it != index.end() && guard < 10000; ++guard) {
+      add(rf.scopes[it->second.first]);
+      if (it->first.empty()) break;
+      it = index.find(it->second.second);
+    }
+  }
+  return rf;
+}
+
+void write_roofline_text(std::ostream& os, const RooflineReport& rf, int top) {
+  const Hardware& hw = rf.hw;
+  auto line = [&os](const std::string& k, const std::string& v) {
+    os << k << ":" << std::string(k.size() < 45 ? 46 - k.size() - 1 : 1, ' ') << v << "\n";
+  };
+  os << "------------------------------ Roofline -------------------------------------\n";
+  char buf[160];
+  std::string peaks;
+  for (size_t t = 0; t < hw.peak.size(); ++t)
+    if (hw.peak[t] > 0) {
+      std::snprintf(buf, sizeof buf, "%s%s %.1f", peaks.empty() ? "" : ", ", peak_type_name(static_cast<PeakType>(t)),
+                    hw.peak[t] / 1e12);
+      peaks += buf;
+    }
+  std::snprintf(buf, sizeof buf, "%.0f GB/s, %.0f MB on chip", hw.bandwidth / 1e9, hw.onchip_mb);
+  line("hardware", hw.name + (hw.tf32 ? " (float32 products as TF32)" : "") + ": " + buf);
+  line("dense peaks (TFLOP/s; int8 TOP/s)", peaks);
+  std::snprintf(buf, sizeof buf, "%.1f FLOPs/byte (float32)", hw.peak[0] / hw.bandwidth);
+  line("ridge point", buf);
+  line("latency lower bound", seconds_text(rf.total.seconds) + " (each node at max(FLOPs/peak, bytes/bandwidth), summed)");
+  std::snprintf(buf, sizeof buf, "%lld compute-bound (%s), %lld memory-bound (%s)",
+                static_cast<long long>(rf.total.compute_bound), seconds_text(rf.total.compute_seconds).c_str(),
+                static_cast<long long>(rf.total.memory_bound), seconds_text(rf.total.memory_seconds).c_str());
+  line("nodes", buf);
+  if (rf.unbounded_nodes)
+    line("not bounded", std::to_string(rf.unbounded_nodes) + " node(s): counts not known (bind the dims with --dim) or no peak for their type");
+  std::vector<const RooflineEntry*> order;
+  for (const auto& e : rf.scopes)
+    if (!e.scope.empty() && e.nodes) order.push_back(&e);
+  std::sort(order.begin(), order.end(), [](const RooflineEntry* a, const RooflineEntry* b) {
+    return a->seconds != b->seconds ? a->seconds > b->seconds : a->scope < b->scope;
+  });
+  if (order.size() > static_cast<size_t>(std::max(top, 0))) order.resize(static_cast<size_t>(std::max(top, 0)));
+  if (!order.empty()) os << "slowest scopes by bound (time, FLOPs/byte, bound by):\n";
+  for (const auto* e : order) {
+    std::snprintf(buf, sizeof buf, "%.2f", e->intensity());
+    os << "    " << e->scope << ": " << seconds_text(e->seconds) << ", " << buf << ", "
+       << (e->compute_seconds > e->memory_seconds ? "compute" : "memory") << "\n";
+  }
+}
+
+}  // namespace flopwise
