@@ -15,6 +15,7 @@ namespace flopwise {
 
 struct Convention;
 struct RooflineReport;
+struct PeakMemory;
 
 struct Totals {
   Count params, buffers, macs, flops, memory_bytes, backward_flops;
@@ -86,6 +87,7 @@ struct Report {
   std::vector<BranchParams> branch_params;  // params counted inside control-flow bodies, by node and body
   std::vector<std::string> notes;           // what the report is of, set by the caller (an LLM phase)
   std::shared_ptr<const RooflineReport> roofline;  // with --hardware (flopwise/roofline.h)
+  std::shared_ptr<const PeakMemory> peak_memory;   // with --peak-memory (flopwise/peak_memory.h)
   bool has_unknown_cost() const;
 };
 

@@ -15,6 +15,7 @@
 #include "flopwise/ops.h"
 #include "flopwise/report.h"
 #include "flopwise/llm.h"
+#include "flopwise/peak_memory.h"
 #include "flopwise/roofline.h"
 #include "flopwise/sweep.h"
 #include "output.h"
@@ -38,6 +39,7 @@ struct Options {
   std::string phase;                 // prefill / decode
   int64_t prompt = -1, generate = -1;
   std::string hardware, hardware_file;  // roofline
+  bool peak_memory = false;
 };
 
 fw::InferOptions infer_options(const Options& o) {
@@ -170,6 +172,14 @@ int run(const Options& o) {
   }
   auto analysis = std::make_shared<fw::Analysis>(fw::analyse(o.model, io, conv));
   if (!phase_note.empty()) analysis->report.notes.push_back(phase_note);
+  if (o.peak_memory) {
+    if (!kv && o.phase.empty() && !generation) {
+      fw::InferOptions unbound = io;
+      unbound.dims.clear();
+      kv = fw::find_kv_cache(*fw::analyse(o.model, unbound, conv).model);
+    }
+    analysis->report.peak_memory = std::make_shared<fw::PeakMemory>(fw::peak_memory(*analysis->model, kv));
+  }
   if (!o.hardware.empty() || !o.hardware_file.empty()) {
     if (!o.hardware.empty() && !o.hardware_file.empty()) throw fw::UsageError("--hardware or --hardware-file, not both");
     fw::Hardware hw = o.hardware.empty() ? fw::load_hardware_file(o.hardware_file) : fw::find_hardware(o.hardware);
@@ -287,6 +297,8 @@ int main(int argc, char** argv) {
                  "xeon-8380; NAME:tf32 runs float32 products at the TF32 rate): per scope time bound and the latency "
                  "lower bound (text, JSON)");
   app.add_option("--hardware-file", o.hardware_file, "roofline on a device described in a TOML file (README)");
+  app.add_flag("--peak-memory", o.peak_memory,
+               "peak activation memory by liveness over the graph (a formula in the dynamic dims; weights and KV cache apart)");
   app.add_option("--sweep", o.sweeps,
                  "evaluate the cost formulas over a grid of dims: seq=128,256,512 (list), batch=1..32 (doubling), "
                  "H=64..512:32 (step); repeat for a grid");

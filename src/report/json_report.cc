@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "flopwise/report.h"
+#include "flopwise/peak_memory.h"
 #include "flopwise/roofline.h"
 #include "poly_text.h"
 
@@ -398,6 +399,21 @@ void write_json(std::ostream& os, const Report& r) {
   w.key("warnings");
   write_string_array(w, r.warnings);
   if (r.roofline) write_roofline(w, *r.roofline);
+  if (r.peak_memory) {
+    const PeakMemory& pm = *r.peak_memory;
+    w.key("peak_memory");
+    w.begin_object();
+    w.member("activation_bytes", pm.peak);
+    w.key("at");
+    w.begin_array();
+    for (const auto& a : pm.at) w.value(a);
+    w.end_array();
+    w.member("unknown_tensors", pm.unknown_tensors);
+    w.member("weight_bytes", pm.weights);
+    w.member("kv_cache_bytes", pm.kv_cache);
+    w.member("saved_for_training_bytes_estimate", pm.saved_for_training);
+    w.end_object();
+  }
   if (!r.aliases.empty()) {  // only when there are, like assumptions
     w.key("dim_aliases");
     w.begin_array();

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "flopwise/peak_memory.h"
 #include "poly_text.h"
 
 namespace flopwise {
@@ -183,6 +184,17 @@ void write_text(std::ostream& os, const Report& r, const TextOptions& opts) {
   line(os, "bwd FLOPs (estimate: 2 x fwd)", total_str(t.backward_flops, t));
   line(os, "fwd+bwd FLOPs", total_str(t.flops + t.backward_flops, t));
   line(os, "memory bytes (read + written)", total_str(t.memory_bytes, t));
+  if (r.peak_memory) {
+    const PeakMemory& pm = *r.peak_memory;
+    std::string at;
+    for (const auto& a : pm.at) at += (at.empty() ? "" : "; ") + a;
+    auto bytes = [](const Count& c) { return human(c) + (c.known ? "B" : " bytes"); };
+    line(os, "peak activation memory", (pm.unknown_tensors ? ">= " : "") + bytes(pm.peak) +
+                                           (at.empty() ? "" : " (" + at + ")") +
+                                           (pm.unknown_tensors ? ", " + std::to_string(pm.unknown_tensors) + " tensors of unknown size" : ""));
+    line(os, "weights / KV cache (apart)", bytes(pm.weights) + " / " + bytes(pm.kv_cache));
+    line(os, "activations saved for training (estimate)", bytes(pm.saved_for_training));
+  }
   if (t.flops.known && t.memory_bytes.known && t.memory_bytes.v > 0) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.2f FLOPs/byte", static_cast<double>(t.flops.v) / t.memory_bytes.v);
