@@ -475,7 +475,91 @@ def externalised_constants(out_dir):
     return path
 
 
+def llama7b_graph(out_dir):
+    """A LLaMA-7B-shaped KV-cache decoder built node by node, weights declared only (their data in an absent
+    external file): 32 layers, hidden 4096, 32 heads of 128, SwiGLU 11008, vocab 32000, untied LM head,
+    float16. No rotary and no mask (they change no MACs of note); RMSNorm decomposed. HF's LLaMA-7B has
+    6,738,415,616 parameters; this graph declares the same tensors."""
+    L, H, NH, HD, F, V = 32, 4096, 32, 128, 11008, 32000
+    f16 = TensorProto.FLOAT16
+    inits, nodes = [], []
+
+    def w(name, dims):
+        t = TensorProto()
+        t.name, t.data_type = name, f16
+        t.dims.extend(dims)
+        t.data_location = TensorProto.EXTERNAL
+        e = t.external_data.add()
+        e.key, e.value = "location", "llama7b_graph.absent"
+        inits.append(t)
+        return name
+
+    def node(op, ins, outs, **attrs):
+        nodes.append(helper.make_node(op, ins, outs, name=outs[0] + "_n", **attrs))
+        return outs[0]
+
+    def const(name, arr_):
+        inits.append(numpy_helper.from_array(arr_, name))
+        return name
+
+    eps = const("eps", np.array(1e-6, np.float16))
+    scale = const("scale", np.array(math.sqrt(HD), np.float16))
+    heads_shape = const("heads_shape", np.array([0, 0, NH, HD], np.int64))
+    hidden_shape = const("hidden_shape", np.array([0, 0, H], np.int64))
+
+    def rms(x, pfx):
+        sq = node("Mul", [x, x], [pfx + "/sq"])
+        mean = node("ReduceMean", [sq], [pfx + "/mean"], axes=[-1], keepdims=1)
+        rs = node("Sqrt", [node("Add", [mean, eps], [pfx + "/add"])], [pfx + "/sqrt"])
+        return node("Mul", [node("Div", [x, rs], [pfx + "/div"]), w(pfx + ".weight", [H])], [pfx + "/out"])
+
+    x = node("Gather", [w("embed_tokens.weight", [V, H]), "input_ids"], ["/embed_tokens/out"])
+    ins = [helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "seq"])]
+    outs = []
+    for i in range(L):
+        p = f"/layers.{i}"
+        xn = rms(x, p + "/input_layernorm")
+        heads = {}
+        for proj in ("q", "k", "v"):
+            m = node("MatMul", [xn, w(f"layers.{i}.self_attn.{proj}_proj.weight", [H, H])], [f"{p}/self_attn/{proj}_proj/out"])
+            r = node("Reshape", [m, heads_shape], [f"{p}/self_attn/{proj}/heads"])
+            heads[proj] = node("Transpose", [r], [f"{p}/self_attn/{proj}/t"], perm=[0, 2, 1, 3])
+        for kv in ("key", "value"):
+            past = f"past_key_values.{i}.{kv}"
+            ins.append(helper.make_tensor_value_info(past, f16, ["batch", NH, "past", HD]))
+            present = f"present.{i}.{kv}"
+            node("Concat", [past, heads["k" if kv == "key" else "v"]], [present], axis=2)
+            outs.append(helper.make_tensor_value_info(present, f16, ["batch", NH, "past_plus_seq", HD]))
+        kt = node("Transpose", [f"present.{i}.key"], [f"{p}/self_attn/kT"], perm=[0, 1, 3, 2])
+        sc = node("Div", [node("MatMul", [heads["q"], kt], [f"{p}/self_attn/qk"]), scale], [f"{p}/self_attn/scores"])
+        pr = node("Softmax", [sc], [f"{p}/self_attn/probs"], axis=-1)
+        ctx = node("MatMul", [pr, f"present.{i}.value"], [f"{p}/self_attn/ctx"])
+        ctx = node("Reshape", [node("Transpose", [ctx], [f"{p}/self_attn/ctx_t"], perm=[0, 2, 1, 3]), hidden_shape],
+                   [f"{p}/self_attn/ctx_h"])
+        o = node("MatMul", [ctx, w(f"layers.{i}.self_attn.o_proj.weight", [H, H])], [f"{p}/self_attn/o_proj/out"])
+        x = node("Add", [x, o], [f"{p}/res1"])
+        xn = rms(x, p + "/post_attention_layernorm")
+        g = node("MatMul", [xn, w(f"layers.{i}.mlp.gate_proj.weight", [H, F])], [f"{p}/mlp/gate_proj/out"])
+        u = node("MatMul", [xn, w(f"layers.{i}.mlp.up_proj.weight", [H, F])], [f"{p}/mlp/up_proj/out"])
+        act = node("Mul", [g, node("Sigmoid", [g], [f"{p}/mlp/sig"])], [f"{p}/mlp/silu"])
+        d = node("MatMul", [node("Mul", [act, u], [f"{p}/mlp/gu"]), w(f"layers.{i}.mlp.down_proj.weight", [F, H])],
+                 [f"{p}/mlp/down_proj/out"])
+        x = node("Add", [x, d], [f"{p}/res2"])
+    logits = node("MatMul", [rms(x, "/norm"), w("lm_head.weight", [H, V])], ["logits"])
+    outs.insert(0, helper.make_tensor_value_info(logits, f16, ["batch", "seq", V]))
+    g = helper.make_graph(nodes, "llama7b", ins, outs, inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)])
+    path = os.path.join(out_dir, "llama7b_graph.onnx")
+    onnx.save(m, path)
+    params = int(sum(np.prod(t.dims) for t in inits if t.data_location == TensorProto.EXTERNAL))
+    write_expect(out_dir, "llama7b_graph", {"params": params, "hf_llama_7b_params": 6738415616,
+                                            "dims": {"layers": L, "hidden": H, "heads": NH, "head_dim": HD,
+                                                     "ffn": F, "vocab": V}})
+    return path
+
+
 MODELS = {
+    "llama7b_graph": llama7b_graph,
     "colon_inputs": colon_inputs,
     "constant_weights": constant_weights,
     "if_branch_weights": if_branch_weights,

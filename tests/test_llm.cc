@@ -104,3 +104,32 @@ TEST_CASE("flopwise --phase / --generate on the command line") {
   CHECK(none.code == 0);
   CHECK(none.out.find("no KV cache") != std::string::npos);
 }
+
+TEST_CASE("a LLaMA-7B-shaped graph: 6,738,415,616 params; prefill at 2,048 and a decode step at 2,047 by closed form") {
+  // models/shipped.py llama7b_graph: 32 layers, hidden h = 4096, 32 heads of 128, SwiGLU f = 11008, vocab
+  // V = 32000, float16, weights declared only. Hugging Face's LLaMA-7B counts 6,738,415,616 parameters:
+  // 32 * (4h^2 + 3hf + 2h) + h + 2Vh.
+  const int64_t L = 32, h = 4096, f = 11008, V = 32000;
+  const std::string path = fwtest::model_path("shipped/llama7b_graph.onnx");
+  flopwise::Analysis a = flopwise::analyse(path, {}, flopwise::default_convention());
+  CHECK(a.report.totals.params.v == 6738415616LL);
+  CHECK(a.report.totals.params.v == L * (4 * h * h + 3 * h * f + 2 * h) + h + 2 * V * h);
+  auto cache = flopwise::find_kv_cache(*a.model);
+  REQUIRE(cache);
+  CHECK(cache->pairs.size() == 64);
+  // KV bytes per token: 2 (k, v) * 32 layers * 32 heads * 128 * 2 bytes = 512 KiB per sequence.
+  CHECK(cache->bytes_per_token.as_dim().same_as(flopwise::Dim(2 * 32 * 32 * 128 * 2) * flopwise::Dim::symbol("batch")));
+  // MACs: per token 32 * (4h^2 + 3hf) + hV; attention QK^T and AV: 2 * h per (query, key) pair per layer.
+  auto closed = [&](int64_t b, int64_t s, int64_t p) {
+    return b * s * (L * (4 * h * h + 3 * h * f) + h * V) + L * 2 * h * b * s * (p + s);
+  };
+  Bindings pre = flopwise::phase_bindings(cache, flopwise::Phase::Prefill);
+  pre.insert(pre.end(), {{"batch", 1}, {"seq", 2048}});
+  Bindings dec = flopwise::phase_bindings(cache, flopwise::Phase::Decode);
+  dec.insert(dec.end(), {{"batch", 1}, {"past", 2047}});
+  flopwise::Report p = report_at(path, pre), d = report_at(path, dec);
+  CHECK(p.totals.uncounted == 0);
+  CHECK(d.totals.uncounted == 0);
+  CHECK(p.totals.macs.v == closed(1, 2048, 0));  // 14.63 T
+  CHECK(d.totals.macs.v == closed(1, 1, 2047));  // 6.61 G + 0.54 G of attention
+}
