@@ -332,3 +332,29 @@ TEST_CASE("run --profile: the provider each scope ran on; mixed providers get a 
   CliRun text = run_cli("run " + model_path("resnet18.onnx") + " --profile " + mixed, dir);
   CHECK(text.out.find("CPU,CUDA") != std::string::npos);
 }
+
+TEST_CASE("run --profile --hardware: each scope's roofline bound beside its time; a time below its bound is flagged") {
+  auto dir = scratch_dir("ort_bound");
+  // ORT ran these on a laptop CPU: every scope is far slower than its bound on an H100.
+  CliRun fast = run_cli("run " + model_path("bert.onnx") + " --profile " + profile_path("bert", "all") +
+                            " --hardware h100-sxm --format json",
+                        dir);
+  REQUIRE_MESSAGE(fast.code == 0, fast.err);
+  json j = json::parse(fast.out);
+  int bounded = 0;
+  for (const auto& r : j["scopes"]) {
+    if (!r.contains("bound_ms")) continue;
+    ++bounded;
+    CHECK_FALSE(r["below_bound"].get<bool>());
+  }
+  CHECK(bounded > 0);
+  // A device of 1 MFLOP/s and 1 MB/s: every measured scope beats its bound, which can only be an error.
+  const std::string slow = (dir / "slow.toml").string();
+  std::ofstream(slow) << "name = \"abacus\"\nbandwidth_gbs = 0.001\n[peak_tflops]\nfloat32 = 0.000001\n";
+  CliRun flagged = run_cli("run " + model_path("bert.onnx") + " --profile " + profile_path("bert", "all") +
+                               " --hardware-file " + slow,
+                           dir);
+  REQUIRE_MESSAGE(flagged.code == 0, flagged.err);
+  CHECK(flagged.out.find("BELOW BOUND") != std::string::npos);
+  CHECK(flagged.out.find("faster than its roofline bound") != std::string::npos);
+}

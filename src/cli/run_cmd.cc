@@ -29,6 +29,7 @@
 #include "flopwise/errors.h"
 #include "flopwise/ort_profile.h"
 #include "flopwise/report.h"
+#include "flopwise/roofline.h"
 #include "output.h"
 #include "flopwise/verify.h"
 
@@ -44,7 +45,22 @@ struct RunOptions {
   int64_t int_range = 0;
   double peak_tflops = 0, timeout = 300;
   bool backward = false, verify = false;
+  std::string hardware, hardware_file;   // a roofline bound per scope beside the measured time
+  std::map<std::string, double> bound_ms;  // scope -> its roofline bound (filled by with_bounds)
 };
+
+// The options with each static scope's roofline bound on --hardware (or --hardware-file): a measured time
+// below its bound is a counting or timing error.
+RunOptions with_bounds(const RunOptions& o, const Report& rep) {
+  RunOptions r = o;
+  if (o.hardware.empty() && o.hardware_file.empty()) return r;
+  if (!o.hardware.empty() && !o.hardware_file.empty()) throw UsageError("--hardware or --hardware-file, not both");
+  const Hardware hw = o.hardware.empty() ? load_hardware_file(o.hardware_file) : find_hardware(o.hardware);
+  const RooflineReport rf = roofline(rep, hw);
+  for (const auto& e : rf.scopes)
+    if (e.nodes > 0) r.bound_ms[e.scope] = e.seconds * 1e3;
+  return r;
+}
 
 // $FLOPWISE_RUNTIME, else next to this executable, else ../lib/flopwise/.
 std::string find_runtime() {
@@ -272,6 +288,10 @@ json scope_rows(const Joined& j, const RunOptions& o) {
       r["pct_of_peak"] = 100.0 * rate / (o.peak_tflops * 1e12);
       r["exceeds_peak"] = rate > o.peak_tflops * 1e12;
     }
+    if (auto b = o.bound_ms.find(s->name); b != o.bound_ms.end()) {
+      r["bound_ms"] = b->second;
+      r["below_bound"] = t.ms > 0 && t.ms < b->second;
+    }
     rows.push_back(r);
     for (auto c = s->children.rbegin(); c != s->children.rend(); ++c) stack.push_back(c->get());
   }
@@ -361,13 +381,15 @@ void write_scope_table(std::ostream& os, const json& rows, const RunOptions& o) 
       for (const auto& p : r["providers"]) all_providers.insert(p.get<std::string>());
   const bool mixed_providers = all_providers.size() > 1;
   bool peak = o.peak_tflops > 0;
+  bool bounds = false;  // --hardware: the rows carry their roofline bound
+  for (const auto& r : rows) bounds = bounds || r.contains("bound_ms");
   size_t width = 8;
   for (const auto& r : rows)
     width = std::max(width, 2 * r["depth"].get<size_t>() + r["name"].get<std::string>().size() + 2);
   width = std::min<size_t>(width, 80);
   os << std::left << std::setw(static_cast<int>(width)) << "scope" << std::setw(18) << "class" << std::right << std::setw(10) << "MACs"
      << std::setw(10) << "FLOPs" << std::setw(11) << "ms" << std::setw(8) << "%" << std::setw(7) << "calls"
-     << std::setw(12) << "FLOP/s" << (peak ? "   % peak" : "") << "\n";
+     << std::setw(12) << "FLOP/s" << (peak ? "   % peak" : "") << (bounds ? "   bound ms" : "") << "\n";
   for (const auto& r : rows) {
     std::string name = std::string(2 * r["depth"].get<int>(), ' ') + (r["name"] == "" ? "(model)" : r["name"].get<std::string>());
     if (name.size() >= width) name = name.substr(0, width - 4) + "...";
@@ -378,6 +400,9 @@ void write_scope_table(std::ostream& os, const json& rows, const RunOptions& o) 
        << std::setw(12) << (r["flops_per_s"].is_null() ? "-" : human(r["flops_per_s"].get<double>()));
     if (peak && r.contains("pct_of_peak"))
       os << std::setw(9) << fmt(r["pct_of_peak"], 1) << (r["exceeds_peak"].get<bool>() ? "  EXCEEDS PEAK" : "");
+    if (bounds)
+      os << std::setw(11) << (r.contains("bound_ms") ? fmt(r["bound_ms"], 4) : std::string("-"))
+         << (r.value("below_bound", false) ? "  BELOW BOUND" : "");
     if (mixed_providers && r.contains("providers")) {
       std::string list;
       for (const auto& p : r["providers"]) list += (list.empty() ? "" : ",") + short_provider(p.get<std::string>());
@@ -390,6 +415,11 @@ void write_scope_table(std::ostream& os, const json& rows, const RunOptions& o) 
   if (any_over)
     os << "\nwarning: a scope's measured FLOP/s exceeds --peak-tflops: a timing or counting error (the scope's "
           "time is an op-sum; fused ops may run in a parent scope)\n";
+  bool any_below = false;
+  for (const auto& r : rows) any_below = any_below || r.value("below_bound", false);
+  if (any_below)
+    os << "\nwarning: a scope ran faster than its roofline bound on --hardware: a counting or timing error, or "
+          "a run on other hardware than named\n";
 }
 
 void write_verify_text(std::ostream& os, const VerifyResult& v) {
@@ -528,7 +558,7 @@ int run_ort(const RunOptions& o) {
   json sum = summary(rep, rt, j, o);
   sum.erase("profiling_overhead");
   if (n_runs > 1) sum["warmup_run_ms"] = prof.run_ms[0];
-  json rows = scope_rows(j, o);
+  json rows = scope_rows(j, with_bounds(o, rep));
   for (auto& r : rows) {
     std::string name = r["name"].get<std::string>();
     if (n_runs > 1) {
@@ -731,7 +761,7 @@ int run(const RunOptions& o) {
   }
   Joined j = join(rep, rt);
   json sum = summary(rep, rt, j, o);
-  json rows = scope_rows(j, o);
+  json rows = scope_rows(j, with_bounds(o, rep));
   if (!o.trace.empty()) write_trace(o.trace, rt);
   std::optional<VerifyResult> ver;
   if (o.verify) ver = verify_shapes(model, rt.at("verify").at("ops"));
@@ -790,6 +820,10 @@ int run_run(int argc, char** argv) {
   app.add_option("--int-range", o.int_range, "integer inputs drawn from [0, N) (default: the embedding's rows)");
   app.add_option("--seed", o.seed, "seed of the random inputs");
   app.add_option("--peak-tflops", o.peak_tflops, "the device's peak: adds % of peak per scope");
+  app.add_option("--hardware", o.hardware,
+                 "a device of the roofline table: each scope's bound beside its measured time; a time below its "
+                 "bound is flagged");
+  app.add_option("--hardware-file", o.hardware_file, "the roofline device from a TOML file");
   app.add_option("--timeout", o.timeout, "seconds before the run is stopped");
   app.add_option("--format,-f", o.format, "text | json | html (the static page with measured latency per scope)")
       ->check(CLI::IsMember({"text", "json", "html"}));
