@@ -248,6 +248,10 @@ const std::vector<size_t>* quant_weight_slots(const Node& n) {
       {"com.microsoft::QLinearAveragePool", {}},
       {"com.microsoft::QLinearGlobalAveragePool", {}},
   };
+  const std::string& op = n.op;  // most nodes are not quantised: no key built for them
+  if (op.find("Quant") == std::string::npos && op.find("Integer") == std::string::npos && op.rfind("QLinear", 0) != 0 &&
+      op != "QGemm")
+    return nullptr;
   auto it = table.find(op_key(n));
   return it == table.end() ? nullptr : &it->second;
 }
@@ -365,8 +369,7 @@ DType mac_dtype_of(const Graph& g, const Node& n, const Count& macs) {
   auto in_dtype = [&](size_t i) {
     return i < n.inputs.size() && n.inputs[i] >= 0 ? g.values[static_cast<size_t>(n.inputs[i])].dtype : DType::Undefined;
   };
-  const std::string key = op_key(n);
-  if (key == "com.microsoft::DynamicQuantizeMatMul") return DType::Int8;  // A is quantised on the fly
+  if (n.op == "DynamicQuantizeMatMul" && n.domain == "com.microsoft") return DType::Int8;  // A quantised on the fly
   if (const auto* q = quant_weight_slots(n); q && !q->empty()) {
     DType t = in_dtype(0);
     return is_integer(t) ? eight_bit(t) : eight_bit(in_dtype((*q)[q->size() > 1 ? 1 : 0]));
@@ -443,7 +446,22 @@ Report build_report(const Model& model, InferResult infer, const Convention& con
     for (int o : n.outputs)
       if (o >= 0) nr.outputs.push_back({g.values[o].name, g.values[o].shape});
 
-    // Params and buffers: each initializer once, at its first user.
+    // Params and buffers: each stored tensor once, at its first user; params also by dtype.
+    auto count_stored = [&](const Value& v, Role role) -> Count {
+      const Count numel = v.shape.numel_count();
+      if (role == Role::Buffer) {
+        nr.cost.buffers += numel;
+        return numel;
+      }
+      nr.cost.params += numel;
+      const auto t = static_cast<size_t>(v.dtype);
+      if (t < 32) nr.param_dtypes |= 1u << t;
+      if (t < by_dtype.size()) {
+        by_dtype[t].params += numel;
+        by_dtype[t].weight_bytes += numel * Count{dtype_size(v.dtype)};
+      }
+      return numel;
+    };
     Count mem;
     for (size_t s = 0; s < n.inputs.size(); ++s) {
       int vi = n.inputs[s];
@@ -454,38 +472,16 @@ Report build_report(const Model& model, InferResult infer, const Convention& con
       if (seen_value[vi]) continue;
       seen_value[vi] = true;
       Role role = stored_role(g, v, n, s);
-      if (role == Role::None) continue;
-      Count numel = v.shape.numel_count();
-      if (role == Role::Buffer) {
-        nr.cost.buffers += numel;
-        continue;
-      }
-      nr.cost.params += numel;
-      const auto t = static_cast<size_t>(v.dtype);
-      if (t < 32) nr.param_dtypes |= 1u << t;
-      if (t < by_dtype.size()) {
-        by_dtype[t].params += numel;
-        by_dtype[t].weight_bytes += numel * Count{dtype_size(v.dtype)};
-      }
+      if (role != Role::None) count_stored(v, role);
     }
     for (int o : n.outputs)
       if (o >= 0) mem += bytes(o);
     // Weights used only inside control-flow bodies (scripted exports, spox): counted with the node, by branch.
     if (!n.subgraphs.empty()) {
       auto add_param = [&](const Value& v, Role role, const std::string& branch) {
-        Count numel = v.shape.numel_count();
-        if (role == Role::Buffer) {
-          nr.cost.buffers += numel;
-          return;
-        }
-        nr.cost.params += numel;
+        const Count numel = count_stored(v, role);
+        if (role == Role::Buffer) return;
         mem += numel * Count{dtype_size(v.dtype)};
-        const auto t = static_cast<size_t>(v.dtype);
-        if (t < 32) nr.param_dtypes |= 1u << t;
-        if (t < by_dtype.size()) {
-          by_dtype[t].params += numel;
-          by_dtype[t].weight_bytes += numel * Count{dtype_size(v.dtype)};
-        }
         auto it = std::find_if(r.branch_params.begin(), r.branch_params.end(),
                                [&](const BranchParams& b) { return b.node == n.name && b.branch == branch; });
         if (it == r.branch_params.end()) it = r.branch_params.insert(r.branch_params.end(), BranchParams{n.name, branch, Count{}});
