@@ -249,7 +249,7 @@ const std::vector<size_t>* quant_weight_slots(const Node& n) {
       {"com.microsoft::QLinearGlobalAveragePool", {}},
   };
   const std::string& op = n.op;  // most nodes are not quantised: no key built for them
-  if (op.find("Quant") == std::string::npos && op.find("Integer") == std::string::npos && op.rfind("QLinear", 0) != 0 &&
+  if (op.find("uant") == std::string::npos && op.find("Integer") == std::string::npos && op.rfind("QLinear", 0) != 0 &&
       op != "QGemm")
     return nullptr;
   auto it = table.find(op_key(n));
