@@ -105,17 +105,6 @@ static std::string op_key(const Node& n) {
   return n.domain.empty() || n.domain == "ai.onnx" ? n.op : n.domain + "::" + n.op;
 }
 
-// The symbols of the model's inputs (the top graph's): the only names a declared shape may bring in.
-static std::set<std::string> input_symbols(const Graph& g) {
-  const Graph* top = &g;
-  while (top->parent) top = top->parent;
-  std::set<std::string> syms;
-  for (int i : top->inputs)
-    for (const auto& d : top->values[static_cast<size_t>(i)].shape.dims)
-      for (auto& s : d.symbols()) syms.insert(std::move(s));
-  return syms;
-}
-
 static bool only_symbols_of(const Dim& d, const std::set<std::string>& syms) {
   for (const auto& s : d.symbols())
     if (!syms.count(s)) return false;

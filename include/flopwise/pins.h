@@ -5,6 +5,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -31,6 +32,10 @@ using InferOptions = Pins;  // the name the shape pass's callers knew it by
 // (shapes, contents, declared types, subgraphs). Returns warnings (a pin that changes an input's rank).
 // Throws UsageError for a pin naming no input of the model.
 std::vector<std::string> apply_pins(Model& model, const Pins& pins);
+
+// The symbols of the model's input dims (the top graph's, when given a subgraph): the names --dim binds
+// directly, and the only names a declared shape may bring in.
+std::set<std::string> input_symbols(const Graph& g);
 
 // Parsers for the CLI's pin syntax; throw UsageError with the offending text.
 InputPin parse_input_pin(const std::string& text);                       // NAME:1x3x224x224[:dtype]

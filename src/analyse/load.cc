@@ -55,15 +55,6 @@ std::string exe_dir() {
 
 namespace {
 
-// The symbols of a model's inputs (after --input pins): what --dim binds directly.
-std::set<std::string> input_symbols(const Graph& g) {
-  std::set<std::string> syms;
-  for (int i : g.inputs)
-    for (const auto& d : g.values[static_cast<size_t>(i)].shape.dims)
-      for (auto& s : d.symbols()) syms.insert(std::move(s));
-  return syms;
-}
-
 // --dim on an alias (past_plus_seq = past + seq): the binding of the one input dim it leaves unbound.
 std::pair<std::string, int64_t> solve_alias(const DimAlias& a, int64_t value,
                                             const std::vector<std::pair<std::string, int64_t>>& bound) {

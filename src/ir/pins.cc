@@ -28,6 +28,16 @@ void substitute_dims(Graph& g, const std::vector<std::pair<std::string, int64_t>
 
 }  // namespace
 
+std::set<std::string> input_symbols(const Graph& g) {
+  const Graph* top = &g;
+  while (top->parent) top = top->parent;
+  std::set<std::string> syms;
+  for (int i : top->inputs)
+    for (const auto& d : top->values[static_cast<size_t>(i)].shape.dims)
+      for (auto& s : d.symbols()) syms.insert(std::move(s));
+  return syms;
+}
+
 std::vector<std::string> apply_pins(Model& model, const Pins& opts) {
   Graph& g = model.graph;
   std::vector<std::string> warnings;
