@@ -115,7 +115,7 @@ static bool only_symbols_of(const Dim& d, const std::set<std::string>& syms) {
 // input dims only (an exporter's placeholder `unk__12` never becomes a symbol). A declared name that is no
 // input dim, where inference proved an expression (`past_plus_seq` where it found `past + seq`), becomes an
 // alias. A declared dim that contradicts a proved one is a conflict: the inferred dim is kept.
-static void fill_from_declared(Value& v, const std::set<std::string>& syms, InferResult& res) {
+static void fill_from_declared(Value& v, const std::set<std::string>& syms, bool graph_output, InferResult& res) {
   if (!v.declared) return;
   const auto& [dt, ds] = *v.declared;
   if (v.dtype == DType::Undefined) v.dtype = dt;
@@ -140,10 +140,11 @@ static void fill_from_declared(Value& v, const std::set<std::string>& syms, Infe
       conflict = true;
       continue;
     }
-    // A name of the model's own: an alias of what inference proved when that is an expression of the
-    // input dims; a placeholder with a known value is nothing to show.
+    // A name of the model's own on a graph output (where a user reads it): an alias of what inference
+    // proved when that is an expression of the input dims. Exporters' generated names on intermediate
+    // values and placeholders are nothing to show.
     const auto& t = want.terms();
-    if (!have.is_symbolic() || t.size() != 1 || t[0].second != 1 || t[0].first.size() != 1) continue;
+    if (!graph_output || !have.is_symbolic() || t.size() != 1 || t[0].second != 1 || t[0].first.size() != 1) continue;
     const std::string& name = t[0].first[0];
     if (name.rfind("unk__", 0) == 0) continue;  // tf2onnx's and converters' placeholders: nothing to name
     bool seen = false;
@@ -175,6 +176,16 @@ static void bind_outer(Graph& g) {
 static void infer_range(Graph& g, size_t first, size_t last, InferResult& res) {
   const OpRegistry& reg = OpRegistry::instance();
   const std::set<std::string> syms = input_symbols(g);
+  std::vector<bool> is_output;  // the top graph's outputs, built when a declared type first needs it
+  auto graph_output = [&](int o) {
+    if (g.parent) return false;
+    if (is_output.empty()) {
+      is_output.assign(g.values.size(), false);
+      for (int x : g.outputs)
+        if (x >= 0 && static_cast<size_t>(x) < is_output.size()) is_output[static_cast<size_t>(x)] = true;
+    }
+    return static_cast<size_t>(o) < is_output.size() && is_output[static_cast<size_t>(o)];
+  };
   for (size_t k = first; k < last && k < g.nodes.size(); ++k) {
     Node& node = g.nodes[k];
     const OpRecord* rec = reg.find(node.domain, node.op, node.opset);
@@ -190,7 +201,7 @@ static void infer_range(Graph& g, size_t first, size_t last, InferResult& res) {
       }
     }
     for (int o : node.outputs)
-      if (o >= 0) fill_from_declared(g.values[o], syms, res);
+      if (o >= 0 && g.values[o].declared) fill_from_declared(g.values[o], syms, graph_output(o), res);
   }
 }
 
