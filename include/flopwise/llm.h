@@ -3,6 +3,7 @@
 // Owns: nothing of the counting; it binds dims and re-reads reports the analysis already produced.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -55,12 +56,11 @@ struct Generation {
   Count kv_bytes_end;  // the cache after the last step: bytes_per_token * (S + G - 1)
   std::string decode_step_macs, decode_step_flops;  // one step's formula in the cached length
 };
-// `at(dims)` analyses the model with extra bindings and returns its report (the caller's pins apply).
-template <class F>
-Generation generation(const KvCache& kv, int64_t prompt, int64_t generated, const F& at);
+// `at(dims)` analyses the model with extra bindings and returns its report (the caller's pins apply), as
+// run_sweep's reanalyse does.
+using Reanalyse = std::function<Report(const std::vector<std::pair<std::string, int64_t>>&)>;
+Generation generation(const KvCache& kv, int64_t prompt, int64_t generated, const Reanalyse& at);
 
 std::string format_generation(const KvCache& kv, const Generation& g);
 
 }  // namespace flopwise
-
-#include "flopwise/llm_impl.h"

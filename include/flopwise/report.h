@@ -29,6 +29,10 @@ void write_netron(std::ostream& os, const Report& r);
 void write_html(std::ostream& os, const Report& r, const Sweep* sweep = nullptr,
                 const std::map<std::string, double>* latency_ms = nullptr);
 
+// One summary line of the text layout: "key:" padded to the value column, the value, a newline (the
+// report's summary, and the sections other modules append: generation, roofline).
+void summary_line(std::ostream& os, const std::string& k, const std::string& v);
+
 // "4.09 G", "512", "1.2 M" (SI, 2 decimals); "unknown" for an unknown count.
 std::string human(const Count& c);
 std::string human(double v);

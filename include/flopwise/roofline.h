@@ -34,6 +34,8 @@ Hardware find_hardware(const std::string& name);
 // A user's device from TOML:  name = "my-gpu"  bandwidth_gbs = 900  [peak_tflops] float32 = 30  float16 = 120 ...
 // Throws UsageError naming the file and key.
 Hardware load_hardware_file(const std::string& path);
+// What --hardware NAME or --hardware-file F names (exactly one of them); throws UsageError for both.
+Hardware hardware_of(const std::string& name, const std::string& file);
 
 struct RooflineEntry {
   std::string scope;  // full path; "" for the whole model

@@ -48,4 +48,9 @@ Hardware load_hardware_file(const std::string& path) {
   return hw;
 }
 
+Hardware hardware_of(const std::string& name, const std::string& file) {
+  if (!name.empty() && !file.empty()) throw UsageError("--hardware or --hardware-file, not both");
+  return name.empty() ? load_hardware_file(file) : find_hardware(name);
+}
+
 }  // namespace flopwise

@@ -1,5 +1,6 @@
 // flopwise CLI: the program boundary. The only place errors become messages and exit codes.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -12,10 +13,10 @@
 #include "flopwise/convention.h"
 #include "flopwise/cost.h"
 #include "flopwise/errors.h"
-#include "flopwise/ops.h"
-#include "flopwise/report.h"
 #include "flopwise/llm.h"
+#include "flopwise/ops.h"
 #include "flopwise/peak_memory.h"
+#include "flopwise/report.h"
 #include "flopwise/roofline.h"
 #include "flopwise/sweep.h"
 #include "output.h"
@@ -140,29 +141,29 @@ int run(const Options& o) {
   }
   std::vector<fw::SweepAxis> axes;
   for (const auto& s : o.sweeps) axes.push_back(fw::parse_sweep(s));
-  // LLM phases: the cache is found on the model as pinned, then the phase binds its dims.
+  // LLM phases: the cache is found once, with the dims unbound (a --dim past=2047 must not hide which dim is
+  // the cached length), its bytes per token then taken at the user's bindings.
   std::optional<fw::KvCache> kv;
   std::string phase_note;
   const bool generation = o.generate >= 0 || o.prompt >= 0;
-  if (!o.phase.empty() || generation) {
-    fw::Phase ph = o.phase.empty() ? fw::Phase::None : fw::parse_phase(o.phase);
-    // Found with the dims unbound (a --dim past=2047 must not hide which dim is the cached length), then
-    // its bytes per token taken at the user's bindings.
+  if (!o.phase.empty() || generation || o.peak_memory) {
     fw::InferOptions unbound = io;
     unbound.dims.clear();
-    fw::Analysis plain = fw::analyse(o.model, unbound, conv);
-    kv = fw::find_kv_cache(*plain.model);
+    kv = fw::find_kv_cache(*fw::analyse(o.model, unbound, conv).model);
     if (kv && kv->bytes_per_token.exact())
       kv->bytes_per_token = fw::Count::of(kv->bytes_per_token.as_dim().substitute(io.dims));
+  }
+  if (!o.phase.empty() || generation) {
+    fw::Phase ph = o.phase.empty() ? fw::Phase::None : fw::parse_phase(o.phase);
     phase_note = fw::describe_phase(kv, ph);
-    for (auto& b : fw::phase_bindings(kv, ph)) io.dims.push_back(b);
-    if (kv)
-      for (const auto& d : infer_options(o).dims)
-        if ((ph != fw::Phase::None || generation) &&
-            ((ph == fw::Phase::Prefill && d.first == kv->past_dim) || (ph == fw::Phase::Decode && d.first == kv->seq_dim) ||
-             (generation && (d.first == kv->past_dim || d.first == kv->seq_dim))))
-          throw fw::UsageError("--dim " + d.first + " conflicts with what --" + (generation ? "generate" : "phase") +
-                               " binds: leave it out");
+    // What the phase (or the generation, both phases) binds: a --dim of the same name contradicts it.
+    const auto binds = fw::phase_bindings(kv, ph);
+    for (const auto& d : io.dims)
+      if (kv && (std::any_of(binds.begin(), binds.end(), [&](const auto& b) { return b.first == d.first; }) ||
+                 (generation && (d.first == kv->past_dim || d.first == kv->seq_dim))))
+        throw fw::UsageError("--dim " + d.first + " conflicts with what --" + (generation ? "generate" : "phase") +
+                             " binds: leave it out");
+    io.dims.insert(io.dims.end(), binds.begin(), binds.end());
     if (generation) {
       if (o.prompt < 1 || o.generate < 1) throw fw::UsageError("--prompt and --generate go together, each at least 1");
       if (!kv) throw fw::UsageError("--generate needs a decoder exported with a KV cache (past inputs concatenated into present outputs); this model has none");
@@ -173,16 +174,10 @@ int run(const Options& o) {
   auto analysis = std::make_shared<fw::Analysis>(fw::analyse(o.model, io, conv));
   if (!phase_note.empty()) analysis->report.notes.push_back(phase_note);
   if (o.peak_memory) {
-    if (!kv && o.phase.empty() && !generation) {
-      fw::InferOptions unbound = io;
-      unbound.dims.clear();
-      kv = fw::find_kv_cache(*fw::analyse(o.model, unbound, conv).model);
-    }
     analysis->report.peak_memory = std::make_shared<fw::PeakMemory>(fw::peak_memory(*analysis->model, kv));
   }
   if (!o.hardware.empty() || !o.hardware_file.empty()) {
-    if (!o.hardware.empty() && !o.hardware_file.empty()) throw fw::UsageError("--hardware or --hardware-file, not both");
-    fw::Hardware hw = o.hardware.empty() ? fw::load_hardware_file(o.hardware_file) : fw::find_hardware(o.hardware);
+    fw::Hardware hw = fw::hardware_of(o.hardware, o.hardware_file);
     analysis->report.roofline = std::make_shared<fw::RooflineReport>(fw::roofline(analysis->report, hw));
   }
   keep->push_back(analysis);

@@ -54,8 +54,7 @@ struct RunOptions {
 RunOptions with_bounds(const RunOptions& o, const Report& rep) {
   RunOptions r = o;
   if (o.hardware.empty() && o.hardware_file.empty()) return r;
-  if (!o.hardware.empty() && !o.hardware_file.empty()) throw UsageError("--hardware or --hardware-file, not both");
-  const Hardware hw = o.hardware.empty() ? load_hardware_file(o.hardware_file) : find_hardware(o.hardware);
+  const Hardware hw = hardware_of(o.hardware, o.hardware_file);
   const RooflineReport rf = roofline(rep, hw);
   for (const auto& e : rf.scopes)
     if (e.nodes > 0) r.bound_ms[e.scope] = e.seconds * 1e3;

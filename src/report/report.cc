@@ -49,6 +49,12 @@ std::string human(const Count& c) {
   return human(static_cast<double>(c.v));
 }
 
+void summary_line(std::ostream& os, const std::string& k, const std::string& v) {
+  std::string key = k + ":";
+  key.resize(std::max<size_t>(key.size() + 1, 46), ' ');
+  os << key << v << "\n";
+}
+
 namespace {
 
 std::string pct(const Count& part, const Count& whole) {
@@ -112,11 +118,7 @@ std::string shape_list(const std::vector<std::pair<std::string, std::pair<DType,
   return out;
 }
 
-void line(std::ostream& os, const std::string& k, const std::string& v) {
-  std::string key = k + ":";
-  key.resize(std::max<size_t>(key.size() + 1, 46), ' ');
-  os << key << v << "\n";
-}
+void line(std::ostream& os, const std::string& k, const std::string& v) { summary_line(os, k, v); }
 
 void write_tree(std::ostream& os, const ScopeNode& s, const Totals& total, int max_d,
                 const std::string& indent, HumanText& human) {

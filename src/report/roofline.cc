@@ -145,9 +145,7 @@ RooflineReport roofline(const Report& r, const Hardware& hw) {
 
 void write_roofline_text(std::ostream& os, const RooflineReport& rf, int top) {
   const Hardware& hw = rf.hw;
-  auto line = [&os](const std::string& k, const std::string& v) {
-    os << k << ":" << std::string(k.size() < 45 ? 46 - k.size() - 1 : 1, ' ') << v << "\n";
-  };
+  auto line = [&os](const std::string& k, const std::string& v) { summary_line(os, k, v); };
   os << "------------------------------ Roofline -------------------------------------\n";
   char buf[160];
   std::string peaks;
