@@ -51,7 +51,7 @@ def save_graph_only(m, path):
 # KV-cache decoders (torch)
 
 
-def llama(out_dir, name, heads, kv_heads, hf=False):
+def llama(out_dir, name, heads, kv_heads, hf=False, experts=0, top_k=0, cache=True):
     import torch
     import torch.nn as nn
 
@@ -102,8 +102,9 @@ def llama(out_dir, name, heads, kv_heads, hf=False):
             v = self.v_proj(x).view(b, s, kv_heads, head_dim).transpose(1, 2)
             q = q * cos + rotate_half(q) * sin
             k = k * cos + rotate_half(k) * sin
-            k = torch.cat((past_k, k), dim=2)
-            v = torch.cat((past_v, v), dim=2)
+            if cache:
+                k = torch.cat((past_k, k), dim=2)
+                v = torch.cat((past_v, v), dim=2)
             present = (k, v)
             if rep > 1:
                 total = k.shape[2]
@@ -133,13 +134,33 @@ def llama(out_dir, name, heads, kv_heads, hf=False):
             g = self.gate_proj(x)
             return self.down_proj(g * torch.sigmoid(g) * self.up_proj(x))
 
+    class MoE(nn.Module):
+        """Mixtral-style router (softmax, top-k, renormalised), written densely as exporters can trace it:
+        every expert runs on every token and is weighted by its gate (0 where the router did not pick it)."""
+
+        def __init__(self):
+            super().__init__()
+            self.gate = nn.Linear(hidden, experts, bias=False)
+            self.experts = nn.ModuleList([MLP() for _ in range(experts)])
+
+        def forward(self, x):
+            w = torch.softmax(self.gate(x), dim=-1)
+            topw, topi = torch.topk(w, top_k, dim=-1)
+            topw = topw / topw.sum(-1, keepdim=True)
+            out = None
+            for e, expert in enumerate(self.experts):
+                we = (topw * (topi == e).to(topw.dtype)).sum(-1, keepdim=True)
+                y = we * expert(x)
+                out = y if out is None else out + y
+            return out
+
     class Layer(nn.Module):
         def __init__(self):
             super().__init__()
             self.input_layernorm = RMSNorm(hidden)
             self.self_attn = Attention()
             self.post_attention_layernorm = RMSNorm(hidden)
-            self.mlp = MLP()
+            self.mlp = MoE() if experts else MLP()
 
         def forward(self, x, cos, sin, pk, pv, mask):
             a, present = self.self_attn(self.input_layernorm(x), cos, sin, pk, pv, mask)
@@ -157,14 +178,16 @@ def llama(out_dir, name, heads, kv_heads, hf=False):
 
         def forward(self, input_ids, *rest):
             mask, past = (rest[0], rest[1:]) if hf else (None, rest)
+            if not cache:
+                past = [None] * (2 * layers)
             s = input_ids.shape[1]
-            past_len = past[0].shape[2]
+            past_len = past[0].shape[2] if cache else 0
             cos, sin = self.rotary(s, past_len)
             x = self.embed_tokens(input_ids)
             presents = []
             for i, layer in enumerate(self.layers):
                 x, (k, v) = layer(x, cos, sin, past[2 * i], past[2 * i + 1], mask)
-                presents += [k, v]
+                presents += [k, v] if cache else []
             return (self.lm_head(self.norm(x)), *presents)
 
     model = Decoder().eval()
@@ -174,7 +197,7 @@ def llama(out_dir, name, heads, kv_heads, hf=False):
 
     batch, seq, past = 2, 5, 3
     ids = torch.randint(0, vocab, (batch, seq))
-    pkv = [torch.randn(batch, kv_heads, past, head_dim) for _ in range(2 * layers)]
+    pkv = [torch.randn(batch, kv_heads, past, head_dim) for _ in range(2 * layers)] if cache else []
     # Hugging Face Optimum's names: dims spelled as expressions ("past_sequence_length + sequence_length")
     B, S, P = ("batch_size", "sequence_length", "past_sequence_length") if hf else ("batch", "seq", "past")
     total = P + " + " + S if hf else "past_plus_seq"
@@ -186,7 +209,7 @@ def llama(out_dir, name, heads, kv_heads, hf=False):
         in_names.append("attention_mask")
         axes["attention_mask"] = {0: B, 1: total}
         extra = (torch.ones(batch, past + seq, dtype=torch.int64),)
-    for i in range(layers):
+    for i in range(layers if cache else 0):
         for kv in ("key", "value"):
             n = f"past_key_values.{i}.{kv}"
             o = f"present.{i}.{kv}"
@@ -204,19 +227,34 @@ def llama(out_dir, name, heads, kv_heads, hf=False):
     params = sum(p.numel() for p in model.parameters())
     # MACs by hand, per layer: q,o: hidden*heads*hd each; k,v: hidden*kv_heads*hd each; MLP 3*hidden*ffn;
     # QK^T and AV: heads*hd*(past+seq) each per query token; LM head hidden*vocab.
-    per_tok = layers * (2 * hidden * heads * head_dim + 2 * hidden * kv_heads * head_dim + 3 * hidden * ffn) \
-        + hidden * vocab
+    # A MoE layer's MLP MACs per token: its router (hidden*experts) and every expert (the graph runs them all);
+    # activated: the router and top_k experts.
+    mlp = hidden * experts + experts * 3 * hidden * ffn if experts else 3 * hidden * ffn
+    mlp_active = hidden * experts + top_k * 3 * hidden * ffn if experts else mlp
+    attn_proj = 2 * hidden * heads * head_dim + 2 * hidden * kv_heads * head_dim
+    per_tok = layers * (attn_proj + mlp) + hidden * vocab
     attn = layers * 2 * heads * head_dim  # times batch*seq*(past+seq)
     rotary = head_dim // 2  # the outer product positions x inv_freq: seq*head_dim/2, once (no batch)
-    write_expect(out_dir, name, {
+    formula = {"batch*seq": per_tok, "batch*seq*seq": attn, "seq": rotary}
+    if cache:
+        formula["batch*seq*past"] = attn
+    expect = {
         "torch_params": params,
         "float32_initializer_numel": int(sum(np.prod(t.dims) for t in m.graph.initializer
                                              if t.data_type == TensorProto.FLOAT)),
-        "macs_formula": {"batch*seq": per_tok, "batch*seq*seq": attn, "batch*seq*past": attn, "seq": rotary},
+        "macs_formula": formula,
         "macs_formula_text": "batch*seq*(%d + %d*(seq+past)) + %d*seq" % (per_tok, attn, rotary),
         "dims": {"hidden": hidden, "heads": heads, "kv_heads": kv_heads, "head_dim": head_dim,
-                 "layers": layers, "ffn": ffn, "vocab": vocab},
-    })
+                 "layers": layers, "ffn": ffn, "vocab": vocab, "experts": experts, "top_k": top_k},
+        "kv_cache": cache,
+    }
+    if experts:
+        # torch's own count of one expert's parameters; activated = all but the experts the router skips
+        one = sum(p.numel() for p in model.layers[0].mlp.experts[0].parameters())
+        expect["torch_expert_params"] = one
+        expect["activated_params"] = params - layers * (experts - top_k) * one
+        expect["activated_macs_per_token"] = layers * (attn_proj + mlp_active) + hidden * vocab
+    write_expect(out_dir, name, expect)
     return path
 
 
@@ -571,6 +609,8 @@ MODELS = {
     "llama_mha": lambda out: llama(out, "llama_mha", heads=4, kv_heads=4),
     "llama_gqa": lambda out: llama(out, "llama_gqa", heads=4, kv_heads=2),
     "llama_hf": lambda out: llama(out, "llama_hf", heads=4, kv_heads=2, hf=True),
+    "llama_moe": lambda out: llama(out, "llama_moe", heads=4, kv_heads=2, experts=8, top_k=2),
+    "llama_nocache": lambda out: llama(out, "llama_nocache", heads=4, kv_heads=4, cache=False),
 }
 
 

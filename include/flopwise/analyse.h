@@ -33,7 +33,8 @@ struct Analysis {
 
 // load_model, apply_pins, infer_shapes, build_report. Pins are applied once: a TorchScript importer
 // consumes the input shapes (--input); dims and values (--dim, --value) apply to the IR for both formats.
-Analysis analyse(const std::string& path, const Pins& pins, const Convention& conv);
+// A mixture-of-experts model also gets its activated counts (Report::moe).
+Analysis analyse(const std::string& path, const Pins& pins, const Convention& conv, const CostOptions& opts = {});
 
 // Where the TorchScript plugin is looked for: $FLOPWISE_TORCH_PLUGIN, then next to the running executable,
 // then ../lib/flopwise/ relative to it. Empty when none exists.

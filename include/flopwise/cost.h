@@ -16,6 +16,15 @@ namespace flopwise {
 struct Convention;
 struct RooflineReport;
 struct PeakMemory;
+struct CausalDiscount;
+struct MoeSummary;
+
+// Counting options a user asks for; the defaults count the graph as written.
+struct CostOptions {
+  // Attention products (flopwise/llm.h) counted with a causal mask's upper triangle skipped, as
+  // flash-attention's kernels skip it: S(S-1)/2 (query, key) pairs per head. Never on by default.
+  bool causal = false;
+};
 
 struct Totals {
   Count params, buffers, macs, flops, memory_bytes, backward_flops;
@@ -88,6 +97,8 @@ struct Report {
   std::vector<std::string> notes;           // what the report is of, set by the caller (an LLM phase)
   std::shared_ptr<const RooflineReport> roofline;  // with --hardware (flopwise/roofline.h)
   std::shared_ptr<const PeakMemory> peak_memory;   // with --peak-memory (flopwise/peak_memory.h)
+  std::shared_ptr<const CausalDiscount> causal;    // with --causal (flopwise/llm.h)
+  std::shared_ptr<const MoeSummary> moe;           // a mixture-of-experts model's activated counts (llm.h)
   bool has_unknown_cost() const;
 };
 
@@ -101,7 +112,7 @@ std::string op_key(const Node& n);
 // Costs every node of an inferred model and rolls them up. `infer` is the shape pass's result
 // (its warnings and unsupported ops are carried into the report).
 // `conv`: the counting convention of the FLOPs (flopwise/convention.h); MACs, params and bytes have none.
-Report build_report(const Model& model, InferResult infer, const Convention& conv);
+Report build_report(const Model& model, InferResult infer, const Convention& conv, const CostOptions& opts = {});
 Report build_report(const Model& model, InferResult infer);  // the default convention
 
 }  // namespace flopwise

@@ -4,6 +4,9 @@
 #pragma once
 
 #include <functional>
+#include <map>
+#include <memory>
+#include <ostream>
 #include <optional>
 #include <string>
 #include <utility>
@@ -44,6 +47,30 @@ std::vector<std::pair<std::string, int64_t>> phase_bindings(const std::optional<
 // One line saying what the phase did and which cache tensors were used.
 std::string describe_phase(const std::optional<KvCache>& kv, Phase p);
 
+// A polynomial with rational coefficients (a generation's totals sum decode steps: S(S-1)/2 and the like),
+// in the model's dims and the generation's S (prompt) and G (generated tokens). Exact; empty when a sum could
+// not be formed (a coefficient past 64 bits, a floor or min/max in the step's formula).
+class RationalPoly {
+ public:
+  struct Coef {
+    __int128 num = 0, den = 1;  // den > 0, gcd 1
+  };
+  using Monomial = std::vector<std::string>;  // sorted symbols, repeated for powers
+  bool valid = false;
+  std::map<Monomial, Coef> terms;
+  static RationalPoly of(const Dim& d);  // invalid for unknown dims and derived atoms
+  static RationalPoly symbol(const std::string& s);
+  static RationalPoly constant(int64_t num, int64_t den = 1);
+  RationalPoly operator+(const RationalPoly& o) const;
+  RationalPoly operator*(const RationalPoly& o) const;
+  // Sum over j = 0 .. n-1 of this polynomial with `var` replaced by `start + j` (`n`, `start` polynomials).
+  RationalPoly sum_shifted(const std::string& var, const RationalPoly& start, const RationalPoly& n) const;
+  RationalPoly renamed(const std::string& from, const std::string& to) const;
+  // The value at the bindings; nullopt when a symbol is unbound or the value is not an integer in range.
+  std::optional<int64_t> eval(const std::vector<std::pair<std::string, int64_t>>& at) const;
+  std::string str() const;  // "128*G^2*batch + 1/2*S*batch + ...", "?" when invalid
+};
+
 // A generation of G tokens after a prompt of S: the prefill (seq = S, past = 0) yields the first token, then
 // G - 1 decode steps at past = S, S + 1, ..., S + G - 2. Counts are exact, polynomials in the dims left
 // unbound (batch). Needs a cache (without one each step is a forward over the prefix: that is what
@@ -55,12 +82,66 @@ struct Generation {
   Count total_macs, total_flops, total_bytes;
   Count kv_bytes_end;  // the cache after the last step: bytes_per_token * (S + G - 1)
   std::string decode_step_macs, decode_step_flops;  // one step's formula in the cached length
+  // The totals for any S and G (and the dims left unbound), summed in closed form.
+  RationalPoly total_macs_formula, total_flops_formula, total_bytes_formula;
+  std::string prompt_symbol = "S", generated_symbol = "G";  // renamed where the model has such a dim
 };
+// A decoder without a cache: its token sequence's dim (axis 1 of the first integer input of rank 2, the
+// `input_ids [batch, seq]` of every exporter), "" when there is none. generation() then takes a KvCache with
+// no pairs, no past_dim and this seq_dim: each step is a forward over the whole prefix (seq = S, S + 1, ...).
+std::string sequence_dim(const Model& model);
+
 // `at(dims)` analyses the model with extra bindings and returns its report (the caller's pins apply), as
 // run_sweep's reanalyse does.
 using Reanalyse = std::function<Report(const std::vector<std::pair<std::string, int64_t>>&)>;
 Generation generation(const KvCache& kv, int64_t prompt, int64_t generated, const Reanalyse& at);
 
 std::string format_generation(const KvCache& kv, const Generation& g);
+
+// ---- attention conventions --------------------------------------------------------------------------
+
+// An attention product found by structure in the main graph: a MatMul whose output reaches a Softmax over its
+// last axis through elementwise scale and mask ops (the scores, QKᵀ), or a MatMul whose first operand is such
+// a Softmax's output (AV). Einsum-written attention and fused attention ops are not matched.
+struct AttentionProduct {
+  size_t node = 0;      // index in the main graph's nodes
+  bool scores = false;  // QKᵀ; else AV
+  bool masked = false;  // an Add, Sub or Where between the scores and the Softmax (a mask)
+};
+std::vector<AttentionProduct> find_attention_products(const Graph& g);
+
+// MACs a causal mask skips in an attention product whose output is [..., S, T] (scores) or [..., S, d] (AV):
+// the S queries are the last S of the T = past + S positions, and query i sees past + i + 1 keys, so
+// S(S-1)/2 of the S*T (query, key) pairs are skipped per head, each of the contraction length d. Unknown
+// where the shapes are not known.
+Count causal_skipped_macs(const Graph& g, const Node& n, bool scores);
+
+// What --causal discounted (Report::causal).
+struct CausalDiscount {
+  int64_t products = 0;  // attention products discounted (scores and AV)
+  int64_t masked = 0;    // of the score products, those with a mask before the Softmax
+  Count macs_skipped;    // MACs taken off (FLOPs: 2x that, in every convention's contraction terms)
+};
+
+// A mixture-of-experts layer found from its router: a TopK (k of E) or ArgMax (1 of E) over the router's
+// E scores, and the E sibling scopes (the experts) under the router's scope or one of its two parents.
+struct MoeLayer {
+  std::string router;  // the TopK/ArgMax node
+  std::string scope;   // the experts' parent scope ("layers.0.mlp")
+  std::vector<std::string> experts;  // the expert scopes
+  int64_t top_k = 0;
+  Count params, macs, flops;                     // all experts of the layer together
+  Count one_params, one_macs, one_flops;         // each expert's (unknown where they differ)
+};
+struct MoeSummary {
+  std::vector<MoeLayer> layers;
+  int64_t experts = 0, top_k = 0;   // when every layer has the same; else 0
+  Count total_params, activated_params;  // activated: all but the experts the router does not pick
+  Count total_macs, activated_macs, total_flops, activated_flops;  // at the graph's own shapes
+  bool dense = true;  // every expert runs on every token in the graph (equal expert costs)
+};
+// Mixture-of-experts layers of an analysed model; nullptr when it has none.
+std::shared_ptr<const MoeSummary> find_moe(const Model& model, const Report& report);
+void write_moe_text(std::ostream& os, const MoeSummary& moe);
 
 }  // namespace flopwise

@@ -58,6 +58,9 @@ PeakType node_peak_type(const NodeReport& n, bool tf32);
 // A node's bound: max(flops / peak, bytes / bandwidth), and whether compute is the larger.
 double node_bound_seconds(double flops, double bytes, double peak, double bandwidth, bool* compute_bound);
 
+// One node's bound on `hw`: false where its counts are not numbers or its type has no peak.
+bool node_bound(const NodeReport& n, const Hardware& hw, double* seconds, bool* compute_bound);
+
 RooflineReport roofline(const Report& r, const Hardware& hw);
 void write_roofline_text(std::ostream& os, const RooflineReport& rf, int top);
 

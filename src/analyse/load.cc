@@ -1,5 +1,6 @@
 // Loading a model file of any supported format, and analyse(): load, pin, infer, cost.
 #include "flopwise/analyse.h"
+#include "flopwise/llm.h"
 
 #include <unistd.h>
 
@@ -103,7 +104,7 @@ Analysis analyse_once(const std::string& path, const Pins& pins,
 
 }  // namespace
 
-Analysis analyse(const std::string& path, const Pins& pins, const Convention& conv) {
+Analysis analyse(const std::string& path, const Pins& pins, const Convention& conv, const CostOptions& opts) {
   std::vector<std::pair<std::string, int64_t>> others;
   std::set<std::string> syms;
   Analysis a = analyse_once(path, pins, &others, &syms);
@@ -140,7 +141,8 @@ Analysis analyse(const std::string& path, const Pins& pins, const Convention& co
                                  "--dim " + n + ": the model has no dim of that name (its dims: " +
                                      (dims_text.empty() ? "none" : dims_text) + ")");
   }
-  a.report = build_report(*a.model, a.inferred, conv);
+  a.report = build_report(*a.model, a.inferred, conv, opts);
+  a.report.moe = find_moe(*a.model, a.report);
   return a;
 }
 

@@ -41,6 +41,7 @@ struct Options {
   int64_t prompt = -1, generate = -1;
   std::string hardware, hardware_file;  // roofline
   bool peak_memory = false;
+  bool causal = false;
 };
 
 fw::InferOptions infer_options(const Options& o) {
@@ -126,6 +127,8 @@ int run(const Options& o) {
   }
   if (o.model.empty()) throw fw::UsageError("no model given (usage: flopwise MODEL.onnx [options]; --help)");
   fw::InferOptions io = infer_options(o);
+  fw::CostOptions copts;
+  copts.causal = o.causal;
   // The model and its report stay allocated until the process ends: on a 1 M-node graph, freeing them
   // object by object costs ~15 % of the run, and the OS reclaims the memory at once. Held from a static
   // list, they stay reachable (no leak report under LeakSanitizer).
@@ -133,8 +136,8 @@ int run(const Options& o) {
   if (!o.explain.empty()) {
     const fw::Convention& ca = fw::find_convention(o.explain[0]);
     const fw::Convention& cb = fw::find_convention(o.explain[1]);
-    fw::Analysis a = fw::analyse(o.model, io, ca);
-    fw::Report b = fw::build_report(*a.model, a.inferred, cb);
+    fw::Analysis a = fw::analyse(o.model, io, ca, copts);
+    fw::Report b = fw::build_report(*a.model, a.inferred, cb, copts);
     std::ofstream file;
     explain(fw::output_stream(o.output, file), *a.model, a.report, b, ca, cb);
     return fw::kExitOk;
@@ -166,12 +169,22 @@ int run(const Options& o) {
     io.dims.insert(io.dims.end(), binds.begin(), binds.end());
     if (generation) {
       if (o.prompt < 1 || o.generate < 1) throw fw::UsageError("--prompt and --generate go together, each at least 1");
-      if (!kv) throw fw::UsageError("--generate needs a decoder exported with a KV cache (past inputs concatenated into present outputs); this model has none");
+      if (!kv) {  // a decoder without a cache: every step a forward over the prefix, along its token axis
+        std::string seq = fw::sequence_dim(*fw::analyse(o.model, io, conv).model);
+        if (seq.empty())
+          throw fw::UsageError("--generate needs a decoder: a KV cache (past inputs concatenated into present outputs) "
+                               "or a token input [batch, seq] with a dynamic seq; this model has neither");
+        for (const auto& d : io.dims)
+          if (d.first == seq) throw fw::UsageError("--dim " + d.first + " conflicts with what --generate binds: leave it out");
+        kv = fw::KvCache{};
+        kv->seq_dim = seq;
+        kv->found_by = "none";
+      }
       if (o.format != "text") throw fw::UsageError("--generate writes text");
       if (ph != fw::Phase::None) throw fw::UsageError("--generate sums both phases itself: leave out --phase");
     }
   }
-  auto analysis = std::make_shared<fw::Analysis>(fw::analyse(o.model, io, conv));
+  auto analysis = std::make_shared<fw::Analysis>(fw::analyse(o.model, io, conv, copts));
   if (!phase_note.empty()) analysis->report.notes.push_back(phase_note);
   if (o.peak_memory) {
     analysis->report.peak_memory = std::make_shared<fw::PeakMemory>(fw::peak_memory(*analysis->model, kv));
@@ -187,7 +200,7 @@ int run(const Options& o) {
     fw::Sweep sw = fw::run_sweep(report, axes, [&](const fw::Bindings& b) {
       fw::InferOptions at = io;
       for (const auto& d : b) at.dims.push_back(d);
-      return fw::analyse(o.model, at, conv).report;
+      return fw::analyse(o.model, at, conv, copts).report;
     });
     std::ofstream file;
     std::ostream& os = fw::output_stream(o.output, file);
@@ -219,7 +232,7 @@ int run(const Options& o) {
     fw::Generation g = fw::generation(*kv, o.prompt, o.generate, [&](const fw::Bindings& extra) {
       fw::InferOptions at = io;
       for (const auto& d : extra) at.dims.push_back(d);
-      return fw::analyse(o.model, at, conv).report;
+      return fw::analyse(o.model, at, conv, copts).report;
     });
     *os << fw::format_generation(*kv, g);
   }
@@ -292,6 +305,9 @@ int main(int argc, char** argv) {
                  "xeon-8380; NAME:tf32 runs float32 products at the TF32 rate): per scope time bound and the latency "
                  "lower bound (text, JSON)");
   app.add_option("--hardware-file", o.hardware_file, "roofline on a device described in a TOML file (README)");
+  app.add_flag("--causal", o.causal,
+               "count attention products (MatMul -> Softmax -> MatMul) without a causal mask's upper triangle, as "
+               "flash-attention computes them: S(S-1)/2 of the S x T pairs per head skipped (stated in the report)");
   app.add_flag("--peak-memory", o.peak_memory,
                "peak activation memory by liveness over the graph (a formula in the dynamic dims; weights and KV cache apart)");
   app.add_option("--sweep", o.sweeps,

@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "flopwise/convention.h"
+#include "flopwise/llm.h"
 #include "flopwise/ops.h"
 
 namespace flopwise {
@@ -393,7 +394,7 @@ Report build_report(const Model& model, InferResult infer) {
   return build_report(model, std::move(infer), default_convention());
 }
 
-Report build_report(const Model& model, InferResult infer, const Convention& conv) {
+Report build_report(const Model& model, InferResult infer, const Convention& conv, const CostOptions& opts) {
   Report r;
   r.convention = std::string(conv.name);
   r.path = model.path;
@@ -437,7 +438,24 @@ Report build_report(const Model& model, InferResult infer, const Convention& con
   ScopeNode* last_scope = nullptr;
   std::vector<DtypeCounts> by_dtype(static_cast<size_t>(DType::BFloat16) + 1);
   std::set<const Value*> local_seen;  // control-flow bodies' own stored tensors already counted
+  // --causal: 1 at a score product (QKᵀ), 2 at an AV product.
+  std::vector<uint8_t> causal_at;
+  std::shared_ptr<CausalDiscount> causal;
+  if (opts.causal) {
+    causal = std::make_shared<CausalDiscount>();
+    causal_at.assign(g.nodes.size(), 0);
+    for (const auto& p : find_attention_products(g)) {
+      causal_at[p.node] = p.scores ? 1 : 2;
+      ++causal->products;
+      causal->masked += p.scores && p.masked;
+    }
+    if (causal->products == 0)
+      r.warnings.push_back("--causal: no attention products found (a MatMul into a Softmax over the last axis, and "
+                           "the MatMul of its output): nothing discounted");
+    r.causal = causal;
+  }
   for (const auto& n : g.nodes) {
+    const size_t node_index = static_cast<size_t>(&n - g.nodes.data());
     NodeReport& nr = r.nodes.emplace_back();
     nr.name = n.name;
     nr.op = n.op;
@@ -498,6 +516,12 @@ Report build_report(const Model& model, InferResult infer, const Convention& con
     const OpRecord* rec = record_of(n);
     nr.supported = rec != nullptr;
     OpCost oc = node_op_cost(g, n, rec, conv);
+    if (!causal_at.empty() && causal_at[node_index] != 0) {  // --causal: the masked triangle is not computed
+      const Count skip = causal_skipped_macs(g, n, causal_at[node_index] == 1);
+      oc.macs = oc.macs - skip;
+      oc.flops = oc.flops - skip * Count{2};
+      causal->macs_skipped += skip;
+    }
     nr.cost.macs = oc.macs;
     nr.mac_dtype = mac_dtype_of(g, n, oc.macs);
     if (nr.mac_dtype != DType::Undefined && oc.macs.exact() && static_cast<size_t>(nr.mac_dtype) < by_dtype.size())

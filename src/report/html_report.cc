@@ -11,7 +11,10 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "flopwise/llm.h"
+#include "flopwise/peak_memory.h"
 #include "flopwise/report.h"
+#include "flopwise/roofline.h"
 #include "flopwise/sweep.h"
 #include "html_page.h"
 
@@ -263,6 +266,27 @@ void write_html(std::ostream& os, const Report& r, const Sweep* sweep, const std
   row("MACs", (r.totals.uncounted ? ">= " : "") + human(r.totals.macs));
   row("FLOPs", (r.totals.uncounted ? ">= " : "") + human(r.totals.flops));
   row("memory bytes", (r.totals.uncounted ? ">= " : "") + human(r.totals.memory_bytes));
+  if (r.peak_memory) {
+    row("peak activation memory", (r.peak_memory->unknown_tensors ? ">= " : "") + human(r.peak_memory->peak) + "B");
+    row("weights / KV cache", human(r.peak_memory->weights) + "B / " + human(r.peak_memory->kv_cache) + "B");
+    row("activations saved for training (estimate)", human(r.peak_memory->saved_for_training) + "B");
+  }
+  if (r.roofline) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.4g ms", r.roofline->total.seconds * 1e3);
+    row("latency lower bound (" + r.roofline->hw.name + ")",
+        buf + (r.roofline->unbounded_nodes ? " (" + std::to_string(r.roofline->unbounded_nodes) + " nodes not bounded)"
+                                            : std::string()));
+  }
+  if (r.causal)
+    row("causal attention (--causal)",
+        std::to_string(r.causal->products) + " products, " + human(r.causal->macs_skipped) + " MACs skipped");
+  if (r.moe) {
+    row("MoE", "top-" + std::to_string(r.moe->top_k) + " of " + std::to_string(r.moe->experts) + " experts, " +
+                   std::to_string(r.moe->layers.size()) + " layers");
+    row("MoE activated params / MACs",
+        human(r.moe->activated_params) + " / " + (r.moe->dense ? human(r.moe->activated_macs) : std::string("?")));
+  }
   for (const auto& a : r.aliases) row("dim alias", a.text());
   for (const auto& a : r.assumptions) row("assumed", a.text() + " (node " + a.node + ")");
   for (const auto& w : r.warnings) row("warning", w);

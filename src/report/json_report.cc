@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "flopwise/report.h"
+#include "flopwise/llm.h"
 #include "flopwise/peak_memory.h"
 #include "flopwise/roofline.h"
 #include "poly_text.h"
@@ -412,6 +413,42 @@ void write_json(std::ostream& os, const Report& r) {
     w.member("weight_bytes", pm.weights);
     w.member("kv_cache_bytes", pm.kv_cache);
     w.member("saved_for_training_bytes_estimate", pm.saved_for_training);
+    w.end_object();
+  }
+  if (r.causal) {
+    w.key("causal");
+    w.begin_object();
+    w.member("attention_products", r.causal->products);
+    w.member("masked_score_products", r.causal->masked);
+    w.member("macs_skipped", r.causal->macs_skipped);
+    w.end_object();
+  }
+  if (r.moe) {
+    const MoeSummary& m = *r.moe;
+    w.key("moe");
+    w.begin_object();
+    w.member("experts", m.experts);
+    w.member("top_k", m.top_k);
+    w.member("total_params", m.total_params);
+    w.member("activated_params", m.activated_params);
+    w.member("total_macs", m.total_macs);
+    w.member("activated_macs", m.dense ? m.activated_macs : Count::unknown());
+    w.member("total_flops", m.total_flops);
+    w.member("activated_flops", m.dense ? m.activated_flops : Count::unknown());
+    w.member("dense", m.dense);
+    w.key("layers");
+    w.begin_array();
+    for (const auto& l : m.layers) {
+      w.begin_object();
+      w.member("router", l.router);
+      w.member("scope", l.scope);
+      w.member("experts", static_cast<int64_t>(l.experts.size()));
+      w.member("top_k", l.top_k);
+      w.member("expert_params", l.params);
+      w.member("expert_macs", l.macs);
+      w.end_object();
+    }
+    w.end_array();
     w.end_object();
   }
   if (!r.aliases.empty()) {  // only when there are, like assumptions

@@ -52,6 +52,52 @@ void outer_names(const Graph& body, std::set<std::string>& out) {
     for (const auto& sg : n.subgraphs) outer_names(*sg, out);
 }
 
+// The schedule the liveness walks: depth first from the graph outputs, operands in input order (a control-
+// flow node's outer references after them), then whatever no output needs, in stored order. A topological
+// order that depends on the graph alone, not on the order the file stores its nodes in, so reordering the
+// file leaves the peak as it is. Iterative: a million-node chain does not recurse.
+std::vector<size_t> schedule(const Graph& g) {
+  const size_t n = g.nodes.size();
+  std::vector<std::vector<int>> implicit(n);  // outer values a node's bodies read
+  for (size_t i = 0; i < n; ++i) {
+    if (g.nodes[i].subgraphs.empty()) continue;
+    std::set<std::string> names;
+    for (const auto& sg : g.nodes[i].subgraphs) outer_names(*sg, names);
+    for (const auto& name : names)
+      if (int v = g.find(name); v >= 0) implicit[i].push_back(v);
+  }
+  std::vector<uint8_t> seen(n, 0);
+  std::vector<size_t> order;
+  order.reserve(n);
+  std::vector<std::pair<size_t, size_t>> stack;  // node, next operand
+  auto visit = [&](size_t root) {
+    if (seen[root]) return;
+    seen[root] = 1;
+    stack.push_back({root, 0});
+    while (!stack.empty()) {
+      const size_t i = stack.back().first;
+      const size_t slot = stack.back().second++;
+      const Node& node = g.nodes[i];
+      const size_t explicit_n = node.inputs.size();
+      if (slot < explicit_n + implicit[i].size()) {
+        const int v = slot < explicit_n ? node.inputs[slot] : implicit[i][slot - explicit_n];
+        const int p = v >= 0 ? g.values[static_cast<size_t>(v)].producer : -1;
+        if (p >= 0 && static_cast<size_t>(p) < n && !seen[static_cast<size_t>(p)]) {
+          seen[static_cast<size_t>(p)] = 1;
+          stack.push_back({static_cast<size_t>(p), 0});
+        }
+      } else {
+        order.push_back(i);
+        stack.pop_back();
+      }
+    }
+  };
+  for (int o : g.outputs)
+    if (o >= 0 && g.values[static_cast<size_t>(o)].producer >= 0) visit(static_cast<size_t>(g.values[static_cast<size_t>(o)].producer));
+  for (size_t i = 0; i < n; ++i) visit(i);
+  return order;
+}
+
 }  // namespace
 
 PeakMemory peak_memory(const Model& model, const std::optional<KvCache>& kv) {
@@ -64,9 +110,11 @@ PeakMemory peak_memory(const Model& model, const std::optional<KvCache>& kv) {
 
   // Last reader of every value (a control-flow node reads what its bodies reference); graph outputs live to
   // the end.
+  // Positions are steps of the schedule.
+  const std::vector<size_t> order = schedule(g);
   std::vector<int64_t> last(g.values.size(), -1);
   for (size_t i = 0; i < n; ++i) {
-    const Node& node = g.nodes[i];
+    const Node& node = g.nodes[order[i]];
     for (int v : node.inputs)
       if (v >= 0) last[static_cast<size_t>(v)] = static_cast<int64_t>(i);
     if (!node.subgraphs.empty()) {
@@ -120,7 +168,7 @@ PeakMemory peak_memory(const Model& model, const std::optional<KvCache>& kv) {
     if (cands.size() > kMaxCandidates) gave_up = true;
   };
   for (size_t i = 0; i < n; ++i) {
-    const Node& node = g.nodes[i];
+    const Node& node = g.nodes[order[i]];
     if (!(node.op == "Constant" && node.inputs.empty())) {
       for (int o : node.outputs) {
         if (o < 0 || cache_names.count(g.values[static_cast<size_t>(o)].name)) continue;
@@ -151,7 +199,7 @@ PeakMemory peak_memory(const Model& model, const std::optional<KvCache>& kv) {
   for (size_t k = 1; k < cands.size(); ++k) peak = Dim::max(peak, cands[k].first);
   pm.peak = Count::of(peak);
   for (const auto& [d, i] : cands) {
-    const Node& node = g.nodes[i];
+    const Node& node = g.nodes[order[i]];
     pm.at.push_back((node.scope.empty() ? std::string("(root)") : node.scope_name()) + " at node '" + node.name + "'");
   }
   return pm;

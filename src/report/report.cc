@@ -11,7 +11,9 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "flopwise/llm.h"
 #include "flopwise/peak_memory.h"
+#include "flopwise/roofline.h"
 #include "poly_text.h"
 
 namespace flopwise {
@@ -197,6 +199,11 @@ void write_text(std::ostream& os, const Report& r, const TextOptions& opts) {
     line(os, "weights / KV cache (apart)", bytes(pm.weights) + " / " + bytes(pm.kv_cache));
     line(os, "activations saved for training (estimate)", bytes(pm.saved_for_training));
   }
+  if (r.causal)
+    line(os, "causal attention (--causal)",
+         std::to_string(r.causal->products) + " attention products counted without the masked upper triangle: " +
+             human(r.causal->macs_skipped) + " MACs skipped");
+  if (r.moe) write_moe_text(os, *r.moe);
   if (t.flops.known && t.memory_bytes.known && t.memory_bytes.v > 0) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.2f FLOPs/byte", static_cast<double>(t.flops.v) / t.memory_bytes.v);
@@ -307,14 +314,28 @@ std::string param_dtypes(const NodeReport& n) {  // "uint8;int32"
 }  // namespace
 
 void write_csv(std::ostream& os, const Report& r) {
-  os << "name,op,scope,output_shapes,params,macs,flops,memory_bytes,mac_dtype,param_dtypes\n";
+  // With --hardware: each node's roofline bound and which side bounds it (empty where it has none).
+  os << "name,op,scope,output_shapes,params,macs,flops,memory_bytes,mac_dtype,param_dtypes"
+     << (r.roofline ? ",bound_seconds,bound_by" : "") << "\n";
   for (const auto& n : r.nodes) {
     std::string shapes;
     for (const auto& [name, s] : n.outputs) shapes += (shapes.empty() ? "" : ";") + s.str();
     os << csv_field(n.name) << "," << csv_field(n.domain.empty() ? n.op : n.domain + "::" + n.op) << ","
        << csv_field(n.scope) << "," << csv_field(shapes) << "," << num(n.cost.params) << ","
        << num(n.cost.macs) << "," << num(n.cost.flops) << "," << num(n.cost.memory_bytes) << ","
-       << (n.mac_dtype == DType::Undefined ? "" : dtype_name(n.mac_dtype)) << "," << param_dtypes(n) << "\n";
+       << (n.mac_dtype == DType::Undefined ? "" : dtype_name(n.mac_dtype)) << "," << param_dtypes(n);
+    if (r.roofline) {
+      double sec = 0;
+      bool compute = false;
+      if (node_bound(n, r.roofline->hw, &sec, &compute)) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.6g", sec);
+        os << "," << buf << "," << (compute ? "compute" : "memory");
+      } else {
+        os << ",,";
+      }
+    }
+    os << "\n";
   }
 }
 
@@ -330,7 +351,28 @@ void write_markdown(std::ostream& os, const Report& r, const TextOptions& opts) 
   for (const auto& d : r.by_dtype)
     if (d.macs != Count{}) os << "| MACs " << dtype_name(d.dtype) << " | " << human(d.macs) << " |\n";
   os << "| FLOPs (" << r.convention << ") | " << total_str(t.flops, t) << " |\n";
-  os << "| memory bytes | " << total_str(t.memory_bytes, t) << " |\n\n";
+  os << "| memory bytes | " << total_str(t.memory_bytes, t) << " |\n";
+  if (r.peak_memory) {
+    const PeakMemory& pm = *r.peak_memory;
+    os << "| peak activation memory | " << (pm.unknown_tensors ? ">= " : "") << human(pm.peak) << "B |\n";
+    os << "| weights / KV cache | " << human(pm.weights) << "B / " << human(pm.kv_cache) << "B |\n";
+    os << "| activations saved for training (estimate) | " << human(pm.saved_for_training) << "B |\n";
+  }
+  if (r.causal)
+    os << "| causal attention (--causal) | " << r.causal->products << " products, " << human(r.causal->macs_skipped)
+       << " MACs skipped |\n";
+  if (r.moe)
+    os << "| MoE: top-" << r.moe->top_k << " of " << r.moe->experts << " experts, activated params | "
+       << human(r.moe->activated_params) << " |\n| MoE: activated MACs | "
+       << (r.moe->dense ? human(r.moe->activated_macs) : std::string("?")) << " |\n";
+  if (r.roofline) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.4g ms", r.roofline->total.seconds * 1e3);
+    os << "| latency lower bound (" << r.roofline->hw.name << ") | " << buf
+       << (r.roofline->unbounded_nodes ? " (" + std::to_string(r.roofline->unbounded_nodes) + " nodes not bounded)" : "")
+       << " |\n";
+  }
+  os << "\n";
   os << "| module | class | params | MACs | % MACs | FLOPs |\n|---|---|---:|---:|---:|---:|\n";
   std::function<void(const ScopeNode&)> walk = [&](const ScopeNode& s) {
     if (opts.depth >= 0 && s.depth > opts.depth) return;

@@ -102,6 +102,16 @@ double node_bound_seconds(double flops, double bytes, double peak, double bandwi
   return std::max(c, m);
 }
 
+bool node_bound(const NodeReport& n, const Hardware& hw, double* seconds, bool* compute_bound) {
+  const Count& f = n.cost.flops;
+  const Count& b = n.cost.memory_bytes;
+  const PeakType t = node_peak_type(n, hw.tf32);
+  const double peak = t == PeakType::Count ? 0 : hw.peak[static_cast<size_t>(t)];
+  if (!f.known || !b.known || (f.v > 0 && peak <= 0)) return false;
+  *seconds = node_bound_seconds(static_cast<double>(f.v), static_cast<double>(b.v), peak, hw.bandwidth, compute_bound);
+  return true;
+}
+
 RooflineReport roofline(const Report& r, const Hardware& hw) {
   RooflineReport rf;
   rf.hw = hw;
@@ -116,14 +126,12 @@ RooflineReport roofline(const Report& r, const Hardware& hw) {
   for (const auto& n : r.nodes) {
     const Count& f = n.cost.flops;
     const Count& b = n.cost.memory_bytes;
-    const PeakType t = node_peak_type(n, hw.tf32);
-    const double peak = t == PeakType::Count ? 0 : hw.peak[static_cast<size_t>(t)];
-    if (!f.known || !b.known || (f.v > 0 && peak <= 0)) {
+    double s = 0;
+    bool compute = false;
+    if (!node_bound(n, hw, &s, &compute)) {
       ++rf.unbounded_nodes;
       continue;
     }
-    bool compute = false;
-    const double s = node_bound_seconds(static_cast<double>(f.v), static_cast<double>(b.v), peak, hw.bandwidth, &compute);
     auto add = [&](RooflineEntry& e) {
       e.flops += static_cast<double>(f.v);
       e.bytes += static_cast<double>(b.v);
