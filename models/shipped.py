@@ -596,6 +596,62 @@ def llama7b_graph(out_dir):
     return path
 
 
+def mixtral_dispatch(out_dir):
+    """Hugging Face Mixtral's sparse MoE block as written there: softmax router, top-2 of 4, one_hot mask,
+    torch.where per expert and index_add_ (the exported graph routes tokens with NonZero at run time)."""
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    torch.manual_seed(16)
+    H, FF, E, K = 32, 64, 4, 2
+
+    class Expert(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w1 = nn.Linear(H, FF, bias=False)
+            self.w2 = nn.Linear(FF, H, bias=False)
+            self.w3 = nn.Linear(H, FF, bias=False)
+
+        def forward(self, x):
+            return self.w2(F.silu(self.w1(x)) * self.w3(x))
+
+    class SparseMoeBlock(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.gate = nn.Linear(H, E, bias=False)
+            self.experts = nn.ModuleList([Expert() for _ in range(E)])
+
+        def forward(self, h):
+            b, t, d = h.shape
+            h = h.view(-1, d)
+            w = F.softmax(self.gate(h), dim=1, dtype=torch.float)
+            w, sel = torch.topk(w, K, dim=-1)
+            w = w / w.sum(dim=-1, keepdim=True)
+            out = torch.zeros((b * t, d), dtype=h.dtype)
+            mask = F.one_hot(sel, num_classes=E).permute(2, 1, 0)
+            for e in range(E):
+                idx, top = torch.where(mask[e])
+                y = self.experts[e](h[None, top].reshape(-1, d)) * w[top, idx, None]
+                out.index_add_(0, top, y.to(h.dtype))
+            return out.reshape(b, t, d)
+
+    m = SparseMoeBlock().eval()
+    with torch.no_grad():
+        for p in m.parameters():
+            p.add_(0.01 * torch.randn_like(p))
+    path = os.path.join(out_dir, "mixtral_dispatch.onnx")
+    torch.onnx.export(m, (torch.randn(2, 5, H),), path, input_names=["h"], output_names=["y"],
+                      dynamic_axes={"h": {0: "batch", 1: "seq"}, "y": {0: "batch", 1: "seq"}}, opset_version=OPSET)
+    save_graph_only(onnx.load(path), path)
+    params = sum(p.numel() for p in m.parameters())
+    one = sum(p.numel() for p in m.experts[0].parameters())
+    write_expect(out_dir, "mixtral_dispatch", {"torch_params": params, "torch_expert_params": one,
+                                               "experts": E, "top_k": K,
+                                               "activated_params": params - (E - K) * one})
+    return path
+
+
 MODELS = {
     "llama7b_graph": llama7b_graph,
     "colon_inputs": colon_inputs,
@@ -610,6 +666,7 @@ MODELS = {
     "llama_gqa": lambda out: llama(out, "llama_gqa", heads=4, kv_heads=2),
     "llama_hf": lambda out: llama(out, "llama_hf", heads=4, kv_heads=2, hf=True),
     "llama_moe": lambda out: llama(out, "llama_moe", heads=4, kv_heads=2, experts=8, top_k=2),
+    "mixtral_dispatch": mixtral_dispatch,
     "llama_nocache": lambda out: llama(out, "llama_nocache", heads=4, kv_heads=4, cache=False),
 }
 

@@ -298,3 +298,18 @@ TEST_CASE("roofline, peak memory, --causal and MoE reach the markdown and CSV re
   for (const char* row : {"peak activation memory", "latency lower bound (h100-sxm)", "MoE activated params"})
     CHECK(html.out.find(row) != std::string::npos);
 }
+
+TEST_CASE("Hugging Face Mixtral's sparse block (tokens routed at run time): activated params exact, routed FLOPs not known") {
+  // models/shipped.py mixtral_dispatch: router 32 -> 4, top-2, 4 SwiGLU experts of 3 * 32 * 64 = 6,144 params
+  // (torch's count, expect.json); torch counts 24,704 params, 12,416 active per token (router + 2 experts).
+  const std::string path = fwtest::model_path("shipped/mixtral_dispatch.onnx");
+  flopwise::Analysis a = flopwise::analyse(path, {}, flopwise::default_convention());
+  REQUIRE(a.report.moe);
+  const flopwise::MoeSummary& m = *a.report.moe;
+  CHECK(m.experts == 4);
+  CHECK(m.top_k == 2);
+  CHECK(m.total_params.v == 24704);
+  CHECK(m.activated_params.v == 24704 - 2 * 6144);
+  CHECK_FALSE(m.dense);  // each expert's rows come from a NonZero: data-dependent
+  CHECK_FALSE(m.activated_macs.exact());
+}

@@ -669,8 +669,9 @@ std::shared_ptr<const MoeSummary> find_moe(const Model& model, const Report& rep
     // The experts: E numbered sibling scopes under the router's scope or one of its two parents.
     std::vector<const ScopeNode*> experts;
     const ScopeNode* parent = nullptr;
-    for (size_t up = 0; up < 3 && !parent && n.scope.size() >= up + 1; ++up) {
-      const ScopeNode* s = find_scope(report.scopes.get(), n.scope[n.scope.size() - 1 - up]);
+    for (size_t up = 0; up < 3 && !parent && n.scope.size() + 1 >= up + 1; ++up) {  // the root last
+      const size_t depth = n.scope.size() - up;  // scope levels kept: 0 is the root
+      const ScopeNode* s = find_scope(report.scopes.get(), depth == 0 ? std::string() : n.scope[depth - 1]);
       if (s) parent = experts_under(s, e, &experts, used);
     }
     if (!parent) continue;
@@ -728,7 +729,8 @@ void write_moe_text(std::ostream& os, const MoeSummary& moe) {
   summary_line(os, "fwd FLOPs: total / at activated experts",
                human(moe.total_flops) + " / " + (moe.dense ? human(moe.activated_flops) : "?"));
   os << (moe.dense ? "  the graph runs every expert on every token (the total); activated counts the router's top-k\n"
-                   : "  the experts' costs differ (the graph routes tokens at run time): activated FLOPs unknown\n");
+                   : "  the experts run on the tokens the router picks at run time (data-dependent sizes, or experts of "
+                     "different costs): MACs and FLOPs at the activated experts are not known statically\n");
 }
 
 }  // namespace flopwise
