@@ -71,11 +71,12 @@ struct CliRun {
   std::string out, err;
 };
 
-// Runs `flopwise ARGS` with stdout and stderr captured through files in `dir`.
-inline CliRun run_cli(const std::string& args, const fs::path& dir) {
+// Runs `flopwise ARGS` with stdout and stderr captured through files in `dir`; `env`: "NAME=VALUE ..." set
+// for that run only.
+inline CliRun run_cli(const std::string& args, const fs::path& dir, const std::string& env = "") {
   fs::path out = dir / "stdout.txt", err = dir / "stderr.txt";
-  std::string cmd = std::string("\"") + FLOPWISE_BINARY + "\" " + args + " >\"" + out.string() + "\" 2>\"" +
-                    err.string() + "\"";
+  std::string cmd = (env.empty() ? std::string() : "env " + env + " ") + "\"" + FLOPWISE_BINARY + "\" " + args +
+                    " >\"" + out.string() + "\" 2>\"" + err.string() + "\"";
   int status = std::system(cmd.c_str());
   CliRun r;
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;

@@ -4,6 +4,7 @@
 // only for a .pt so the ONNX path never pays LibTorch's start-up), applying pins, the shape pass, costing.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -35,6 +36,11 @@ struct Analysis {
 // consumes the input shapes (--input); dims and values (--dim, --value) apply to the IR for both formats.
 // A mixture-of-experts model also gets its activated counts (Report::moe).
 Analysis analyse(const std::string& path, const Pins& pins, const Convention& conv, const CostOptions& opts = {});
+
+// Called around every TorchScript archive load (LibTorch's torch::jit::load and the lowering that runs in
+// it): begin = true before, false after (also when it failed). The CLI's containment (src/cli/contain.cc)
+// puts the load under a memory limit and a watchdog in a child process through it. Not thread-safe: set once.
+void set_torchscript_load_hook(std::function<void(bool begin)> hook);
 
 // Where the TorchScript plugin is looked for: $FLOPWISE_TORCH_PLUGIN, then next to the running executable,
 // then ../lib/flopwise/ relative to it. Empty when none exists.

@@ -15,6 +15,7 @@ enum ExitCode : int {
   kExitNoRuntime = 4,     // flopwise run: the runtime harness (flopwise-runtime) is not built
   kExitRunFailed = 5,     // flopwise run: the model raised, the run timed out, or the device is not available
   kExitVerifyFailed = 6,  // flopwise run --verify: an executed op's shapes disagree with the static analysis
+  kExitInternal = 70,     // a bug in flopwise (EX_SOFTWARE), never the input's fault
 };
 
 struct Error : std::runtime_error {

@@ -14,7 +14,13 @@ namespace flopwise {
 
 namespace {
 bool exists(const std::string& p) { return std::ifstream(p).good(); }
+std::function<void(bool)>& load_hook() {
+  static std::function<void(bool)> hook;
+  return hook;
+}
 }  // namespace
+
+void set_torchscript_load_hook(std::function<void(bool begin)> hook) { load_hook() = std::move(hook); }
 
 std::string find_torch_plugin() {
   if (const char* env = std::getenv("FLOPWISE_TORCH_PLUGIN"); env && *env) return exists(env) ? env : "";
@@ -40,7 +46,9 @@ Model load_torchscript(const std::string& path, const Pins& pins) {
   if (!fn) throw InputError(plugin + ": not a flopwise TorchScript plugin (no flopwise_torch_import)");
   Model m;
   char err[2048] = {0};
+  if (load_hook()) load_hook()(true);
   int rc = fn(path.c_str(), &pins, &m, err, sizeof(err));
+  if (load_hook()) load_hook()(false);
   if (rc == kTorchUsageError) throw UsageError(err);
   if (rc != kTorchOk) throw InputError(err);
   return m;  // the plugin stays loaded: nothing to unload before exit

@@ -1,6 +1,8 @@
 // src/cli/commands.h — the CLI's subcommands. main.cc dispatches on the first argument.
 #pragma once
 
+#include <optional>
+
 namespace flopwise {
 
 // `flopwise diff A B [options]`: argv[0] is "diff". Returns the exit code; throws flopwise::Error.
@@ -9,5 +11,9 @@ int run_diff(int argc, char** argv);
 int run_check(int argc, char** argv);
 // `flopwise run MODEL.pt [options]`: argv[0] is "run".
 int run_run(int argc, char** argv);
+
+// When an argument names a TorchScript file: forks; the child returns nullopt and runs the command with its
+// archive loads limited and watched; the parent returns the command's exit code (contain.cc).
+std::optional<int> contain_torchscript_loads(int argc, char** argv);
 
 }  // namespace flopwise

@@ -263,6 +263,7 @@ int guarded(F&& f) {
 }
 
 int main(int argc, char** argv) {
+  if (std::optional<int> code = fw::contain_torchscript_loads(argc, argv)) return *code;  // the watching parent
   if (argc > 1 && std::string(argv[1]) == "diff")
     return guarded([&] { return fw::run_diff(argc - 1, argv + 1); });
   if (argc > 1 && std::string(argv[1]) == "check")
