@@ -12,7 +12,9 @@ import torch
 from torch import Tensor
 
 
-class LoopsAtLoad(torch.nn.Module):
+class Stateful(torch.nn.Module):
+    """A module with its own pickled state: LibTorch calls its __setstate__ at load."""
+
     def __init__(self):
         super().__init__()
         self.w = torch.randn(4, 4)
@@ -24,6 +26,8 @@ class LoopsAtLoad(torch.nn.Module):
     def __getstate__(self) -> Tuple[Tensor, bool]:
         return (self.w, self.training)
 
+
+class LoopsAtLoad(Stateful):
     @torch.jit.export
     def __setstate__(self, state: Tuple[Tensor, bool]):
         i = 0
@@ -33,18 +37,7 @@ class LoopsAtLoad(torch.nn.Module):
         self.training = state[1]
 
 
-class AllocatesAtLoad(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.w = torch.randn(4, 4)
-
-    def forward(self, x):
-        return x @ self.w
-
-    @torch.jit.export
-    def __getstate__(self) -> Tuple[Tensor, bool]:
-        return (self.w, self.training)
-
+class AllocatesAtLoad(Stateful):
     @torch.jit.export
     def __setstate__(self, state: Tuple[Tensor, bool]):
         big = torch.ones(1 << 28)  # 1 GiB of float32, filled

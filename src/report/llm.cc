@@ -362,72 +362,34 @@ std::pair<std::string, std::string> prompt_symbols(const Report& r) {
   return {S, G};
 }
 
-// Without a cache: the prefill is a forward over the prompt, then step j a forward over S + j tokens.
-Generation generation_without_cache(const KvCache& kv, int64_t prompt, int64_t generated, const Reanalyse& at) {
-  Generation g;
-  g.prompt = prompt;
-  g.generated = generated;
-  auto forward = [&](int64_t len) {
-    Report r = at(std::vector<std::pair<std::string, int64_t>>{{kv.seq_dim, len}});
-    if (r.totals.uncounted) return std::array<Count, 3>{Count::unknown(), Count::unknown(), Count::unknown()};
-    return std::array<Count, 3>{r.totals.macs, r.totals.flops, r.totals.memory_bytes};
-  };
-  auto pre = forward(prompt);
-  g.prefill_macs = pre[0];
-  g.prefill_flops = pre[1];
-  g.prefill_bytes = pre[2];
-  const Report step = at({});  // a forward as a formula in the prefix length
-  g.decode_step_macs = step.totals.uncounted ? "?" : step.totals.macs.as_dim().str();
-  g.decode_step_flops = step.totals.uncounted ? "?" : step.totals.flops.as_dim().str();
-  auto sum_steps = [&](const Count& per_step) {
-    if (step.totals.uncounted || !per_step.exact()) return Count::unknown();
-    Count total;
-    const Dim d = per_step.as_dim();
-    for (int64_t j = 1; j < generated; ++j) total += Count::of(d.substitute({{kv.seq_dim, prompt + j}}));
-    return total;
-  };
-  g.decode_macs = sum_steps(step.totals.macs);
-  g.decode_flops = sum_steps(step.totals.flops);
-  g.decode_bytes = sum_steps(step.totals.memory_bytes);
-  g.total_macs = g.prefill_macs + g.decode_macs;
-  g.total_flops = g.prefill_flops + g.decode_flops;
-  g.total_bytes = g.prefill_bytes + g.decode_bytes;
-  g.kv_bytes_end = Count{0};
-  // For any S and G: the forwards over S, S + 1, ..., S + G - 1.
-  const auto [S, G] = prompt_symbols(step);
-  g.prompt_symbol = S;
-  g.generated_symbol = G;
-  auto formula = [&, S = S, G = G](const Count& c) {
-    if (step.totals.uncounted || !c.exact()) return RationalPoly{};
-    return RationalPoly::of(c.as_dim()).sum_shifted(kv.seq_dim, RationalPoly::symbol(S), RationalPoly::symbol(G));
-  };
-  g.total_macs_formula = formula(step.totals.macs);
-  g.total_flops_formula = formula(step.totals.flops);
-  g.total_bytes_formula = formula(step.totals.memory_bytes);
-  return g;
-}
-
 }  // namespace
 
+// With a cache: the prefill at past = 0, then step j (j = 1 .. G-1) one token at past = S + j - 1.
+// Without one: a forward over the prompt, then step j a forward over S + j tokens.
 Generation generation(const KvCache& kv, int64_t prompt, int64_t generated, const Reanalyse& at) {
-  if (kv.past_dim.empty()) return generation_without_cache(kv, prompt, generated, at);
+  using Bindings = std::vector<std::pair<std::string, int64_t>>;
+  const bool cached = !kv.past_dim.empty();
   Generation g;
   g.prompt = prompt;
   g.generated = generated;
-  const Report pre = at(std::vector<std::pair<std::string, int64_t>>{{kv.past_dim, 0}, {kv.seq_dim, prompt}});
+  Bindings pre_at{{kv.seq_dim, prompt}};
+  if (cached) pre_at.push_back({kv.past_dim, 0});
+  const Report pre = at(pre_at);
   g.prefill_macs = pre.totals.macs;
   g.prefill_flops = pre.totals.flops;
   g.prefill_bytes = pre.totals.memory_bytes;
   if (pre.totals.uncounted) g.prefill_macs = g.prefill_flops = g.prefill_bytes = Count::unknown();
-  // One decode step as a formula in the cached length, then its values at each past length, summed.
-  const Report step = at(std::vector<std::pair<std::string, int64_t>>{{kv.seq_dim, 1}});
+  // One decode step as a formula in `var` (the cached length, or the prefix), then its values summed.
+  const std::string var = cached ? kv.past_dim : kv.seq_dim;
+  const Report step = at(cached ? Bindings{{kv.seq_dim, 1}} : Bindings{});
+  const int64_t first = cached ? prompt : prompt + 1;  // var at the first decode step
   g.decode_step_macs = step.totals.uncounted ? "?" : step.totals.macs.as_dim().str();
   g.decode_step_flops = step.totals.uncounted ? "?" : step.totals.flops.as_dim().str();
   auto sum_steps = [&](const Count& per_step) {
     if (step.totals.uncounted || !per_step.exact()) return Count::unknown();
     Count total;
     const Dim d = per_step.as_dim();
-    for (int64_t j = 0; j + 1 < generated; ++j) total += Count::of(d.substitute({{kv.past_dim, prompt + j}}));
+    for (int64_t j = 0; j + 1 < generated; ++j) total += Count::of(d.substitute({{var, first + j}}));
     return total;
   };
   g.decode_macs = sum_steps(step.totals.macs);
@@ -436,17 +398,19 @@ Generation generation(const KvCache& kv, int64_t prompt, int64_t generated, cons
   g.total_macs = g.prefill_macs + g.decode_macs;
   g.total_flops = g.prefill_flops + g.decode_flops;
   g.total_bytes = g.prefill_bytes + g.decode_bytes;
-  g.kv_bytes_end = kv.bytes_per_token * Count{prompt + std::max<int64_t>(generated, 1) - 1};
-  // For any S and G: the prefill as a formula in the prompt, plus the decode steps at past = S .. S + G - 2.
-  const Report pre_any = at(std::vector<std::pair<std::string, int64_t>>{{kv.past_dim, 0}});
+  g.kv_bytes_end = cached ? kv.bytes_per_token * Count{prompt + std::max<int64_t>(generated, 1) - 1} : Count{0};
+  // For any S and G: the prefill as a formula in the prompt, plus the G - 1 steps summed in closed form.
+  Report prefill_any;  // without a cache: the step's own formula
+  if (cached) prefill_any = at(Bindings{{kv.past_dim, 0}});
+  const Report& pre_any = cached ? prefill_any : step;
   const auto [S, G] = prompt_symbols(pre_any);
   g.prompt_symbol = S;
   g.generated_symbol = G;
-  auto formula = [&, S = S, G = G](const Count& pre_c, const Count& step_c) {
+  const RationalPoly start = RationalPoly::symbol(S) + RationalPoly::constant(cached ? 0 : 1);
+  const RationalPoly steps = RationalPoly::symbol(G) + RationalPoly::constant(-1);
+  auto formula = [&, S = S](const Count& pre_c, const Count& step_c) {
     if (pre_any.totals.uncounted || step.totals.uncounted || !pre_c.exact() || !step_c.exact()) return RationalPoly{};
-    return RationalPoly::of(pre_c.as_dim()).renamed(kv.seq_dim, S) +
-           RationalPoly::of(step_c.as_dim())
-               .sum_shifted(kv.past_dim, RationalPoly::symbol(S), RationalPoly::symbol(G) + RationalPoly::constant(-1));
+    return RationalPoly::of(pre_c.as_dim()).renamed(kv.seq_dim, S) + RationalPoly::of(step_c.as_dim()).sum_shifted(var, start, steps);
   };
   g.total_macs_formula = formula(pre_any.totals.macs, step.totals.macs);
   g.total_flops_formula = formula(pre_any.totals.flops, step.totals.flops);
