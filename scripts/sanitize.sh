@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Hostile input under the sanitizers (issue 16), as CI runs it after the test suite: the ONNX path built with
+# clang, AddressSanitizer and UndefinedBehaviorSanitizer (no LibTorch: that path runs contained, see README);
+# the doctest suite's ONNX cases under it; the regression corpus replayed through the libFuzzer target; then
+# FUZZ_SECONDS (default 180) of fuzzing from the bundled models. Any sanitizer report fails the script.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+FUZZ_SECONDS="${FUZZ_SECONDS:-180}"
+PKGS=(clang libclang-rt-14-dev)
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null || \
+    { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null; }
+fi
+B=build-asan
+cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DFLOPWISE_SANITIZE=ON \
+      -DFLOPWISE_FUZZ=ON -DFLOPWISE_WITH_TORCH=OFF -DFLOPWISE_BUILD_BENCH=OFF >/dev/null
+cmake --build "$B" -j"$(nproc)" --target flopwise flopwise_tests flopwise_fuzz
+export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+# The suite's cases on the ONNX path (the TorchScript ones skip themselves without the plugin); the slow
+# scale and zoo cases are left to the plain build.
+(cd "$B" && ./tests/flopwise_tests -tce="*torchscript*,*zoo*,*scale*,*html*opened*" )
+# Every input that ever failed stays in tests/fuzz/regressions: replayed once each.
+"$B"/flopwise_fuzz -runs=0 tests/fuzz/regressions >/dev/null
+# Fuzzing from the bundled models (a copy: libFuzzer adds what it finds to its first corpus directory).
+corpus=$(mktemp -d)
+cp models/*.onnx models/shipped/*.onnx tests/fuzz/regressions/* "$corpus"/ 2>/dev/null || true
+"$B"/flopwise_fuzz -max_total_time="$FUZZ_SECONDS" -rss_limit_mb=2048 -timeout=10 -max_len=200000 \
+  -artifact_prefix="$B"/fuzz- "$corpus" 2>&1 | tail -5
+echo "sanitize: suite, regression corpus and ${FUZZ_SECONDS} s of fuzzing clean"
