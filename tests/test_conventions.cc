@@ -39,7 +39,8 @@ TEST_CASE("conventions: one Gemm with bias, and one Relu, by hand") {
   //   torchvision (multiply-adds of mm, bias excluded) 24.
   OneNode gemm = run_op("Gemm", {"2x4", "4x3", "3"});
   for (auto [conv, flops] : {std::pair{"default", 54}, {"torch", 48}, {"torchvision", 24}}) {
-    CAPTURE(conv);
+    const auto& conv_ = conv;  // clang 14 cannot capture a structured binding
+    CAPTURE(conv_);
     Report r = report_of(gemm, conv);
     CHECK(r.convention == conv);
     CHECK(r.totals.macs.v == 24);
@@ -60,7 +61,8 @@ TEST_CASE("conventions: torchvision's published figures on the bundled models") 
   // (models/generate.py), 0.5 M MACs fewer than torchvision's 1000-class one: invisible at 2 decimals.
   auto dir = scratch_dir("conventions");
   for (auto [model, gops] : {std::pair{"resnet18.onnx", 1.81}, {"resnet34.onnx", 3.66}, {"mobilenet_v2.onnx", 0.30}}) {
-    CAPTURE(model);
+    const auto& model_ = model;  // clang 14 cannot capture a structured binding
+    CAPTURE(model_);
     CliRun r = run_cli(model_path(model) + " --dim batch=1 --convention torchvision --format json", dir);
     REQUIRE_MESSAGE(r.code == 0, r.err);
     json j = json::parse(r.out);
@@ -173,7 +175,8 @@ TEST_CASE("conventions: ResNet-18's default-convention FLOPs and memory bytes fr
   // The same hand MACs give the contraction-only conventions: torch (FlopCounterMode) 2 per MAC of conv/mm,
   // nothing else; torchvision one per MAC.
   for (auto [conv, per_mac] : {std::pair{"torch", 2}, {"torchvision", 1}}) {
-    CAPTURE(conv);
+    const auto& conv_ = conv;  // clang 14 cannot capture a structured binding
+    CAPTURE(conv_);
     CliRun c = run_cli(model_path("resnet18.onnx") + " --dim batch=1 --format json --convention " + conv, dir);
     REQUIRE(c.code == 0);
     CHECK(json::parse(c.out)["totals"]["flops"].get<int64_t>() == per_mac * macs);
@@ -196,8 +199,10 @@ TEST_CASE("conventions: BERT's default-convention FLOPs from its architecture, b
                         layers * (4 * linear(H, H) + 2 * H + 2 * ln + linear(H, F) + 5 * F + linear(F, H));
   auto dir = scratch_dir("conventions");
   for (auto [b, S] : {std::pair<int64_t, int64_t>{1, 64}, {2, 7}, {3, 128}}) {
-    CAPTURE(b);
-    CAPTURE(S);
+    const auto& b_ = b;  // clang 14 cannot capture a structured binding
+    CAPTURE(b_);
+    const auto& S_ = S;  // clang 14 cannot capture a structured binding
+    CAPTURE(S_);
     CliRun r = run_cli(model_path("bert.onnx") + " --dim batch=" + std::to_string(b) + " --dim seq=" +
                            std::to_string(S) + " --format json",
                        dir);
@@ -259,7 +264,8 @@ TEST_CASE("conventions: the presets' formulas on single nodes, by hand from each
   //   MACs + bias elements) 684;  ptflops_aten (conv_flop_count with bias) 684.
   OneNode conv = run_op("Conv", {"1x2x5x5", "4x2x3x3", "4"});
   for (auto [c, flops] : {std::pair{"deepspeed", 1332}, {"fvcore", 648}, {"thop", 648}, {"ptflops", 684}, {"ptflops_aten", 684}}) {
-    CAPTURE(c);
+    const auto& c_ = c;  // clang 14 cannot capture a structured binding
+    CAPTURE(c_);
     CHECK(report_of(conv, c).totals.flops.v == flops);
   }
   // BatchNormalization on 1x4x3x3 (36 elements), eval, affine (scale and bias are parameters): deepspeed
@@ -270,7 +276,8 @@ TEST_CASE("conventions: the presets' formulas on single nodes, by hand from each
   CHECK(report_of(bn, "ptflops").totals.flops.v == 36);
   with_params(bn, {1, 2});
   for (auto [c, flops] : {std::pair{"deepspeed", 72}, {"fvcore", 72}, {"thop", 144}, {"ptflops", 72}, {"ptflops_aten", 0}}) {
-    CAPTURE(c);
+    const auto& c_ = c;  // clang 14 cannot capture a structured binding
+    CAPTURE(c_);
     CHECK(report_of(bn, c).totals.flops.v == flops);
   }
   // LayerNormalization on 2x8 (16 elements), affine: deepspeed/fvcore 5 each (80), thop 4 (64), ptflops 1
@@ -278,7 +285,8 @@ TEST_CASE("conventions: the presets' formulas on single nodes, by hand from each
   OneNode ln = run_op("LayerNormalization", {"2x8", "8", "8"});
   with_params(ln, {1, 2});
   for (auto [c, flops] : {std::pair{"deepspeed", 80}, {"fvcore", 80}, {"thop", 64}, {"ptflops", 8}}) {
-    CAPTURE(c);
+    const auto& c_ = c;  // clang 14 cannot capture a structured binding
+    CAPTURE(c_);
     CHECK(report_of(ln, c).totals.flops.v == flops);
   }
   // ptflops divides its module hooks' figures by the batch counter, dim 0 of the model's one input
@@ -376,7 +384,8 @@ TEST_CASE("conventions: presets on the bundled ONNX files, and the folded-BatchN
   for (const char* model : {"bert", "gpt2"}) {
     for (auto [conv, key] : tools) {
       CAPTURE(model);
-      CAPTURE(conv);
+      const auto& conv_ = conv;  // clang 14 cannot capture a structured binding
+      CAPTURE(conv_);
       std::string tool = std::string(conv) == "ptflops" ? "ptflops_pytorch" : conv;
       CliRun r = run_cli(model_path(std::string(model) + ".onnx") + " --dim batch=1 --dim seq=64 --format json --convention " + conv, dir);
       REQUIRE_MESSAGE(r.code == 0, r.err);

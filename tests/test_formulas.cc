@@ -115,8 +115,10 @@ void check_formulas(const std::string& path, const std::string& input, const std
   CHECK(sym.report.totals.macs.symbolic());  // the formulas are there to test
   for (const auto& [h, w] : points) {
     CAPTURE(path);
-    CAPTURE(h);
-    CAPTURE(w);
+    const auto& h_ = h;  // clang 14 cannot capture a structured binding
+    CAPTURE(h_);
+    const auto& w_ = w;  // clang 14 cannot capture a structured binding
+    CAPTURE(w_);
     std::string shape = sym_shape;
     shape.replace(shape.find('H'), 1, std::to_string(h));
     shape.replace(shape.find('W'), 1, std::to_string(w));
@@ -191,8 +193,10 @@ TEST_CASE("formulas in batch and seq equal a concrete re-analysis at every point
     REQUIRE(sym.report.assumptions.size() == 1);
     CHECK(sym.report.assumptions[0].text() == "seq <= " + std::to_string(c.max_seq));
     for (auto [b, q] : std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {1, 7}, {3, 13}, {2, c.max_seq}, {17, 31}}) {
-      CAPTURE(b);
-      CAPTURE(q);
+      const auto& b_ = b;  // clang 14 cannot capture a structured binding
+      CAPTURE(b_);
+      const auto& q_ = q;  // clang 14 cannot capture a structured binding
+      CAPTURE(q_);
       flopwise::Pins pins;
       pins.dims = {{"batch", b}, {"seq", q}};
       flopwise::Analysis conc = flopwise::analyse(path, pins, conv);

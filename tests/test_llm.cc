@@ -34,7 +34,8 @@ TEST_CASE("the KV cache is found by structure; bytes per token = 2 * layers * kv
        {std::tuple<const char*, int64_t, const char*, const char*>{"llama_mha", 4, "past", "seq"},
         {"llama_gqa", 2, "past", "seq"},
         {"llama_hf", 2, "past_sequence_length", "sequence_length"}}) {
-    CAPTURE(name);
+    const auto& name_ = name;  // clang 14 cannot capture a structured binding
+    CAPTURE(name_);
     const std::string path = fwtest::model_path(std::string("shipped/") + name + ".onnx");
     flopwise::Analysis a = flopwise::analyse(path, {}, flopwise::default_convention());
     auto cache = flopwise::find_kv_cache(*a.model);
@@ -60,7 +61,8 @@ TEST_CASE("the KV cache is found by structure; bytes per token = 2 * layers * kv
 
 TEST_CASE("prefill and decode bindings give the hand formula; a generation sums its steps") {
   for (auto [name, kv] : {std::pair<const char*, int64_t>{"llama_mha", 4}, {"llama_gqa", 2}}) {
-    CAPTURE(name);
+    const auto& name_ = name;  // clang 14 cannot capture a structured binding
+    CAPTURE(name_);
     const std::string path = fwtest::model_path(std::string("shipped/") + name + ".onnx");
     flopwise::Analysis a = flopwise::analyse(path, {}, flopwise::default_convention());
     auto cache = flopwise::find_kv_cache(*a.model);
@@ -160,7 +162,8 @@ flopwise::Report causal_at(const std::string& path, const Bindings& dims) {
 
 TEST_CASE("--causal: attention products lose the masked upper triangle, S(S-1)/2 pairs per head") {
   for (auto [name, kv] : {std::pair<const char*, int64_t>{"llama_mha", 4}, {"llama_gqa", 2}, {"llama_nocache", 4}}) {
-    CAPTURE(name);
+    const auto& name_ = name;  // clang 14 cannot capture a structured binding
+    CAPTURE(name_);
     const std::string path = fwtest::model_path(std::string("shipped/") + name + ".onnx");
     const bool cache = std::string(name) != "llama_nocache";
     // Off by default: the graph as written.

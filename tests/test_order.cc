@@ -70,7 +70,8 @@ TEST_CASE("unsorted graphs: every bundled model with its nodes shuffled reports 
     index_scopes(*b.scopes, sb);
     REQUIRE(sa.size() == sb.size());
     for (const auto& [k, s] : sa) {
-      CAPTURE(k);
+      const auto& k_ = k;  // clang 14 cannot capture a structured binding
+      CAPTURE(k_);
       REQUIRE(sb.count(k));
       CHECK(same(s->cost, sb[k]->cost));
     }

@@ -95,7 +95,8 @@ TEST_CASE("run --profile: every bundled model at both levels: >= 99 % attributed
           if (n["share"].get<double>() > 0) ++covered[n["node"].get<std::string>()];
       }
       for (const auto& [node, count] : covered) {
-        CAPTURE(node);
+        const auto& node_ = node;  // clang 14 cannot capture a structured binding
+        CAPTURE(node_);
         CHECK(count == 1);  // no node's FLOPs are given time by two kernels
       }
       if (std::string(level) == "disabled") {

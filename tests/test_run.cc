@@ -162,7 +162,8 @@ TEST_CASE("flopwise run --verify: every bundled TorchScript model's executed sha
       {"bert.trace.pt", ""},            {"bert.script.pt", "--input 1x64:int64 --input 1x64:int64"},
       {"gpt2.trace.pt", ""},            {"misc_ops.trace.pt", ""}};
   for (const auto& [file, pins] : files) {
-    CAPTURE(file);
+    const auto& file_ = file;  // clang 14 cannot capture a structured binding
+    CAPTURE(file_);
     fs::path out = dir / "verify.json";
     CliRun r = run_cli("run " + pt(file) + " " + pins + " --verify --warmup 0 --iters 1 --profile-iters 1 " +
                            "--format json -o " + out.string(),

@@ -52,7 +52,8 @@ struct Llama {
 
 TEST_CASE("KV-cache decoders (MHA and GQA, rotary positions in the graph) count attention in symbolic mode") {
   for (auto [name, kv] : {std::pair<const char*, int64_t>{"llama_mha", 4}, {"llama_gqa", 2}}) {
-    CAPTURE(name);
+    const auto& name_ = name;  // clang 14 cannot capture a structured binding
+    CAPTURE(name_);
     Llama f;
     f.kv = kv;
     const std::string path = fwtest::model_path(std::string("shipped/") + name + ".onnx");
@@ -77,9 +78,12 @@ TEST_CASE("KV-cache decoders (MHA and GQA, rotary positions in the graph) count 
 
     // Prefill (past 0), decode (seq 1) and chunked prefill points.
     for (auto [b, s, p] : {std::tuple<int64_t, int64_t, int64_t>{1, 7, 0}, {1, 1, 63}, {2, 5, 3}, {3, 16, 48}, {4, 1, 1000}}) {
-      CAPTURE(b);
-      CAPTURE(s);
-      CAPTURE(p);
+      const auto& b_ = b;  // clang 14 cannot capture a structured binding
+      CAPTURE(b_);
+      const auto& s_ = s;  // clang 14 cannot capture a structured binding
+      CAPTURE(s_);
+      const auto& p_ = p;  // clang 14 cannot capture a structured binding
+      CAPTURE(p_);
       const Bindings at{{"batch", b}, {"seq", s}, {"past", p}};
       Dim v = t.macs.sym.substitute(at);
       REQUIRE(v.is_known());
@@ -272,7 +276,8 @@ void check_params_by_dtype(const flopwise::Report& r, const nlohmann::json& want
   for (const auto& d : r.by_dtype) with_params += d.params != flopwise::Count{} ? 1 : 0;
   CHECK(with_params == want.size());
   for (const auto& [name, n] : want.items()) {
-    CAPTURE(name);
+    const auto& name_ = name;  // clang 14 cannot capture a structured binding
+    CAPTURE(name_);
     auto t = flopwise::parse_dtype(name);
     REQUIRE(t);
     const auto* d = dtype_entry(r, *t);

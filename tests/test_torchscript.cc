@@ -281,9 +281,10 @@ TEST_CASE("torchscript: every aten node's inferred shape equals LibTorch's on a 
       CHECK(real.size() > 10);
       int checked = 0;
       for (const auto& [vname, dims] : real) {
-        CAPTURE(vname);
+        const auto& vname_ = vname;  // clang 14 cannot capture a structured binding
+        CAPTURE(vname_);
         int vi = im.model.graph.find(vname);
-        REQUIRE_MESSAGE(vi >= 0, "aten output " << vname << " has no IR value");
+        REQUIRE_MESSAGE(vi >= 0, "aten output " << vname_ << " has no IR value");
         CHECK(im.model.graph.values[vi].shape.str() == dims);
         ++checked;
       }
@@ -595,7 +596,8 @@ TEST_CASE("torchscript zoo: presets equal the peer tools' own totals, except the
           continue;
         }
         CAPTURE(file);
-        CAPTURE(conv);
+        const auto& conv_ = conv;  // clang 14 cannot capture a structured binding
+        CAPTURE(conv_);
         Report rep = build_report(im.model, ir, find_convention(conv));
         REQUIRE(rep.totals.flops.known);
         int64_t want = t[key].get<int64_t>();
@@ -634,7 +636,8 @@ TEST_CASE("torchscript zoo: every aten output's inferred shape equals LibTorch's
       REQUIRE_MESSAGE(im.rc == 0, im.err);
       infer_shapes(im.model, InferOptions{});
       for (const auto& [vname, dims] : real_shapes(file, "")) {
-        CAPTURE(vname);
+        const auto& vname_ = vname;  // clang 14 cannot capture a structured binding
+        CAPTURE(vname_);
         int vi = im.model.graph.find(vname);
         // embedding_bag's bookkeeping outputs (offset2bag, bag_size, max_indices) are not modelled.
         if (vi < 0 && name == "embedding_bag") continue;

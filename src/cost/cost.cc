@@ -509,7 +509,7 @@ Report build_report(const Model& model, InferResult infer, const Convention& con
         for (int gi : a.graphs)
           if (gi >= 0 && static_cast<size_t>(gi) < n.subgraphs.size())
             walk_branch_weights(*n.subgraphs[static_cast<size_t>(gi)], g, seen_value, local_seen,
-                                [&](const Value& v, Role role) { add_param(v, role, attr); });
+                                [&, &attr = attr](const Value& v, Role role) { add_param(v, role, attr); });
     }
     nr.cost.memory_bytes = mem;
 
