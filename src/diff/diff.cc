@@ -279,7 +279,9 @@ class SubsequenceMatcher {
                                   int64_t& budget) {
     const int64_t n = static_cast<int64_t>(a1 - a0), m = static_cast<int64_t>(b1 - b0);
     // Round d costs d + 1 steps, so at most ~sqrt(2 max_work) + 1 rounds run.
-    const int64_t dmax = std::min<int64_t>(n + m, static_cast<int64_t>(std::sqrt(2.0 * max_work)) + 2);
+    // A spent budget (max_work <= 0) still runs its first rounds.
+    const int64_t dmax =
+        std::min<int64_t>(n + m, static_cast<int64_t>(std::sqrt(2.0 * static_cast<double>(std::max<int64_t>(max_work, 0)))) + 2);
     std::vector<int64_t> v(static_cast<size_t>(2 * dmax + 3), 0);  // furthest x on diagonal k = x - y
     const int64_t off = dmax + 1;
     std::vector<int64_t> trace;  // round d's v[-d], v[-d + 2] .. v[d] from trace[d (d + 1) / 2]
