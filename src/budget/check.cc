@@ -257,7 +257,7 @@ CheckResult check_budget(const Budget& b, const InferOptions& cli, const Analyse
           row.used = fmt_pct(
               100.0 * (static_cast<double>(*cur.value) - *was.value) / static_cast<double>(*was.value), true);
         // increase% <= num/den  <=>  (cur - was) * 100 * den <= num * was   (exact, 128-bit)
-        auto within = [&](int64_t c) {
+        auto within = [&, &p = p](int64_t c) {  // a structured binding is captured by name (C++17)
           __int128 lhs = (__int128(c) - *was.value) * 100 * p.den;
           __int128 rhs = __int128(p.num) * *was.value;
           return *was.value == 0 ? c <= 0 : lhs <= rhs;
