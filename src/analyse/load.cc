@@ -34,6 +34,7 @@ ModelFormat detect_format(const std::string& path) {
 Model load_torchscript(const std::string& path, const Pins& pins);  // torch_loader.cc
 
 Model load_model(const std::string& path, const Pins& pins) {
+  require_regular_file(path);  // before detect_format opens it
   switch (detect_format(path)) {
     case ModelFormat::TorchScript:
       return load_torchscript(path, pins);  // dlopens the LibTorch plugin only now
@@ -104,6 +105,7 @@ Analysis analyse_once(const std::string& path, const Pins& pins,
 }  // namespace
 
 Analysis analyse(const std::string& path, const Pins& pins, const Convention& conv) {
+  const int64_t poly_hits = poly_limit_hits();
   std::vector<std::pair<std::string, int64_t>> others;
   std::set<std::string> syms;
   Analysis a = analyse_once(path, pins, &others, &syms);
@@ -141,6 +143,10 @@ Analysis analyse(const std::string& path, const Pins& pins, const Convention& co
                                      (dims_text.empty() ? "none" : dims_text) + ")");
   }
   a.report = build_report(*a.model, a.inferred, conv);
+  if (poly_limit_hits() != poly_hits)
+    a.report.warnings.push_back("a symbolic dim or cost grew past " + std::to_string(limits().max_poly_terms) +
+                                " terms (or 64 symbols in one term): left unknown (the bound is "
+                                "FLOPWISE_MAX_POLY_TERMS)");
   return a;
 }
 

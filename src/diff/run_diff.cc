@@ -23,6 +23,7 @@ using ojson = nlohmann::ordered_json;
 namespace {
 
 json read_run(const std::string& path) {
+  require_regular_file(path);
   std::ifstream f(path, std::ios::binary);
   if (!f) throw InputError(path + ": cannot open");
   json j;
@@ -124,6 +125,8 @@ std::string signed_count(const ojson& v) {
 }  // namespace
 
 bool is_run_report(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;  // never open a FIFO
   // The schema key may come anywhere in the object (run reports sort their keys): scan until either
   // schema shows (a static report writes its own first).
   std::ifstream f(path, std::ios::binary);
