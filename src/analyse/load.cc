@@ -19,6 +19,8 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 }  // namespace
 
 ModelFormat detect_format(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return ModelFormat::Unknown;  // never open a FIFO
   std::ifstream f(path, std::ios::binary);
   char m[4] = {0, 0, 0, 0};
   f.read(m, 4);

@@ -188,7 +188,7 @@ void write_run_diff(std::ostream& os, const std::string& pa, const std::string& 
                  {"scopes", scopes},
                  {"op_types", ops},
                  {"notes", notes}};
-    os << doc.dump(1) << "\n";
+    os << doc.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return;
   }
   const bool md = o.format == "markdown" || o.format == "md";

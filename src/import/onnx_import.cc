@@ -751,7 +751,7 @@ class GraphImporter {
     std::string path;
     for (const auto& part : names) {
       if (part.empty()) continue;
-      if (scope.size() >= static_cast<size_t>(limits().max_scope_depth)) break;  // see scope_from_node_name
+      if (scope.size() > static_cast<size_t>(limits().max_scope_depth)) break;  // see scope_from_node_name
       // torch writes each level's attribute name; join into dotted paths.
       path = path.empty() ? part : path + "." + part;
       scope.push_back(path);
@@ -979,9 +979,9 @@ std::vector<std::string> scope_from_node_name(const std::string& name) {
   if (name.empty() || name[0] != '/') return out;
   std::vector<std::string> parts;
   size_t pos = 1;
-  // At most limits().max_scope_depth levels (the report cuts deeper ones): the levels are full paths, so
-  // their text grows with the square of the depth.
-  const size_t max_levels = static_cast<size_t>(limits().max_scope_depth);
+  // At most limits().max_scope_depth levels, and one more so that the report, which cuts there, says so:
+  // the levels are full paths, so their text grows with the square of the depth.
+  const size_t max_levels = static_cast<size_t>(limits().max_scope_depth) + 1;
   while (pos <= name.size() && parts.size() < max_levels) {
     size_t slash = name.find('/', pos);
     if (slash == std::string::npos) break;  // the last component is the op itself
