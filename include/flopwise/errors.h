@@ -43,7 +43,7 @@ struct ShapeError : Error {
 inline void require_regular_file(const std::string& path) {
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) throw InputError(path + ": cannot open (" + std::strerror(errno) + ")");
-  if (S_ISDIR(st.st_mode)) throw InputError(path + ": a directory, not a model file");
+  if (S_ISDIR(st.st_mode)) throw InputError(path + ": a directory, not a regular file");
   if (!S_ISREG(st.st_mode)) throw InputError(path + ": not a regular file (a FIFO, socket or device)");
 }
 
