@@ -83,7 +83,7 @@ void infer_abs(InferContext& c) {
       c,
       [](const std::vector<Dim>& a) {
         auto v = a[0].maybe_value();
-        return v ? Dim(*v < 0 ? -*v : *v) : (a[0].is_symbolic() ? a[0] : Dim());
+        return v ? (*v == INT64_MIN ? Dim() : Dim(*v < 0 ? -*v : *v)) : (a[0].is_symbolic() ? a[0] : Dim());
       },
       [](const std::vector<double>& a) { return std::fabs(a[0]); });
 }

@@ -536,6 +536,7 @@ Dim slice_pos(const Dim& d, const Dim& v, int64_t step, bool is_start) {
 Dim slice_extent(const Dim& d, const Dim& start, const Dim& end, int64_t step) {
   if (d.is_known() && d.value() == 0) return Dim(0);
   const Dim s = slice_pos(d, start, step, true), e = slice_pos(d, end, step, false);
+  if (step == INT64_MIN) return Dim::unknown();  // -step would overflow
   Dim n = step > 0 ? Dim::ceil_div(e - s, Dim(step)) : Dim::ceil_div(s - e, Dim(-step));
   if (n.is_known() && n.value() < 0) return Dim(0);
   return n;
