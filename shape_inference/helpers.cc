@@ -97,13 +97,18 @@ void infer_broadcast(InferContext& ctx, DType out_dtype) {
 Dim conv_out_dim(const Dim& in, int64_t k, int64_t stride, int64_t dilation, int64_t pad_begin,
                  int64_t pad_end, bool ceil_mode) {
   if (stride <= 0) return Dim::unknown();
-  Dim eff = in + Dim(pad_begin) + Dim(pad_end) - Dim(dilation * (k - 1) + 1);
+  // The attributes are the model's: every step is checked (an overflow leaves the dim unknown).
+  const Dim window = Dim(dilation) * (Dim(k) - Dim(1)) + Dim(1);
+  if (!window.is_known()) return Dim::unknown();
+  Dim eff = in + Dim(pad_begin) + Dim(pad_end) - window;
   Dim q = ceil_mode ? Dim::ceil_div(eff, Dim(stride)) : Dim::floor_div(eff, Dim(stride));
   Dim out = q + Dim(1);
   if (ceil_mode && out.is_known() && in.is_known()) {
     // PyTorch/ONNX rule: the last window must start inside the input or left padding.
-    if ((out.value() - 1) * stride >= in.value() + pad_begin) out = out - Dim(1);
-  } else if (ceil_mode && pad_end < dilation * (k - 1) + 1) {
+    const Dim last_start = (out - Dim(1)) * Dim(stride), limit = in + Dim(pad_begin);
+    if (!last_start.is_known() || !limit.is_known()) return Dim::unknown();
+    if (last_start.value() >= limit.value()) out = out - Dim(1);
+  } else if (ceil_mode && pad_end < window.value()) {
     // The same rule for every size at once: with less end padding than the window, dropping that last
     // window leaves exactly the windows that start before in + pad_begin, so out = min(q + 1, ceil((in +
     // pad_begin)/stride)).
@@ -128,7 +133,8 @@ std::optional<std::vector<int64_t>> known_dims(const Shape& s) {
 
 int64_t product(const std::vector<int64_t>& v) {
   int64_t p = 1;
-  for (auto x : v) p *= x;
+  for (auto x : v)
+    if (x < 0 || !checked_mul(p, x, &p)) return INT64_MAX;  // saturates: above every element bound
   return p;
 }
 
@@ -137,8 +143,9 @@ std::optional<std::vector<Dim>> exact_ints(const ConstData& d) {
   std::vector<Dim> out;
   out.reserve(d.floats.size());
   for (double f : d.floats) {
-    if (!(std::fabs(f) <= 9007199254740992.0) || std::floor(f) != f) return std::nullopt;  // NaN fails too
-    out.push_back(Dim(static_cast<int64_t>(f)));
+    auto x = exact_int64(f);
+    if (!x || *x > (int64_t{1} << 53) || *x < -(int64_t{1} << 53)) return std::nullopt;  // beyond 2^53 a double is no exact int
+    out.push_back(Dim(*x));
   }
   return out;
 }
@@ -158,19 +165,28 @@ ConstData float_valued(std::vector<Dim> ints) {
 
 void fold_elementwise(InferContext& ctx, const std::function<Dim(const std::vector<Dim>&)>& fi,
                       const std::function<double(const std::vector<double>&)>& ff,
-                      const std::function<Dim(const std::vector<Dim>&)>& fi_float) {
+                      const std::function<Dim(const std::vector<Dim>&)>& fi_float, size_t arity) {
   Value* out = ctx.output(0);
   if (!out) return;
   auto od = known_dims(out->shape);
-  if (!od || product(*od) > kMaxConstElements) return;
+  if (!od || product(*od) > limits().max_const_elements) return;
+  // The functions read operands 0..arity-1: every one must be present (a node may have fewer inputs than
+  // its op needs, or an omitted one between), and each must broadcast to the output (no higher rank, each
+  // dim 1 or the output's), or an element's offset would fall outside its contents.
+  if (ctx.num_inputs() < std::max<size_t>(arity, 1)) return;
   std::vector<const ConstData*> ins;
   std::vector<std::vector<int64_t>> in_dims;
   bool any_float = false, any_symbolic = false;
   for (size_t i = 0; i < ctx.num_inputs(); ++i) {
-    if (!ctx.has_input(i)) continue;
+    if (!ctx.has_input(i)) return;
     const ConstData* d = ctx.in_data(i);
     auto dims = known_dims(ctx.in_shape(i));
     if (!d || !dims || static_cast<int64_t>(d->size()) != product(*dims)) return;
+    if (dims->size() > od->size()) return;
+    for (size_t j = 0; j < dims->size(); ++j) {
+      const int64_t x = (*dims)[j], o = (*od)[od->size() - dims->size() + j];
+      if (x != 1 && x != o) return;
+    }
     any_float = any_float || d->is_float;
     if (!d->is_float)
       for (const auto& x : d->ints) any_symbolic = any_symbolic || !x.is_known();
@@ -224,10 +240,8 @@ void fold_elementwise(InferContext& ctx, const std::function<Dim(const std::vect
       double v = ff(af);
       if (res.is_float)
         res.floats.push_back(v);
-      else if (std::fabs(v) < 9e18)
-        res.ints.push_back(Dim(static_cast<int64_t>(v)));
       else
-        res.ints.push_back(Dim());
+        res.ints.push_back(trunc_int64(v) ? Dim(*trunc_int64(v)) : Dim());
     } else {
       res.ints.push_back(fint(ai));
     }

@@ -45,9 +45,10 @@ Dim same_out_dim(const Dim& in, int64_t stride);
 // `fi` handles integer (Dim) contents, `ff` float contents; either may be empty (no folding).
 // Float contents that are exact integers (a size cast to float: symbolic, or known) go the integer way when
 // some element is symbolic; `fi_float`, when given, replaces `fi` there (a float Div is exact, not floor).
+// `arity`: the operands the functions read; a node with fewer (or with an omitted one) is not folded.
 void fold_elementwise(InferContext& ctx, const std::function<Dim(const std::vector<Dim>&)>& fi,
                       const std::function<double(const std::vector<double>&)>& ff,
-                      const std::function<Dim(const std::vector<Dim>&)>& fi_float = nullptr);
+                      const std::function<Dim(const std::vector<Dim>&)>& fi_float = nullptr, size_t arity = 1);
 // Contents as exact integers: integer contents as they are; float contents when every element is an
 // integer within 2^53. nullopt otherwise.
 std::optional<std::vector<Dim>> exact_ints(const ConstData& d);
@@ -56,7 +57,7 @@ std::optional<std::vector<Dim>> exact_ints(const ConstData& d);
 ConstData float_valued(std::vector<Dim> ints);
 // Row-major strides / element count for a fully known shape.
 std::optional<std::vector<int64_t>> known_dims(const Shape& s);
-int64_t product(const std::vector<int64_t>& v);  // no overflow check: for small const tensors only
+int64_t product(const std::vector<int64_t>& v);  // INT64_MAX past int64 or for a negative dim
 Dim product(const std::vector<Dim>& v);          // exact, Unknown on overflow
 
 // ---- costs --------------------------------------------------------------------------------------

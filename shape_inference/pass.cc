@@ -32,8 +32,12 @@ std::optional<std::vector<int64_t>> InferContext::in_ints(size_t i) const {
   const ConstData* d = in_data(i);
   if (!d) return std::nullopt;
   std::vector<int64_t> out;
-  if (d->is_float) {
-    for (double f : d->floats) out.push_back(static_cast<int64_t>(f));
+  if (d->is_float) {  // only integral, finite values in int64's range: a NaN or 1e300 is no index or size
+    for (double f : d->floats) {
+      auto x = exact_int64(f);
+      if (!x) return std::nullopt;
+      out.push_back(*x);
+    }
     return out;
   }
   for (const auto& x : d->ints) {
@@ -57,6 +61,11 @@ void InferContext::set_output(size_t i, DType t, Shape s) {
   Value* v = output(i);
   if (!v) return;
   if (t != DType::Undefined) v->dtype = t;
+  if (s.rank_known && s.rank() > static_cast<size_t>(limits().max_rank)) {
+    warn("output rank " + std::to_string(s.rank()) + " is above the limit " + std::to_string(limits().max_rank) +
+         " (FLOPWISE_MAX_RANK): unknown rank");
+    s = Shape::unknown_rank();
+  }
   v->shape = std::move(s);
 }
 void InferContext::set_output_dtype(size_t i, DType t) {
@@ -65,7 +74,7 @@ void InferContext::set_output_dtype(size_t i, DType t) {
 }
 void InferContext::set_output_data(size_t i, ConstData d) {
   Value* v = output(i);
-  if (!v || static_cast<int64_t>(d.size()) > kMaxConstElements) return;
+  if (!v || static_cast<int64_t>(d.size()) > limits().max_const_elements) return;
   v->data = std::move(d);
 }
 void InferContext::warn(const std::string& msg) {
@@ -189,7 +198,14 @@ static void infer_range(Graph& g, size_t first, size_t last, InferResult& res) {
   for (size_t k = first; k < last && k < g.nodes.size(); ++k) {
     Node& node = g.nodes[k];
     const OpRecord* rec = reg.find(node.domain, node.op, node.opset);
-    if (!rec) {
+    // A rule reads its inputs by reference while it sets its outputs: a value that is both (an importer
+    // that let a self-loop through) is never handed to one.
+    bool self_loop = false;
+    for (int o : node.outputs)
+      self_loop = self_loop || (o >= 0 && std::find(node.inputs.begin(), node.inputs.end(), o) != node.inputs.end());
+    if (self_loop) {
+      res.warnings.push_back(node.op + " node '" + node.name + "' reads its own output: not inferred");
+    } else if (!rec) {
       res.unsupported[op_key(node)].push_back(node.name);
     } else {
       InferContext ctx(g, node, &res.warnings);
@@ -252,7 +268,7 @@ static void warn_external_values(const Graph& g, InferResult& res) {
       if (!v.external || v.data) continue;
       const Count numel = v.shape.numel_count();
       const bool value_like = is_integer(v.dtype) || n.op == "Resize" || n.op == "Upsample";
-      if (!numel.known || numel.v > kMaxConstElements || !value_like) continue;
+      if (!numel.known || numel.v > limits().max_const_elements || !value_like) continue;
       listed[static_cast<size_t>(i)] = true;
       if (++count <= 5) list += (list.empty() ? "'" : ", '") + v.name + "' (read by '" + n.name + "')";
     }

@@ -212,7 +212,7 @@ TEST_CASE("initializers: integer and small float contents are read; other weight
     raw[0] = 3;  // first element: 3 (int64) or a tiny float
     t->set_raw_data(raw);
   };
-  add("shape_ints", onnx::TensorProto::INT64, 4096);  // kMaxConstElements: kept (shape arithmetic)
+  add("shape_ints", onnx::TensorProto::INT64, 4096);  // limits().max_const_elements: kept (shape arithmetic)
   add("too_many_ints", onnx::TensorProto::INT64, 4097);
   add("scales", onnx::TensorProto::FLOAT, 64);  // small floats (Resize scales, epsilons): kept
   add("weight", onnx::TensorProto::FLOAT, 65);  // a weight: its bytes are never read

@@ -2,6 +2,7 @@
 // Owns: dim arithmetic (overflow-checked) and checked 64-bit counts. Knows nothing of ONNX or torch.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -106,6 +107,15 @@ struct DimAtom {
   Dim a, b;
   int64_t d = 1;
 };
+
+// A double as an int64 only when it is one: finite, integral and within int64's range (NaN, infinities,
+// 1e300 and 2.5 give nullopt). A model's float contents become sizes or indices only through these.
+inline std::optional<int64_t> exact_int64(double f) {
+  if (!(f >= -9223372036854775808.0 && f < 9223372036854775808.0) || std::trunc(f) != f) return std::nullopt;
+  return static_cast<int64_t>(f);
+}
+// Truncated toward zero (ONNX Cast's rule for float to integer), when finite and the result is in range.
+inline std::optional<int64_t> trunc_int64(double f) { return exact_int64(std::trunc(f)); }
 
 inline bool checked_sub(int64_t a, int64_t b, int64_t* out) { return !__builtin_sub_overflow(a, b, out); }
 inline bool checked_mul(int64_t a, int64_t b, int64_t* out) { return !__builtin_mul_overflow(a, b, out); }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "flopwise/dim.h"
+#include "flopwise/limits.h"
 
 namespace flopwise {
 
@@ -53,7 +54,10 @@ struct Shape {
   explicit Shape(std::vector<Dim> d) : rank_known(true), dims(std::move(d)) {}
   static Shape unknown_rank() { return Shape(); }
   static Shape scalar() { return Shape(std::vector<Dim>{}); }
-  static Shape unknown_of_rank(size_t r) { return Shape(std::vector<Dim>(r)); }
+  // Unknown dims of rank r; unknown rank past limits().max_rank (a rank read from a model's contents).
+  static Shape unknown_of_rank(size_t r) {
+    return r > static_cast<size_t>(limits().max_rank) ? Shape() : Shape(std::vector<Dim>(r));
+  }
 
   size_t rank() const { return dims.size(); }
   bool fully_known() const;   // rank known and every dim a known int
@@ -74,7 +78,7 @@ struct ConstData {
   bool is_float = false;
   size_t size() const { return is_float ? floats.size() : ints.size(); }
 };
-constexpr int64_t kMaxConstElements = 4096;  // larger tensors keep no contents
+// Larger tensors than limits().max_const_elements (flopwise/limits.h) keep no contents.
 
 // An optional kept on the heap: a Value's rarely present parts (small contents, the declared type) cost
 // one pointer when absent rather than their full size (a 1 M-node graph has over a million values).

@@ -83,7 +83,7 @@ void infer_abs(InferContext& c) {
       c,
       [](const std::vector<Dim>& a) {
         auto v = a[0].maybe_value();
-        return v ? Dim(*v < 0 ? -*v : *v) : (a[0].is_symbolic() ? a[0] : Dim());
+        return v ? (*v == INT64_MIN ? Dim() : Dim(*v < 0 ? -*v : *v)) : (a[0].is_symbolic() ? a[0] : Dim());
       },
       [](const std::vector<double>& a) { return std::fabs(a[0]); });
 }
@@ -97,7 +97,8 @@ void infer_to_bool(InferContext& c) {  // comparisons and logic: broadcast, bool
     infer_broadcast(c);                                                \
     fold_elementwise(                                                  \
         c, [](const std::vector<Dim>& a) -> Dim { return IEXPR; },     \
-        [](const std::vector<double>& a) -> double { return FEXPR; }); \
+        [](const std::vector<double>& a) -> double { return FEXPR; },  \
+        nullptr, 2);                                                   \
   }
 FW_BINARY_FOLD(infer_add, a[0] + a[1], a[0] + a[1])
 FW_BINARY_FOLD(infer_sub, a[0] - a[1], a[0] - a[1])
@@ -113,7 +114,7 @@ void infer_div(InferContext& c) {
                                                                          : a[0] / a[1];
       },
       [](const std::vector<double>& a) -> double { return a[0] / a[1]; },
-      [](const std::vector<Dim>& a) -> Dim { return a[0] / a[1]; });
+      [](const std::vector<Dim>& a) -> Dim { return a[0] / a[1]; }, 2);
 }
 FW_BINARY_FOLD(infer_mod, Dim::mod(a[0], a[1]), std::fmod(a[0], a[1]))
 #undef FW_BINARY_FOLD
@@ -161,7 +162,7 @@ void infer_equal(InferContext& c) {
         auto o = Dim::compare(a[0], a[1]);  // sizes are >= 0: seq == -1 is false
         return o ? Dim(*o == 0 ? 1 : 0) : Dim();
       },
-      [](const std::vector<double>& a) { return a[0] == a[1] ? 1.0 : 0.0; });
+      [](const std::vector<double>& a) { return a[0] == a[1] ? 1.0 : 0.0; }, nullptr, 2);
 }
 void infer_less(InferContext& c) {
   infer_broadcast(c, DType::Bool);
@@ -171,7 +172,7 @@ void infer_less(InferContext& c) {
         auto o = Dim::compare(a[0], a[1]);
         return o ? Dim(*o < 0 ? 1 : 0) : Dim();
       },
-      [](const std::vector<double>& a) { return a[0] < a[1] ? 1.0 : 0.0; });
+      [](const std::vector<double>& a) { return a[0] < a[1] ? 1.0 : 0.0; }, nullptr, 2);
 }
 void infer_greater(InferContext& c) {
   infer_broadcast(c, DType::Bool);
@@ -181,7 +182,7 @@ void infer_greater(InferContext& c) {
         auto o = Dim::compare(a[0], a[1]);
         return o ? Dim(*o > 0 ? 1 : 0) : Dim();
       },
-      [](const std::vector<double>& a) { return a[0] > a[1] ? 1.0 : 0.0; });
+      [](const std::vector<double>& a) { return a[0] > a[1] ? 1.0 : 0.0; }, nullptr, 2);
 }
 void infer_not(InferContext& c) {
   c.set_output(0, DType::Bool, c.in_shape(0));
@@ -199,7 +200,7 @@ void infer_where(InferContext& c) {
         if (!a[0].is_known()) return a[1].same_as(a[2]) ? a[1] : Dim();
         return a[0].value() ? a[1] : a[2];
       },
-      [](const std::vector<double>& a) { return a[0] != 0 ? a[1] : a[2]; });
+      [](const std::vector<double>& a) { return a[0] != 0 ? a[1] : a[2]; }, nullptr, 3);
 }
 
 void infer_cast(InferContext& c) {
@@ -215,7 +216,7 @@ void infer_cast(InferContext& c) {
     if (d->is_float) {
       for (double f : d->floats)
         out.ints.push_back(to == DType::Bool ? Dim(f != 0)
-                                             : (std::fabs(f) < 9e18 ? Dim(static_cast<int64_t>(f)) : Dim()));
+                                             : (trunc_int64(f) ? Dim(*trunc_int64(f)) : Dim()));
     } else {
       out.ints = d->ints;
       if (to == DType::Bool)

@@ -93,7 +93,7 @@ void infer_constant_of_shape(InferContext& c) {
   Shape out(d->ints);
   c.set_output(0, t, out);
   auto od = known_dims(out);
-  if (!od || product(*od) > kMaxConstElements || fill.size() != 1) return;
+  if (!od || product(*od) > limits().max_const_elements || fill.size() != 1) return;
   ConstData res;
   res.is_float = fill.is_float;
   int64_t count = product(*od);
@@ -160,7 +160,7 @@ void infer_range(InferContext& c) {
   }
   RangeDecoded r = decode_range(c);
   c.set_output(0, t, Shape({r.length}));
-  if (!r.length.is_known() || r.length.value() > kMaxConstElements) return;
+  if (!r.length.is_known() || r.length.value() > limits().max_const_elements) return;
   if (!r.is_float && is_float(t)) {  // exact integers in a float tensor
     std::vector<Dim> xs;
     for (int64_t i = 0; i < r.length.value(); ++i) xs.push_back(r.start + Dim(i) * r.delta);
@@ -175,7 +175,7 @@ void infer_range(InferContext& c) {
       if (d.is_float)
         d.floats.push_back(v);
       else
-        d.ints.push_back(Dim(static_cast<int64_t>(v)));
+        d.ints.push_back(trunc_int64(v) ? Dim(*trunc_int64(v)) : Dim());
     } else {
       d.ints.push_back(r.start + Dim(i) * r.delta);
     }

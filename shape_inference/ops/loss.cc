@@ -68,8 +68,9 @@ Count loss_elems(const CostContext& c) {
   Count l = c.in_numel(1);
   if (l.known) return l;
   const Shape& x = c.in_shape(0);
-  if (!x.fully_known() || x.rank() < 2 || x.dims[1].value() == 0) return Count::unknown();
-  return Count{x.numel().value() / x.dims[1].value()};
+  const auto n = x.numel().maybe_value();  // unknown past int64
+  if (!x.fully_known() || x.rank() < 2 || x.dims[1].value() == 0 || !n) return Count::unknown();
+  return Count{*n / x.dims[1].value()};
 }
 
 // The NLL part shared by both ops (see the header comment).

@@ -42,17 +42,18 @@ std::optional<std::vector<Dim>> in_dim_data(const InferContext& c, size_t i) {
   if (!d->is_float) return d->ints;
   std::vector<Dim> out;
   for (double f : d->floats) {
-    if (f != std::floor(f) || std::fabs(f) > 9.0e18) return std::nullopt;
-    out.push_back(Dim(static_cast<int64_t>(f)));
+    auto x = exact_int64(f);
+    if (!x) return std::nullopt;
+    out.push_back(Dim(*x));
   }
   return out;
 }
 
-// Element count of a fully known shape when it is at most kMaxConstElements.
+// Element count of a fully known shape when it is at most limits().max_const_elements.
 std::optional<int64_t> small_numel(const std::vector<int64_t>& dims) {
   int64_t n = 1;
   for (int64_t d : dims) {
-    if (d < 0 || !checked_mul(n, d, &n) || n > kMaxConstElements) return std::nullopt;
+    if (d < 0 || !checked_mul(n, d, &n) || n > limits().max_const_elements) return std::nullopt;
   }
   return n;
 }
@@ -254,7 +255,8 @@ void infer_reshape(InferContext& c) {
     out[*infer_at] = reshape_inferred_dim(c, in, out, copied, *infer_at);
   } else if (in.fully_known()) {
     Shape o(out);
-    if (o.fully_known() && o.numel().value() != in.numel().value())
+    const auto on = o.numel().maybe_value(), inn = in.numel().maybe_value();  // unknown past int64
+    if (on && inn && *on != *inn)
       c.fail("cannot reshape " + in.str() + " (" + in.numel().str() + " elements) into " + o.str() + " (" +
              o.numel().str() + " elements)");
   }
@@ -474,12 +476,16 @@ void infer_split(InferContext& c) {
     const int64_t m = c.node().attr_i("num_outputs", 0);
     if (m != static_cast<int64_t>(n))
       c.fail("num_outputs " + std::to_string(m) + " but the node has " + std::to_string(n) + " outputs");
-    if (d.is_known()) {
-      const int64_t chunk = (d.value() + m - 1) / m, last = d.value() - chunk * (m - 1);
+    if (m <= 0) c.fail("num_outputs " + std::to_string(m) + " must be positive");
+    const Dim chunk_dim = Dim::ceil_div(d, Dim(m)), last_dim = d - chunk_dim * Dim(m - 1);  // checked
+    if (d.is_known() && chunk_dim.is_known() && last_dim.is_known()) {
+      const int64_t chunk = chunk_dim.value(), last = last_dim.value();
       if (last < 0)
         c.fail("cannot split " + d.str() + " into " + std::to_string(m) + " chunks of " +
                std::to_string(chunk));
       for (size_t i = 0; i < n; ++i) sizes[i] = Dim(i + 1 < n ? chunk : last);
+    } else if (d.is_known()) {
+      for (auto& s : sizes) s = Dim::unknown();
     } else {
       for (auto& s : sizes) s = d / Dim(m);
     }
@@ -530,6 +536,7 @@ Dim slice_pos(const Dim& d, const Dim& v, int64_t step, bool is_start) {
 Dim slice_extent(const Dim& d, const Dim& start, const Dim& end, int64_t step) {
   if (d.is_known() && d.value() == 0) return Dim(0);
   const Dim s = slice_pos(d, start, step, true), e = slice_pos(d, end, step, false);
+  if (step == INT64_MIN) return Dim::unknown();  // -step would overflow
   Dim n = step > 0 ? Dim::ceil_div(e - s, Dim(step)) : Dim::ceil_div(s - e, Dim(-step));
   if (n.is_known() && n.value() < 0) return Dim(0);
   return n;
@@ -877,7 +884,10 @@ void infer_resize(InferContext& c) {
         s = policy == "not_larger" ? std::min(s, q) : std::max(s, q);
       }
       if (known)
-        for (int64_t a : axes) out[a] = Dim(static_cast<int64_t>(std::floor(s * in.dims[a].value() + 0.5)));
+        for (int64_t a : axes) {
+          auto v = exact_int64(std::floor(s * static_cast<double>(in.dims[a].value()) + 0.5));
+          out[a] = v ? Dim(*v) : Dim();
+        }
     }
   } else if (scales && !scales->empty()) {
     if (scales->size() != axes.size())
@@ -887,8 +897,10 @@ void infer_resize(InferContext& c) {
       const Dim& d = in.dims[axes[i]];
       const float s = static_cast<float>((*scales)[i]);
       if (!(s > 0)) c.fail("scale " + std::to_string(s) + " must be positive");
-      if (d.is_known())
-        out[axes[i]] = Dim(static_cast<int64_t>(std::floor(static_cast<float>(d.value()) * s)));
+      if (d.is_known()) {
+        auto v = exact_int64(std::floor(static_cast<float>(d.value()) * s));  // inf past float's range
+        out[axes[i]] = v ? Dim(*v) : Dim();
+      }
       else if (s == std::floor(s) && s < 1e9f)
         out[axes[i]] = d * Dim(static_cast<int64_t>(s));  // integral scale: exact on a symbolic dim
     }
@@ -1031,7 +1043,7 @@ void infer_onehot(InferContext& c) {
   const DType t = c.in_dtype(2);
   Dim depth;
   if (auto d = c.in_floats(1); d && d->size() == 1) {
-    depth = Dim(static_cast<int64_t>((*d)[0]));  // a float depth is cast to int64
+    if (auto x = trunc_int64((*d)[0])) depth = Dim(*x);  // a float depth is cast to int64 (NaN: unknown)
   } else if (auto di = in_dim_data(c, 1); di && di->size() == 1) {
     depth = (*di)[0];
   }
@@ -1135,8 +1147,7 @@ void infer_col2im(InferContext& c) {
              " differ in length");
     int64_t bp = 1;
     for (int64_t b : *block) {
-      if (b <= 0) c.fail("block_shape " + dims_text(*block) + " must be positive");
-      bp *= b;
+      if (b <= 0 || !checked_mul(bp, b, &bp)) c.fail("block_shape " + dims_text(*block) + " must be positive and its product fit 64 bits");
     }
     if (in.rank_known) {
       const Dim& cb = in.dims[1];

@@ -20,6 +20,8 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 }  // namespace
 
 ModelFormat detect_format(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return ModelFormat::Unknown;  // never open a FIFO
   std::ifstream f(path, std::ios::binary);
   char m[4] = {0, 0, 0, 0};
   f.read(m, 4);
@@ -35,6 +37,7 @@ ModelFormat detect_format(const std::string& path) {
 Model load_torchscript(const std::string& path, const Pins& pins);  // torch_loader.cc
 
 Model load_model(const std::string& path, const Pins& pins) {
+  require_regular_file(path);  // before detect_format opens it
   switch (detect_format(path)) {
     case ModelFormat::TorchScript:
       return load_torchscript(path, pins);  // dlopens the LibTorch plugin only now
@@ -105,6 +108,7 @@ Analysis analyse_once(const std::string& path, const Pins& pins,
 }  // namespace
 
 Analysis analyse(const std::string& path, const Pins& pins, const Convention& conv, const CostOptions& opts) {
+  const int64_t poly_hits = poly_limit_hits();
   std::vector<std::pair<std::string, int64_t>> others;
   std::set<std::string> syms;
   Analysis a = analyse_once(path, pins, &others, &syms);
@@ -143,6 +147,10 @@ Analysis analyse(const std::string& path, const Pins& pins, const Convention& co
   }
   a.report = build_report(*a.model, a.inferred, conv, opts);
   a.report.moe = find_moe(*a.model, a.report);
+  if (poly_limit_hits() != poly_hits)
+    a.report.warnings.push_back("a symbolic dim or cost grew past " + std::to_string(limits().max_poly_terms) +
+                                " terms (or 64 symbols in one term): left unknown (the bound is "
+                                "FLOPWISE_MAX_POLY_TERMS)");
   return a;
 }
 

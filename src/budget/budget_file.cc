@@ -325,6 +325,7 @@ Budget parse_budget(const std::string& text, const std::string& path) {
 }
 
 Budget read_budget_file(const std::string& path) {
+  require_regular_file(path);
   std::ifstream f(path, std::ios::binary);
   if (!f) throw InputError(path + ": cannot open the budget file");
   std::ostringstream ss;

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <new>
 #include <iomanip>
 #include <iostream>
 #include <sstream>
@@ -249,20 +250,26 @@ int run(const Options& o) {
 
 }  // namespace
 
-// Runs a command; the one place library errors become a message line and an exit code.
+// Runs a command; the one place library errors become a message line and an exit code. A flopwise error is
+// the input's or the user's (exit 2); anything else escaping the library is a bug of the tool (exit 70), as is
+// running out of memory: the resource bounds (README: Limits) are meant to stop any input before that.
 template <class F>
 int guarded(F&& f) {
   try {
     return f();
   } catch (const fw::Error& e) {
     std::cerr << "flopwise: error: " << e.what() << "\n";
+    return fw::kExitBadInput;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "flopwise: internal error: out of memory (please report this with the input)\n";
   } catch (const std::exception& e) {
-    std::cerr << "flopwise: internal error: " << e.what() << "\n";
+    std::cerr << "flopwise: internal error: " << e.what() << " (please report this with the input)\n";
   }
-  return fw::kExitBadInput;
+  return fw::kExitInternal;
 }
 
 int main(int argc, char** argv) {
+  fw::escape_control_characters_in_std_streams();  // a model's names never reach the terminal raw
   if (std::optional<int> code = fw::contain_torchscript_loads(argc, argv)) return *code;  // the watching parent
   if (argc > 1 && std::string(argv[1]) == "diff")
     return guarded([&] { return fw::run_diff(argc - 1, argv + 1); });
@@ -281,7 +288,7 @@ int main(int argc, char** argv) {
       "  flopwise run MODEL.onnx --profile P.json  the same from an ONNX Runtime profile\n"
       "Exit codes: 0 done, 1 a budget failed (check), 2 bad input or usage, 3 --strict and something not "
       "counted, 4 runtime harness not built (run), 5 the run failed (run), 6 --verify found a shape "
-      "disagreement (run).");
+      "disagreement (run), 70 internal error (a bug in flopwise).");
   app.add_option("model", o.model, "model file (.onnx, or .pt TorchScript)");
   app.add_option("--input,-i", o.inputs,
                  "pin an input: NAME:1x3x224x224[:dtype], or a shape for inputs in order");

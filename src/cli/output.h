@@ -3,12 +3,33 @@
 
 #include <fstream>
 #include <ostream>
+#include <streambuf>
 #include <string>
 
 namespace flopwise {
 
 // `path` opened into `file` (-o FILE), or stdout when empty. Throws UsageError when the file cannot be
-// written.
+// written. What is written goes through a ControlEscapingBuf.
 std::ostream& output_stream(const std::string& path, std::ofstream& file);
+
+// Passes bytes on to `dest`, with every control character but newline and tab (ESC, CR, BEL, DEL, ...)
+// written as the text \xNN: a model's names, printed in a text, markdown or CSV report or in a message,
+// cannot drive the terminal. JSON and HTML escape their strings themselves and have none left.
+class ControlEscapingBuf : public std::streambuf {
+ public:
+  explicit ControlEscapingBuf(std::streambuf* dest) : dest_(dest) {}
+
+ protected:
+  int_type overflow(int_type ch) override;
+  std::streamsize xsputn(const char* s, std::streamsize n) override;
+  int sync() override { return dest_->pubsync(); }
+
+ private:
+  bool put(const char* s, std::streamsize n);
+  std::streambuf* dest_;
+};
+
+// Installs ControlEscapingBuf on std::cout and std::cerr (once, at the start of main).
+void escape_control_characters_in_std_streams();
 
 }  // namespace flopwise

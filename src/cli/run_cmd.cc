@@ -473,7 +473,7 @@ void write_trace(const std::string& path, const json& rt) {
   close_to(0, last_end);
   std::ofstream f(path);
   if (!f) throw UsageError("cannot write " + path);
-  f << json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump() << "\n";
+  f << json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
 }
 
 // Pins for a model profiled by ONNX Runtime: the user's, else its symbolic input dims bound to what the
@@ -629,7 +629,7 @@ int run_ort(const RunOptions& o) {
                           {"by_method_pct", methods}, {"split_kernels", at.split_kernels},
                           {"outside_runs_ms", prof.outside_runs_us / 1000.0}, {"listed", listed},
                           {"kernels", kernels}};
-    *os << doc.dump(1) << "\n";
+    *os << doc.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return kExitOk;
   }
   auto& out = *os;
@@ -729,7 +729,7 @@ int run(const RunOptions& o) {
   char tmpl[] = "/tmp/flopwise-run-XXXXXX";
   if (!mkdtemp(tmpl)) throw Error("cannot create a temporary directory");
   std::string dir = tmpl, req = dir + "/request.json", out = dir + "/response.json";
-  std::ofstream(req) << request.dump();
+  std::ofstream(req) << request.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   std::string err;
   int rc = spawn(exe, req, out, o.timeout, err);
   std::ifstream rf(out);
@@ -781,7 +781,7 @@ int run(const RunOptions& o) {
       doc["verify"] = {{"ok", ver->ok()}, {"executed_ops", ver->executed}, {"matched_ops", ver->matched},
                        {"shapes_checked", ver->shapes_checked}, {"unknown_static", ver->unknown_static},
                        {"disagreements", ver->disagreements}, {"unmatched", ver->unmatched}};
-    *os << doc.dump(1) << "\n";
+    *os << doc.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
     write_run_text(*os, rep, rt, sum, rows, o);
     if (ver) write_verify_text(*os, *ver);

@@ -81,8 +81,9 @@ Count aten_rnn(const NodeWork& w) {
   Rnn r = rnn_of(w);
   if (!r.ok || !r.bias) return r.ok ? w.macs : Count::unknown();
   bool batch_first = false;
-  int x = w.c.node.inputs[0];
-  if (int p = w.c.graph.values[x].producer; p >= 0 && static_cast<size_t>(p) < w.c.graph.nodes.size())
+  const int x = w.c.has_input(0) ? w.c.node.inputs[0] : -1;
+  if (int p = x >= 0 ? w.c.graph.values[static_cast<size_t>(x)].producer : -1;
+      p >= 0 && static_cast<size_t>(p) < w.c.graph.nodes.size())
     batch_first = w.c.graph.nodes[p].op == "Transpose";
   return w.macs + r.steps_batch * Count{r.gates * r.dirs * (batch_first ? 1 : 2)};
 }

@@ -436,6 +436,7 @@ Report build_report(const Model& model, InferResult infer, const Convention& con
   CountInterner intern;
   std::pair<const void*, const void*> last_lists{nullptr, nullptr};
   ScopeNode* last_scope = nullptr;
+  bool scope_cut = false;  // a node's scope was deeper than limits().max_scope_depth
   std::vector<DtypeCounts> by_dtype(static_cast<size_t>(DType::BFloat16) + 1);
   std::set<const Value*> local_seen;  // control-flow bodies' own stored tensors already counted
   // --causal: 1 at a score product (QKᵀ), 2 at an AV product.
@@ -549,7 +550,13 @@ Report build_report(const Model& model, InferResult infer, const Convention& con
     const std::pair<const void*, const void*> lists{n.scope.id(), n.scope_classes.id()};
     const bool same_lists = lists == last_lists && last_scope;
     if (same_lists) cur = last_scope;
-    for (size_t lvl = 0; !same_lists && lvl < n.scope.size(); ++lvl) {
+    const size_t levels = std::min(n.scope.size(), static_cast<size_t>(limits().max_scope_depth));
+    if (levels < n.scope.size() && !scope_cut) {
+      scope_cut = true;
+      r.warnings.push_back("scope paths deeper than " + std::to_string(levels) +
+                           " levels are cut there (node '" + n.name + "'; the bound is FLOPWISE_MAX_SCOPE_DEPTH)");
+    }
+    for (size_t lvl = 0; !same_lists && lvl < levels; ++lvl) {
       const std::string& path = n.scope[lvl];
       ScopeNode* next = nullptr;
       if (auto it = scope_index.find(path); it != scope_index.end() && it->second.first == cur) {

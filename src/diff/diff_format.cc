@@ -288,7 +288,7 @@ void write_diff_json(std::ostream& os, const Diff& d, const DiffFormatOptions& o
   }
   j["shape_changes"] = sc;
   j["warnings"] = d.warnings;
-  os << j.dump(2) << "\n";
+  os << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
 }
 
 }  // namespace flopwise

@@ -163,6 +163,7 @@ Report parse_report_json(const std::string& text, const std::string& origin) {
 }
 
 Report read_report_json(const std::string& path) {
+  require_regular_file(path);
   std::ifstream f(path, std::ios::binary);
   if (!f) throw InputError(path + ": cannot open");
   std::ostringstream ss;
@@ -172,6 +173,8 @@ Report read_report_json(const std::string& path) {
 }
 
 bool looks_like_json_report(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;  // never open a FIFO
   std::ifstream f(path, std::ios::binary);
   char c;
   while (f.get(c))

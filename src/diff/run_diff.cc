@@ -23,6 +23,7 @@ using ojson = nlohmann::ordered_json;
 namespace {
 
 json read_run(const std::string& path) {
+  require_regular_file(path);
   std::ifstream f(path, std::ios::binary);
   if (!f) throw InputError(path + ": cannot open");
   json j;
@@ -124,6 +125,8 @@ std::string signed_count(const ojson& v) {
 }  // namespace
 
 bool is_run_report(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;  // never open a FIFO
   // The schema key may come anywhere in the object (run reports sort their keys): scan until either
   // schema shows (a static report writes its own first).
   std::ifstream f(path, std::ios::binary);
@@ -185,7 +188,7 @@ void write_run_diff(std::ostream& os, const std::string& pa, const std::string& 
                  {"scopes", scopes},
                  {"op_types", ops},
                  {"notes", notes}};
-    os << doc.dump(1) << "\n";
+    os << doc.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return;
   }
   const bool md = o.format == "markdown" || o.format == "md";

@@ -50,7 +50,7 @@ struct GraphParts {
 };
 
 // Initializers whose contents the shape pass may need are parsed fully: integer tensors up to
-// kMaxConstElements (shape constants) and float tensors up to kMaxFloatInitElements (scales, epsilons,
+// limits().max_const_elements (shape constants) and float tensors up to kMaxFloatInitElements (scales, epsilons,
 // small masks). Every other initializer is read for its name, type and dims only: its bytes are skipped
 // without being touched, so an inline-weights file costs no more memory than its graph-only twin.
 constexpr int64_t kMaxFloatInitElements = 64;
@@ -60,7 +60,7 @@ constexpr int64_t kMaxFloatInitElements = 64;
 }
 
 std::optional<ConstData> contents(const onnx::TensorProto& t, int64_t numel) {
-  if (numel < 0 || numel > kMaxConstElements) return std::nullopt;
+  if (numel < 0 || numel > limits().max_const_elements) return std::nullopt;
   if (t.data_location() == onnx::TensorProto::EXTERNAL) return std::nullopt;
   ConstData d;
   const std::string& raw = t.raw_data();
@@ -254,7 +254,7 @@ GraphParts walk_graph(const uint8_t* base, int size, const std::string& path, Pa
           if (!walk_tensor(p, len, &m)) malformed(path, "cannot read an initializer; the file may be truncated");
           const int64_t numel = checked_numel(m.dims);
           const bool wanted = !m.external && numel >= 0 &&
-                              numel <= (is_float(m.dtype) ? kMaxFloatInitElements : kMaxConstElements);
+                              numel <= (is_float(m.dtype) ? kMaxFloatInitElements : limits().max_const_elements);
           if (wanted) {
             onnx::TensorProto t;
             parse_sub(p, len, &t, path, "an initializer");
@@ -376,7 +376,7 @@ std::pair<DType, Shape> type_of(const onnx::ValueInfoProto& vi) {
   if (!t || !t->has_tensor_type()) return {DType::Undefined, Shape()};
   const auto& tt = t->tensor_type();
   auto dt = static_cast<DType>(tt.elem_type());
-  if (!tt.has_shape()) return {dt, Shape()};
+  if (!tt.has_shape() || tt.shape().dim_size() > limits().max_rank) return {dt, Shape()};  // past it: unknown rank
   std::vector<Dim> dims;
   for (const auto& d : tt.shape().dim()) {
     if (d.has_dim_value())
@@ -450,7 +450,9 @@ class GraphImporter {
       Value& v = g.values[idx];
       v.is_initializer = true;
       v.dtype = t.dtype;
-      v.shape = Shape(std::vector<Dim>(t.dims.begin(), t.dims.end()));
+      v.shape = t.dims.size() > static_cast<size_t>(limits().max_rank)
+                    ? Shape()
+                    : Shape(std::vector<Dim>(t.dims.begin(), t.dims.end()));
       v.data = t.data;
       v.external = t.external;
       init_names.insert(t.name);
@@ -486,11 +488,21 @@ class GraphImporter {
     }
     // Values used before any node of this graph defined them: defined later in the file (an unsorted
     // graph, sorted below) or never.
+    // A dangling input is a warning, not an error (README: Graph validation): the readers' shapes stay
+    // unknown and their costs are listed as unknown, as after an unsupported op. One line lists them.
+    std::string dangling;
+    size_t n_dangling = 0;
     for (const auto& [name, idx] : undefined_[&g])
-      if (g.values[idx].producer < 0 && !g.values[idx].is_input && !g.values[idx].is_initializer)
-        warnings_->push_back("value '" + name + "' is used but never defined; its shape is unknown");
-      else if (g.values[idx].producer >= 0)
+      if (g.values[idx].producer < 0 && !g.values[idx].is_input && !g.values[idx].is_initializer) {
+        if (++n_dangling <= 5) dangling += (n_dangling > 1 ? ", '" : "'") + name + "'";
+      } else if (g.values[idx].producer >= 0) {
         g.values[idx].is_outer = false;  // this graph's own value after all
+      }
+    if (n_dangling == 1)
+      warnings_->push_back("value " + dangling + " is used but never defined; its shape is unknown");
+    else if (n_dangling > 1)
+      warnings_->push_back(std::to_string(n_dangling) + " values are used but never defined (" + dangling +
+                           (n_dangling > 5 ? ", ..." : "") + "); their shapes are unknown");
     undefined_.erase(&g);
     sort_nodes(g);
   }
@@ -697,6 +709,18 @@ class GraphImporter {
         continue;
       }
       int idx = g.add_value(out);
+      // Each value has one definition (ONNX graphs are SSA): a second writer would leave every reader
+      // with one of two shapes, so two nodes writing one value, or a node overwriting an input or weight,
+      // is refused.
+      const Value& prev = g.values[idx];
+      if (prev.producer >= 0 || prev.is_input || prev.is_initializer) {
+        const std::string first = prev.producer == node_index ? std::string("the same node twice")
+                                  : prev.producer >= 0 ? "node '" + g.nodes[static_cast<size_t>(prev.producer)].name + "'"
+                                  : prev.is_input      ? std::string("a graph input")
+                                                       : std::string("an initializer");
+        throw InputError(path_ + ": value '" + out + "' is written by node '" + n.name + "' and by " + first +
+                         " (a value has one definition)");
+      }
       g.values[idx].producer = node_index;
       g.values[idx].is_outer = false;
       n.outputs.push_back(idx);
@@ -727,6 +751,7 @@ class GraphImporter {
     std::string path;
     for (const auto& part : names) {
       if (part.empty()) continue;
+      if (scope.size() > static_cast<size_t>(limits().max_scope_depth)) break;  // see scope_from_node_name
       // torch writes each level's attribute name; join into dotted paths.
       path = path.empty() ? part : path + "." + part;
       scope.push_back(path);
@@ -753,6 +778,11 @@ class GraphImporter {
     if (depth > 32)
       throw InputError(path_ + ": function '" + np.op_type() + "' calls itself (recursion > 32)");
     const onnx::FunctionProto& f = it->second;
+    inlined_nodes_ += f.node_size();
+    if (inlined_nodes_ > limits().max_inlined_nodes)
+      throw InputError(path_ + ": inlining function '" + np.op_type() + "' gives more than " +
+                       std::to_string(limits().max_inlined_nodes) +
+                       " nodes (calls nest too deep; the bound is FLOPWISE_MAX_INLINED_NODES)");
     // Rename: formal inputs/outputs to the call's actual names, internal values to unique names.
     std::map<std::string, std::string> rename;
     for (int i = 0; i < f.input_size(); ++i) rename[f.input(i)] = i < np.input_size() ? np.input(i) : "";
@@ -828,6 +858,7 @@ class GraphImporter {
   std::string path_;
   std::vector<std::string>* warnings_;
   std::map<std::string, onnx::FunctionProto> functions_;
+  int64_t inlined_nodes_ = 0;  // nodes added by inlining, against limits().max_inlined_nodes
   std::map<const Graph*, std::vector<std::pair<std::string, int>>> undefined_;  // used before defined
   std::map<std::string, std::string> class_hints_;
 };
@@ -936,6 +967,10 @@ Model import_buffer(const uint8_t* base, size_t size, const std::string& path, P
 
 }  // namespace
 
+// A scope path (dotted) longer than this ends the levels: each level repeats its parent's path, so a name of
+// long components would make levels whose text grows with the square of the name.
+constexpr size_t kMaxScopePathBytes = 4096;
+
 std::vector<std::string> scope_from_node_name(const std::string& name) {
   // Exporter names look like "/layer1/layer1.0/conv1/Conv" or "/layer1/layer1.0/conv1/Conv_1": each
   // component but the last is one module level; levels are full dotted paths, or (older exporters)
@@ -944,7 +979,10 @@ std::vector<std::string> scope_from_node_name(const std::string& name) {
   if (name.empty() || name[0] != '/') return out;
   std::vector<std::string> parts;
   size_t pos = 1;
-  while (pos <= name.size()) {
+  // At most limits().max_scope_depth levels, and one more so that the report, which cuts there, says so:
+  // the levels are full paths, so their text grows with the square of the depth.
+  const size_t max_levels = static_cast<size_t>(limits().max_scope_depth) + 1;
+  while (pos <= name.size() && parts.size() < max_levels) {
     size_t slash = name.find('/', pos);
     if (slash == std::string::npos) break;  // the last component is the op itself
     parts.push_back(name.substr(pos, slash - pos));
@@ -962,8 +1000,10 @@ std::vector<std::string> scope_from_node_name(const std::string& name) {
       if (b == std::string::npos) b = p.size();
       seg.push_back(p.substr(a, b - a));
     }
+    // The overlap is a few segments in every exporter's names; searching at most 64 keeps a crafted name of
+    // many dotted segments per component linear.
     size_t overlap = 0;
-    for (size_t k = std::min(path.size(), seg.size() - 1); k > 0; --k)
+    for (size_t k = std::min({path.size(), seg.size() - 1, size_t{64}}); k > 0; --k)
       if (std::equal(path.end() - k, path.end(), seg.begin())) {
         overlap = k;
         break;
@@ -971,7 +1011,8 @@ std::vector<std::string> scope_from_node_name(const std::string& name) {
     path.insert(path.end(), seg.begin() + overlap, seg.end());
     std::string joined;
     for (size_t i = 0; i < path.size(); ++i) joined += (i ? "." : "") + path[i];
-    out.push_back(joined);
+    out.push_back(std::move(joined));
+    if (out.back().size() > kMaxScopePathBytes) break;  // deeper levels would repeat a path this long each
   }
   return out;
 }
@@ -981,7 +1022,8 @@ Model import_onnx_bytes(const std::string& bytes, const std::string& path) {
 }
 
 Model import_onnx_file(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY);
+  require_regular_file(path);
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK);  // a FIFO swapped in after the check must not block
   if (fd < 0) throw InputError(path + ": cannot open (" + std::strerror(errno) + ")");
   struct stat st;
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {

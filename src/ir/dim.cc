@@ -1,5 +1,7 @@
 #include "flopwise/dim.h"
 
+#include "flopwise/limits.h"
+
 #include <algorithm>
 #include <mutex>
 #include <numeric>
@@ -89,10 +91,20 @@ std::vector<std::string> Dim::symbols() const {
   return out;
 }
 
+// Symbols in one monomial (its degree): a product of sizes has a handful; squaring a dim 24 times in a
+// hostile graph would make one of 2^24.
+constexpr size_t kMaxDegree = 64;
+
 Dim Dim::from_sorted(Terms terms) {
   Dim d;
   d.unknown_ = false;
   if (terms.empty()) return d;
+  bool too_big = terms.size() > static_cast<size_t>(limits().max_poly_terms);
+  for (size_t i = 0; i < terms.size() && !too_big; ++i) too_big = terms[i].first.size() > kMaxDegree;
+  if (too_big) {  // README: Limits. Unknown, and counted so that the analysis warns once.
+    note_poly_limit_hit();
+    return Dim();
+  }
   if (terms.size() == 1 && terms[0].first.empty()) {
     d.constant_ = terms[0].second;
     return d;
@@ -221,7 +233,12 @@ Dim operator*(const Dim& a, const Dim& b) {
     std::merge(x.first.begin(), x.first.end(), y.first.begin(), y.first.end(), std::back_inserter(m));
     return Dim::from_sorted(Dim::Terms{{std::move(m), c}});
   }
+  if (a.poly_->size() * b.poly_->size() > static_cast<size_t>(limits().max_poly_terms)) {  // before any work
+    note_poly_limit_hit();
+    return Dim();
+  }
   Dim::Terms r;
+  r.reserve(a.poly_->size() * b.poly_->size());
   for (const auto& x : *a.poly_)
     for (const auto& y : *b.poly_) {
       int64_t c;

@@ -310,7 +310,7 @@ void write_html(std::ostream& os, const Report& r, const Sweep* sweep, const std
                     {"__COMMON_JS__", html::kCommonJs},
                     {"__TITLE__", html_escape(r.path.substr(r.path.find_last_of('/') + 1))},
                     {"__CONV__", html_escape(r.convention)},
-                    {"__DATA__", html::script_json(data.dump())}});
+                    {"__DATA__", html::script_json(data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))}});
 }
 
 }  // namespace flopwise

@@ -197,26 +197,39 @@ void write_totals(JsonWriter& w, const Totals& t) {
   w.end_object();
 }
 
-// Recursive, as the scope tree is (its depth is the model's module nesting).
-void write_scope(JsonWriter& w, const ScopeNode& s) {
-  w.begin_object();
-  w.member("name", s.name);
-  w.member("label", s.label);
-  w.key("class");
-  if (s.cls.empty())
-    w.null();
-  else
-    w.value(s.cls);
-  w.member("params", s.cost.params);
-  w.member("macs", s.cost.macs);
-  w.member("flops", s.cost.flops);
-  w.member("memory_bytes", s.cost.memory_bytes);
-  w.member("uncounted_nodes", s.cost.uncounted);
-  w.key("children");
-  w.begin_array();
-  for (const auto& c : s.children) write_scope(w, *c);
-  w.end_array();
-  w.end_object();
+// The scope tree, depth first with an explicit stack (no recursion on the model's nesting depth).
+void write_scope(JsonWriter& w, const ScopeNode& root) {
+  std::vector<std::pair<const ScopeNode*, size_t>> open;  // scope, next child to write
+  auto begin = [&](const ScopeNode& s) {
+    w.begin_object();
+    w.member("name", s.name);
+    w.member("label", s.label);
+    w.key("class");
+    if (s.cls.empty())
+      w.null();
+    else
+      w.value(s.cls);
+    w.member("params", s.cost.params);
+    w.member("macs", s.cost.macs);
+    w.member("flops", s.cost.flops);
+    w.member("memory_bytes", s.cost.memory_bytes);
+    w.member("uncounted_nodes", s.cost.uncounted);
+    w.key("children");
+    w.begin_array();
+    open.push_back({&s, 0});
+  };
+  begin(root);
+  while (!open.empty()) {
+    const ScopeNode* s = open.back().first;
+    const size_t i = open.back().second++;
+    if (i < s->children.size()) {
+      begin(*s->children[i]);
+    } else {
+      w.end_array();
+      w.end_object();
+      open.pop_back();
+    }
+  }
 }
 
 void write_values(JsonWriter& w, const std::vector<std::pair<std::string, std::pair<DType, Shape>>>& vs) {

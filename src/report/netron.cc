@@ -34,7 +34,7 @@ void write_netron(std::ostream& os, const Report& r) {
               {"convention", r.convention},
               {"metadata", json::array()},
               {"metrics", metrics}};
-  os << doc.dump(1) << "\n";
+  os << doc.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
 }
 
 }  // namespace flopwise

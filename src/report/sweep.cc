@@ -176,7 +176,7 @@ void write_sweep(std::ostream& os, const Sweep& s, const Report& report, const s
                    return a;
                  }()},
                 {"rows", rows}};
-    os << doc.dump(1) << "\n";
+    os << doc.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return;
   }
   if (format == "csv") {

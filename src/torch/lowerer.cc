@@ -180,7 +180,7 @@ int Lowerer::tensor_const(const at::Tensor& t) {
   std::vector<Dim> dims;
   for (auto x : t.sizes()) dims.push_back(Dim(x));
   std::optional<ConstData> data;
-  if (t.numel() <= kMaxConstElements && dt != DType::Undefined) {
+  if (t.numel() <= limits().max_const_elements && dt != DType::Undefined) {
     ConstData d;
     auto c = t.contiguous().to(c10::kDouble).reshape({-1});
     auto acc = c.accessor<double, 1>();
