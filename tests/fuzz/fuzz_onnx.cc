@@ -10,6 +10,7 @@
 #include <sstream>
 #include <string>
 
+#include "flopwise/convention.h"
 #include "flopwise/cost.h"
 #include "flopwise/errors.h"
 #include "flopwise/infer.h"
