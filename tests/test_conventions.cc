@@ -38,7 +38,8 @@ TEST_CASE("conventions: one Gemm with bias, and one Relu, by hand") {
   //   default: 2*24 + 2*3 bias adds = 54;  torch (FlopCounterMode's addmm: 2*M*N*K, bias not counted) 48;
   //   torchvision (multiply-adds of mm, bias excluded) 24.
   OneNode gemm = run_op("Gemm", {"2x4", "4x3", "3"});
-  for (auto [conv, flops] : {std::pair{"default", 54}, {"torch", 48}, {"torchvision", 24}}) {
+  for (auto [conv_, flops] : {std::pair{"default", 54}, {"torch", 48}, {"torchvision", 24}}) {
+    auto& conv = conv_;  // a named variable: clang cannot capture a structured binding (C++17)
     CAPTURE(conv);
     Report r = report_of(gemm, conv);
     CHECK(r.convention == conv);
@@ -59,7 +60,8 @@ TEST_CASE("conventions: torchvision's published figures on the bundled models") 
   // MobileNet_V2_Weights.IMAGENET1K_V1 0.30 (at 1x3x224x224). The bundled files have a 10-class head
   // (models/generate.py), 0.5 M MACs fewer than torchvision's 1000-class one: invisible at 2 decimals.
   auto dir = scratch_dir("conventions");
-  for (auto [model, gops] : {std::pair{"resnet18.onnx", 1.81}, {"resnet34.onnx", 3.66}, {"mobilenet_v2.onnx", 0.30}}) {
+  for (auto [model_, gops] : {std::pair{"resnet18.onnx", 1.81}, {"resnet34.onnx", 3.66}, {"mobilenet_v2.onnx", 0.30}}) {
+    auto& model = model_;  // a named variable: clang cannot capture a structured binding (C++17)
     CAPTURE(model);
     CliRun r = run_cli(model_path(model) + " --dim batch=1 --convention torchvision --format json", dir);
     REQUIRE_MESSAGE(r.code == 0, r.err);
@@ -172,7 +174,8 @@ TEST_CASE("conventions: ResNet-18's default-convention FLOPs and memory bytes fr
   CHECK(t["memory_bytes"].get<int64_t>() == bytes);
   // The same hand MACs give the contraction-only conventions: torch (FlopCounterMode) 2 per MAC of conv/mm,
   // nothing else; torchvision one per MAC.
-  for (auto [conv, per_mac] : {std::pair{"torch", 2}, {"torchvision", 1}}) {
+  for (auto [conv_, per_mac] : {std::pair{"torch", 2}, {"torchvision", 1}}) {
+    auto& conv = conv_;  // a named variable: clang cannot capture a structured binding (C++17)
     CAPTURE(conv);
     CliRun c = run_cli(model_path("resnet18.onnx") + " --dim batch=1 --format json --convention " + conv, dir);
     REQUIRE(c.code == 0);
@@ -195,7 +198,8 @@ TEST_CASE("conventions: BERT's default-convention FLOPs from its architecture, b
   const int64_t per_1 = 2 * H + ln +
                         layers * (4 * linear(H, H) + 2 * H + 2 * ln + linear(H, F) + 5 * F + linear(F, H));
   auto dir = scratch_dir("conventions");
-  for (auto [b, S] : {std::pair<int64_t, int64_t>{1, 64}, {2, 7}, {3, 128}}) {
+  for (auto [b_, S_] : {std::pair<int64_t, int64_t>{1, 64}, {2, 7}, {3, 128}}) {
+    auto& b = b_; auto& S = S_;  // a named variable: clang cannot capture a structured binding (C++17)
     CAPTURE(b);
     CAPTURE(S);
     CliRun r = run_cli(model_path("bert.onnx") + " --dim batch=" + std::to_string(b) + " --dim seq=" +
@@ -258,7 +262,8 @@ TEST_CASE("conventions: the presets' formulas on single nodes, by hand from each
   //   batch x prod(w) x prod(out spatial) = 1*72*9) 648;  thop (out elems x Cin/g x k) 648;  ptflops (conv hook:
   //   MACs + bias elements) 684;  ptflops_aten (conv_flop_count with bias) 684.
   OneNode conv = run_op("Conv", {"1x2x5x5", "4x2x3x3", "4"});
-  for (auto [c, flops] : {std::pair{"deepspeed", 1332}, {"fvcore", 648}, {"thop", 648}, {"ptflops", 684}, {"ptflops_aten", 684}}) {
+  for (auto [c_, flops] : {std::pair{"deepspeed", 1332}, {"fvcore", 648}, {"thop", 648}, {"ptflops", 684}, {"ptflops_aten", 684}}) {
+    auto& c = c_;  // a named variable: clang cannot capture a structured binding (C++17)
     CAPTURE(c);
     CHECK(report_of(conv, c).totals.flops.v == flops);
   }
@@ -269,7 +274,8 @@ TEST_CASE("conventions: the presets' formulas on single nodes, by hand from each
   CHECK(report_of(bn, "thop").totals.flops.v == 72);
   CHECK(report_of(bn, "ptflops").totals.flops.v == 36);
   with_params(bn, {1, 2});
-  for (auto [c, flops] : {std::pair{"deepspeed", 72}, {"fvcore", 72}, {"thop", 144}, {"ptflops", 72}, {"ptflops_aten", 0}}) {
+  for (auto [c_, flops] : {std::pair{"deepspeed", 72}, {"fvcore", 72}, {"thop", 144}, {"ptflops", 72}, {"ptflops_aten", 0}}) {
+    auto& c = c_;  // a named variable: clang cannot capture a structured binding (C++17)
     CAPTURE(c);
     CHECK(report_of(bn, c).totals.flops.v == flops);
   }
@@ -277,7 +283,8 @@ TEST_CASE("conventions: the presets' formulas on single nodes, by hand from each
   // (its hook reads .affine, which LayerNorm lacks: 16), divided by its batch counter (below): 16 / 2 = 8.
   OneNode ln = run_op("LayerNormalization", {"2x8", "8", "8"});
   with_params(ln, {1, 2});
-  for (auto [c, flops] : {std::pair{"deepspeed", 80}, {"fvcore", 80}, {"thop", 64}, {"ptflops", 8}}) {
+  for (auto [c_, flops] : {std::pair{"deepspeed", 80}, {"fvcore", 80}, {"thop", 64}, {"ptflops", 8}}) {
+    auto& c = c_;  // a named variable: clang cannot capture a structured binding (C++17)
     CAPTURE(c);
     CHECK(report_of(ln, c).totals.flops.v == flops);
   }
@@ -374,7 +381,8 @@ TEST_CASE("conventions: presets on the bundled ONNX files, and the folded-BatchN
   const std::pair<const char*, const char*> tools[] = {{"deepspeed", "total_flops"}, {"fvcore", "total_flops"},
                                                         {"ptflops", "total_macs"}, {"ptflops_aten", "total_macs"}};
   for (const char* model : {"bert", "gpt2"}) {
-    for (auto [conv, key] : tools) {
+    for (auto [conv_, key] : tools) {
+      auto& conv = conv_;  // a named variable: clang cannot capture a structured binding (C++17)
       CAPTURE(model);
       CAPTURE(conv);
       std::string tool = std::string(conv) == "ptflops" ? "ptflops_pytorch" : conv;

@@ -113,7 +113,8 @@ void check_formulas(const std::string& path, const std::string& input, const std
   const auto& conv = flopwise::find_convention("default");
   flopwise::Analysis sym = flopwise::analyse(path, pins_of(sym_shape), conv);
   CHECK(sym.report.totals.macs.symbolic());  // the formulas are there to test
-  for (const auto& [h, w] : points) {
+  for (const auto& [h_, w_] : points) {
+    auto& h = h_; auto& w = w_;  // a named variable: clang cannot capture a structured binding (C++17)
     CAPTURE(path);
     CAPTURE(h);
     CAPTURE(w);
@@ -190,7 +191,8 @@ TEST_CASE("formulas in batch and seq equal a concrete re-analysis at every point
     REQUIRE(sym.report.totals.flops.symbolic());
     REQUIRE(sym.report.assumptions.size() == 1);
     CHECK(sym.report.assumptions[0].text() == "seq <= " + std::to_string(c.max_seq));
-    for (auto [b, q] : std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {1, 7}, {3, 13}, {2, c.max_seq}, {17, 31}}) {
+    for (auto [b_, q_] : std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {1, 7}, {3, 13}, {2, c.max_seq}, {17, 31}}) {
+      auto& b = b_; auto& q = q_;  // a named variable: clang cannot capture a structured binding (C++17)
       CAPTURE(b);
       CAPTURE(q);
       flopwise::Pins pins;

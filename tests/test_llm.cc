@@ -28,10 +28,11 @@ int64_t macs(int64_t kv, int64_t b, int64_t s, int64_t p) {
 }  // namespace
 
 TEST_CASE("the KV cache is found by structure; bytes per token = 2 * layers * kv_heads * head_dim * 4 * batch") {
-  for (auto [name, kv, past, seq] :
+  for (auto [name_, kv, past, seq] :
        {std::tuple<const char*, int64_t, const char*, const char*>{"llama_mha", 4, "past", "seq"},
         {"llama_gqa", 2, "past", "seq"},
         {"llama_hf", 2, "past_sequence_length", "sequence_length"}}) {
+    auto& name = name_;  // a named variable: clang cannot capture a structured binding (C++17)
     CAPTURE(name);
     const std::string path = fwtest::model_path(std::string("shipped/") + name + ".onnx");
     flopwise::Analysis a = flopwise::analyse(path, {}, flopwise::default_convention());
@@ -57,7 +58,8 @@ TEST_CASE("the KV cache is found by structure; bytes per token = 2 * layers * kv
 }
 
 TEST_CASE("prefill and decode bindings give the hand formula; a generation sums its steps") {
-  for (auto [name, kv] : {std::pair<const char*, int64_t>{"llama_mha", 4}, {"llama_gqa", 2}}) {
+  for (auto [name_, kv] : {std::pair<const char*, int64_t>{"llama_mha", 4}, {"llama_gqa", 2}}) {
+    auto& name = name_;  // a named variable: clang cannot capture a structured binding (C++17)
     CAPTURE(name);
     const std::string path = fwtest::model_path(std::string("shipped/") + name + ".onnx");
     flopwise::Analysis a = flopwise::analyse(path, {}, flopwise::default_convention());

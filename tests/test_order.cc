@@ -69,7 +69,8 @@ TEST_CASE("unsorted graphs: every bundled model with its nodes shuffled reports 
     index_scopes(*a.scopes, sa);
     index_scopes(*b.scopes, sb);
     REQUIRE(sa.size() == sb.size());
-    for (const auto& [k, s] : sa) {
+    for (const auto& [k_, s] : sa) {
+      auto& k = k_;  // a named variable: clang cannot capture a structured binding (C++17)
       CAPTURE(k);
       REQUIRE(sb.count(k));
       CHECK(same(s->cost, sb[k]->cost));

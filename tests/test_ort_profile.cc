@@ -94,7 +94,8 @@ TEST_CASE("run --profile: every bundled model at both levels: >= 99 % attributed
         for (const auto& n : k["nodes"])
           if (n["share"].get<double>() > 0) ++covered[n["node"].get<std::string>()];
       }
-      for (const auto& [node, count] : covered) {
+      for (const auto& [node_, count] : covered) {
+        auto& node = node_;  // a named variable: clang cannot capture a structured binding (C++17)
         CAPTURE(node);
         CHECK(count == 1);  // no node's FLOPs are given time by two kernels
       }

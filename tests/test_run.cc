@@ -161,7 +161,8 @@ TEST_CASE("flopwise run --verify: every bundled TorchScript model's executed sha
       {"mobilenet_v2.trace.pt", ""},    {"mobilenet_v2.script.pt", "--input 1x3x224x224"},
       {"bert.trace.pt", ""},            {"bert.script.pt", "--input 1x64:int64 --input 1x64:int64"},
       {"gpt2.trace.pt", ""},            {"misc_ops.trace.pt", ""}};
-  for (const auto& [file, pins] : files) {
+  for (const auto& [file_, pins] : files) {
+    auto& file = file_;  // a named variable: clang cannot capture a structured binding (C++17)
     CAPTURE(file);
     fs::path out = dir / "verify.json";
     CliRun r = run_cli("run " + pt(file) + " " + pins + " --verify --warmup 0 --iters 1 --profile-iters 1 " +

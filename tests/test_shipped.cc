@@ -51,7 +51,8 @@ struct Llama {
 }  // namespace
 
 TEST_CASE("KV-cache decoders (MHA and GQA, rotary positions in the graph) count attention in symbolic mode") {
-  for (auto [name, kv] : {std::pair<const char*, int64_t>{"llama_mha", 4}, {"llama_gqa", 2}}) {
+  for (auto [name_, kv] : {std::pair<const char*, int64_t>{"llama_mha", 4}, {"llama_gqa", 2}}) {
+    auto& name = name_;  // a named variable: clang cannot capture a structured binding (C++17)
     CAPTURE(name);
     Llama f;
     f.kv = kv;
@@ -76,7 +77,8 @@ TEST_CASE("KV-cache decoders (MHA and GQA, rotary positions in the graph) count 
     for (const auto& s : t.macs.sym.symbols()) CHECK(s != "past_plus_seq");
 
     // Prefill (past 0), decode (seq 1) and chunked prefill points.
-    for (auto [b, s, p] : {std::tuple<int64_t, int64_t, int64_t>{1, 7, 0}, {1, 1, 63}, {2, 5, 3}, {3, 16, 48}, {4, 1, 1000}}) {
+    for (auto [b_, s_, p_] : {std::tuple<int64_t, int64_t, int64_t>{1, 7, 0}, {1, 1, 63}, {2, 5, 3}, {3, 16, 48}, {4, 1, 1000}}) {
+      auto& b = b_; auto& s = s_; auto& p = p_;  // a named variable: clang cannot capture a structured binding (C++17)
       CAPTURE(b);
       CAPTURE(s);
       CAPTURE(p);
@@ -271,7 +273,8 @@ void check_params_by_dtype(const flopwise::Report& r, const nlohmann::json& want
   size_t with_params = 0;
   for (const auto& d : r.by_dtype) with_params += d.params != flopwise::Count{} ? 1 : 0;
   CHECK(with_params == want.size());
-  for (const auto& [name, n] : want.items()) {
+  for (const auto& [name_, n] : want.items()) {
+    auto& name = name_;  // a named variable: clang cannot capture a structured binding (C++17)
     CAPTURE(name);
     auto t = flopwise::parse_dtype(name);
     REQUIRE(t);

@@ -280,7 +280,8 @@ TEST_CASE("torchscript: every aten node's inferred shape equals LibTorch's on a 
       std::vector<std::pair<std::string, std::string>> real = real_shapes(file, name == "bert" ? "--input 1x64:int64 --input 1x64:int64" : name == "gpt2" ? "--input 1x64:int64" : name == "misc_ops" ? "--input 1x3x16x16" : "--input 1x3x224x224");
       CHECK(real.size() > 10);
       int checked = 0;
-      for (const auto& [vname, dims] : real) {
+      for (const auto& [vname_, dims] : real) {
+        auto& vname = vname_;  // a named variable: clang cannot capture a structured binding (C++17)
         CAPTURE(vname);
         int vi = im.model.graph.find(vname);
         REQUIRE_MESSAGE(vi >= 0, "aten output " << vname << " has no IR value");
@@ -588,7 +589,8 @@ TEST_CASE("torchscript zoo: presets equal the peer tools' own totals, except the
       Imported im = import_pt(file, InferOptions{});
       REQUIRE_MESSAGE(im.rc == 0, im.err);
       InferResult ir = infer_shapes(im.model, InferOptions{});
-      for (const auto& [conv, tool, key] : tools) {
+      for (const auto& [conv_, tool, key] : tools) {
+        auto& conv = conv_;  // a named variable: clang cannot capture a structured binding (C++17)
         const auto& t = ref[model][tool];
         if (!t.contains(key)) {  // the tool failed on this module (its error is in the JSON)
           ++tool_errors;
@@ -633,7 +635,8 @@ TEST_CASE("torchscript zoo: every aten output's inferred shape equals LibTorch's
       Imported im = import_pt(file, InferOptions{});
       REQUIRE_MESSAGE(im.rc == 0, im.err);
       infer_shapes(im.model, InferOptions{});
-      for (const auto& [vname, dims] : real_shapes(file, "")) {
+      for (const auto& [vname_, dims] : real_shapes(file, "")) {
+        auto& vname = vname_;  // a named variable: clang cannot capture a structured binding (C++17)
         CAPTURE(vname);
         int vi = im.model.graph.find(vname);
         // embedding_bag's bookkeeping outputs (offset2bag, bag_size, max_indices) are not modelled.
