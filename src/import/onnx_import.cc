@@ -795,6 +795,14 @@ class GraphImporter {
     };
     std::string caller_dir =
         np.name().substr(0, np.name().rfind('/') == std::string::npos ? 0 : np.name().rfind('/'));
+    // Each inlined node's name starts with its caller's directory: a long caller name multiplies through
+    // nested calls (a 16 KB name over 2^19 calls: 8 GB). Names are bounded with the nodes, 64 bytes a node.
+    inlined_name_bytes_ += static_cast<int64_t>(f.node_size()) * static_cast<int64_t>(caller_dir.size() + 1);
+    if (inlined_name_bytes_ > 64 * limits().max_inlined_nodes)
+      throw InputError(path_ + ": inlining function '" + np.op_type() + "' gives more than " +
+                       std::to_string(64 * limits().max_inlined_nodes / (1 << 20)) +
+                       " MB of node names (long names through nested calls; the bound is FLOPWISE_MAX_INLINED_NODES, "
+                       "64 bytes of name a node)");
     std::vector<std::string> caller_scope = scope_from_node_name(np.name());
     // torch names a module's function after its class, with ".N" for variants: "BasicBlock.1".
     std::string cls = f.name();
@@ -859,6 +867,7 @@ class GraphImporter {
   std::vector<std::string>* warnings_;
   std::map<std::string, onnx::FunctionProto> functions_;
   int64_t inlined_nodes_ = 0;  // nodes added by inlining, against limits().max_inlined_nodes
+  int64_t inlined_name_bytes_ = 0;  // bytes of their names' caller prefixes, against 64 x that bound
   std::map<const Graph*, std::vector<std::pair<std::string, int>>> undefined_;  // used before defined
   std::map<std::string, std::string> class_hints_;
 };
