@@ -25,7 +25,7 @@ export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktra
 # scale and zoo cases are left to the plain build.
 (cd "$B" && ./tests/flopwise_tests -tce="*torchscript*,*zoo*,*bundled .pt*" )
 # Every input that ever failed stays in tests/fuzz/regressions: replayed once each.
-"$B"/flopwise_fuzz -runs=0 tests/fuzz/regressions >/dev/null
+"$B"/flopwise_fuzz -runs=0 -artifact_prefix="$B"/replay- tests/fuzz/regressions >/dev/null
 # Fuzzing from the bundled models (a copy: libFuzzer adds what it finds to its first corpus directory). The
 # 10 s bound of a normal build is 60 s here: the sanitizers slow the tool down 3-6x.
 corpus=$(mktemp -d)
