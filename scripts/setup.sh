@@ -5,14 +5,7 @@ cd "$(dirname "$0")/.."
 PKGS=(cmake g++ make libonnx-dev libprotobuf-dev protobuf-compiler libeigen3-dev doctest-dev libcli11-dev
       nlohmann-json3-dev libtomlplusplus-dev libonnx-testdata libbenchmark-dev libtorch-dev python3-torch python3-torchvision
       libjemalloc2)
-missing=()
-for p in "${PKGS[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
+source scripts/packages.sh
+ensure_packages "${PKGS[@]}"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$(nproc)"

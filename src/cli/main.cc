@@ -148,12 +148,15 @@ int run(const Options& o) {
   // LLM phases: the cache is found once, with the dims unbound (a --dim past=2047 must not hide which dim is
   // the cached length), its bytes per token then taken at the user's bindings.
   std::optional<fw::KvCache> kv;
+  std::string seq_dim;  // without a cache
   std::string phase_note;
   const bool generation = o.generate >= 0 || o.prompt >= 0;
   if (!o.phase.empty() || generation || o.peak_memory) {
     fw::InferOptions unbound = io;
     unbound.dims.clear();
-    kv = fw::find_kv_cache(*fw::analyse(o.model, unbound, conv).model);
+    const fw::Analysis plain = fw::analyse(o.model, unbound, conv);
+    kv = fw::find_kv_cache(*plain.model);
+    if (!kv) seq_dim = fw::sequence_dim(*plain.model);  // a decoder without a cache: its token axis
     if (kv && kv->bytes_per_token.exact())
       kv->bytes_per_token = fw::Count::of(kv->bytes_per_token.as_dim().substitute(io.dims));
   }
@@ -171,7 +174,7 @@ int run(const Options& o) {
     if (generation) {
       if (o.prompt < 1 || o.generate < 1) throw fw::UsageError("--prompt and --generate go together, each at least 1");
       if (!kv) {  // a decoder without a cache: every step a forward over the prefix, along its token axis
-        std::string seq = fw::sequence_dim(*fw::analyse(o.model, io, conv).model);
+        const std::string& seq = seq_dim;
         if (seq.empty())
           throw fw::UsageError("--generate needs a decoder: a KV cache (past inputs concatenated into present outputs) "
                                "or a token input [batch, seq] with a dynamic seq; this model has neither");
