@@ -2,6 +2,7 @@
 // Owns: dim arithmetic (overflow-checked) and checked 64-bit counts. Knows nothing of ONNX or torch.
 #pragma once
 
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <memory>
@@ -29,13 +30,13 @@ class Dim {
   using Term = std::pair<Monomial, int64_t>;  // monomial and its non-zero coefficient
 
   Dim() = default;                                      // unknown
-  Dim(int64_t v) : unknown_(false), constant_(v) {}     // NOLINT: implicit from int is the natural spelling
+  Dim(int64_t v) : constant_(v), poly_(false) {}        // NOLINT: implicit from int is the natural spelling
   static Dim unknown() { return Dim(); }
   static Dim symbol(const std::string& name);
 
-  bool is_unknown() const { return unknown_; }
-  bool is_known() const { return !unknown_ && !poly_; }
-  bool is_symbolic() const { return poly_ != nullptr; }
+  bool is_unknown() const { return poly_.unknown(); }
+  bool is_known() const { return !poly_.unknown() && !poly_; }
+  bool is_symbolic() const { return static_cast<bool>(poly_); }
   int64_t value() const;  // requires is_known()
   std::optional<int64_t> maybe_value() const {
     return is_known() ? std::optional<int64_t>(constant_) : std::nullopt;
@@ -50,9 +51,11 @@ class Dim {
   // one dim have the same id, and equal ids mean equal dims (different ids may still be equal dims).
   const void* poly_id() const { return poly_.get(); }
   // Structural equality: two unknowns are never the same; use same_as for "provably equal".
-  bool same_as(const Dim& o) const { return !unknown_ && !o.unknown_ && same_value(o); }
+  bool same_as(const Dim& o) const { return !poly_.unknown() && !o.poly_.unknown() && same_value(o); }
   // Identical representation (two unknowns compare equal): for containers and tests.
-  bool operator==(const Dim& o) const { return unknown_ == o.unknown_ && (unknown_ || same_value(o)); }
+  bool operator==(const Dim& o) const {
+    return poly_.unknown() == o.poly_.unknown() && (poly_.unknown() || same_value(o));
+  }
   bool operator!=(const Dim& o) const { return !(*this == o); }
 
   friend Dim operator+(const Dim& a, const Dim& b);
@@ -93,9 +96,55 @@ class Dim {
     if (poly_ || o.poly_) return poly_ && o.poly_ && (poly_ == o.poly_ || *poly_ == *o.poly_);
     return constant_ == o.constant_;
   }
-  bool unknown_ = true;
+  // The shared polynomial and its reference count, with the "unknown" flag kept in the low bit of its
+  // address: a Dim is 16 bytes and a Count 32 (a std::shared_ptr and a bool took 32 and 48), which a
+  // model's shapes, constants and per-node costs hold by the hundred thousand.
+  class PolyRef {
+   public:
+    explicit PolyRef(bool unknown) : bits_(unknown ? 1 : 0) {}
+    PolyRef(const PolyRef& o) : bits_(o.bits_) {
+      if (Rep* r = rep()) r->refs.fetch_add(1, std::memory_order_relaxed);
+    }
+    PolyRef(PolyRef&& o) noexcept : bits_(o.bits_) { o.bits_ &= 1; }
+    PolyRef& operator=(const PolyRef& o) {
+      PolyRef copy(o);
+      std::swap(bits_, copy.bits_);
+      return *this;
+    }
+    PolyRef& operator=(PolyRef&& o) noexcept {
+      PolyRef moved(std::move(o));
+      std::swap(bits_, moved.bits_);
+      return *this;
+    }
+    ~PolyRef() {
+      if (Rep* r = rep(); r && r->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete r;
+    }
+    // A new polynomial (flag clear).
+    static PolyRef make(Terms terms) {
+      PolyRef p(false);
+      p.bits_ = reinterpret_cast<uintptr_t>(new Rep{std::move(terms)});
+      return p;
+    }
+    bool unknown() const { return bits_ & 1; }
+    void set_unknown(bool u) { bits_ = (bits_ & ~uintptr_t{1}) | (u ? 1 : 0); }
+    const void* get() const { return rep(); }
+    explicit operator bool() const { return rep() != nullptr; }
+    bool operator==(const PolyRef& o) const { return rep() == o.rep(); }
+    Terms& operator*() const { return rep()->terms; }
+    Terms* operator->() const { return &rep()->terms; }
+    long use_count() const { return rep() ? rep()->refs.load(std::memory_order_acquire) : 0; }
+
+   private:
+    struct Rep {
+      explicit Rep(Terms t) : terms(std::move(t)) {}
+      Terms terms;
+      std::atomic<long> refs{1};
+    };
+    Rep* rep() const { return reinterpret_cast<Rep*>(bits_ & ~uintptr_t{1}); }
+    uintptr_t bits_;
+  };
   int64_t constant_ = 0;
-  std::shared_ptr<Terms> poly_;  // never changed while shared (operator+= checks use_count)
+  PolyRef poly_{true};  // never changed while shared (operator+= checks use_count)
 };
 
 // Checked signed 64-bit arithmetic. Returns false on overflow.

@@ -3,6 +3,9 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "flopwise/errors.h"
 
@@ -10,12 +13,30 @@ namespace flopwise {
 
 namespace {
 bool is_control(unsigned char c) { return (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f; }
+
+// Index of the first control character in s[i, n), or n. Reports are megabytes of plain text (a JSON
+// report of a 6 k-node model is 2.5 MB): 16 bytes at a time where SSE2 is there, a byte at a time after.
+std::streamsize next_control(const char* s, std::streamsize i, std::streamsize n) {
+#if defined(__SSE2__)
+  const __m128i max_low = _mm_set1_epi8(0x1f), del = _mm_set1_epi8(0x7f), nl = _mm_set1_epi8('\n'),
+                tab = _mm_set1_epi8('\t');
+  for (; i + 16 <= n; i += 16) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i));
+    const __m128i low = _mm_cmpeq_epi8(_mm_min_epu8(v, max_low), v);  // v <= 0x1f (unsigned)
+    const __m128i allowed = _mm_or_si128(_mm_cmpeq_epi8(v, nl), _mm_cmpeq_epi8(v, tab));
+    const __m128i bad = _mm_or_si128(_mm_andnot_si128(allowed, low), _mm_cmpeq_epi8(v, del));
+    if (const int mask = _mm_movemask_epi8(bad)) return i + __builtin_ctz(static_cast<unsigned>(mask));
+  }
+#endif
+  for (; i < n; ++i)
+    if (is_control(static_cast<unsigned char>(s[i]))) return i;
+  return n;
+}
 }  // namespace
 
 bool ControlEscapingBuf::put(const char* s, std::streamsize n) {
   std::streamsize start = 0;
-  for (std::streamsize i = 0; i < n; ++i) {
-    if (!is_control(static_cast<unsigned char>(s[i]))) continue;
+  for (std::streamsize i = next_control(s, 0, n); i < n; i = next_control(s, i + 1, n)) {
     if (dest_->sputn(s + start, i - start) != i - start) return false;
     char esc[8];
     std::snprintf(esc, sizeof esc, "\\x%02x", static_cast<unsigned char>(s[i]));

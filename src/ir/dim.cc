@@ -70,7 +70,7 @@ const std::vector<Dim::Term>& Dim::terms() const {
 
 Dim::Terms Dim::as_terms() const {
   if (poly_) return *poly_;
-  if (unknown_ || constant_ == 0) return {};
+  if (poly_.unknown() || constant_ == 0) return {};
   return Terms{{{}, constant_}};
 }
 
@@ -97,7 +97,7 @@ constexpr size_t kMaxDegree = 64;
 
 Dim Dim::from_sorted(Terms terms) {
   Dim d;
-  d.unknown_ = false;
+  d.poly_.set_unknown(false);
   if (terms.empty()) return d;
   bool too_big = terms.size() > static_cast<size_t>(limits().max_poly_terms);
   for (size_t i = 0; i < terms.size() && !too_big; ++i) too_big = terms[i].first.size() > kMaxDegree;
@@ -109,7 +109,7 @@ Dim Dim::from_sorted(Terms terms) {
     d.constant_ = terms[0].second;
     return d;
   }
-  d.poly_ = std::make_shared<Terms>(std::move(terms));
+  d.poly_ = PolyRef::make(std::move(terms));
   return d;
 }
 
@@ -136,7 +136,7 @@ Dim Dim::from_terms(Terms terms) {
 // a + sign*b: one merge of the two canonical term lists (linear; the result is what from_terms gives
 // for their concatenation). Reads the operands in place: a known operand is one constant term.
 Dim Dim::merge(const Dim& a, const Dim& b, int sign) {
-  if (a.unknown_ || b.unknown_) return Dim();
+  if (a.poly_.unknown() || b.poly_.unknown()) return Dim();
   if (!a.poly_ && !b.poly_) {
     int64_t v;
     bool ok = sign > 0 ? checked_add(a.constant_, b.constant_, &v) : checked_sub(a.constant_, b.constant_, &v);
@@ -172,7 +172,7 @@ Dim& Dim::operator+=(const Dim& b) {
   // Accumulating (scope and op-type totals): when this polynomial is not shared and every monomial of
   // `b` is already one of its terms, add the coefficients in place, with no allocation. Otherwise (and
   // when a coefficient would become zero or overflow) the general merge decides.
-  if (poly_ && b.poly_ && !unknown_ && !b.unknown_ && poly_.use_count() == 1 && b.poly_->size() <= poly_->size()) {
+  if (poly_ && b.poly_ && !poly_.unknown() && !b.poly_.unknown() && poly_.use_count() == 1 && b.poly_->size() <= poly_->size()) {
     Terms& ta = *poly_;
     const Terms& tb = *b.poly_;
     // Two walks of the sorted lists: the first checks, the second adds.
@@ -213,7 +213,7 @@ Dim Dim::scaled(const Terms& terms, int64_t k) {
 }
 
 Dim operator*(const Dim& a, const Dim& b) {
-  if (a.unknown_ || b.unknown_) return Dim();
+  if (a.poly_.unknown() || b.poly_.unknown()) return Dim();
   if (!a.poly_ && !b.poly_) {
     int64_t v;
     return checked_mul(a.constant_, b.constant_, &v) ? Dim(v) : Dim();
@@ -262,7 +262,7 @@ static bool divide_monomial(Dim::Monomial m, const Dim::Monomial& d, Dim::Monomi
 }
 
 Dim operator/(const Dim& a, const Dim& b) {
-  if (a.unknown_ || b.unknown_) return Dim();
+  if (a.poly_.unknown() || b.poly_.unknown()) return Dim();
   Dim::Terms tb = b.as_terms();
   if (tb.size() != 1) {
     if (a.same_as(b) && !tb.empty()) return Dim(1);
@@ -288,7 +288,7 @@ Dim Dim::floor_div(const Dim& a, const Dim& b) {
     if ((x % y != 0) && ((x < 0) != (y < 0))) --q;
     return Dim(q);
   }
-  if (a.unknown_ || !b.is_known()) return a / b;  // by a symbolic divisor: exact quotients only
+  if (a.poly_.unknown() || !b.is_known()) return a / b;  // by a symbolic divisor: exact quotients only
   const int64_t d = b.value();
   if (d == 0 || d == INT64_MIN) return Dim();
   if (d < 0) return floor_div(Dim(0) - a, Dim(-d));  // floor(a/-d) = floor(-a/d)
@@ -310,7 +310,7 @@ Dim Dim::floor_poly(const Dim& a, int64_t d) {
     if (rem != 0) r.push_back({m, rem});
   }
   Dim qd = from_terms(std::move(q)), rd = from_terms(std::move(r));
-  if (qd.unknown_ || rd.unknown_) return Dim();
+  if (qd.poly_.unknown() || rd.poly_.unknown()) return Dim();
   if (!rd.is_symbolic()) return qd;  // r is a constant in [0, d): floor(r/d) = 0
   int64_t g = d;
   for (const auto& [m, c] : rd.terms()) g = std::gcd(g, c);
@@ -340,7 +340,7 @@ Dim Dim::ceil_div(const Dim& a, const Dim& b) {
     if ((x % y != 0) && ((x < 0) == (y < 0))) ++q;
     return Dim(q);
   }
-  if (a.unknown_ || !b.is_known()) return a / b;
+  if (a.poly_.unknown() || !b.is_known()) return a / b;
   const int64_t d = b.value();
   if (d == 0 || d == INT64_MIN) return Dim();
   if (d < 0) return ceil_div(Dim(0) - a, Dim(-d));
@@ -357,7 +357,7 @@ Dim Dim::mod(const Dim& a, const Dim& b) {
 }
 
 bool Dim::provably_nonneg() const {
-  if (unknown_) return false;
+  if (poly_.unknown()) return false;
   if (!poly_) return constant_ >= 0;
   for (const auto& [mono, coef] : *poly_) {
     if (coef < 0) return false;
@@ -374,7 +374,7 @@ bool Dim::provably_nonneg() const {
 }
 
 std::optional<int> Dim::compare(const Dim& a, const Dim& b) {
-  if (a.unknown_ || b.unknown_) return std::nullopt;
+  if (a.poly_.unknown() || b.poly_.unknown()) return std::nullopt;
   Dim diff = a - b;
   if (diff.is_known()) return diff.value() < 0 ? -1 : (diff.value() > 0 ? 1 : 0);
   if ((diff - Dim(1)).provably_nonneg()) return 1;
@@ -385,7 +385,7 @@ std::optional<int> Dim::compare(const Dim& a, const Dim& b) {
 // min/max: decided when the order is provable (a known difference, or one side plus sizes); otherwise an atom of the two, ordered by
 // their text (min is commutative), exact for every value.
 Dim Dim::min_max(const Dim& a, const Dim& b, bool is_max) {
-  if (a.unknown_ || b.unknown_) return Dim();
+  if (a.poly_.unknown() || b.poly_.unknown()) return Dim();
   Dim diff = a - b;
   if (diff.is_known()) return (diff.value() >= 0) == is_max ? a : b;
   if (diff.is_unknown()) return Dim();
@@ -404,7 +404,7 @@ Dim Dim::min(const Dim& a, const Dim& b) { return min_max(a, b, false); }
 Dim Dim::max(const Dim& a, const Dim& b) { return min_max(a, b, true); }
 
 Dim Dim::substitute(const std::vector<std::pair<std::string, int64_t>>& bindings) const {
-  if (unknown_ || is_known()) return *this;
+  if (poly_.unknown() || is_known()) return *this;
   Dim r(0);
   for (const auto& [m, c] : *poly_) {
     Dim term(c);
@@ -430,7 +430,7 @@ Dim Dim::substitute(const std::vector<std::pair<std::string, int64_t>>& bindings
 }
 
 std::string Dim::str() const {
-  if (unknown_) return "?";
+  if (poly_.unknown()) return "?";
   if (!poly_) return std::to_string(constant_);
   const Terms& terms = *poly_;
   std::string out;

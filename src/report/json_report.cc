@@ -1,9 +1,12 @@
 // JSON writer: schema "flopwise.report/1" (documented in the README). Exact integers; null = unknown.
 // Streamed: written while walking the Report (no DOM), byte-identical to nlohmann's dump(2) of the same
 // document, in time and memory linear in the report.
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string_view>
 #include <unordered_map>
@@ -25,7 +28,7 @@ namespace {
 // fixed-size buffer to the stream. The caller keeps the calls well nested (a key before each object member).
 class JsonWriter {
  public:
-  explicit JsonWriter(std::ostream& os) : os_(os) { buf_.reserve(kFlushAt + 256); }
+  explicit JsonWriter(std::ostream& os) : os_(os), buf_(new char[kBufSize]) {}
   JsonWriter(const JsonWriter&) = delete;
   JsonWriter& operator=(const JsonWriter&) = delete;
 
@@ -85,6 +88,9 @@ class JsonWriter {
       null();
   }
 
+  // A symbolic dim's text, formatted once per polynomial.
+  const std::string& dim_text(const Dim& d) { return poly_text_.dim_text(d); }
+
   // The document's closing newline; everything buffered goes to the stream.
   void finish() {
     put('\n');
@@ -92,24 +98,34 @@ class JsonWriter {
   }
 
  private:
-  static constexpr size_t kFlushAt = 1 << 16;
+  // The document goes out in 64 KiB writes: a report is megabytes of short tokens, each a memcpy here.
+  static constexpr size_t kBufSize = 1 << 16;
 
   void flush() {
-    os_.write(buf_.data(), static_cast<std::streamsize>(buf_.size()));
-    buf_.clear();
+    os_.write(buf_.get(), static_cast<std::streamsize>(used_));
+    used_ = 0;
   }
 
   void put(std::string_view s) {
-    buf_.append(s.data(), s.size());
-    if (buf_.size() >= kFlushAt) flush();
+    if (used_ + s.size() > kBufSize) {
+      flush();
+      if (s.size() > kBufSize) {
+        os_.write(s.data(), static_cast<std::streamsize>(s.size()));
+        return;
+      }
+    }
+    std::memcpy(buf_.get() + used_, s.data(), s.size());
+    used_ += s.size();
   }
   void put(char c) {
-    buf_.push_back(c);
-    if (buf_.size() >= kFlushAt) flush();
+    if (used_ == kBufSize) flush();
+    buf_[used_++] = c;
   }
   void newline_indent(size_t level) {
-    put('\n');
-    for (size_t i = 0; i < level; ++i) put("  ");
+    static constexpr char kSpaces[] = "\n                                                                ";
+    constexpr size_t kMaxLevel = (sizeof kSpaces - 2) / 2;
+    put(std::string_view(kSpaces, 1 + 2 * std::min(level, kMaxLevel)));
+    for (size_t i = kMaxLevel; i < level; ++i) put("  ");
   }
 
   // Before an array element, or an object member's key: "," after the previous one, then a new line.
@@ -165,7 +181,8 @@ class JsonWriter {
   }
 
   std::ostream& os_;
-  std::string buf_;
+  std::unique_ptr<char[]> buf_;
+  size_t used_ = 0;
   PolyTextMemo poly_text_;  // symbolic counts' text, once per polynomial
   std::vector<size_t> open_;  // members written so far in each open object or array
   std::vector<bool> keyed_;   // per open container: an object (its values follow keys)
@@ -178,7 +195,7 @@ void write_shape(JsonWriter& w, const Shape& s) {
     if (d.is_known())
       w.value(d.value());
     else if (d.is_symbolic())
-      w.value(d.str());
+      w.value(w.dim_text(d));
     else
       w.null();
   }

@@ -304,7 +304,6 @@ std::string csv_field(const std::string& s) {
   for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
   return out + "\"";
 }
-std::string num(const Count& c) { return c.known ? std::to_string(c.v) : (c.symbolic() ? c.sym.str() : ""); }
 std::string param_dtypes(const NodeReport& n) {  // "uint8;int32"
   std::string s;
   for (int t = 0; t < 32; ++t)
@@ -315,28 +314,56 @@ std::string param_dtypes(const NodeReport& n) {  // "uint8;int32"
 
 void write_csv(std::ostream& os, const Report& r) {
   // With --hardware: each node's roofline bound and which side bounds it (empty where it has none).
-  os << "name,op,scope,output_shapes,params,macs,flops,memory_bytes,mac_dtype,param_dtypes"
-     << (r.roofline ? ",bound_seconds,bound_by" : "") << "\n";
+  // Rows are built in one string and written 64 KiB at a time (a row of stream insertions each costs more
+  // than the row's text).
+  std::string out = "name,op,scope,output_shapes,params,macs,flops,memory_bytes,mac_dtype,param_dtypes";
+  out += r.roofline ? ",bound_seconds,bound_by\n" : "\n";
+  std::string shapes;
+  PolyTextMemo poly_text;
   for (const auto& n : r.nodes) {
-    std::string shapes;
-    for (const auto& [name, s] : n.outputs) shapes += (shapes.empty() ? "" : ";") + s.str();
-    os << csv_field(n.name) << "," << csv_field(n.domain.empty() ? n.op : n.domain + "::" + n.op) << ","
-       << csv_field(n.scope) << "," << csv_field(shapes) << "," << num(n.cost.params) << ","
-       << num(n.cost.macs) << "," << num(n.cost.flops) << "," << num(n.cost.memory_bytes) << ","
-       << (n.mac_dtype == DType::Undefined ? "" : dtype_name(n.mac_dtype)) << "," << param_dtypes(n);
+    shapes.clear();
+    for (const auto& [name, s] : n.outputs) {
+      if (!shapes.empty()) shapes += ';';
+      poly_text.append_shape(shapes, s);
+    }
+    out += csv_field(n.name);
+    out += ',';
+    out += n.domain.empty() ? csv_field(n.op) : csv_field(n.domain + "::" + n.op);
+    out += ',';
+    out += csv_field(n.scope);
+    out += ',';
+    out += csv_field(shapes);
+    for (const Count* c : {&n.cost.params, &n.cost.macs, &n.cost.flops, &n.cost.memory_bytes}) {
+      out += ',';
+      if (c->known)
+        out += std::to_string(c->v);
+      else if (c->symbolic())
+        out += poly_text.dim_text(c->sym);
+    }
+    out += ',';
+    if (n.mac_dtype != DType::Undefined) out += dtype_name(n.mac_dtype);
+    out += ',';
+    out += param_dtypes(n);
     if (r.roofline) {
       double sec = 0;
       bool compute = false;
       if (node_bound(n, r.roofline->hw, &sec, &compute)) {
         char buf[32];
         std::snprintf(buf, sizeof buf, "%.6g", sec);
-        os << "," << buf << "," << (compute ? "compute" : "memory");
+        out += ',';
+        out += buf;
+        out += compute ? ",compute" : ",memory";
       } else {
-        os << ",,";
+        out += ",,";
       }
     }
-    os << "\n";
+    out += '\n';
+    if (out.size() >= (1u << 16)) {
+      os.write(out.data(), static_cast<std::streamsize>(out.size()));
+      out.clear();
+    }
   }
+  os.write(out.data(), static_cast<std::streamsize>(out.size()));
 }
 
 void write_markdown(std::ostream& os, const Report& r, const TextOptions& opts) {
