@@ -64,6 +64,33 @@ struct Shape {
   Dim numel() const;          // product of dims (Unknown if rank unknown)
   Count numel_count() const;  // element count; unknown when a dim is, flagged `overflowed` past int64
   std::string str() const;    // "1x3x224x224", "batchx128", "?x5", "*" (unknown rank), "scalar"
+  // Appends str()'s text, a symbolic dim's as dim_text(dim) gives it (a writer's memo formats each
+  // polynomial once); a sum is parenthesised: "(seq + 1)x64".
+  template <class DimText>  // std::string or const std::string& (const Dim&)
+  void append_str(std::string& out, DimText dim_text) const {
+    if (!rank_known) {
+      out += '*';
+      return;
+    }
+    if (dims.empty()) {
+      out += "scalar";
+      return;
+    }
+    for (size_t i = 0; i < dims.size(); ++i) {
+      if (i) out += 'x';
+      const Dim& d = dims[i];
+      if (d.is_known()) {
+        out += std::to_string(d.value());
+      } else if (!d.is_symbolic()) {
+        out += '?';
+      } else {
+        const bool sum = d.terms().size() > 1;
+        if (sum) out += '(';
+        out += dim_text(d);
+        if (sum) out += ')';
+      }
+    }
+  }
   bool operator==(const Shape& o) const { return rank_known == o.rank_known && dims == o.dims; }
 };
 

@@ -91,6 +91,9 @@ std::vector<std::string> Dim::symbols() const {
   return out;
 }
 
+// Shapes, constants and per-node costs hold dims by the hundred thousand (dim.h, PolyRef).
+static_assert(sizeof(Dim) == 16 && sizeof(Count) == 32, "a Dim is a value and a tagged pointer");
+
 // Symbols in one monomial (its degree): a product of sizes has a handful; squaring a dim 24 times in a
 // hostile graph would make one of 2^24.
 constexpr size_t kMaxDegree = 64;

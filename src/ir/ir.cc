@@ -112,14 +112,8 @@ Count Shape::numel_count() const {
 }
 
 std::string Shape::str() const {
-  if (!rank_known) return "*";
-  if (dims.empty()) return "scalar";
   std::string out;
-  for (size_t i = 0; i < dims.size(); ++i) {
-    std::string d = dims[i].str();
-    if (dims[i].is_symbolic() && dims[i].terms().size() > 1) d = "(" + d + ")";
-    out += (i ? "x" : "") + d;
-  }
+  append_str(out, [](const Dim& d) { return d.str(); });
   return out;
 }
 

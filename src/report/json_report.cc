@@ -83,7 +83,7 @@ class JsonWriter {
     if (c.known)
       value(c.v);
     else if (c.symbolic())
-      value(poly_text_.get(c.sym, [](const Dim& d) { return d.str(); }));
+      value(poly_text_.dim_text(c.sym));
     else
       null();
   }

@@ -26,31 +26,9 @@ class PolyTextMemo {
   const std::string& dim_text(const Dim& d) {
     return get(d, [](const Dim& x) { return x.str(); });
   }
-  // Appends what Shape::str writes ("batchx3x224x224", "(seq + 1)x64", "*", "scalar").
+  // Shape::str's text, each symbolic dim's formatted once.
   void append_shape(std::string& out, const Shape& s) {
-    if (!s.rank_known) {
-      out += '*';
-      return;
-    }
-    if (s.dims.empty()) {
-      out += "scalar";
-      return;
-    }
-    for (size_t i = 0; i < s.dims.size(); ++i) {
-      if (i) out += 'x';
-      const Dim& d = s.dims[i];
-      if (d.is_known()) {
-        out += std::to_string(d.value());
-      } else if (!d.is_symbolic()) {
-        out += '?';
-      } else if (d.terms().size() > 1) {
-        out += '(';
-        out += dim_text(d);
-        out += ')';
-      } else {
-        out += dim_text(d);
-      }
-    }
+    s.append_str(out, [this](const Dim& d) -> const std::string& { return dim_text(d); });
   }
 
  private:
