@@ -68,6 +68,31 @@ TEST_CASE("counts: known, symbolic (polynomial in dynamic dims), unknown") {
   CHECK(total.sym.substitute({{"batch", 2}, {"seq", 10}}).value() == 2 * 64 * 100 + 589824 * 20);
 }
 
+TEST_CASE("dims: copies, moves and assignments keep unknown, known and symbolic apart; shape text") {
+  Dim b = Dim::symbol("batch");
+  Dim u, k(7), p = b * Dim(2) + Dim(1);
+  Dim u2 = u, k2 = k, p2 = p;  // copies
+  CHECK(u2.is_unknown());
+  CHECK(k2.is_known());
+  CHECK(k2.value() == 7);
+  CHECK(p2.poly_id() == p.poly_id());  // a copy shares the polynomial
+  Dim u3 = std::move(u2), p3 = std::move(p2);
+  CHECK(u3.is_unknown());
+  CHECK(p3.str() == "2*batch + 1");
+  k2 = u3;  // known <- unknown
+  CHECK(k2.is_unknown());
+  u3 = p3;  // unknown <- symbolic
+  CHECK(u3.is_symbolic());
+  CHECK(!u3.is_unknown());
+  p3 = Dim(0);  // symbolic <- known: p (the original) still holds the polynomial
+  CHECK(p3.is_known());
+  CHECK(p.str() == "2*batch + 1");
+  // Shape::str by hand: a sum in parentheses, unknown dims as '?', "*" and "scalar".
+  CHECK(flopwise::Shape({p, Dim(64), Dim(), b}).str() == "(2*batch + 1)x64x?xbatch");
+  CHECK(flopwise::Shape::unknown_rank().str() == "*");
+  CHECK(flopwise::Shape::scalar().str() == "scalar");
+}
+
 TEST_CASE("polynomials: accumulating in place never changes a copy; fast paths equal the general product") {
   using flopwise::Count;
   Dim b = Dim::symbol("batch"), s = Dim::symbol("seq");
