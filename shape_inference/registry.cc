@@ -90,9 +90,9 @@ void OpRegistry::add(const OpRecord& r) {
   if (!r.infer || !r.cost || r.formula.empty())
     throw std::logic_error("op record " + std::string(r.name) +
                            " lacks a shape function, cost function or formula");
-  auto& same = by_name_[std::string(r.domain) + "::" + std::string(r.name)];
+  auto& same = by_name_[r.name];
   for (size_t i : same)
-    if (overlaps(records_[i], r))
+    if (records_[i].domain == r.domain && overlaps(records_[i], r))
       throw std::logic_error("op " + std::string(r.name) +
                              " registered twice for overlapping opset versions");
   same.push_back(records_.size());
@@ -102,10 +102,11 @@ void OpRegistry::add(const OpRecord& r) {
 
 const OpRecord* OpRegistry::find(std::string_view domain, std::string_view name, int opset) const {
   if (domain == "ai.onnx") domain = "";
-  auto it = by_name_.find(std::string(domain) + "::" + std::string(name));
+  auto it = by_name_.find(name);
   if (it == by_name_.end()) return nullptr;
   for (size_t i : it->second) {
     const OpRecord& r = records_[i];
+    if (r.domain != domain) continue;
     if (opset > 0 && (opset < r.since_version || (r.until_version && opset > r.until_version))) continue;
     return &r;
   }

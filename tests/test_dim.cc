@@ -124,6 +124,31 @@ TEST_CASE("polynomials: accumulating in place never changes a copy; fast paths e
   CHECK(flopwise::Shape({Dim(2), Dim(3)}).numel_count().v == 6);
 }
 
+
+TEST_CASE("polynomials: adding a known value to an unshared polynomial changes only its constant term") {
+  // Expected texts by hand: 3*batch + 7 - 7 = 3*batch; INT64_MAX + 1 overflows, so unknown, never wrapped.
+  Dim b = Dim::symbol("batch");
+  Dim acc = Dim(3) * b + Dim(0);
+  Dim copy = acc;  // shared: the first addition must leave it alone
+  acc += Dim(7);
+  CHECK(acc.str() == "3*batch + 7");
+  CHECK(copy.str() == "3*batch");
+  acc += Dim(5);  // unshared now: in place
+  CHECK(acc.str() == "3*batch + 12");
+  acc += Dim(0);
+  CHECK(acc.str() == "3*batch + 12");
+  acc += Dim(-12);  // the constant reaches zero: the term goes, the symbolic one stays
+  CHECK(acc.str() == "3*batch");
+  CHECK(acc == Dim(3) * b);
+  Dim big = Dim(3) * b + Dim(INT64_MAX);
+  Dim other = Dim(0) + big;  // a second holder of the same polynomial
+  other = Dim(3) * b + Dim(INT64_MAX);  // a fresh, unshared one
+  other += Dim(1);
+  CHECK(other.is_unknown());
+  CHECK(big.str() == "3*batch + 9223372036854775807");
+  acc += Dim();  // unknown is sticky
+  CHECK(acc.is_unknown());
+}
 TEST_CASE("--input grammar: names with colons (tf2onnx input:0, PyTorch onnx::Flatten_0), read from the right") {
   using flopwise::parse_input_pin;
   auto p = parse_input_pin("onnx::Flatten_0:1x34x96");

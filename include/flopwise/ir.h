@@ -166,7 +166,7 @@ class Graph;
 struct TensorAttr {  // an attribute holding a tensor (Constant's value, ConstantOfShape's value)
   DType dtype = DType::Undefined;
   std::vector<int64_t> dims;
-  std::optional<ConstData> data;  // present when small enough
+  Boxed<ConstData> data;  // present when small enough (boxed: one pointer in every Constant's attribute)
 };
 
 struct Attribute {

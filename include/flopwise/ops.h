@@ -145,7 +145,8 @@ class OpRegistry {
   void assign_kinds();        // after all families: each record's WorkKind (ops/kinds.def)
   std::string_view family_;  // the family registering now
   std::vector<OpRecord> records_;
-  std::unordered_map<std::string, std::vector<size_t>> by_name_;  // "domain::name" -> records
+  // Op name -> its records, every domain's (names are views of static text; find allocates nothing).
+  std::unordered_map<std::string_view, std::vector<size_t>> by_name_;
 };
 
 }  // namespace flopwise

@@ -70,8 +70,10 @@ class CountInterner {
  public:
   void operator()(Count& c) {
     if (!c.symbolic()) return;
+    if (ids_.count(c.sym.poly_id())) return;  // already the shared representation (no hashing of terms)
     auto [it, fresh] = seen_.insert(c.sym);
     if (!fresh) c.sym = *it;
+    ids_.insert(it->poly_id());
   }
   void operator()(Totals& t) {
     for (Count* c : {&t.params, &t.buffers, &t.macs, &t.flops, &t.memory_bytes, &t.backward_flops}) (*this)(*c);
@@ -91,6 +93,8 @@ class CountInterner {
     }
   };
   std::unordered_set<Dim, Hash> seen_;
+  // Identities of the polynomials in seen_ (which keeps them alive: an address is never reused here).
+  std::unordered_set<const void*> ids_;
 };
 
 Count bytes_of(const Value& v) {
@@ -434,6 +438,7 @@ Report build_report(const Model& model, InferResult infer, const Convention& con
   auto bytes = [&](int vi) -> Count { return shape_bytes(g.values[vi]); };
   r.nodes.reserve(g.nodes.size());
   CountInterner intern;
+  std::unordered_map<const void*, Count> doubled;  // interned FLOPs polynomial -> its backward FLOPs (2x)
   std::pair<const void*, const void*> last_lists{nullptr, nullptr};
   ScopeNode* last_scope = nullptr;
   bool scope_cut = false;  // a node's scope was deeper than limits().max_scope_depth
@@ -530,7 +535,15 @@ Report build_report(const Model& model, InferResult infer, const Convention& con
     bool tool_skips = false;
     nr.cost.flops = rec ? node_flops(g, n, *rec, oc, conv, &tool_skips) : oc.flops;
     if (tool_skips) ++skipped[op_key(n)];
-    nr.cost.backward_flops = nr.cost.flops * Count{2};
+    if (nr.cost.flops.symbolic() && !nr.cost.flops.overflowed) {
+      // Twice each distinct polynomial once: nodes of repeated layers share their (interned) FLOPs.
+      intern(nr.cost.flops);
+      auto [twice, fresh] = doubled.try_emplace(nr.cost.flops.sym.poly_id());
+      if (fresh) twice->second = nr.cost.flops * Count{2};
+      nr.cost.backward_flops = twice->second;
+    } else {
+      nr.cost.backward_flops = nr.cost.flops * Count{2};
+    }
     if (rec && (!oc.flops.exact() || !oc.macs.exact() || !mem.exact())) {
       bool overflow = oc.flops.overflowed || oc.macs.overflowed || mem.overflowed;
       if (overflow) overflowed_nodes.insert(n.name);
@@ -586,8 +599,8 @@ Report build_report(const Model& model, InferResult infer, const Convention& con
     if (std::find(cur->ops.begin(), cur->ops.end(), n.op) == cur->ops.end()) cur->ops.push_back(n.op);
 
     std::string key = op_key(n);
-    auto [it, inserted] = op_index.emplace(key, r.op_types.size());
-    if (inserted) r.op_types.push_back(OpTypeReport{key, 0, Count{}, Count{}, Count{}, Count{}});
+    auto [it, inserted] = op_index.try_emplace(key, r.op_types.size());  // no hash node made for a known op
+    if (inserted) r.op_types.push_back(OpTypeReport{std::move(key), 0, Count{}, Count{}, Count{}, Count{}});
     auto& ot = r.op_types[it->second];
     ot.count += 1;
     ot.macs += oc.macs;

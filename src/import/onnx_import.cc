@@ -631,8 +631,8 @@ class GraphImporter {
         at.kind = Attribute::Kind::Tensor;
         TensorMeta m = meta_from_proto(a.t());
         at.tensor.dtype = m.dtype;
-        at.tensor.dims = m.dims;
-        at.tensor.data = m.data;
+        at.tensor.dims = std::move(m.dims);
+        at.tensor.data = std::move(m.data);
         break;
       }
       case A::SPARSE_TENSOR: {
@@ -669,7 +669,7 @@ class GraphImporter {
         }
         break;
     }
-    n.attrs[a.name()] = std::move(at);
+    n.attrs.insert_or_assign(a.name(), std::move(at));
   }
 
   int add_subgraph(const onnx::GraphProto& gp, Node& n, Graph& parent) {

@@ -3,6 +3,7 @@
 #include "onnx_normalize.h"
 
 #include <algorithm>
+#include <string_view>
 
 namespace flopwise {
 
@@ -48,18 +49,20 @@ void ints_attr_to_input(Node& n, Graph& g, const char* attr, size_t pos) {
   n.attrs.erase(it);
 }
 
-bool is_reduce(const std::string& op) {
-  static const char* kOps[] = {"ReduceMax",       "ReduceMin", "ReduceMean",   "ReduceProd",
-                               "ReduceL1",        "ReduceL2",  "ReduceLogSum", "ReduceLogSumExp",
-                               "ReduceSumSquare", "ReduceSum"};
-  return std::find(std::begin(kOps), std::end(kOps), op) != std::end(kOps);
+bool is_reduce(std::string_view op) {
+  static constexpr std::string_view kOps[] = {"ReduceMax",       "ReduceMin", "ReduceMean",   "ReduceProd",
+                                              "ReduceL1",        "ReduceL2",  "ReduceLogSum", "ReduceLogSumExp",
+                                              "ReduceSumSquare", "ReduceSum"};
+  return op.substr(0, 6) == "Reduce" && std::find(std::begin(kOps), std::end(kOps), op) != std::end(kOps);
 }
 
 }  // namespace
 
 void normalize_onnx_node(Node& n, Graph& g) {
   if (!n.domain.empty()) return;
-  const std::string& op = n.op;
+  // Compared as a view: a length check and an inlined memcmp per literal (std::string == const char*
+  // calls out to strlen and compare, and this runs once per node).
+  const std::string_view op = n.op;
   if (op == "Squeeze" || op == "Unsqueeze" || is_reduce(op)) {
     ints_attr_to_input(n, g, "axes", 1);
   } else if (op == "Split") {

@@ -175,6 +175,24 @@ Dim& Dim::operator+=(const Dim& b) {
   // Accumulating (scope and op-type totals): when this polynomial is not shared and every monomial of
   // `b` is already one of its terms, add the coefficients in place, with no allocation. Otherwise (and
   // when a coefficient would become zero or overflow) the general merge decides.
+  if (poly_ && !poly_.unknown() && !b.poly_ && !b.poly_.unknown() && poly_.use_count() == 1) {
+    // A known b (a node whose shapes are all known, added to a symbolic total): only the constant term,
+    // which is last in canonical order, changes; the symbolic terms stay, so this stays a polynomial.
+    if (b.constant_ == 0) return *this;
+    Terms& ta = *poly_;
+    if (!ta.back().first.empty()) {
+      if (ta.size() < static_cast<size_t>(limits().max_poly_terms)) {
+        ta.push_back({Monomial{}, b.constant_});
+        return *this;
+      }
+    } else if (int64_t c; checked_add(ta.back().second, b.constant_, &c)) {
+      if (c == 0)
+        ta.pop_back();
+      else
+        ta.back().second = c;
+      return *this;
+    }
+  }
   if (poly_ && b.poly_ && !poly_.unknown() && !b.poly_.unknown() && poly_.use_count() == 1 && b.poly_->size() <= poly_->size()) {
     Terms& ta = *poly_;
     const Terms& tb = *b.poly_;
