@@ -632,7 +632,7 @@ class GraphImporter {
         TensorMeta m = meta_from_proto(a.t());
         at.tensor.dtype = m.dtype;
         at.tensor.dims = std::move(m.dims);
-        at.tensor.data = std::move(m.data);
+        at.tensor.data = m.data;
         break;
       }
       case A::SPARSE_TENSOR: {
