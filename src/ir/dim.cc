@@ -172,47 +172,46 @@ Dim Dim::merge(const Dim& a, const Dim& b, int sign) {
 }
 
 Dim& Dim::operator+=(const Dim& b) {
-  // Accumulating (scope and op-type totals): when this polynomial is not shared and every monomial of
-  // `b` is already one of its terms, add the coefficients in place, with no allocation. Otherwise (and
-  // when a coefficient would become zero or overflow) the general merge decides.
-  if (poly_ && !poly_.unknown() && !b.poly_ && !b.poly_.unknown() && poly_.use_count() == 1) {
-    // A known b (a node whose shapes are all known, added to a symbolic total): only the constant term,
-    // which is last in canonical order, changes; the symbolic terms stay, so this stays a polynomial.
-    if (b.constant_ == 0) return *this;
+  // Accumulating (scope and op-type totals) into a polynomial nobody else holds: in place, with no
+  // allocation, when b is known (only the constant term, last in canonical order, changes: the symbolic
+  // terms stay) or when every monomial of b is already one of its terms. Otherwise (a new monomial, a
+  // coefficient reaching zero, an overflow, a shared polynomial) the general merge decides.
+  if (poly_ && !poly_.unknown() && !b.poly_.unknown() && poly_.use_count() == 1) {
     Terms& ta = *poly_;
-    if (!ta.back().first.empty()) {
-      if (ta.size() < static_cast<size_t>(limits().max_poly_terms)) {
-        ta.push_back({Monomial{}, b.constant_});
-        return *this;
+    auto add_constant = [&ta](int64_t k) {
+      if (k == 0) return true;
+      if (!ta.back().first.empty()) {  // no constant term yet
+        if (ta.size() >= static_cast<size_t>(limits().max_poly_terms)) return false;
+        ta.push_back({Monomial{}, k});
+        return true;
       }
-    } else if (int64_t c; checked_add(ta.back().second, b.constant_, &c)) {
+      int64_t c;
+      if (!checked_add(ta.back().second, k, &c)) return false;
       if (c == 0)
         ta.pop_back();
       else
         ta.back().second = c;
-      return *this;
-    }
-  }
-  if (poly_ && b.poly_ && !poly_.unknown() && !b.poly_.unknown() && poly_.use_count() == 1 && b.poly_->size() <= poly_->size()) {
-    Terms& ta = *poly_;
-    const Terms& tb = *b.poly_;
-    // Two walks of the sorted lists: the first checks, the second adds.
-    auto walk = [&](bool apply) {
-      size_t i = 0;
-      for (const auto& t : tb) {
-        while (i < ta.size() && term_before(ta[i].first, t.first)) ++i;
-        int64_t c;
-        if (i == ta.size() || ta[i].first != t.first || !checked_add(ta[i].second, t.second, &c) || c == 0)
-          return false;
-        if (apply) ta[i].second = c;
-        ++i;
-      }
       return true;
     };
-    if (walk(false)) {
+    // Two walks of the sorted lists: the first checks, the second adds.
+    auto add_terms = [&ta](const Terms& tb) {
+      auto walk = [&](bool apply) {
+        size_t i = 0;
+        for (const auto& t : tb) {
+          while (i < ta.size() && term_before(ta[i].first, t.first)) ++i;
+          int64_t c;
+          if (i == ta.size() || ta[i].first != t.first || !checked_add(ta[i].second, t.second, &c) || c == 0)
+            return false;
+          if (apply) ta[i].second = c;
+          ++i;
+        }
+        return true;
+      };
+      if (tb.size() > ta.size() || !walk(false)) return false;
       walk(true);
-      return *this;
-    }
+      return true;
+    };
+    if (b.poly_ ? add_terms(*b.poly_) : add_constant(b.constant_)) return *this;
   }
   return *this = merge(*this, b, +1);
 }
