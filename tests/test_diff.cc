@@ -426,9 +426,9 @@ flopwise::Report flat_report(const std::vector<int>& ops, const std::string& pre
     r.scopes->cost.params += c->cost.params;
     r.scopes->children.push_back(std::move(c));
     flopwise::NodeReport n;
-    n.name = prefix + "_n" + std::to_string(i);
-    n.op = "Op" + std::to_string(ops[i]);
-    n.scope = prefix + std::to_string(i);
+    n.name = r.strings.add(prefix + "_n" + std::to_string(i));
+    n.op = r.strings.intern("Op" + std::to_string(ops[i]));
+    n.scope = r.strings.intern(prefix + std::to_string(i));
     r.nodes.push_back(std::move(n));
   }
   r.totals = r.scopes->cost;

@@ -134,7 +134,7 @@ void check_formulas(const std::string& path, const std::string& input, const std
     REQUIRE(sym.report.nodes.size() == conc.report.nodes.size());
     for (size_t i = 0; i < sym.report.nodes.size(); ++i) {
       const auto &a = sym.report.nodes[i].cost, &b = conc.report.nodes[i].cost;
-      const std::string& n = sym.report.nodes[i].name;
+      const std::string n(sym.report.nodes[i].name);
       same(a.params, b.params, n + " params");
       same(a.macs, b.macs, n + " macs");
       same(a.flops, b.flops, n + " flops");

@@ -68,7 +68,7 @@ std::string uncounted_nodes(const Report& r) {
   for (const auto& n : r.nodes) {
     const Totals& c = n.cost;
     if (c.macs.known && c.flops.known && c.params.known && c.memory_bytes.known) continue;
-    if (shown++ < 8) s += n.op + ":" + n.name + " ";
+    if (shown++ < 8) s += std::string(n.op) + ":" + std::string(n.name) + " ";
   }
   return s;
 }

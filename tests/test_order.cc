@@ -57,13 +57,14 @@ TEST_CASE("unsorted graphs: every bundled model with its nodes shuffled reports 
       CHECK(a.by_dtype[i].macs == b.by_dtype[i].macs);
     }
     REQUIRE(a.nodes.size() == b.nodes.size());
-    std::map<std::string, const flopwise::NodeReport*> by_name;
-    for (const auto& n : a.nodes) by_name[n.name] = &n;
+    std::map<std::string, const flopwise::NodeReport*, std::less<>> by_name;
+    for (const auto& n : a.nodes) by_name[std::string(n.name)] = &n;
     for (const auto& n : b.nodes) {
       CAPTURE(n.name);
       REQUIRE(by_name.count(n.name));
-      CHECK(same(by_name[n.name]->cost, n.cost));
-      CHECK(by_name[n.name]->outputs == n.outputs);
+      const flopwise::NodeReport* an = by_name.find(n.name)->second;
+      CHECK(same(an->cost, n.cost));
+      CHECK(an->outputs == n.outputs);
     }
     std::map<std::string, const flopwise::ScopeNode*> sa, sb;
     index_scopes(*a.scopes, sa);

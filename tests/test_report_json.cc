@@ -126,10 +126,10 @@ std::string report(const flopwise::Report& r) {
   ojson nodes = ojson::array();
   for (const auto& n : r.nodes) {
     ojson outs = ojson::array();
-    for (const auto& [name, s] : n.outputs) outs.push_back({{"name", name}, {"shape", shape(s)}});
-    nodes.push_back({{"name", n.name},
-                     {"op", n.domain.empty() ? n.op : n.domain + "::" + n.op},
-                     {"scope", n.scope},
+    for (const auto& [name, s] : n.outputs) outs.push_back({{"name", std::string(name)}, {"shape", shape(s)}});
+    nodes.push_back({{"name", std::string(n.name)},
+                     {"op", n.domain.empty() ? std::string(n.op) : std::string(n.domain) + "::" + std::string(n.op)},
+                     {"scope", std::string(n.scope)},
                      {"outputs", outs},
                      {"params", count(n.cost.params)},
                      {"macs", count(n.cost.macs)},

@@ -298,7 +298,7 @@ TEST_CASE("torchscript: RNNs, upsampling, GroupNorm, pooling, einsum lower with 
   Report rep = analyse_pt(file, InferOptions{});  // the traced file records x: 1x3x16x16
   check_fully_counted(rep);
   std::map<std::string, int64_t> macs;
-  for (const auto& n : rep.nodes) macs[n.op] += n.cost.macs.v;
+  for (const auto& n : rep.nodes) macs[std::string(n.op)] += n.cost.macs.v;
   CHECK(macs["Conv"] == 55296);    // 8*16*16 * 3*3*3
   CHECK(macs["LSTM"] == 13824);    // seq 9 * batch 1 * 4*16*(8+16)
   CHECK(macs["GRU"] == 41472);     // 2 dirs * seq 1 * batch 9 * 3*12*((16+12) + (24+12)) = 18144 + 23328

@@ -10,6 +10,7 @@
 #include "flopwise/dim.h"
 #include "flopwise/infer.h"
 #include "flopwise/ir.h"
+#include "flopwise/string_arena.h"
 
 namespace flopwise {
 
@@ -38,8 +39,9 @@ struct Totals {
 };
 
 struct NodeReport {
-  std::string name, op, domain, scope;  // scope: innermost scope path ("layer1.0.conv1"), "" for root
-  std::vector<std::pair<std::string, Shape>> outputs;
+  // Views of characters the report owns (Report::strings): set them from its `add`/`intern`, or from literals.
+  std::string_view name, op, domain, scope;  // scope: innermost scope path ("layer1.0.conv1"), "" for root
+  std::vector<std::pair<std::string_view, Shape>> outputs;
   Totals cost;
   bool supported = true;  // has a cost function
   // The element type its MACs run in (Undefined without MACs): the operands' float type, or an 8-bit integer
@@ -78,6 +80,7 @@ struct OpTypeReport {
 };
 
 struct Report {
+  StringArena strings;  // the characters of `nodes`' names, op types, scopes and output names
   std::string path, format, producer;
   std::map<std::string, int64_t> opsets;
   std::string convention = "default";

@@ -86,6 +86,10 @@ void fold_by_index(InferContext& c, size_t out, const ConstData& in, const std::
   if (!n) return;
   ConstData r;
   r.is_float = in.is_float;
+  if (in.is_float)
+    r.floats.reserve(static_cast<size_t>(*n));
+  else
+    r.ints.reserve(static_cast<size_t>(*n));
   std::vector<int64_t> idx(out_dims.size(), 0);
   for (int64_t e = 0; e < *n; ++e) {
     int64_t s = src(idx);

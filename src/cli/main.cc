@@ -86,7 +86,7 @@ void explain(std::ostream& os, const fw::Model& model, const fw::Report& a, cons
   for (size_t i = 0; i < a.nodes.size() && i < b.nodes.size() && i < g.nodes.size(); ++i) {
     const auto& n = a.nodes[i];
     fw::WorkKind kind = fw::node_work_kind(g, g.nodes[i]);
-    std::string key = (n.domain.empty() ? n.op : n.domain + "::" + n.op) + (kind == fw::WorkKind::bias ? " (bias)" : "");
+    std::string key = fw::op_key(g.nodes[i]) + (kind == fw::WorkKind::bias ? " (bias)" : "");
     Row& r = rows[key];
     r.nodes++;
     r.macs += n.cost.macs;

@@ -441,6 +441,7 @@ Report build_report(const Model& model, InferResult infer, const Convention& con
   std::unordered_map<const void*, Count> doubled;  // interned FLOPs polynomial -> its backward FLOPs (2x)
   std::pair<const void*, const void*> last_lists{nullptr, nullptr};
   ScopeNode* last_scope = nullptr;
+  std::string_view last_scope_path;
   bool scope_cut = false;  // a node's scope was deeper than limits().max_scope_depth
   std::vector<DtypeCounts> by_dtype(static_cast<size_t>(DType::BFloat16) + 1);
   std::set<const Value*> local_seen;  // control-flow bodies' own stored tensors already counted
@@ -463,12 +464,12 @@ Report build_report(const Model& model, InferResult infer, const Convention& con
   for (const auto& n : g.nodes) {
     const size_t node_index = static_cast<size_t>(&n - g.nodes.data());
     NodeReport& nr = r.nodes.emplace_back();
-    nr.name = n.name;
-    nr.op = n.op;
-    nr.domain = n.domain;
-    nr.scope = n.scope_name();
+    nr.name = r.strings.add(n.name);
+    nr.op = r.strings.intern(n.op);
+    nr.domain = r.strings.intern(n.domain);
+    nr.outputs.reserve(n.outputs.size());
     for (int o : n.outputs)
-      if (o >= 0) nr.outputs.push_back({g.values[o].name, g.values[o].shape});
+      if (o >= 0) nr.outputs.push_back({r.strings.add(g.values[o].name), g.values[o].shape});
 
     // Params and buffers: each stored tensor once, at its first user; params also by dtype.
     auto count_stored = [&](const Value& v, Role role) -> Count {
@@ -592,6 +593,9 @@ Report build_report(const Model& model, InferResult infer, const Convention& con
       if (next->cls.empty() && lvl < n.scope_classes.size()) next->cls = n.scope_classes[lvl];
       cur = next;
     }
+    // The scope's path, once per run of nodes with the same lists.
+    if (!same_lists) last_scope_path = r.strings.intern(n.scope.empty() ? std::string_view() : n.scope.back());
+    nr.scope = last_scope_path;
     last_lists = lists;
     last_scope = cur;
     intern(nr.cost);

@@ -124,14 +124,14 @@ DiffEntry make_entry(const std::string& name, const std::string& a_name, const s
 // Op signatures (the op types of every node in a scope's subtree, in node order) interned to ids shared
 // by both sides: equal ids <=> equal sequences (the hash only buckets; keys compare element by element).
 // Id 0: a scope without nodes, which never pairs by signature.
+std::string op_key(const NodeReport& n) {
+  return n.domain.empty() ? std::string(n.op) : std::string(n.domain) + "::" + std::string(n.op);
+}
+
 class SigTable {
  public:
   uint32_t op_id(const NodeReport& n) {
-    auto it = n.domain.empty() ? op_ids_.find(n.op) : op_ids_.find(n.domain + "::" + n.op);
-    if (it != op_ids_.end()) return it->second;
-    auto id = static_cast<uint32_t>(op_ids_.size());
-    op_ids_.emplace(n.domain.empty() ? n.op : n.domain + "::" + n.op, id);
-    return id;
+    return op_ids_.try_emplace(op_key(n), static_cast<uint32_t>(op_ids_.size())).first->second;
   }
   uint32_t intern(std::vector<uint32_t>&& ops) {
     if (ops.empty()) return 0;
@@ -459,8 +459,6 @@ void sort_by_change(std::vector<DiffEntry>& v, const std::string& key) {
   v = std::move(sorted);
 }
 
-std::string op_key(const NodeReport& n) { return n.domain.empty() ? n.op : n.domain + "::" + n.op; }
-
 }  // namespace
 
 Diff diff_reports(const Report& a, const Report& b, const DiffOptions& opts) {
@@ -542,7 +540,7 @@ Diff diff_reports(const Report& a, const Report& b, const DiffOptions& opts) {
     for (size_t k = 0; k < n.outputs.size() && k < oa.size(); ++k) {
       if (oa[k].second == n.outputs[k].second) continue;  // equal shapes print equally
       std::string s1 = oa[k].second.str(), s2 = n.outputs[k].second.str();
-      if (s1 != s2) d.shape_changes.push_back({"node", n.outputs[k].first, n.name, s1, s2});
+      if (s1 != s2) d.shape_changes.push_back({"node", std::string(n.outputs[k].first), std::string(n.name), s1, s2});
     }
   }
   return d;

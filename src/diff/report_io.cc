@@ -131,25 +131,26 @@ Report parse_report_json(const std::string& text, const std::string& origin) {
     if (j.contains("nodes"))
       for (const auto& n : j.at("nodes")) {
         NodeReport nr;
-        nr.name = n.value("name", "");
-        std::string op = rd.at(n, "op", "nodes").get<std::string>();
-        size_t sep = op.rfind("::");
-        nr.op = sep == std::string::npos ? op : op.substr(sep + 2);
-        nr.domain = sep == std::string::npos ? "" : op.substr(0, sep);
-        nr.scope = n.value("scope", "");
+        const std::string name = n.value("name", "");
+        nr.name = r.strings.add(name);
+        const std::string op = rd.at(n, "op", "nodes").get<std::string>();
+        const size_t sep = op.rfind("::");
+        nr.op = r.strings.intern(sep == std::string::npos ? std::string_view(op) : std::string_view(op).substr(sep + 2));
+        nr.domain = r.strings.intern(sep == std::string::npos ? std::string_view() : std::string_view(op).substr(0, sep));
+        nr.scope = r.strings.intern(n.value("scope", ""));
         if (n.contains("outputs"))
           for (const auto& o : n.at("outputs"))
             nr.outputs.push_back(
-                {o.value("name", ""), rd.shape(o.contains("shape") ? o.at("shape") : json(), nr.name)});
-        std::string where = "node '" + nr.name + "'";
+                {r.strings.add(o.value("name", "")), rd.shape(o.contains("shape") ? o.at("shape") : json(), name)});
+        std::string where = "node '" + name + "'";
         nr.cost.params = rd.count(n, "params", where);
         nr.cost.macs = rd.count(n, "macs", where);
         nr.cost.flops = rd.count(n, "flops", where);
         nr.cost.memory_bytes = rd.count(n, "memory_bytes", where);
-        auto it = by_name.find(nr.scope);
+        auto it = by_name.find(std::string(nr.scope));
         if (it != by_name.end() &&
             std::find(it->second->ops.begin(), it->second->ops.end(), nr.op) == it->second->ops.end())
-          it->second->ops.push_back(nr.op);
+          it->second->ops.emplace_back(nr.op);
         r.nodes.push_back(std::move(nr));
       }
     if (j.contains("unsupported"))

@@ -395,7 +395,7 @@ void write_json(std::ostream& os, const Report& r) {
     if (n.domain.empty())
       w.value(n.op);
     else
-      w.value(n.domain + "::" + n.op);
+      w.value(std::string(n.domain) + "::" + std::string(n.op));
     w.member("scope", n.scope);
     w.key("outputs");
     w.begin_array();

@@ -14,8 +14,8 @@ void write_netron(std::ostream& os, const Report& r) {
   // Values as in the JSON report: an integer, the polynomial's text for a symbolic count, null if unknown.
   auto value = [](const Count& c) { return c.known ? json(c.v) : c.symbolic() ? json(c.sym.str()) : json(nullptr); };
   json metrics = json::array();
-  auto add = [&metrics](const char* kind, const std::string& target, const char* name, json v) {
-    metrics.push_back({{"kind", kind}, {"target", target}, {"name", name}, {"value", std::move(v)}});
+  auto add = [&metrics](const char* kind, std::string_view target, const char* name, json v) {
+    metrics.push_back({{"kind", kind}, {"target", std::string(target)}, {"name", name}, {"value", std::move(v)}});
   };
   for (const auto& n : r.nodes) {
     add("node", n.name, "params", value(n.cost.params));

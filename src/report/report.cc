@@ -298,11 +298,18 @@ void write_text(std::ostream& os, const Report& r, const TextOptions& opts) {
 }
 
 namespace {
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
+// Appends s as one CSV field: quoted, its quotes doubled, when it holds a comma, a quote or a newline.
+void append_csv_field(std::string& out, std::string_view s) {
+  if (s.find_first_of(",\"\n") == std::string_view::npos) {
+    out += s;
+    return;
+  }
+  out += '"';
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  out += '"';
 }
 std::string param_dtypes(const NodeReport& n) {  // "uint8;int32"
   std::string s;
@@ -326,13 +333,16 @@ void write_csv(std::ostream& os, const Report& r) {
       if (!shapes.empty()) shapes += ';';
       poly_text.append_shape(shapes, s);
     }
-    out += csv_field(n.name);
+    append_csv_field(out, n.name);
     out += ',';
-    out += n.domain.empty() ? csv_field(n.op) : csv_field(n.domain + "::" + n.op);
+    if (n.domain.empty())
+      append_csv_field(out, n.op);
+    else
+      append_csv_field(out, std::string(n.domain) + "::" + std::string(n.op));
     out += ',';
-    out += csv_field(n.scope);
+    append_csv_field(out, n.scope);
     out += ',';
-    out += csv_field(shapes);
+    append_csv_field(out, shapes);
     for (const Count* c : {&n.cost.params, &n.cost.macs, &n.cost.flops, &n.cost.memory_bytes}) {
       out += ',';
       if (c->known)

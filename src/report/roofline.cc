@@ -116,7 +116,7 @@ RooflineReport roofline(const Report& r, const Hardware& hw) {
   RooflineReport rf;
   rf.hw = hw;
   // Scope entries in tree order; each node adds to its scope and the scope's ancestors.
-  std::map<std::string, std::pair<size_t, std::string>> index;  // name -> (entry, parent name)
+  std::map<std::string, std::pair<size_t, std::string>, std::less<>> index;  // name -> (entry, parent name)
   std::function<void(const ScopeNode&, const std::string&)> walk = [&](const ScopeNode& s, const std::string& parent) {
     index[s.name] = {rf.scopes.size(), parent};
     rf.scopes.push_back(RooflineEntry{s.name});

@@ -1,0 +1,35 @@
+// flopwise/string_arena.h — the characters of many short strings, in a few large blocks.
+// Owns: StringArena (a report's node names, op types, scopes and output names; report.h's Report::strings).
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string_view>
+#include <unordered_set>
+#include <vector>
+
+namespace flopwise {
+
+// Copies strings into 64 KiB blocks and hands out views of the copies: a report of a 100 k-node model
+// makes a few dozen allocations for its names instead of several per node, and a view is 16 bytes where a
+// std::string is 32 plus its heap block. The views stay valid for the arena's lifetime, moves included
+// (the blocks never move). Not copyable: a copy's views would still point into the original.
+class StringArena {
+ public:
+  StringArena() = default;
+  StringArena(StringArena&&) noexcept = default;
+  StringArena& operator=(StringArena&&) noexcept = default;
+  StringArena(const StringArena&) = delete;
+  StringArena& operator=(const StringArena&) = delete;
+
+  std::string_view add(std::string_view s);     // a copy of s ("" costs nothing)
+  std::string_view intern(std::string_view s);  // one copy per distinct string (op types, scope paths)
+
+ private:
+  std::vector<std::unique_ptr<char[]>> blocks_;
+  char* next_ = nullptr;  // free space in the newest block
+  size_t left_ = 0;
+  std::unordered_set<std::string_view> interned_;
+};
+
+}  // namespace flopwise
