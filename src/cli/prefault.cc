@@ -24,6 +24,7 @@
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <system_error>
 #include <thread>
 
 #ifndef MADV_POPULATE_WRITE
@@ -108,7 +109,11 @@ void start_heap_prefault() {
   state->jemalloc_hooks = current;
   state->hooks = *current;
   state->hooks.alloc = alloc_hook;
-  std::thread(helper).detach();
+  try {
+    std::thread(helper).detach();
+  } catch (const std::system_error&) {  // no thread to be had (a process limit): analyse without it
+    return;
+  }
   extent_hooks_t* mine = &state->hooks;
   mallctl(key.c_str(), nullptr, nullptr, &mine, sizeof(mine));
 }
