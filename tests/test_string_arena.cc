@@ -22,7 +22,9 @@ TEST_CASE("string arena: copies, interned copies, empty strings") {
   CHECK(i1 == "MatMul");
   CHECK(i1.data() == i2.data());  // intern copies once
   CHECK(a.add("").empty());
+  CHECK(a.add("").data() != nullptr);  // writers may memcpy from it
   CHECK(a.intern("").empty());
+  CHECK(a.intern(std::string_view()).data() != nullptr);
 }
 
 TEST_CASE("string arena: views stay valid across blocks, a long string and a move") {

@@ -10,7 +10,7 @@ constexpr size_t kBlock = 64 * 1024;
 }  // namespace
 
 std::string_view StringArena::add(std::string_view s) {
-  if (s.empty()) return {};
+  if (s.empty()) return "";  // not {}: a view with data, like every other the arena hands out
   if (s.size() > left_) {
     if (s.size() > kBlock / 4) {  // a long string gets a block of its own; the current block stays open
       blocks_.emplace_back(new char[s.size()]);  // not zeroed: only what is copied is touched
@@ -29,7 +29,7 @@ std::string_view StringArena::add(std::string_view s) {
 }
 
 std::string_view StringArena::intern(std::string_view s) {
-  if (s.empty()) return {};
+  if (s.empty()) return "";
   if (auto it = interned_.find(s); it != interned_.end()) return *it;
   std::string_view v = add(s);
   interned_.insert(v);

@@ -107,6 +107,7 @@ class JsonWriter {
   }
 
   void put(std::string_view s) {
+    if (s.empty()) return;  // an empty view may have no data (memcpy's source must not be null)
     if (used_ + s.size() > kBufSize) {
       flush();
       if (s.size() > kBufSize) {
