@@ -17,7 +17,6 @@
 #include <jemalloc/jemalloc.h>
 #include <sys/mman.h>
 
-#include <atomic>
 #include <cerrno>
 #include <condition_variable>
 #include <cstdlib>
