@@ -111,6 +111,7 @@ int64_t rank_value(const Count& c);
 
 // A node's op type as reports key it: "Conv", or "domain::Op" outside the default domain.
 std::string op_key(const Node& n);
+std::string op_key(const NodeReport& n);
 
 // Costs every node of an inferred model and rolls them up. `infer` is the shape pass's result
 // (its warnings and unsupported ops are carried into the report).

@@ -1,5 +1,5 @@
 // flopwise/string_arena.h — the characters of many short strings, in a few large blocks.
-// Owns: StringArena (a report's node names, op types, scopes and output names; report.h's Report::strings).
+// Owns: StringArena (a report's node names, op types, scopes and output names; cost.h's Report::strings).
 #pragma once
 
 #include <cstddef>

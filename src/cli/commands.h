@@ -17,7 +17,8 @@ int run_run(int argc, char** argv);
 std::optional<int> contain_torchscript_loads(int argc, char** argv);
 
 // Fresh heap memory faulted in on a second thread while this one analyses (prefault.cc). A no-op unless
-// the executable links jemalloc and the kernel has MADV_POPULATE_WRITE, or with FLOPWISE_PREFAULT=0.
+// the executable links jemalloc and was built with its header (libjemalloc-dev), and a no-op where the
+// kernel lacks MADV_POPULATE_WRITE or FLOPWISE_PREFAULT=0.
 // Called once, after any fork (contain_torchscript_loads), and not for `run` (its timings stay undisturbed).
 void start_heap_prefault();
 

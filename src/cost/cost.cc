@@ -43,7 +43,17 @@ void Totals::add_subtotal(const Totals& c) {
   uncounted += c.uncounted;
 }
 
-std::string op_key(const Node& n) { return n.domain.empty() ? n.op : n.domain + "::" + n.op; }
+namespace {
+std::string op_key(std::string_view domain, std::string_view op) {
+  std::string key(domain);
+  if (!key.empty()) key += "::";
+  key += op;
+  return key;
+}
+}  // namespace
+
+std::string op_key(const Node& n) { return op_key(n.domain, n.op); }
+std::string op_key(const NodeReport& n) { return op_key(n.domain, n.op); }
 
 int64_t rank_value(const Count& c) {
   if (c.known) return c.v;

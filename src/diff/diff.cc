@@ -124,10 +124,6 @@ DiffEntry make_entry(const std::string& name, const std::string& a_name, const s
 // Op signatures (the op types of every node in a scope's subtree, in node order) interned to ids shared
 // by both sides: equal ids <=> equal sequences (the hash only buckets; keys compare element by element).
 // Id 0: a scope without nodes, which never pairs by signature.
-std::string op_key(const NodeReport& n) {
-  return n.domain.empty() ? std::string(n.op) : std::string(n.domain) + "::" + std::string(n.op);
-}
-
 class SigTable {
  public:
   uint32_t op_id(const NodeReport& n) {

@@ -392,11 +392,7 @@ void write_json(std::ostream& os, const Report& r) {
   for (const auto& n : r.nodes) {
     w.begin_object();
     w.member("name", n.name);
-    w.key("op");
-    if (n.domain.empty())
-      w.value(n.op);
-    else
-      w.value(std::string(n.domain) + "::" + std::string(n.op));
+    w.member("op", op_key(n));
     w.member("scope", n.scope);
     w.key("outputs");
     w.begin_array();

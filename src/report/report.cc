@@ -335,10 +335,7 @@ void write_csv(std::ostream& os, const Report& r) {
     }
     append_csv_field(out, n.name);
     out += ',';
-    if (n.domain.empty())
-      append_csv_field(out, n.op);
-    else
-      append_csv_field(out, std::string(n.domain) + "::" + std::string(n.op));
+    append_csv_field(out, op_key(n));
     out += ',';
     append_csv_field(out, n.scope);
     out += ',';
