@@ -2,6 +2,8 @@
 // Streamed: written while walking the Report (no DOM), byte-identical to nlohmann's dump(2) of the same
 // document, in time and memory linear in the report.
 #include <algorithm>
+#include <array>
+#include <cassert>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -12,6 +14,9 @@
 #include <unordered_map>
 #include <utility>
 #include <vector>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "flopwise/report.h"
 #include "flopwise/llm.h"
@@ -28,7 +33,7 @@ namespace {
 // fixed-size buffer to the stream. The caller keeps the calls well nested (a key before each object member).
 class JsonWriter {
  public:
-  explicit JsonWriter(std::ostream& os) : os_(os), buf_(new char[kBufSize]) {}
+  explicit JsonWriter(std::ostream& os) : os_(os), buf_(new char[kBufSize + kSlack]) {}
   JsonWriter(const JsonWriter&) = delete;
   JsonWriter& operator=(const JsonWriter&) = delete;
 
@@ -40,13 +45,34 @@ class JsonWriter {
   // An object member's key; its value follows.
   void key(std::string_view k) {
     next_member();
+    if (k.size() <= kBufSize - 4 && plain(k)) {  // every key the schema names: one copy, no escaping
+      char* p = room(k.size() + 4);
+      *p++ = '"';
+      std::memcpy(p, k.data(), k.size());
+      std::memcpy(p + k.size(), "\": ", 3);
+      used_ += k.size() + 4;
+      return;
+    }
     write_string(k);
     put(": ");
   }
 
+  // A key the schema names (a literal: plain ASCII, nothing to escape): copied at a fixed size.
+  template <size_t N>
+  void key(const char (&k)[N]) {
+    static_assert(N + 3 <= kSlack);
+    assert(plain(std::string_view(k, N - 1)));
+    next_member();
+    char* p = room(N + 3);
+    *p = '"';
+    std::memcpy(p + 1, k, N);  // the literal's NUL too: overwritten by the closing quote
+    std::memcpy(p + N, "\": ", 3);
+    used_ += N + 3;
+  }
+
   // key, then value.
-  template <class T>
-  void member(std::string_view k, const T& v) {
+  template <class K, class T>
+  void member(const K& k, const T& v) {
     key(k);
     value(v);
   }
@@ -99,7 +125,16 @@ class JsonWriter {
 
  private:
   // The document goes out in 64 KiB writes: a report is megabytes of short tokens, each a memcpy here.
+  // Past kBufSize the buffer has kSlack bytes that are never sent: a token of bounded length is copied
+  // with a fixed-size memcpy (inlined, no call) that may write past its own end into them.
   static constexpr size_t kBufSize = 1 << 16;
+  static constexpr size_t kSlack = 128;
+
+  // Room for n more bytes (n <= kBufSize) at the returned pointer, flushing first when needed.
+  char* room(size_t n) {
+    if (used_ + n > kBufSize) flush();
+    return buf_.get() + used_;
+  }
 
   void flush() {
     os_.write(buf_.get(), static_cast<std::streamsize>(used_));
@@ -125,7 +160,10 @@ class JsonWriter {
   void newline_indent(size_t level) {
     static constexpr char kSpaces[] = "\n                                                                ";
     constexpr size_t kMaxLevel = (sizeof kSpaces - 2) / 2;
-    put(std::string_view(kSpaces, 1 + 2 * std::min(level, kMaxLevel)));
+    static_assert(sizeof kSpaces <= kSlack);
+    // The whole run is copied (a fixed size), the line keeps its own length of it.
+    std::memcpy(room(sizeof kSpaces), kSpaces, sizeof kSpaces);
+    used_ += 1 + 2 * std::min(level, kMaxLevel);
     for (size_t i = kMaxLevel; i < level; ++i) put("  ");
   }
 
@@ -157,28 +195,54 @@ class JsonWriter {
   template <class Int>
   void integer(Int v) {
     next_member_unless_keyed();
-    char tmp[24];
-    auto res = std::to_chars(tmp, tmp + sizeof tmp, v);
-    put(std::string_view(tmp, static_cast<size_t>(res.ptr - tmp)));
+    constexpr size_t kDigits = 24;  // a 64-bit integer's sign and 20 digits fit
+    char* p = room(kDigits);
+    used_ = static_cast<size_t>(std::to_chars(p, p + kDigits, v).ptr - buf_.get());
   }
 
   // Printable ASCII with nothing to escape is written as is; anything else as nlohmann escapes it
   // (control characters as \n or \u001f, UTF-8 kept). Bytes that are not valid UTF-8 become U+FFFD
   // (nlohmann's error_handler_t::replace) instead of failing the whole report.
+  // Names are most of a report's bytes: 16 at a time where SSE2 is there, the tail without branches.
+  static bool plain(std::string_view s) {
+    const char* p = s.data();
+    size_t n = s.size();
+#if defined(__SSE2__)
+    const __m128i space = _mm_set1_epi8(0x20), del = _mm_set1_epi8(0x7F), quote = _mm_set1_epi8('"'),
+                  backslash = _mm_set1_epi8('\\');
+    for (; n >= 16; p += 16, n -= 16) {
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+      // Signed: bytes >= 0x80 are negative, so "v < 0x20" also catches them.
+      const __m128i bad = _mm_or_si128(_mm_or_si128(_mm_cmplt_epi8(v, space), _mm_cmpeq_epi8(v, del)),
+                                       _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)));
+      if (_mm_movemask_epi8(bad)) return false;
+    }
+#endif
+    static constexpr auto kEscaped = [] {
+      std::array<bool, 256> t{};
+      for (int c = 0; c < 256; ++c) t[c] = c < 0x20 || c >= 0x7F || c == '"' || c == '\\';
+      return t;
+    }();
+    bool bad = false;
+    for (size_t i = 0; i < n; ++i) bad |= kEscaped[static_cast<unsigned char>(p[i])];
+    return !bad;
+  }
   void write_string(std::string_view s) {
-    bool plain = true;
-    for (unsigned char c : s)
-      if (c < 0x20 || c >= 0x7F || c == '"' || c == '\\') {
-        plain = false;
-        break;
-      }
-    if (plain) {
+    if (!plain(s)) {
+      put(nlohmann::json(std::string(s)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+      return;
+    }
+    if (s.size() > kBufSize - 2) {
       put('"');
       put(s);
       put('"');
       return;
     }
-    put(nlohmann::json(std::string(s)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    char* p = room(s.size() + 2);
+    *p = '"';
+    if (!s.empty()) std::memcpy(p + 1, s.data(), s.size());  // an empty view may have no data
+    p[s.size() + 1] = '"';
+    used_ += s.size() + 2;
   }
 
   std::ostream& os_;
