@@ -4,6 +4,7 @@
 // extensions in the "flopwise" domain where ONNX has none).
 #pragma once
 
+#include <charconv>
 #include <cstdint>
 #include <initializer_list>
 #include <map>
@@ -45,6 +46,12 @@ std::optional<DType> parse_dtype(const std::string& s);  // accepts "float32", "
 bool is_float(DType t);
 bool is_integer(DType t);  // integer or bool
 
+// Appends v in decimal (std::to_string without its temporary string: writers append millions).
+inline void append_int(std::string& out, int64_t v) {
+  char buf[24];
+  out.append(buf, static_cast<size_t>(std::to_chars(buf, buf + sizeof buf, v).ptr - buf));
+}
+
 // A shape whose rank may be unknown; each dim known, symbolic or unknown.
 struct Shape {
   bool rank_known = false;
@@ -80,7 +87,7 @@ struct Shape {
       if (i) out += 'x';
       const Dim& d = dims[i];
       if (d.is_known()) {
-        out += std::to_string(d.value());
+        append_int(out, d.value());
       } else if (!d.is_symbolic()) {
         out += '?';
       } else {
