@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -282,13 +283,13 @@ class Graph {
   // "MultiheadAttention"); "" where the format does not record it (ONNX) and in subgraphs.
   std::string module_class;
 
-  int find(const std::string& value_name) const;  // -1 when absent
-  int add_value(const std::string& value_name);   // returns the existing index when present
+  int find(std::string_view value_name) const;  // -1 when absent
+  int add_value(std::string_view value_name);   // returns the existing index when present
   void reserve_values(size_t n);                  // room for n values (an importer that knows the count)
  private:
   // Value names -> indices, without copies of the names (open addressing; ir.cc).
   std::vector<uint64_t> slots_;
-  int probe(const std::string& name, size_t hash) const;  // index, or -(free slot) - 1
+  int probe(std::string_view name, size_t hash) const;  // index, or -(free slot) - 1
   void rehash(size_t min_slots);
 };
 

@@ -59,13 +59,9 @@ constexpr int64_t kMaxFloatInitElements = 64;
   throw InputError(path + ": not a valid ONNX model (" + what + ")");
 }
 
-std::optional<ConstData> contents(const onnx::TensorProto& t, int64_t numel) {
-  if (numel < 0 || numel > limits().max_const_elements) return std::nullopt;
-  if (t.data_location() == onnx::TensorProto::EXTERNAL) return std::nullopt;
+// Contents given as raw_data (little-endian elements): a supported element type whose bytes match numel.
+std::optional<ConstData> raw_contents(DType dt, int64_t numel, std::string_view raw) {
   ConstData d;
-  const std::string& raw = t.raw_data();
-  auto dt = static_cast<DType>(t.data_type());
-  auto push_int = [&](int64_t v) { d.ints.push_back(Dim(v)); };
   auto from_raw = [&](auto sample) {
     using T = decltype(sample);
     if (raw.size() != static_cast<size_t>(numel) * sizeof(T)) return false;
@@ -75,17 +71,46 @@ std::optional<ConstData> contents(const onnx::TensorProto& t, int64_t numel) {
       if constexpr (std::is_floating_point_v<T>)
         d.floats.push_back(static_cast<double>(v));
       else
-        push_int(static_cast<int64_t>(v));
+        d.ints.push_back(Dim(static_cast<int64_t>(v)));
     }
     return true;
   };
-  bool ok = true;
+  bool ok = false;
+  switch (dt) {
+    case DType::Int64: ok = from_raw(int64_t{}); break;
+    case DType::Int32: ok = from_raw(int32_t{}); break;
+    case DType::Int16: ok = from_raw(int16_t{}); break;
+    case DType::Int8: ok = from_raw(int8_t{}); break;
+    case DType::UInt16: ok = from_raw(uint16_t{}); break;
+    case DType::UInt8:
+    case DType::Bool: ok = from_raw(uint8_t{}); break;
+    case DType::UInt32: ok = from_raw(uint32_t{}); break;
+    case DType::UInt64: ok = from_raw(uint64_t{}); break;
+    case DType::Float32:
+      d.is_float = true;
+      ok = from_raw(float{});
+      break;
+    case DType::Float64:
+      d.is_float = true;
+      ok = from_raw(double{});
+      break;
+    default:
+      return std::nullopt;  // float16/bfloat16/string contents are not needed for shapes
+  }
+  if (!ok || static_cast<int64_t>(d.size()) != numel) return std::nullopt;
+  return d;
+}
+
+std::optional<ConstData> contents(const onnx::TensorProto& t, int64_t numel) {
+  if (numel < 0 || numel > limits().max_const_elements) return std::nullopt;
+  if (t.data_location() == onnx::TensorProto::EXTERNAL) return std::nullopt;
+  auto dt = static_cast<DType>(t.data_type());
+  if (!t.raw_data().empty()) return raw_contents(dt, numel, t.raw_data());
+  ConstData d;
+  auto push_int = [&](int64_t v) { d.ints.push_back(Dim(v)); };
   switch (dt) {
     case DType::Int64:
-      if (!raw.empty())
-        ok = from_raw(int64_t{});
-      else
-        for (auto v : t.int64_data()) push_int(v);
+      for (auto v : t.int64_data()) push_int(v);
       break;
     case DType::Int32:
     case DType::Int16:
@@ -93,46 +118,24 @@ std::optional<ConstData> contents(const onnx::TensorProto& t, int64_t numel) {
     case DType::UInt8:
     case DType::UInt16:
     case DType::Bool:
-      if (!raw.empty()) {
-        if (dt == DType::Int32)
-          ok = from_raw(int32_t{});
-        else if (dt == DType::Int16)
-          ok = from_raw(int16_t{});
-        else if (dt == DType::Int8)
-          ok = from_raw(int8_t{});
-        else if (dt == DType::UInt16)
-          ok = from_raw(uint16_t{});
-        else
-          ok = from_raw(uint8_t{});
-      } else {
-        for (auto v : t.int32_data()) push_int(v);
-      }
+      for (auto v : t.int32_data()) push_int(v);
       break;
     case DType::UInt32:
     case DType::UInt64:
-      if (!raw.empty())
-        ok = dt == DType::UInt32 ? from_raw(uint32_t{}) : from_raw(uint64_t{});
-      else
-        for (auto v : t.uint64_data()) push_int(static_cast<int64_t>(v));
+      for (auto v : t.uint64_data()) push_int(static_cast<int64_t>(v));
       break;
     case DType::Float32:
       d.is_float = true;
-      if (!raw.empty())
-        ok = from_raw(float{});
-      else
-        for (auto v : t.float_data()) d.floats.push_back(v);
+      for (auto v : t.float_data()) d.floats.push_back(v);
       break;
     case DType::Float64:
       d.is_float = true;
-      if (!raw.empty())
-        ok = from_raw(double{});
-      else
-        for (auto v : t.double_data()) d.floats.push_back(v);
+      for (auto v : t.double_data()) d.floats.push_back(v);
       break;
     default:
-      return std::nullopt;  // float16/bfloat16/string contents are not needed for shapes
+      return std::nullopt;
   }
-  if (!ok || static_cast<int64_t>(d.size()) != numel) return std::nullopt;
+  if (static_cast<int64_t>(d.size()) != numel) return std::nullopt;
   return d;
 }
 
@@ -153,8 +156,20 @@ TensorMeta meta_from_proto(const onnx::TensorProto& t) {
   return m;
 }
 
-// Reads a large TensorProto's metadata without copying its data fields.
-bool walk_tensor(const uint8_t* p, int size, TensorMeta* m) {
+template <class Msg>
+void parse_sub(const uint8_t* p, int len, Msg* m, const std::string& path, const char* what) {
+  if (!m->ParseFromArray(p, len))
+    malformed(path, std::string("cannot parse ") + what + "; the file may be truncated");
+}
+
+// Where a TensorProto's contents are, as walk_tensor saw them.
+struct TensorData {
+  std::string_view raw;     // raw_data (the last one, as protobuf keeps)
+  bool other_data = false;  // typed data fields or segments: read through the generated class
+};
+
+// Reads a TensorProto's metadata without copying its data fields.
+bool walk_tensor(const uint8_t* p, int size, TensorMeta* m, TensorData* data = nullptr) {
   pb::io::CodedInputStream in(p, size);
   in.SetTotalBytesLimit(INT32_MAX);
   for (;;) {
@@ -183,11 +198,44 @@ bool walk_tensor(const uint8_t* p, int size, TensorMeta* m) {
       if (!in.ReadVarint32(&len) || !in.ReadString(&m->name, len)) return false;
     } else if (field == 14 && wt == WFL::WIRETYPE_VARINT) {
       if (!in.ReadVarint64(&v)) return false;
-      m->external = v == onnx::TensorProto::EXTERNAL;
-    } else if (!WFL::SkipField(&in, tag)) {
-      return false;
+      // An enum: a value outside it is an unknown field to protobuf, and ignored.
+      if (const auto loc = static_cast<int32_t>(v); loc == onnx::TensorProto::DEFAULT || loc == onnx::TensorProto::EXTERNAL)
+        m->external = loc == onnx::TensorProto::EXTERNAL;
+    } else if (data && field == 9 && wt == WFL::WIRETYPE_LENGTH_DELIMITED) {
+      uint32_t len;
+      if (!in.ReadVarint32(&len)) return false;
+      const int pos = in.CurrentPosition();
+      if (static_cast<int64_t>(pos) + len > size || !in.Skip(static_cast<int>(len))) return false;
+      data->raw = std::string_view(reinterpret_cast<const char*>(p) + pos, len);
+    } else {
+      if (data && (field == 3 || (field >= 4 && field <= 7) || field == 10 || field == 11)) data->other_data = true;
+      if (!WFL::SkipField(&in, tag)) return false;
     }
   }
+}
+
+// A TensorProto from its bytes: metadata, and contents when it is not external and holds at most
+// limits().max_const_elements elements (float ones: at most max_float_elements). Contents given as
+// raw_data (what exporters write) are read in place; others through the generated class. A malformed
+// tensor throws: an initializer's, naming it; another's (an attribute's), as a node that does not parse.
+TensorMeta tensor_of_bytes(const uint8_t* p, int len, int64_t max_float_elements, const std::string& path,
+                           bool initializer) {
+  const char* what = initializer ? "an initializer" : "a node";
+  TensorMeta m;
+  TensorData data;
+  if (!walk_tensor(p, len, &m, &data))
+    malformed(path, std::string(initializer ? "cannot read " : "cannot parse ") + what + "; the file may be truncated");
+  const int64_t numel = checked_numel(m.dims);
+  if (m.external || numel < 0 ||
+      numel > (is_float(m.dtype) ? max_float_elements : static_cast<int64_t>(limits().max_const_elements)))
+    return m;
+  if (!data.other_data && !data.raw.empty()) {
+    if (numel <= limits().max_const_elements) m.data = raw_contents(m.dtype, numel, data.raw);
+    return m;
+  }
+  onnx::TensorProto t;
+  parse_sub(p, len, &t, path, what);
+  return meta_from_proto(t);
 }
 
 // Reads a length-delimited field's bounds; returns false when it runs past the buffer.
@@ -201,11 +249,6 @@ bool read_len(pb::io::CodedInputStream& in, const uint8_t* base, int size, const
   return in.Skip(static_cast<int>(n));
 }
 
-template <class Msg>
-void parse_sub(const uint8_t* p, int len, Msg* m, const std::string& path, const char* what) {
-  if (!m->ParseFromArray(p, len))
-    malformed(path, std::string("cannot parse ") + what + "; the file may be truncated");
-}
 
 // Weight bytes are skipped, never read; but reading each initializer's header maps the pages around it
 // (the kernel's fault-around maps up to 64 KiB of cached file pages per fault), so walking an inline-weights
@@ -249,22 +292,10 @@ GraphParts walk_graph(const uint8_t* base, int size, const std::string& path, Pa
         case 2:
           g.name.assign(reinterpret_cast<const char*>(p), len);
           break;
-        case 5: {
-          TensorMeta m;
-          if (!walk_tensor(p, len, &m)) malformed(path, "cannot read an initializer; the file may be truncated");
-          const int64_t numel = checked_numel(m.dims);
-          const bool wanted = !m.external && numel >= 0 &&
-                              numel <= (is_float(m.dtype) ? kMaxFloatInitElements : limits().max_const_elements);
-          if (wanted) {
-            onnx::TensorProto t;
-            parse_sub(p, len, &t, path, "an initializer");
-            g.initializers.push_back(meta_from_proto(t));
-          } else {
-            g.initializers.push_back(std::move(m));
-          }
+        case 5:
+          g.initializers.push_back(tensor_of_bytes(p, len, kMaxFloatInitElements, path, true));
           if (pages) pages->upto(p + len);
           break;
-        }
         case 11:
           parse_sub(p, len, &g.inputs.emplace_back(), path, "a graph input");
           break;
@@ -407,23 +438,64 @@ std::vector<std::string> parse_str_list(const std::string& s) {
   return out;
 }
 
-// NodeProto.metadata_props (field 9, added to ONNX after the onnx.proto we generate from) arrives in the
-// message's unknown-field bytes: decode StringStringEntryProto {key = 1, value = 2} from them by hand.
-std::map<std::string, std::string> node_metadata(const onnx::NodeProto& n) {
-  std::map<std::string, std::string> out;
-  const std::string& uf = n.unknown_fields();
-  if (uf.empty()) return out;
-  pb::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(uf.data()), static_cast<int>(uf.size()));
-  while (uint32_t tag = in.ReadTag()) {
-    if (tag == WFL::MakeTag(9, WFL::WIRETYPE_LENGTH_DELIMITED)) {
-      std::string bytes;
-      uint32_t len = 0;
-      if (!in.ReadVarint32(&len) || !in.ReadString(&bytes, static_cast<int>(len))) break;
-      onnx::StringStringEntryProto e;
-      if (e.ParseFromString(bytes)) out[e.key()] = e.value();
+// A NodeProto read in place from its bytes: views into them, no message objects. Like protobuf's own
+// parser: the last occurrence of a singular field wins, a field of another wire type than its own is
+// skipped as unknown, and anything malformed fails the node. The attributes stay bytes, decoded one by
+// one by the importer (GraphImporter::import_attr_bytes).
+struct WireNode {
+  const uint8_t* bytes = nullptr;  // the whole NodeProto (a function call parses it as a message)
+  int size = 0;
+  std::string_view name, op_type, domain;
+  std::vector<std::string_view> inputs, outputs;
+  std::vector<std::pair<const uint8_t*, int>> attributes;  // AttributeProto bytes
+  std::vector<std::pair<const uint8_t*, int>> metadata;    // metadata_props: StringStringEntryProto bytes
+};
+
+std::string_view view_of(const uint8_t* p, int len) { return {reinterpret_cast<const char*>(p), static_cast<size_t>(len)}; }
+
+// NodeProto: input 1, output 2, name 3, op_type 4, attribute 5, domain 7, metadata_props 9 (newer than
+// the onnx.proto generated here, so a parsed message keeps it in its unknown fields).
+bool read_node(const uint8_t* base, int size, WireNode* n) {
+  n->bytes = base;
+  n->size = size;
+  n->name = n->op_type = n->domain = {};
+  n->inputs.clear();
+  n->outputs.clear();
+  n->attributes.clear();
+  n->metadata.clear();
+  pb::io::CodedInputStream in(base, size);
+  in.SetTotalBytesLimit(INT32_MAX);
+  for (;;) {
+    const uint32_t tag = in.ReadTag();
+    if (tag == 0) return in.CurrentPosition() == size;
+    const int field = WFL::GetTagFieldNumber(tag);
+    if (WFL::GetTagWireType(tag) == WFL::WIRETYPE_LENGTH_DELIMITED && field >= 1 && field <= 9 && field != 6 &&
+        field != 8) {
+      const uint8_t* p;
+      int len;
+      if (!read_len(in, base, size, &p, &len)) return false;
+      switch (field) {
+        case 1: n->inputs.push_back(view_of(p, len)); break;
+        case 2: n->outputs.push_back(view_of(p, len)); break;
+        case 3: n->name = view_of(p, len); break;
+        case 4: n->op_type = view_of(p, len); break;
+        case 5: n->attributes.emplace_back(p, len); break;
+        case 7: n->domain = view_of(p, len); break;
+        case 9: n->metadata.emplace_back(p, len); break;
+      }
     } else if (!WFL::SkipField(&in, tag)) {
-      break;
+      return false;
     }
+  }
+}
+
+// metadata_props as a map (StringStringEntryProto {key = 1, value = 2}; an entry that does not parse is
+// left out, as before).
+std::map<std::string, std::string> node_metadata(const WireNode& n) {
+  std::map<std::string, std::string> out;
+  for (const auto& [p, len] : n.metadata) {
+    onnx::StringStringEntryProto e;
+    if (e.ParseFromArray(p, len)) out[e.key()] = e.value();
   }
   return out;
 }
@@ -473,12 +545,11 @@ class GraphImporter {
     // Most nodes have one output; some (Split, LSTM) several.
     const size_t n_nodes = parts.nodes.size() + parts.node_bytes.size();
     g.reserve_values(g.values.size() + n_nodes + n_nodes / 8);
-    for (const auto& np : parts.nodes) import_or_inline(np, g, 0);
-    onnx::NodeProto np;
+    for (const auto& np : parts.nodes) import_message(np, g, 0);
+    WireNode wn;  // its vectors keep their room from node to node
     for (const auto& [p, len] : parts.node_bytes) {
-      np.Clear();
-      parse_sub(p, len, &np, path_, "a node");
-      import_or_inline(np, g, 0);
+      if (!read_node(p, len, &wn)) malformed(path_, "cannot parse a node; the file may be truncated");
+      import_or_inline(wn, g, 0);
     }
     for (const auto& vi : parts.outputs) {
       int idx = g.find(vi.name());
@@ -587,7 +658,7 @@ class GraphImporter {
 
  private:
   // Index of a value used as an input: defined here, or an outer-scope reference.
-  int ref(Graph& g, const std::string& name) {
+  int ref(Graph& g, std::string_view name) {
     int idx = g.find(name);
     if (idx >= 0) return idx;
     idx = g.add_value(name);
@@ -680,30 +751,142 @@ class GraphImporter {
     return static_cast<int>(n.subgraphs.size()) - 1;
   }
 
-  void import_node(const onnx::NodeProto& np, Graph& g) {
+  // An attribute from its bytes. The kinds nearly every node has (int, float, string, their lists, a
+  // tensor) are decoded here, with the same last-one-wins rules as protobuf's parser; any other kind, a
+  // field this decoder does not read, or a repeated tensor field (which protobuf would merge) goes
+  // through the generated AttributeProto and import_attr, as before.
+  void import_attr_bytes(const uint8_t* base, int size, Node& n, Graph& g) {
+    using A = onnx::AttributeProto;
+    std::string_view name, str;
+    int type = A::UNDEFINED;
+    float f = 0;
+    int64_t i = 0;
+    const uint8_t* tensor = nullptr;
+    int tensor_len = 0, tensors = 0;
+    std::vector<int64_t> ints;
+    std::vector<double> floats;
+    bool fast = true;
+    pb::io::CodedInputStream in(base, size);
+    in.SetTotalBytesLimit(INT32_MAX);
+    auto bad = [&] { malformed(path_, "cannot parse a node; the file may be truncated"); };
+    while (fast) {
+      const uint32_t tag = in.ReadTag();
+      if (tag == 0) {
+        if (in.CurrentPosition() != size) bad();
+        break;
+      }
+      const int field = WFL::GetTagFieldNumber(tag);
+      const auto wt = WFL::GetTagWireType(tag);
+      const uint8_t* p;
+      int len;
+      uint64_t v;
+      uint32_t bits;
+      if (wt == WFL::WIRETYPE_LENGTH_DELIMITED && (field == 1 || field == 4 || field == 5 || field == 13)) {
+        if (!read_len(in, base, size, &p, &len)) bad();
+        if (field == 1) name = view_of(p, len);
+        if (field == 4) str = view_of(p, len);
+        if (field == 5) tensor = p, tensor_len = len, ++tensors;
+      } else if (field == 20 && wt == WFL::WIRETYPE_VARINT) {
+        if (!in.ReadVarint64(&v)) bad();
+        // An enum is read as int32; a value outside it is an unknown field to protobuf, and ignored.
+        if (const auto t = static_cast<int32_t>(v); t >= 0 && t <= A::TYPE_PROTOS) type = t;
+      } else if (field == 3 && wt == WFL::WIRETYPE_VARINT) {
+        if (!in.ReadVarint64(&v)) bad();
+        i = static_cast<int64_t>(v);
+      } else if (field == 2 && wt == WFL::WIRETYPE_FIXED32) {
+        if (!in.ReadLittleEndian32(&bits)) bad();
+        std::memcpy(&f, &bits, sizeof f);
+      } else if (field == 8 && wt == WFL::WIRETYPE_VARINT) {
+        if (!in.ReadVarint64(&v)) bad();
+        ints.push_back(static_cast<int64_t>(v));
+      } else if (field == 8 && wt == WFL::WIRETYPE_LENGTH_DELIMITED) {  // packed
+        if (!read_len(in, base, size, &p, &len)) bad();
+        pb::io::CodedInputStream packed(p, len);
+        while (packed.CurrentPosition() < len) {
+          if (!packed.ReadVarint64(&v)) bad();
+          ints.push_back(static_cast<int64_t>(v));
+        }
+      } else if (field == 7 && wt == WFL::WIRETYPE_FIXED32) {
+        if (!in.ReadLittleEndian32(&bits)) bad();
+        float x;
+        std::memcpy(&x, &bits, sizeof x);
+        floats.push_back(x);
+      } else if (field == 7 && wt == WFL::WIRETYPE_LENGTH_DELIMITED) {  // packed
+        if (!read_len(in, base, size, &p, &len) || len % 4 != 0) bad();
+        for (int k = 0; k < len; k += 4) {
+          float x;
+          std::memcpy(&x, p + k, sizeof x);
+          floats.push_back(x);
+        }
+      } else {
+        fast = false;  // a field read only by the generated class
+      }
+    }
+    const bool simple = type == A::INT || type == A::FLOAT || type == A::STRING || type == A::INTS ||
+                        type == A::FLOATS || type == A::TENSOR;
+    if (!fast || !simple || tensors > 1 || (tensor && type != A::TENSOR)) {
+      onnx::AttributeProto a;
+      parse_sub(base, size, &a, path_, "a node");
+      import_attr(a, n, g);
+      return;
+    }
+    Attribute at;
+    switch (type) {
+      case A::INT: at.kind = Attribute::Kind::Int, at.i = i; break;
+      case A::FLOAT: at.kind = Attribute::Kind::Float, at.f = f; break;
+      case A::STRING: at.kind = Attribute::Kind::String, at.s.assign(str); break;
+      case A::INTS: at.kind = Attribute::Kind::Ints, at.ints = std::move(ints); break;
+      case A::FLOATS: at.kind = Attribute::Kind::Floats, at.floats = std::move(floats); break;
+      default: {  // TENSOR
+        at.kind = Attribute::Kind::Tensor;
+        // No tensor field at all: an empty tensor's metadata and contents, as the message gives.
+        TensorMeta m = tensor ? tensor_of_bytes(tensor, tensor_len, limits().max_const_elements, path_, false)
+                              : meta_from_proto(onnx::TensorProto());
+        at.tensor.dtype = m.dtype;
+        at.tensor.dims = std::move(m.dims);
+        at.tensor.data = m.data;
+        break;
+      }
+    }
+    n.attrs.insert_or_assign(std::string(name), std::move(at));
+  }
+
+  // A node given as a message (a subgraph's, or one inlined from a function body): through its bytes,
+  // the one path every node takes.
+  void import_message(const onnx::NodeProto& np, Graph& g, int depth) {
+    const std::string bytes = np.SerializeAsString();
+    WireNode wn;
+    if (!read_node(reinterpret_cast<const uint8_t*>(bytes.data()), static_cast<int>(bytes.size()), &wn))
+      malformed(path_, "cannot parse a node; the file may be truncated");
+    import_or_inline(wn, g, depth);
+  }
+
+  void import_node(const WireNode& np, Graph& g) {
     Node n;
-    n.name = np.name();
-    n.op = np.op_type();
-    n.domain = np.domain() == "ai.onnx" ? "" : np.domain();
+    n.name.assign(np.name);
+    n.op.assign(np.op_type);
+    if (np.domain != "ai.onnx") n.domain.assign(np.domain);
     auto it = opsets_.find(n.domain);
     n.opset = it == opsets_.end() ? 0 : static_cast<int>(it->second);
-    n.inputs.reserve(np.input_size());
-    n.outputs.reserve(np.output_size());
-    for (const auto& in : np.input()) n.inputs.push_back(in.empty() ? -1 : ref(g, in));
-    for (const auto& a : np.attribute()) import_attr(a, n, g);
+    n.inputs.reserve(np.inputs.size());
+    n.outputs.reserve(np.outputs.size());
+    for (std::string_view in : np.inputs) n.inputs.push_back(in.empty() ? -1 : ref(g, in));
+    for (const auto& [p, len] : np.attributes) import_attr_bytes(p, len, n, g);
     n.scope = scope_of_name(n.name);
-    auto meta = node_metadata(np);
-    if (auto s = meta.find("pkg.torch.onnx.name_scopes"); s != meta.end()) {
-      auto c = meta.find("pkg.torch.onnx.class_hierarchy");
-      std::string key = s->second + '\n' + (c == meta.end() ? std::string("\n") : c->second);
-      auto [hit, fresh] = scope_of_metadata_.try_emplace(key);
-      if (fresh) hit->second = scope_from_metadata(s->second, c == meta.end() ? nullptr : &c->second);
-      n.scope = hit->second.first;
-      if (c != meta.end()) n.scope_classes = hit->second.second;
+    if (!np.metadata.empty()) {
+      auto meta = node_metadata(np);
+      if (auto s = meta.find("pkg.torch.onnx.name_scopes"); s != meta.end()) {
+        auto c = meta.find("pkg.torch.onnx.class_hierarchy");
+        std::string key = s->second + '\n' + (c == meta.end() ? std::string("\n") : c->second);
+        auto [hit, fresh] = scope_of_metadata_.try_emplace(key);
+        if (fresh) hit->second = scope_from_metadata(s->second, c == meta.end() ? nullptr : &c->second);
+        n.scope = hit->second.first;
+        if (c != meta.end()) n.scope_classes = hit->second.second;
+      }
     }
     normalize_onnx_node(n, g);
     int node_index = static_cast<int>(g.nodes.size());
-    for (const auto& out : np.output()) {
+    for (std::string_view out : np.outputs) {
       if (out.empty()) {
         n.outputs.push_back(-1);
         continue;
@@ -718,7 +901,7 @@ class GraphImporter {
                                   : prev.producer >= 0 ? "node '" + g.nodes[static_cast<size_t>(prev.producer)].name + "'"
                                   : prev.is_input      ? std::string("a graph input")
                                                        : std::string("an initializer");
-        throw InputError(path_ + ": value '" + out + "' is written by node '" + n.name + "' and by " + first +
+        throw InputError(path_ + ": value '" + std::string(out) + "' is written by node '" + n.name + "' and by " + first +
                          " (a value has one definition)");
       }
       g.values[idx].producer = node_index;
@@ -769,12 +952,20 @@ class GraphImporter {
     return {std::move(scope), std::move(classes)};
   }
 
-  void import_or_inline(const onnx::NodeProto& np, Graph& g, int depth) {
-    auto it = functions_.find(np.domain() + "::" + np.op_type());
+  void import_or_inline(const WireNode& wn, Graph& g, int depth) {
+    auto it = functions_.end();
+    if (!functions_.empty()) {
+      std::string key(wn.domain);
+      key += "::";
+      key += wn.op_type;
+      it = functions_.find(key);
+    }
     if (it == functions_.end()) {
-      import_node(np, g);
+      import_node(wn, g);
       return;
     }
+    onnx::NodeProto np;  // a call: the function's body is rewritten from the call's message
+    parse_sub(wn.bytes, wn.size, &np, path_, "a node");
     if (depth > 32)
       throw InputError(path_ + ": function '" + np.op_type() + "' calls itself (recursion > 32)");
     const onnx::FunctionProto& f = it->second;
@@ -833,7 +1024,7 @@ class GraphImporter {
           a->set_name(name);
         }
       }
-      import_or_inline(n, g, depth + 1);
+      import_message(n, g, depth + 1);
     }
   }
 

@@ -183,10 +183,10 @@ const std::vector<std::string>& StringList::empty_list() {
 // The name index: open addressing with linear probing over a power-of-two table, at most half full. A
 // slot holds the name's hash (high 32 bits) and the value's index + 1 (0: empty); names stay in `values`.
 namespace {
-size_t name_hash(const std::string& s) { return std::hash<std::string>()(s); }
+size_t name_hash(std::string_view s) { return std::hash<std::string_view>()(s); }
 }  // namespace
 
-int Graph::probe(const std::string& name, size_t h) const {
+int Graph::probe(std::string_view name, size_t h) const {
   const size_t mask = slots_.size() - 1;
   const uint32_t tag = static_cast<uint32_t>(h >> 32);
   for (size_t i = h & mask;; i = (i + 1) & mask) {
@@ -211,7 +211,7 @@ void Graph::rehash(size_t min_slots) {
   }
 }
 
-int Graph::find(const std::string& value_name) const {
+int Graph::find(std::string_view value_name) const {
   if (slots_.empty()) return -1;
   int r = probe(value_name, name_hash(value_name));
   return r >= 0 ? r : -1;
@@ -222,7 +222,7 @@ void Graph::reserve_values(size_t n) {
   rehash(2 * n);
 }
 
-int Graph::add_value(const std::string& value_name) {
+int Graph::add_value(std::string_view value_name) {
   if (2 * (values.size() + 1) > slots_.size()) rehash(2 * (values.size() + 1));
   size_t h = name_hash(value_name);
   int r = probe(value_name, h);
