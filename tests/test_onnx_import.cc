@@ -3,6 +3,8 @@
 #include <doctest/doctest.h>
 #include <onnx/onnx_pb.h>
 
+#include <cstring>
+
 #include "flopwise/cost.h"
 #include "flopwise/infer.h"
 #include "flopwise/onnx_import.h"
@@ -260,4 +262,122 @@ TEST_CASE("value index: a graph finds each of many values by name, and none that
   CHECK(g.values.size() == 50000);
   CHECK(g.find("/model/layers.50000/out") == -1);
   CHECK(g.find("") == -1);
+}
+
+namespace {
+// Protobuf wire bytes written by hand, for forms ONNX's own writer never produces (packed lists, a field
+// repeated, an enum value it does not know).
+std::string varint(uint64_t v) {
+  std::string s;
+  do {
+    s += static_cast<char>((v & 0x7f) | (v >= 0x80 ? 0x80 : 0));
+    v >>= 7;
+  } while (v);
+  return s;
+}
+std::string tag(int field, int wire) { return varint(static_cast<uint64_t>(field) << 3 | static_cast<uint64_t>(wire)); }
+std::string num(int field, int64_t v) { return tag(field, 0) + varint(static_cast<uint64_t>(v)); }
+std::string bytes(int field, const std::string& b) { return tag(field, 2) + varint(b.size()) + b; }
+std::string fixed32(int field, float f) {
+  std::string s(4, '\0');
+  std::memcpy(s.data(), &f, 4);
+  return tag(field, 5) + s;
+}
+std::string packed_floats(const std::vector<float>& v) {
+  std::string s(v.size() * 4, '\0');
+  std::memcpy(s.data(), v.data(), s.size());
+  return s;
+}
+}  // namespace
+
+TEST_CASE("nodes are read from their bytes as ONNX's own parser reads them") {
+  // The importer decodes nodes and their common attributes from the wire itself. Each attribute below is
+  // hand-written bytes, put on the node as an unknown field 5 (protobuf writes those out verbatim, so the
+  // file holds them as attributes). The expected values are what the protobuf library itself parses from
+  // the same file (onnx::ModelProto::ParseFromString), plus the hand-written contents of the tensors.
+  using A = onnx::AttributeProto;
+  ModelBuilder b(17);
+  b.input("x", {2, 3});
+  auto* n = b.node("Identity", {"x"}, {"y"});
+  b.output("y");
+  auto* uf = n->mutable_unknown_fields();
+  uf->AddLengthDelimited(3, "/renamed/Identity");  // a second name: the last one wins
+  uf->AddLengthDelimited(5, bytes(1, "packed_ints") + num(20, A::INTS) +
+                                bytes(8, varint(1) + varint(static_cast<uint64_t>(-2)) + varint(300)));
+  uf->AddLengthDelimited(5, bytes(1, "ignored") + bytes(1, "last_name") + num(20, A::INT) + num(3, 5) + num(3, 7));
+  uf->AddLengthDelimited(5, bytes(1, "packed_floats") + num(20, A::FLOATS) + bytes(7, packed_floats({1.5f, -2.25f})) +
+                                fixed32(7, 4.0f));
+  uf->AddLengthDelimited(5, bytes(1, "unknown_type") + num(20, A::INT) + num(20, 99) + num(3, 3));
+  uf->AddLengthDelimited(5, bytes(1, "float") + num(20, A::FLOAT) + fixed32(2, 0.5f) + bytes(13, "a doc string"));
+  std::string raw(24, '\0');
+  for (int64_t i = 0; i < 3; ++i) {
+    const int64_t v = 4 + i;
+    std::memcpy(raw.data() + 8 * i, &v, 8);
+  }
+  uf->AddLengthDelimited(5, bytes(1, "tensor_raw") + num(20, A::TENSOR) +
+                                bytes(5, num(1, 3) + num(2, onnx::TensorProto::INT64) + bytes(9, raw)));
+  uf->AddLengthDelimited(5, bytes(1, "tensor_typed") + num(20, A::TENSOR) +
+                                bytes(5, num(1, 2) + num(2, onnx::TensorProto::INT64) + bytes(7, varint(8) + varint(9))));
+  uf->AddLengthDelimited(5, bytes(1, "strings") + num(20, A::STRINGS) + bytes(9, "p") + bytes(9, "q"));
+  uf->AddLengthDelimited(5, bytes(1, "ref") + num(20, A::INT) + num(3, 11) + bytes(21, "caller_attr"));
+  const std::string file = b.m.SerializeAsString();
+
+  onnx::ModelProto oracle;
+  REQUIRE(oracle.ParseFromString(file));
+  const onnx::NodeProto& on = oracle.graph().node(0);
+  flopwise::Model m = flopwise::import_onnx_bytes(file, "test.onnx");
+  REQUIRE(m.graph.nodes.size() == 1);
+  const flopwise::Node& fn = m.graph.nodes[0];
+  CHECK(fn.name == on.name());
+  CHECK(fn.name == "/renamed/Identity");
+  REQUIRE(on.attribute_size() == 9);
+  for (const auto& a : on.attribute()) {
+    CAPTURE(a.name());
+    REQUIRE(fn.attrs.count(a.name()) == 1);
+    const flopwise::Attribute& at = fn.attrs.at(a.name());
+    switch (a.type()) {
+      case A::INT:
+        CHECK(at.kind == flopwise::Attribute::Kind::Int);
+        CHECK(at.i == a.i());
+        break;
+      case A::FLOAT:
+        CHECK(at.kind == flopwise::Attribute::Kind::Float);
+        CHECK(at.f == a.f());
+        break;
+      case A::INTS:
+        CHECK(at.kind == flopwise::Attribute::Kind::Ints);
+        CHECK(at.ints == std::vector<int64_t>(a.ints().begin(), a.ints().end()));
+        break;
+      case A::FLOATS:
+        CHECK(at.kind == flopwise::Attribute::Kind::Floats);
+        CHECK(at.floats == std::vector<double>(a.floats().begin(), a.floats().end()));
+        break;
+      case A::STRINGS:
+        CHECK(at.kind == flopwise::Attribute::Kind::Strings);
+        CHECK(at.strings == std::vector<std::string>(a.strings().begin(), a.strings().end()));
+        break;
+      case A::TENSOR:
+        CHECK(at.kind == flopwise::Attribute::Kind::Tensor);
+        CHECK(at.tensor.dims == std::vector<int64_t>(a.t().dims().begin(), a.t().dims().end()));
+        CHECK(static_cast<int>(at.tensor.dtype) == a.t().data_type());
+        break;
+      default:
+        FAIL("unexpected attribute type " << a.type());
+    }
+  }
+  // The oracle's reading of the hand-written forms, spelled out.
+  CHECK(fn.attrs.at("packed_ints").ints == std::vector<int64_t>{1, -2, 300});
+  CHECK(fn.attrs.at("last_name").i == 7);
+  CHECK(fn.attrs.at("packed_floats").floats == std::vector<double>{1.5, -2.25, 4.0});
+  CHECK(fn.attrs.at("unknown_type").kind == flopwise::Attribute::Kind::Int);
+  CHECK(fn.attrs.at("unknown_type").i == 3);
+  const auto ints_of = [&](const char* name) {
+    std::vector<int64_t> v;
+    const auto& d = fn.attrs.at(name).tensor.data;
+    if (d)
+      for (const auto& x : d->ints) v.push_back(x.value());
+    return v;
+  };
+  CHECK(ints_of("tensor_raw") == std::vector<int64_t>{4, 5, 6});
+  CHECK(ints_of("tensor_typed") == std::vector<int64_t>{8, 9});
 }
