@@ -17,18 +17,21 @@ Dim merge_dim(InferContext& ctx, const Dim& a, const Dim& b, const char* what) {
   return b;
 }
 
-Shape broadcast_shapes(InferContext& ctx, const std::vector<Shape>& shapes) {
+namespace {
+// broadcast_shapes over the inputs in place (an elementwise node's shapes are not copied to be read).
+Shape broadcast_shape_ptrs(InferContext& ctx, const std::vector<const Shape*>& shape_ptrs) {
   size_t rank = 0;
-  for (const auto& s : shapes) {
-    if (!s.rank_known) return Shape::unknown_rank();
-    rank = std::max(rank, s.rank());
+  for (const Shape* s : shape_ptrs) {
+    if (!s->rank_known) return Shape::unknown_rank();
+    rank = std::max(rank, s->rank());
   }
   std::vector<Dim> out(rank, Dim(1));
   for (size_t i = 0; i < rank; ++i) {
     // Collect the dims aligned at position i (right-aligned).
     Dim result(1);
     bool any_unknown = false;
-    for (const auto& s : shapes) {
+    for (const Shape* sp : shape_ptrs) {
+      const Shape& s = *sp;
       if (s.rank() + i < rank) continue;
       const Dim& d = s.dims[s.rank() - rank + i];
       if (d.is_known() && d.value() == 1) continue;
@@ -77,6 +80,14 @@ Shape broadcast_shapes(InferContext& ctx, const std::vector<Shape>& shapes) {
   }
   return Shape(out);
 }
+}  // namespace
+
+Shape broadcast_shapes(InferContext& ctx, const std::vector<Shape>& shapes) {
+  std::vector<const Shape*> ptrs;
+  ptrs.reserve(shapes.size());
+  for (const auto& s : shapes) ptrs.push_back(&s);
+  return broadcast_shape_ptrs(ctx, ptrs);
+}
 
 int64_t normalize_axis(InferContext& ctx, int64_t axis, int64_t rank) {
   if (axis < -rank || axis >= rank)
@@ -87,11 +98,12 @@ int64_t normalize_axis(InferContext& ctx, int64_t axis, int64_t rank) {
 void infer_same_as_input0(InferContext& ctx) { ctx.set_output(0, ctx.in_dtype(0), ctx.in_shape(0)); }
 
 void infer_broadcast(InferContext& ctx, DType out_dtype) {
-  std::vector<Shape> shapes;
+  std::vector<const Shape*> shapes;
+  shapes.reserve(ctx.num_inputs());
   for (size_t i = 0; i < ctx.num_inputs(); ++i)
-    if (ctx.has_input(i)) shapes.push_back(ctx.in_shape(i));
+    if (ctx.has_input(i)) shapes.push_back(&ctx.in_shape(i));
   DType t = out_dtype == DType::Undefined ? ctx.in_dtype(0) : out_dtype;
-  ctx.set_output(0, t, broadcast_shapes(ctx, shapes));
+  ctx.set_output(0, t, broadcast_shape_ptrs(ctx, shapes));
 }
 
 Dim conv_out_dim(const Dim& in, int64_t k, int64_t stride, int64_t dilation, int64_t pad_begin,
@@ -127,6 +139,7 @@ Dim same_out_dim(const Dim& in, int64_t stride) {
 std::optional<std::vector<int64_t>> known_dims(const Shape& s) {
   if (!s.fully_known()) return std::nullopt;
   std::vector<int64_t> v;
+  v.reserve(s.dims.size());
   for (const auto& d : s.dims) v.push_back(d.value());
   return v;
 }
@@ -176,6 +189,8 @@ void fold_elementwise(InferContext& ctx, const std::function<Dim(const std::vect
   if (ctx.num_inputs() < std::max<size_t>(arity, 1)) return;
   std::vector<const ConstData*> ins;
   std::vector<std::vector<int64_t>> in_dims;
+  ins.reserve(ctx.num_inputs());
+  in_dims.reserve(ctx.num_inputs());
   bool any_float = false, any_symbolic = false;
   for (size_t i = 0; i < ctx.num_inputs(); ++i) {
     if (!ctx.has_input(i)) return;
@@ -191,7 +206,7 @@ void fold_elementwise(InferContext& ctx, const std::function<Dim(const std::vect
     if (!d->is_float)
       for (const auto& x : d->ints) any_symbolic = any_symbolic || !x.is_known();
     ins.push_back(d);
-    in_dims.push_back(*dims);
+    in_dims.push_back(std::move(*dims));
   }
   if (ins.empty()) return;
   // Float shape arithmetic over symbolic sizes (arange(seq) in float, a size cast to float and back):
@@ -216,10 +231,18 @@ void fold_elementwise(InferContext& ctx, const std::function<Dim(const std::vect
   const size_t r = od->size();
   ConstData res;
   res.is_float = any_float && float_out;
+  if (res.is_float)
+    res.floats.reserve(static_cast<size_t>(n));
+  else
+    res.ints.reserve(static_cast<size_t>(n));
   std::vector<int64_t> idx(r, 0);
+  std::vector<Dim> ai;  // one element's operands: cleared, not reallocated, per element
+  std::vector<double> af;
+  ai.reserve(ins.size());
+  af.reserve(ins.size());
   for (int64_t e = 0; e < n; ++e) {
-    std::vector<Dim> ai;
-    std::vector<double> af;
+    ai.clear();
+    af.clear();
     for (size_t k = 0; k < ins.size(); ++k) {
       // Broadcast index: right-aligned, size-1 dims repeat.
       const auto& dk = in_dims[k];

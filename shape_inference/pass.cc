@@ -32,6 +32,7 @@ std::optional<std::vector<int64_t>> InferContext::in_ints(size_t i) const {
   const ConstData* d = in_data(i);
   if (!d) return std::nullopt;
   std::vector<int64_t> out;
+  out.reserve(d->size());
   if (d->is_float) {  // only integral, finite values in int64's range: a NaN or 1e300 is no index or size
     for (double f : d->floats) {
       auto x = exact_int64(f);
@@ -51,6 +52,7 @@ std::optional<std::vector<double>> InferContext::in_floats(size_t i) const {
   if (!d) return std::nullopt;
   if (d->is_float) return d->floats;
   std::vector<double> out;
+  out.reserve(d->ints.size());
   for (const auto& x : d->ints) {
     if (!x.is_known()) return std::nullopt;
     out.push_back(static_cast<double>(x.value()));
