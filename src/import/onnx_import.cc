@@ -65,6 +65,10 @@ std::optional<ConstData> raw_contents(DType dt, int64_t numel, std::string_view 
   auto from_raw = [&](auto sample) {
     using T = decltype(sample);
     if (raw.size() != static_cast<size_t>(numel) * sizeof(T)) return false;
+    if constexpr (std::is_floating_point_v<T>)
+      d.floats.reserve(static_cast<size_t>(numel));
+    else
+      d.ints.reserve(static_cast<size_t>(numel));
     for (int64_t i = 0; i < numel; ++i) {
       T v;
       std::memcpy(&v, raw.data() + i * sizeof(T), sizeof(T));
