@@ -1,5 +1,9 @@
 #include "output.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -61,7 +65,16 @@ void escape_control_characters_in_std_streams() {
 }
 
 std::ostream& output_stream(const std::string& path, std::ofstream& file) {
-  if (path.empty()) return std::cout;
+  if (path.empty()) {
+#if defined(F_SETPIPE_SZ)
+    // Standard output into a pipe (| jq, | less, a CI step's capture): a report is megabytes (Swin-T's JSON
+    // is 2.5 MB) and the default 64 KiB pipe makes the writer wait on the reader every 64 KiB. Ask for the
+    // unprivileged maximum, 1 MiB; refused or not a pipe, nothing changes.
+    struct stat st;
+    if (fstat(STDOUT_FILENO, &st) == 0 && S_ISFIFO(st.st_mode)) fcntl(STDOUT_FILENO, F_SETPIPE_SZ, 1 << 20);
+#endif
+    return std::cout;
+  }
   file.open(path);
   if (!file) throw UsageError("cannot write " + path);
   // One report file per run: the escaping stream lives as long as the process.
