@@ -275,7 +275,9 @@ std::string varint(uint64_t v) {
   } while (v);
   return s;
 }
-std::string tag(int field, int wire) { return varint(static_cast<uint64_t>(field) << 3 | static_cast<uint64_t>(wire)); }
+std::string tag(int field, int wire) {
+  return varint(static_cast<uint64_t>(field) << 3 | static_cast<uint64_t>(wire));
+}
 std::string num(int field, int64_t v) { return tag(field, 0) + varint(static_cast<uint64_t>(v)); }
 std::string bytes(int field, const std::string& b) { return tag(field, 2) + varint(b.size()) + b; }
 std::string fixed32(int field, float f) {
@@ -304,11 +306,13 @@ TEST_CASE("nodes are read from their bytes as ONNX's own parser reads them") {
   uf->AddLengthDelimited(3, "/renamed/Identity");  // a second name: the last one wins
   uf->AddLengthDelimited(5, bytes(1, "packed_ints") + num(20, A::INTS) +
                                 bytes(8, varint(1) + varint(static_cast<uint64_t>(-2)) + varint(300)));
-  uf->AddLengthDelimited(5, bytes(1, "ignored") + bytes(1, "last_name") + num(20, A::INT) + num(3, 5) + num(3, 7));
-  uf->AddLengthDelimited(5, bytes(1, "packed_floats") + num(20, A::FLOATS) + bytes(7, packed_floats({1.5f, -2.25f})) +
-                                fixed32(7, 4.0f));
+  uf->AddLengthDelimited(
+      5, bytes(1, "ignored") + bytes(1, "last_name") + num(20, A::INT) + num(3, 5) + num(3, 7));
+  uf->AddLengthDelimited(5, bytes(1, "packed_floats") + num(20, A::FLOATS) +
+                                bytes(7, packed_floats({1.5f, -2.25f})) + fixed32(7, 4.0f));
   uf->AddLengthDelimited(5, bytes(1, "unknown_type") + num(20, A::INT) + num(20, 99) + num(3, 3));
-  uf->AddLengthDelimited(5, bytes(1, "float") + num(20, A::FLOAT) + fixed32(2, 0.5f) + bytes(13, "a doc string"));
+  uf->AddLengthDelimited(
+      5, bytes(1, "float") + num(20, A::FLOAT) + fixed32(2, 0.5f) + bytes(13, "a doc string"));
   std::string raw(24, '\0');
   for (int64_t i = 0; i < 3; ++i) {
     const int64_t v = 4 + i;
@@ -316,8 +320,9 @@ TEST_CASE("nodes are read from their bytes as ONNX's own parser reads them") {
   }
   uf->AddLengthDelimited(5, bytes(1, "tensor_raw") + num(20, A::TENSOR) +
                                 bytes(5, num(1, 3) + num(2, onnx::TensorProto::INT64) + bytes(9, raw)));
-  uf->AddLengthDelimited(5, bytes(1, "tensor_typed") + num(20, A::TENSOR) +
-                                bytes(5, num(1, 2) + num(2, onnx::TensorProto::INT64) + bytes(7, varint(8) + varint(9))));
+  uf->AddLengthDelimited(
+      5, bytes(1, "tensor_typed") + num(20, A::TENSOR) +
+             bytes(5, num(1, 2) + num(2, onnx::TensorProto::INT64) + bytes(7, varint(8) + varint(9))));
   uf->AddLengthDelimited(5, bytes(1, "strings") + num(20, A::STRINGS) + bytes(9, "p") + bytes(9, "q"));
   uf->AddLengthDelimited(5, bytes(1, "ref") + num(20, A::INT) + num(3, 11) + bytes(21, "caller_attr"));
   const std::string file = b.m.SerializeAsString();

@@ -283,8 +283,8 @@ class Graph {
   // "MultiheadAttention"); "" where the format does not record it (ONNX) and in subgraphs.
   std::string module_class;
 
-  int find(std::string_view value_name) const;  // -1 when absent
-  int add_value(std::string_view value_name);   // returns the existing index when present
+  int find(std::string_view value_name) const;    // -1 when absent
+  int add_value(std::string_view value_name);     // returns the existing index when present
   void reserve_values(size_t n);                  // room for n values (an importer that knows the count)
  private:
   // Value names -> indices, without copies of the names (open addressing; ir.cc).

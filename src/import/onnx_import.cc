@@ -81,15 +81,31 @@ std::optional<ConstData> raw_contents(DType dt, int64_t numel, std::string_view 
   };
   bool ok = false;
   switch (dt) {
-    case DType::Int64: ok = from_raw(int64_t{}); break;
-    case DType::Int32: ok = from_raw(int32_t{}); break;
-    case DType::Int16: ok = from_raw(int16_t{}); break;
-    case DType::Int8: ok = from_raw(int8_t{}); break;
-    case DType::UInt16: ok = from_raw(uint16_t{}); break;
+    case DType::Int64:
+      ok = from_raw(int64_t{});
+      break;
+    case DType::Int32:
+      ok = from_raw(int32_t{});
+      break;
+    case DType::Int16:
+      ok = from_raw(int16_t{});
+      break;
+    case DType::Int8:
+      ok = from_raw(int8_t{});
+      break;
+    case DType::UInt16:
+      ok = from_raw(uint16_t{});
+      break;
     case DType::UInt8:
-    case DType::Bool: ok = from_raw(uint8_t{}); break;
-    case DType::UInt32: ok = from_raw(uint32_t{}); break;
-    case DType::UInt64: ok = from_raw(uint64_t{}); break;
+    case DType::Bool:
+      ok = from_raw(uint8_t{});
+      break;
+    case DType::UInt32:
+      ok = from_raw(uint32_t{});
+      break;
+    case DType::UInt64:
+      ok = from_raw(uint64_t{});
+      break;
     case DType::Float32:
       d.is_float = true;
       ok = from_raw(float{});
@@ -203,7 +219,8 @@ bool walk_tensor(const uint8_t* p, int size, TensorMeta* m, TensorData* data = n
     } else if (field == 14 && wt == WFL::WIRETYPE_VARINT) {
       if (!in.ReadVarint64(&v)) return false;
       // An enum: a value outside it is an unknown field to protobuf, and ignored.
-      if (const auto loc = static_cast<int32_t>(v); loc == onnx::TensorProto::DEFAULT || loc == onnx::TensorProto::EXTERNAL)
+      if (const auto loc = static_cast<int32_t>(v);
+          loc == onnx::TensorProto::DEFAULT || loc == onnx::TensorProto::EXTERNAL)
         m->external = loc == onnx::TensorProto::EXTERNAL;
     } else if (data && field == 9 && wt == WFL::WIRETYPE_LENGTH_DELIMITED) {
       uint32_t len;
@@ -212,7 +229,8 @@ bool walk_tensor(const uint8_t* p, int size, TensorMeta* m, TensorData* data = n
       if (static_cast<int64_t>(pos) + len > size || !in.Skip(static_cast<int>(len))) return false;
       data->raw = std::string_view(reinterpret_cast<const char*>(p) + pos, len);
     } else {
-      if (data && (field == 3 || (field >= 4 && field <= 7) || field == 10 || field == 11)) data->other_data = true;
+      if (data && (field == 3 || (field >= 4 && field <= 7) || field == 10 || field == 11))
+        data->other_data = true;
       if (!WFL::SkipField(&in, tag)) return false;
     }
   }
@@ -228,7 +246,8 @@ TensorMeta tensor_of_bytes(const uint8_t* p, int len, int64_t max_float_elements
   TensorMeta m;
   TensorData data;
   if (!walk_tensor(p, len, &m, &data))
-    malformed(path, std::string(initializer ? "cannot read " : "cannot parse ") + what + "; the file may be truncated");
+    malformed(path, std::string(initializer ? "cannot read " : "cannot parse ") + what +
+                        "; the file may be truncated");
   const int64_t numel = checked_numel(m.dims);
   if (m.external || numel < 0 ||
       numel > (is_float(m.dtype) ? max_float_elements : static_cast<int64_t>(limits().max_const_elements)))
@@ -252,7 +271,6 @@ bool read_len(pb::io::CodedInputStream& in, const uint8_t* base, int size, const
   *len = static_cast<int>(n);
   return in.Skip(static_cast<int>(n));
 }
-
 
 // Weight bytes are skipped, never read; but reading each initializer's header maps the pages around it
 // (the kernel's fault-around maps up to 64 KiB of cached file pages per fault), so walking an inline-weights
@@ -455,7 +473,9 @@ struct WireNode {
   std::vector<std::pair<const uint8_t*, int>> metadata;    // metadata_props: StringStringEntryProto bytes
 };
 
-std::string_view view_of(const uint8_t* p, int len) { return {reinterpret_cast<const char*>(p), static_cast<size_t>(len)}; }
+std::string_view view_of(const uint8_t* p, int len) {
+  return {reinterpret_cast<const char*>(p), static_cast<size_t>(len)};
+}
 
 // NodeProto: input 1, output 2, name 3, op_type 4, attribute 5, domain 7, metadata_props 9 (newer than
 // the onnx.proto generated here, so a parsed message keeps it in its unknown fields).
@@ -473,19 +493,33 @@ bool read_node(const uint8_t* base, int size, WireNode* n) {
     const uint32_t tag = in.ReadTag();
     if (tag == 0) return in.CurrentPosition() == size;
     const int field = WFL::GetTagFieldNumber(tag);
-    if (WFL::GetTagWireType(tag) == WFL::WIRETYPE_LENGTH_DELIMITED && field >= 1 && field <= 9 && field != 6 &&
-        field != 8) {
+    if (WFL::GetTagWireType(tag) == WFL::WIRETYPE_LENGTH_DELIMITED && field >= 1 && field <= 9 &&
+        field != 6 && field != 8) {
       const uint8_t* p;
       int len;
       if (!read_len(in, base, size, &p, &len)) return false;
       switch (field) {
-        case 1: n->inputs.push_back(view_of(p, len)); break;
-        case 2: n->outputs.push_back(view_of(p, len)); break;
-        case 3: n->name = view_of(p, len); break;
-        case 4: n->op_type = view_of(p, len); break;
-        case 5: n->attributes.emplace_back(p, len); break;
-        case 7: n->domain = view_of(p, len); break;
-        case 9: n->metadata.emplace_back(p, len); break;
+        case 1:
+          n->inputs.push_back(view_of(p, len));
+          break;
+        case 2:
+          n->outputs.push_back(view_of(p, len));
+          break;
+        case 3:
+          n->name = view_of(p, len);
+          break;
+        case 4:
+          n->op_type = view_of(p, len);
+          break;
+        case 5:
+          n->attributes.emplace_back(p, len);
+          break;
+        case 7:
+          n->domain = view_of(p, len);
+          break;
+        case 9:
+          n->metadata.emplace_back(p, len);
+          break;
       }
     } else if (!WFL::SkipField(&in, tag)) {
       return false;
@@ -836,11 +870,21 @@ class GraphImporter {
     }
     Attribute at;
     switch (type) {
-      case A::INT: at.kind = Attribute::Kind::Int, at.i = i; break;
-      case A::FLOAT: at.kind = Attribute::Kind::Float, at.f = f; break;
-      case A::STRING: at.kind = Attribute::Kind::String, at.s.assign(str); break;
-      case A::INTS: at.kind = Attribute::Kind::Ints, at.ints = std::move(ints); break;
-      case A::FLOATS: at.kind = Attribute::Kind::Floats, at.floats = std::move(floats); break;
+      case A::INT:
+        at.kind = Attribute::Kind::Int, at.i = i;
+        break;
+      case A::FLOAT:
+        at.kind = Attribute::Kind::Float, at.f = f;
+        break;
+      case A::STRING:
+        at.kind = Attribute::Kind::String, at.s.assign(str);
+        break;
+      case A::INTS:
+        at.kind = Attribute::Kind::Ints, at.ints = std::move(ints);
+        break;
+      case A::FLOATS:
+        at.kind = Attribute::Kind::Floats, at.floats = std::move(floats);
+        break;
       default: {  // TENSOR
         at.kind = Attribute::Kind::Tensor;
         // No tensor field at all: an empty tensor's metadata and contents, as the message gives.
@@ -905,8 +949,8 @@ class GraphImporter {
                                   : prev.producer >= 0 ? "node '" + g.nodes[static_cast<size_t>(prev.producer)].name + "'"
                                   : prev.is_input      ? std::string("a graph input")
                                                        : std::string("an initializer");
-        throw InputError(path_ + ": value '" + std::string(out) + "' is written by node '" + n.name + "' and by " + first +
-                         " (a value has one definition)");
+        throw InputError(path_ + ": value '" + std::string(out) + "' is written by node '" + n.name +
+                         "' and by " + first + " (a value has one definition)");
       }
       g.values[idx].producer = node_index;
       g.values[idx].is_outer = false;
