@@ -182,6 +182,22 @@ void parse_sub(const uint8_t* p, int len, Msg* m, const std::string& path, const
     malformed(path, std::string("cannot parse ") + what + "; the file may be truncated");
 }
 
+// Reads a length-delimited field's bounds; returns false when it runs past the buffer.
+bool read_len(pb::io::CodedInputStream& in, const uint8_t* base, int size, const uint8_t** p, int* len) {
+  uint32_t n;
+  if (!in.ReadVarint32(&n)) return false;
+  int pos = in.CurrentPosition();
+  if (static_cast<int64_t>(pos) + n > size) return false;
+  *p = base + pos;
+  *len = static_cast<int>(n);
+  return in.Skip(static_cast<int>(n));
+}
+
+// The bytes of a length-delimited field as text (names are views into the mapped file, not copies).
+std::string_view view_of(const uint8_t* p, int len) {
+  return {reinterpret_cast<const char*>(p), static_cast<size_t>(len)};
+}
+
 // Where a TensorProto's contents are, as walk_tensor saw them.
 struct TensorData {
   std::string_view raw;     // raw_data (the last one, as protobuf keeps)
@@ -223,11 +239,10 @@ bool walk_tensor(const uint8_t* p, int size, TensorMeta* m, TensorData* data = n
           loc == onnx::TensorProto::DEFAULT || loc == onnx::TensorProto::EXTERNAL)
         m->external = loc == onnx::TensorProto::EXTERNAL;
     } else if (data && field == 9 && wt == WFL::WIRETYPE_LENGTH_DELIMITED) {
-      uint32_t len;
-      if (!in.ReadVarint32(&len)) return false;
-      const int pos = in.CurrentPosition();
-      if (static_cast<int64_t>(pos) + len > size || !in.Skip(static_cast<int>(len))) return false;
-      data->raw = std::string_view(reinterpret_cast<const char*>(p) + pos, len);
+      const uint8_t* raw;
+      int len;
+      if (!read_len(in, p, size, &raw, &len)) return false;
+      data->raw = view_of(raw, len);
     } else {
       if (data && (field == 3 || (field >= 4 && field <= 7) || field == 10 || field == 11))
         data->other_data = true;
@@ -259,17 +274,6 @@ TensorMeta tensor_of_bytes(const uint8_t* p, int len, int64_t max_float_elements
   onnx::TensorProto t;
   parse_sub(p, len, &t, path, what);
   return meta_from_proto(t);
-}
-
-// Reads a length-delimited field's bounds; returns false when it runs past the buffer.
-bool read_len(pb::io::CodedInputStream& in, const uint8_t* base, int size, const uint8_t** p, int* len) {
-  uint32_t n;
-  if (!in.ReadVarint32(&n)) return false;
-  int pos = in.CurrentPosition();
-  if (static_cast<int64_t>(pos) + n > size) return false;
-  *p = base + pos;
-  *len = static_cast<int>(n);
-  return in.Skip(static_cast<int>(n));
 }
 
 // Weight bytes are skipped, never read; but reading each initializer's header maps the pages around it
@@ -472,10 +476,6 @@ struct WireNode {
   std::vector<std::pair<const uint8_t*, int>> attributes;  // AttributeProto bytes
   std::vector<std::pair<const uint8_t*, int>> metadata;    // metadata_props: StringStringEntryProto bytes
 };
-
-std::string_view view_of(const uint8_t* p, int len) {
-  return {reinterpret_cast<const char*>(p), static_cast<size_t>(len)};
-}
 
 // NodeProto: input 1, output 2, name 3, op_type 4, attribute 5, domain 7, metadata_props 9 (newer than
 // the onnx.proto generated here, so a parsed message keeps it in its unknown fields).
