@@ -156,6 +156,211 @@ class BertModel(nn.Module):
 
 
 # --------------------------------------------------------------------------------------------------
+# Hugging Face BERT as transformers' modeling_bert.py writes it (BertModel, eager attention, the
+# torchscript=True export: tuple outputs), in plain torch: what `torch.jit.trace(BertModel, (input_ids,
+# attention_mask))` records. Where it differs from BertModel above, as HF has it:
+#   - the activation is transformers.activations.GELUActivation (ACT2FN["gelu"]), a module that stores
+#     `nn.functional.gelu` in __init__ and calls that reference in forward: a profiler that patches F.gelu
+#     after the model is built (DeepSpeed's, ptflops') never sees the call;
+#   - an attention_mask input, made additive once per model ((1 - mask[:, None, None, :]) * finfo.min,
+#     get_extended_attention_mask) and added to every layer's scores after the 1/sqrt(head_dim) division;
+#   - token_type_ids omitted: an all-zeros int64 buffer sliced to seq and expanded to the batch;
+#   - dropout modules (identity in eval, aten::dropout in the trace), `embeddings += position_embeddings`;
+#   - BertPooler: dense + nn.Tanh on the first token; outputs (last_hidden_state, pooler_output).
+# Class names other than GELUActivation carry an Hf prefix (BertModel above has HF's names).
+
+
+class GELUActivation(nn.Module):
+    """transformers.activations.GELUActivation: the function is looked up once, at construction."""
+
+    def __init__(self):
+        super().__init__()
+        self.act = nn.functional.gelu
+
+    def forward(self, input):
+        return self.act(input)
+
+
+class HfBertEmbeddings(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        h = cfg["hidden"]
+        self.word_embeddings = nn.Embedding(cfg["vocab"], h, padding_idx=0)
+        self.position_embeddings = nn.Embedding(cfg["max_pos"], h)
+        self.token_type_embeddings = nn.Embedding(cfg["type_vocab"], h)
+        self.LayerNorm = nn.LayerNorm(h, eps=1e-12)
+        self.dropout = nn.Dropout(0.1)
+        self.register_buffer("position_ids", torch.arange(cfg["max_pos"]).expand((1, -1)), persistent=False)
+        self.register_buffer("token_type_ids", torch.zeros(self.position_ids.size(), dtype=torch.long),
+                             persistent=False)
+
+    def forward(self, input_ids):
+        input_shape = input_ids.size()
+        seq_length = input_shape[1]
+        position_ids = self.position_ids[:, 0:seq_length]
+        buffered_token_type_ids = self.token_type_ids[:, :seq_length]
+        token_type_ids = buffered_token_type_ids.expand(input_shape[0], seq_length)
+        inputs_embeds = self.word_embeddings(input_ids)
+        token_type_embeddings = self.token_type_embeddings(token_type_ids)
+        embeddings = inputs_embeds + token_type_embeddings
+        position_embeddings = self.position_embeddings(position_ids)
+        embeddings += position_embeddings
+        embeddings = self.LayerNorm(embeddings)
+        embeddings = self.dropout(embeddings)
+        return embeddings
+
+
+class HfBertSelfAttention(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.num_attention_heads = cfg["heads"]
+        self.attention_head_size = int(cfg["hidden"] / cfg["heads"])
+        self.all_head_size = self.num_attention_heads * self.attention_head_size
+        self.query = nn.Linear(cfg["hidden"], self.all_head_size)
+        self.key = nn.Linear(cfg["hidden"], self.all_head_size)
+        self.value = nn.Linear(cfg["hidden"], self.all_head_size)
+        self.dropout = nn.Dropout(0.1)
+
+    def transpose_for_scores(self, x):
+        new_x_shape = x.size()[:-1] + (self.num_attention_heads, self.attention_head_size)
+        x = x.view(new_x_shape)
+        return x.permute(0, 2, 1, 3)
+
+    def forward(self, hidden_states, attention_mask):
+        mixed_query_layer = self.query(hidden_states)
+        key_layer = self.transpose_for_scores(self.key(hidden_states))
+        value_layer = self.transpose_for_scores(self.value(hidden_states))
+        query_layer = self.transpose_for_scores(mixed_query_layer)
+        attention_scores = torch.matmul(query_layer, key_layer.transpose(-1, -2))
+        attention_scores = attention_scores / math.sqrt(self.attention_head_size)
+        attention_scores = attention_scores + attention_mask
+        attention_probs = nn.functional.softmax(attention_scores, dim=-1)
+        attention_probs = self.dropout(attention_probs)
+        context_layer = torch.matmul(attention_probs, value_layer)
+        context_layer = context_layer.permute(0, 2, 1, 3).contiguous()
+        new_context_layer_shape = context_layer.size()[:-2] + (self.all_head_size,)
+        context_layer = context_layer.view(new_context_layer_shape)
+        return (context_layer,)
+
+
+class HfBertSelfOutput(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.dense = nn.Linear(cfg["hidden"], cfg["hidden"])
+        self.LayerNorm = nn.LayerNorm(cfg["hidden"], eps=1e-12)
+        self.dropout = nn.Dropout(0.1)
+
+    def forward(self, hidden_states, input_tensor):
+        hidden_states = self.dense(hidden_states)
+        hidden_states = self.dropout(hidden_states)
+        return self.LayerNorm(hidden_states + input_tensor)
+
+
+class HfBertAttention(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.self = HfBertSelfAttention(cfg)
+        self.output = HfBertSelfOutput(cfg)
+
+    def forward(self, hidden_states, attention_mask):
+        self_outputs = self.self(hidden_states, attention_mask)
+        attention_output = self.output(self_outputs[0], hidden_states)
+        return (attention_output,) + self_outputs[1:]
+
+
+class HfBertIntermediate(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.dense = nn.Linear(cfg["hidden"], cfg["ffn"])
+        self.intermediate_act_fn = GELUActivation()  # ACT2FN["gelu"]
+
+    def forward(self, hidden_states):
+        return self.intermediate_act_fn(self.dense(hidden_states))
+
+
+class HfBertOutput(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.dense = nn.Linear(cfg["ffn"], cfg["hidden"])
+        self.LayerNorm = nn.LayerNorm(cfg["hidden"], eps=1e-12)
+        self.dropout = nn.Dropout(0.1)
+
+    def forward(self, hidden_states, input_tensor):
+        hidden_states = self.dense(hidden_states)
+        hidden_states = self.dropout(hidden_states)
+        return self.LayerNorm(hidden_states + input_tensor)
+
+
+class HfBertLayer(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.attention = HfBertAttention(cfg)
+        self.intermediate = HfBertIntermediate(cfg)
+        self.output = HfBertOutput(cfg)
+
+    def forward(self, hidden_states, attention_mask):
+        self_attention_outputs = self.attention(hidden_states, attention_mask)
+        attention_output = self_attention_outputs[0]
+        outputs = self_attention_outputs[1:]
+        layer_output = self.feed_forward_chunk(attention_output)  # apply_chunking_to_forward, chunk size 0
+        return (layer_output,) + outputs
+
+    def feed_forward_chunk(self, attention_output):
+        intermediate_output = self.intermediate(attention_output)
+        return self.output(intermediate_output, attention_output)
+
+
+class HfBertEncoder(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.layer = nn.ModuleList([HfBertLayer(cfg) for _ in range(cfg["layers"])])
+
+    def forward(self, hidden_states, attention_mask):
+        for layer_module in self.layer:
+            layer_outputs = layer_module(hidden_states, attention_mask)
+            hidden_states = layer_outputs[0]
+        return (hidden_states,)
+
+
+class HfBertPooler(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.dense = nn.Linear(cfg["hidden"], cfg["hidden"])
+        self.activation = nn.Tanh()
+
+    def forward(self, hidden_states):
+        first_token_tensor = hidden_states[:, 0]
+        pooled_output = self.dense(first_token_tensor)
+        return self.activation(pooled_output)
+
+
+class HfBertModel(nn.Module):
+    """BERT-base is HfBertModel(layers=12, hidden=768, heads=12, ffn=3072, vocab=30522, max_pos=512)."""
+
+    def __init__(self, layers=2, hidden=64, heads=4, ffn=256, vocab=1000, max_pos=128, type_vocab=2):
+        super().__init__()
+        self.config = dict(layers=layers, hidden=hidden, heads=heads, ffn=ffn, vocab=vocab, max_pos=max_pos,
+                           type_vocab=type_vocab)
+        self.embeddings = HfBertEmbeddings(self.config)
+        self.encoder = HfBertEncoder(self.config)
+        self.pooler = HfBertPooler(self.config)
+
+    def get_extended_attention_mask(self, attention_mask, dtype):
+        extended_attention_mask = attention_mask[:, None, None, :]
+        extended_attention_mask = extended_attention_mask.to(dtype=dtype)
+        return (1.0 - extended_attention_mask) * torch.finfo(dtype).min
+
+    def forward(self, input_ids, attention_mask):
+        dtype = self.embeddings.word_embeddings.weight.dtype  # HF: self.dtype, the parameters' dtype
+        extended_attention_mask = self.get_extended_attention_mask(attention_mask, dtype)
+        embedding_output = self.embeddings(input_ids)
+        encoder_outputs = self.encoder(embedding_output, extended_attention_mask)
+        sequence_output = encoder_outputs[0]
+        pooled_output = self.pooler(sequence_output)
+        return (sequence_output, pooled_output) + encoder_outputs[1:]
+
+
+# --------------------------------------------------------------------------------------------------
 # GPT-2-style decoder
 
 
@@ -265,6 +470,14 @@ def make_model(name):
         types = torch.randint(0, 2, (1, seq))
         return (m, (ids, types), ["input_ids", "token_type_ids"], ["last_hidden_state"],
                 {"input_ids": tok_axes, "token_type_ids": tok_axes, "last_hidden_state": tok_axes},
+                {"batch": 1, "seq": seq})
+    if name == "hf_bert":
+        m = HfBertModel()
+        ids = torch.randint(1, 1000, (1, seq))
+        mask = torch.ones(1, seq, dtype=torch.long)
+        return (m, (ids, mask), ["input_ids", "attention_mask"], ["last_hidden_state", "pooler_output"],
+                {"input_ids": tok_axes, "attention_mask": tok_axes, "last_hidden_state": tok_axes,
+                 "pooler_output": {0: "batch"}},
                 {"batch": 1, "seq": seq})
     if name == "gpt2":
         m = GPT2Model()
@@ -483,7 +696,9 @@ def export(name, out_dir, inline):
 # --------------------------------------------------------------------------------------------------
 # TorchScript (.pt) exports for the TorchScript importer's tests (generated at test time, not committed)
 
-TORCHSCRIPT = ["resnet18", "mobilenet_v2", "bert", "gpt2"]
+TORCHSCRIPT = ["resnet18", "mobilenet_v2", "bert", "gpt2", "hf_bert"]
+# Traced only, as Hugging Face exports its models (torchscript=True): torch.finfo does not script.
+TRACE_ONLY = {"hf_bert"}
 
 
 class CustomOpModel(nn.Module):
@@ -578,6 +793,9 @@ def export_torchscript(out_dir):
         with torch.no_grad():
             traced = torch.jit.trace(model, inputs, check_trace=False)
         torch.jit.save(traced, os.path.join(out_dir, name + ".trace.pt"), _extra_files=extra)
+        if name in TRACE_ONLY:
+            print(f"{name}: TorchScript written to {out_dir} (trace only)", file=sys.stderr)
+            continue
         try:
             scripted = torch.jit.script(model)
             # Scripted graphs name inputs after forward's arguments: no extra file, shapes come from --input.

@@ -382,6 +382,157 @@ def if_branch_weights(out_dir):
         "params_then": int(w_then.size), "params_else": int(w_else.size + pad.size)})
 
 
+def slice_weights(out_dir):
+    """spox and hand-written exports (silero-vad v5, issue 31): float weights that reach their product through
+    layout-only ops, each counted once with its own element count however many paths read it. A [4H, I] gate
+    matrix as a Constant node and one as an initializer, each sliced per gate by four Slices into four
+    MatMuls (through a Transpose); a Constant through Transpose->Reshape, a table through Gather of a constant
+    index, one through Split into two MatMuls, a Concat of two Constants, a float16 Constant through Cast,
+    Squeeze into Gemm's B and Unsqueeze into its C; and silero's LSTM idiom: weight_ih/weight_hh sliced in
+    three (torch's i,f,g,o gate rows reordered to ONNX's i,o,f,c), concatenated, unsqueezed into W and R, the
+    two biases sliced, concatenated, concatenated together and unsqueezed into B. A scalar float Constant
+    through Cast into Pow's exponent is no weight."""
+    H, I = 5, 6
+    gates_c, gates_i = arr((4 * H, I)), arr((4 * H, I))  # Constant node; initializer
+    tr, table, split_w = arr((3, 2, H)), arr((3, I, H)), arr((I, 2 * H))
+    cat_a, cat_b = arr((I, 2)), arr((I, 3))
+    half = arr((I, H), np.float16)
+    sq_w, bias = arr((1, I, H)), arr((H,))
+    w_ih, w_hh, b_ih, b_hh = arr((4 * H, I)), arr((4 * H, H)), arr((4 * H,)), arr((4 * H,))
+    two = np.array(2.0, np.float32)
+    consts = {"gates_c": gates_c, "tr": tr, "table": table, "split_w": split_w, "cat_a": cat_a, "cat_b": cat_b,
+              "half": half, "sq_w": sq_w, "bias": bias, "w_ih": w_ih, "w_hh": w_hh, "b_ih": b_ih, "b_hh": b_hh,
+              "two": two}
+    ints = {"zero": [0], "tr_shape": [I, H], "gather_idx": 2, "split": [H, H]}
+    for k in range(4):
+        ints[f"g{k}_start"], ints[f"g{k}_end"] = [k * H], [(k + 1) * H]
+    # torch's gate rows i, f, g, o -> ONNX's i, o, f, c: rows 0:H, 3H:4H, H:3H
+    for j, (s, e) in enumerate([(0, H), (3 * H, 4 * H), (H, 3 * H)]):
+        ints[f"r{j}_start"], ints[f"r{j}_end"] = [s], [e]
+    nodes = [const_node(n, a) for n, a in consts.items()]
+    nodes += [const_node(n, np.array(v, np.int64)) for n, v in ints.items()]
+    mk = helper.make_node
+    outs = []
+    for src in ("gates_c", "gates_i"):
+        for k in range(4):
+            nodes += [mk("Slice", [src, f"g{k}_start", f"g{k}_end", "zero"], [f"{src}_{k}"], name=f"{src}_slice{k}"),
+                      mk("Transpose", [f"{src}_{k}"], [f"{src}_{k}t"], name=f"{src}_t{k}", perm=[1, 0]),
+                      mk("MatMul", ["x", f"{src}_{k}t"], [f"{src}_y{k}"], name=f"{src}_gate{k}")]
+            outs.append(f"{src}_y{k}")
+    nodes += [
+        mk("Transpose", ["tr"], ["tr_t"], name="tr_transpose", perm=[1, 0, 2]),
+        mk("Reshape", ["tr_t", "tr_shape"], ["tr_w"], name="tr_reshape"),
+        mk("MatMul", ["x", "tr_w"], ["tr_y"], name="tr_mm"),
+        mk("Gather", ["table", "gather_idx"], ["table_w"], name="table_gather", axis=0),
+        mk("MatMul", ["x", "table_w"], ["table_y"], name="table_mm"),
+        mk("Split", ["split_w", "split"], ["split_0", "split_1"], name="split", axis=1),
+        mk("MatMul", ["x", "split_0"], ["split_y0"], name="split_mm0"),
+        mk("MatMul", ["x", "split_1"], ["split_y1"], name="split_mm1"),
+        mk("Concat", ["cat_a", "cat_b"], ["cat_w"], name="cat", axis=1),
+        mk("MatMul", ["x", "cat_w"], ["cat_y"], name="cat_mm"),
+        mk("Cast", ["half"], ["half_f"], name="half_cast", to=TensorProto.FLOAT),
+        mk("MatMul", ["x", "half_f"], ["half_y"], name="half_mm"),
+        mk("Squeeze", ["sq_w", "zero"], ["sq_b"], name="sq_squeeze"),
+        mk("Unsqueeze", ["bias", "zero"], ["bias_c"], name="bias_unsqueeze"),
+        mk("Gemm", ["x", "sq_b", "bias_c"], ["gemm_y"], name="gemm"),
+    ]
+    outs += ["tr_y", "table_y", "split_y0", "split_y1", "cat_y", "half_y", "gemm_y"]
+    for w in ("w_ih", "w_hh", "b_ih", "b_hh"):
+        nodes += [mk("Slice", [w, f"r{j}_start", f"r{j}_end", "zero"], [f"{w}_{j}"], name=f"{w}_slice{j}")
+                  for j in range(3)]
+        nodes.append(mk("Concat", [f"{w}_{j}" for j in range(3)], [f"{w}_iofc"], name=f"{w}_concat", axis=0))
+    nodes += [
+        mk("Concat", ["b_ih_iofc", "b_hh_iofc"], ["b_cat"], name="b_concat", axis=0),
+        mk("Unsqueeze", ["w_ih_iofc", "zero"], ["W"], name="W_unsqueeze"),
+        mk("Unsqueeze", ["w_hh_iofc", "zero"], ["R"], name="R_unsqueeze"),
+        mk("Unsqueeze", ["b_cat", "zero"], ["B"], name="B_unsqueeze"),
+        mk("LSTM", ["seq", "W", "R", "B"], ["lstm_y"], name="lstm", hidden_size=H),
+        mk("Sum", outs, ["total"], name="sum"),
+        mk("Cast", ["two"], ["two_f"], name="two_cast", to=TensorProto.FLOAT),
+        mk("Pow", ["total", "two_f"], ["y"], name="square"),
+    ]
+    g = helper.make_graph(nodes, "slice_weights",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", I]),
+                           helper.make_tensor_value_info("seq", TensorProto.FLOAT, ["T", "N", I])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", H]),
+                           helper.make_tensor_value_info("lstm_y", TensorProto.FLOAT, ["T", 1, "N", H])],
+                          [init("gates_i", gates_i)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)])
+    onnx.checker.check_model(m)
+    weights = [a for n, a in consts.items() if n != "two"] + [gates_i]
+    return save(out_dir, "slice_weights", m, {
+        # every source tensor once, by its own element count (the Gather reads one of three table rows, the
+        # LSTM slices read every row): float32 and the float16 Constant apart
+        "params_by_dtype": numel_by_dtype(weights),
+        "params_by_source": {n: int(a.size) for n, a in list(consts.items()) + [("gates_i", gates_i)]
+                             if n != "two"},
+        "params_lstm": int(w_ih.size + w_hh.size + b_ih.size + b_hh.size),
+        # MatMul and Gemm MACs per row of x (the LSTM's aside): 8 gate products I*H, tr, table, two split
+        # halves, cat, half, gemm I*H each
+        "matmul_gemm_macs_per_N": (8 + 7) * I * H})
+
+
+def if_known_condition(out_dir):
+    """silero-vad legacy and v5 (issue 31): the graph branches on the sample rate, `If(Equal(sr, 16000))`,
+    each branch with its own weights; inside, Ifs whose conditions are decided too, with the same weights
+    duplicated in both of their bodies. The 16 kHz branch (then) holds a Constant [8, 12] and a nested If on
+    `Greater(sr, 8000)` whose bodies each hold a copy of a [12, 8] Constant; the 8 kHz branch (else) a body
+    initializer [8, 4] and a nested If on `Cast(Squeeze(Gather(Shape(x), [1])), bool)` (x is [N, 8]: always
+    then, silero's test of its state's shape) whose bodies each hold a copy of a [4, 8] Constant."""
+    w16, wn = arr((8, 12)), arr((12, 8))
+    w8, wm = arr((8, 4)), arr((4, 8))
+    mk = helper.make_node
+
+    def mm_body(name, act, w, out):
+        return helper.make_graph([const_node(name, w.copy()), mk("MatMul", [act, name], [out], name=name + "_mm")],
+                                 name, [], [helper.make_tensor_value_info(out, TensorProto.FLOAT, ["N", 8])])
+
+    then_g = helper.make_graph(
+        [const_node("w16", w16), mk("MatMul", ["x", "w16"], ["h16"], name="w16_mm"),
+         const_node("sr8000", np.array(8000, np.int64)),
+         mk("Greater", ["sr", "sr8000"], ["above_8k"], name="above_8k_test"),
+         mk("If", ["above_8k"], ["y16"], name="rate_16k_if",
+            then_branch=mm_body("wn_then", "h16", wn, "y16_then"),
+            else_branch=mm_body("wn_else", "h16", wn, "y16_else"))],
+        "sr_16000", [], [helper.make_tensor_value_info("y16", TensorProto.FLOAT, ["N", 8])])
+    else_g = helper.make_graph(
+        [mk("MatMul", ["x", "w8"], ["h8"], name="w8_mm"),
+         mk("Shape", ["x"], ["x_shape"], name="x_shape"),
+         const_node("one", np.array([1], np.int64)), const_node("axis0", np.array([0], np.int64)),
+         mk("Gather", ["x_shape", "one"], ["x_cols1"], name="x_cols", axis=0),
+         mk("Squeeze", ["x_cols1", "axis0"], ["x_cols"], name="x_cols_squeeze"),
+         mk("Cast", ["x_cols"], ["has_cols"], name="has_cols", to=TensorProto.BOOL),
+         mk("If", ["has_cols"], ["y8"], name="shape_8k_if",
+            then_branch=mm_body("wm_then", "h8", wm, "y8_then"),
+            else_branch=mm_body("wm_else", "h8", wm, "y8_else"))],
+        "sr_8000", [], [helper.make_tensor_value_info("y8", TensorProto.FLOAT, ["N", 8])],
+        [init("w8", w8)])
+    g = helper.make_graph(
+        [const_node("sr16000", np.array(16000, np.int64)),
+         mk("Equal", ["sr", "sr16000"], ["is_16k"], name="is_16k"),
+         mk("If", ["is_16k"], ["y"], name="rate", then_branch=then_g, else_branch=else_g)],
+        "if_known_condition",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 8]),
+         helper.make_tensor_value_info("sr", TensorProto.INT64, [])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 8])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)])
+    onnx.checker.check_model(m)
+    n16, nn, n8, nm = (int(a.size) for a in (w16, wn, w8, wm))
+    return save(out_dir, "if_known_condition", m, {
+        # every body's weights, the duplicated copies included (the condition undecided, as today)
+        "params_all_branches": n16 + 2 * nn + n8 + 2 * nm,
+        # unpinned, but shape_8k_if decided by x's static dim (then): one copy of wm
+        "params_unpinned_decided": n16 + 2 * nn + n8 + nm,
+        # --value sr=16000: rate -> then, rate_16k_if (16000 > 8000) -> then; sr=8000: rate -> else,
+        # shape_8k_if -> then
+        "params_sr16000": n16 + nn,
+        "params_sr8000": n8 + nm,
+        # the top-level If's bodies, nested bodies included (JSON branch_params: node "rate")
+        "branch_params": {"then_branch": n16 + 2 * nn, "else_branch": n8 + 2 * nm},
+        "macs_per_N_sr16000": 8 * 12 + 12 * 8,
+        "macs_per_N_sr8000": 8 * 4 + 4 * 8})
+
+
 def dynamic_quant(out_dir):
     """ONNX Runtime's dynamic quantizer: activations quantised on the fly (DynamicQuantizeLinear), uint8 weights
     in MatMulInteger and ConvInteger, int32 results rescaled in float. One float MatMul stays unquantised."""
@@ -657,6 +808,8 @@ MODELS = {
     "colon_inputs": colon_inputs,
     "constant_weights": constant_weights,
     "if_branch_weights": if_branch_weights,
+    "slice_weights": slice_weights,
+    "if_known_condition": if_known_condition,
     "dynamic_quant": dynamic_quant,
     "qdq": qdq,
     "fp16_shuffled": fp16_shuffled,

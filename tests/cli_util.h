@@ -9,15 +9,34 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace fwtest {
 
 namespace fs = std::filesystem;
 
-// A scratch directory per test process and tag, e.g. /tmp/flopwise_diff_1234.
+// The scratch directories this test process made; removed when it exits (FLOPWISE_KEEP_SCRATCH=1 keeps them
+// for a look after a failure).
+struct ScratchDirs {
+  std::vector<fs::path> made;
+  ~ScratchDirs() {
+    if (std::getenv("FLOPWISE_KEEP_SCRATCH")) return;
+    for (const fs::path& p : made) {
+      std::error_code ec;
+      fs::remove_all(p, ec);
+    }
+  }
+};
+
+inline ScratchDirs& scratch_dirs() {
+  static ScratchDirs dirs;
+  return dirs;
+}
+
+// A scratch directory per test process and tag, e.g. /tmp/flopwise_diff_1234, removed at exit.
 inline fs::path scratch_dir(const std::string& tag) {
   fs::path p = fs::temp_directory_path() / ("flopwise_" + tag + "_" + std::to_string(::getpid()));
-  fs::create_directories(p);
+  if (fs::create_directories(p)) scratch_dirs().made.push_back(p);
   return p;
 }
 

@@ -3,10 +3,18 @@
 // each is one line and exit 2, and a good archive still analyses (exit 0). The hostile archives are written by
 // models/hostile_pt.py at test time.
 #include <doctest/doctest.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <sstream>
+#include <thread>
+#include <vector>
 
 #include "cli_util.h"
 
@@ -68,4 +76,76 @@ TEST_CASE("TorchScript loads run contained: a looping, an allocating and a trunc
     CHECK(r.code == 0);
     CHECK(r.out.find("\"params\": 36") != std::string::npos);
   }
+}
+
+namespace {
+
+// The children of `pid` that are alive (not zombies), from /proc/*/stat (field 4 is the parent's pid).
+std::vector<pid_t> live_children(pid_t pid) {
+  std::vector<pid_t> r;
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = e.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream f(e.path() / "stat");
+    std::string line;
+    if (!std::getline(f, line)) continue;
+    const size_t close = line.rfind(')');  // the command name may hold spaces and parentheses
+    if (close == std::string::npos) continue;
+    std::istringstream rest(line.substr(close + 1));
+    char state = 0;
+    long ppid = 0;
+    rest >> state >> ppid;
+    if (ppid == pid && state != 'Z' && state != 'X') r.push_back(static_cast<pid_t>(std::stol(name)));
+  }
+  return r;
+}
+
+bool alive(pid_t pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(f, line)) return false;
+  const size_t close = line.rfind(')');
+  const char state = close != std::string::npos && close + 2 < line.size() ? line[close + 2] : 'X';
+  return state != 'Z' && state != 'X';
+}
+
+}  // namespace
+
+TEST_CASE("a contained load ends with its parent: SIGKILL to flopwise during a looping load leaves no process") {
+  // Issue 31: a caller's timeout (subprocess.run(timeout=...)), a CI runner or the OOM killer sends SIGKILL to
+  // flopwise; the child that runs the looping __setstate__ must not outlive it.
+  if (!archives().skip.empty()) {
+    MESSAGE("skipped: " << archives().skip);
+    return;
+  }
+  const std::string pt = archives().dir + "/loops_at_load.pt";
+  const pid_t flopwise = fork();
+  REQUIRE(flopwise >= 0);
+  if (flopwise == 0) {
+    const int null = open("/dev/null", O_WRONLY);
+    dup2(null, 1);
+    dup2(null, 2);
+    setenv("FLOPWISE_LOAD_TIMEOUT_S", "600", 1);  // the watchdog must not be what ends the load
+    execl(FLOPWISE_BINARY, FLOPWISE_BINARY, pt.c_str(), "--input", "1x4", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  // The forked child appears at once; give it time to open LibTorch and enter the archive's loop.
+  std::vector<pid_t> kids;
+  for (int i = 0; i < 200 && kids.empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    kids = live_children(flopwise);
+  }
+  REQUIRE_MESSAGE(kids.size() == 1, "flopwise did not fork a loading child");
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  REQUIRE(alive(kids[0]));  // still loading (the loop would take centuries)
+  kill(flopwise, SIGKILL);
+  int status = 0;
+  waitpid(flopwise, &status, 0);
+  bool gone = false;
+  for (int i = 0; i < 100 && !gone; ++i) {  // within 5 s
+    gone = !alive(kids[0]);
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  if (!gone) kill(kids[0], SIGKILL);  // leave nothing running whatever the outcome
+  CHECK_MESSAGE(gone, "the loading child outlived its killed parent");
 }

@@ -364,6 +364,52 @@ TEST_CASE("hostile: reports stay valid and safe whatever the names hold") {
   CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(20 * kSlow));  // 6 runs
 }
 
+TEST_CASE("hostile: names holding DEL and control bytes stay valid JSON in every JSON document") {
+  // Issue 31: a warning quoting a name with DEL (0x7F) was written \x7f (the terminal escaping) inside a JSON
+  // string, which no parser accepts. A node and its output named with DEL, US (0x1F) and an invalid byte; an
+  // element count 2^62 * 2^62 overflows, so a warning quotes the names.
+  auto m = tiny_model(13);
+  auto* g = m.mutable_graph();
+  tiny_input(g, "x", onnx::TensorProto::FLOAT, {"N", "N"});
+  const std::string name = "/encoder/layers.2/s\x7f\x1f\x7f\x7f" "attn/Mul", out = "s\x7f\xfe";
+  tiny_node(g, name, "Mul", {"x", "x"}, {out});
+  tiny_output(g, out);
+  const std::string del_name = "/encoder/layers.2/s\x7f\x1f\x7f\x7f" "attn/Mul";
+  auto strings_ok = [&](const std::string& text) {
+    json j = json::parse(text);  // nlohmann's parser: strict UTF-8, rejects \x escapes and raw controls
+    const std::string dumped = j.dump();
+    CHECK(contains(dumped, "attn"));
+    return j;
+  };
+  for (const char* extra : {"-f json", "-f json --dim N=4611686018427387904", "-f json --peak-memory --dim N=2",
+                            "-f json --sweep N=1,2", "-f netron --dim N=2"}) {
+    CAPTURE(extra);
+    auto r = cli(m, extra);
+    REQUIRE(r.code == 0);
+    CHECK_FALSE(contains(r.out, "\\x7f"));
+    json j = strings_ok(r.out);
+    if (contains(extra, "4611686018427387904")) {
+      bool quoted = false;  // the overflow warning names the node, DEL and all
+      for (const auto& w : j["warnings"]) quoted = quoted || contains(w.get<std::string>(), del_name);
+      CHECK(quoted);
+    }
+    if (std::string(extra) == "-f json") CHECK(j["nodes"][0]["name"] == del_name);
+  }
+  // diff of a model with itself, as JSON
+  const fs::path a = scratch() / "del_a.onnx";
+  {
+    std::ofstream o(a, std::ios::binary);
+    o << m.SerializeAsString();
+  }
+  auto d = fwtest::run_cli("diff \"" + a.string() + "\" \"" + a.string() + "\" --format json --dim N=2", scratch());
+  REQUIRE_MESSAGE(d.code == 0, d.err);
+  strings_ok(d.out);
+  // html embeds its data as JSON in a script: still the \u007f escape, never \x7f
+  auto h = cli(m, "-f html --dim N=2");
+  REQUIRE(h.code == 0);
+  CHECK_FALSE(contains(h.out, "\\x7f"));
+}
+
 TEST_CASE("hostile: resource bounds (README: Limits) stop small files that would blow up") {
   SUBCASE("functions calling each other twice per level, 30 levels: 2^30 nodes refused, exit 2, fast") {
     auto m = tiny_model(13);

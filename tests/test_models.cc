@@ -23,6 +23,7 @@
 
 #include <unistd.h>
 
+#include "cli_util.h"
 #include "flopwise/analyse.h"
 #include "flopwise/cost.h"
 #include "flopwise/errors.h"
@@ -151,8 +152,7 @@ TEST_CASE("models: MACs scale with the bound batch; unbound batch stays symbolic
 }
 
 TEST_CASE("models: the graph alone (no .onnx.data) analyses exactly like graph + weights") {
-  const fs::path tmp = fs::temp_directory_path() / ("flopwise_models_" + std::to_string(::getpid()));
-  fs::create_directories(tmp);
+  const fs::path tmp = fwtest::scratch_dir("models");
   for (const char* name : kModels) {
     SUBCASE(name) {
       const std::string nm = name;
@@ -167,7 +167,6 @@ TEST_CASE("models: the graph alone (no .onnx.data) analyses exactly like graph +
       CHECK(without.totals.params.v == expect.at("expected_onnx_params").get<int64_t>());
     }
   }
-  fs::remove_all(tmp);
 }
 
 TEST_CASE("models: analyse() is load, pins, shape pass and report, with the pins applied once") {

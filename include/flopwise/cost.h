@@ -19,6 +19,7 @@ struct RooflineReport;
 struct PeakMemory;
 struct CausalDiscount;
 struct MoeSummary;
+struct BodyWork;  // flopwise/ops.h
 
 // Counting options a user asks for; the defaults count the graph as written.
 struct CostOptions {
@@ -97,6 +98,10 @@ struct Report {
   // mac_dtype); one entry per type present, in DType order. Their params and MACs sum to the totals.
   std::vector<DtypeCounts> by_dtype;
   std::vector<BranchParams> branch_params;  // params counted inside control-flow bodies, by node and body
+  // A control-flow node's bodies node by node (index in `nodes` -> work), as its counts take them: their
+  // MACs by precision are in by_dtype, and a roofline bounds each at its own precision. A node whose counts
+  // are no one body's (flopwise/ops.h, OpCost::body) has none.
+  std::map<size_t, std::shared_ptr<const std::vector<BodyWork>>> body_work;
   std::vector<std::string> notes;           // what the report is of, set by the caller (an LLM phase)
   std::shared_ptr<const RooflineReport> roofline;  // with --hardware (flopwise/roofline.h)
   std::shared_ptr<const PeakMemory> peak_memory;   // with --peak-memory (flopwise/peak_memory.h)

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -82,10 +83,22 @@ struct CostContext {
 // contractions, and its FLOPs as the default convention counts them (2 per MAC plus the rest of its
 // arithmetic, `bias` elements of which are bias adds). A convention (flopwise/convention.h) turns
 // that work into the figure it reports, by the op's WorkKind.
+// One node's work inside a control-flow body (an If branch, a Loop or Scan body; nested bodies flattened),
+// times the runs of the loops around it: the precision its products run in, and what a roofline bounds.
+struct BodyWork {
+  DType mac_dtype = DType::Undefined;  // Undefined: no products (NodeReport::mac_dtype)
+  Count macs, flops, bytes;
+};
+using BodyWorkList = std::shared_ptr<const std::vector<BodyWork>>;
+
 struct OpCost {
   Count macs;
   Count flops;
   Count bias;  // bias-add elements included in `flops` (Conv/ConvTranspose/Gemm with a bias)
+  // A control-flow node's bodies, node by node, as its counts take them (the branch that runs, or the
+  // costlier one; a loop's runs): nullptr for other ops, and where the counts are no one body's (the max of
+  // two branches whose order depends on the dims).
+  BodyWorkList body;
   OpCost(Count m = {}, Count f = {}, Count b = {}) : macs(m), flops(f), bias(b) {}  // NOLINT: {macs, flops}
 };
 

@@ -61,6 +61,16 @@ double node_bound_seconds(double flops, double bytes, double peak, double bandwi
 // One node's bound on `hw`: false where its counts are not numbers or its type has no peak.
 bool node_bound(const NodeReport& n, const Hardware& hw, double* seconds, bool* compute_bound);
 
+// The bound of report node `i`: a control-flow node (Report::body_work) is the nodes of its bodies, each at
+// its own precision's peak, summed; any other node as above. False where a count is not a number, a type
+// has no peak, or a control-flow node's bodies are not known.
+struct NodeBound {
+  double seconds = 0, compute_seconds = 0;  // compute_seconds: the part spent in compute-bound nodes
+  double flops = 0, bytes = 0;
+  bool compute_bound() const { return compute_seconds > seconds - compute_seconds; }
+};
+bool node_bound(const Report& r, size_t i, const Hardware& hw, NodeBound* out);
+
 RooflineReport roofline(const Report& r, const Hardware& hw);
 void write_roofline_text(std::ostream& os, const RooflineReport& rf, int top);
 

@@ -5,6 +5,8 @@
 //         provably stays true); unknown otherwise.
 //   Scan: sequence length * body.
 #include <algorithm>
+#include <memory>
+#include <vector>
 
 #include "../helpers.h"
 #include "../pass.h"
@@ -220,7 +222,17 @@ void infer_loop(InferContext& c) {
 
 OpCost times(const Dim& runs, const OpCost& one) {
   Count k = Count::of(runs);
-  return OpCost{k * one.macs, k * one.flops};
+  OpCost r{k * one.macs, k * one.flops};
+  if (one.body) {
+    auto body = std::make_shared<std::vector<BodyWork>>(*one.body);
+    for (BodyWork& w : *body) {
+      w.macs = k * w.macs;
+      w.flops = k * w.flops;
+      w.bytes = k * w.bytes;
+    }
+    r.body = std::move(body);
+  }
+  return r;
 }
 
 OpCost cost_loop(const CostContext& c) {

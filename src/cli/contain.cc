@@ -4,10 +4,13 @@
 // archive load (flopwise::set_torchscript_load_hook) it limits its data size and tells the parent through a
 // pipe that a load began ('B') or ended ('L'). The parent only watches: a load past its time limit is killed,
 // a child that dies inside a load is one line and exit 2 (the input's fault), a child that dies outside one
-// is an internal error (exit 70); otherwise the child's own exit code is the command's.
+// is an internal error (exit 70); otherwise the child's own exit code is the command's. The child dies with its
+// parent (PR_SET_PDEATHSIG): a parent killed by SIGKILL (a caller's timeout, a CI runner, the OOM killer) leaves
+// no load running on its own.
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -49,6 +52,10 @@ std::string torchscript_argument(int argc, char** argv, int64_t* size) {
   return "";
 }
 
+// The default time limit of one load: 20 s, plus 1 s for every 32 MiB of the archive (its tensors are read and
+// unpickled), so a 2 KB archive is stopped after 20 s and a 5 GB one after 180 s.
+int64_t default_load_timeout_s(int64_t archive_bytes) { return 20 + (archive_bytes >> 25); }
+
 void write_byte(int fd, char c) {
   while (write(fd, &c, 1) < 0 && errno == EINTR) {
   }
@@ -61,13 +68,15 @@ std::optional<int> contain_torchscript_loads(int argc, char** argv) {
   int64_t size = 0;
   const std::string path = torchscript_argument(argc, argv, &size);
   if (path.empty()) return std::nullopt;
-  // Defaults (README, Limits): 120 s per load; data size 2 GiB plus 4x the archive (its tensors are read in).
-  const int64_t timeout_s = env_int("FLOPWISE_LOAD_TIMEOUT_S", 120);
+  // Defaults (README, Limits): 20 s per load plus 1 s per 32 MiB of archive; data size 2 GiB plus 4x the archive
+  // (its tensors are read in).
+  const int64_t timeout_s = env_int("FLOPWISE_LOAD_TIMEOUT_S", default_load_timeout_s(size));
   const int64_t limit_mb = env_int("FLOPWISE_LOAD_MEMORY_MB", 2048 + 4 * (size >> 20));
   int fds[2];
   if (pipe(fds) != 0) return std::nullopt;  // no containment rather than no analysis
   std::cout.flush();
   std::cerr.flush();
+  const pid_t parent = getpid();
   const pid_t child = fork();
   if (child < 0) {
     close(fds[0]);
@@ -75,6 +84,8 @@ std::optional<int> contain_torchscript_loads(int argc, char** argv) {
     return std::nullopt;
   }
   if (child == 0) {
+    // Killed with the parent, whatever kills it; a parent already gone before the request is seen by getppid.
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(kExitInternal);
     close(fds[0]);
     fcntl(fds[1], F_SETFD, FD_CLOEXEC);  // flopwise-runtime and other children do not hold the pipe
     const int out = fds[1];

@@ -5,6 +5,7 @@
 // (text, JSON flopwise.run/1, Chrome trace). Sees no LibTorch.
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -27,6 +28,7 @@
 #include "flopwise/analyse.h"
 #include "flopwise/cost.h"
 #include "flopwise/errors.h"
+#include "flopwise/json_text.h"
 #include "flopwise/ort_profile.h"
 #include "flopwise/report.h"
 #include "flopwise/roofline.h"
@@ -109,9 +111,12 @@ json make_request(const RunOptions& o, const Model& m) {
 int spawn(const std::string& exe, const std::string& request, const std::string& out, double timeout,
           std::string& err) {
   std::string err_file = out + ".err";
+  const pid_t parent = getpid();
   pid_t pid = fork();
   if (pid < 0) throw Error("cannot start " + exe);
   if (pid == 0) {
+    // The runtime ends with flopwise, however flopwise ends (a caller's timeout sends SIGKILL).
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(127);
     FILE* o = std::freopen(out.c_str(), "w", stdout);
     FILE* e = std::freopen(err_file.c_str(), "w", stderr);
     if (!o || !e) _exit(127);
@@ -473,7 +478,7 @@ void write_trace(const std::string& path, const json& rt) {
   close_to(0, last_end);
   std::ofstream f(path);
   if (!f) throw UsageError("cannot write " + path);
-  f << json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  f << json_text(json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}) << "\n";
 }
 
 // Pins for a model profiled by ONNX Runtime: the user's, else its symbolic input dims bound to what the
@@ -629,7 +634,7 @@ int run_ort(const RunOptions& o) {
                           {"by_method_pct", methods}, {"split_kernels", at.split_kernels},
                           {"outside_runs_ms", prof.outside_runs_us / 1000.0}, {"listed", listed},
                           {"kernels", kernels}};
-    *os << doc.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    *os << json_text(doc, 1) << "\n";
     return kExitOk;
   }
   auto& out = *os;
@@ -729,7 +734,7 @@ int run(const RunOptions& o) {
   char tmpl[] = "/tmp/flopwise-run-XXXXXX";
   if (!mkdtemp(tmpl)) throw Error("cannot create a temporary directory");
   std::string dir = tmpl, req = dir + "/request.json", out = dir + "/response.json";
-  std::ofstream(req) << request.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::ofstream(req) << json_text(request);
   std::string err;
   int rc = spawn(exe, req, out, o.timeout, err);
   std::ifstream rf(out);
@@ -781,7 +786,7 @@ int run(const RunOptions& o) {
       doc["verify"] = {{"ok", ver->ok()}, {"executed_ops", ver->executed}, {"matched_ops", ver->matched},
                        {"shapes_checked", ver->shapes_checked}, {"unknown_static", ver->unknown_static},
                        {"disagreements", ver->disagreements}, {"unmatched", ver->unmatched}};
-    *os << doc.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    *os << json_text(doc, 1) << "\n";
   } else {
     write_run_text(*os, rep, rt, sum, rows, o);
     if (ver) write_verify_text(*os, *ver);

@@ -226,14 +226,43 @@ Count node_flops(const Graph& g, const Node& n, const OpRecord& rec, const OpCos
   return rule.flops(w);
 }
 
+DType mac_dtype_of(const Graph& g, const Node& n, const Count& macs);
+
+// Bytes a node reads and writes: each distinct input once (a body's outer references too), every output.
+Count node_bytes(const Graph& g, const Node& n) {
+  Count mem;
+  for (size_t s = 0; s < n.inputs.size(); ++s) {
+    const int vi = n.inputs[s];
+    if (vi < 0 || std::find(n.inputs.begin(), n.inputs.begin() + s, vi) != n.inputs.begin() + s) continue;
+    if (!g.values[vi].synthetic) mem += bytes_of(g.values[vi]);
+  }
+  for (int o : n.outputs)
+    if (o >= 0) mem += bytes_of(g.values[o]);
+  return mem;
+}
+
+// One run of a body: its nodes' counts summed, and each node's work at its own precision (a nested
+// control-flow node contributes its bodies' entries).
 OpCost graph_cost(const Graph& g, const Convention& conv) {
   OpCost total;
+  auto body = std::make_shared<std::vector<BodyWork>>();
+  bool complete = true;  // every nested control-flow node knows its bodies' work
   for (const auto& n : g.nodes) {
     const OpRecord* rec = record_of(n);
     OpCost c = node_op_cost(g, n, rec, conv);
     total.macs += c.macs;
-    total.flops += rec ? node_flops(g, n, *rec, c, conv) : c.flops;
+    const Count flops = rec ? node_flops(g, n, *rec, c, conv) : c.flops;
+    total.flops += flops;
+    if (!n.subgraphs.empty()) {
+      if (c.body)
+        body->insert(body->end(), c.body->begin(), c.body->end());
+      else if (!(c.macs.known && c.macs.v == 0 && flops.known && flops.v == 0))
+        complete = false;
+      continue;
+    }
+    body->push_back(BodyWork{mac_dtype_of(g, n, c.macs), c.macs, flops, node_bytes(g, n)});
   }
+  if (complete) total.body = std::move(body);
   return total;
 }
 
@@ -394,7 +423,25 @@ DType mac_dtype_of(const Graph& g, const Node& n, const Count& macs) {
   for (size_t i = 0; i < std::min<size_t>(n.inputs.size(), 2); ++i)
     if (n.inputs[i] >= 0) ++operands, dq += dequantised_8bit(g, n.inputs[i]) ? 1 : 0;
   if (operands == 2 && dq == 2) return DType::Int8;
-  return in_dtype(0);
+  // The operands' float type: input 0 is not always an operand (an embedding op's token ids come first).
+  for (size_t i = 0; i < n.inputs.size(); ++i)
+    if (is_float(in_dtype(i))) return in_dtype(i);
+  // An integer product (MatMul of int32 tensors); never bool, which no product runs in.
+  const DType t = in_dtype(0);
+  return t == DType::Bool ? DType::Undefined : t;
+}
+
+// A control-flow node's one precision (NodeReport::mac_dtype): its bodies' when they all run their products in
+// one type; Undefined when they have none, are mixed (Report::body_work holds the mix) or are not known.
+DType body_mac_dtype(const std::vector<BodyWork>* body, const Count& macs) {
+  if (!body || (macs.known && macs.v == 0)) return DType::Undefined;
+  DType one = DType::Undefined;
+  for (const BodyWork& w : *body) {
+    if (w.mac_dtype == DType::Undefined || (w.macs.known && w.macs.v == 0)) continue;
+    if (one != DType::Undefined && one != w.mac_dtype) return DType::Undefined;
+    one = w.mac_dtype;
+  }
+  return one;
 }
 
 }  // namespace
@@ -455,6 +502,7 @@ Report build_report(const Model& model, InferResult infer, const Convention& con
   bool scope_cut = false;  // a node's scope was deeper than limits().max_scope_depth
   std::vector<DtypeCounts> by_dtype(static_cast<size_t>(DType::BFloat16) + 1);
   std::set<const Value*> local_seen;  // control-flow bodies' own stored tensors already counted
+  std::vector<std::string> unsplit_nodes;  // control-flow nodes whose MACs no one body's precisions account for
   // --causal: 1 at a score product (QKᵀ), 2 at an AV product.
   std::vector<uint8_t> causal_at;
   std::shared_ptr<CausalDiscount> causal;
@@ -540,9 +588,23 @@ Report build_report(const Model& model, InferResult infer, const Convention& con
       causal->macs_skipped += skip;
     }
     nr.cost.macs = oc.macs;
-    nr.mac_dtype = mac_dtype_of(g, n, oc.macs);
-    if (nr.mac_dtype != DType::Undefined && oc.macs.exact() && static_cast<size_t>(nr.mac_dtype) < by_dtype.size())
-      by_dtype[static_cast<size_t>(nr.mac_dtype)].macs += oc.macs;
+    if (!n.subgraphs.empty()) {
+      // A control-flow node's products run in its bodies, each at its own precision (never the condition's
+      // bool or a trip count's int64): by dtype as its counts take the bodies.
+      nr.mac_dtype = body_mac_dtype(oc.body.get(), oc.macs);
+      r.body_work.emplace(node_index, oc.body);
+      if (oc.body) {
+        for (const BodyWork& w : *oc.body)
+          if (w.mac_dtype != DType::Undefined && w.macs.exact() && static_cast<size_t>(w.mac_dtype) < by_dtype.size())
+            by_dtype[static_cast<size_t>(w.mac_dtype)].macs += w.macs;
+      } else if (!(oc.macs.known && oc.macs.v == 0)) {
+        unsplit_nodes.push_back(n.name);
+      }
+    } else {
+      nr.mac_dtype = mac_dtype_of(g, n, oc.macs);
+      if (nr.mac_dtype != DType::Undefined && oc.macs.exact() && static_cast<size_t>(nr.mac_dtype) < by_dtype.size())
+        by_dtype[static_cast<size_t>(nr.mac_dtype)].macs += oc.macs;
+    }
     bool tool_skips = false;
     nr.cost.flops = rec ? node_flops(g, n, *rec, oc, conv, &tool_skips) : oc.flops;
     if (tool_skips) ++skipped[op_key(n)];
@@ -679,6 +741,12 @@ Report build_report(const Model& model, InferResult infer, const Convention& con
     for (const auto& [op, k] : skipped) list += (list.empty() ? "" : ", ") + op + " x" + std::to_string(k);
     r.warnings.push_back("convention '" + std::string(conv.name) + "' counts 0 for what its tool skips as unsupported: " +
                          list);
+  }
+  if (!unsplit_nodes.empty()) {
+    std::string list;
+    for (const auto& s : unsplit_nodes) list += (list.empty() ? "" : ", ") + s;
+    r.warnings.push_back("MACs by precision leave out control-flow node(s) " + list +
+                         ": which branch is costlier depends on the dims, so their MACs are no one branch's");
   }
   if (r.totals.uncounted > 0)
     r.warnings.push_back(std::to_string(r.totals.uncounted) +

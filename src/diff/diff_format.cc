@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "flopwise/diff.h"
+#include "flopwise/json_text.h"
 #include "flopwise/report.h"
 
 namespace flopwise {
@@ -288,7 +289,7 @@ void write_diff_json(std::ostream& os, const Diff& d, const DiffFormatOptions& o
   }
   j["shape_changes"] = sc;
   j["warnings"] = d.warnings;
-  os << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  os << json_text(j, 2) << "\n";
 }
 
 }  // namespace flopwise

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "flopwise/diff.h"
+#include "flopwise/json_text.h"
 #include "flopwise/report.h"
 #include "../report/html_page.h"
 
@@ -110,7 +111,7 @@ void write_diff_html(std::ostream& os, const Diff& d) {
   json data = {{"a_path", d.a_path}, {"b_path", d.b_path}, {"a", figs(d.a)}, {"b", figs(d.b)}, {"delta", figs(d.delta)},
                {"scopes", entries(d.scopes)}, {"ops", entries(d.op_types)}, {"shapes", shapes}};
   html::write_page(os, kPage, {{"__BASE_STYLE__", html::kBaseStyle}, {"__COMMON_JS__", html::kCommonJs},
-                               {"__DATA__", html::script_json(data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))}});
+                               {"__DATA__", html::script_json(json_text(data))}});
 }
 
 }  // namespace flopwise

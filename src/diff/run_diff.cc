@@ -13,6 +13,7 @@
 
 #include "flopwise/cost.h"
 #include "flopwise/errors.h"
+#include "flopwise/json_text.h"
 #include "flopwise/report.h"
 
 namespace flopwise {
@@ -188,7 +189,7 @@ void write_run_diff(std::ostream& os, const std::string& pa, const std::string& 
                  {"scopes", scopes},
                  {"op_types", ops},
                  {"notes", notes}};
-    os << doc.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    os << json_text(doc, 1) << "\n";
     return;
   }
   const bool md = o.format == "markdown" || o.format == "md";

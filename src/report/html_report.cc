@@ -11,6 +11,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "flopwise/json_text.h"
 #include "flopwise/llm.h"
 #include "flopwise/peak_memory.h"
 #include "flopwise/report.h"
@@ -310,7 +311,7 @@ void write_html(std::ostream& os, const Report& r, const Sweep* sweep, const std
                     {"__COMMON_JS__", html::kCommonJs},
                     {"__TITLE__", html_escape(r.path.substr(r.path.find_last_of('/') + 1))},
                     {"__CONV__", html_escape(r.convention)},
-                    {"__DATA__", html::script_json(data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))}});
+                    {"__DATA__", html::script_json(json_text(data))}});
 }
 
 }  // namespace flopwise

@@ -18,6 +18,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "flopwise/json_text.h"
 #include "flopwise/report.h"
 #include "flopwise/llm.h"
 #include "flopwise/peak_memory.h"
@@ -229,7 +230,7 @@ class JsonWriter {
   }
   void write_string(std::string_view s) {
     if (!plain(s)) {
-      put(nlohmann::json(std::string(s)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+      put(json_text(nlohmann::json(std::string(s))));
       return;
     }
     if (s.size() > kBufSize - 2) {

@@ -5,6 +5,7 @@
 // node by kind "node" and its name.
 #include <nlohmann/json.hpp>
 
+#include "flopwise/json_text.h"
 #include "flopwise/report.h"
 
 namespace flopwise {
@@ -34,7 +35,7 @@ void write_netron(std::ostream& os, const Report& r) {
               {"convention", r.convention},
               {"metadata", json::array()},
               {"metrics", metrics}};
-  os << doc.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  os << json_text(doc, 1) << "\n";
 }
 
 }  // namespace flopwise

@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "flopwise/llm.h"
+#include "flopwise/ops.h"
 #include "flopwise/peak_memory.h"
 #include "flopwise/roofline.h"
 #include "poly_text.h"
@@ -327,6 +328,24 @@ void append_param_dtypes(std::string& out, const NodeReport& n) {  // "uint8;int
       first = false;
     }
 }
+// A control-flow node whose bodies run products in several types: each type once, in DType order, joined by
+// '+' ("float16+float32"); nothing for any other node.
+void append_body_mac_dtypes(std::string& out, const Report& r, size_t node) {
+  auto it = r.body_work.find(node);
+  if (it == r.body_work.end() || !it->second) return;
+  uint32_t types = 0;
+  for (const BodyWork& w : *it->second)
+    if (w.mac_dtype != DType::Undefined && !(w.macs.known && w.macs.v == 0) && static_cast<size_t>(w.mac_dtype) < 32)
+      types |= 1u << static_cast<size_t>(w.mac_dtype);
+  bool first = true;
+  for (size_t t = 0; t < 32; ++t)
+    if (types & (1u << t)) {
+      if (!first) out += '+';
+      out += dtype_name(static_cast<DType>(t));
+      first = false;
+    }
+}
+
 }  // namespace
 
 void write_csv(std::ostream& os, const Report& r) {
@@ -358,18 +377,21 @@ void write_csv(std::ostream& os, const Report& r) {
         out += poly_text.dim_text(c->sym);
     }
     out += ',';
-    if (n.mac_dtype != DType::Undefined) out += dtype_name(n.mac_dtype);
+    const size_t index = static_cast<size_t>(&n - r.nodes.data());
+    if (n.mac_dtype != DType::Undefined)
+      out += dtype_name(n.mac_dtype);
+    else if (!r.body_work.empty())
+      append_body_mac_dtypes(out, r, index);
     out += ',';
     append_param_dtypes(out, n);
     if (r.roofline) {
-      double sec = 0;
-      bool compute = false;
-      if (node_bound(n, r.roofline->hw, &sec, &compute)) {
+      NodeBound b;
+      if (node_bound(r, index, r.roofline->hw, &b)) {
         char buf[32];
-        std::snprintf(buf, sizeof buf, "%.6g", sec);
+        std::snprintf(buf, sizeof buf, "%.6g", b.seconds);
         out += ',';
         out += buf;
-        out += compute ? ",compute" : ",memory";
+        out += b.compute_bound() ? ",compute" : ",memory";
       } else {
         out += ",,";
       }

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "flopwise/errors.h"
+#include "flopwise/ops.h"
 #include "flopwise/report.h"
 
 namespace flopwise {
@@ -112,6 +113,43 @@ bool node_bound(const NodeReport& n, const Hardware& hw, double* seconds, bool* 
   return true;
 }
 
+namespace {
+double peak_of(DType mac_dtype, const Hardware& hw) {
+  NodeReport probe;
+  probe.mac_dtype = mac_dtype;
+  const PeakType t = node_peak_type(probe, hw.tf32);
+  return t == PeakType::Count ? 0 : hw.peak[static_cast<size_t>(t)];
+}
+}  // namespace
+
+bool node_bound(const Report& r, size_t i, const Hardware& hw, NodeBound* out) {
+  *out = NodeBound{};
+  const NodeReport& n = r.nodes[i];
+  auto body = r.body_work.find(i);
+  const bool no_work = n.cost.flops.known && n.cost.flops.v == 0;
+  if (body == r.body_work.end() || (!body->second && no_work)) {
+    bool compute = false;
+    if (!node_bound(n, hw, &out->seconds, &compute)) return false;
+    out->compute_seconds = compute ? out->seconds : 0;
+    out->flops = static_cast<double>(n.cost.flops.v);
+    out->bytes = static_cast<double>(n.cost.memory_bytes.v);
+    return true;
+  }
+  if (!body->second) return false;  // its counts are no one body's: which precisions is not known
+  for (const BodyWork& w : *body->second) {
+    const double peak = peak_of(w.mac_dtype, hw);
+    if (!w.flops.known || !w.bytes.known || (w.flops.v > 0 && peak <= 0)) return false;
+    bool compute = false;
+    const double s = node_bound_seconds(static_cast<double>(w.flops.v), static_cast<double>(w.bytes.v), peak,
+                                        hw.bandwidth, &compute);
+    out->seconds += s;
+    if (compute) out->compute_seconds += s;
+    out->flops += static_cast<double>(w.flops.v);
+    out->bytes += static_cast<double>(w.bytes.v);
+  }
+  return true;
+}
+
 RooflineReport roofline(const Report& r, const Hardware& hw) {
   RooflineReport rf;
   rf.hw = hw;
@@ -123,20 +161,20 @@ RooflineReport roofline(const Report& r, const Hardware& hw) {
     for (const auto& c : s.children) walk(*c, s.name);
   };
   if (r.scopes) walk(*r.scopes, "");
-  for (const auto& n : r.nodes) {
-    const Count& f = n.cost.flops;
-    const Count& b = n.cost.memory_bytes;
-    double s = 0;
-    bool compute = false;
-    if (!node_bound(n, hw, &s, &compute)) {
+  for (size_t i = 0; i < r.nodes.size(); ++i) {
+    const NodeReport& n = r.nodes[i];
+    NodeBound b;
+    if (!node_bound(r, i, hw, &b)) {
       ++rf.unbounded_nodes;
       continue;
     }
+    const bool compute = b.compute_bound();
     auto add = [&](RooflineEntry& e) {
-      e.flops += static_cast<double>(f.v);
-      e.bytes += static_cast<double>(b.v);
-      e.seconds += s;
-      (compute ? e.compute_seconds : e.memory_seconds) += s;
+      e.flops += b.flops;
+      e.bytes += b.bytes;
+      e.seconds += b.seconds;
+      e.compute_seconds += b.compute_seconds;
+      e.memory_seconds += b.seconds - b.compute_seconds;
       ++e.nodes;
       ++(compute ? e.compute_bound : e.memory_bound);
     };

@@ -1,4 +1,5 @@
 // src/report/sweep.cc — evaluating a report's formulas over a grid of dims (flopwise/sweep.h).
+#include "flopwise/json_text.h"
 #include "flopwise/sweep.h"
 
 #include <algorithm>
@@ -176,7 +177,7 @@ void write_sweep(std::ostream& os, const Sweep& s, const Report& report, const s
                    return a;
                  }()},
                 {"rows", rows}};
-    os << doc.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    os << json_text(doc, 1) << "\n";
     return;
   }
   if (format == "csv") {

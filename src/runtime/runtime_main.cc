@@ -65,6 +65,7 @@
 
 #include "device_info.h"
 #include "flopwise/errors.h"
+#include "flopwise/json_text.h"
 #include "op_recorder.h"
 #include "torch_load.h"
 #include "torch_types.h"
@@ -546,7 +547,7 @@ int main(int argc, char** argv) {
     resp["error"] = {{"message", msg}};
     std::cerr << "flopwise-runtime: error: " << msg << "\n";
   }
-  std::cout << resp.dump() << "\n";
+  std::cout << flopwise::json_text(resp) << "\n";
   std::cout.flush();
   return code;
 }
