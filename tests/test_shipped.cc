@@ -334,6 +334,60 @@ TEST_CASE("weights used only inside If branches are counted with the branch, and
     }
 }
 
+TEST_CASE("Constant weights reaching their layer through Slice, Split, Gather, Concat, Cast... are params, once") {
+  // silero-vad v5 (spox, issue 31): LSTM weights kept as Constants and sliced per gate. The expected counts
+  // are the element counts of the generator's own arrays (models/shipped.py slice_weights).
+  auto e = expect_of("slice_weights");
+  flopwise::Analysis a = analyse_with(fwtest::model_path("shipped/slice_weights.onnx"), {});
+  check_params_by_dtype(a.report, e["params_by_dtype"]);
+  int64_t sources = 0;
+  for (const auto& [name, n] : e["params_by_source"].items()) sources += n.get<int64_t>();
+  CHECK(a.report.totals.params.v == sources);
+  // The LSTM's W, R and B are its weight_ih, weight_hh and biases, each read by three Slices: counted once.
+  int64_t matmul_gemm = 0;
+  for (const auto& n : a.report.nodes)
+    if (n.op == "MatMul" || n.op == "Gemm") matmul_gemm += macs_at(n.cost.macs, 3);
+  CHECK(matmul_gemm == 3 * e["matmul_gemm_macs_per_N"].get<int64_t>());
+  // The scalar exponent (a float Constant through Cast into Pow) is no weight: params are the sources alone.
+  CHECK(e["params_lstm"].get<int64_t>() == e["params_by_source"]["w_ih"].get<int64_t>() +
+                                               e["params_by_source"]["w_hh"].get<int64_t>() +
+                                               e["params_by_source"]["b_ih"].get<int64_t>() +
+                                               e["params_by_source"]["b_hh"].get<int64_t>());
+}
+
+TEST_CASE("an If whose condition is decided counts the weights of the path that runs; branch_params keeps all") {
+  // silero-vad legacy/v5 (issue 31): If(Equal(sr, 16000)) with a nested If in each branch; the expected counts
+  // are the generator's array sizes (models/shipped.py if_known_condition).
+  auto e = expect_of("if_known_condition");
+  const std::string path = fwtest::model_path("shipped/if_known_condition.onnx");
+  auto analyse_sr = [&](int64_t sr) {
+    flopwise::Pins pins;
+    if (sr > 0) pins.values["sr"] = {sr};
+    return flopwise::analyse(path, pins, flopwise::default_convention());
+  };
+  auto branches = [](const flopwise::Report& r) {
+    std::map<std::string, int64_t> by;
+    for (const auto& b : r.branch_params)
+      if (b.node == "rate") by[b.branch] = b.params.v;
+    return by;
+  };
+  const std::map<std::string, int64_t> every{{"then_branch", e["branch_params"]["then_branch"].get<int64_t>()},
+                                             {"else_branch", e["branch_params"]["else_branch"].get<int64_t>()}};
+  struct Case {
+    int64_t sr;
+    const char* params;
+    const char* macs;  // per row of x, "" where the branch is not decided
+  };
+  for (const Case& c : {Case{0, "params_unpinned_decided", ""}, Case{16000, "params_sr16000", "macs_per_N_sr16000"},
+                        Case{8000, "params_sr8000", "macs_per_N_sr8000"}}) {
+    CAPTURE(c.sr);
+    flopwise::Analysis a = analyse_sr(c.sr);
+    CHECK(a.report.totals.params.v == e[c.params].get<int64_t>());
+    CHECK(branches(a.report) == every);
+    if (*c.macs) CHECK(macs_at(a.report.totals.macs, 3) == 3 * e[c.macs].get<int64_t>());
+  }
+}
+
 TEST_CASE("ORT dynamic quantization: uint8 weights are params; integer and float MACs apart") {
   auto e = expect_of("dynamic_quant");
   flopwise::Analysis a = analyse_with(fwtest::model_path("shipped/dynamic_quant.onnx"), {});

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <functional>
+#include <optional>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -323,15 +325,151 @@ bool is_constant_node_output(const Graph& g, const Value& v) {
   return p.op == "Constant" && (p.domain.empty() || p.domain == "ai.onnx") && p.inputs.empty();
 }
 
+bool is_stored(const Graph& g, const Value& v) { return v.is_initializer || is_constant_node_output(g, v); }
+
+// Weights that reach their layer through layout-only ops (spox exports, silero-vad's LSTM: weight_ih sliced
+// per gate, the slices concatenated and unsqueezed into W). A stored tensor is a weight source of its graph
+// when a chain of Slice, Split, Gather of a constant index, Transpose, Reshape, Flatten, Squeeze/Unsqueeze,
+// Concat, Cast or Identity, fed by stored tensors only, ends in a layer's weight input (weight_slot). Each
+// graph's sources are found once, on first use, in time linear in its nodes.
+class WeightSources {
+ public:
+  bool is_source(const Graph& g, const Value& v) {
+    auto it = marks_.find(&g);
+    if (it == marks_.end()) it = marks_.emplace(&g, find(g)).first;
+    const size_t i = static_cast<size_t>(&v - g.values.data());
+    return i < it->second.size() && it->second[i];
+  }
+
+ private:
+  std::unordered_map<const Graph*, std::vector<uint8_t>> marks_;
+
+  // The inputs a layout-only op passes through (its data; every input of a Concat); empty for other ops.
+  static std::vector<int> passed(const Graph& g, const Node& n) {
+    if (!n.domain.empty() && n.domain != "ai.onnx") return {};
+    const std::string& op = n.op;
+    if (op == "Concat") return n.inputs;
+    if (n.inputs.empty()) return {};
+    if (op == "Gather") {  // a row of a table: the index must be a constant
+      if (n.inputs.size() < 2 || n.inputs[1] < 0) return {};
+      const Value& idx = g.values[static_cast<size_t>(n.inputs[1])];
+      return is_stored(g, idx) || idx.data ? std::vector<int>{n.inputs[0]} : std::vector<int>{};
+    }
+    if (op == "Slice" || op == "Split" || op == "Transpose" || op == "Reshape" || op == "Flatten" || op == "Squeeze" ||
+        op == "Unsqueeze" || op == "Cast" || op == "CastLike" || op == "Identity")
+      return {n.inputs[0]};
+    return {};
+  }
+
+  static std::vector<uint8_t> find(const Graph& g) {
+    const size_t nv = g.values.size();
+    enum : uint8_t { kUnseen, kNo, kYes, kBusy };
+    std::vector<uint8_t> state(nv, kUnseen), marked(nv, 0);
+    // Whether value vi is stored tensors through layout-only ops (memoised; a cycle or a chain past 64 ops
+    // is not).
+    std::function<bool(int, int)> rooted = [&](int vi, int depth) -> bool {
+      if (vi < 0 || static_cast<size_t>(vi) >= nv) return false;
+      uint8_t& st = state[static_cast<size_t>(vi)];
+      if (st == kYes || st == kNo || st == kBusy) return st == kYes;
+      const Value& v = g.values[static_cast<size_t>(vi)];
+      if (is_stored(g, v)) return (st = kYes) == kYes;
+      if (depth > 64 || v.producer < 0 || static_cast<size_t>(v.producer) >= g.nodes.size()) {
+        st = kNo;
+        return false;
+      }
+      const std::vector<int> in = passed(g, g.nodes[static_cast<size_t>(v.producer)]);
+      st = kBusy;
+      bool ok = !in.empty();
+      for (int i : in)
+        if (ok && !rooted(i, depth + 1)) ok = false;
+      st = ok ? kYes : kNo;
+      return ok;
+    };
+    std::vector<int> stack;
+    auto mark = [&](int root) {  // the stored tensors under a rooted value
+      stack.assign(1, root);
+      while (!stack.empty()) {
+        const int vi = stack.back();
+        stack.pop_back();
+        if (vi < 0 || marked[static_cast<size_t>(vi)]) continue;
+        marked[static_cast<size_t>(vi)] = 1;
+        const Value& v = g.values[static_cast<size_t>(vi)];
+        if (is_stored(g, v) || v.producer < 0) continue;
+        for (int i : passed(g, g.nodes[static_cast<size_t>(v.producer)])) stack.push_back(i);
+      }
+    };
+    for (const Node& n : g.nodes) {
+      if (!passed(g, n).empty()) continue;  // a layout op is a link of a chain, not its end
+      for (size_t s = 0; s < n.inputs.size(); ++s) {
+        const int vi = n.inputs[s];
+        if (vi < 0 || !weight_slot(n, s) || is_stored(g, g.values[static_cast<size_t>(vi)])) continue;
+        if (rooted(vi, 0)) mark(vi);
+      }
+    }
+    std::vector<uint8_t> sources(nv, 0);
+    for (size_t i = 0; i < nv; ++i) sources[i] = marked[i] && is_stored(g, g.values[i]);
+    return sources;
+  }
+};
+
+// The body an If runs when its condition is known in the inference that typed `g` ("then_branch" or
+// "else_branch"), else nullptr: any other node, an unknown condition.
+const char* decided_branch(const Graph& g, const Node& n) {
+  if (n.op != "If" || !(n.domain.empty() || n.domain == "ai.onnx") || n.inputs.empty() || n.inputs[0] < 0) return nullptr;
+  const Value& c = g.values[static_cast<size_t>(n.inputs[0])];
+  if (!c.data || c.data->size() != 1) return nullptr;
+  std::optional<int64_t> v;
+  if (c.data->is_float)
+    v = c.data->floats[0] != 0;
+  else
+    v = c.data->ints[0].maybe_value();
+  if (!v) return nullptr;
+  return *v ? "then_branch" : "else_branch";
+}
+
+// Calls f(attribute name, body) for each body of `n`; with `only_run`, an If whose condition is decided gives
+// only the body that runs.
+template <class F>
+void for_each_body(const Graph& g, const Node& n, bool only_run, const F& f) {
+  const char* taken = only_run ? decided_branch(g, n) : nullptr;
+  for (const auto& [attr, a] : n.attrs) {
+    if (taken && attr != taken) continue;
+    for (int gi : a.graphs)
+      if (gi >= 0 && static_cast<size_t>(gi) < n.subgraphs.size()) f(attr, *n.subgraphs[static_cast<size_t>(gi)]);
+  }
+}
+
+// A Constant node's output in a body the shape pass did not enter (the branch of a decided If that does not
+// run): typed from its `value` attribute, so the branch's weights can still be listed. nullopt for anything
+// else, or a value already typed.
+std::optional<Value> typed_from_attribute(const Graph& g, const Value& v) {
+  if (v.dtype != DType::Undefined || !is_constant_node_output(g, v)) return std::nullopt;
+  const Node& p = g.nodes[static_cast<size_t>(v.producer)];
+  auto it = p.attrs.find("value");
+  if (it == p.attrs.end() || it->second.kind != Attribute::Kind::Tensor) return std::nullopt;
+  Value t;
+  t.producer = v.producer;
+  t.dtype = it->second.tensor.dtype;
+  std::vector<Dim> dims;
+  for (int64_t d : it->second.tensor.dims) {
+    if (d < 0) return std::nullopt;
+    dims.emplace_back(d);
+  }
+  t.shape = Shape(std::move(dims));
+  return t;
+}
+
 enum class Role { None, Param, Buffer };
-Role stored_role(const Graph& g, const Value& v, const Node& user, size_t slot);
+// `t`: the tensor's type where it is not on `v` itself (typed_from_attribute); `v` otherwise.
+Role stored_role(const Graph& g, const Value& v, const Node& user, size_t slot, WeightSources& sources, const Value& t);
 
 // The stored tensors a control-flow body reads (its own initializers and Constants, and the enclosing
-// graphs' through outer references), each once, with its role; nested bodies too. `top_seen` marks the
-// top graph's values already counted; `local_seen` the bodies' own.
-template <class F>
-void walk_branch_weights(const Graph& body, const Graph& top, std::vector<bool>& top_seen,
-                         std::set<const Value*>& local_seen, const F& add) {
+// graphs' through outer references), nested bodies too; with `only_run`, a nested If whose condition is
+// decided contributes the body that runs. `claim(graph, value)` says whether a tensor is counted here (not
+// seen before; it records it); `add(value, role)` counts it, the value typed where the shape pass did not
+// reach it.
+template <class Claim, class Add>
+void walk_branch_weights(const Graph& body, bool only_run, WeightSources& sources, const Claim& claim, const Add& add) {
   for (const Node& bn : body.nodes) {
     for (size_t s = 0; s < bn.inputs.size(); ++s) {
       if (bn.inputs[s] < 0) continue;
@@ -344,43 +482,38 @@ void walk_branch_weights(const Graph& body, const Graph& top, std::vector<bool>&
         if (idx < 0) break;
         v = &where->values[static_cast<size_t>(idx)];
       }
-      if (idx < 0 || v->is_outer) continue;
-      if (where == &top) {
-        if (top_seen[static_cast<size_t>(idx)]) continue;
-      } else if (local_seen.count(v)) {
-        continue;
-      }
-      Role role = stored_role(*where, *v, bn, s);
-      if (role == Role::None) continue;
-      if (where == &top)
-        top_seen[static_cast<size_t>(idx)] = true;
-      else
-        local_seen.insert(v);
-      add(*v, role);
+      if (idx < 0 || v->is_outer || !is_stored(*where, *v)) continue;
+      const std::optional<Value> typed = typed_from_attribute(*where, *v);
+      const Value& tv = typed ? *typed : *v;
+      const Role role = stored_role(*where, *v, bn, s, sources, tv);
+      if (role == Role::None || !claim(*where, *v)) continue;
+      add(tv, role);
     }
-    for (const auto& sg : bn.subgraphs) walk_branch_weights(*sg, top, top_seen, local_seen, add);
+    for_each_body(body, bn, only_run,
+                  [&](const std::string&, const Graph& sg) { walk_branch_weights(sg, only_run, sources, claim, add); });
   }
 }
 // The role of a stored tensor (an initializer, or a Constant node's output) as input `slot` of `user`.
-Role stored_role(const Graph& g, const Value& v, const Node& user, size_t slot) {
+Role stored_role(const Graph& g, const Value& v, const Node& user, size_t slot, WeightSources& sources, const Value& t) {
   const bool constant = is_constant_node_output(g, v);
   if (!v.is_initializer && !constant) return Role::None;
   if (v.is_buffer) return Role::Buffer;
   if (const auto* q = quant_weight_slots(user))
     return std::find(q->begin(), q->end(), slot) != q->end() ? Role::Param : Role::None;
-  if (!is_float(v.dtype)) return Role::None;
+  if (!is_float(t.dtype)) return Role::None;
   if (user.op == "BatchNormalization" && user.domain.empty() && (slot == 3 || slot == 4)) return Role::Buffer;
   // A scalar (an epsilon, a quantizer's scale, tf2onnx's folded constants) is a param only where a layer
   // keeps a weight.
-  if (v.shape.rank_known && v.shape.rank() == 0 && !weight_slot(user, slot)) return Role::None;
+  if (t.shape.rank_known && t.shape.rank() == 0 && !weight_slot(user, slot)) return Role::None;
   if (v.is_initializer) return Role::Param;
-  // A Constant: a weight where a layer keeps one, or a tensor (not a scalar) applied elementwise to
-  // activations (a decomposed norm's scale and shift, a Linear's bias add).
-  if (!v.shape.rank_known || v.shape.rank() == 0) return Role::None;
-  if (weight_slot(user, slot)) return Role::Param;
+  // A Constant: a weight where a layer keeps one, directly or through layout-only ops (WeightSources), or a
+  // tensor (not a scalar) applied elementwise to activations (a decomposed norm's scale and shift, a Linear's
+  // bias add).
+  if (!t.shape.rank_known || t.shape.rank() == 0) return Role::None;
+  if (weight_slot(user, slot) || sources.is_source(g, v)) return Role::Param;
   if ((user.op == "Add" || user.op == "Mul" || user.op == "Sub" || user.op == "Div") && user.domain.empty() &&
       user.inputs.size() == 2) {
-    const Count n = v.shape.numel_count();
+    const Count n = t.shape.numel_count();
     const int other = user.inputs[1 - std::min<size_t>(slot, 1)];
     if (!n.known || n.v < 2 || other < 0) return Role::None;
     const Value& o = g.values[static_cast<size_t>(other)];
@@ -502,6 +635,7 @@ Report build_report(const Model& model, InferResult infer, const Convention& con
   bool scope_cut = false;  // a node's scope was deeper than limits().max_scope_depth
   std::vector<DtypeCounts> by_dtype(static_cast<size_t>(DType::BFloat16) + 1);
   std::set<const Value*> local_seen;  // control-flow bodies' own stored tensors already counted
+  WeightSources sources;              // Constants that reach a layer through layout-only ops
   std::vector<std::string> unsplit_nodes;  // control-flow nodes whose MACs no one body's precisions account for
   // --causal: 1 at a score product (QKᵀ), 2 at an AV product.
   std::vector<uint8_t> causal_at;
@@ -554,27 +688,44 @@ Report build_report(const Model& model, InferResult infer, const Convention& con
       if (!v.synthetic) mem += bytes(vi);
       if (seen_value[vi]) continue;
       seen_value[vi] = true;
-      Role role = stored_role(g, v, n, s);
+      Role role = stored_role(g, v, n, s, sources, v);
       if (role != Role::None) count_stored(v, role);
     }
     for (int o : n.outputs)
       if (o >= 0) mem += bytes(o);
-    // Weights used only inside control-flow bodies (scripted exports, spox): counted with the node, by branch.
+    // Weights used only inside control-flow bodies (scripted exports, spox): counted with the node. `params`
+    // takes the bodies that run (an If whose condition is decided: its branch, and so inward); branch_params
+    // lists every body's, whichever runs.
     if (!n.subgraphs.empty()) {
-      auto add_param = [&](const Value& v, Role role, const std::string& branch) {
-        const Count numel = count_stored(v, role);
-        if (role == Role::Buffer) return;
-        mem += numel * Count{dtype_size(v.dtype)};
-        auto it = std::find_if(r.branch_params.begin(), r.branch_params.end(),
-                               [&](const BranchParams& b) { return b.node == n.name && b.branch == branch; });
-        if (it == r.branch_params.end()) it = r.branch_params.insert(r.branch_params.end(), BranchParams{n.name, branch, Count{}});
-        it->params += numel;
+      auto unseen = [&](const Graph& where, const Value& v) {
+        return &where == &g ? !seen_value[static_cast<size_t>(&v - g.values.data())] : local_seen.count(&v) == 0;
       };
-      for (const auto& [attr, a] : n.attrs)
-        for (int gi : a.graphs)
-          if (gi >= 0 && static_cast<size_t>(gi) < n.subgraphs.size())
-            walk_branch_weights(*n.subgraphs[static_cast<size_t>(gi)], g, seen_value, local_seen,
-                                [&, &attr = attr](const Value& v, Role role) { add_param(v, role, attr); });
+      std::set<const Value*> listed;  // each tensor once in this node's branch_params
+      for_each_body(g, n, false, [&](const std::string& branch, const Graph& body) {
+        auto list = [&](const Graph& where, const Value& v) { return unseen(where, v) && listed.insert(&v).second; };
+        walk_branch_weights(body, false, sources, list, [&](const Value& v, Role role) {
+          if (role == Role::Buffer) return;
+          auto it = std::find_if(r.branch_params.begin(), r.branch_params.end(),
+                                 [&](const BranchParams& b) { return b.node == n.name && b.branch == branch; });
+          if (it == r.branch_params.end())
+            it = r.branch_params.insert(r.branch_params.end(), BranchParams{n.name, branch, Count{}});
+          it->params += v.shape.numel_count();
+        });
+      });
+      auto claim = [&](const Graph& where, const Value& v) {
+        if (!unseen(where, v)) return false;
+        if (&where == &g)
+          seen_value[static_cast<size_t>(&v - g.values.data())] = true;
+        else
+          local_seen.insert(&v);
+        return true;
+      };
+      for_each_body(g, n, true, [&](const std::string&, const Graph& body) {
+        walk_branch_weights(body, true, sources, claim, [&](const Value& v, Role role) {
+          const Count numel = count_stored(v, role);
+          if (role != Role::Buffer) mem += numel * Count{dtype_size(v.dtype)};
+        });
+      });
     }
     nr.cost.memory_bytes = mem;
 
