@@ -18,6 +18,7 @@
 namespace {
 
 using flopwise::Dim;
+namespace fs = std::filesystem;
 using Bindings = std::vector<std::pair<std::string, int64_t>>;
 
 flopwise::Analysis analyse_with(const std::string& path, const Bindings& dims) {
@@ -385,6 +386,48 @@ TEST_CASE("an If whose condition is decided counts the weights of the path that 
     CHECK(a.report.totals.params.v == e[c.params].get<int64_t>());
     CHECK(branches(a.report) == every);
     if (*c.macs) CHECK(macs_at(a.report.totals.macs, 3) == 3 * e[c.macs].get<int64_t>());
+  }
+}
+
+TEST_CASE("silero-vad v5 (spox) and legacy (torch 1.12), as users have them: params that run, every branch's") {
+  // The public files of the npm package @ricky0123/vad-web 0.0.31 (sha256-pinned), fetched on first use by
+  // models/silero_expect.py, which also computes the expected params from the files' own arrays (issue 31,
+  // points 3 and 4; its docstring states the rule). Skipped where the npm registry cannot be reached.
+  static const std::string dir = [] {
+    const std::string d = fwtest::binary_dir() + "/silero";
+    if (!fs::exists(d + "/expect.json")) {
+      const std::string cmd = "timeout 300 /usr/bin/python3 " + std::string(FLOPWISE_SOURCE_DIR) +
+                              "/models/silero_expect.py --dir " + d + " --out " + d + "/expect.json > " +
+                              fwtest::binary_dir() + "/silero.log 2>&1";
+      if (std::system(cmd.c_str()) != 0 || !fs::exists(d + "/expect.json")) return std::string();
+    }
+    return d;
+  }();
+  if (dir.empty()) {
+    MESSAGE("skipped: the silero-vad files could not be fetched (see silero.log in the build directory)");
+    return;
+  }
+  const auto expect = nlohmann::json::parse(fwtest::slurp(dir + "/expect.json"));
+  // The committed figures (models/silero/expect.json) are the same computation: the files did not change.
+  CHECK(expect["models"] == nlohmann::json::parse(fwtest::slurp(fwtest::model_path("silero/expect.json")))["models"]);
+  for (const char* file : {"silero_vad_v5.onnx", "silero_vad_legacy.onnx"}) {
+    CAPTURE(file);
+    const auto& e = expect["models"][file];
+    std::map<std::string, std::map<std::string, int64_t>> every;
+    for (const auto& [node, branches] : e["branch_params"].items())
+      for (const auto& [branch, n] : branches.items()) every[node][branch] = n.get<int64_t>();
+    for (int64_t sr : {0, 16000, 8000}) {
+      CAPTURE(sr);
+      flopwise::Pins pins;
+      if (sr) pins.values["sr"] = {sr};
+      flopwise::Analysis a = flopwise::analyse(dir + "/" + file, pins, flopwise::default_convention());
+      const int64_t want = sr ? e["pinned"]["sr=" + std::to_string(sr)]["params_path_that_runs"].get<int64_t>()
+                              : e["params_unpinned_decided"].get<int64_t>();
+      CHECK(a.report.totals.params.v == want);
+      std::map<std::string, std::map<std::string, int64_t>> got;
+      for (const auto& b : a.report.branch_params) got[b.node][b.branch] = b.params.v;
+      CHECK(got == every);
+    }
   }
 }
 

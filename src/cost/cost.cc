@@ -328,21 +328,32 @@ bool is_constant_node_output(const Graph& g, const Value& v) {
 bool is_stored(const Graph& g, const Value& v) { return v.is_initializer || is_constant_node_output(g, v); }
 
 // Weights that reach their layer through layout-only ops (spox exports, silero-vad's LSTM: weight_ih sliced
-// per gate, the slices concatenated and unsqueezed into W). A stored tensor is a weight source of its graph
-// when a chain of Slice, Split, Gather of a constant index, Transpose, Reshape, Flatten, Squeeze/Unsqueeze,
-// Concat, Cast or Identity, fed by stored tensors only, ends in a layer's weight input (weight_slot). Each
-// graph's sources are found once, on first use, in time linear in its nodes.
+// per gate, the slices concatenated and unsqueezed into W). A stored tensor is a weight source when a chain of
+// Slice, Split, Gather of a constant index, Transpose, Reshape, Flatten, Squeeze/Unsqueeze, Concat, Cast or
+// Identity, fed by stored tensors only, ends in a layer's weight input (weight_slot). Chains cross into
+// control-flow bodies through outer references (silero-vad v5 slices in a nested If's body the Constants of
+// the enclosing branch). Every graph of the model is scanned once, in time linear in its nodes.
 class WeightSources {
  public:
-  bool is_source(const Graph& g, const Value& v) {
-    auto it = marks_.find(&g);
-    if (it == marks_.end()) it = marks_.emplace(&g, find(g)).first;
-    const size_t i = static_cast<size_t>(&v - g.values.data());
-    return i < it->second.size() && it->second[i];
-  }
+  explicit WeightSources(const Graph& top) { scan(top); }
+  bool is_source(const Value& v) const { return sources_.count(&v) != 0; }
 
  private:
-  std::unordered_map<const Graph*, std::vector<uint8_t>> marks_;
+  enum : uint8_t { kUnseen, kNo, kYes, kBusy };
+  struct Marks {
+    std::vector<uint8_t> state, marked;  // per value: rooted (kYes/kNo); its sources marked
+  };
+  std::unordered_map<const Graph*, Marks> marks_;
+  std::unordered_set<const Value*> sources_;
+
+  Marks& marks_of(const Graph& g) {
+    Marks& m = marks_[&g];
+    if (m.state.size() != g.values.size()) {
+      m.state.assign(g.values.size(), kUnseen);
+      m.marked.assign(g.values.size(), 0);
+    }
+    return m;
+  }
 
   // The inputs a layout-only op passes through (its data; every input of a Concat); empty for other ops.
   static std::vector<int> passed(const Graph& g, const Node& n) {
@@ -361,54 +372,62 @@ class WeightSources {
     return {};
   }
 
-  static std::vector<uint8_t> find(const Graph& g) {
-    const size_t nv = g.values.size();
-    enum : uint8_t { kUnseen, kNo, kYes, kBusy };
-    std::vector<uint8_t> state(nv, kUnseen), marked(nv, 0);
-    // Whether value vi is stored tensors through layout-only ops (memoised; a cycle or a chain past 64 ops
-    // is not).
-    std::function<bool(int, int)> rooted = [&](int vi, int depth) -> bool {
-      if (vi < 0 || static_cast<size_t>(vi) >= nv) return false;
-      uint8_t& st = state[static_cast<size_t>(vi)];
-      if (st == kYes || st == kNo || st == kBusy) return st == kYes;
-      const Value& v = g.values[static_cast<size_t>(vi)];
-      if (is_stored(g, v)) return (st = kYes) == kYes;
-      if (depth > 64 || v.producer < 0 || static_cast<size_t>(v.producer) >= g.nodes.size()) {
-        st = kNo;
-        return false;
-      }
+  // Whether value vi of g is stored tensors through layout-only ops, an outer reference followed out to the
+  // graph that holds it (memoised per graph; a cycle or a chain past 64 links is not).
+  bool rooted(const Graph& g, int vi, int depth) {
+    Marks& m = marks_of(g);
+    if (vi < 0 || static_cast<size_t>(vi) >= g.values.size()) return false;
+    const uint8_t st = m.state[static_cast<size_t>(vi)];
+    if (st != kUnseen) return st == kYes;
+    const Value& v = g.values[static_cast<size_t>(vi)];
+    bool ok = false;
+    m.state[static_cast<size_t>(vi)] = kBusy;
+    if (is_stored(g, v)) {
+      ok = true;
+    } else if (depth <= 64 && v.is_outer && g.parent) {
+      ok = rooted(*g.parent, g.parent->find(v.name), depth + 1);
+    } else if (depth <= 64 && v.producer >= 0 && static_cast<size_t>(v.producer) < g.nodes.size()) {
       const std::vector<int> in = passed(g, g.nodes[static_cast<size_t>(v.producer)]);
-      st = kBusy;
-      bool ok = !in.empty();
+      ok = !in.empty();
       for (int i : in)
-        if (ok && !rooted(i, depth + 1)) ok = false;
-      st = ok ? kYes : kNo;
-      return ok;
-    };
-    std::vector<int> stack;
-    auto mark = [&](int root) {  // the stored tensors under a rooted value
-      stack.assign(1, root);
-      while (!stack.empty()) {
-        const int vi = stack.back();
-        stack.pop_back();
-        if (vi < 0 || marked[static_cast<size_t>(vi)]) continue;
-        marked[static_cast<size_t>(vi)] = 1;
-        const Value& v = g.values[static_cast<size_t>(vi)];
-        if (is_stored(g, v) || v.producer < 0) continue;
-        for (int i : passed(g, g.nodes[static_cast<size_t>(v.producer)])) stack.push_back(i);
-      }
-    };
-    for (const Node& n : g.nodes) {
-      if (!passed(g, n).empty()) continue;  // a layout op is a link of a chain, not its end
-      for (size_t s = 0; s < n.inputs.size(); ++s) {
-        const int vi = n.inputs[s];
-        if (vi < 0 || !weight_slot(n, s) || is_stored(g, g.values[static_cast<size_t>(vi)])) continue;
-        if (rooted(vi, 0)) mark(vi);
+        if (ok && !rooted(g, i, depth + 1)) ok = false;
+    }
+    marks_of(g).state[static_cast<size_t>(vi)] = ok ? kYes : kNo;  // marks_ may have grown: look it up again
+    return ok;
+  }
+
+  // Records the stored tensors under a rooted value as sources.
+  void mark(const Graph& g0, int root) {
+    std::vector<std::pair<const Graph*, int>> stack{{&g0, root}};
+    while (!stack.empty()) {
+      auto [g, vi] = stack.back();
+      stack.pop_back();
+      if (vi < 0 || static_cast<size_t>(vi) >= g->values.size()) continue;
+      Marks& m = marks_of(*g);
+      if (m.marked[static_cast<size_t>(vi)]) continue;
+      m.marked[static_cast<size_t>(vi)] = 1;
+      const Value& v = g->values[static_cast<size_t>(vi)];
+      if (is_stored(*g, v)) {
+        sources_.insert(&v);
+      } else if (v.is_outer && g->parent) {
+        stack.emplace_back(g->parent, g->parent->find(v.name));
+      } else if (v.producer >= 0 && static_cast<size_t>(v.producer) < g->nodes.size()) {
+        for (int i : passed(*g, g->nodes[static_cast<size_t>(v.producer)])) stack.emplace_back(g, i);
       }
     }
-    std::vector<uint8_t> sources(nv, 0);
-    for (size_t i = 0; i < nv; ++i) sources[i] = marked[i] && is_stored(g, g.values[i]);
-    return sources;
+  }
+
+  void scan(const Graph& g) {
+    for (const Node& n : g.nodes) {
+      if (passed(g, n).empty()) {  // a layout op is a link of a chain, not its end
+        for (size_t s = 0; s < n.inputs.size(); ++s) {
+          const int vi = n.inputs[s];
+          if (vi < 0 || !weight_slot(n, s) || is_stored(g, g.values[static_cast<size_t>(vi)])) continue;
+          if (rooted(g, vi, 0)) mark(g, vi);
+        }
+      }
+      for (const auto& sg : n.subgraphs) scan(*sg);
+    }
   }
 };
 
@@ -510,7 +529,7 @@ Role stored_role(const Graph& g, const Value& v, const Node& user, size_t slot, 
   // tensor (not a scalar) applied elementwise to activations (a decomposed norm's scale and shift, a Linear's
   // bias add).
   if (!t.shape.rank_known || t.shape.rank() == 0) return Role::None;
-  if (weight_slot(user, slot) || sources.is_source(g, v)) return Role::Param;
+  if (weight_slot(user, slot) || sources.is_source(v)) return Role::Param;
   if ((user.op == "Add" || user.op == "Mul" || user.op == "Sub" || user.op == "Div") && user.domain.empty() &&
       user.inputs.size() == 2) {
     const Count n = t.shape.numel_count();
@@ -635,7 +654,7 @@ Report build_report(const Model& model, InferResult infer, const Convention& con
   bool scope_cut = false;  // a node's scope was deeper than limits().max_scope_depth
   std::vector<DtypeCounts> by_dtype(static_cast<size_t>(DType::BFloat16) + 1);
   std::set<const Value*> local_seen;  // control-flow bodies' own stored tensors already counted
-  WeightSources sources;              // Constants that reach a layer through layout-only ops
+  WeightSources sources(g);           // Constants that reach a layer through layout-only ops
   std::vector<std::string> unsplit_nodes;  // control-flow nodes whose MACs no one body's precisions account for
   // --causal: 1 at a score product (QKᵀ), 2 at an AV product.
   std::vector<uint8_t> causal_at;
