@@ -334,7 +334,8 @@ nlohmann::json cli_json(const std::string& args, const std::filesystem::path& di
 }
 
 // A report's total `key` from a separate run of the CLI at these dims.
-int64_t total_at(const std::string& model, const std::string& dims, const char* key, const std::filesystem::path& dir) {
+int64_t total_at(const std::string& model, const std::string& dims, const char* key,
+                 const std::filesystem::path& dir) {
   nlohmann::json j = cli_json(model + " " + dims, dir);
   REQUIRE(j["totals"]["uncounted_nodes"] == 0);
   return j["totals"][key].get<int64_t>();
@@ -370,7 +371,8 @@ TEST_CASE("--generate --format json: the llm key's cache and totals equal the se
     CAPTURE(key);
     const int64_t pre = total_at(m, "--dim batch=3 --dim seq=6 --dim past=0", key, dir);
     int64_t dec = 0;
-    for (int64_t p = 6; p <= 8; ++p) dec += total_at(m, "--dim batch=3 --dim seq=1 --dim past=" + std::to_string(p), key, dir);
+    for (int64_t p = 6; p <= 8; ++p)
+      dec += total_at(m, "--dim batch=3 --dim seq=1 --dim past=" + std::to_string(p), key, dir);
     CHECK(g["prefill"][key] == pre);
     CHECK(g["decode"][key] == dec);
     CHECK(g["total"][key] == pre + dec);
@@ -399,7 +401,8 @@ TEST_CASE("--generate --format json: the llm key's cache and totals equal the se
   for (const char* f : {"csv", "netron"}) {
     fwtest::CliRun r = fwtest::run_cli(m + " --prompt 6 --generate 4 --format " + f, dir);
     CHECK(r.code == 2);
-    CHECK(r.err.find("--generate writes text, json, markdown or html, not " + std::string(f)) != std::string::npos);
+    CHECK(r.err.find("--generate writes text, json, markdown or html, not " + std::string(f)) !=
+          std::string::npos);
   }
   // Without LLM options there is no llm key.
   CHECK_FALSE(cli_json(m + " --dim batch=3", dir).contains("llm"));
@@ -419,7 +422,8 @@ TEST_CASE("--phase decode --format json: the phase and the cache's bytes per tok
   CHECK(u["llm"]["kv_cache"]["bytes_per_token"] == "1024*batch");  // 2 * 2 * 4 * 16 * 4
 }
 
-TEST_CASE("--generate --format json without a cache: kv_cache null, the totals the forwards over each prefix") {
+TEST_CASE(
+    "--generate --format json without a cache: kv_cache null, the totals the forwards over each prefix") {
   auto dir = fwtest::scratch_dir("llm_json_nocache");
   const std::string m = fwtest::model_path("shipped/llama_nocache.onnx");
   nlohmann::json j = cli_json(m + " --prompt 6 --generate 4 --dim batch=3", dir);
@@ -430,7 +434,8 @@ TEST_CASE("--generate --format json without a cache: kv_cache null, the totals t
   CHECK(g["decode_step"]["dim"] == "seq");
   // Forwards over 6 (the prefill), then 7, 8 and 9 tokens, each a report run on its own.
   int64_t total = 0;
-  for (int64_t s = 6; s <= 9; ++s) total += total_at(m, "--dim batch=3 --dim seq=" + std::to_string(s), "flops", dir);
+  for (int64_t s = 6; s <= 9; ++s)
+    total += total_at(m, "--dim batch=3 --dim seq=" + std::to_string(s), "flops", dir);
   CHECK(g["total"]["flops"] == total);
   CHECK(g["total"]["macs"] == macs(4, 3, 6, 0) + macs(4, 3, 7, 0) + macs(4, 3, 8, 0) + macs(4, 3, 9, 0));
 }
@@ -446,9 +451,9 @@ Checked check_llm(const std::string& model, const std::string& toml, const std::
   auto dir = fwtest::scratch_dir(tag);
   std::ofstream(dir / "budget.toml") << toml;
   std::filesystem::remove(dir / "junit.xml");
-  fwtest::CliRun r = fwtest::run_cli(
-      "check \"" + model + "\" --budget \"" + (dir / "budget.toml").string() + "\" --junit \"" + (dir / "junit.xml").string() + "\"",
-      dir);
+  fwtest::CliRun r = fwtest::run_cli("check \"" + model + "\" --budget \"" + (dir / "budget.toml").string() +
+                                         "\" --junit \"" + (dir / "junit.xml").string() + "\"",
+                                     dir);
   return {r.code, r.out, r.err, fwtest::slurp(dir / "junit.xml")};
 }
 
@@ -470,11 +475,13 @@ TEST_CASE("budget: limits on KV bytes and a generation's totals pass at, fail ju
   CAPTURE(at.err);
   CHECK(at.code == 0);
   CHECK(at.out.find("all 3 limits hold") != std::string::npos);
-  CHECK(at.junit.find("name=\"llm kv_bytes_per_token &lt;= " + std::to_string(per_token) + "\"/>") != std::string::npos);
+  CHECK(at.junit.find("name=\"llm kv_bytes_per_token &lt;= " + std::to_string(per_token) + "\"/>") !=
+        std::string::npos);
   Checked under = check_llm(m, budget(-1), "llm_budget_under");
   CHECK(under.code == 1);
   CHECK(under.out.find("3 of 3 limits fail") != std::string::npos);
-  CHECK(under.out.find("llm kv_bytes_end: " + std::to_string(end) + " > " + std::to_string(end - 1)) != std::string::npos);
+  CHECK(under.out.find("llm kv_bytes_end: " + std::to_string(end) + " > " + std::to_string(end - 1)) !=
+        std::string::npos);
   CHECK(under.junit.find("<failure ") != std::string::npos);
 
   // A phase: the total limits apply to one decode step at past = 127 (batch 1).
@@ -482,19 +489,23 @@ TEST_CASE("budget: limits on KV bytes and a generation's totals pass at, fail ju
   CHECK(check_llm(m, dec + std::to_string(macs(2, 1, 1, 127)) + "\n", "llm_budget_phase").code == 0);
   CHECK(check_llm(m, dec + std::to_string(macs(2, 1, 1, 127) - 1) + "\n", "llm_budget_phase_over").code == 1);
   // The phase binds seq = 1: a [dims] seq contradicts it (bad input).
-  Checked clash = check_llm(m, "[dims]\nseq = 4\n[llm]\nphase = \"decode\"\n[limits]\nmacs = 1\n", "llm_budget_clash");
+  Checked clash =
+      check_llm(m, "[dims]\nseq = 4\n[llm]\nphase = \"decode\"\n[limits]\nmacs = 1\n", "llm_budget_clash");
   CHECK(clash.code == 2);
   CHECK(clash.err.find("[llm]") != std::string::npos);
 
   // A model without a KV cache: its cache limit fails with the reason (the model changed, not the budget).
-  Checked none = check_llm(fwtest::model_path("shipped/llama_nocache.onnx"),
-                           "[dims]\nbatch = 1\n[limits]\nkv_bytes_per_token = \"1M\"\n", "llm_budget_nocache");
+  Checked none =
+      check_llm(fwtest::model_path("shipped/llama_nocache.onnx"),
+                "[dims]\nbatch = 1\n[limits]\nkv_bytes_per_token = \"1M\"\n", "llm_budget_nocache");
   CHECK(none.code == 1);
   CHECK(none.out.find("the model has no KV cache") != std::string::npos);
   // A generation's limit without [llm] prompt and generate is an error of the budget file, with its line.
-  Checked nogen = check_llm(m, "[dims]\nbatch = 1\n[limits]\nmacs = \"1G\"\ngeneration_flops = \"1G\"\n", "llm_budget_nogen");
+  Checked nogen = check_llm(m, "[dims]\nbatch = 1\n[limits]\nmacs = \"1G\"\ngeneration_flops = \"1G\"\n",
+                            "llm_budget_nogen");
   CHECK(nogen.code == 2);
-  CHECK(nogen.err.find("budget.toml:5: [limits] generation_flops: a generation's figure") != std::string::npos);
+  CHECK(nogen.err.find("budget.toml:5: [limits] generation_flops: a generation's figure") !=
+        std::string::npos);
   CHECK(check_llm(m, "[llm]\nprompt = 6\n", "llm_budget_half").code == 2);
   CHECK(check_llm(m, "[llm]\nphase = \"decode\"\nprompt = 6\ngenerate = 2\n", "llm_budget_both").code == 2);
   // Unbound batch: bytes per token are a formula, which cannot be shown to hold.
@@ -507,13 +518,19 @@ TEST_CASE("budget: a saved report's llm key is read back; it must be of the budg
   auto dir = fwtest::scratch_dir("llm_budget_saved");
   const std::string m = fwtest::model_path("shipped/llama_gqa.onnx");
   const std::string saved = (dir / "saved.json").string();
-  REQUIRE(fwtest::run_cli(m + " --prompt 6 --generate 4 --dim batch=3 --format json -o " + saved, dir).code == 0);
+  REQUIRE(fwtest::run_cli(m + " --prompt 6 --generate 4 --dim batch=3 --format json -o " + saved, dir).code ==
+          0);
   // 1536 bytes per token, 9 positions at the end (as above).
-  CHECK(check_llm(saved, "[llm]\nprompt = 6\ngenerate = 4\n[limits]\nkv_bytes_end = 13824\nkv_bytes_per_token = 1536\n",
-                  "llm_budget_saved_ok")
+  CHECK(check_llm(
+            saved,
+            "[llm]\nprompt = 6\ngenerate = 4\n[limits]\nkv_bytes_end = 13824\nkv_bytes_per_token = 1536\n",
+            "llm_budget_saved_ok")
             .code == 0);
-  CHECK(check_llm(saved, "[llm]\nprompt = 6\ngenerate = 4\n[limits]\nkv_bytes_end = 13823\n", "llm_budget_saved_over").code == 1);
-  Checked other = check_llm(saved, "[llm]\nprompt = 6\ngenerate = 5\n[limits]\nkv_bytes_end = 13824\n", "llm_budget_saved_other");
+  CHECK(check_llm(saved, "[llm]\nprompt = 6\ngenerate = 4\n[limits]\nkv_bytes_end = 13823\n",
+                  "llm_budget_saved_over")
+            .code == 1);
+  Checked other = check_llm(saved, "[llm]\nprompt = 6\ngenerate = 5\n[limits]\nkv_bytes_end = 13824\n",
+                            "llm_budget_saved_other");
   CHECK(other.code == 2);
   CHECK(other.err.find("--prompt 6 --generate 5") != std::string::npos);
   // A saved report without the key: the limit fails, saying how to save one.

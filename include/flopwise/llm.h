@@ -125,8 +125,9 @@ struct LlmPlan {
   // The cache; for a generation without one, a KvCache with no pairs, no past_dim, found_by "none" and the
   // token axis as seq_dim. bytes_per_token at the user's dims.
   std::optional<KvCache> kv;
-  std::vector<std::pair<std::string, int64_t>> bindings;  // what the phase binds (appended to the user's dims)
-  std::string note;                                       // describe_phase's line ("" without a phase)
+  // What the phase binds (appended to the user's dims).
+  std::vector<std::pair<std::string, int64_t>> bindings;
+  std::string note;  // describe_phase's line ("" without a phase)
 };
 LlmPlan plan_llm(const Model& unbound, const LlmRequest& req,
                  const std::vector<std::pair<std::string, int64_t>>& user_dims);

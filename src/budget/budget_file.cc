@@ -16,8 +16,8 @@ namespace flopwise {
 const char* const kTotalQuantities[6] = {"params", "buffers",      "macs",
                                          "flops",  "memory_bytes", "activation_bytes"};
 const char* const kScopeQuantities[5] = {"params", "macs", "flops", "memory_bytes", "activation_bytes"};
-const char* const kLlmQuantities[5] = {"kv_bytes_per_token", "kv_bytes_end", "generation_macs", "generation_flops",
-                                       "generation_memory_bytes"};
+const char* const kLlmQuantities[5] = {"kv_bytes_per_token", "kv_bytes_end", "generation_macs",
+                                       "generation_flops", "generation_memory_bytes"};
 
 namespace {
 bool needs_generation(const std::string& q) { return q != "kv_bytes_per_token"; }
@@ -190,8 +190,8 @@ struct Parser {
       for (size_t i = 0; llm && i < 5; ++i) known |= key == kLlmQuantities[i];
       if (!known)
         fail(k.source(), where,
-             "unknown key '" + key + "' (expected " + list(names, count) + (llm ? ", " + list(kLlmQuantities, 5) : "") +
-                 ")");
+             "unknown key '" + key + "' (expected " + list(names, count) +
+                 (llm ? ", " + list(kLlmQuantities, 5) : "") + ")");
       out[key] = size(v, where + " " + key);
     }
   }
@@ -203,7 +203,8 @@ struct Parser {
       std::string key(k.str());
       if (key == "phase") {
         std::string p = string(v, where + " phase");
-        if (p != "prefill" && p != "decode") fail(v.source(), where + " phase", "expected \"prefill\" or \"decode\"");
+        if (p != "prefill" && p != "decode")
+          fail(v.source(), where + " phase", "expected \"prefill\" or \"decode\"");
         r.phase = parse_phase(p);
       } else if (key == "prompt" || key == "generate") {
         if (!v.is_integer() || v.as_integer()->get() < 1)
@@ -214,14 +215,17 @@ struct Parser {
       }
     }
     if (r.generation() && (r.prompt < 1 || r.generate < 1))
-      fail(t.source(), where, "prompt and generate go together (a generation of 'generate' tokens after 'prompt')");
+      fail(t.source(), where,
+           "prompt and generate go together (a generation of 'generate' tokens after 'prompt')");
     if (r.generation() && r.phase != Phase::None)
-      fail(t.source(), where, "a generation sums both phases itself: give phase, or prompt and generate, not both");
+      fail(t.source(), where,
+           "a generation sums both phases itself: give phase, or prompt and generate, not both");
     return r;
   }
 
   // A generation's limit (kv_bytes_end, generation_*) where the variant asks for no generation.
-  void check_generation_limits(const VariantBudget& top, const VariantBudget& v, const std::string& ctx) const {
+  void check_generation_limits(const VariantBudget& top, const VariantBudget& v,
+                               const std::string& ctx) const {
     const std::optional<LlmRequest>& req = v.llm ? v.llm : top.llm;
     if (req && req->generation()) return;
     std::map<std::string, SizeLimit> limits = top.limits;

@@ -101,9 +101,10 @@ Figure llm_figure(const CheckSubject& s, const std::string& q) {
   const LlmSection* llm = s.report.llm.get();
   if (!llm)
     return Figure{std::nullopt, 0,
-                  s.activation ? "the report has no LLM section"
-                               : "not in the saved report: save it with the budget's [llm] options (--phase, or "
-                                 "--prompt and --generate)"};
+                  s.activation
+                      ? "the report has no LLM section"
+                      : "not in the saved report: save it with the budget's [llm] options (--phase, or "
+                        "--prompt and --generate)"};
   if (!llm->kv && (q == "kv_bytes_per_token" || q == "kv_bytes_end"))
     return Figure{std::nullopt, 0,
                   "the model has no KV cache (no past input concatenated into a present output, none named "
@@ -115,14 +116,15 @@ Figure llm_figure(const CheckSubject& s, const std::string& q) {
     if (!llm->generation)
       return Figure{std::nullopt, 0, "the report has no generation (give [llm] prompt and generate)"};
     const Generation& g = *llm->generation;
-    c = q == "kv_bytes_end"      ? g.kv_bytes_end
-        : q == "generation_macs" ? g.total_macs
+    c = q == "kv_bytes_end"       ? g.kv_bytes_end
+        : q == "generation_macs"  ? g.total_macs
         : q == "generation_flops" ? g.total_flops
                                   : g.total_bytes;
   }
   if (c.known) return Figure{c.v, 0, ""};
   if (c.symbolic())
-    return Figure{std::nullopt, 0, "a formula in dims left unbound, " + c.as_dim().str() + ": bind them in [dims]"};
+    return Figure{std::nullopt, 0,
+                  "a formula in dims left unbound, " + c.as_dim().str() + ": bind them in [dims]"};
   return Figure{std::nullopt, 0, "unknown: a node, or a cache tensor's dims or dtype, not known"};
 }
 

@@ -6,8 +6,8 @@
 
 #include "commands.h"
 #include "flopwise/analyse.h"
-#include "flopwise/convention.h"
 #include "flopwise/budget.h"
+#include "flopwise/convention.h"
 #include "flopwise/errors.h"
 #include "flopwise/llm.h"
 #include "flopwise/report_io.h"
@@ -62,7 +62,8 @@ int run_check(int argc, char** argv) {
                                                    saved->generation->generated == llm->generate
                                              : !llm->generation());
         if (!same)
-          throw UsageError(model + " is a saved report not made with the budget's [llm] options: save it with " +
+          throw UsageError(model +
+                           " is a saved report not made with the budget's [llm] options: save it with " +
                            (llm->generation() ? "--prompt " + std::to_string(llm->prompt) + " --generate " +
                                                     std::to_string(llm->generate)
                                               : "--phase " + std::string(phase_name(llm->phase))));

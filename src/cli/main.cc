@@ -283,9 +283,10 @@ int main(int argc, char** argv) {
                  "an LLM phase of a decoder exported with a KV cache: prefill (past = 0) or decode (seq = 1); the cache "
                  "is found by structure");
   app.add_option("--prompt", o.prompt, "with --generate: the prompt's length in tokens");
-  app.add_option("--generate", o.generate,
-                 "a generation summary (text, json, markdown, html): prefill of --prompt tokens, then decode steps to "
-                 "this many tokens");
+  app.add_option(
+      "--generate", o.generate,
+      "a generation summary (text, json, markdown, html): prefill of --prompt tokens, then decode steps to "
+      "this many tokens");
   app.add_option("--hardware", o.hardware,
                  "roofline on a device of the table (a100-40gb, a100-80gb, h100-sxm, h100-pcie, h200, l40s, rtx4090, "
                  "xeon-8380; NAME:tf32 runs float32 products at the TF32 rate): per scope time bound and the latency "

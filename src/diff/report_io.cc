@@ -79,7 +79,8 @@ struct Reader {
       kv.seq_dim = text(k, "seq_dim");
       if (k.contains("tensors") && k.at("tensors").is_array())
         for (const auto& t : k.at("tensors"))
-          kv.pairs.push_back({text(t, "past"), text(t, "present"), integer(t, "axis", "llm.kv_cache.tensors")});
+          kv.pairs.push_back(
+              {text(t, "past"), text(t, "present"), integer(t, "axis", "llm.kv_cache.tensors")});
       kv.bytes_per_token = count(k, "bytes_per_token", "llm.kv_cache");
       s->kv = std::move(kv);
     }

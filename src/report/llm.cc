@@ -455,20 +455,24 @@ std::string format_generation(const KvCache& kv, const Generation& g) {
 RationalPoly kv_bytes_end_formula(const KvCache& kv, const Generation& g) {
   if (kv.past_dim.empty()) return RationalPoly{};
   return RationalPoly::of(kv.bytes_per_token.as_dim()) *
-         (RationalPoly::symbol(g.prompt_symbol) + RationalPoly::symbol(g.generated_symbol) + RationalPoly::constant(-1));
+         (RationalPoly::symbol(g.prompt_symbol) + RationalPoly::symbol(g.generated_symbol) +
+          RationalPoly::constant(-1));
 }
 
 std::vector<std::pair<std::string, std::string>> llm_summary_rows(const LlmSection& llm) {
   // "1.54 KB (1536)"; a polynomial as written ("512*batch bytes"); "unknown".
   auto bytes = [](const Count& c) {
-    return c.known ? human(c) + "B (" + std::to_string(c.v) + ")" : c.symbolic() ? c.as_dim().str() + " bytes" : human(c);
+    return c.known        ? human(c) + "B (" + std::to_string(c.v) + ")"
+           : c.symbolic() ? c.as_dim().str() + " bytes"
+                          : human(c);
   };
   std::vector<std::pair<std::string, std::string>> rows;
   if (llm.phase != Phase::None) rows.push_back({"LLM phase", phase_name(llm.phase)});
   if (llm.kv) rows.push_back({"KV cache bytes per token", bytes(llm.kv->bytes_per_token)});
   if (llm.generation) {
     const Generation& g = *llm.generation;
-    rows.push_back({"generation: prompt / generated tokens", std::to_string(g.prompt) + " / " + std::to_string(g.generated)});
+    rows.push_back({"generation: prompt / generated tokens",
+                    std::to_string(g.prompt) + " / " + std::to_string(g.generated)});
     rows.push_back({"generation: total MACs / FLOPs", human(g.total_macs) + " / " + human(g.total_flops)});
     rows.push_back({"generation: total memory bytes", bytes(g.total_bytes)});
     if (llm.kv) rows.push_back({"generation: KV cache bytes at the end", bytes(g.kv_bytes_end)});
@@ -488,31 +492,38 @@ const char* phase_name(Phase p) {
   return "";
 }
 
-LlmPlan plan_llm(const Model& unbound, const LlmRequest& req, const std::vector<std::pair<std::string, int64_t>>& dims) {
+LlmPlan plan_llm(const Model& unbound, const LlmRequest& req,
+                 const std::vector<std::pair<std::string, int64_t>>& dims) {
   LlmPlan plan;
   plan.request = req;
   std::optional<KvCache>& kv = plan.kv;
   kv = find_kv_cache(unbound);
-  const std::string seq_dim = kv ? std::string() : sequence_dim(unbound);  // a decoder without a cache: its token axis
-  if (kv && kv->bytes_per_token.exact()) kv->bytes_per_token = Count::of(kv->bytes_per_token.as_dim().substitute(dims));
+  const std::string seq_dim =
+      kv ? std::string() : sequence_dim(unbound);  // a decoder without a cache: its token axis
+  if (kv && kv->bytes_per_token.exact())
+    kv->bytes_per_token = Count::of(kv->bytes_per_token.as_dim().substitute(dims));
   if (!req.any()) return plan;
   const bool generation = req.generation();
   plan.note = describe_phase(kv, req.phase);
   // What the phase (or the generation, both phases) binds: a --dim of the same name contradicts it.
   plan.bindings = phase_bindings(kv, req.phase);
   for (const auto& d : dims)
-    if (kv && (std::any_of(plan.bindings.begin(), plan.bindings.end(), [&](const auto& b) { return b.first == d.first; }) ||
+    if (kv && (std::any_of(plan.bindings.begin(), plan.bindings.end(),
+                           [&](const auto& b) { return b.first == d.first; }) ||
                (generation && (d.first == kv->past_dim || d.first == kv->seq_dim))))
       throw UsageError("--dim " + d.first + " conflicts with what --" + (generation ? "generate" : "phase") +
                        " binds: leave it out");
   if (!generation) return plan;
-  if (req.prompt < 1 || req.generate < 1) throw UsageError("--prompt and --generate go together, each at least 1");
+  if (req.prompt < 1 || req.generate < 1)
+    throw UsageError("--prompt and --generate go together, each at least 1");
   if (!kv) {  // a decoder without a cache: every step a forward over the prefix, along its token axis
     if (seq_dim.empty())
-      throw UsageError("--generate needs a decoder: a KV cache (past inputs concatenated into present outputs) "
-                       "or a token input [batch, seq] with a dynamic seq; this model has neither");
+      throw UsageError(
+          "--generate needs a decoder: a KV cache (past inputs concatenated into present outputs) "
+          "or a token input [batch, seq] with a dynamic seq; this model has neither");
     for (const auto& d : dims)
-      if (d.first == seq_dim) throw UsageError("--dim " + d.first + " conflicts with what --generate binds: leave it out");
+      if (d.first == seq_dim)
+        throw UsageError("--dim " + d.first + " conflicts with what --generate binds: leave it out");
     kv = KvCache{};
     kv->seq_dim = seq_dim;
     kv->found_by = "none";
