@@ -3,6 +3,9 @@
 #include <doctest/doctest.h>
 
 #include <array>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "cli_util.h"
 #include "flopwise/analyse.h"
@@ -315,4 +318,225 @@ TEST_CASE("Hugging Face Mixtral's sparse block (tokens routed at run time): acti
   CHECK(m.activated_params.v == 24704 - 2 * 6144);
   CHECK_FALSE(m.dense);  // each expert's rows come from a NonZero: data-dependent
   CHECK_FALSE(m.activated_macs.exact());
+}
+
+// ---- the report's LLM section (JSON "llm", markdown, HTML) and budgets on it (issue 31) -----------------
+// Expected figures: bytes per token by the hand formula 2 (K, V) * layers * kv_heads * head_dim * 4 (float32)
+// * batch; a generation's totals as the sum of reports run on their own at the steps' bindings (--dim), and
+// of macs() above; never the generation's own output.
+
+namespace {
+
+nlohmann::json cli_json(const std::string& args, const std::filesystem::path& dir) {
+  fwtest::CliRun r = fwtest::run_cli(args + " --format json", dir);
+  REQUIRE_MESSAGE(r.code == 0, args << ": " << r.err);
+  return nlohmann::json::parse(r.out);
+}
+
+// A report's total `key` from a separate run of the CLI at these dims.
+int64_t total_at(const std::string& model, const std::string& dims, const char* key,
+                 const std::filesystem::path& dir) {
+  nlohmann::json j = cli_json(model + " " + dims, dir);
+  REQUIRE(j["totals"]["uncounted_nodes"] == 0);
+  return j["totals"][key].get<int64_t>();
+}
+
+}  // namespace
+
+TEST_CASE("--generate --format json: the llm key's cache and totals equal the separately run phases") {
+  auto dir = fwtest::scratch_dir("llm_json");
+  const std::string m = fwtest::model_path("shipped/llama_gqa.onnx");
+  nlohmann::json j = cli_json(m + " --prompt 6 --generate 4 --dim batch=3", dir);
+  REQUIRE(j.contains("llm"));
+  const nlohmann::json& llm = j["llm"];
+  CHECK(llm["phase"].is_null());
+  const nlohmann::json& kv = llm["kv_cache"];
+  CHECK(kv["found_by"] == "structure");
+  CHECK(kv["past_dim"] == "past");
+  CHECK(kv["seq_dim"] == "seq");
+  CHECK(kv["tensors"].size() == 4);  // 2 layers x (key, value)
+  for (const auto& t : kv["tensors"]) CHECK(t["axis"] == 2);
+  // 2 (K, V) * 2 layers * 2 kv heads * 16 * 4 bytes * batch 3.
+  const int64_t per_token = 2 * 2 * 2 * 16 * 4 * 3;
+  CHECK(kv["bytes_per_token"] == per_token);
+
+  const nlohmann::json& g = llm["generation"];
+  CHECK(g["prompt"] == 6);
+  CHECK(g["generated"] == 4);
+  CHECK(g["decode_steps"] == 3);
+  // The cache after the prefill (6) and 3 steps: 9 positions.
+  CHECK(g["kv_bytes_end"] == per_token * 9);
+  // Prefill: a report at seq = 6, past = 0; decode: reports at seq = 1, past = 6, 7, 8.
+  for (const char* key : {"macs", "flops", "memory_bytes"}) {
+    CAPTURE(key);
+    const int64_t pre = total_at(m, "--dim batch=3 --dim seq=6 --dim past=0", key, dir);
+    int64_t dec = 0;
+    for (int64_t p = 6; p <= 8; ++p)
+      dec += total_at(m, "--dim batch=3 --dim seq=1 --dim past=" + std::to_string(p), key, dir);
+    CHECK(g["prefill"][key] == pre);
+    CHECK(g["decode"][key] == dec);
+    CHECK(g["total"][key] == pre + dec);
+  }
+  // And against the hand formula of MACs.
+  CHECK(g["prefill"]["macs"] == macs(2, 3, 6, 0));
+  CHECK(g["total"]["macs"] == macs(2, 3, 6, 0) + macs(2, 3, 1, 6) + macs(2, 3, 1, 7) + macs(2, 3, 1, 8));
+  // One decode step in the cached length: the report at seq = 1 with past left a symbol.
+  CHECK(g["decode_step"]["dim"] == "past");
+  nlohmann::json step = cli_json(m + " --dim batch=3 --dim seq=1", dir);
+  CHECK(g["decode_step"]["macs"] == step["totals"]["macs"]);
+  CHECK(g["decode_step"]["flops"] == step["totals"]["flops"]);
+  CHECK(g["formulas"]["prompt_symbol"] == "S");
+  CHECK(g["formulas"]["generated_symbol"] == "G");
+  CHECK(g["formulas"]["macs"].is_string());
+  CHECK(g["formulas"]["kv_bytes_end"] == "1536*G + 1536*S - 1536");  // 1536 * (S + G - 1)
+
+  // Markdown and HTML carry the same figures as rows; CSV and Netron refuse in one line.
+  fwtest::CliRun md = fwtest::run_cli(m + " --prompt 6 --generate 4 --dim batch=3 --format markdown", dir);
+  CHECK(md.code == 0);
+  CHECK(md.out.find("| generation: prompt / generated tokens | 6 / 4 |") != std::string::npos);
+  CHECK(md.out.find("| KV cache bytes per token | ") != std::string::npos);
+  fwtest::CliRun html = fwtest::run_cli(m + " --prompt 6 --generate 4 --dim batch=3 --format html", dir);
+  CHECK(html.code == 0);
+  CHECK(html.out.find("generation: KV cache bytes at the end") != std::string::npos);
+  for (const char* f : {"csv", "netron"}) {
+    fwtest::CliRun r = fwtest::run_cli(m + " --prompt 6 --generate 4 --format " + f, dir);
+    CHECK(r.code == 2);
+    CHECK(r.err.find("--generate writes text, json, markdown or html, not " + std::string(f)) !=
+          std::string::npos);
+  }
+  // Without LLM options there is no llm key.
+  CHECK_FALSE(cli_json(m + " --dim batch=3", dir).contains("llm"));
+}
+
+TEST_CASE("--phase decode --format json: the phase and the cache's bytes per token; no generation") {
+  auto dir = fwtest::scratch_dir("llm_json_phase");
+  const std::string m = fwtest::model_path("shipped/llama_mha.onnx");
+  nlohmann::json j = cli_json(m + " --phase decode --dim batch=2 --dim past=127", dir);
+  CHECK(j["llm"]["phase"] == "decode");
+  CHECK(j["llm"]["kv_cache"]["bytes_per_token"] == 2 * 2 * 4 * 16 * 4 * 2);  // MHA: 4 kv heads, batch 2
+  CHECK_FALSE(j["llm"].contains("generation"));
+  CHECK(j["totals"]["macs"] == macs(4, 2, 1, 127));
+  // Unbound batch: bytes per token stay a polynomial, as counts do.
+  nlohmann::json u = cli_json(m + " --phase prefill", dir);
+  CHECK(u["llm"]["phase"] == "prefill");
+  CHECK(u["llm"]["kv_cache"]["bytes_per_token"] == "1024*batch");  // 2 * 2 * 4 * 16 * 4
+}
+
+TEST_CASE(
+    "--generate --format json without a cache: kv_cache null, the totals the forwards over each prefix") {
+  auto dir = fwtest::scratch_dir("llm_json_nocache");
+  const std::string m = fwtest::model_path("shipped/llama_nocache.onnx");
+  nlohmann::json j = cli_json(m + " --prompt 6 --generate 4 --dim batch=3", dir);
+  CHECK(j["llm"]["kv_cache"].is_null());
+  const nlohmann::json& g = j["llm"]["generation"];
+  CHECK(g["kv_bytes_end"].is_null());
+  CHECK(g["formulas"]["kv_bytes_end"].is_null());
+  CHECK(g["decode_step"]["dim"] == "seq");
+  // Forwards over 6 (the prefill), then 7, 8 and 9 tokens, each a report run on its own.
+  int64_t total = 0;
+  for (int64_t s = 6; s <= 9; ++s)
+    total += total_at(m, "--dim batch=3 --dim seq=" + std::to_string(s), "flops", dir);
+  CHECK(g["total"]["flops"] == total);
+  CHECK(g["total"]["macs"] == macs(4, 3, 6, 0) + macs(4, 3, 7, 0) + macs(4, 3, 8, 0) + macs(4, 3, 9, 0));
+}
+
+namespace {
+
+struct Checked {
+  int code = -1;
+  std::string out, err, junit;
+};
+
+Checked check_llm(const std::string& model, const std::string& toml, const std::string& tag) {
+  auto dir = fwtest::scratch_dir(tag);
+  std::ofstream(dir / "budget.toml") << toml;
+  std::filesystem::remove(dir / "junit.xml");
+  fwtest::CliRun r = fwtest::run_cli("check \"" + model + "\" --budget \"" + (dir / "budget.toml").string() +
+                                         "\" --junit \"" + (dir / "junit.xml").string() + "\"",
+                                     dir);
+  return {r.code, r.out, r.err, fwtest::slurp(dir / "junit.xml")};
+}
+
+}  // namespace
+
+TEST_CASE("budget: limits on KV bytes and a generation's totals pass at, fail just over, and need a cache") {
+  const std::string m = fwtest::model_path("shipped/llama_gqa.onnx");
+  // GQA, batch 3: 2 * 2 layers * 2 kv heads * 16 * 4 bytes * 3 = 1536 bytes per token; after prompt 6 and 4
+  // generated, 9 cached positions. MACs: the prefill at 6 and steps at past 6, 7, 8 (macs() above).
+  const int64_t per_token = 1536, end = 1536 * 9;
+  const int64_t gen_macs = macs(2, 3, 6, 0) + macs(2, 3, 1, 6) + macs(2, 3, 1, 7) + macs(2, 3, 1, 8);
+  auto budget = [&](int64_t slack) {
+    return "[dims]\nbatch = 3\n[llm]\nprompt = 6\ngenerate = 4\n[limits]\nkv_bytes_per_token = " +
+           std::to_string(per_token + slack) + "\nkv_bytes_end = " + std::to_string(end + slack) +
+           "\ngeneration_macs = " + std::to_string(gen_macs + slack) + "\n";
+  };
+  Checked at = check_llm(m, budget(0), "llm_budget_at");
+  CAPTURE(at.out);
+  CAPTURE(at.err);
+  CHECK(at.code == 0);
+  CHECK(at.out.find("all 3 limits hold") != std::string::npos);
+  CHECK(at.junit.find("name=\"llm kv_bytes_per_token &lt;= " + std::to_string(per_token) + "\"/>") !=
+        std::string::npos);
+  Checked under = check_llm(m, budget(-1), "llm_budget_under");
+  CHECK(under.code == 1);
+  CHECK(under.out.find("3 of 3 limits fail") != std::string::npos);
+  CHECK(under.out.find("llm kv_bytes_end: " + std::to_string(end) + " > " + std::to_string(end - 1)) !=
+        std::string::npos);
+  CHECK(under.junit.find("<failure ") != std::string::npos);
+
+  // A phase: the total limits apply to one decode step at past = 127 (batch 1).
+  const std::string dec = "[dims]\nbatch = 1\npast = 127\n[llm]\nphase = \"decode\"\n[limits]\nmacs = ";
+  CHECK(check_llm(m, dec + std::to_string(macs(2, 1, 1, 127)) + "\n", "llm_budget_phase").code == 0);
+  CHECK(check_llm(m, dec + std::to_string(macs(2, 1, 1, 127) - 1) + "\n", "llm_budget_phase_over").code == 1);
+  // The phase binds seq = 1: a [dims] seq contradicts it (bad input).
+  Checked clash =
+      check_llm(m, "[dims]\nseq = 4\n[llm]\nphase = \"decode\"\n[limits]\nmacs = 1\n", "llm_budget_clash");
+  CHECK(clash.code == 2);
+  CHECK(clash.err.find("[llm]") != std::string::npos);
+
+  // A model without a KV cache: its cache limit fails with the reason (the model changed, not the budget).
+  Checked none =
+      check_llm(fwtest::model_path("shipped/llama_nocache.onnx"),
+                "[dims]\nbatch = 1\n[limits]\nkv_bytes_per_token = \"1M\"\n", "llm_budget_nocache");
+  CHECK(none.code == 1);
+  CHECK(none.out.find("the model has no KV cache") != std::string::npos);
+  // A generation's limit without [llm] prompt and generate is an error of the budget file, with its line.
+  Checked nogen = check_llm(m, "[dims]\nbatch = 1\n[limits]\nmacs = \"1G\"\ngeneration_flops = \"1G\"\n",
+                            "llm_budget_nogen");
+  CHECK(nogen.code == 2);
+  CHECK(nogen.err.find("budget.toml:5: [limits] generation_flops: a generation's figure") !=
+        std::string::npos);
+  CHECK(check_llm(m, "[llm]\nprompt = 6\n", "llm_budget_half").code == 2);
+  CHECK(check_llm(m, "[llm]\nphase = \"decode\"\nprompt = 6\ngenerate = 2\n", "llm_budget_both").code == 2);
+  // Unbound batch: bytes per token are a formula, which cannot be shown to hold.
+  Checked unbound = check_llm(m, "[limits]\nkv_bytes_per_token = \"1M\"\n", "llm_budget_unbound");
+  CHECK(unbound.code == 1);
+  CHECK(unbound.out.find("bind them in [dims]") != std::string::npos);
+}
+
+TEST_CASE("budget: a saved report's llm key is read back; it must be of the budget's generation") {
+  auto dir = fwtest::scratch_dir("llm_budget_saved");
+  const std::string m = fwtest::model_path("shipped/llama_gqa.onnx");
+  const std::string saved = (dir / "saved.json").string();
+  REQUIRE(fwtest::run_cli(m + " --prompt 6 --generate 4 --dim batch=3 --format json -o " + saved, dir).code ==
+          0);
+  // 1536 bytes per token, 9 positions at the end (as above).
+  CHECK(check_llm(
+            saved,
+            "[llm]\nprompt = 6\ngenerate = 4\n[limits]\nkv_bytes_end = 13824\nkv_bytes_per_token = 1536\n",
+            "llm_budget_saved_ok")
+            .code == 0);
+  CHECK(check_llm(saved, "[llm]\nprompt = 6\ngenerate = 4\n[limits]\nkv_bytes_end = 13823\n",
+                  "llm_budget_saved_over")
+            .code == 1);
+  Checked other = check_llm(saved, "[llm]\nprompt = 6\ngenerate = 5\n[limits]\nkv_bytes_end = 13824\n",
+                            "llm_budget_saved_other");
+  CHECK(other.code == 2);
+  CHECK(other.err.find("--prompt 6 --generate 5") != std::string::npos);
+  // A saved report without the key: the limit fails, saying how to save one.
+  const std::string plain = (dir / "plain.json").string();
+  REQUIRE(fwtest::run_cli(m + " --dim batch=3 --format json -o " + plain, dir).code == 0);
+  Checked missing = check_llm(plain, "[limits]\nkv_bytes_per_token = 1536\n", "llm_budget_saved_missing");
+  CHECK(missing.code == 1);
+  CHECK(missing.out.find("not in the saved report") != std::string::npos);
 }

@@ -15,6 +15,7 @@
 
 #include "flopwise/cost.h"
 #include "flopwise/infer.h"
+#include "flopwise/llm.h"
 
 namespace flopwise {
 
@@ -36,6 +37,7 @@ bool scope_glob_match(const std::string& pattern, const std::string& name);
 struct SizeLimit {
   std::string text;  // as written ("4.2G")
   int64_t value = 0;
+  int64_t line = 0;  // of the budget file (0: not known)
 };
 
 struct ScopeBudget {
@@ -57,6 +59,9 @@ struct VariantBudget {
   std::map<std::string, SizeLimit> limits;
   std::vector<ScopeBudget> scopes;
   std::optional<BaselineBudget> baseline;
+  // [llm]: the phase, or the generation (prompt and generate), the variant is analysed at, as the CLI's
+  // --phase and --prompt/--generate; a variant's table replaces the top level's whole.
+  std::optional<LlmRequest> llm;
 };
 
 struct Budget {
@@ -74,6 +79,10 @@ Budget read_budget_file(const std::string& path);
 // Scopes: params, macs, flops, memory_bytes, activation_bytes.
 extern const char* const kTotalQuantities[6];
 extern const char* const kScopeQuantities[5];
+// [limits] on the report's LLM section (Report::llm; README: Budgets): kv_bytes_per_token (the KV cache's
+// growth per token at the variant's dims), kv_bytes_end, generation_macs, generation_flops and
+// generation_memory_bytes (a generation's: the last four need [llm] prompt and generate).
+extern const char* const kLlmQuantities[5];
 
 // Activation bytes: the bytes of every tensor a node outputs (numel x dtype size), summed over all
 // nodes, per scope (including sub-scopes; "" = the whole model). `uncounted` nodes had an output of
@@ -89,7 +98,9 @@ struct CheckSubject {
   Report report;
   std::optional<std::map<std::string, ActivationFigure>> activation;  // absent for a saved report
 };
-using Analyse = std::function<CheckSubject(const InferOptions& pins)>;
+// `llm`: null when the variant needs no LLM section; else the request (perhaps neither phase nor generation:
+// an LLM limit only needs the cache) whose section the returned report must carry (Report::llm).
+using Analyse = std::function<CheckSubject(const InferOptions& pins, const LlmRequest* llm)>;
 
 struct CheckRow {
   std::string variant;

@@ -19,6 +19,7 @@ struct RooflineReport;
 struct PeakMemory;
 struct CausalDiscount;
 struct MoeSummary;
+struct LlmSection;
 struct BodyWork;  // flopwise/ops.h
 
 // Counting options a user asks for; the defaults count the graph as written.
@@ -107,6 +108,7 @@ struct Report {
   std::shared_ptr<const PeakMemory> peak_memory;   // with --peak-memory (flopwise/peak_memory.h)
   std::shared_ptr<const CausalDiscount> causal;    // with --causal (flopwise/llm.h)
   std::shared_ptr<const MoeSummary> moe;           // a mixture-of-experts model's activated counts (llm.h)
+  std::shared_ptr<const LlmSection> llm;           // with --phase or --prompt/--generate (flopwise/llm.h)
   bool has_unknown_cost() const;
 };
 

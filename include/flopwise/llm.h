@@ -85,6 +85,10 @@ struct Generation {
   // The totals for any S and G (and the dims left unbound), summed in closed form.
   RationalPoly total_macs_formula, total_flops_formula, total_bytes_formula;
   std::string prompt_symbol = "S", generated_symbol = "G";  // renamed where the model has such a dim
+  // One decode step's counts as polynomials in `step_dim` (the cached length with a cache, the prefix
+  // without one) and the dims left unbound; unknown where a node of the step is not counted.
+  std::string step_dim;
+  Count step_macs, step_flops, step_bytes;
 };
 // A decoder without a cache: its token sequence's dim (axis 1 of the first integer input of rank 2, the
 // `input_ids [batch, seq]` of every exporter), "" when there is none. generation() then takes a KvCache with
@@ -97,6 +101,52 @@ using Reanalyse = std::function<Report(const std::vector<std::pair<std::string, 
 Generation generation(const KvCache& kv, int64_t prompt, int64_t generated, const Reanalyse& at);
 
 std::string format_generation(const KvCache& kv, const Generation& g);
+
+// The cache's bytes after a generation for any S and G: bytes_per_token * (S + G - 1); invalid without a
+// cache or where bytes_per_token is not a polynomial.
+RationalPoly kv_bytes_end_formula(const KvCache& kv, const Generation& g);
+
+// ---- the report's LLM section (--phase, --prompt/--generate; Report::llm) -----------------------------
+
+// What a user asked for: a phase, or a generation (prompt and generate both >= 1; no phase then).
+struct LlmRequest {
+  Phase phase = Phase::None;
+  int64_t prompt = -1, generate = -1;  // -1: not given
+  bool generation() const { return prompt >= 0 || generate >= 0; }
+  bool any() const { return phase != Phase::None || generation(); }
+};
+
+// A request checked against the model: the cache (found with the dims unbound), the bindings the phase adds
+// to the user's dims, and the report's note. Throws UsageError (with the CLI's wording: --phase, --generate,
+// --dim) where a user dim contradicts a binding, prompt or generate is below 1 or comes alone, a phase comes
+// with a generation, or a generation is asked of a model with neither a cache nor a token input.
+struct LlmPlan {
+  LlmRequest request;
+  // The cache; for a generation without one, a KvCache with no pairs, no past_dim, found_by "none" and the
+  // token axis as seq_dim. bytes_per_token at the user's dims.
+  std::optional<KvCache> kv;
+  // What the phase binds (appended to the user's dims).
+  std::vector<std::pair<std::string, int64_t>> bindings;
+  std::string note;  // describe_phase's line ("" without a phase)
+};
+LlmPlan plan_llm(const Model& unbound, const LlmRequest& req,
+                 const std::vector<std::pair<std::string, int64_t>>& user_dims);
+
+// The section a report carries (JSON key "llm", README: LLM phases): the phase, the cache (nullopt without
+// one: kv->pairs is never empty), and with a generation its totals.
+struct LlmSection {
+  Phase phase = Phase::None;
+  std::optional<KvCache> kv;
+  std::optional<Generation> generation;
+};
+// `at` reanalyses with extra bindings over the user's dims (for the generation's steps).
+std::shared_ptr<const LlmSection> llm_section(const LlmPlan& plan, const Reanalyse& at);
+
+const char* phase_name(Phase p);  // "prefill", "decode", "" for None
+
+// The section as summary rows (label, value) for the markdown and HTML reports: the phase, the cache's bytes
+// per token, and a generation's tokens, totals and final cache.
+std::vector<std::pair<std::string, std::string>> llm_summary_rows(const LlmSection& llm);
 
 // ---- attention conventions --------------------------------------------------------------------------
 

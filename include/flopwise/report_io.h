@@ -10,8 +10,9 @@
 namespace flopwise {
 
 // Rebuilds totals, the scope tree (with each scope's direct op types), op_types, nodes (with their
-// output shapes), inputs, outputs, unsupported ops and warnings. Output dtypes of nodes are not in
-// the format. Throws InputError naming the file and the key when the text is not such a report.
+// output shapes), inputs, outputs, unsupported ops, warnings and the LLM section (its figures, not its
+// formulas' text). Output dtypes of nodes are not in the format. Throws InputError naming the file and the
+// key when the text is not such a report.
 Report parse_report_json(const std::string& text, const std::string& origin);
 Report read_report_json(const std::string& path);
 

@@ -1,6 +1,7 @@
 // The budget file (TOML via toml++): parsing with errors that name the file, line, table and key.
 #include <toml++/toml.h>
 
+#include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <fstream>
@@ -15,6 +16,12 @@ namespace flopwise {
 const char* const kTotalQuantities[6] = {"params", "buffers",      "macs",
                                          "flops",  "memory_bytes", "activation_bytes"};
 const char* const kScopeQuantities[5] = {"params", "macs", "flops", "memory_bytes", "activation_bytes"};
+const char* const kLlmQuantities[5] = {"kv_bytes_per_token", "kv_bytes_end", "generation_macs",
+                                       "generation_flops", "generation_memory_bytes"};
+
+namespace {
+bool needs_generation(const std::string& q) { return q != "kv_bytes_per_token"; }
+}  // namespace
 
 std::optional<int64_t> parse_size(const std::string& text) {
   size_t i = 0, n = text.size();
@@ -160,6 +167,7 @@ struct Parser {
       fail(n.source(), where, "expected a size such as \"4.2G\" or an integer");
     }
     if (l.value < 0) fail(n.source(), where, "a limit cannot be negative");
+    l.line = static_cast<int64_t>(n.source().begin.line);
     return l;
   }
 
@@ -173,15 +181,64 @@ struct Parser {
   }
 
   void limits(const toml::table& t, const std::string& where, const char* const* names, size_t count,
-              std::map<std::string, SizeLimit>& out, const char* skip = nullptr) const {
+              std::map<std::string, SizeLimit>& out, const char* skip = nullptr, bool llm = false) const {
     for (auto&& [k, v] : t) {
       std::string key(k.str());
       if (skip && key == skip) continue;
       bool known = false;
       for (size_t i = 0; i < count; ++i) known |= key == names[i];
-      if (!known) fail(k.source(), where, "unknown key '" + key + "' (expected " + list(names, count) + ")");
+      for (size_t i = 0; llm && i < 5; ++i) known |= key == kLlmQuantities[i];
+      if (!known)
+        fail(k.source(), where,
+             "unknown key '" + key + "' (expected " + list(names, count) +
+                 (llm ? ", " + list(kLlmQuantities, 5) : "") + ")");
       out[key] = size(v, where + " " + key);
     }
+  }
+
+  // [llm]: phase = "prefill" | "decode", or prompt = S and generate = G (both at least 1), as on the CLI.
+  LlmRequest llm(const toml::table& t, const std::string& where) const {
+    LlmRequest r;
+    for (auto&& [k, v] : t) {
+      std::string key(k.str());
+      if (key == "phase") {
+        std::string p = string(v, where + " phase");
+        if (p != "prefill" && p != "decode")
+          fail(v.source(), where + " phase", "expected \"prefill\" or \"decode\"");
+        r.phase = parse_phase(p);
+      } else if (key == "prompt" || key == "generate") {
+        if (!v.is_integer() || v.as_integer()->get() < 1)
+          fail(v.source(), where + " " + key, "expected an integer of at least 1 (tokens)");
+        (key == "prompt" ? r.prompt : r.generate) = v.as_integer()->get();
+      } else {
+        fail(k.source(), where, "unknown key '" + key + "' (expected phase, or prompt and generate)");
+      }
+    }
+    if (r.generation() && (r.prompt < 1 || r.generate < 1))
+      fail(t.source(), where,
+           "prompt and generate go together (a generation of 'generate' tokens after 'prompt')");
+    if (r.generation() && r.phase != Phase::None)
+      fail(t.source(), where,
+           "a generation sums both phases itself: give phase, or prompt and generate, not both");
+    return r;
+  }
+
+  // A generation's limit (kv_bytes_end, generation_*) where the variant asks for no generation.
+  void check_generation_limits(const VariantBudget& top, const VariantBudget& v,
+                               const std::string& ctx) const {
+    const std::optional<LlmRequest>& req = v.llm ? v.llm : top.llm;
+    if (req && req->generation()) return;
+    std::map<std::string, SizeLimit> limits = top.limits;
+    for (const auto& [k, l] : v.limits) limits[k] = l;
+    for (const auto& [k, l] : limits)
+      if (std::find(std::begin(kLlmQuantities), std::end(kLlmQuantities), k) != std::end(kLlmQuantities) &&
+          needs_generation(k)) {
+        toml::source_region src{};
+        src.begin.line = static_cast<toml::source_index>(l.line);
+        fail(src, "[limits] " + k,
+             "a generation's figure: give the generation it is of, [llm] prompt and generate" +
+                 (ctx.empty() ? std::string() : " (variant '" + ctx + "')"));
+      }
   }
 
   void variant(const toml::table& t, VariantBudget& v, bool top, const std::string& ctx) const {
@@ -218,7 +275,9 @@ struct Parser {
           v.values[std::string(vk.str())] = ints;
         }
       } else if (key == "limits") {
-        limits(table(node, where), where, kTotalQuantities, 6, v.limits);
+        limits(table(node, where), where, kTotalQuantities, 6, v.limits, nullptr, true);
+      } else if (key == "llm") {
+        v.llm = llm(table(node, where), where);
       } else if (key == "scope") {
         std::string w = ctx.empty() ? "[[scope]]" : "[[" + ctx + ".scope]]";
         if (!node.is_array_of_tables())
@@ -273,8 +332,8 @@ struct Parser {
       } else if (key == "variant" && top) {
         // handled by the caller
       } else {
-        std::string known = top ? "inputs, dims, values, limits, scope, baseline, variant"
-                                : "name, inputs, dims, values, limits, scope, baseline";
+        std::string known = top ? "inputs, dims, values, limits, scope, baseline, llm, variant"
+                                : "name, inputs, dims, values, limits, scope, baseline, llm";
         fail(k.source(), ctx.empty() ? "top level" : "[[" + ctx + "]]",
              "unknown key '" + key + "' (expected " + known + ")");
       }
@@ -321,6 +380,8 @@ Budget parse_budget(const std::string& text, const std::string& path) {
       b.variants.push_back(std::move(v));
     }
   }
+  if (b.variants.empty()) p.check_generation_limits(b.top, b.top, "");
+  for (const auto& v : b.variants) p.check_generation_limits(b.top, v, v.name);
   return b;
 }
 

@@ -5,6 +5,7 @@
 
 #include "flopwise/budget.h"
 #include "flopwise/errors.h"
+#include "flopwise/llm.h"
 #include "flopwise/report.h"
 #include "flopwise/report_io.h"
 
@@ -95,6 +96,38 @@ Figure scope_figure(const CheckSubject& s, const ScopeNode& sc, const std::strin
   return of(it->second.bytes, it->second.uncounted);
 }
 
+// An LLM figure (kLlmQuantities) of the report's LLM section.
+Figure llm_figure(const CheckSubject& s, const std::string& q) {
+  const LlmSection* llm = s.report.llm.get();
+  if (!llm)
+    return Figure{std::nullopt, 0,
+                  s.activation
+                      ? "the report has no LLM section"
+                      : "not in the saved report: save it with the budget's [llm] options (--phase, or "
+                        "--prompt and --generate)"};
+  if (!llm->kv && (q == "kv_bytes_per_token" || q == "kv_bytes_end"))
+    return Figure{std::nullopt, 0,
+                  "the model has no KV cache (no past input concatenated into a present output, none named "
+                  "past*/present*)"};
+  Count c;
+  if (q == "kv_bytes_per_token") {
+    c = llm->kv->bytes_per_token;
+  } else {
+    if (!llm->generation)
+      return Figure{std::nullopt, 0, "the report has no generation (give [llm] prompt and generate)"};
+    const Generation& g = *llm->generation;
+    c = q == "kv_bytes_end"       ? g.kv_bytes_end
+        : q == "generation_macs"  ? g.total_macs
+        : q == "generation_flops" ? g.total_flops
+                                  : g.total_bytes;
+  }
+  if (c.known) return Figure{c.v, 0, ""};
+  if (c.symbolic())
+    return Figure{std::nullopt, 0,
+                  "a formula in dims left unbound, " + c.as_dim().str() + ": bind them in [dims]"};
+  return Figure{std::nullopt, 0, "unknown: a node, or a cache tensor's dims or dtype, not known"};
+}
+
 // A limit holds when the figure is fully counted and within it. A lower bound already over the
 // limit fails as exceeded; otherwise an incomplete figure fails as unknown (it cannot be shown to hold).
 void judge_size(CheckRow& row, const Figure& f, const SizeLimit& lim) {
@@ -179,16 +212,27 @@ CheckResult check_budget(const Budget& b, const InferOptions& cli, const Analyse
     for (const auto& d : cli.dims) overlay_dim(pins, d);
     for (const auto& [n, vals] : cli.values) pins.values[n] = vals;
     overlay_variant(pins, *v);
-    CheckSubject subj = analyse(pins);
-    if (res.model.empty()) res.model = subj.report.path;
-
     std::map<std::string, SizeLimit> limits = b.top.limits;
     for (const auto& [k, l] : v->limits) limits[k] = l;
+    // An LLM section where [llm] asks for a phase or a generation, or a limit reads one.
+    std::optional<LlmRequest> llm = v->llm ? v->llm : b.top.llm;
+    for (const char* q : kLlmQuantities)
+      if (limits.count(q) && !llm) llm = LlmRequest{};
+    CheckSubject subj = analyse(pins, llm ? &*llm : nullptr);
+    if (res.model.empty()) res.model = subj.report.path;
+
     for (const char* q : kTotalQuantities) {
       auto it = limits.find(q);
       if (it == limits.end()) continue;
       CheckRow row = make_row(v->name, "total", q);
       judge_size(row, total_figure(subj, q), it->second);
+      res.rows.push_back(row);
+    }
+    for (const char* q : kLlmQuantities) {
+      auto it = limits.find(q);
+      if (it == limits.end()) continue;
+      CheckRow row = make_row(v->name, "llm", q);
+      judge_size(row, llm_figure(subj, q), it->second);
       res.rows.push_back(row);
     }
 

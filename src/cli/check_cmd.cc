@@ -6,9 +6,10 @@
 
 #include "commands.h"
 #include "flopwise/analyse.h"
-#include "flopwise/convention.h"
 #include "flopwise/budget.h"
+#include "flopwise/convention.h"
 #include "flopwise/errors.h"
+#include "flopwise/llm.h"
 #include "flopwise/report_io.h"
 #include "output.h"
 
@@ -46,7 +47,7 @@ int run_check(int argc, char** argv) {
   const Convention& conv = find_convention(convention);
 
   bool saved_report = detect_format(model) == ModelFormat::ReportJson || looks_like_json_report(model);
-  Analyse subject = [&](const InferOptions& pins) {
+  Analyse subject = [&](const InferOptions& pins, const LlmRequest* llm) {
     if (saved_report) {
       if (!pins.inputs.empty() || !pins.dims.empty() || !pins.values.empty())
         throw UsageError(model + " is a saved report: input pins and variants need the model itself");
@@ -54,10 +55,47 @@ int run_check(int argc, char** argv) {
       if (s.report.convention != conv.name)
         throw UsageError(model + " is a saved report in convention '" + s.report.convention + "', not '" +
                          std::string(conv.name) + "' (--convention)");
+      if (llm && llm->any()) {  // the saved report must be of the phase or generation the budget asks for
+        const LlmSection* saved = s.report.llm.get();
+        const bool same = saved && saved->phase == llm->phase &&
+                          (saved->generation ? saved->generation->prompt == llm->prompt &&
+                                                   saved->generation->generated == llm->generate
+                                             : !llm->generation());
+        if (!same)
+          throw UsageError(model +
+                           " is a saved report not made with the budget's [llm] options: save it with " +
+                           (llm->generation() ? "--prompt " + std::to_string(llm->prompt) + " --generate " +
+                                                    std::to_string(llm->generate)
+                                              : "--phase " + std::string(phase_name(llm->phase))));
+      }
       s.report.path = model;
       return s;
     }
-    Analysis a = analyse(model, pins, conv);
+    if (!llm) {
+      Analysis a = analyse(model, pins, conv);
+      CheckSubject s{std::move(a.report), activation_bytes(*a.model)};
+      s.report.path = model;
+      return s;
+    }
+    // As the CLI's --phase, --prompt/--generate: the cache found with the dims unbound, the phase's bindings
+    // added to the variant's dims, the generation's steps analysed at them.
+    InferOptions unbound = pins;
+    unbound.dims.clear();
+    LlmPlan plan;
+    try {
+      plan = plan_llm(*analyse(model, unbound, conv).model, *llm, pins.dims);
+    } catch (const UsageError& e) {
+      throw UsageError(budget_path + ": [llm]: " + e.what());
+    }
+    InferOptions at = pins;
+    at.dims.insert(at.dims.end(), plan.bindings.begin(), plan.bindings.end());
+    Analysis a = analyse(model, at, conv);
+    if (!plan.note.empty()) a.report.notes.push_back(plan.note);
+    a.report.llm = llm_section(plan, [&](const std::vector<std::pair<std::string, int64_t>>& extra) {
+      InferOptions step = at;
+      step.dims.insert(step.dims.end(), extra.begin(), extra.end());
+      return analyse(model, step, conv).report;
+    });
     CheckSubject s{std::move(a.report), activation_bytes(*a.model)};
     s.report.path = model;
     return s;

@@ -147,49 +147,33 @@ int run(const Options& o) {
   for (const auto& s : o.sweeps) axes.push_back(fw::parse_sweep(s));
   // LLM phases: the cache is found once, with the dims unbound (a --dim past=2047 must not hide which dim is
   // the cached length), its bytes per token then taken at the user's bindings.
-  std::optional<fw::KvCache> kv;
-  std::string seq_dim;  // without a cache
-  std::string phase_note;
-  const bool generation = o.generate >= 0 || o.prompt >= 0;
+  fw::LlmRequest llm;
+  llm.prompt = o.prompt;
+  llm.generate = o.generate;
+  const bool generation = llm.generation();
+  fw::LlmPlan plan;
   if (!o.phase.empty() || generation || o.peak_memory) {
     fw::InferOptions unbound = io;
     unbound.dims.clear();
     const fw::Analysis plain = fw::analyse(o.model, unbound, conv);
-    kv = fw::find_kv_cache(*plain.model);
-    if (!kv) seq_dim = fw::sequence_dim(*plain.model);  // a decoder without a cache: its token axis
-    if (kv && kv->bytes_per_token.exact())
-      kv->bytes_per_token = fw::Count::of(kv->bytes_per_token.as_dim().substitute(io.dims));
+    if (!o.phase.empty()) llm.phase = fw::parse_phase(o.phase);
+    plan = fw::plan_llm(*plain.model, llm, io.dims);
+    io.dims.insert(io.dims.end(), plan.bindings.begin(), plan.bindings.end());
+    if (generation && (o.format == "csv" || o.format == "netron"))
+      throw fw::UsageError("--generate writes text, json, markdown or html, not " + o.format);
   }
-  if (!o.phase.empty() || generation) {
-    fw::Phase ph = o.phase.empty() ? fw::Phase::None : fw::parse_phase(o.phase);
-    phase_note = fw::describe_phase(kv, ph);
-    // What the phase (or the generation, both phases) binds: a --dim of the same name contradicts it.
-    const auto binds = fw::phase_bindings(kv, ph);
-    for (const auto& d : io.dims)
-      if (kv && (std::any_of(binds.begin(), binds.end(), [&](const auto& b) { return b.first == d.first; }) ||
-                 (generation && (d.first == kv->past_dim || d.first == kv->seq_dim))))
-        throw fw::UsageError("--dim " + d.first + " conflicts with what --" + (generation ? "generate" : "phase") +
-                             " binds: leave it out");
-    io.dims.insert(io.dims.end(), binds.begin(), binds.end());
-    if (generation) {
-      if (o.prompt < 1 || o.generate < 1) throw fw::UsageError("--prompt and --generate go together, each at least 1");
-      if (!kv) {  // a decoder without a cache: every step a forward over the prefix, along its token axis
-        const std::string& seq = seq_dim;
-        if (seq.empty())
-          throw fw::UsageError("--generate needs a decoder: a KV cache (past inputs concatenated into present outputs) "
-                               "or a token input [batch, seq] with a dynamic seq; this model has neither");
-        for (const auto& d : io.dims)
-          if (d.first == seq) throw fw::UsageError("--dim " + d.first + " conflicts with what --generate binds: leave it out");
-        kv = fw::KvCache{};
-        kv->seq_dim = seq;
-        kv->found_by = "none";
-      }
-      if (o.format != "text") throw fw::UsageError("--generate writes text");
-      if (ph != fw::Phase::None) throw fw::UsageError("--generate sums both phases itself: leave out --phase");
-    }
-  }
+  const std::optional<fw::KvCache>& kv = plan.kv;
+  const std::string& phase_note = plan.note;
+  auto reanalyse = [&](const fw::Bindings& extra) {
+    fw::InferOptions at = io;
+    for (const auto& d : extra) at.dims.push_back(d);
+    return fw::analyse(o.model, at, conv, copts).report;
+  };
   auto analysis = std::make_shared<fw::Analysis>(fw::analyse(o.model, io, conv, copts));
   if (!phase_note.empty()) analysis->report.notes.push_back(phase_note);
+  // The LLM section (JSON "llm", markdown and HTML rows): the generation's steps are analysed here, before
+  // any report is written; text prints the same generation after its report, as before.
+  if (llm.any()) analysis->report.llm = fw::llm_section(plan, reanalyse);
   if (o.peak_memory) {
     analysis->report.peak_memory = std::make_shared<fw::PeakMemory>(fw::peak_memory(*analysis->model, kv));
   }
@@ -201,11 +185,7 @@ int run(const Options& o) {
   const fw::Report& report = analysis->report;
   if (!axes.empty()) {
     if (o.format == "netron") throw fw::UsageError("--sweep writes text, csv, markdown, json or html, not netron");
-    fw::Sweep sw = fw::run_sweep(report, axes, [&](const fw::Bindings& b) {
-      fw::InferOptions at = io;
-      for (const auto& d : b) at.dims.push_back(d);
-      return fw::analyse(o.model, at, conv, copts).report;
-    });
+    fw::Sweep sw = fw::run_sweep(report, axes, reanalyse);
     std::ofstream file;
     std::ostream& os = fw::output_stream(o.output, file);
     if (o.format == "html")
@@ -232,14 +212,7 @@ int run(const Options& o) {
   else
     fw::write_text(*os, report, topts);
   if (report.roofline && o.format == "text") fw::write_roofline_text(*os, *report.roofline, o.top < 5 ? 5 : o.top);
-  if (generation) {
-    fw::Generation g = fw::generation(*kv, o.prompt, o.generate, [&](const fw::Bindings& extra) {
-      fw::InferOptions at = io;
-      for (const auto& d : extra) at.dims.push_back(d);
-      return fw::analyse(o.model, at, conv, copts).report;
-    });
-    *os << fw::format_generation(*kv, g);
-  }
+  if (generation && o.format == "text") *os << fw::format_generation(*kv, *report.llm->generation);
   os->flush();
 
   if (o.strict && report.has_unknown_cost()) {
@@ -310,8 +283,10 @@ int main(int argc, char** argv) {
                  "an LLM phase of a decoder exported with a KV cache: prefill (past = 0) or decode (seq = 1); the cache "
                  "is found by structure");
   app.add_option("--prompt", o.prompt, "with --generate: the prompt's length in tokens");
-  app.add_option("--generate", o.generate,
-                 "a generation summary (text): prefill of --prompt tokens, then decode steps to this many tokens");
+  app.add_option(
+      "--generate", o.generate,
+      "a generation summary (text, json, markdown, html): prefill of --prompt tokens, then decode steps to "
+      "this many tokens");
   app.add_option("--hardware", o.hardware,
                  "roofline on a device of the table (a100-40gb, a100-80gb, h100-sxm, h100-pcie, h200, l40s, rtx4090, "
                  "xeon-8380; NAME:tf32 runs float32 products at the TF32 rate): per scope time bound and the latency "

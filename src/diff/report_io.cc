@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "flopwise/errors.h"
+#include "flopwise/llm.h"
 
 namespace flopwise {
 
@@ -55,6 +56,60 @@ struct Reader {
         dims.push_back(Dim::unknown());
     }
     return Shape(std::move(dims));
+  }
+  std::string text(const json& j, const char* key) const {
+    return j.contains(key) && j.at(key).is_string() ? j.at(key).get<std::string>() : std::string();
+  }
+  int64_t integer(const json& j, const char* key, const std::string& where) const {
+    if (!j.contains(key)) return 0;
+    if (!j.at(key).is_number_integer()) fail("'" + std::string(key) + "' in " + where + " is not an integer");
+    return j.at(key).get<int64_t>();
+  }
+  // "llm" (--phase, --prompt/--generate): its figures; the formulas' text is not read back.
+  std::shared_ptr<const LlmSection> llm(const json& j) const {
+    if (!j.is_object()) fail("'llm' is not an object");
+    auto s = std::make_shared<LlmSection>();
+    const std::string phase = text(j, "phase");
+    s->phase = phase == "prefill" ? Phase::Prefill : phase == "decode" ? Phase::Decode : Phase::None;
+    if (j.contains("kv_cache") && j.at("kv_cache").is_object()) {
+      const json& k = j.at("kv_cache");
+      KvCache kv;
+      kv.found_by = text(k, "found_by");
+      kv.past_dim = text(k, "past_dim");
+      kv.seq_dim = text(k, "seq_dim");
+      if (k.contains("tensors") && k.at("tensors").is_array())
+        for (const auto& t : k.at("tensors"))
+          kv.pairs.push_back(
+              {text(t, "past"), text(t, "present"), integer(t, "axis", "llm.kv_cache.tensors")});
+      kv.bytes_per_token = count(k, "bytes_per_token", "llm.kv_cache");
+      s->kv = std::move(kv);
+    }
+    if (j.contains("generation") && j.at("generation").is_object()) {
+      const json& g = j.at("generation");
+      const std::string where = "llm.generation";
+      Generation gen;
+      gen.prompt = integer(g, "prompt", where);
+      gen.generated = integer(g, "generated", where);
+      auto counts = [&](const char* key, Count* macs, Count* flops, Count* bytes) {
+        const json& c = g.contains(key) ? g.at(key) : json();
+        const std::string w = where + "." + key;
+        *macs = count(c, "macs", w);
+        *flops = count(c, "flops", w);
+        *bytes = count(c, "memory_bytes", w);
+      };
+      counts("prefill", &gen.prefill_macs, &gen.prefill_flops, &gen.prefill_bytes);
+      counts("decode", &gen.decode_macs, &gen.decode_flops, &gen.decode_bytes);
+      counts("total", &gen.total_macs, &gen.total_flops, &gen.total_bytes);
+      counts("decode_step", &gen.step_macs, &gen.step_flops, &gen.step_bytes);
+      gen.kv_bytes_end = count(g, "kv_bytes_end", where);
+      if (g.contains("decode_step")) gen.step_dim = text(g.at("decode_step"), "dim");
+      if (g.contains("formulas")) {
+        gen.prompt_symbol = text(g.at("formulas"), "prompt_symbol");
+        gen.generated_symbol = text(g.at("formulas"), "generated_symbol");
+      }
+      s->generation = std::move(gen);
+    }
+    return s;
   }
   std::unique_ptr<ScopeNode> scope(const json& j, int depth) const {
     auto s = std::make_unique<ScopeNode>();
@@ -157,6 +212,7 @@ Report parse_report_json(const std::string& text, const std::string& origin) {
       for (const auto& u : j.at("unsupported"))
         r.unsupported[u.value("op", "")] = u.value("nodes", std::vector<std::string>{});
     if (j.contains("warnings")) r.warnings = j.at("warnings").get<std::vector<std::string>>();
+    if (j.contains("llm")) r.llm = rd.llm(j.at("llm"));
     return r;
   } catch (const json::exception& e) {
     rd.fail(e.what());

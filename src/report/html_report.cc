@@ -288,6 +288,8 @@ void write_html(std::ostream& os, const Report& r, const Sweep* sweep, const std
     row("MoE activated params / MACs",
         human(r.moe->activated_params) + " / " + (r.moe->dense ? human(r.moe->activated_macs) : std::string("?")));
   }
+  if (r.llm)
+    for (const auto& [k, v] : llm_summary_rows(*r.llm)) row(k, v);
   for (const auto& a : r.aliases) row("dim alias", a.text());
   for (const auto& a : r.assumptions) row("assumed", a.text() + " (node " + a.node + ")");
   for (const auto& w : r.warnings) row("warning", w);

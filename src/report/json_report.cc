@@ -364,6 +364,84 @@ void write_roofline(JsonWriter& w, const RooflineReport& rf) {
   w.end_object();
 }
 
+// --phase, --prompt/--generate: the phase, the KV cache and a generation's totals (README: LLM phases).
+void write_llm(JsonWriter& w, const LlmSection& llm) {
+  w.key("llm");
+  w.begin_object();
+  w.key("phase");
+  if (llm.phase == Phase::None)
+    w.null();
+  else
+    w.value(phase_name(llm.phase));
+  w.key("kv_cache");
+  if (!llm.kv) {
+    w.null();
+  } else {
+    const KvCache& kv = *llm.kv;
+    w.begin_object();
+    w.member("found_by", kv.found_by);
+    w.member("past_dim", kv.past_dim);
+    w.member("seq_dim", kv.seq_dim);
+    w.key("tensors");
+    w.begin_array();
+    for (const auto& p : kv.pairs) {
+      w.begin_object();
+      w.member("past", p.past);
+      w.member("present", p.present);
+      w.member("axis", p.axis);
+      w.end_object();
+    }
+    w.end_array();
+    w.member("bytes_per_token", kv.bytes_per_token);
+    w.end_object();
+  }
+  if (llm.generation) {
+    const Generation& g = *llm.generation;
+    auto counts = [&w](const char* k, const Count& macs, const Count& flops, const Count& bytes) {
+      w.key(k);
+      w.begin_object();
+      w.member("macs", macs);
+      w.member("flops", flops);
+      w.member("memory_bytes", bytes);
+      w.end_object();
+    };
+    auto formula = [&w](const char* k, const RationalPoly& p) {
+      w.key(k);
+      if (p.valid)
+        w.value(p.str());
+      else
+        w.null();
+    };
+    w.key("generation");
+    w.begin_object();
+    w.member("prompt", g.prompt);
+    w.member("generated", g.generated);
+    w.member("decode_steps", std::max<int64_t>(g.generated - 1, 0));
+    counts("prefill", g.prefill_macs, g.prefill_flops, g.prefill_bytes);
+    counts("decode", g.decode_macs, g.decode_flops, g.decode_bytes);
+    counts("total", g.total_macs, g.total_flops, g.total_bytes);
+    w.member("kv_bytes_end", llm.kv ? g.kv_bytes_end : Count::unknown());
+    w.key("decode_step");
+    w.begin_object();
+    w.member("dim", g.step_dim);
+    w.member("macs", g.step_macs);
+    w.member("flops", g.step_flops);
+    w.member("memory_bytes", g.step_bytes);
+    w.end_object();
+    w.key("formulas");
+    w.begin_object();
+    w.member("prompt_symbol", g.prompt_symbol);
+    w.member("generated_symbol", g.generated_symbol);
+    formula("macs", g.total_macs_formula);
+    formula("flops", g.total_flops_formula);
+    formula("memory_bytes", g.total_bytes_formula);
+    formula("kv_bytes_end", llm.kv ? kv_bytes_end_formula(*llm.kv, g) : RationalPoly{});
+    w.end_object();
+    w.end_object();
+  }
+  w.end_object();
+}
+
 void write_string_array(JsonWriter& w, const std::vector<std::string>& vs) {
   w.begin_array();
   for (const auto& s : vs) w.value(s);
@@ -543,6 +621,7 @@ void write_json(std::ostream& os, const Report& r) {
     w.end_array();
     w.end_object();
   }
+  if (r.llm) write_llm(w, *r.llm);
   if (!r.aliases.empty()) {  // only when there are, like assumptions
     w.key("dim_aliases");
     w.begin_array();

@@ -385,6 +385,10 @@ Generation generation(const KvCache& kv, int64_t prompt, int64_t generated, cons
   const int64_t first = cached ? prompt : prompt + 1;  // var at the first decode step
   g.decode_step_macs = step.totals.uncounted ? "?" : step.totals.macs.as_dim().str();
   g.decode_step_flops = step.totals.uncounted ? "?" : step.totals.flops.as_dim().str();
+  g.step_dim = var;
+  g.step_macs = step.totals.uncounted ? Count::unknown() : step.totals.macs;
+  g.step_flops = step.totals.uncounted ? Count::unknown() : step.totals.flops;
+  g.step_bytes = step.totals.uncounted ? Count::unknown() : step.totals.memory_bytes;
   auto sum_steps = [&](const Count& per_step) {
     if (step.totals.uncounted || !per_step.exact()) return Count::unknown();
     Count total;
@@ -444,12 +448,97 @@ std::string format_generation(const KvCache& kv, const Generation& g) {
   line("total MACs, any S and G", g.total_macs_formula.str());
   line("total FLOPs, any S and G", g.total_flops_formula.str());
   line("total bytes, any S and G", g.total_bytes_formula.str());
-  if (!kv.past_dim.empty())
-    line("KV cache bytes at the end, any S and G",
-         (RationalPoly::of(kv.bytes_per_token.as_dim()) *
-          (RationalPoly::symbol(g.prompt_symbol) + RationalPoly::symbol(g.generated_symbol) + RationalPoly::constant(-1)))
-             .str());
+  if (!kv.past_dim.empty()) line("KV cache bytes at the end, any S and G", kv_bytes_end_formula(kv, g).str());
   return s + os.str();
+}
+
+RationalPoly kv_bytes_end_formula(const KvCache& kv, const Generation& g) {
+  if (kv.past_dim.empty()) return RationalPoly{};
+  return RationalPoly::of(kv.bytes_per_token.as_dim()) *
+         (RationalPoly::symbol(g.prompt_symbol) + RationalPoly::symbol(g.generated_symbol) +
+          RationalPoly::constant(-1));
+}
+
+std::vector<std::pair<std::string, std::string>> llm_summary_rows(const LlmSection& llm) {
+  // "1.54 KB (1536)"; a polynomial as written ("512*batch bytes"); "unknown".
+  auto bytes = [](const Count& c) {
+    return c.known        ? human(c) + "B (" + std::to_string(c.v) + ")"
+           : c.symbolic() ? c.as_dim().str() + " bytes"
+                          : human(c);
+  };
+  std::vector<std::pair<std::string, std::string>> rows;
+  if (llm.phase != Phase::None) rows.push_back({"LLM phase", phase_name(llm.phase)});
+  if (llm.kv) rows.push_back({"KV cache bytes per token", bytes(llm.kv->bytes_per_token)});
+  if (llm.generation) {
+    const Generation& g = *llm.generation;
+    rows.push_back({"generation: prompt / generated tokens",
+                    std::to_string(g.prompt) + " / " + std::to_string(g.generated)});
+    rows.push_back({"generation: total MACs / FLOPs", human(g.total_macs) + " / " + human(g.total_flops)});
+    rows.push_back({"generation: total memory bytes", bytes(g.total_bytes)});
+    if (llm.kv) rows.push_back({"generation: KV cache bytes at the end", bytes(g.kv_bytes_end)});
+  }
+  return rows;
+}
+
+const char* phase_name(Phase p) {
+  switch (p) {
+    case Phase::Prefill:
+      return "prefill";
+    case Phase::Decode:
+      return "decode";
+    case Phase::None:
+      break;
+  }
+  return "";
+}
+
+LlmPlan plan_llm(const Model& unbound, const LlmRequest& req,
+                 const std::vector<std::pair<std::string, int64_t>>& dims) {
+  LlmPlan plan;
+  plan.request = req;
+  std::optional<KvCache>& kv = plan.kv;
+  kv = find_kv_cache(unbound);
+  const std::string seq_dim =
+      kv ? std::string() : sequence_dim(unbound);  // a decoder without a cache: its token axis
+  if (kv && kv->bytes_per_token.exact())
+    kv->bytes_per_token = Count::of(kv->bytes_per_token.as_dim().substitute(dims));
+  if (!req.any()) return plan;
+  const bool generation = req.generation();
+  plan.note = describe_phase(kv, req.phase);
+  // What the phase (or the generation, both phases) binds: a --dim of the same name contradicts it.
+  plan.bindings = phase_bindings(kv, req.phase);
+  for (const auto& d : dims)
+    if (kv && (std::any_of(plan.bindings.begin(), plan.bindings.end(),
+                           [&](const auto& b) { return b.first == d.first; }) ||
+               (generation && (d.first == kv->past_dim || d.first == kv->seq_dim))))
+      throw UsageError("--dim " + d.first + " conflicts with what --" + (generation ? "generate" : "phase") +
+                       " binds: leave it out");
+  if (!generation) return plan;
+  if (req.prompt < 1 || req.generate < 1)
+    throw UsageError("--prompt and --generate go together, each at least 1");
+  if (!kv) {  // a decoder without a cache: every step a forward over the prefix, along its token axis
+    if (seq_dim.empty())
+      throw UsageError(
+          "--generate needs a decoder: a KV cache (past inputs concatenated into present outputs) "
+          "or a token input [batch, seq] with a dynamic seq; this model has neither");
+    for (const auto& d : dims)
+      if (d.first == seq_dim)
+        throw UsageError("--dim " + d.first + " conflicts with what --generate binds: leave it out");
+    kv = KvCache{};
+    kv->seq_dim = seq_dim;
+    kv->found_by = "none";
+  }
+  if (req.phase != Phase::None) throw UsageError("--generate sums both phases itself: leave out --phase");
+  return plan;
+}
+
+std::shared_ptr<const LlmSection> llm_section(const LlmPlan& plan, const Reanalyse& at) {
+  auto s = std::make_shared<LlmSection>();
+  s->phase = plan.request.phase;
+  if (plan.kv && !plan.kv->pairs.empty()) s->kv = plan.kv;
+  if (plan.request.generation() && plan.kv)
+    s->generation = generation(*plan.kv, plan.request.prompt, plan.request.generate, at);
+  return s;
 }
 
 // ---- attention products -----------------------------------------------------------------------------

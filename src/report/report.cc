@@ -431,6 +431,8 @@ void write_markdown(std::ostream& os, const Report& r, const TextOptions& opts) 
     os << "| MoE: top-" << r.moe->top_k << " of " << r.moe->experts << " experts, activated params | "
        << human(r.moe->activated_params) << " |\n| MoE: activated MACs | "
        << (r.moe->dense ? human(r.moe->activated_macs) : std::string("?")) << " |\n";
+  if (r.llm)
+    for (const auto& [k, v] : llm_summary_rows(*r.llm)) os << "| " << k << " | " << v << " |\n";
   if (r.roofline) {
     char buf[64];
     std::snprintf(buf, sizeof buf, "%.4g ms", r.roofline->total.seconds * 1e3);
