@@ -5,8 +5,10 @@
 #include <doctest/doctest.h>
 #include <onnx/onnx_pb.h>
 
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "cli_util.h"
 #include "flopwise/cost.h"
@@ -190,4 +192,39 @@ TEST_CASE("Loop: a float16 Gemm body runs trip-count times at float16") {
   flopwise::RooflineReport rf = flopwise::roofline(r, hw);
   CHECK(rf.unbounded_nodes == 0);
   CHECK(rf.total.seconds == doctest::Approx(3 * bound(512, 256, 989.5e12, 3.35e12)).epsilon(1e-9));
+}
+
+TEST_CASE("models with control flow, ours and others', run no product in bool or an index type") {
+  // Every .onnx under models/ holding an If, Loop or Scan, the silero-vad files where a test fetched them
+  // (test_shipped.cc), and ONNX's own If/Loop/Scan/SequenceMap backend node tests (Debian libonnx-testdata):
+  // MACs by precision name float or 8-bit types only (issue 37: the condition's bool was taken for the
+  // precision).
+  std::vector<std::filesystem::path> files;
+  for (const auto& root : {fwtest::model_path(""), fwtest::binary_dir() + "/silero",
+                           std::string("/usr/share/libonnx-testdata/data/node")}) {
+    if (!std::filesystem::exists(root)) continue;
+    for (const auto& e : std::filesystem::recursive_directory_iterator(root)) {
+      const std::string dir = e.path().parent_path().filename().string();
+      if (e.path().extension() != ".onnx") continue;
+      if (root.find("testdata") != std::string::npos && dir.rfind("test_if", 0) != 0 && dir.rfind("test_loop", 0) != 0 &&
+          dir.rfind("test_scan", 0) != 0 && dir.rfind("test_sequence_map", 0) != 0)
+        continue;
+      files.push_back(e.path());
+    }
+  }
+  int with_control_flow = 0;
+  for (const auto& path : files) {
+    CAPTURE(path.string());
+    flopwise::Model model = flopwise::import_onnx_file(path.string());
+    bool cf = false;
+    for (const auto& n : model.graph.nodes) cf = cf || !n.subgraphs.empty();
+    if (!cf) continue;
+    ++with_control_flow;
+    auto inferred = flopwise::infer_shapes(model);
+    flopwise::Report r = flopwise::build_report(model, std::move(inferred));
+    for (const auto& d : r.by_dtype)
+      if (d.macs != flopwise::Count{}) CHECK((flopwise::is_float(d.dtype) || d.dtype == DType::Int8 || d.dtype == DType::UInt8));
+  }
+  MESSAGE(with_control_flow << " models with control flow");
+  CHECK(with_control_flow >= 2);
 }
