@@ -355,20 +355,28 @@ class WeightSources {
     return m;
   }
 
-  // The inputs a layout-only op passes through (its data; every input of a Concat); empty for other ops.
-  static std::vector<int> passed(const Graph& g, const Node& n) {
-    if (!n.domain.empty() && n.domain != "ai.onnx") return {};
+  // The inputs a layout-only op passes through (its data; every input of a Concat), as a range of n.inputs;
+  // empty for other ops.
+  struct Inputs {
+    const int* first = nullptr;
+    const int* last = nullptr;
+    bool empty() const { return first == last; }
+    const int* begin() const { return first; }
+    const int* end() const { return last; }
+  };
+  static Inputs passed(const Graph& g, const Node& n) {
+    if ((!n.domain.empty() && n.domain != "ai.onnx") || n.inputs.empty()) return {};
     const std::string& op = n.op;
-    if (op == "Concat") return n.inputs;
-    if (n.inputs.empty()) return {};
+    const int* in = n.inputs.data();
+    if (op == "Concat") return {in, in + n.inputs.size()};
     if (op == "Gather") {  // a row of a table: the index must be a constant
-      if (n.inputs.size() < 2 || n.inputs[1] < 0) return {};
-      const Value& idx = g.values[static_cast<size_t>(n.inputs[1])];
-      return is_stored(g, idx) || idx.data ? std::vector<int>{n.inputs[0]} : std::vector<int>{};
+      if (n.inputs.size() < 2 || in[1] < 0) return {};
+      const Value& idx = g.values[static_cast<size_t>(in[1])];
+      return is_stored(g, idx) || idx.data ? Inputs{in, in + 1} : Inputs{};
     }
     if (op == "Slice" || op == "Split" || op == "Transpose" || op == "Reshape" || op == "Flatten" || op == "Squeeze" ||
         op == "Unsqueeze" || op == "Cast" || op == "CastLike" || op == "Identity")
-      return {n.inputs[0]};
+      return {in, in + 1};
     return {};
   }
 
@@ -387,7 +395,7 @@ class WeightSources {
     } else if (depth <= 64 && v.is_outer && g.parent) {
       ok = rooted(*g.parent, g.parent->find(v.name), depth + 1);
     } else if (depth <= 64 && v.producer >= 0 && static_cast<size_t>(v.producer) < g.nodes.size()) {
-      const std::vector<int> in = passed(g, g.nodes[static_cast<size_t>(v.producer)]);
+      const Inputs in = passed(g, g.nodes[static_cast<size_t>(v.producer)]);
       ok = !in.empty();
       for (int i : in)
         if (ok && !rooted(g, i, depth + 1)) ok = false;
