@@ -29,8 +29,10 @@ inline std::string escape_del_in_json(std::string text) {
 // Valid JSON whatever the bytes of its strings: invalid UTF-8 becomes U+FFFD (nlohmann's
 // error_handler_t::replace), control characters and DEL are \u-escaped, other UTF-8 is kept.
 // `indent` as nlohmann's dump: -1 for one line.
-inline std::string json_text(const nlohmann::json& doc, int indent = -1) {
-  return escape_del_in_json(doc.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace));
+// Any nlohmann document type (json, ordered_json: its keys stay in insertion order).
+template <class Json>
+std::string json_text(const Json& doc, int indent = -1) {
+  return escape_del_in_json(doc.dump(indent, ' ', false, Json::error_handler_t::replace));
 }
 
 }  // namespace flopwise

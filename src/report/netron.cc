@@ -14,10 +14,23 @@ void write_netron(std::ostream& os, const Report& r) {
   using json = nlohmann::ordered_json;
   // Values as in the JSON report: an integer, the polynomial's text for a symbolic count, null if unknown.
   auto value = [](const Count& c) { return c.known ? json(c.v) : c.symbolic() ? json(c.sym.str()) : json(nullptr); };
-  json metrics = json::array();
-  auto add = [&metrics](const char* kind, std::string_view target, const char* name, json v) {
-    metrics.push_back({{"kind", kind}, {"target", std::string(target)}, {"name", name}, {"value", std::move(v)}});
+  // Written one metric at a time (a document of every node's metrics at once took 16x the output's size in
+  // memory), as nlohmann's dump with indent 1 lays out the whole: each entry two levels in.
+  std::string entry;
+  bool first = true;
+  auto add = [&](const char* kind, std::string_view target, const char* name, json v) {
+    const std::string text =
+        json_text(json{{"kind", kind}, {"target", std::string(target)}, {"name", name}, {"value", std::move(v)}}, 1);
+    entry.assign(first ? "\n  " : ",\n  ");
+    first = false;
+    for (char ch : text) {
+      entry += ch;
+      if (ch == '\n') entry += "  ";
+    }
+    os << entry;
   };
+  os << "{\n \"signature\": \"netron:attachment\",\n \"producer\": \"flopwise\",\n \"convention\": "
+     << json_text(json(r.convention)) << ",\n \"metadata\": [],\n \"metrics\": [";
   for (const auto& n : r.nodes) {
     add("node", n.name, "params", value(n.cost.params));
     add("node", n.name, "MACs", value(n.cost.macs));
@@ -30,12 +43,7 @@ void write_netron(std::ostream& os, const Report& r) {
     add(kind, "", "FLOPs", value(r.totals.flops));
     add(kind, "", "memory bytes", value(r.totals.memory_bytes));
   }
-  json doc = {{"signature", "netron:attachment"},
-              {"producer", "flopwise"},
-              {"convention", r.convention},
-              {"metadata", json::array()},
-              {"metrics", metrics}};
-  os << json_text(doc, 1) << "\n";
+  os << "\n ]\n}\n";
 }
 
 }  // namespace flopwise
