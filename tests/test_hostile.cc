@@ -447,6 +447,7 @@ TEST_CASE("hostile: resource bounds (README: Limits) stop small files that would
     auto r = cli(m);
     CHECK(r.code == 2);
     CHECK(contains(r.err, "gives more than 1000000 nodes"));
+    CHECK(contains(r.err, "function 'f29'"));  // refused at the call, before inlining any of it
     CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10 * kSlow));
   }
   SUBCASE("a symbolic dim squared 24 times ((a+b)^(2^24)): unknown with a warning, fast") {

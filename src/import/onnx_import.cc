@@ -1133,6 +1133,29 @@ class GraphImporter {
     return {std::move(scope), std::move(classes)};
   }
 
+  // The nodes that inlining a call of function `key` adds, as inlined_nodes_ counts them (its body's, and
+  // those of the calls in it), saturated far past any bound; -1 when unknown: the calls recurse or nest past
+  // 32, which inlining reports itself. Each function is counted once (memoised): linear in the bodies.
+  int64_t inlined_size(const std::string& key, int depth) {
+    if (depth > 32) return -1;
+    auto [memo, fresh] = inlined_size_.try_emplace(key, -2);  // -2: being counted
+    if (!fresh) return memo->second == -2 ? -1 : memo->second;
+    const onnx::FunctionProto& f = functions_.at(key);
+    int64_t n = f.node_size();
+    for (const auto& inner : f.node()) {
+      auto callee = functions_.find(inner.domain() + "::" + inner.op_type());
+      if (callee == functions_.end()) continue;
+      const int64_t m = inlined_size(callee->first, depth + 1);
+      if (m < 0) {
+        n = -1;
+        break;
+      }
+      n = std::min(n + m, int64_t{1} << 62);
+    }
+    memo->second = n;
+    return n;
+  }
+
   void import_or_inline(const WireNode& wn, Graph& g, int depth) {
     auto it = functions_.end();
     if (!functions_.empty()) {
@@ -1150,8 +1173,12 @@ class GraphImporter {
     if (depth > 32)
       throw InputError(path_ + ": function '" + np.op_type() + "' calls itself (recursion > 32)");
     const onnx::FunctionProto& f = it->second;
+    // A call whose inlining is known to pass the bound is refused before any of it is done (a fan-out of
+    // calls calling each other twice, 2^20 nodes, took a second and 200 MB to be refused).
+    const int64_t whole = depth == 0 ? inlined_size(it->first, 0) : -1;
     inlined_nodes_ += f.node_size();
-    if (inlined_nodes_ > limits().max_inlined_nodes)
+    if (inlined_nodes_ > limits().max_inlined_nodes ||
+        (whole >= 0 && inlined_nodes_ - f.node_size() + whole > limits().max_inlined_nodes))
       throw InputError(path_ + ": inlining function '" + np.op_type() + "' gives more than " +
                        std::to_string(limits().max_inlined_nodes) +
                        " nodes (calls nest too deep; the bound is FLOPWISE_MAX_INLINED_NODES)");
@@ -1239,6 +1266,7 @@ class GraphImporter {
   std::string path_;
   std::vector<std::string>* warnings_;
   std::map<std::string, onnx::FunctionProto> functions_;
+  std::map<std::string, int64_t> inlined_size_;  // inlined_size's memo
   int64_t inlined_nodes_ = 0;  // nodes added by inlining, against limits().max_inlined_nodes
   int64_t inlined_name_bytes_ = 0;  // bytes of their names' caller prefixes, against 64 x that bound
   std::map<const Graph*, std::vector<std::pair<std::string, int>>> undefined_;  // used before defined
