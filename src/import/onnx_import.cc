@@ -210,9 +210,17 @@ constexpr int kMaxDepth = 100;
 template <class Msg>
 void parse_sub(const Source& src, const uint8_t* p, int len, Msg* m, const char* what, int depth,
                const uint8_t* at = nullptr) {
-  pb::io::CodedInputStream in(p, len);
-  in.SetRecursionLimit(kMaxDepth - depth);
-  if (!m->ParseFromCodedStream(&in) || !in.ConsumedEntireMessage()) src.bad(what, at ? at : p);
+  // Each level of nesting takes 2 bytes at least (a tag and a length): a message shorter than twice the depth
+  // left cannot pass it, and is parsed the faster way (ParseFromArray allows 100 from its own level).
+  bool ok;
+  if (len < 2 * (kMaxDepth - depth)) {
+    ok = m->ParseFromArray(p, len);
+  } else {
+    pb::io::CodedInputStream in(p, len);
+    in.SetRecursionLimit(kMaxDepth - depth);
+    ok = m->ParseFromCodedStream(&in) && in.ConsumedEntireMessage();
+  }
+  if (!ok) src.bad(what, at ? at : p);
 }
 
 // The next tag of a message whose bytes end at `size`: 0 at that end. False for a tag protobuf's parser
