@@ -485,6 +485,12 @@ TEST_CASE("wire: bytes protobuf's own parser rejects are refused, naming the byt
     w.model_tail = "\x80";
     add_tail("a cut tag at the end of the file", w.file(), w.model_tail);
   }
+  {  // a 0 byte ending the file (Python's protobuf module, C++-backed, takes it with a RuntimeWarning and a
+     // model; ParseFromString in C++, which the importer follows, rejects it)
+    WireModel w;
+    w.model_tail = std::string(1, '\0');
+    add_tail("a 0 tag at the end of the file", w.file(), w.model_tail);
+  }
   {  // a truncated varint inside a packed list the importer does not read (the initializer's int64_data)
     WireModel w;
     w.init = num(1, 5000) + num(2, onnx::TensorProto::INT64) + bytes(8, "w") + bytes(7, varint(1) + "\x82");
