@@ -223,11 +223,11 @@ void parse_sub(const Source& src, const uint8_t* p, int len, Msg* m, const char*
   if (!ok) src.bad(what, at ? at : p);
 }
 
-// The next tag of a message whose bytes end at `size`: 0 at that end. False for a tag protobuf's parser
-// rejects: cut, longer than 5 bytes, of field number 0, of wire type 6 or 7, or ending a group outside one
-// (in_group: an end-group tag is the caller's to match).
-inline bool next_tag(pb::io::CodedInputStream& in, int size, uint32_t* tag, bool in_group = false) {
-  const int at = in.CurrentPosition();
+// The next tag of a message whose bytes `base` end at `size`, `at` being the stream's position: 0 at that end.
+// False for a tag protobuf's parser rejects: cut, longer than 5 bytes, of field number 0, of wire type 6 or
+// 7, or ending a group outside one (in_group: an end-group tag is the caller's to match).
+inline bool next_tag(pb::io::CodedInputStream& in, const uint8_t* base, int at, int size, uint32_t* tag,
+                     bool in_group = false) {
   if (at == size) {
     *tag = 0;
     return true;
@@ -235,21 +235,29 @@ inline bool next_tag(pb::io::CodedInputStream& in, int size, uint32_t* tag, bool
   const uint32_t t = in.ReadTag();
   *tag = t;
   const uint32_t wt = t & 7;
-  return in.CurrentPosition() - at <= 5 && (t >> 3) != 0 && wt < 6 && (in_group || wt != 4);
+  if (t < 8 || wt >= 6 || (wt == 4 && !in_group)) return false;  // field 0 (a 0 byte: a failed read too)
+  return base[at] < 0x80 || in.CurrentPosition() - at <= 5;       // a 1-byte tag, or one of at most 5
 }
 
 // Reads a length-delimited field's bounds as protobuf's parser does (a length of at most 5 bytes, under
 // 2 GiB); false when it is malformed or runs past the message's end, `size`.
-bool read_len(pb::io::CodedInputStream& in, const uint8_t* base, int size, const uint8_t** p, int* len) {
+inline bool read_len(pb::io::CodedInputStream& in, const uint8_t* base, int size, const uint8_t** p, int* len) {
   const int at = in.CurrentPosition();
-  uint32_t n;
-  if (!in.ReadVarint32(&n)) return false;
-  const int pos = in.CurrentPosition();
-  if (pos - at > 5 || (pos - at == 5 && base[pos - 1] >= 8)) return false;
+  const uint8_t* q = base + at;
+  const int avail = size - at;
+  uint32_t n = 0;
+  int k = 0;  // the length's bytes, less one
+  for (;; ++k) {
+    if (k == 5 || k >= avail) return false;
+    n |= static_cast<uint32_t>(q[k] & 0x7f) << (7 * k);
+    if (!(q[k] & 0x80)) break;
+  }
+  if (k == 4 && q[4] >= 8) return false;
+  const int pos = at + k + 1;
   if (static_cast<int64_t>(pos) + n > size) return false;
   *p = base + pos;
   *len = static_cast<int>(n);
-  return in.Skip(static_cast<int>(n));
+  return in.Skip(k + 1 + static_cast<int>(n));
 }
 
 // Skips an unknown field (or a known one this walker does not read) as protobuf's parser does: false where
@@ -274,7 +282,7 @@ bool skip_field(pb::io::CodedInputStream& in, const uint8_t* base, int size, uin
       if (depth + 1 > kMaxDepth) return false;
       for (;;) {
         uint32_t t;
-        if (!next_tag(in, size, &t, true) || t == 0) return false;
+        if (!next_tag(in, base, in.CurrentPosition(), size, &t, true) || t == 0) return false;
         if (WFL::GetTagWireType(t) == WFL::WIRETYPE_END_GROUP)
           return WFL::GetTagFieldNumber(t) == WFL::GetTagFieldNumber(tag);
         if (!skip_field(in, base, size, t, depth + 1)) return false;
@@ -282,6 +290,19 @@ bool skip_field(pb::io::CodedInputStream& in, const uint8_t* base, int size, uin
     }
     default:
       return false;
+  }
+}
+
+// Whether the bytes of a message whose known fields are all scalars or strings (no UTF-8 check in proto2)
+// parse, at nesting `depth`: for such a message, whether its fields are well formed. Cheaper than its
+// generated class, which would copy the strings.
+bool plain_message_ok(const uint8_t* p, int len, int depth) {
+  pb::io::CodedInputStream in(p, len);
+  for (;;) {
+    uint32_t tag;
+    if (!next_tag(in, p, in.CurrentPosition(), len, &tag)) return false;
+    if (tag == 0) return true;
+    if (!skip_field(in, p, len, tag, depth)) return false;
   }
 }
 
@@ -318,7 +339,7 @@ void walk_tensor(const Source& src, const uint8_t* p, int size, int depth, const
   for (;;) {
     const int at = in.CurrentPosition();
     uint32_t tag;
-    if (!next_tag(in, size, &tag)) src.bad(what, p + at);
+    if (!next_tag(in, p, at, size, &tag)) src.bad(what, p + at);
     if (tag == 0) return;
     const int field = WFL::GetTagFieldNumber(tag);
     const auto wt = WFL::GetTagWireType(tag);
@@ -358,16 +379,10 @@ void walk_tensor(const Source& src, const uint8_t* p, int size, int depth, const
         case 9:  // raw_data
           if (data) data->raw = view_of(q, len);
           break;
-        case 3: {  // segment
-          onnx::TensorProto::Segment s;
-          parse_sub(src, q, len, &s, what, depth + 1, p + at);
+        case 3:   // segment: two int64 fields
+        case 13:  // external_data: a StringStringEntryProto, two strings
+          ok = plain_message_ok(q, len, depth + 1);
           break;
-        }
-        case 13: {  // external_data
-          onnx::StringStringEntryProto e;
-          parse_sub(src, q, len, &e, what, depth + 1, p + at);
-          break;
-        }
         case 4:  // float_data, packed
           ok = len % 4 == 0;
           break;
@@ -432,7 +447,7 @@ GraphParts walk_graph(const Source& src, const uint8_t* base, int size, PageRele
   for (;;) {
     const int at = in.CurrentPosition();
     uint32_t tag;
-    if (!next_tag(in, size, &tag)) src.bad("the graph", base + at);
+    if (!next_tag(in, base, at, size, &tag)) src.bad("the graph", base + at);
     if (tag == 0) break;
     int field = WFL::GetTagFieldNumber(tag);
     bool len_delim = WFL::GetTagWireType(tag) == WFL::WIRETYPE_LENGTH_DELIMITED;
@@ -630,7 +645,7 @@ bool read_node(const uint8_t* base, int size, WireNode* n, const uint8_t** bad_a
     const int at = in.CurrentPosition();
     *bad_at = base + at;
     uint32_t tag;
-    if (!next_tag(in, size, &tag)) return false;
+    if (!next_tag(in, base, at, size, &tag)) return false;
     if (tag == 0) return true;
     const int field = WFL::GetTagFieldNumber(tag);
     if (WFL::GetTagWireType(tag) == WFL::WIRETYPE_LENGTH_DELIMITED && field >= 1 && field <= 9 &&
@@ -951,7 +966,7 @@ class GraphImporter {
     while (fast) {
       field_at = in.CurrentPosition();
       uint32_t tag;
-      if (!next_tag(in, size, &tag)) bad();
+      if (!next_tag(in, base, field_at, size, &tag)) bad();
       if (tag == 0) break;
       const int field = WFL::GetTagFieldNumber(tag);
       const auto wt = WFL::GetTagWireType(tag);
@@ -1310,7 +1325,7 @@ Model import_buffer(const uint8_t* base, size_t size, const std::string& path, P
   for (;;) {
     const int at = in.CurrentPosition();
     uint32_t tag;
-    if (!next_tag(in, static_cast<int>(size), &tag)) src.bad("the model", base + at);
+    if (!next_tag(in, base, at, static_cast<int>(size), &tag)) src.bad("the model", base + at);
     if (tag == 0) break;
     int field = WFL::GetTagFieldNumber(tag);
     auto wt = WFL::GetTagWireType(tag);
