@@ -198,8 +198,9 @@ TensorMeta meta_from_proto(const onnx::TensorProto& t) {
 // field it skips. A file that parser rejects is rejected here too, naming the byte where it breaks: next_tag
 // and read_len read tags and lengths by its rules, skip_field skips an unknown field as it does (groups
 // included, to its depth limit), and the walkers check the fields they skip whose contents it would parse
-// (a message through its generated class, a packed list by its length or varints). Linear in the bytes; only
-// packed varint lists are read (rare: exporters write raw_data, whose bytes are never touched).
+// (a message through its generated class, or by its fields when they are all scalars and strings; a packed
+// list by its length or varints). Linear in the bytes; only packed varint lists are read (rare: exporters
+// write raw_data, whose bytes are never touched).
 
 // Messages and groups nest at most this deep below the model (protobuf's default recursion limit); depth
 // arguments count from the ModelProto (0): its graph 1, a node 2, an attribute 3.
