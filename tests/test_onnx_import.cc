@@ -395,7 +395,8 @@ namespace {
 struct WireModel {
   std::string attr = bytes(1, "perm") + num(20, onnx::AttributeProto::INTS) + bytes(8, varint(1) + varint(0));
   std::string node_tail;  // bytes appended to the node
-  std::string init = num(1, 5000) + num(2, onnx::TensorProto::INT64) + bytes(8, "w") + bytes(7, varint(1) + varint(2));
+  std::string init =
+      num(1, 5000) + num(2, onnx::TensorProto::INT64) + bytes(8, "w") + bytes(7, varint(1) + varint(2));
   std::string graph_tail, model_tail;
   std::string node_name = bytes(3, "/Identity");
   std::string init_field;  // the initializer field as a whole (tag, length, tensor); empty: written from init
@@ -429,7 +430,8 @@ std::string import_error(const std::string& file) {
 }
 }  // namespace
 
-TEST_CASE("wire: bytes protobuf's own parser rejects are refused, naming the byte where they break (issue 31)") {
+TEST_CASE(
+    "wire: bytes protobuf's own parser rejects are refused, naming the byte where they break (issue 31)") {
   // Each case corrupts one field of a valid file; the byte named is that field's first (its tag). Protobuf's
   // own C++ parser (onnx::ModelProto::ParseFromString, the one ONNX's tools use) rejects every one: checked
   // here, beside the importer's refusal.
@@ -440,7 +442,8 @@ TEST_CASE("wire: bytes protobuf's own parser rejects are refused, naming the byt
   };
   std::vector<Case> cases;
   // The broken field: `field`'s bytes, found once in `file` (plus `skip`), or the file's last bytes.
-  const auto add = [&](const char* label, const std::string& file, const std::string& field, size_t skip = 0) {
+  const auto add = [&](const char* label, const std::string& file, const std::string& field,
+                       size_t skip = 0) {
     const size_t at = file.find(field);
     REQUIRE(at != std::string::npos);
     REQUIRE(file.find(field, at + 1) == std::string::npos);
@@ -453,9 +456,11 @@ TEST_CASE("wire: bytes protobuf's own parser rejects are refused, naming the byt
   {  // a corrupted length field: the graph's runs 100 bytes past the end of the file
     const std::string graph = WireModel().graph();
     const std::string bad_len = tag(7, 2) + varint(graph.size() + 100);
-    add("a graph length past the end of the file", num(1, 8) + bytes(8, num(2, 17)) + bad_len + graph, bad_len);
+    add("a graph length past the end of the file", num(1, 8) + bytes(8, num(2, 17)) + bad_len + graph,
+        bad_len);
   }
-  {  // a length past the end of a nested message (inside the file): an attribute's name runs past the attribute
+  {  // a length past the end of a nested message (inside the file): an attribute's name runs past the
+     // attribute
     WireModel w;
     w.attr = tag(1, 2) + varint(40) + "perm" + num(20, onnx::AttributeProto::INTS);
     add("an attribute's name past the attribute's end", w.file(), w.attr);
@@ -561,7 +566,9 @@ TEST_CASE("wire: bytes protobuf's own parser rejects are refused, naming the byt
   }
 }
 
-TEST_CASE("wire: forms protobuf's own parser accepts stay accepted (groups, long tags and lengths, odd wire types)") {
+TEST_CASE(
+    "wire: forms protobuf's own parser accepts stay accepted (groups, long tags and lengths, odd wire "
+    "types)") {
   std::vector<std::pair<const char*, WireModel>> cases;
   {
     WireModel w;

@@ -224,9 +224,9 @@ void parse_sub(const Source& src, const uint8_t* p, int len, Msg* m, const char*
   if (!ok) src.bad(what, at ? at : p);
 }
 
-// The next tag of a message whose bytes `base` end at `size`, `at` being the stream's position: 0 at that end.
-// False for a tag protobuf's parser rejects: cut, longer than 5 bytes, of field number 0, of wire type 6 or
-// 7, or ending a group outside one (in_group: an end-group tag is the caller's to match).
+// The next tag of a message whose bytes `base` end at `size`, `at` being the stream's position: 0 at that
+// end. False for a tag protobuf's parser rejects: cut, longer than 5 bytes, of field number 0, of wire type 6
+// or 7, or ending a group outside one (in_group: an end-group tag is the caller's to match).
 inline bool next_tag(pb::io::CodedInputStream& in, const uint8_t* base, int at, int size, uint32_t* tag,
                      bool in_group = false) {
   if (at == size) {
@@ -237,12 +237,13 @@ inline bool next_tag(pb::io::CodedInputStream& in, const uint8_t* base, int at, 
   *tag = t;
   const uint32_t wt = t & 7;
   if (t < 8 || wt >= 6 || (wt == 4 && !in_group)) return false;  // field 0 (a 0 byte: a failed read too)
-  return base[at] < 0x80 || in.CurrentPosition() - at <= 5;       // a 1-byte tag, or one of at most 5
+  return base[at] < 0x80 || in.CurrentPosition() - at <= 5;      // a 1-byte tag, or one of at most 5
 }
 
 // Reads a length-delimited field's bounds as protobuf's parser does (a length of at most 5 bytes, under
 // 2 GiB); false when it is malformed or runs past the message's end, `size`.
-inline bool read_len(pb::io::CodedInputStream& in, const uint8_t* base, int size, const uint8_t** p, int* len) {
+inline bool read_len(pb::io::CodedInputStream& in, const uint8_t* base, int size, const uint8_t** p,
+                     int* len) {
   const int at = in.CurrentPosition();
   const uint8_t* q = base + at;
   const int avail = size - at;
@@ -349,7 +350,8 @@ void walk_tensor(const Source& src, const uint8_t* p, int size, int depth, const
     int len;
     uint64_t v;
     bool ok = true;
-    if (data && (field == 3 || (field >= 4 && field <= 7) || field == 10 || field == 11)) data->other_data = true;
+    if (data && (field == 3 || (field >= 4 && field <= 7) || field == 10 || field == 11))
+      data->other_data = true;
     if (field == 1 && wt == WFL::WIRETYPE_VARINT) {
       ok = in.ReadVarint64(&v);
       m->dims.push_back(static_cast<int64_t>(v));
@@ -696,7 +698,8 @@ std::map<std::string, std::string> node_metadata(const WireNode& n) {
 
 class GraphImporter {
  public:
-  GraphImporter(const std::map<std::string, int64_t>& opsets, const Source& src, std::vector<std::string>* warnings)
+  GraphImporter(const std::map<std::string, int64_t>& opsets, const Source& src,
+                std::vector<std::string>* warnings)
       : opsets_(opsets), src_(src), path_(src.path), warnings_(warnings) {}
 
   // Model-local functions (FunctionProto): calls are inlined at import, so their bodies are analysed
@@ -1044,8 +1047,9 @@ class GraphImporter {
       default: {  // TENSOR
         at.kind = Attribute::Kind::Tensor;
         // No tensor field at all: an empty tensor's metadata and contents, as the message gives.
-        TensorMeta m = tensor ? tensor_of_bytes(src_, tensor, tensor_len, limits().max_const_elements, false, 4)
-                              : meta_from_proto(onnx::TensorProto());
+        TensorMeta m = tensor
+                           ? tensor_of_bytes(src_, tensor, tensor_len, limits().max_const_elements, false, 4)
+                           : meta_from_proto(onnx::TensorProto());
         at.tensor.dtype = m.dtype;
         at.tensor.dims = std::move(m.dims);
         at.tensor.data = m.data;
@@ -1061,7 +1065,8 @@ class GraphImporter {
     const std::string bytes = np.SerializeAsString();
     WireNode wn;
     const uint8_t* bad_at;
-    if (!read_node(reinterpret_cast<const uint8_t*>(bytes.data()), static_cast<int>(bytes.size()), &wn, &bad_at))
+    if (!read_node(reinterpret_cast<const uint8_t*>(bytes.data()), static_cast<int>(bytes.size()), &wn,
+                   &bad_at))
       src_.bad("a node", bad_at);
     import_or_inline(wn, g, depth);
   }
@@ -1351,7 +1356,8 @@ Model import_buffer(const uint8_t* base, size_t size, const std::string& path, P
         }
         graph_p = p, graph_len = len, graph_at = base + at;
       }
-      if (field == 25) parse_sub(src, p, len, &functions.emplace_back(), "a model-local function", 1, base + at);
+      if (field == 25)
+        parse_sub(src, p, len, &functions.emplace_back(), "a model-local function", 1, base + at);
       if (field == 8) {
         onnx::OperatorSetIdProto op;
         parse_sub(src, p, len, &op, "opset_import", 1, base + at);
