@@ -59,6 +59,21 @@ constexpr int64_t kMaxFloatInitElements = 64;
   throw InputError(path + ": not a valid ONNX model (" + what + ")");
 }
 
+// The file being read: its path, and its bytes, so that an error can name the byte where a message breaks
+// (bytes that are not the file's, a message written back by the importer, are named without one).
+struct Source {
+  std::string path;
+  const uint8_t* begin = nullptr;
+  const uint8_t* end = nullptr;
+
+  // "cannot parse WHAT at byte N; ...": at, where the broken field or message starts.
+  [[noreturn]] void bad(const char* what, const uint8_t* at) const {
+    std::string where;
+    if (at >= begin && at < end) where = " at byte " + std::to_string(at - begin);
+    malformed(path, std::string("cannot parse ") + what + where + "; the file is truncated or corrupt");
+  }
+};
+
 // Contents given as raw_data (little-endian elements): a supported element type whose bytes match numel.
 std::optional<ConstData> raw_contents(DType dt, int64_t numel, std::string_view raw) {
   ConstData d;
@@ -176,21 +191,134 @@ TensorMeta meta_from_proto(const onnx::TensorProto& t) {
   return m;
 }
 
+// ---- The wire, read as protobuf's own parser reads it ----
+// The walkers below read messages in place with CodedInputStream, which alone is more lenient than the parser
+// behind ParseFromArray (protobuf's ParseContext, the one ONNX's own tools use): it takes a 0 byte or a cut
+// tag at a message's very end for that end, reads tags and lengths of 6 to 10 bytes, and looks inside no
+// field it skips. A file that parser rejects is rejected here too, naming the byte where it breaks: next_tag
+// and read_len read tags and lengths by its rules, skip_field skips an unknown field as it does (groups
+// included, to its depth limit), and the walkers check the fields they skip whose contents it would parse
+// (a message through its generated class, or by its fields when they are all scalars and strings; a packed
+// list by its length or varints). Linear in the bytes; only packed varint lists are read (rare: exporters
+// write raw_data, whose bytes are never touched).
+
+// Messages and groups nest at most this deep below the model (protobuf's default recursion limit); depth
+// arguments count from the ModelProto (0): its graph 1, a node 2, an attribute 3.
+constexpr int kMaxDepth = 100;
+
+// A message of a known type from its bytes, through its generated class, at nesting `depth`; when it does not
+// parse, the error names `at` (its field's tag), or its first byte.
 template <class Msg>
-void parse_sub(const uint8_t* p, int len, Msg* m, const std::string& path, const char* what) {
-  if (!m->ParseFromArray(p, len))
-    malformed(path, std::string("cannot parse ") + what + "; the file may be truncated");
+void parse_sub(const Source& src, const uint8_t* p, int len, Msg* m, const char* what, int depth,
+               const uint8_t* at = nullptr) {
+  // Each level of nesting takes 2 bytes at least (a tag and a length): a message shorter than twice the depth
+  // left cannot pass it, and is parsed the faster way (ParseFromArray allows 100 from its own level).
+  bool ok;
+  if (len < 2 * (kMaxDepth - depth)) {
+    ok = m->ParseFromArray(p, len);
+  } else {
+    pb::io::CodedInputStream in(p, len);
+    in.SetRecursionLimit(kMaxDepth - depth);
+    ok = m->ParseFromCodedStream(&in) && in.ConsumedEntireMessage();
+  }
+  if (!ok) src.bad(what, at ? at : p);
 }
 
-// Reads a length-delimited field's bounds; returns false when it runs past the buffer.
-bool read_len(pb::io::CodedInputStream& in, const uint8_t* base, int size, const uint8_t** p, int* len) {
-  uint32_t n;
-  if (!in.ReadVarint32(&n)) return false;
-  int pos = in.CurrentPosition();
+// The next tag of a message whose bytes `base` end at `size`, `at` being the stream's position: 0 at that
+// end. False for a tag protobuf's parser rejects: cut, longer than 5 bytes, of field number 0, of wire type 6
+// or 7, or ending a group outside one (in_group: an end-group tag is the caller's to match).
+inline bool next_tag(pb::io::CodedInputStream& in, const uint8_t* base, int at, int size, uint32_t* tag,
+                     bool in_group = false) {
+  if (at == size) {
+    *tag = 0;
+    return true;
+  }
+  const uint32_t t = in.ReadTag();
+  *tag = t;
+  const uint32_t wt = t & 7;
+  if (t < 8 || wt >= 6 || (wt == 4 && !in_group)) return false;  // field 0 (a 0 byte: a failed read too)
+  return base[at] < 0x80 || in.CurrentPosition() - at <= 5;      // a 1-byte tag, or one of at most 5
+}
+
+// Reads a length-delimited field's bounds as protobuf's parser does (a length of at most 5 bytes, under
+// 2 GiB); false when it is malformed or runs past the message's end, `size`.
+inline bool read_len(pb::io::CodedInputStream& in, const uint8_t* base, int size, const uint8_t** p,
+                     int* len) {
+  const int at = in.CurrentPosition();
+  const uint8_t* q = base + at;
+  const int avail = size - at;
+  uint32_t n = 0;
+  int k = 0;  // the length's bytes, less one
+  for (;; ++k) {
+    if (k == 5 || k >= avail) return false;
+    n |= static_cast<uint32_t>(q[k] & 0x7f) << (7 * k);
+    if (!(q[k] & 0x80)) break;
+  }
+  if (k == 4 && q[4] >= 8) return false;
+  const int pos = at + k + 1;
   if (static_cast<int64_t>(pos) + n > size) return false;
   *p = base + pos;
   *len = static_cast<int>(n);
-  return in.Skip(static_cast<int>(n));
+  return in.Skip(k + 1 + static_cast<int>(n));
+}
+
+// Skips an unknown field (or a known one this walker does not read) as protobuf's parser does: false where
+// that parser would fail. A group's fields are skipped to its matching end tag, `depth` being the nesting of
+// the message that holds it.
+bool skip_field(pb::io::CodedInputStream& in, const uint8_t* base, int size, uint32_t tag, int depth) {
+  switch (WFL::GetTagWireType(tag)) {
+    case WFL::WIRETYPE_VARINT: {
+      uint64_t v;
+      return in.ReadVarint64(&v);
+    }
+    case WFL::WIRETYPE_FIXED64:
+      return in.Skip(8);
+    case WFL::WIRETYPE_FIXED32:
+      return in.Skip(4);
+    case WFL::WIRETYPE_LENGTH_DELIMITED: {
+      const uint8_t* p;
+      int len;
+      return read_len(in, base, size, &p, &len);
+    }
+    case WFL::WIRETYPE_START_GROUP: {
+      if (depth + 1 > kMaxDepth) return false;
+      for (;;) {
+        uint32_t t;
+        if (!next_tag(in, base, in.CurrentPosition(), size, &t, true) || t == 0) return false;
+        if (WFL::GetTagWireType(t) == WFL::WIRETYPE_END_GROUP)
+          return WFL::GetTagFieldNumber(t) == WFL::GetTagFieldNumber(tag);
+        if (!skip_field(in, base, size, t, depth + 1)) return false;
+      }
+    }
+    default:
+      return false;
+  }
+}
+
+// Whether the bytes of a message whose known fields are all scalars or strings (no UTF-8 check in proto2)
+// parse, at nesting `depth`: for such a message, whether its fields are well formed. Cheaper than its
+// generated class, which would copy the strings.
+bool plain_message_ok(const uint8_t* p, int len, int depth) {
+  pb::io::CodedInputStream in(p, len);
+  for (;;) {
+    uint32_t tag;
+    if (!next_tag(in, p, in.CurrentPosition(), len, &tag)) return false;
+    if (tag == 0) return true;
+    if (!skip_field(in, p, len, tag, depth)) return false;
+  }
+}
+
+// Whether a packed list of varints fills its bytes as protobuf's parser reads them: none longer than 10
+// bytes, none cut at the end.
+bool packed_varints_ok(const uint8_t* p, int len) {
+  int run = 0;
+  for (int i = 0; i < len; ++i)
+    if (p[i] & 0x80) {
+      if (++run == 10) return false;
+    } else {
+      run = 0;
+    }
+  return run == 0;
 }
 
 // The bytes of a length-delimited field as text (names are views into the mapped file, not copies).
@@ -204,65 +332,86 @@ struct TensorData {
   bool other_data = false;  // typed data fields or segments: read through the generated class
 };
 
-// Reads a TensorProto's metadata without copying its data fields.
-bool walk_tensor(const uint8_t* p, int size, TensorMeta* m, TensorData* data = nullptr) {
+// Reads a TensorProto's metadata, at nesting `depth`, without copying its data fields; the fields it skips
+// are checked as protobuf's parser checks them. A malformed tensor throws, as `what`.
+void walk_tensor(const Source& src, const uint8_t* p, int size, int depth, const char* what, TensorMeta* m,
+                 TensorData* data) {
   pb::io::CodedInputStream in(p, size);
   in.SetTotalBytesLimit(INT32_MAX);
   for (;;) {
-    uint32_t tag = in.ReadTag();
-    if (tag == 0) return in.ConsumedEntireMessage() || in.CurrentPosition() == size;
-    int field = WFL::GetTagFieldNumber(tag);
-    auto wt = WFL::GetTagWireType(tag);
+    const int at = in.CurrentPosition();
+    uint32_t tag;
+    if (!next_tag(in, p, at, size, &tag)) src.bad(what, p + at);
+    if (tag == 0) return;
+    const int field = WFL::GetTagFieldNumber(tag);
+    const auto wt = WFL::GetTagWireType(tag);
+    const bool len_delim = wt == WFL::WIRETYPE_LENGTH_DELIMITED;
+    const uint8_t* q;
+    int len;
     uint64_t v;
+    bool ok = true;
+    if (data && (field == 3 || (field >= 4 && field <= 7) || field == 10 || field == 11))
+      data->other_data = true;
     if (field == 1 && wt == WFL::WIRETYPE_VARINT) {
-      if (!in.ReadVarint64(&v)) return false;
+      ok = in.ReadVarint64(&v);
       m->dims.push_back(static_cast<int64_t>(v));
-    } else if (field == 1 && wt == WFL::WIRETYPE_LENGTH_DELIMITED) {
-      uint32_t len;
-      if (!in.ReadVarint32(&len)) return false;
-      auto lim = in.PushLimit(len);
-      while (in.BytesUntilLimit() > 0) {
-        if (!in.ReadVarint64(&v)) return false;
+    } else if (field == 1 && len_delim) {  // packed
+      ok = read_len(in, p, size, &q, &len);
+      pb::io::CodedInputStream packed(q, ok ? len : 0);
+      while (ok && packed.CurrentPosition() < len) {
+        ok = packed.ReadVarint64(&v);
         m->dims.push_back(static_cast<int64_t>(v));
       }
-      in.PopLimit(lim);
     } else if (field == 2 && wt == WFL::WIRETYPE_VARINT) {
-      if (!in.ReadVarint64(&v)) return false;
+      ok = in.ReadVarint64(&v);
       m->dtype = static_cast<DType>(v);
-    } else if (field == 8 && wt == WFL::WIRETYPE_LENGTH_DELIMITED) {
-      uint32_t len;
-      if (!in.ReadVarint32(&len) || !in.ReadString(&m->name, len)) return false;
+    } else if (field == 8 && len_delim) {
+      ok = read_len(in, p, size, &q, &len);
+      if (ok) m->name.assign(reinterpret_cast<const char*>(q), static_cast<size_t>(len));
     } else if (field == 14 && wt == WFL::WIRETYPE_VARINT) {
-      if (!in.ReadVarint64(&v)) return false;
+      ok = in.ReadVarint64(&v);
       // An enum: a value outside it is an unknown field to protobuf, and ignored.
       if (const auto loc = static_cast<int32_t>(v);
           loc == onnx::TensorProto::DEFAULT || loc == onnx::TensorProto::EXTERNAL)
         m->external = loc == onnx::TensorProto::EXTERNAL;
-    } else if (data && field == 9 && wt == WFL::WIRETYPE_LENGTH_DELIMITED) {
-      const uint8_t* raw;
-      int len;
-      if (!read_len(in, p, size, &raw, &len)) return false;
-      data->raw = view_of(raw, len);
+    } else if (len_delim && (field == 9 || field == 3 || field == 13 || field == 4 || field == 10 ||
+                             field == 5 || field == 7 || field == 11)) {
+      ok = read_len(in, p, size, &q, &len);
+      if (!ok) src.bad(what, p + at);
+      switch (field) {
+        case 9:  // raw_data
+          if (data) data->raw = view_of(q, len);
+          break;
+        case 3:   // segment: two int64 fields
+        case 13:  // external_data: a StringStringEntryProto, two strings
+          ok = plain_message_ok(q, len, depth + 1);
+          break;
+        case 4:  // float_data, packed
+          ok = len % 4 == 0;
+          break;
+        case 10:  // double_data, packed
+          ok = len % 8 == 0;
+          break;
+        default:  // int32_data, int64_data, uint64_data, packed
+          ok = packed_varints_ok(q, len);
+      }
     } else {
-      if (data && (field == 3 || (field >= 4 && field <= 7) || field == 10 || field == 11))
-        data->other_data = true;
-      if (!WFL::SkipField(&in, tag)) return false;
+      ok = skip_field(in, p, size, tag, depth);
     }
+    if (!ok) src.bad(what, p + at);
   }
 }
 
-// A TensorProto from its bytes: metadata, and contents when it is not external and holds at most
-// limits().max_const_elements elements (float ones: at most max_float_elements). Contents given as
+// A TensorProto from its bytes, at nesting `depth`: metadata, and contents when it is not external and holds
+// at most limits().max_const_elements elements (float ones: at most max_float_elements). Contents given as
 // raw_data (what exporters write) are read in place; others through the generated class. A malformed
 // tensor throws: an initializer's, naming it; another's (an attribute's), as a node that does not parse.
-TensorMeta tensor_of_bytes(const uint8_t* p, int len, int64_t max_float_elements, const std::string& path,
-                           bool initializer) {
+TensorMeta tensor_of_bytes(const Source& src, const uint8_t* p, int len, int64_t max_float_elements,
+                           bool initializer, int depth) {
   const char* what = initializer ? "an initializer" : "a node";
   TensorMeta m;
   TensorData data;
-  if (!walk_tensor(p, len, &m, &data))
-    malformed(path, std::string(initializer ? "cannot read " : "cannot parse ") + what +
-                        "; the file may be truncated");
+  walk_tensor(src, p, len, depth, what, &m, &data);
   const int64_t numel = checked_numel(m.dims);
   if (m.external || numel < 0 ||
       numel > (is_float(m.dtype) ? max_float_elements : static_cast<int64_t>(limits().max_const_elements)))
@@ -272,7 +421,7 @@ TensorMeta tensor_of_bytes(const uint8_t* p, int len, int64_t max_float_elements
     return m;
   }
   onnx::TensorProto t;
-  parse_sub(p, len, &t, path, what);
+  parse_sub(src, p, len, &t, what, depth);
   return meta_from_proto(t);
 }
 
@@ -293,24 +442,23 @@ struct PageReleaser {
   }
 };
 
-GraphParts walk_graph(const uint8_t* base, int size, const std::string& path, PageReleaser* pages) {
+// The main graph (a GraphProto at nesting 1) from its bytes: nodes kept as bytes, the rest read or parsed.
+GraphParts walk_graph(const Source& src, const uint8_t* base, int size, PageReleaser* pages) {
   GraphParts g;
   pb::io::CodedInputStream in(base, size);
   in.SetTotalBytesLimit(INT32_MAX);
   for (;;) {
-    uint32_t tag = in.ReadTag();
-    if (tag == 0) {
-      if (in.CurrentPosition() != size) malformed(path, "bad field in graph; the file may be truncated");
-      break;
-    }
+    const int at = in.CurrentPosition();
+    uint32_t tag;
+    if (!next_tag(in, base, at, size, &tag)) src.bad("the graph", base + at);
+    if (tag == 0) break;
     int field = WFL::GetTagFieldNumber(tag);
     bool len_delim = WFL::GetTagWireType(tag) == WFL::WIRETYPE_LENGTH_DELIMITED;
     const uint8_t* p;
     int len;
     if (len_delim && (field == 1 || field == 2 || field == 5 || field == 11 || field == 12 || field == 13 ||
-                      field == 15)) {
-      if (!read_len(in, base, size, &p, &len))
-        malformed(path, "graph field runs past the end; the file is truncated");
+                      field == 14 || field == 15)) {
+      if (!read_len(in, base, size, &p, &len)) src.bad("the graph", base + at);
       switch (field) {
         case 1:
           g.node_bytes.emplace_back(p, len);
@@ -319,21 +467,26 @@ GraphParts walk_graph(const uint8_t* base, int size, const std::string& path, Pa
           g.name.assign(reinterpret_cast<const char*>(p), len);
           break;
         case 5:
-          g.initializers.push_back(tensor_of_bytes(p, len, kMaxFloatInitElements, path, true));
+          g.initializers.push_back(tensor_of_bytes(src, p, len, kMaxFloatInitElements, true, 2));
           if (pages) pages->upto(p + len);
           break;
         case 11:
-          parse_sub(p, len, &g.inputs.emplace_back(), path, "a graph input");
+          parse_sub(src, p, len, &g.inputs.emplace_back(), "a graph input", 2, base + at);
           break;
         case 12:
-          parse_sub(p, len, &g.outputs.emplace_back(), path, "a graph output");
+          parse_sub(src, p, len, &g.outputs.emplace_back(), "a graph output", 2, base + at);
           break;
         case 13:
-          parse_sub(p, len, &g.value_info.emplace_back(), path, "a value_info");
+          parse_sub(src, p, len, &g.value_info.emplace_back(), "a value_info", 2, base + at);
           break;
+        case 14: {  // checked only: protobuf would parse it
+          onnx::TensorAnnotation a;
+          parse_sub(src, p, len, &a, "a quantization annotation", 2, base + at);
+          break;
+        }
         case 15: {
           onnx::SparseTensorProto s;
-          parse_sub(p, len, &s, path, "a sparse initializer");
+          parse_sub(src, p, len, &s, "a sparse initializer", 2, base + at);
           TensorMeta m = meta_from_proto(s.values());
           m.name = s.values().name();
           m.dims.assign(s.dims().begin(), s.dims().end());
@@ -342,8 +495,8 @@ GraphParts walk_graph(const uint8_t* base, int size, const std::string& path, Pa
           break;
         }
       }
-    } else if (!WFL::SkipField(&in, tag)) {
-      malformed(path, "bad field in graph; the file may be truncated");
+    } else if (!skip_field(in, base, size, tag, 1)) {
+      src.bad("the graph", base + at);
     }
   }
   return g;
@@ -478,8 +631,10 @@ struct WireNode {
 };
 
 // NodeProto: input 1, output 2, name 3, op_type 4, attribute 5, domain 7, metadata_props 9 (newer than
-// the onnx.proto generated here, so a parsed message keeps it in its unknown fields).
-bool read_node(const uint8_t* base, int size, WireNode* n) {
+// the onnx.proto generated here, so a parsed message keeps it in its unknown fields). False when a field is
+// malformed (protobuf's parser rules: see next_tag), *bad_at then where it starts; its attributes are checked
+// as they are imported.
+bool read_node(const uint8_t* base, int size, WireNode* n, const uint8_t** bad_at) {
   n->bytes = base;
   n->size = size;
   n->name = n->op_type = n->domain = {};
@@ -490,8 +645,11 @@ bool read_node(const uint8_t* base, int size, WireNode* n) {
   pb::io::CodedInputStream in(base, size);
   in.SetTotalBytesLimit(INT32_MAX);
   for (;;) {
-    const uint32_t tag = in.ReadTag();
-    if (tag == 0) return in.CurrentPosition() == size;
+    const int at = in.CurrentPosition();
+    *bad_at = base + at;
+    uint32_t tag;
+    if (!next_tag(in, base, at, size, &tag)) return false;
+    if (tag == 0) return true;
     const int field = WFL::GetTagFieldNumber(tag);
     if (WFL::GetTagWireType(tag) == WFL::WIRETYPE_LENGTH_DELIMITED && field >= 1 && field <= 9 &&
         field != 6 && field != 8) {
@@ -521,7 +679,7 @@ bool read_node(const uint8_t* base, int size, WireNode* n) {
           n->metadata.emplace_back(p, len);
           break;
       }
-    } else if (!WFL::SkipField(&in, tag)) {
+    } else if (!skip_field(in, base, size, tag, 2)) {
       return false;
     }
   }
@@ -540,9 +698,9 @@ std::map<std::string, std::string> node_metadata(const WireNode& n) {
 
 class GraphImporter {
  public:
-  GraphImporter(const std::map<std::string, int64_t>& opsets, const std::string& path,
+  GraphImporter(const std::map<std::string, int64_t>& opsets, const Source& src,
                 std::vector<std::string>* warnings)
-      : opsets_(opsets), path_(path), warnings_(warnings) {}
+      : opsets_(opsets), src_(src), path_(src.path), warnings_(warnings) {}
 
   // Model-local functions (FunctionProto): calls are inlined at import, so their bodies are analysed
   // like any other nodes; the function's name becomes the class of the calling scope.
@@ -586,7 +744,8 @@ class GraphImporter {
     for (const auto& np : parts.nodes) import_message(np, g, 0);
     WireNode wn;  // its vectors keep their room from node to node
     for (const auto& [p, len] : parts.node_bytes) {
-      if (!read_node(p, len, &wn)) malformed(path_, "cannot parse a node; the file may be truncated");
+      const uint8_t* bad_at;
+      if (!read_node(p, len, &wn, &bad_at)) src_.bad("a node", bad_at);
       import_or_inline(wn, g, 0);
     }
     for (const auto& vi : parts.outputs) {
@@ -806,13 +965,13 @@ class GraphImporter {
     bool fast = true;
     pb::io::CodedInputStream in(base, size);
     in.SetTotalBytesLimit(INT32_MAX);
-    auto bad = [&] { malformed(path_, "cannot parse a node; the file may be truncated"); };
+    int field_at = 0;  // where the field being read starts
+    auto bad = [&] { src_.bad("a node", base + field_at); };
     while (fast) {
-      const uint32_t tag = in.ReadTag();
-      if (tag == 0) {
-        if (in.CurrentPosition() != size) bad();
-        break;
-      }
+      field_at = in.CurrentPosition();
+      uint32_t tag;
+      if (!next_tag(in, base, field_at, size, &tag)) bad();
+      if (tag == 0) break;
       const int field = WFL::GetTagFieldNumber(tag);
       const auto wt = WFL::GetTagWireType(tag);
       const uint8_t* p;
@@ -864,7 +1023,7 @@ class GraphImporter {
                         type == A::FLOATS || type == A::TENSOR;
     if (!fast || !simple || tensors > 1 || (tensor && type != A::TENSOR)) {
       onnx::AttributeProto a;
-      parse_sub(base, size, &a, path_, "a node");
+      parse_sub(src_, base, size, &a, "a node", 3);
       import_attr(a, n, g);
       return;
     }
@@ -888,8 +1047,9 @@ class GraphImporter {
       default: {  // TENSOR
         at.kind = Attribute::Kind::Tensor;
         // No tensor field at all: an empty tensor's metadata and contents, as the message gives.
-        TensorMeta m = tensor ? tensor_of_bytes(tensor, tensor_len, limits().max_const_elements, path_, false)
-                              : meta_from_proto(onnx::TensorProto());
+        TensorMeta m = tensor
+                           ? tensor_of_bytes(src_, tensor, tensor_len, limits().max_const_elements, false, 4)
+                           : meta_from_proto(onnx::TensorProto());
         at.tensor.dtype = m.dtype;
         at.tensor.dims = std::move(m.dims);
         at.tensor.data = m.data;
@@ -904,8 +1064,10 @@ class GraphImporter {
   void import_message(const onnx::NodeProto& np, Graph& g, int depth) {
     const std::string bytes = np.SerializeAsString();
     WireNode wn;
-    if (!read_node(reinterpret_cast<const uint8_t*>(bytes.data()), static_cast<int>(bytes.size()), &wn))
-      malformed(path_, "cannot parse a node; the file may be truncated");
+    const uint8_t* bad_at;
+    if (!read_node(reinterpret_cast<const uint8_t*>(bytes.data()), static_cast<int>(bytes.size()), &wn,
+                   &bad_at))
+      src_.bad("a node", bad_at);
     import_or_inline(wn, g, depth);
   }
 
@@ -1000,6 +1162,29 @@ class GraphImporter {
     return {std::move(scope), std::move(classes)};
   }
 
+  // The nodes that inlining a call of function `key` adds, as inlined_nodes_ counts them (its body's, and
+  // those of the calls in it), saturated far past any bound; -1 when unknown: the calls recurse or nest past
+  // 32, which inlining reports itself. Each function is counted once (memoised): linear in the bodies.
+  int64_t inlined_size(const std::string& key, int depth) {
+    if (depth > 32) return -1;
+    auto [memo, fresh] = inlined_size_.try_emplace(key, -2);  // -2: being counted
+    if (!fresh) return memo->second == -2 ? -1 : memo->second;
+    const onnx::FunctionProto& f = functions_.at(key);
+    int64_t n = f.node_size();
+    for (const auto& inner : f.node()) {
+      auto callee = functions_.find(inner.domain() + "::" + inner.op_type());
+      if (callee == functions_.end()) continue;
+      const int64_t m = inlined_size(callee->first, depth + 1);
+      if (m < 0) {
+        n = -1;
+        break;
+      }
+      n = std::min(n + m, int64_t{1} << 62);
+    }
+    memo->second = n;
+    return n;
+  }
+
   void import_or_inline(const WireNode& wn, Graph& g, int depth) {
     auto it = functions_.end();
     if (!functions_.empty()) {
@@ -1013,12 +1198,16 @@ class GraphImporter {
       return;
     }
     onnx::NodeProto np;  // a call: the function's body is rewritten from the call's message
-    parse_sub(wn.bytes, wn.size, &np, path_, "a node");
+    parse_sub(src_, wn.bytes, wn.size, &np, "a node", 2);
     if (depth > 32)
       throw InputError(path_ + ": function '" + np.op_type() + "' calls itself (recursion > 32)");
     const onnx::FunctionProto& f = it->second;
+    // A call whose inlining is known to pass the bound is refused before any of it is done (a fan-out of
+    // calls calling each other twice, 2^20 nodes, took a second and 200 MB to be refused).
+    const int64_t whole = depth == 0 ? inlined_size(it->first, 0) : -1;
     inlined_nodes_ += f.node_size();
-    if (inlined_nodes_ > limits().max_inlined_nodes)
+    if (inlined_nodes_ > limits().max_inlined_nodes ||
+        (whole >= 0 && inlined_nodes_ - f.node_size() + whole > limits().max_inlined_nodes))
       throw InputError(path_ + ": inlining function '" + np.op_type() + "' gives more than " +
                        std::to_string(limits().max_inlined_nodes) +
                        " nodes (calls nest too deep; the bound is FLOPWISE_MAX_INLINED_NODES)");
@@ -1102,9 +1291,11 @@ class GraphImporter {
   std::string last_dir_ = "\x01";  // matches no directory
   StringList last_scope_;
   std::unordered_map<std::string, std::pair<StringList, StringList>> scope_of_metadata_;
+  const Source& src_;
   std::string path_;
   std::vector<std::string>* warnings_;
   std::map<std::string, onnx::FunctionProto> functions_;
+  std::map<std::string, int64_t> inlined_size_;  // inlined_size's memo
   int64_t inlined_nodes_ = 0;  // nodes added by inlining, against limits().max_inlined_nodes
   int64_t inlined_name_bytes_ = 0;  // bytes of their names' caller prefixes, against 64 x that bound
   std::map<const Graph*, std::vector<std::pair<std::string, int>>> undefined_;  // used before defined
@@ -1127,47 +1318,63 @@ Model import_buffer(const uint8_t* base, size_t size, const std::string& path, P
   Model m;
   m.path = path;
   m.format = "onnx";
+  const Source src{path, base, base + size};
   pb::io::CodedInputStream in(base, static_cast<int>(size));
   in.SetTotalBytesLimit(INT32_MAX);
   const uint8_t* graph_p = nullptr;
+  const uint8_t* graph_at = nullptr;  // its field's tag
   int graph_len = 0;
   int64_t ir_version = 0;
   std::string producer_name, producer_version;
   bool have_opset = false;
   std::vector<onnx::FunctionProto> functions;
   for (;;) {
-    uint32_t tag = in.ReadTag();
-    if (tag == 0) {
-      if (in.CurrentPosition() != static_cast<int>(size))
-        malformed(path, "bad protobuf field at byte " + std::to_string(in.CurrentPosition()));
-      break;
-    }
+    const int at = in.CurrentPosition();
+    uint32_t tag;
+    if (!next_tag(in, base, at, static_cast<int>(size), &tag)) src.bad("the model", base + at);
+    if (tag == 0) break;
     int field = WFL::GetTagFieldNumber(tag);
     auto wt = WFL::GetTagWireType(tag);
     const uint8_t* p;
     int len;
     if (field == 1 && wt == WFL::WIRETYPE_VARINT) {
       uint64_t v;
-      if (!in.ReadVarint64(&v)) malformed(path, "truncated");
+      if (!in.ReadVarint64(&v)) src.bad("the model", base + at);
       ir_version = static_cast<int64_t>(v);
-    } else if ((field == 2 || field == 3 || field == 7 || field == 8 || field == 25) &&
+    } else if ((field == 2 || field == 3 || field == 7 || field == 8 || field == 14 || field == 20 ||
+                field == 25) &&
                wt == WFL::WIRETYPE_LENGTH_DELIMITED) {
-      if (!read_len(in, base, static_cast<int>(size), &p, &len))
-        malformed(path, "a field runs past the end of the file; the file is truncated");
+      if (!read_len(in, base, static_cast<int>(size), &p, &len)) src.bad("the model", base + at);
       if (field == 2) producer_name.assign(reinterpret_cast<const char*>(p), len);
       if (field == 3) producer_version.assign(reinterpret_cast<const char*>(p), len);
-      if (field == 7) graph_p = p, graph_len = len;
-      if (field == 25) parse_sub(p, len, &functions.emplace_back(), path, "a model-local function");
+      if (field == 7) {
+        // A second graph field is merged into the first by protobuf; the last one is analysed, the earlier
+        // ones are only checked.
+        if (graph_p) {
+          onnx::GraphProto earlier;
+          parse_sub(src, graph_p, graph_len, &earlier, "the graph", 1, graph_at);
+        }
+        graph_p = p, graph_len = len, graph_at = base + at;
+      }
+      if (field == 25)
+        parse_sub(src, p, len, &functions.emplace_back(), "a model-local function", 1, base + at);
       if (field == 8) {
         onnx::OperatorSetIdProto op;
-        parse_sub(p, len, &op, path, "opset_import");
+        parse_sub(src, p, len, &op, "opset_import", 1, base + at);
         std::string dom = op.domain() == "ai.onnx" ? "" : op.domain();
         m.opsets[dom] = op.version();
         have_opset = true;
       }
-    } else if (!WFL::SkipField(&in, tag)) {
-      malformed(path, "bad protobuf field at byte " + std::to_string(in.CurrentPosition()) +
-                          "; the file may be truncated or not ONNX");
+      if (field == 14) {  // checked only: protobuf would parse it
+        onnx::StringStringEntryProto e;
+        parse_sub(src, p, len, &e, "metadata_props", 1, base + at);
+      }
+      if (field == 20) {  // likewise
+        onnx::TrainingInfoProto t;
+        parse_sub(src, p, len, &t, "training_info", 1, base + at);
+      }
+    } else if (!skip_field(in, base, static_cast<int>(size), tag, 0)) {
+      src.bad("the model", base + at);
     }
   }
   if (!graph_p) malformed(path, "no graph");
@@ -1177,12 +1384,12 @@ Model import_buffer(const uint8_t* base, size_t size, const std::string& path, P
     m.opsets[""] = 1;
   }
   m.producer = producer_name + (producer_version.empty() ? "" : " " + producer_version);
-  GraphParts parts = walk_graph(graph_p, graph_len, path, pages);
+  GraphParts parts = walk_graph(src, graph_p, graph_len, pages);
   for (const auto& t : parts.initializers)
     for (auto d : t.dims)
       if (d < 0)
         throw InputError(path + ": initializer '" + t.name + "' has negative dim " + std::to_string(d));
-  GraphImporter imp(m.opsets, path, &m.warnings);
+  GraphImporter imp(m.opsets, src, &m.warnings);
   std::set<std::string> function_domains;
   for (auto& f : functions) {
     function_domains.insert(f.domain());
