@@ -396,7 +396,7 @@ TEST_CASE("silero-vad v5 (spox) and legacy (torch 1.12), as users have them: par
   static const std::string dir = [] {
     const std::string d = fwtest::binary_dir() + "/silero";
     if (!fs::exists(d + "/expect.json")) {
-      const std::string cmd = "timeout 300 /usr/bin/python3 " + std::string(FLOPWISE_SOURCE_DIR) +
+      const std::string cmd = "timeout 120 /usr/bin/python3 " + std::string(FLOPWISE_SOURCE_DIR) +
                               "/models/silero_expect.py --dir " + d + " --out " + d + "/expect.json > " +
                               fwtest::binary_dir() + "/silero.log 2>&1";
       if (std::system(cmd.c_str()) != 0 || !fs::exists(d + "/expect.json")) return std::string();
