@@ -327,6 +327,36 @@ TEST_CASE("conventions: the presets' formulas on single nodes, by hand from each
   CHECK(report_of(big, "deepspeed").totals.flops.v == 2000000);
 }
 
+TEST_CASE("conventions: a function the tools patch only where it is looked up at call time") {
+  // DeepSpeed and ptflops replace F.gelu when profiling starts; transformers' GELUActivation stored F.gelu
+  // when it was built (self.act = nn.functional.gelu), so its calls are never seen: 0 (issue 31). nn.GELU
+  // looks F.gelu up in forward: 1 per element, and ptflops adds its module hook (hook/B, B = dim 0 = 2).
+  // A Gelu on 2x3: 6 elements.
+  auto in_module = [](OneNode& one, const char* cls) {
+    one.node().scope = {"act"};
+    one.node().scope_classes = {cls};
+    one.model.graph.module_class = "Model";  // a .pt: classes are known
+  };
+  OneNode hf = run_op("Gelu", {"2x3"}, {}, 1, "", 20);  // ONNX Gelu: opset 20
+  REQUIRE(report_of(hf, "deepspeed").totals.flops.v == 6);  // at the root of an .onnx: F.gelu
+  in_module(hf, "GELUActivation");
+  CHECK(report_of(hf, "deepspeed").totals.flops.v == 0);
+  CHECK(report_of(hf, "ptflops").totals.flops.v == 0);
+  OneNode torch_gelu = run_op("Gelu", {"2x3"}, {}, 1, "", 20);
+  in_module(torch_gelu, "GELU");
+  CHECK(report_of(torch_gelu, "deepspeed").totals.flops.v == 6);
+  CHECK(report_of(torch_gelu, "ptflops").totals.flops.v == 6 + 6 / 2);
+  // An Erf: in ONNX it is torch.onnx's F.gelu (x*0.5*(1+erf(x/sqrt 2))), counted as F.gelu, 1 per element; in
+  // a .pt it is a torch.erf call (a scripted bias_gelu, issue 39), which neither tool patches: 0.
+  OneNode onnx_erf = run_op("Erf", {"2x3"});
+  CHECK(report_of(onnx_erf, "deepspeed").totals.flops.v == 6);
+  CHECK(report_of(onnx_erf, "ptflops").totals.flops.v == 6);
+  OneNode pt_erf = run_op("Erf", {"2x3"});
+  in_module(pt_erf, "BertIntermediate");
+  CHECK(report_of(pt_erf, "deepspeed").totals.flops.v == 0);
+  CHECK(report_of(pt_erf, "ptflops").totals.flops.v == 0);
+}
+
 TEST_CASE("conventions: presets reproduce DeepSpeed, fvcore, thop and ptflops on the bundled .pt models") {
   // models/reference_counts.json holds each tool's own printed total, obtained by running the tool's
   // source (DeepSpeed 38327e07f, fvcore 3378afe, thop 43c064a, ptflops d612c75) on Debian's torch 1.13
