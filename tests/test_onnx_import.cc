@@ -614,7 +614,8 @@ TEST_CASE(
     cases.push_back({"a type nested 84 deep", w});
   }
   for (const auto& [label, w] : cases) {
-    CAPTURE(label);
+    const auto& label_ = label;  // clang 14 cannot capture a structured binding
+    CAPTURE(label_);
     onnx::ModelProto oracle;
     CHECK(oracle.ParseFromString(w.file()));
     CHECK(import_error(w.file()).empty());
