@@ -81,7 +81,6 @@ struct Generation {
   Count decode_macs, decode_flops, decode_bytes;  // the G - 1 steps together
   Count total_macs, total_flops, total_bytes;
   Count kv_bytes_end;  // the cache after the last step: bytes_per_token * (S + G - 1)
-  std::string decode_step_macs, decode_step_flops;  // one step's formula in the cached length
   // The totals for any S and G (and the dims left unbound), summed in closed form.
   RationalPoly total_macs_formula, total_flops_formula, total_bytes_formula;
   std::string prompt_symbol = "S", generated_symbol = "G";  // renamed where the model has such a dim

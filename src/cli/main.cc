@@ -172,8 +172,9 @@ int run(const Options& o) {
   auto analysis = std::make_shared<fw::Analysis>(fw::analyse(o.model, io, conv, copts));
   if (!phase_note.empty()) analysis->report.notes.push_back(phase_note);
   // The LLM section (JSON "llm", markdown and HTML rows): the generation's steps are analysed here, before
-  // any report is written; text prints the same generation after its report, as before.
-  if (llm.any()) analysis->report.llm = fw::llm_section(plan, reanalyse);
+  // any report is written; text prints the same generation after its report, as before. A sweep writes no
+  // generation: its steps are not analysed then.
+  if (llm.any() && !(generation && !axes.empty())) analysis->report.llm = fw::llm_section(plan, reanalyse);
   if (o.peak_memory) {
     analysis->report.peak_memory = std::make_shared<fw::PeakMemory>(fw::peak_memory(*analysis->model, kv));
   }

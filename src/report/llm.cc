@@ -383,8 +383,6 @@ Generation generation(const KvCache& kv, int64_t prompt, int64_t generated, cons
   const std::string var = cached ? kv.past_dim : kv.seq_dim;
   const Report step = at(cached ? Bindings{{kv.seq_dim, 1}} : Bindings{});
   const int64_t first = cached ? prompt : prompt + 1;  // var at the first decode step
-  g.decode_step_macs = step.totals.uncounted ? "?" : step.totals.macs.as_dim().str();
-  g.decode_step_flops = step.totals.uncounted ? "?" : step.totals.flops.as_dim().str();
   g.step_dim = var;
   g.step_macs = step.totals.uncounted ? Count::unknown() : step.totals.macs;
   g.step_flops = step.totals.uncounted ? Count::unknown() : step.totals.flops;
@@ -438,9 +436,10 @@ std::string format_generation(const KvCache& kv, const Generation& g) {
     line("KV cache bytes at the end", human(g.kv_bytes_end) + "B");
   }
   line("prefill MACs / FLOPs", human(g.prefill_macs) + " / " + human(g.prefill_flops));
+  auto formula = [](const Count& c) { return c.known || c.symbolic() ? c.as_dim().str() : std::string("?"); };
   line("decode step MACs (" + (kv.past_dim.empty() ? kv.seq_dim + " = the prefix" : kv.past_dim + " cached") + ")",
-       g.decode_step_macs);
-  line("decode step FLOPs", g.decode_step_flops);
+       formula(g.step_macs));
+  line("decode step FLOPs", formula(g.step_flops));
   line("decode MACs / FLOPs (all steps)", human(g.decode_macs) + " / " + human(g.decode_flops));
   line("total MACs / FLOPs", human(g.total_macs) + " / " + human(g.total_flops));
   line("total memory bytes (read + written)", human(g.total_bytes));
