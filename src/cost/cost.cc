@@ -230,16 +230,23 @@ Count node_flops(const Graph& g, const Node& n, const OpRecord& rec, const OpCos
 
 DType mac_dtype_of(const Graph& g, const Node& n, const Count& macs);
 
-// Bytes a node reads and writes: each distinct input once (a body's outer references too), every output.
-Count node_bytes(const Graph& g, const Node& n) {
+// Whether input slot s of n repeats an earlier slot's value (each distinct input is read once; a node has a
+// handful: a scan beats a set's allocations).
+bool repeated_input(const Node& n, size_t s) {
+  return std::find(n.inputs.begin(), n.inputs.begin() + s, n.inputs[s]) != n.inputs.begin() + s;
+}
+
+// Bytes a node reads and writes: each distinct input once (a body's outer references too; an importer's
+// synthetic value has none), every output. `bytes(value index)`: bytes_of, or a report's memo of it.
+template <class Bytes>
+Count node_bytes(const Graph& g, const Node& n, const Bytes& bytes) {
   Count mem;
   for (size_t s = 0; s < n.inputs.size(); ++s) {
     const int vi = n.inputs[s];
-    if (vi < 0 || std::find(n.inputs.begin(), n.inputs.begin() + s, vi) != n.inputs.begin() + s) continue;
-    if (!g.values[vi].synthetic) mem += bytes_of(g.values[vi]);
+    if (vi >= 0 && !repeated_input(n, s) && !g.values[static_cast<size_t>(vi)].synthetic) mem += bytes(vi);
   }
   for (int o : n.outputs)
-    if (o >= 0) mem += bytes_of(g.values[o]);
+    if (o >= 0) mem += bytes(o);
   return mem;
 }
 
@@ -262,7 +269,8 @@ OpCost graph_cost(const Graph& g, const Convention& conv) {
         complete = false;
       continue;
     }
-    body->push_back(BodyWork{mac_dtype_of(g, n, c.macs), c.macs, flops, node_bytes(g, n)});
+    body->push_back(BodyWork{mac_dtype_of(g, n, c.macs), c.macs, flops,
+                             node_bytes(g, n, [&g](int vi) { return bytes_of(g.values[static_cast<size_t>(vi)]); })});
   }
   if (complete) total.body = std::move(body);
   return total;
@@ -488,7 +496,7 @@ std::optional<Value> typed_from_attribute(const Graph& g, const Value& v) {
 
 enum class Role { None, Param, Buffer };
 // `t`: the tensor's type where it is not on `v` itself (typed_from_attribute); `v` otherwise.
-Role stored_role(const Graph& g, const Value& v, const Node& user, size_t slot, WeightSources& sources, const Value& t);
+Role stored_role(const Graph& g, const Value& v, const Node& user, size_t slot, const WeightSources& sources, const Value& t);
 
 // The stored tensors a control-flow body reads (its own initializers and Constants, and the enclosing
 // graphs' through outer references), nested bodies too; with `only_run`, a nested If whose condition is
@@ -496,7 +504,7 @@ Role stored_role(const Graph& g, const Value& v, const Node& user, size_t slot, 
 // seen before; it records it); `add(value, role)` counts it, the value typed where the shape pass did not
 // reach it.
 template <class Claim, class Add>
-void walk_branch_weights(const Graph& body, bool only_run, WeightSources& sources, const Claim& claim, const Add& add) {
+void walk_branch_weights(const Graph& body, bool only_run, const WeightSources& sources, const Claim& claim, const Add& add) {
   for (const Node& bn : body.nodes) {
     for (size_t s = 0; s < bn.inputs.size(); ++s) {
       if (bn.inputs[s] < 0) continue;
@@ -521,9 +529,8 @@ void walk_branch_weights(const Graph& body, bool only_run, WeightSources& source
   }
 }
 // The role of a stored tensor (an initializer, or a Constant node's output) as input `slot` of `user`.
-Role stored_role(const Graph& g, const Value& v, const Node& user, size_t slot, WeightSources& sources, const Value& t) {
-  const bool constant = is_constant_node_output(g, v);
-  if (!v.is_initializer && !constant) return Role::None;
+Role stored_role(const Graph& g, const Value& v, const Node& user, size_t slot, const WeightSources& sources, const Value& t) {
+  if (!is_stored(g, v)) return Role::None;
   if (v.is_buffer) return Role::Buffer;
   if (const auto* q = quant_weight_slots(user))
     return std::find(q->begin(), q->end(), slot) != q->end() ? Role::Param : Role::None;
@@ -544,7 +551,7 @@ Role stored_role(const Graph& g, const Value& v, const Node& user, size_t slot, 
     const int other = user.inputs[1 - std::min<size_t>(slot, 1)];
     if (!n.known || n.v < 2 || other < 0) return Role::None;
     const Value& o = g.values[static_cast<size_t>(other)];
-    if (!o.is_initializer && !is_constant_node_output(g, o)) return Role::Param;
+    if (!is_stored(g, o)) return Role::Param;
   }
   return Role::None;
 }
@@ -706,20 +713,15 @@ Report build_report(const Model& model, InferResult infer, const Convention& con
       }
       return numel;
     };
-    Count mem;
+    Count mem = node_bytes(g, n, bytes);
     for (size_t s = 0; s < n.inputs.size(); ++s) {
-      int vi = n.inputs[s];
-      // Each distinct input once (a node has a handful: a scan beats a set's allocations).
-      if (vi < 0 || std::find(n.inputs.begin(), n.inputs.begin() + s, vi) != n.inputs.begin() + s) continue;
-      const Value& v = g.values[vi];
-      if (!v.synthetic) mem += bytes(vi);
-      if (seen_value[vi]) continue;
+      const int vi = n.inputs[s];
+      if (vi < 0 || seen_value[vi]) continue;
       seen_value[vi] = true;
+      const Value& v = g.values[vi];
       Role role = stored_role(g, v, n, s, sources, v);
       if (role != Role::None) count_stored(v, role);
     }
-    for (int o : n.outputs)
-      if (o >= 0) mem += bytes(o);
     // Weights used only inside control-flow bodies (scripted exports, spox): counted with the node. `params`
     // takes the bodies that run (an If whose condition is decided: its branch, and so inward); branch_params
     // lists every body's, whichever runs.
