@@ -466,7 +466,6 @@ def slice_weights(out_dir):
         "params_by_dtype": numel_by_dtype(weights),
         "params_by_source": {n: int(a.size) for n, a in list(consts.items()) + [("gates_i", gates_i)]
                              if n != "two"},
-        "params_lstm": int(w_ih.size + w_hh.size + b_ih.size + b_hh.size),
         # MatMul and Gemm MACs per row of x (the LSTM's aside): 8 gate products I*H, tr, table, two split
         # halves, cat, half, gemm I*H each
         "matmul_gemm_macs_per_N": (8 + 7) * I * H})

@@ -428,6 +428,21 @@ std::string import_error(const std::string& file) {
   }
   return "";
 }
+
+// A graph input named "deep" whose type is a float tensor inside `levels` sequence types, serialised.
+std::string nested_value_info(int levels) {
+  onnx::TypeProto t;
+  t.mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  for (int i = 0; i < levels; ++i) {
+    onnx::TypeProto outer;
+    *outer.mutable_sequence_type()->mutable_elem_type() = t;
+    t = outer;
+  }
+  onnx::ValueInfoProto deep;
+  deep.set_name("deep");
+  *deep.mutable_type() = t;
+  return deep.SerializeAsString();
+}
 }  // namespace
 
 TEST_CASE(
@@ -538,18 +553,8 @@ TEST_CASE(
   }
   {  // a graph input's type nested deeper than protobuf's recursion limit (100): the innermost TypeProto is
      // the 2 + 2 x 60 + 1 = 123rd message below the model
-    onnx::TypeProto t;
-    t.mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
-    for (int i = 0; i < 60; ++i) {
-      onnx::TypeProto outer;
-      *outer.mutable_sequence_type()->mutable_elem_type() = t;
-      t = outer;
-    }
-    onnx::ValueInfoProto deep;
-    deep.set_name("deep");
-    *deep.mutable_type() = t;
     WireModel w;
-    w.graph_tail = bytes(11, deep.SerializeAsString());
+    w.graph_tail = bytes(11, nested_value_info(60));
     add_tail("a type nested 124 deep", w.file(), w.graph_tail);
   }
 
@@ -599,18 +604,9 @@ TEST_CASE(
     cases.push_back({"fields read only to be checked", w});
   }
   {
-    onnx::TypeProto t;  // 40 levels: the innermost TypeProto is the 2 + 2 x 40 + 1 = 83rd message, under 100
-    t.mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
-    for (int i = 0; i < 40; ++i) {
-      onnx::TypeProto outer;
-      *outer.mutable_sequence_type()->mutable_elem_type() = t;
-      t = outer;
-    }
-    onnx::ValueInfoProto deep;
-    deep.set_name("deep");
-    *deep.mutable_type() = t;
+    // 40 levels: the innermost TypeProto is the 2 + 2 x 40 + 1 = 83rd message, under 100
     WireModel w;
-    w.graph_tail = bytes(11, deep.SerializeAsString());
+    w.graph_tail = bytes(11, nested_value_info(40));
     cases.push_back({"a type nested 84 deep", w});
   }
   for (const auto& [label, w] : cases) {
