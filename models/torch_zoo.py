@@ -579,6 +579,22 @@ CONTRACTIONS = {
     "mkldnn_convolution": lambda a, o: _conv_macs(a[0], a[1], o, False),
     "_trilinear": lambda a, o: _trilinear_macs(a),  # does not decompose: explicit formula
 }
+
+
+def _sdpa_macs(a, o):
+    """q [..., L, E], k [..., S, E], v [..., S, Ev]: the two products q k^T and p v, dense (a causal mask
+    or a dropout does not change them)."""
+    q, k, v = a[0], a[1], a[2]
+    batch = prod(q.shape[:-2])
+    return batch * q.shape[-2] * k.shape[-2] * (q.shape[-1] + v.shape[-1])
+
+
+# torch 2.x: F.scaled_dot_product_attention (nn.MultiheadAttention with need_weights=False, the
+# Transformer layers) reaches the Python key as one fused backend op, not as matmuls.
+for _sdpa in ("_scaled_dot_product_flash_attention_for_cpu", "_scaled_dot_product_flash_attention",
+              "_scaled_dot_product_efficient_attention", "_scaled_dot_product_cudnn_attention",
+              "_scaled_dot_product_fused_attention_overrideable"):
+    CONTRACTIONS[_sdpa] = _sdpa_macs
 LOOKS_LIKE_CONTRACTION = re.compile(r"mm|matmul|conv|linear|dot|einsum|bilinear|attention|lstm|gru|rnn_|"
                                     r"transformer|tensordot|_mha|addr|addmv|^mv")
 # Ops whose names match LOOKS_LIKE_CONTRACTION but that are interpolation, not contraction: no MACs.
@@ -643,7 +659,9 @@ def eager_expectations(model, inputs):
     rows, handles = hook_macs(model)
     counter = ContractionCounter()
     try:
-        with torch.enable_grad(), counter:
+        # oneDNN off: torch 2.x runs a CPU LSTM/GRU as one fused aten::mkldnn_rnn_layer per layer; without it
+        # the RNN decomposes into the per-step linear products the counter sees (as torch 1.13 always did).
+        with torch.enable_grad(), torch.backends.mkldnn.flags(enabled=False), counter:
             out = model(*inputs)
     finally:
         for h in handles:

@@ -27,6 +27,8 @@ ModelFormat detect_format(const std::string& path) {
   f.read(m, 4);
   if (f.gcount() == 4 && m[0] == 'P' && m[1] == 'K' && m[2] == 3 && m[3] == 4)
     return ModelFormat::TorchScript;
+  if (f.gcount() >= 2 && static_cast<unsigned char>(m[0]) == 0x1f && static_cast<unsigned char>(m[1]) == 0x8b)
+    return ModelFormat::Gzip;
   if (ends_with(path, ".json")) return ModelFormat::ReportJson;
   if (ends_with(path, ".pt") || ends_with(path, ".pth") || ends_with(path, ".ptl"))
     return ModelFormat::TorchScript;
@@ -43,6 +45,9 @@ Model load_model(const std::string& path, const Pins& pins) {
       return load_torchscript(path, pins);  // dlopens the LibTorch plugin only now
     case ModelFormat::ReportJson:
       throw InputError(path + ": a JSON report, not a model (reports are read by 'flopwise diff')");
+    case ModelFormat::Gzip:
+      throw InputError(path + ": a gzip-compressed file, not a model (flopwise reads .onnx and TorchScript .pt; "
+                              "decompress a model first; PyTorch profiler traces, .pt.trace.json.gz, are not read yet)");
     default:
       return import_onnx_file(path);  // ONNX is the default: its errors say when a file is not ONNX
   }

@@ -759,6 +759,12 @@ int run(const RunOptions& o) {
     if (rt.is_object() && rt["error"].is_object() && !rt["error"].value("op", "").empty())
       msg += " (op " + rt["error"].value("op", "") + " in scope '" + rt["error"].value("scope", "") + "')";
     if (rc == 2) throw InputError(msg.empty() ? o.model + ": the runtime could not load it" : msg);
+    // Seen on a GPU with traces made on the CPU (torch.arange in GPT-2's positions, an LSTM's zero state):
+    // torch.jit.trace records a tensor the model creates with the device it was traced on.
+    if (rt.is_object() && rt.value("device", "") == "cuda" &&
+        (msg.find("on the same device") != std::string::npos || msg.find("at the same device") != std::string::npos))
+      msg += "; a traced module keeps the device of the tensors it creates (torch.arange, torch.zeros) as they "
+             "were when traced: trace it on the GPU, or script it";
     std::cerr << "flopwise: error: " << (msg.empty() ? "flopwise-runtime failed (exit " + std::to_string(rc) + ")" : msg)
               << "\n";
     return kExitRunFailed;

@@ -584,6 +584,24 @@ bool lower_norm(Lowerer& L, Node* n, const std::string&) {
   return true;
 }
 
+// linalg_vector_norm(x, ord=2, dim=None, keepdim=False, dtype=None), ord 1 or 2: what torch 2.x's
+// F.normalize calls (Swin V2's cosine attention); dim None reduces every dim.
+bool lower_vector_norm(Lowerer& L, Node* n, const std::string&) {
+  if (n->inputs().size() < 4) return false;
+  auto p = L.known_num(L.in(n, 1));
+  auto keep = L.known_int(L.in(n, 3));
+  if (!p || !keep || (*p != 1.0 && *p != 2.0)) return false;
+  if (n->inputs().size() > 4 && !Lowerer::is_none(L.in(n, 4))) return false;  // a dtype cast first: not read
+  std::vector<int> ins{L.as_ir(L.in(n, 0))};
+  if (!Lowerer::is_none(L.in(n, 2))) {
+    auto dims = L.known_ints(L.in(n, 2));
+    if (!dims) return false;
+    ins.push_back(L.const_ints(*dims));
+  }
+  L.emit_to(n->output(), *p == 1.0 ? "ReduceL1" : "ReduceL2", ins, {{"keepdims", ai(*keep)}});
+  return true;
+}
+
 bool lower_topk(Lowerer& L, Node* n, const std::string&) {
   auto k = L.known_int(L.in(n, 1)), dim = L.known_int(L.in(n, 2));
   if (!k || !dim) return false;
@@ -641,6 +659,7 @@ void register_aten_tensor(AtenTable& t) {
   t.add({"mean", "sum", "amax", "amin", "max", "min", "prod", "argmax", "argmin"}, lower_reduce);
   t.add("topk", lower_topk);
   t.add("norm", lower_norm);
+  t.add("linalg_vector_norm", lower_vector_norm);
   t.add({"pixel_shuffle", "pixel_unshuffle"}, lower_pixel_shuffle);
 }
 

@@ -4,7 +4,9 @@
 #include <torch/csrc/jit/ir/constants.h>
 #include <torch/csrc/jit/passes/dead_code_elimination.h>
 #include <torch/csrc/jit/passes/inliner.h>
+#include <torch/version.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <fstream>
@@ -12,7 +14,9 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <type_traits>
 #include <unordered_map>
+#include <utility>
 
 #include "flopwise/errors.h"
 #include "torch_types.h"
@@ -155,18 +159,45 @@ std::string strip_suffix(const std::string& debug_name) {
   return std::regex_replace(debug_name, re, "");
 }
 
+// A torch.export archive (torch 2.x, .pt2): its zip names end in the central directory at the file's end,
+// one of them ".../serialized_exported_program.json" (archive format 0 and later) or ".../archive_format".
+bool is_export_archive(const std::string& path) {
+  std::ifstream f(path, std::ios::binary | std::ios::ate);
+  if (!f) return false;
+  std::streamoff size = f.tellg(), take = std::min<std::streamoff>(size, 1 << 20);
+  std::string tail(static_cast<size_t>(take), '\0');
+  f.seekg(size - take);
+  f.read(tail.data(), take);
+  return tail.find("serialized_exported_program") != std::string::npos ||
+         tail.find("/archive_format") != std::string::npos;
+}
+
 // One line for a LibTorch load failure, saying what kind of file this is.
 InputError load_error(const std::string& path, const std::string& what) {
   std::string msg = first_line(what);
   static const std::regex unknown_op("Unknown builtin op: ([A-Za-z0-9_:.]+?)\\.?\\s");
   std::smatch m;
-  if (std::regex_search(what, m, unknown_op))
-    return InputError(path + ": uses operator " + m[1].str() +
-                      ", which LibTorch does not know (a custom op not registered in this build)");
+  if (std::regex_search(what, m, unknown_op)) {
+    std::string op = m[1].str();
+    std::string version = std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR);
+    // PyTorch's own namespaces: the archive was saved by a newer torch (torch 2.x's
+    // aten::scaled_dot_product_attention in a LibTorch 1.13 build); any other is a custom op.
+    if (op.rfind("aten::", 0) == 0 || op.rfind("prim::", 0) == 0 || op.rfind("quantized::", 0) == 0)
+      return InputError(path + ": uses operator " + op + ", which this LibTorch (" + version +
+                        ") does not know: the archive was saved by a newer PyTorch; build flopwise against a "
+                        "LibTorch at least as new (README: TorchScript from PyTorch 2.x)");
+    return InputError(path + ": uses operator " + op + ", which LibTorch " + version +
+                      " does not know (a custom op not registered in this build)");
+  }
   if (what.find("PytorchStreamReader") != std::string::npos || what.find("hasRecord") != std::string::npos ||
-      what.find("constants.pkl") != std::string::npos || what.find("data.pkl") != std::string::npos)
+      what.find("constants.pkl") != std::string::npos || what.find("data.pkl") != std::string::npos) {
+    if (is_export_archive(path))
+      return InputError(path + ": a torch.export archive (.pt2, torch.export.save), not TorchScript: flopwise "
+                               "reads TorchScript (torch.jit.trace / torch.jit.script, then torch.jit.save) and ONNX "
+                               "(torch.onnx.export(..., dynamo=True) exports the same program)");
     return InputError(path + ": a zip archive but not a TorchScript module (no torch.jit.save records: " + msg +
                       ")");
+  }
   return InputError(path + ": LibTorch cannot load it: " + msg);
 }
 
@@ -344,7 +375,8 @@ void inline_call(tj::Node* n, tj::GraphFunction* fn, tj::Graph& callee) {
   tj::inlineCallTo(n, fn, &callee);  // destroys n
   // The frame inlineCallTo made (its module instance cannot be built outside LibTorch), from any inserted
   // node; a function call has no module instance.
-  c10::optional<tj::ModuleInstanceInfo> instance;
+  // c10::optional in LibTorch 1.13, std::optional from 2.x: the type module_instance() returns.
+  std::decay_t<decltype(std::declval<tj::InlinedCallStack&>().module_instance())> instance;
   bool found = false;
   for (tj::Node* m = before->next(); m != after && !found; m = m->next())
     if (auto cs = m->callstack(); cs && (*cs)->function() == fn) instance = (*cs)->module_instance(), found = true;
@@ -459,6 +491,20 @@ Prepared prepare(const std::string& path, const InferOptions& pins) {
                        "' has no recorded shape (a scripted module keeps none): give it with --input " + d.name +
                        ":SHAPE[:dtype] or --input SHAPE for the inputs in order");
     p.inputs.push_back(d);
+  }
+  // A pin naming no argument would be dropped silently, and the model analysed (and run) at its recorded
+  // shapes: refuse it, as the ONNX path does.
+  for (const auto& pin : pins.inputs) {
+    if (pin.name.empty()) continue;
+    bool found = false;
+    std::string names;
+    for (const auto& d : p.inputs) {
+      found = found || d.name == pin.name;
+      names += (names.empty() ? "" : ", ") + d.name;
+    }
+    if (!found)
+      throw UsageError("--input names '" + pin.name + "', which is not an input of the model (inputs: " + names +
+                       ")");
   }
   return p;
 }
