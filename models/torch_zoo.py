@@ -319,6 +319,15 @@ class RNNLM(nn.Module):
         return self.head(out)
 
 
+class VectorNorms(nn.Module):
+    """torch.linalg.vector_norm as torch 2.x's F.normalize calls it (Swin V2's cosine attention): ord 2 over
+    one dim, ord 1 over a dim tuple, and over every dim (dim=None)."""
+
+    def forward(self, x):
+        n = x / torch.linalg.vector_norm(x, 2, dim=-1, keepdim=True).clamp_min(1e-12)
+        return n + torch.linalg.vector_norm(x, 1, dim=(1,), keepdim=True) + torch.linalg.vector_norm(x)
+
+
 def double_conv(i, o):
     return nn.Sequential(nn.Conv2d(i, o, 3, padding=1, bias=False), nn.BatchNorm2d(o), nn.ReLU(inplace=True),
                          nn.Conv2d(o, o, 3, padding=1, bias=False), nn.BatchNorm2d(o), nn.ReLU(inplace=True))
@@ -503,6 +512,7 @@ ZOO: List[E] = [
     E("instancenorm1d", "nn_layer", lambda: nn.InstanceNorm1d(4, affine=True), [f(1, 4, 8)]),
     E("instancenorm2d", "nn_layer", lambda: nn.InstanceNorm2d(4, affine=True), [f(1, 4, 5, 5)]),
     E("prelu", "nn_layer", lambda: nn.PReLU(4), [f(1, 4, 5, 5)]),
+    E("vector_norm", "nn_layer", lambda: VectorNorms(), [f(2, 3, 8)], note="torch.linalg.vector_norm"),
     E("rnn", "nn_layer", lambda: nn.RNN(8, 16, num_layers=2), RNN_IN),
     E("rnn_bi_bf", "nn_layer", lambda: nn.RNN(8, 16, num_layers=2, bidirectional=True, batch_first=True), RNN_IN_BF),
     E("lstm", "nn_layer", lambda: nn.LSTM(8, 16, num_layers=2), RNN_IN),
