@@ -76,6 +76,17 @@ TEST_CASE("TorchScript loads run contained: a looping, an allocating and a trunc
     CHECK(r.code == 0);
     CHECK(r.out.find("\"params\": 36") != std::string::npos);
   }
+  SUBCASE("a reader that goes away (| true) ends flopwise as a closed pipe ends any writer: no error line") {
+    // The contained child writes the report; SIGPIPE is how it ends, and the parent ends the same way.
+    std::string err = (scratch / "pipe_err.txt").string();
+    std::string cmd = "bash -c 'set -o pipefail; \"" + std::string(FLOPWISE_BINARY) + "\" " + d +
+                      "/linear.pt --input 1x8 2>\"" + err + "\" | true'";
+    int status = std::system(cmd.c_str());
+    REQUIRE(WIFEXITED(status));
+    int rc = WEXITSTATUS(status);
+    CHECK(rc == 141);  // 128 + SIGPIPE: `true` has left before the archive is loaded
+    CHECK(fwtest::slurp(err).empty());
+  }
 }
 
 namespace {

@@ -146,6 +146,11 @@ std::optional<int> contain_torchscript_loads(int argc, char** argv) {
               << " MB (FLOPWISE_LOAD_MEMORY_MB raises the limit)\n";
     return kExitBadInput;
   }
+  if (sig == SIGPIPE) {
+    // The reader of the report went away (`flopwise m.pt | head`): end as any writer to a closed pipe does.
+    ::signal(SIGPIPE, SIG_DFL);
+    ::raise(SIGPIPE);
+  }
   std::cerr << "flopwise: internal error: stopped by signal " << sig << " (" << name
             << ") after the archive was loaded (please report this with the input)\n";
   return kExitInternal;
