@@ -195,41 +195,42 @@ def dynamic_spec(name, names, inputs, level):
     return spec, dims
 
 
-def export_pt2(name, out_dir):
+def export_dynamic(name, what, write):
+    """Calls write(model, inputs, names, spec) -> {"file", "bytes", ...} with the batch-2 example inputs and
+    dynamic batch and seq, then batch only, then none, until an exporter accepts; the result also says which
+    dims stayed dynamic and why the others were refused."""
     _, model, inputs, names = build(name)
     inputs = batched(inputs, EXPORT_BATCH)
     errors = []
     for level in (2, 1, 0):
         spec, dims = dynamic_spec(name, names, inputs, level)
         try:
-            ep = torch.export.export(model, tuple(inputs), dynamic_shapes=spec)
-            path = os.path.join(out_dir, name + ".pt2")
-            torch.export.save(ep, path)
-            return {"file": name + ".pt2", "bytes": os.path.getsize(path), "dynamic": dims, "refused": errors}
+            return {**write(model, inputs, names, spec), "dynamic": dims, "refused": errors}
         except Exception as ex:  # noqa: BLE001 - try fewer dynamic dims, record why
             errors.append({"dynamic": dims, "error": first_line(ex)})
-    raise RuntimeError("torch.export refused every dynamic spec: " + json.dumps(errors))
+    raise RuntimeError(what + " refused every dynamic spec: " + json.dumps(errors))
+
+
+def export_pt2(name, out_dir):
+    def write(model, inputs, names, spec):
+        ep = torch.export.export(model, tuple(inputs), dynamic_shapes=spec)
+        path = os.path.join(out_dir, name + ".pt2")
+        torch.export.save(ep, path)
+        return {"file": name + ".pt2", "bytes": os.path.getsize(path)}
+    return export_dynamic(name, "torch.export", write)
 
 
 def export_onnx(name, out_dir):
-    e, model, inputs, names = build(name)
-    inputs = batched(inputs, EXPORT_BATCH)
-    errors = []
-    for level in (2, 1, 0):
-        spec, dims = dynamic_spec(name, names, inputs, level)
+    def write(model, inputs, names, spec):
         path = os.path.join(out_dir, name + ".dynamo.onnx")
-        try:
-            prog = torch.onnx.export(model, tuple(inputs), dynamo=True, input_names=names,
-                                     dynamic_shapes=spec, external_data=True)
-            prog.save(path, external_data=True)
-            data = [f for f in os.listdir(out_dir) if f.startswith(name + ".dynamo.onnx") and f != name + ".dynamo.onnx"]
-            for f in data:
-                os.remove(os.path.join(out_dir, f))
-            return {"file": name + ".dynamo.onnx", "bytes": os.path.getsize(path), "dynamic": dims,
-                    "removed_external_data": data, "refused": errors}
-        except Exception as ex:  # noqa: BLE001
-            errors.append({"dynamic": dims, "error": first_line(ex)})
-    raise RuntimeError("the dynamo exporter refused every dynamic spec: " + json.dumps(errors))
+        prog = torch.onnx.export(model, tuple(inputs), dynamo=True, input_names=names, dynamic_shapes=spec,
+                                 external_data=True)
+        prog.save(path, external_data=True)
+        data = [f for f in os.listdir(out_dir) if f.startswith(name + ".dynamo.onnx") and f != name + ".dynamo.onnx"]
+        for f in data:
+            os.remove(os.path.join(out_dir, f))
+        return {"file": name + ".dynamo.onnx", "bytes": os.path.getsize(path), "removed_external_data": data}
+    return export_dynamic(name, "the dynamo exporter", write)
 
 
 def main():
