@@ -345,6 +345,12 @@ TEST_CASE("torchscript: bad input is a clear error or a listed unsupported op") 
   // A traced module carries its example inputs (the generator records them): no pins needed.
   Imported e = import_pt(dir + "/resnet18.trace.pt", none);
   CHECK_MESSAGE(e.rc == 0, e.err);
+  // An --input naming no argument of forward(x) is refused, as on the ONNX path, not dropped (which left the
+  // model at its recorded batch 1 whatever batch was asked: seen with `flopwise run` on a GPU).
+  fwtest::CliRun g = fwtest::run_cli(dir + "/resnet18.trace.pt --input input:8x3x224x224",
+                                     fwtest::scratch_dir("torchscript_pins"));
+  CHECK(g.code == 2);
+  CHECK(g.err.find("--input names 'input', which is not an input of the model (inputs: x)") != std::string::npos);
 }
 
 TEST_CASE("torchscript: the CLI loads LibTorch only for .pt files") {
@@ -542,6 +548,27 @@ const ToolMismatch kZooToolMismatch[] = {
     {"transformer_encoder_layer_nf", "ptflops", "both", "C13 C3"},
     {"vit", "deepspeed", "both", "C2"},
 };
+
+TEST_CASE("torchscript zoo: torch.linalg.vector_norm lowers to ReduceL2 / ReduceL1 with COUNTING.md's FLOPs") {
+  SKIP_WITHOUT_PLUGIN();
+  if (!zoo().skip.empty()) return;
+  // models/torch_zoo.py VectorNorms on x [2, 3, 8] (48 elements), by hand with ../shared/COUNTING.md's table:
+  //   vector_norm(x, 2, dim=-1, keepdim)  ReduceL2: 2 per input element + 1 per output (6)  = 96 + 6 = 102
+  //   .clamp_min(1e-12) on [2, 3, 1]      1 per element                                    = 6
+  //   x / n                               1 per element                                    = 48
+  //   vector_norm(x, 1, dim=(1,), keepdim) ReduceL1: 2 per input element                   = 96
+  //   n + that, broadcast to [2, 3, 8]    1 per element                                    = 48
+  //   vector_norm(x) over every dim       ReduceL2: 96 + 1 output                          = 97
+  //   + that                              1 per element                                    = 48
+  const int64_t flops = 102 + 6 + 48 + 96 + 48 + 97 + 48;
+  for (std::string kind : {"trace", "script"}) {
+    CAPTURE(kind);
+    Analysis a = analyse(zoo().dir + "/vector_norm." + kind + ".pt", Pins{}, default_convention());
+    CHECK(a.report.unsupported.empty());
+    REQUIRE(a.report.totals.flops.known);
+    CHECK(a.report.totals.flops.v == flops);
+  }
+}
 
 TEST_CASE("torchscript zoo: a loop over two zipped nn.ModuleLists keeps each module's own scope and class") {
   // models/torch_zoo.py TupleListOut: `for stage, lat in zip(self.stages, self.lateral)`, stages[i] an

@@ -96,7 +96,13 @@ Analysis analyse_once(const std::string& path, const Pins& pins,
   Analysis a;
   a.model = std::make_shared<Model>(load_model(path, pins));
   Pins first = pins;
-  if (a.model->format == "torchscript") first.inputs.clear();  // the importer shaped the inputs with them
+  // The TorchScript importer shaped the inputs with the pins (a scripted module records none). Its positional
+  // pins are spent; the named ones are applied again, to the same shapes, so that a name that is no input
+  // of the model is refused here as for ONNX, not dropped.
+  if (a.model->format == "torchscript")
+    first.inputs.erase(std::remove_if(first.inputs.begin(), first.inputs.end(),
+                                      [](const InputPin& p) { return p.name.empty(); }),
+                       first.inputs.end());
   first.dims.clear();
   std::vector<std::string> warnings = apply_pins(*a.model, first);
   // --dim binds the input dims; another name may be a declared alias, known only after inference.
