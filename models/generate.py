@@ -244,9 +244,9 @@ class HfBertSelfAttention(nn.Module):
 
 
 class HfBertSelfOutput(nn.Module):
-    def __init__(self, cfg):
+    def __init__(self, cfg, d_in=None):
         super().__init__()
-        self.dense = nn.Linear(cfg["hidden"], cfg["hidden"])
+        self.dense = nn.Linear(d_in or cfg["hidden"], cfg["hidden"])
         self.LayerNorm = nn.LayerNorm(cfg["hidden"], eps=1e-12)
         self.dropout = nn.Dropout(0.1)
 
@@ -278,17 +278,11 @@ class HfBertIntermediate(nn.Module):
         return self.intermediate_act_fn(self.dense(hidden_states))
 
 
-class HfBertOutput(nn.Module):
-    def __init__(self, cfg):
-        super().__init__()
-        self.dense = nn.Linear(cfg["ffn"], cfg["hidden"])
-        self.LayerNorm = nn.LayerNorm(cfg["hidden"], eps=1e-12)
-        self.dropout = nn.Dropout(0.1)
+class HfBertOutput(HfBertSelfOutput):
+    """transformers' BertOutput: BertSelfOutput's code from the FFN width (a class of its own there too)."""
 
-    def forward(self, hidden_states, input_tensor):
-        hidden_states = self.dense(hidden_states)
-        hidden_states = self.dropout(hidden_states)
-        return self.LayerNorm(hidden_states + input_tensor)
+    def __init__(self, cfg):
+        super().__init__(cfg, cfg["ffn"])
 
 
 class HfBertLayer(nn.Module):

@@ -246,19 +246,12 @@ def build(name):
 def build_zoo(name):
     """A models/torch_zoo.py ZOO entry, built as torch_zoo._generate builds it; returns (model, inputs, names)."""
     import warnings
-    import torch
     sys.path.insert(0, HERE)
     import torch_zoo as zoo
     entry = {e.name: e for e in zoo.ZOO}[name]
     with warnings.catch_warnings():  # as torch_zoo.generate
         warnings.simplefilter("ignore")
-        seed = zoo.seed_of(entry.name)
-        torch.manual_seed(seed)
-        model = entry.build()
-        zoo.perturb(model, seed + 1)
-        model.eval()
-        inputs = zoo.make_inputs(entry.inputs, seed + 2)
-        names = zoo.input_names(model, len(inputs))
+        model, inputs, names = zoo.instantiate(entry)
     return model, tuple(inputs), names
 
 

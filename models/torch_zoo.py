@@ -788,15 +788,21 @@ def generate(e: E, out_dir):
         return _generate(e, out_dir)
 
 
-def _generate(e: E, out_dir):
-    t0 = time.time()
+def instantiate(e: E):
+    """The entry's module (its seed, perturbed, eval mode), example inputs and forward's argument names: what
+    every file of the entry is made from (also models/reference_counts.py and models/gpu_fixtures.py)."""
     seed = seed_of(e.name)
     torch.manual_seed(seed)
     model = e.build()
     perturb(model, seed + 1)
     model.eval()
     inputs = make_inputs(e.inputs, seed + 2)
-    names = input_names(model, len(inputs))
+    return model, inputs, input_names(model, len(inputs))
+
+
+def _generate(e: E, out_dir):
+    t0 = time.time()
+    model, inputs, names = instantiate(e)
     meta = [{"name": n, "shape": list(t.shape), "dtype": str(t.dtype).replace("torch.", "")}
             for n, t in zip(names, inputs)]
     extra = {"flopwise_inputs.json": json.dumps(meta)}
