@@ -5,7 +5,8 @@
 # the build dependencies LibTorch does not bring (Debian bookworm's protobuf, ONNX, nlohmann-json, CLI11,
 # toml++) travel unpacked under DEPS (bench/gpu/pack_deps.sh makes it). Writes into OUT (default ./gpu-out):
 #   log.txt        this script's log: versions, per-step results, the latency table's raw JSON lines
-#   build.log      cmake + ninja of flopwise, libflopwise_torch.so and flopwise-runtime against torch's LibTorch
+#   build.log      cmake + ninja of flopwise, libflopwise_torch.so and flopwise-runtime against the LibTorch of
+#                  python3's torch (-DFLOPWISE_TORCH_PYTHON; the 2026-11-26 runs named its prefix by hand)
 #   fixtures.tgz   models/gpu_fixtures.py's output (traces, .pt2, dynamo ONNX, eager counts, manifest)
 #   zoo211.tgz     models/torch_zoo.py's archives saved by this torch, the small ones, with expect.json
 #   runs.tgz       every `flopwise run --device cuda` report (JSON) and the Python baseline lines
@@ -27,13 +28,13 @@ log "start; $(nproc) cpus"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader >>"$OUT/log.txt" 2>&1
 python3 -c 'import torch,sys; print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version(), torch.cuda.get_device_name(0), "python", sys.version.split()[0])' >>"$OUT/log.txt" 2>&1
 (g++ --version | head -1; cmake --version | head -1; ninja --version; nvcc --version | tail -1) >>"$OUT/log.txt" 2>&1
-TP=$(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)')
 
 # 1. The build (background): only what the runs need.
 export LD_LIBRARY_PATH=$DEPS/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 (
   cmake -S "$ROOT" -B $W/build -G Ninja -DCMAKE_BUILD_TYPE=Release -DFLOPWISE_BUILD_TESTS=OFF \
-    -DFLOPWISE_BUILD_BENCH=OFF -DCMAKE_PREFIX_PATH="$DEPS;$TP" -DCMAKE_CUDA_ARCHITECTURES=90 \
+    -DFLOPWISE_BUILD_BENCH=OFF -DCMAKE_PREFIX_PATH="$DEPS" -DFLOPWISE_TORCH_PYTHON=python3 \
+    -DCMAKE_CUDA_ARCHITECTURES=90 \
     -DProtobuf_PROTOC_EXECUTABLE=$DEPS/bin/protoc &&
   ninja -C $W/build -j 12 flopwise flopwise_torch flopwise_runtime
 ) >"$OUT/build.log" 2>&1 &
