@@ -16,9 +16,10 @@
 
 namespace flopwise {
 
-enum class ModelFormat { Onnx, TorchScript, ReportJson, Gzip, Unknown };
+enum class ModelFormat { Onnx, TorchScript, ExportArchive, ReportJson, Gzip, Unknown };
 
-// From the file's first bytes (zip magic: TorchScript; gzip magic: Gzip, refused), else its extension.
+// From the file's first bytes (zip magic: TorchScript, or a torch.export archive by its zip names, refused;
+// gzip magic: Gzip, refused), else its extension.
 ModelFormat detect_format(const std::string& path);
 
 // Loads an .onnx or TorchScript model into the IR, shapes not yet inferred; throws InputError (unreadable,

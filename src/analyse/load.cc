@@ -17,6 +17,19 @@ namespace {
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
+// A torch.export archive (torch 2.x, .pt2): its zip names end in the central directory at the file's end,
+// one of them ".../serialized_exported_program.json" (archive format 0 and later) or ".../archive_format".
+bool is_export_archive(std::ifstream& f) {
+  f.clear();
+  f.seekg(0, std::ios::end);
+  std::streamoff size = f.tellg(), take = std::min<std::streamoff>(size, 1 << 20);
+  if (size <= 0) return false;
+  std::string tail(static_cast<size_t>(take), '\0');
+  f.seekg(size - take);
+  f.read(tail.data(), take);
+  return tail.find("serialized_exported_program") != std::string::npos ||
+         tail.find("/archive_format") != std::string::npos;
+}
 }  // namespace
 
 ModelFormat detect_format(const std::string& path) {
@@ -26,7 +39,7 @@ ModelFormat detect_format(const std::string& path) {
   char m[4] = {0, 0, 0, 0};
   f.read(m, 4);
   if (f.gcount() == 4 && m[0] == 'P' && m[1] == 'K' && m[2] == 3 && m[3] == 4)
-    return ModelFormat::TorchScript;
+    return is_export_archive(f) ? ModelFormat::ExportArchive : ModelFormat::TorchScript;
   if (f.gcount() >= 2 && static_cast<unsigned char>(m[0]) == 0x1f && static_cast<unsigned char>(m[1]) == 0x8b)
     return ModelFormat::Gzip;
   if (ends_with(path, ".json")) return ModelFormat::ReportJson;
@@ -45,6 +58,10 @@ Model load_model(const std::string& path, const Pins& pins) {
       return load_torchscript(path, pins);  // dlopens the LibTorch plugin only now
     case ModelFormat::ReportJson:
       throw InputError(path + ": a JSON report, not a model (reports are read by 'flopwise diff')");
+    case ModelFormat::ExportArchive:
+      throw InputError(path + ": a torch.export archive (.pt2, torch.export.save), not TorchScript: flopwise "
+                              "reads TorchScript (torch.jit.trace / torch.jit.script, then torch.jit.save) and ONNX "
+                              "(torch.onnx.export(..., dynamo=True) exports the same program)");
     case ModelFormat::Gzip:
       throw InputError(path + ": a gzip-compressed file, not a model (flopwise reads .onnx and TorchScript .pt; "
                               "decompress a model first; PyTorch profiler traces, .pt.trace.json.gz, are not read yet)");

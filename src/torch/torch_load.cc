@@ -159,19 +159,6 @@ std::string strip_suffix(const std::string& debug_name) {
   return std::regex_replace(debug_name, re, "");
 }
 
-// A torch.export archive (torch 2.x, .pt2): its zip names end in the central directory at the file's end,
-// one of them ".../serialized_exported_program.json" (archive format 0 and later) or ".../archive_format".
-bool is_export_archive(const std::string& path) {
-  std::ifstream f(path, std::ios::binary | std::ios::ate);
-  if (!f) return false;
-  std::streamoff size = f.tellg(), take = std::min<std::streamoff>(size, 1 << 20);
-  std::string tail(static_cast<size_t>(take), '\0');
-  f.seekg(size - take);
-  f.read(tail.data(), take);
-  return tail.find("serialized_exported_program") != std::string::npos ||
-         tail.find("/archive_format") != std::string::npos;
-}
-
 // One line for a LibTorch load failure, saying what kind of file this is.
 InputError load_error(const std::string& path, const std::string& what) {
   std::string msg = first_line(what);
@@ -191,10 +178,6 @@ InputError load_error(const std::string& path, const std::string& what) {
   }
   if (what.find("PytorchStreamReader") != std::string::npos || what.find("hasRecord") != std::string::npos ||
       what.find("constants.pkl") != std::string::npos || what.find("data.pkl") != std::string::npos) {
-    if (is_export_archive(path))
-      return InputError(path + ": a torch.export archive (.pt2, torch.export.save), not TorchScript: flopwise "
-                               "reads TorchScript (torch.jit.trace / torch.jit.script, then torch.jit.save) and ONNX "
-                               "(torch.onnx.export(..., dynamo=True) exports the same program)");
     return InputError(path + ": a zip archive but not a TorchScript module (no torch.jit.save records: " + msg +
                       ")");
   }
