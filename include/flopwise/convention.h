@@ -18,6 +18,11 @@ struct Convention {
   std::string_view reproduces;  // the tool and figure it reproduces
   std::string_view flop_means;  // what one of its "FLOPs" is
   std::string_view unit;        // "FLOPs" or "MACs": what the tool itself calls its figure
+  // Its tool counts a module's params as the module holds them (sum(p.numel() for p in m.parameters()): a tied
+  // tensor in every module holding it): scopes report ScopeNode::params_held where the model keeps its tree.
+  bool held_params = false;
+  // Its tool's MACs are its own figure, not flopwise's (the rule gives MACs; its FLOPs are 2 x MACs).
+  bool own_macs = false;
 };
 
 // What a convention's rule sees of one node: its work from the op's cost rule, split by kind, and

@@ -71,6 +71,11 @@ struct ScopeNode {
   std::string cls;               // module class when known
   std::vector<std::string> ops;  // op types of the nodes directly in this scope, first-seen order
   Totals cost;                   // including all children
+  // The parameters the module holds, as torch counts them (sum(p.numel() for p in m.parameters()): its own
+  // and its children's, each tensor once, a tied one in every module holding it), where the model keeps its
+  // module tree (Model::modules); unknown elsewhere. `cost.params` counts each tensor once in the whole
+  // model, at its first user.
+  Count params_held = Count::unknown();
   std::vector<std::unique_ptr<ScopeNode>> children;
   int depth = 0;
 };

@@ -304,6 +304,15 @@ struct SourceOp {
   std::vector<std::vector<int>> inputs, outputs;
 };
 
+// A module of the source model as the model declares it (TorchScript: the module tree; ONNX records none).
+struct ModuleDecl {
+  std::string path;  // dotted path from the root ("bert.encoder.layer.0"); "" for the root
+  std::string cls;   // class ("BertLayer")
+  // The parameters the module registers itself (its children's are theirs): per tensor, an id shared by every
+  // module holding the same tensor (a tied decoder and word embedding), and its element count.
+  std::vector<std::pair<int64_t, int64_t>> params;
+};
+
 struct Model {
   std::string path;
   std::string format;                     // "onnx" or "torchscript"
@@ -312,6 +321,9 @@ struct Model {
   Graph graph;
   std::vector<std::string> warnings;  // import-time warnings (ignored fields, unknown domains, ...)
   std::vector<SourceOp> source_ops;   // in graph (main graph) value indices; empty for ONNX
+  // Every module in declaration order: pre-order, each module's children in the order it registered them
+  // (torch.nn.Module.named_modules()). Empty where the format keeps no module tree (ONNX).
+  std::vector<ModuleDecl> modules;
 };
 
 }  // namespace flopwise

@@ -3,6 +3,7 @@
 // adaptive pooling and softmax) are the functions below, each written from the tool's source.
 #include "flopwise/convention.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -335,25 +336,40 @@ Count thop_softmax(const NodeWork& w) {
 }  // namespace
 
 const std::vector<Convention>& conventions() {
-  static const std::vector<Convention> all = {
+  static const std::vector<Convention> all = [] {
+    std::vector<Convention> v = {
 #define CONVENTION(name, unit, reproduces, means) {#name, reproduces, means, #unit},
+#define TRAIT(conv, flag)
 #define KIND(conv, kind, expr, text)
 #define OP(conv, op, expr, text)
 #define SKIP(conv, op, text)
 #define CALL(conv, fn, expr, text)
 #include "conventions.def"
 #undef CONVENTION
+#undef TRAIT
+    };
+    auto set = [&v](std::string_view name, bool Convention::*flag) {
+      for (auto& c : v)
+        if (c.name == name) c.*flag = true;
+    };
+#define CONVENTION(name, unit, reproduces, means)
+#define TRAIT(conv, flag) set(#conv, &Convention::flag);
+#include "conventions.def"
+#undef CONVENTION
+#undef TRAIT
 #undef KIND
 #undef OP
 #undef SKIP
 #undef CALL
-  };
+    return v;
+  }();
   return all;
 }
 
 const std::vector<ConventionRule>& convention_rules() {
   static const std::vector<ConventionRule> all = {
 #define CONVENTION(name, unit, reproduces, means)
+#define TRAIT(conv, flag)
 #define KIND(conv, kind, expr, text) \
   {#conv, WorkKind::kind, "", "", [](const NodeWork& w) -> Count { (void)w; return (expr); }, text, false},
 #define OP(conv, op, expr, text) \
@@ -364,6 +380,7 @@ const std::vector<ConventionRule>& convention_rules() {
   {#conv, WorkKind::other, "", #fn, [](const NodeWork& w) -> Count { (void)w; return (expr); }, text, false},
 #include "conventions.def"
 #undef CONVENTION
+#undef TRAIT
 #undef KIND
 #undef OP
 #undef SKIP
@@ -376,9 +393,10 @@ const Convention& default_convention() { return conventions().front(); }
 bool is_default(const Convention& conv) { return &conv == &default_convention(); }
 
 const Convention& find_convention(const std::string& name) {
-  std::string known;
+  std::string known, key = name;
+  std::replace(key.begin(), key.end(), '-', '_');  // deepspeed-legacy, ptflops-aten
   for (const auto& c : conventions()) {
-    if (c.name == name) return c;
+    if (c.name == key) return c;
     known += (known.empty() ? "" : ", ") + std::string(c.name);
   }
   throw UsageError("unknown convention '" + name + "' (known: " + known + ")");

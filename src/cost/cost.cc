@@ -228,6 +228,20 @@ Count node_flops(const Graph& g, const Node& n, const OpRecord& rec, const OpCos
   return rule.flops(w);
 }
 
+// A node's MACs and FLOPs under `conv`: flopwise's MACs and the convention's FLOPs, or, for a convention with its
+// own MACs (Convention::own_macs), its rule's figure as MACs and twice that as FLOPs.
+OpCost convention_cost(const Graph& g, const Node& n, const OpRecord* rec, const OpCost& oc, const Convention& conv,
+                       bool* skipped = nullptr) {
+  OpCost c = oc;
+  if (!rec) return c;
+  c.flops = node_flops(g, n, *rec, oc, conv, skipped);
+  if (conv.own_macs) {
+    c.macs = c.flops;
+    c.flops = c.macs * Count{2};
+  }
+  return c;
+}
+
 DType mac_dtype_of(const Graph& g, const Node& n, const Count& macs);
 
 // Whether input slot s of n repeats an earlier slot's value (each distinct input is read once; a node has a
@@ -258,9 +272,9 @@ OpCost graph_cost(const Graph& g, const Convention& conv) {
   bool complete = true;  // every nested control-flow node knows its bodies' work
   for (const auto& n : g.nodes) {
     const OpRecord* rec = record_of(n);
-    OpCost c = node_op_cost(g, n, rec, conv);
+    OpCost c = convention_cost(g, n, rec, node_op_cost(g, n, rec, conv), conv);
     total.macs += c.macs;
-    const Count flops = rec ? node_flops(g, n, *rec, c, conv) : c.flops;
+    const Count flops = c.flops;
     total.flops += flops;
     if (!n.subgraphs.empty()) {
       if (c.body)
@@ -611,6 +625,54 @@ DType body_mac_dtype(const std::vector<BodyWork>* body, const Count& macs) {
   return one;
 }
 
+// The model's module tree (Model::modules) on the scope tree: each scope's children in the order their module
+// declared them (scopes no module names keep their first-use order, after the declared ones), and each module
+// scope's params as the module holds them (ScopeNode::params_held).
+void apply_module_tree(ScopeNode& root, const std::vector<ModuleDecl>& modules) {
+  std::unordered_map<std::string_view, size_t> index;  // path -> declaration index
+  index.reserve(modules.size());
+  for (size_t i = 0; i < modules.size(); ++i) index.emplace(modules[i].path, i);
+  auto decl = [&](const ScopeNode& s) {
+    auto it = index.find(s.name);
+    return it == index.end() ? SIZE_MAX : it->second;
+  };
+  // A module's subtree is the run of modules after it whose paths extend its own (the list is in pre-order).
+  std::vector<size_t> end(modules.size(), modules.size());
+  std::vector<size_t> open;
+  auto inside = [&](size_t anc, size_t i) {
+    const std::string& a = modules[anc].path;
+    const std::string& p = modules[i].path;
+    return a.empty() || (p.size() > a.size() && p.compare(0, a.size(), a) == 0 && p[a.size()] == '.');
+  };
+  for (size_t i = 0; i < modules.size(); ++i) {
+    while (!open.empty() && !inside(open.back(), i)) end[open.back()] = i, open.pop_back();
+    open.push_back(i);
+  }
+  int64_t max_id = -1;
+  for (const auto& m : modules)
+    for (const auto& [id, numel] : m.params) max_id = std::max(max_id, id);
+  std::vector<size_t> stamp(static_cast<size_t>(max_id + 1), SIZE_MAX);  // tensor id -> last scope counting it
+  std::vector<ScopeNode*> all{&root};
+  for (size_t k = 0; k < all.size(); ++k) {
+    ScopeNode& s = *all[k];
+    std::stable_sort(s.children.begin(), s.children.end(),
+                     [&](const std::unique_ptr<ScopeNode>& a, const std::unique_ptr<ScopeNode>& b) {
+                       return decl(*a) < decl(*b);
+                     });
+    for (auto& c : s.children) all.push_back(c.get());
+    const size_t i = decl(s);
+    if (i == SIZE_MAX) continue;
+    Count held;
+    for (size_t j = i; j < end[i]; ++j)
+      for (const auto& [id, numel] : modules[j].params)
+        if (id >= 0 && stamp[static_cast<size_t>(id)] != k) {
+          stamp[static_cast<size_t>(id)] = k;
+          held += Count{numel};
+        }
+    s.params_held = held;
+  }
+}
+
 }  // namespace
 
 WorkKind node_work_kind(const Graph& g, const Node& n) {
@@ -767,6 +829,12 @@ Report build_report(const Model& model, InferResult infer, const Convention& con
       oc.flops = oc.flops - skip * Count{2};
       causal->macs_skipped += skip;
     }
+    bool tool_skips = false;
+    const Count conv_flops = [&] {
+      OpCost cc = convention_cost(g, n, rec, oc, conv, &tool_skips);
+      oc.macs = cc.macs;
+      return cc.flops;
+    }();
     nr.cost.macs = oc.macs;
     if (!n.subgraphs.empty()) {
       // A control-flow node's products run in its bodies, each at its own precision (never the condition's
@@ -785,8 +853,7 @@ Report build_report(const Model& model, InferResult infer, const Convention& con
       if (nr.mac_dtype != DType::Undefined && oc.macs.exact() && static_cast<size_t>(nr.mac_dtype) < by_dtype.size())
         by_dtype[static_cast<size_t>(nr.mac_dtype)].macs += oc.macs;
     }
-    bool tool_skips = false;
-    nr.cost.flops = rec ? node_flops(g, n, *rec, oc, conv, &tool_skips) : oc.flops;
+    nr.cost.flops = conv_flops;
     if (tool_skips) ++skipped[op_key(n)];
     if (nr.cost.flops.symbolic() && !nr.cost.flops.overflowed) {
       // Twice each distinct polynomial once: nodes of repeated layers share their (interned) FLOPs.
@@ -877,6 +944,17 @@ Report build_report(const Model& model, InferResult infer, const Convention& con
   for (auto& ot : r.op_types)
     for (Count* c : {&ot.macs, &ot.flops, &ot.params, &ot.memory_bytes}) intern(*c);
   r.totals = r.scopes->cost;
+  if (!model.modules.empty()) {
+    apply_module_tree(*r.scopes, model.modules);
+    if (conv.held_params) {  // the convention's tool counts each module's params as the module holds them
+      std::vector<ScopeNode*> all{r.scopes.get()};
+      for (size_t i = 0; i < all.size(); ++i) {
+        if (all[i]->params_held.known) all[i]->cost.params = all[i]->params_held;
+        for (auto& c : all[i]->children) all.push_back(c.get());
+      }
+      r.totals.params = r.scopes->cost.params;
+    }
+  }
   std::stable_sort(r.op_types.begin(), r.op_types.end(), [](const OpTypeReport& a, const OpTypeReport& b) {
     return rank_value(a.flops) > rank_value(b.flops);
   });

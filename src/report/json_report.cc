@@ -277,6 +277,7 @@ void write_totals(JsonWriter& w, const Totals& t) {
   w.member("memory_bytes", t.memory_bytes);
   w.member("backward_flops", t.backward_flops);
   w.member("uncounted_nodes", t.uncounted);
+  w.member("complete", t.complete());
   w.end_object();
 }
 
@@ -293,10 +294,13 @@ void write_scope(JsonWriter& w, const ScopeNode& root) {
     else
       w.value(s.cls);
     w.member("params", s.cost.params);
+    w.key("params_held");
+    w.value(s.params_held);
     w.member("macs", s.cost.macs);
     w.member("flops", s.cost.flops);
     w.member("memory_bytes", s.cost.memory_bytes);
     w.member("uncounted_nodes", s.cost.uncounted);
+    w.member("complete", s.cost.complete());
     w.key("children");
     w.begin_array();
     open.push_back({&s, 0});

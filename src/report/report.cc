@@ -128,7 +128,11 @@ void write_tree(std::ostream& os, const ScopeNode& s, const Totals& total, int m
   std::string head =
       s.depth == 0 ? s.label + (s.cls.empty() ? "" : ": " + s.cls) : "(" + s.label + "): " + scope_title(s);
   os << indent << head << "(\n";
-  os << indent << "  " << human(s.cost.params) << ", " << pct(s.cost.params, total.params) << " Params, "
+  // A module holding more than is counted in it (a tied weight first used elsewhere): what it holds, too.
+  std::string held;
+  if (s.params_held.known && s.cost.params.known && s.params_held.v != s.cost.params.v)
+    held = " (holds " + human(s.params_held) + ")";
+  os << indent << "  " << human(s.cost.params) << held << ", " << pct(s.cost.params, total.params) << " Params, "
      << with_unit(s.cost.macs, "MACs", human) << ", " << pct(s.cost.macs, total.macs) << " MACs, "
      << with_unit(s.cost.flops, "FLOPs", human) << ", " << pct(s.cost.flops, total.flops) << " FLOPs, "
      << with_unit(s.cost.memory_bytes, "B", human);

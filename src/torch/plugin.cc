@@ -35,6 +35,7 @@ extern "C" __attribute__((visibility("default"))) int flopwise_torch_import(cons
     m.graph.module_class = m.graph.name;
     m.warnings = p.warnings;
     Lowerer(p, m).run();
+    m.modules = module_tree(p.module);
     *out = std::move(m);
     return kTorchOk;
   } catch (const UsageError& e) {

@@ -12,8 +12,10 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <tuple>
 #include <type_traits>
 #include <unordered_map>
 #include <utility>
@@ -309,6 +311,37 @@ std::vector<std::pair<std::string, std::string>> module_scope(
     levels.emplace_back(path, cls);
   }
   return levels;
+}
+
+std::vector<ModuleDecl> module_tree(const tj::Module& root) {
+  std::vector<ModuleDecl> out;
+  // One id per stored tensor: a tied parameter is the same storage at the same offset, shape and strides in every
+  // module holding it (the archive pickles each storage once).
+  std::map<std::tuple<const void*, int64_t, std::vector<int64_t>, std::vector<int64_t>>, int64_t> ids;
+  // Pre-order with an explicit stack (children pushed in reverse so the first registered is visited first).
+  std::vector<std::pair<std::string, tj::Module>> stack{{"", root}};
+  constexpr size_t kMaxModules = 1 << 20;  // a hostile archive's tree is bounded like its graph
+  while (!stack.empty() && out.size() < kMaxModules) {
+    auto [path, m] = std::move(stack.back());
+    stack.pop_back();
+    ModuleDecl d;
+    d.path = path;
+    d.cls = clean_class(m.type()->name() ? m.type()->name()->qualifiedName() : std::string());
+    for (const auto& p : m.named_parameters(/*recurse=*/false)) {
+      const at::Tensor& t = p.value;
+      if (!t.defined()) continue;
+      auto key = std::make_tuple(t.has_storage() ? t.storage().data() : static_cast<const void*>(t.unsafeGetTensorImpl()),
+                                 static_cast<int64_t>(t.has_storage() ? t.storage_offset() : 0), t.sizes().vec(),
+                                 t.strides().vec());
+      auto it = ids.try_emplace(std::move(key), static_cast<int64_t>(ids.size())).first;
+      d.params.emplace_back(it->second, t.numel());
+    }
+    std::vector<std::pair<std::string, tj::Module>> children;
+    for (const auto& c : m.named_children()) children.emplace_back(path.empty() ? c.name : path + "." + c.name, c.value);
+    for (auto it = children.rbegin(); it != children.rend(); ++it) stack.push_back(std::move(*it));
+    out.push_back(std::move(d));
+  }
+  return out;
 }
 
 void inline_block(tj::Node* n, tj::Block* b) {

@@ -34,6 +34,9 @@ struct Prepared {
   std::vector<std::string> warnings;
 };
 
+// The module tree of `root` in declaration order, with the parameters each module registers (Model::modules).
+std::vector<ModuleDecl> module_tree(const torch::jit::Module& root);
+
 // Loads `path` and prepares its forward graph; input shapes from `pins`, else from the archive's
 // `flopwise_inputs.json` extra file (flopwise's generator writes it; LibTorch 1.13 keeps no traced types).
 Prepared prepare(const std::string& path, const InferOptions& pins);
