@@ -85,6 +85,22 @@ inline std::string pt_zoo_dir() {
   return dir;
 }
 
+// The reference-profile models (models/reference_profile.py: the BertForPreTrainingPreLN look-alike of
+// ../shared/reference, full size and small) in BUILD/reference_profile, generated on first use. Returns the
+// directory, or "" when they cannot be made: see BUILD/reference_profile.log.
+inline std::string reference_profile_dir() {
+  static const std::string dir = [] {
+    std::string d = binary_dir() + "/reference_profile";
+    if (!fs::exists(d + "/bert_preln.expect.json")) {  // written last
+      std::string cmd = "/usr/bin/python3 " + std::string(FLOPWISE_SOURCE_DIR) + "/models/reference_profile.py --out " +
+                        d + " > " + binary_dir() + "/reference_profile.log 2>&1";
+      if (std::system(cmd.c_str()) != 0 || !fs::exists(d + "/bert_preln.expect.json")) return std::string();
+    }
+    return d;
+  }();
+  return dir;
+}
+
 struct CliRun {
   int code = -1;  // exit code; -1 when the process died of a signal (a crash)
   std::string out, err;

@@ -76,8 +76,8 @@ TEST_CASE("conventions: the CLI names them, refuses unknown ones and mixed compa
   auto dir = scratch_dir("conventions");
   CliRun bad = run_cli(model_path("resnet18.onnx") + " --convention flops", dir);
   CHECK(bad.code == 2);
-  CHECK(bad.err.find("unknown convention 'flops' (known: default, torch, torchvision, deepspeed, fvcore, thop, ptflops, "
-                     "ptflops_aten)") != std::string::npos);
+  CHECK(bad.err.find("unknown convention 'flops' (known: default, torch, torchvision, deepspeed, deepspeed_legacy, fvcore, "
+                     "thop, ptflops, ptflops_aten)") != std::string::npos);
   CliRun text = run_cli(model_path("resnet18.onnx") + " --convention torch", dir);
   CHECK(text.out.find("convention 'torch'") != std::string::npos);
   // --list-ops prints the convention's formulas from the same table.

@@ -66,10 +66,12 @@ ojson scope(const flopwise::ScopeNode& s) {
           {"label", s.label},
           {"class", s.cls.empty() ? ojson(nullptr) : ojson(s.cls)},
           {"params", count(s.cost.params)},
+          {"params_held", count(s.params_held)},
           {"macs", count(s.cost.macs)},
           {"flops", count(s.cost.flops)},
           {"memory_bytes", count(s.cost.memory_bytes)},
-          {"uncounted_nodes", s.cost.uncounted}};
+          {"uncounted_nodes", s.cost.uncounted},
+          {"complete", s.cost.complete()}};
   ojson ch = ojson::array();
   for (const auto& c : s.children) ch.push_back(scope(*c));
   j["children"] = ch;
@@ -100,7 +102,8 @@ std::string report(const flopwise::Report& r) {
                  {"flops", count(t.flops)},
                  {"memory_bytes", count(t.memory_bytes)},
                  {"backward_flops", count(t.backward_flops)},
-                 {"uncounted_nodes", t.uncounted}};
+                 {"uncounted_nodes", t.uncounted},
+                 {"complete", t.complete()}};
   j["totals_complete"] = r.totals.complete();
   j["by_dtype"] = ojson::array();
   for (const auto& d : r.by_dtype)

@@ -17,6 +17,9 @@ struct TextOptions {
 };
 
 void write_text(std::ostream& os, const Report& r, const TextOptions& opts);
+// The text report in DeepSpeed's flops-profiler layout and number formats (write_text's for --convention
+// deepspeed_legacy): summary, aggregated profile per depth, detailed profile; no latency rows.
+void write_deepspeed_text(std::ostream& os, const Report& r, const TextOptions& opts);
 void write_json(std::ostream& os, const Report& r);  // schema "flopwise.report/1"
 void write_csv(std::ostream& os, const Report& r);   // one row per node
 void write_markdown(std::ostream& os, const Report& r, const TextOptions& opts);

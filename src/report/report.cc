@@ -149,6 +149,7 @@ void write_tree(std::ostream& os, const ScopeNode& s, const Totals& total, int m
 }  // namespace
 
 void write_text(std::ostream& os, const Report& r, const TextOptions& opts) {
+  if (r.convention == "deepspeed_legacy") return write_deepspeed_text(os, r, opts);
   HumanText text;
   const Totals& t = r.totals;
   os << "-------------------------- flopwise static profile --------------------------\n";
