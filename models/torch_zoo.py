@@ -67,10 +67,13 @@ How the expectations are computed (independently of TorchScript and of flopwise)
   - "check": max |output - eager output| of the reloaded trace/script files (eager = the grad-mode
     pass above, so fast paths in the trace are compared with the slow path); container outputs are
     compared tensor by tensor (dict values in insertion order).
+  - "output_shapes": the shapes of the eager outputs (container outputs flattened, as for "check").
+  - "onnx": NAME.onnx, torch.onnx.export of the same module and inputs at opset 13, for entries marked
+    onnx=True (the losses torch 1.13 can export); null otherwise.
 expect.json keys: name, family, note (how the entry was made small), inputs, params, buffers, macs,
 macs_by_op, macs_from_hooks, hooks_exact, files {trace, script|null}, file_bytes, script_error,
 methods (the method analysed, and all methods when it is not forward), aten_ops {trace, script},
-check, seconds.
+check, output_shapes, onnx, seconds.
 
 To add an entry, add one line to ZOO: E(name, family, builder, inputs, exact=..., note=...).
 """
@@ -109,6 +112,11 @@ def f(*shape):
 
 def ids(high, *shape):
     return ("int64", list(shape), high)
+
+
+def unit(*shape):
+    """Floats uniform in [0, 1): probabilities, and a loss's log arguments kept finite."""
+    return ("float32", list(shape), "unit")
 
 
 def img(h, w=None, c=3):
@@ -392,6 +400,46 @@ class TupleListOut(nn.Module):
         return self.embed(x.flatten(2).mean(dim=2)), feats
 
 
+class LossHead(nn.Module):
+    """A loss in forward, as models called with labels have it: loss(head(x), target), or loss(x, target...)
+    when there is no head (features=None)."""
+
+    def __init__(self, loss, features=None, classes=5):
+        super().__init__()
+        self.head = nn.Linear(features, classes) if features else nn.Identity()
+        self.loss = loss
+
+    def forward(self, x, target):
+        return self.loss(self.head(x), target)
+
+
+class PairLoss(nn.Module):
+    """A loss of two inputs and a target (margin ranking, cosine embedding)."""
+
+    def __init__(self, loss):
+        super().__init__()
+        self.loss = loss
+
+    def forward(self, x1, x2, target):
+        return self.loss(x1, x2, target)
+
+
+class NllDirect(nn.Module):
+    """aten::nll_loss2d and aten::nll_loss as called directly (F.nll_loss calls nll_loss_nd)."""
+
+    def forward(self, x, t, y, u):
+        return torch._C._nn.nll_loss2d(x, t, None, 2, -100) + torch._C._nn.nll_loss(y, u, None, 1, -100)
+
+
+class LogSoftmaxNll(nn.Module):
+    def forward(self, x, t):
+        return F.nll_loss(F.log_softmax(x, 1), t)
+
+
+def class_weight(n):
+    return torch.linspace(0.5, 1.5, n)
+
+
 def tel(**kw):
     return nn.TransformerEncoderLayer(d_model=16, nhead=2, dim_feedforward=32, **kw)
 
@@ -412,6 +460,7 @@ class E:
     inputs: list  # [(dtype, shape, high)], one per forward tensor argument, in order
     exact: bool = False  # hook MACs must equal dispatch MACs (no functional contraction)
     note: str = ""
+    onnx: bool = False  # also torch.onnx.export it (opset 13) to NAME.onnx (the losses torch.onnx can export)
 
 
 CNN = dict(exact=True)
@@ -539,6 +588,50 @@ ZOO: List[E] = [
       [f(1, 5, 16)]),
     E("transformer_decoder", "nn_layer", lambda: nn.TransformerDecoder(tdl(), 2, norm=nn.LayerNorm(16)),
       [f(4, 1, 16), f(6, 1, 16)]),
+    # losses in forward (issue 39): every aten loss op the importer lowers, scripted and traced; onnx=True
+    # where torch 1.13's exporter can export it (label smoothing, probability targets, an unbatched input and
+    # the pointwise losses other than BCE with logits and KL divergence it cannot)
+    E("loss_ce", "loss", lambda: LossHead(nn.CrossEntropyLoss(), 8), [f(4, 8), ids(5, 4)], onnx=True,
+      note="Linear(8, 5) + cross entropy, mean"),
+    E("loss_ce_weight_sum", "loss", lambda: LossHead(nn.CrossEntropyLoss(class_weight(5), reduction="sum",
+                                                                          ignore_index=1)),
+      [f(4, 5), ids(5, 4)], onnx=True, note="class weights, ignore_index 1, sum"),
+    E("loss_ce_kdim_none", "loss", lambda: LossHead(nn.CrossEntropyLoss(reduction="none")), [f(2, 5, 3, 4), ids(5, 2, 3, 4)],
+      onnx=True, note="(N, C, d1, d2) scores, no reduction"),
+    E("loss_ce_unbatched", "loss", lambda: LossHead(nn.CrossEntropyLoss(reduction="none")), [f(5), ids(5)],
+      note="(C) scores, () target"),
+    E("loss_ce_probs", "loss", lambda: LossHead(nn.CrossEntropyLoss()), [f(4, 5), f(4, 5)],
+      note="probability (float) targets"),
+    E("loss_ce_smoothing", "loss", lambda: LossHead(nn.CrossEntropyLoss(label_smoothing=0.1), 8), [f(4, 8), ids(5, 4)],
+      note="Linear(8, 5) + cross entropy, label smoothing 0.1"),
+    E("loss_ce_smoothing_weight_none", "loss",
+      lambda: LossHead(nn.CrossEntropyLoss(class_weight(5), reduction="none", label_smoothing=0.2)),
+      [f(2, 5, 3), ids(5, 2, 3)], note="class weights, label smoothing 0.2, (N, C, d1), no reduction"),
+    E("loss_nll", "loss", lambda: LogSoftmaxNll(), [f(4, 5), ids(5, 4)], onnx=True, note="log_softmax + nll_loss"),
+    E("loss_nll_direct", "loss", lambda: NllDirect(), [f(2, 5, 3, 3), ids(5, 2, 3, 3), f(4, 5), ids(5, 4)],
+      note="aten::nll_loss2d (sum) + aten::nll_loss (mean)"),
+    E("loss_mse", "loss", lambda: LossHead(nn.MSELoss()), [f(4, 5), f(4, 5)]),
+    E("loss_mse_broadcast", "loss", lambda: LossHead(nn.MSELoss(reduction="none")), [f(3, 1), f(1, 4)],
+      note="input and target broadcast (torch warns)"),
+    E("loss_l1", "loss", lambda: LossHead(nn.L1Loss(reduction="sum")), [f(2, 3), f(2, 3)]),
+    E("loss_smooth_l1", "loss", lambda: LossHead(nn.SmoothL1Loss(reduction="none", beta=0.5)), [f(2, 3, 4), f(2, 3, 4)]),
+    E("loss_huber", "loss", lambda: LossHead(nn.HuberLoss(delta=2.0)), [f(10), f(10)]),
+    E("loss_bce", "loss", lambda: LossHead(nn.BCELoss()), [unit(4, 5), unit(4, 5)],
+      note="no weight: torch 1.13 cannot trace F.binary_cross_entropy with one (_infer_size of traced sizes)"),
+    E("loss_bce_logits", "loss", lambda: LossHead(nn.BCEWithLogitsLoss(weight=class_weight(5),
+                                                                       pos_weight=class_weight(5) * 2)),
+      [f(4, 5), unit(4, 5)], onnx=True, note="weight and pos_weight per class"),
+    E("loss_kl_batchmean", "loss", lambda: LossHead(nn.KLDivLoss(reduction="batchmean")), [f(4, 5), unit(4, 5)],
+      onnx=True),
+    E("loss_kl_log_target", "loss", lambda: LossHead(nn.KLDivLoss(reduction="sum", log_target=True)), [f(4, 5), f(4, 5)],
+      onnx=True),
+    E("loss_soft_margin", "loss", lambda: LossHead(nn.SoftMarginLoss()), [f(6), f(6)]),
+    E("loss_margin_ranking", "loss", lambda: PairLoss(nn.MarginRankingLoss(margin=0.1, reduction="none")),
+      [f(6), f(6), f(6)]),
+    E("loss_hinge_embedding", "loss", lambda: LossHead(nn.HingeEmbeddingLoss(reduction="sum")), [f(2, 3), f(2, 3)]),
+    E("loss_cosine_embedding", "loss", lambda: PairLoss(nn.CosineEmbeddingLoss()), [f(3, 8), f(3, 8), f(3)]),
+    E("loss_poisson_full", "loss", lambda: LossHead(nn.PoissonNLLLoss(log_input=False, full=True, reduction="none")),
+      [unit(4, 5), unit(4, 5)]),
 ]
 
 
@@ -770,6 +863,8 @@ def make_inputs(spec, seed):
     for dtype, shape, high in spec:
         if dtype == "int64":
             out.append(torch.randint(0, high, shape, generator=g, dtype=torch.int64))
+        elif high == "unit":
+            out.append(torch.rand(shape, generator=g))
         else:
             out.append(torch.randn(shape, generator=g))
     return out
@@ -841,6 +936,13 @@ def _generate(e: E, out_dir):
         methods[kind] = {"analysed": method, "all": list(mnames)} if method != "forward" else {"analysed": "forward"}
         check[f"{kind}_max_abs_diff"] = max_diff(out, eager_out)
 
+    onnx_file = None
+    if e.onnx:
+        onnx_file = f"{e.name}.onnx"
+        with torch.no_grad():
+            torch.onnx.export(model, tuple(inputs), os.path.join(out_dir, onnx_file), opset_version=13,
+                              input_names=names)
+
     expect = {
         "name": e.name,
         "family": e.family,
@@ -858,6 +960,8 @@ def _generate(e: E, out_dir):
         "methods": methods,
         "aten_ops": kinds,
         "check": check,
+        "output_shapes": [list(t.shape) for t in flat_tensors(eager_out)],
+        "onnx": onnx_file,
         "seconds": round(time.time() - t0, 3),
     }
     write_json(os.path.join(out_dir, f"{e.name}.expect.json"), expect)
@@ -915,7 +1019,7 @@ def main():
     # later torchvision adds)
     modules_in_zoo = set()
     for e in ZOO:
-        if e.family not in ("transformer_lm", "rnn_lm", "unet", "nn_layer", "container_out"):
+        if e.family not in ("transformer_lm", "rnn_lm", "unet", "nn_layer", "container_out", "loss"):
             modules_in_zoo.add(e.family)
     tv_modules = torchvision_modules()
     family_of_module = {"resnet": "resnet", "vgg": "vgg", "alexnet": "alexnet", "densenet": "densenet",

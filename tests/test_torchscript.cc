@@ -570,6 +570,71 @@ TEST_CASE("torchscript zoo: torch.linalg.vector_norm lowers to ReduceL2 / Reduce
   }
 }
 
+// The losses of models/torch_zoo.py (family "loss"): FLOPs by hand with ../shared/COUNTING.md and the loss
+// formulas of shape_inference/ops/loss.cc (S scores elements, C classes, L loss elements); the output's shape
+// against the eager module's own ("output_shapes", recorded by the generator from running it); trace, script
+// and, where torch.onnx exported it, the ONNX file give the same figures, every node counted.
+//   Linear(8, 5) on [4, 8]: 2 * 4*5*8 + 20 bias = 340. log-softmax 5 per scores element.
+//   NLL / SCE (ignore_index always given by torch): per L negate 1 + weight 1 + compare 1; sum +L;
+//   mean +2L +1 (the denominator sums weights or non-ignored targets).
+TEST_CASE("torchscript zoo: losses lower completely with COUNTING.md's FLOPs and torch's output shapes") {
+  SKIP_WITHOUT_PLUGIN();
+  if (!zoo().skip.empty()) return;
+  const std::vector<std::pair<std::string, int64_t>> cases = {
+      {"loss_ce", 340 + 100 + 8 + 9},  // S 20, L 4: 100; negate, compare 8; mean 2*4 + 1
+      {"loss_ce_weight_sum", 100 + 12 + 4},  // negate, weight, compare 3 * 4; sum 4
+      {"loss_ce_kdim_none", 600 + 48},  // S 2*5*3*4 = 120: 600; L 24: negate, compare 48
+      {"loss_ce_unbatched", 25 + 2},  // (5): S 5, L 1: 25; negate, compare 2
+      {"loss_ce_probs", 100 + 40 + 4 + 4 + 1},  // 100; multiply, class sum 40; negate 4; mean 4 + 1
+      // label smoothing 0.1: nll 8 + mean 9; smoothing class sum 20 + (negate, fill) 8 + mean 9; combine 3
+      {"loss_ce_smoothing", 340 + 100 + 17 + 37 + 3},
+      // S 30, L 6, weights, smoothing 0.2, none: 150; nll 3 * 6; smoothing (sum, weight) 60 + (negate, fill) 12;
+      // combine 3 * 6
+      {"loss_ce_smoothing_weight_none", 150 + 18 + 60 + 12 + 18},
+      {"loss_nll", 100 + 8 + 9},  // log_softmax 5 * 20; nll mean over L 4
+      {"loss_nll_direct", 54 + 17 + 1},  // nll_loss2d sum, L 18: 2 * 18 + 18; nll_loss mean L 4: 8 + 9; add 1
+      {"loss_mse", 40 + 21},  // (subtract, square) * 20; mean 20 + 1
+      {"loss_mse_broadcast", 24},  // [3, 1] vs [1, 4]: L 12, 2 each
+      {"loss_l1", 12 + 6},  // (subtract, abs) * 6; sum 6
+      {"loss_smooth_l1", 8 * 24},  // none
+      {"loss_huber", 80 + 11},  // 8 * 10; mean 10 + 1
+      {"loss_bce", 200 + 21},  // 10 * 20; mean
+      {"loss_bce_logits", 11 * 20 + 21},  // (9 + weight + pos_weight) * 20; mean
+      {"loss_kl_batchmean", 100 + 20 + 1},  // 5 * 20; sum 20; / batch 1
+      {"loss_kl_log_target", 60 + 20},  // 3 * 20; sum
+      {"loss_soft_margin", 30 + 7},  // 5 * 6; mean
+      {"loss_margin_ranking", 30},  // 5 * 6, none
+      {"loss_hinge_embedding", 42 + 6},  // 7 * 6; sum
+      {"loss_cosine_embedding", 144 + 39 + 4},  // 6 * 24 per element, 13 * 3 per row; mean 3 + 1
+      {"loss_poisson_full", 14 * 20},  // (add eps, log, multiply, subtract 4 + Stirling 10) * 20, none
+  };
+  std::set<std::string> in_zoo;
+  for (const auto& name : zoo().index["names"]) in_zoo.insert(name.get<std::string>());
+  int onnx_files = 0;
+  for (const auto& [name, flops] : cases) {
+    const auto& name_ = name;  // clang 14 cannot capture a structured binding
+    CAPTURE(name_);
+    REQUIRE(in_zoo.count(name));
+    auto e = nlohmann::json::parse(std::ifstream(zoo().dir + "/" + name + ".expect.json"));
+    std::vector<Dim> dims;
+    for (const auto& d : e["output_shapes"][0]) dims.push_back(Dim(d.get<int64_t>()));
+    const std::string torch_shape = Shape(dims).str();
+    std::vector<std::string> files;
+    for (std::string kind : {"trace", "script"}) files.push_back(e["files"][kind].get<std::string>());
+    if (!e["onnx"].is_null()) files.push_back(e["onnx"].get<std::string>()), ++onnx_files;
+    for (const auto& file : files) {
+      CAPTURE(file);
+      Analysis a = analyse(zoo().dir + "/" + file, Pins{}, default_convention());
+      check_fully_counted(a.report);
+      REQUIRE(a.report.totals.flops.known);
+      CHECK(a.report.totals.flops.v == flops);
+      REQUIRE(a.model->graph.outputs.size() == 1);
+      CHECK(a.model->graph.values[a.model->graph.outputs[0]].shape.str() == torch_shape);
+    }
+  }
+  CHECK(onnx_files == 7);
+}
+
 TEST_CASE("torchscript zoo: a loop over two zipped nn.ModuleLists keeps each module's own scope and class") {
   // models/torch_zoo.py TupleListOut: `for stage, lat in zip(self.stages, self.lateral)`, stages[i] an
   // nn.Sequential(Conv2d, ReLU), lateral[i] a 1x1 Conv2d. The calls record only "0", "1", "2": both lists

@@ -36,7 +36,8 @@ const AtenTable& aten_table();
   X(tensor)                       \
   X(nn)                           \
   X(rnn)                          \
-  X(attention)
+  X(attention)                    \
+  X(loss)
 
 #define FLOPWISE_DECLARE_FAMILY(f) void register_aten_##f(AtenTable& t);
 FLOPWISE_ATEN_FAMILIES(FLOPWISE_DECLARE_FAMILY)

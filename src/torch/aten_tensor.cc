@@ -309,6 +309,30 @@ bool lower_expand(Lowerer& L, Node* n, const std::string& op) {
   return true;
 }
 
+// broadcast_tensors([x0, x1, ...]) -> [each xi expanded to the broadcast of all]: ONNX Expand broadcasts both
+// ways, so expanding xi by every other input's shape in turn gives the common shape. Layout only.
+bool lower_broadcast_tensors(Lowerer& L, Node* n, const std::string&) {
+  auto items = L.list_items(L.in(n, 0));
+  if (!items) return false;
+  std::vector<int> xs, shapes;
+  for (const auto& it : *items) {
+    int x = L.as_ir(it);
+    if (x < 0) return false;
+    xs.push_back(x);
+  }
+  const tj::Value* o = n->output();
+  for (size_t j = 0; j < xs.size(); ++j) shapes.push_back(L.emit_tmp(o, std::to_string(j) + "/shape", "Shape", {xs[j]}));
+  std::vector<JV> outs;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    int e = xs[i];
+    for (size_t j = 0; j < xs.size(); ++j)
+      if (j != i) e = L.emit_tmp(o, std::to_string(i) + "/expand_" + std::to_string(j), "Expand", {e, shapes[j]});
+    outs.push_back(JV::of_ir(e));
+  }
+  L.set(o, JV::list(std::move(outs)));
+  return true;
+}
+
 bool lower_repeat(Lowerer& L, Node* n, const std::string&) {
   auto reps = L.known_ints(L.in(n, 1));
   auto rank = L.known_rank(L.in(n, 0));
@@ -640,6 +664,7 @@ void register_aten_tensor(AtenTable& t) {
   t.add({"to", "type_as", "float", "double", "half", "long", "int", "bool"}, lower_to);
   t.add({"expand", "expand_as"}, lower_expand);
   t.add("repeat", lower_repeat);
+  t.add("broadcast_tensors", lower_broadcast_tensors);
   t.add("flip", lower_flip);
   t.add("roll", lower_roll);
   t.add({"constant_pad_nd", "pad", "reflection_pad1d", "reflection_pad2d", "reflection_pad3d", "replication_pad1d",

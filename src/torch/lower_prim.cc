@@ -48,6 +48,27 @@ bool equal_values(const c10::IValue& a, const c10::IValue& b) {
 
 // Python arithmetic, comparison and logic on values all known at import (shape constants, attributes).
 bool Lowerer::fold_known(tj::Node* n, const std::string& op) {
+  // Int-list equality on sizes the shape pass computed (`target.size() == input.size()`, the size check of
+  // F.mse_loss and the other pointwise losses): a bool, so the warning branch it guards resolves.
+  if ((op == "eq" || op == "ne") && n->inputs().size() == 2 && n->outputs().size() == 1 &&
+      n->output()->type()->kind() == c10::TypeKind::BoolType &&
+      (get(n->input(0)).kind == JV::IntsIR || get(n->input(1)).kind == JV::IntsIR)) {
+    auto int_list = [&](const JV& j) -> std::optional<std::vector<int64_t>> {
+      if (j.kind != JV::IntsIR) return known_ints(j);
+      const auto& v = facts(j.ir);
+      if (!v.data || v.data->is_float || !v.shape.rank_known || v.shape.rank() != 1) return std::nullopt;
+      std::vector<int64_t> r;
+      for (const auto& d : v.data->ints) {
+        if (!d.is_known()) return std::nullopt;
+        r.push_back(d.value());
+      }
+      return r;
+    };
+    auto a = int_list(get(n->input(0))), b = int_list(get(n->input(1)));
+    if (!a || !b) return false;
+    set_known(n->output(), c10::IValue(op == "eq" ? *a == *b : *a != *b));
+    return true;
+  }
   std::vector<c10::IValue> xs;
   for (auto* i : n->inputs()) {
     auto x = known_value(get(i));
@@ -390,11 +411,14 @@ bool Lowerer::lower_prim(tj::Node* n, const std::string& kind) {
     // On an IR bool (a comparison of sizes): Not / And / Or nodes the shape pass folds.
     if (n->outputs().size() != 1 || n->output()->type()->cast<c10::TensorType>()) return false;
     std::vector<int> ins;
+    bool all_known = true;
     for (auto* i : n->inputs()) {
       const JV& j = get(i);
       if (j.kind != JV::ScalarIR && j.kind != JV::Known) return false;
-      ins.push_back(as_ir(j));
+      all_known = all_known && j.kind == JV::Known;
     }
+    if (all_known) return false;  // constants: fold_known computes the bool
+    for (auto* i : n->inputs()) ins.push_back(as_ir(get(i)));
     std::string op = kind == "aten::__not__" ? "Not" : kind == "aten::__and__" ? "And" : "Or";
     auto cast_bool = [&](int v) { return emit("Cast", {v}, {tmp(o, "bool")}, {{"to", ai(int64_t(DType::Bool))}})[0]; };
     for (auto& x : ins) x = cast_bool(x);
