@@ -291,6 +291,7 @@ void write_html(std::ostream& os, const Report& r, const Sweep* sweep, const std
   if (r.llm)
     for (const auto& [k, v] : llm_summary_rows(*r.llm)) row(k, v);
   for (const auto& a : r.aliases) row("dim alias", a.text());
+  for (const auto& s : r.symbols) row("data-dependent size", s.bounds_text() + " (" + s.op + " '" + s.node + "')");
   for (const auto& a : r.assumptions) row("assumed", a.text() + " (node " + a.node + ")");
   for (const auto& w : r.warnings) row("warning", w);
   json ops = json::array();

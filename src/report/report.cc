@@ -160,6 +160,10 @@ void write_text(std::ostream& os, const Report& r, const TextOptions& opts) {
     for (const auto& x : r.aliases) a += (a.empty() ? "" : ", ") + x.text();
     line(os, "dim aliases (either name binds)", a);
   }
+  for (const auto& s : r.symbols)  // data-dependent sizes: bound with --dim, or left in the formulas
+    line(os, "data-dependent size",
+         s.bounds_text() + (s.value ? " = " + std::to_string(*s.value) + " (--dim)" : "") + " (" + s.op + " '" +
+             s.node + "'" + (s.scope.empty() ? "" : " in " + s.scope) + ")");
   line(os, "params", human(t.params));  // initializer dims are always known: params are exact
   if (!r.by_dtype.empty()) {
     std::string w, m;
