@@ -989,12 +989,17 @@ void infer_compress(InferContext& c) {
   const Shape& cs = c.in_shape(1);
   const Dim cond_len = cs.rank_known && cs.rank() == 1 ? cs.dims[0] : Dim::unknown();
   auto cond = c.in_ints(1);
-  // The entries that count: the first `extent` of them, all of them where the condition is provably shorter.
+  // The entries that count: the first `extent` of them; all of them where the extent is symbolic (the
+  // condition is no longer than it: proved, or assumed as a valid model needs).
   std::optional<int64_t> used;
   if (cond && extent.is_known()) used = std::min<int64_t>(extent.value(), static_cast<int64_t>(cond->size()));
-  if (cond && !used) {
-    auto order = Dim::compare(Dim(static_cast<int64_t>(cond->size())), extent);
-    if (order && *order <= 0) used = static_cast<int64_t>(cond->size());
+  if (cond && !used && extent.is_symbolic()) {  // a condition longer than its axis is no valid model
+    const Dim len(static_cast<int64_t>(cond->size()));
+    auto order = Dim::compare(len, extent);
+    if (!order || *order <= 0) {
+      if (!order) c.assume(len, extent, "Compress's condition is no longer than the axis it selects along");
+      used = static_cast<int64_t>(cond->size());
+    }
   }
   if (used) {
     int64_t n = 0;
