@@ -1,6 +1,7 @@
 #include "pass.h"
 
 #include <algorithm>
+#include <cctype>
 #include <set>
 
 #include "flopwise/errors.h"
@@ -87,6 +88,39 @@ void InferContext::assume(const Dim& lhs, const Dim& rhs, const std::string& why
   for (const auto& a : result_->assumptions)
     if (a.lhs == lhs && a.rhs == rhs) return;  // once per model, at its first node
   result_->assumptions.push_back(Assumption{lhs, rhs, node_.name, why});
+}
+Dim InferContext::data_dependent(size_t out, const Dim& lo, const Dim& hi) {
+  if (hi.is_known() && (hi.value() == 0 || (lo.is_known() && lo.value() == hi.value()))) return hi;
+  if (!result_ || !has_output(out)) return Dim::unknown();
+  const int value = node_.outputs[out];
+  auto& syms = result_->symbols;
+  for (const auto& s : syms)  // the node inferred again: its symbol (or number) as before
+    if (s.graph == &graph_ && s.output == value) return s.value ? Dim(*s.value) : Dim::symbol(s.name);
+  std::string stem = node_.attr_s("flopwise_symbol", "");
+  if (stem.empty())
+    for (char ch : node_.op) stem += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  const std::set<std::string> taken = input_symbols(graph_);  // a model's own dim named `nonzero_1` stays its own
+  size_t ordinal = 1;
+  for (const auto& s : syms) ordinal += s.name.rfind(stem + "_", 0) == 0;
+  std::string name;
+  do name = stem + "_" + std::to_string(ordinal++);
+  while (taken.count(name) || std::any_of(syms.begin(), syms.end(), [&](const DataDepSymbol& s) { return s.name == name; }));
+  DataDepSymbol sym;
+  sym.name = name;
+  sym.node = node_.name;
+  sym.op = node_.attr_s("flopwise_source", node_.domain.empty() ? node_.op : node_.domain + "::" + node_.op);
+  sym.scope = node_.scope_name();
+  sym.lo = lo;
+  sym.hi = hi;
+  sym.graph = &graph_;
+  sym.output = value;
+  for (const auto& [n, v] : result_->symbol_values)
+    if (n == name) sym.value = v;
+  syms.push_back(sym);
+  return sym.value ? Dim(*sym.value) : Dim::symbol(name);
+}
+std::string DataDepSymbol::bounds_text() const {
+  return (lo.is_unknown() ? std::string() : lo.str() + " <= ") + name + (hi.is_unknown() ? "" : " <= " + hi.str());
 }
 void InferContext::fail(const std::string& msg) const {
   throw ShapeError(node_.op + " node '" + node_.name + "': " + msg);
@@ -282,10 +316,13 @@ static void warn_external_values(const Graph& g, InferResult& res) {
                          "; supply them with --value NAME=V,V,...");
 }
 
-InferResult infer_shapes(Model& model) {
+InferResult infer_shapes(Model& model) { return infer_shapes_with_symbols(model, {}); }
+
+InferResult infer_shapes_with_symbols(Model& model, const std::vector<std::pair<std::string, int64_t>>& symbol_values) {
   Graph& g = model.graph;
   link_parents(g);
   InferResult res;
+  res.symbol_values = symbol_values;
   for (int i : g.inputs) check_input_dims(g.values[i]);
   infer_graph(g, res);
   warn_external_values(g, res);

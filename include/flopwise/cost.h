@@ -100,6 +100,7 @@ struct Report {
   std::vector<std::string> warnings;
   std::vector<Assumption> assumptions;  // the formulas hold where these do (flopwise/infer.h)
   std::vector<DimAlias> aliases;        // declared dim names equal to expressions of the input dims
+  std::vector<DataDepSymbol> symbols;   // sizes made up for data-dependent outputs (flopwise/infer.h)
   // Params and weight bytes by the type they are stored in, MACs by the type they run in (NodeReport::
   // mac_dtype); one entry per type present, in DType order. Their params and MACs sum to the totals.
   std::vector<DtypeCounts> by_dtype;

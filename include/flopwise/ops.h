@@ -48,6 +48,12 @@ class InferContext {
   void warn(const std::string& msg);
   // Records that the formulas assume lhs <= rhs (a case split a valid model decides; flopwise/infer.h).
   void assume(const Dim& lhs, const Dim& rhs, const std::string& why);
+  // A size output `out` of this node takes from tensor contents not known here (flopwise/infer.h,
+  // DataDepSymbol): the node's fresh symbol, made once per node and numbered in node order, or the number
+  // --dim gave it. `lo`/`hi` bound it; a size they pin (hi == lo, hi == 0) is that number, no symbol.
+  // Unknown outside the pass (no result to record it in). The symbol is named after the node's
+  // `flopwise_symbol` attribute (an importer's stem) or its op, lower-case.
+  Dim data_dependent(size_t out, const Dim& lo, const Dim& hi);
   // The pass's result (warnings, unsupported ops), for control-flow ops that infer their subgraphs
   // into it; nullptr when the context was made outside the pass.
   InferResult* result() const { return result_; }

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <map>
 #include <set>
 
 #include "flopwise/errors.h"
@@ -108,8 +109,10 @@ std::pair<std::string, int64_t> solve_alias(const DimAlias& a, int64_t value,
   return {sym, num / coef};
 }
 
-Analysis analyse_once(const std::string& path, const Pins& pins,
-                      std::vector<std::pair<std::string, int64_t>>* alias_dims, std::set<std::string>* input_dims) {
+using Bindings = std::vector<std::pair<std::string, int64_t>>;
+
+Analysis analyse_once(const std::string& path, const Pins& pins, Bindings* alias_dims, std::set<std::string>* input_dims,
+                      const Bindings& symbol_values = {}) {
   Analysis a;
   a.model = std::make_shared<Model>(load_model(path, pins));
   Pins first = pins;
@@ -128,9 +131,66 @@ Analysis analyse_once(const std::string& path, const Pins& pins,
   Pins dims;
   for (const auto& d : pins.dims) (syms.count(d.first) ? dims.dims : *alias_dims).push_back(d);
   if (!dims.dims.empty()) apply_pins(*a.model, dims);
-  a.inferred = infer_shapes(*a.model);
+  a.inferred = infer_shapes_with_symbols(*a.model, symbol_values);
   a.inferred.warnings.insert(a.inferred.warnings.begin(), warnings.begin(), warnings.end());
   return a;
+}
+
+// A --dim on a data-dependent size (DataDepSymbol) outside the bounds its op gives it: a usage error.
+void check_symbol_bounds(const std::vector<DataDepSymbol>& symbols) {
+  for (const auto& s : symbols) {
+    if (!s.value) continue;
+    const bool below = s.lo.is_known() && *s.value < s.lo.value(), above = s.hi.is_known() && *s.value > s.hi.value();
+    if (below || above)
+      throw UsageError("--dim " + s.name + "=" + std::to_string(*s.value) + ": out of its bounds, " + s.bounds_text() +
+                       " (the size " + s.op + " node '" + s.node + "' computes from tensor contents)");
+  }
+}
+
+// Shapes of the top graph's values by name.
+std::map<std::string, std::string> shapes_by_name(const Graph& g) {
+  std::map<std::string, std::string> out;
+  for (const auto& v : g.values) out[v.name] = v.shape.str();
+  return out;
+}
+
+// A --value pin is used when some shape downstream of its input differs without it (the model analysed
+// again with the other pins only). Warns, naming each pin that changes nothing.
+void warn_unused_values(const std::string& path, const Pins& pins, const Bindings& symbol_values, Analysis& a) {
+  Pins without = pins;
+  without.values.clear();
+  Bindings again;
+  std::set<std::string> same;
+  Analysis b = analyse_once(path, without, &again, &same, symbol_values);
+  const Graph& g = a.model->graph;
+  const auto before = shapes_by_name(b.model->graph);
+  std::vector<bool> differs(g.values.size(), false);
+  for (size_t i = 0; i < g.values.size(); ++i) {
+    auto it = before.find(g.values[i].name);
+    differs[i] = it == before.end() || it->second != g.values[i].shape.str();
+  }
+  for (const auto& [name, vals] : pins.values) {
+    const int src = g.find(name);
+    if (src < 0) continue;
+    // The values downstream of the pinned one (a node with bodies reads it where they do: all its outputs).
+    std::vector<bool> reach(g.values.size(), false);
+    reach[static_cast<size_t>(src)] = true;
+    bool used = false;
+    for (const Node& n : g.nodes) {
+      bool in = !n.subgraphs.empty();
+      for (int i : n.inputs) in = in || (i >= 0 && reach[static_cast<size_t>(i)]);
+      if (!in) continue;
+      for (int o : n.outputs) {
+        if (o < 0) continue;
+        reach[static_cast<size_t>(o)] = true;
+        used = used || differs[static_cast<size_t>(o)];
+      }
+    }
+    if (!used)
+      a.inferred.warnings.push_back("--value " + name + ": no shape or size of the model depends on its contents "
+                                    "(nothing that reads them needs them, or the ops that would are not counted): "
+                                    "it changes nothing");
+  }
 }
 
 }  // namespace
@@ -140,8 +200,9 @@ Analysis analyse(const std::string& path, const Pins& pins, const Convention& co
   std::vector<std::pair<std::string, int64_t>> others;
   std::set<std::string> syms;
   Analysis a = analyse_once(path, pins, &others, &syms);
+  Bindings symbol_values;  // --dim on data-dependent sizes
+  Pins solved = pins;
   if (!others.empty()) {
-    Pins solved = pins;
     solved.dims.clear();
     for (const auto& d : pins.dims)
       if (std::find(others.begin(), others.end(), d) == others.end()) solved.dims.push_back(d);
@@ -151,6 +212,12 @@ Analysis analyse(const std::string& path, const Pins& pins, const Convention& co
       const DimAlias* alias = nullptr;
       for (const auto& x : a.inferred.aliases)
         if (x.name == name) alias = &x;
+      const bool data_dependent = std::any_of(a.inferred.symbols.begin(), a.inferred.symbols.end(),
+                                              [&](const DataDepSymbol& s) { return s.name == name; });
+      if (data_dependent) {
+        symbol_values.emplace_back(name, value);
+        continue;
+      }
       if (!alias) {
         unknown_names.push_back(name);
         continue;
@@ -161,18 +228,21 @@ Analysis analyse(const std::string& path, const Pins& pins, const Convention& co
         any = true;
       }
     }
-    if (any) {
-      std::vector<std::pair<std::string, int64_t>> again;
-      std::set<std::string> same;
-      a = analyse_once(path, solved, &again, &same);
-    }
     std::string dims_text;
     for (const auto& s : syms) dims_text += (dims_text.empty() ? "" : ", ") + s;
+    for (const auto& s : a.inferred.symbols) dims_text += (dims_text.empty() ? "" : ", ") + s.name;
+    if (any || !symbol_values.empty()) {
+      std::vector<std::pair<std::string, int64_t>> again;
+      std::set<std::string> same;
+      a = analyse_once(path, solved, &again, &same, symbol_values);
+      check_symbol_bounds(a.inferred.symbols);
+    }
     for (const auto& n : unknown_names)
       a.inferred.warnings.insert(a.inferred.warnings.begin(),
                                  "--dim " + n + ": the model has no dim of that name (its dims: " +
                                      (dims_text.empty() ? "none" : dims_text) + ")");
   }
+  if (!pins.values.empty()) warn_unused_values(path, solved, symbol_values, a);
   a.report = build_report(*a.model, a.inferred, conv, opts);
   a.report.moe = find_moe(*a.model, a.report);
   if (poly_limit_hits() != poly_hits)

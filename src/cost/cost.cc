@@ -696,6 +696,7 @@ Report build_report(const Model& model, InferResult infer, const Convention& con
   r.warnings.insert(r.warnings.end(), infer.warnings.begin(), infer.warnings.end());
   r.assumptions = std::move(infer.assumptions);
   r.aliases = std::move(infer.aliases);
+  r.symbols = std::move(infer.symbols);
   for (const auto& a : r.assumptions)
     r.warnings.push_back("assumed " + a.text() + " (node '" + a.node + "': " + a.why +
                          "): the formulas hold where it does");

@@ -291,6 +291,9 @@ void write_html(std::ostream& os, const Report& r, const Sweep* sweep, const std
   if (r.llm)
     for (const auto& [k, v] : llm_summary_rows(*r.llm)) row(k, v);
   for (const auto& a : r.aliases) row("dim alias", a.text());
+  for (size_t i = 0; i < r.symbols.size() && i < 8; ++i)  // the first few, as in text
+    row("data-dependent size", r.symbols[i].bounds_text() + " (" + r.symbols[i].op + " '" + r.symbols[i].node + "')");
+  if (r.symbols.size() > 8) row("data-dependent size", "and " + std::to_string(r.symbols.size() - 8) + " more");
   for (const auto& a : r.assumptions) row("assumed", a.text() + " (node " + a.node + ")");
   for (const auto& w : r.warnings) row("warning", w);
   json ops = json::array();

@@ -626,6 +626,22 @@ void write_json(std::ostream& os, const Report& r) {
     w.end_object();
   }
   if (r.llm) write_llm(w, *r.llm);
+  if (!r.symbols.empty()) {  // data-dependent sizes (flopwise/infer.h, DataDepSymbol): only when there are
+    w.key("symbols");
+    w.begin_array();
+    for (const auto& s : r.symbols) {
+      w.begin_object();
+      w.member("name", s.name);
+      w.member("node", s.node);
+      w.member("op", s.op);
+      w.member("scope", s.scope);
+      w.member("lo", Count::of(s.lo));  // a number, a formula in the model's dims, or null (no bound known)
+      w.member("hi", Count::of(s.hi));
+      if (s.value) w.member("value", *s.value);  // bound with --dim
+      w.end_object();
+    }
+    w.end_array();
+  }
   if (!r.aliases.empty()) {  // only when there are, like assumptions
     w.key("dim_aliases");
     w.begin_array();

@@ -165,6 +165,17 @@ void write_text(std::ostream& os, const Report& r, const TextOptions& opts) {
     for (const auto& x : r.aliases) a += (a.empty() ? "" : ", ") + x.text();
     line(os, "dim aliases (either name binds)", a);
   }
+  // Data-dependent sizes, bound with --dim or left in the formulas: the first few (a mixture of experts
+  // routes each expert's tokens through its own), the rest counted (JSON `symbols` lists them all).
+  constexpr size_t kShownSymbols = 8;
+  for (size_t i = 0; i < r.symbols.size() && i < kShownSymbols; ++i) {
+    const DataDepSymbol& s = r.symbols[i];
+    line(os, "data-dependent size",
+         s.bounds_text() + (s.value ? " = " + std::to_string(*s.value) + " (--dim)" : "") + " (" + s.op + " '" +
+             s.node + "'" + (s.scope.empty() ? "" : " in " + s.scope) + ")");
+  }
+  if (r.symbols.size() > kShownSymbols)
+    line(os, "data-dependent size", "and " + std::to_string(r.symbols.size() - kShownSymbols) + " more (JSON: symbols)");
   line(os, "params", human(t.params));  // initializer dims are always known: params are exact
   if (!r.by_dtype.empty()) {
     std::string w, m;

@@ -131,6 +131,13 @@ Sweep run_sweep(const Report& report, const std::vector<SweepAxis>& axes,
       Dim l = a.lhs.substitute(b), r = a.rhs.substitute(b);
       if (l.is_known() && r.is_known() && l.value() > r.value()) row.violated.push_back(a.text());
     }
+    for (const auto& x : report.symbols) {  // a data-dependent size past its op's bounds: no input gives it
+      auto v = std::find_if(b.begin(), b.end(), [&](const auto& p) { return p.first == x.name; });
+      if (v == b.end()) continue;
+      Dim lo = x.lo.substitute(b), hi = x.hi.substitute(b);
+      if ((lo.is_known() && v->second < lo.value()) || (hi.is_known() && v->second > hi.value()))
+        row.violated.push_back(x.bounds_text());
+    }
     if (!row.violated.empty()) ++sw.violating;
     sw.rows.push_back(std::move(row));
     for (size_t i = axes.size(); i-- > 0;) {  // the last axis fastest

@@ -164,6 +164,7 @@ bool lower_prelu(Lowerer& L, Node* n, const std::string&) {
 }
 
 bool lower_where(Lowerer& L, Node* n, const std::string&) {
+  if (n->inputs().size() == 1) return lower_nonzero_numpy(L, n);  // where(condition): nonzero_numpy
   if (n->inputs().size() != 3) return false;
   L.emit_to(n->output(), "Where", {L.as_ir(L.in(n, 0)), L.as_ir(L.in(n, 1)), L.as_ir(L.in(n, 2))});
   return true;

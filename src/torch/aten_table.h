@@ -37,10 +37,16 @@ const AtenTable& aten_table();
   X(nn)                           \
   X(rnn)                          \
   X(attention)                    \
-  X(loss)
+  X(loss)                         \
+  X(datadep)
 
 #define FLOPWISE_DECLARE_FAMILY(f) void register_aten_##f(AtenTable& t);
 FLOPWISE_ATEN_FAMILIES(FLOPWISE_DECLARE_FAMILY)
 #undef FLOPWISE_DECLARE_FAMILY
+
+// Lowerings of aten_datadep.cc that other families' op names reach: where(condition), one argument, is
+// nonzero_numpy (aten_elementwise.cc); x[mask] with a boolean mask at dim `axis` (aten_tensor.cc's index).
+bool lower_nonzero_numpy(Lowerer& L, tj::Node* n);
+bool lower_mask_index(Lowerer& L, tj::Node* n, int self, int mask, int64_t axis);
 
 }  // namespace flopwise

@@ -474,7 +474,8 @@ bool lower_copy(Lowerer& L, Node* n, const std::string&) {
   return true;
 }
 
-// index(self, indices): one index tensor at position k (the others None) is a Gather on axis k.
+// index(self, indices): one index tensor at position k (the others None) is a Gather on axis k; a boolean
+// mask there selects (aten_datadep.cc).
 bool lower_index(Lowerer& L, Node* n, const std::string&) {
   const JV& idx = L.in(n, 1);
   if (idx.kind != JV::List) return false;
@@ -488,7 +489,7 @@ bool lower_index(Lowerer& L, Node* n, const std::string&) {
   }
   if (axis < 0) return L.emit_to(n->output(), "Identity", {L.as_ir(L.in(n, 0))}), true;
   DType t = L.facts(which).dtype;
-  if (t == DType::Bool || t == DType::UInt8) return false;  // a mask: the output size depends on data
+  if (t == DType::Bool || t == DType::UInt8) return lower_mask_index(L, n, L.as_ir(L.in(n, 0)), which, axis);
   L.emit_to(n->output(), "Gather", {L.as_ir(L.in(n, 0)), which}, {{"axis", ai(axis)}});
   return true;
 }

@@ -347,8 +347,7 @@ std::optional<c10::IValue> Lowerer::known_value(const JV& j) {
 // ---- shape facts ----------------------------------------------------------------------------------
 const flopwise::Value& Lowerer::facts(int ir) {
   if (inferred_upto_ < g_.nodes.size()) {
-    InferResult scratch;  // warnings and unsupported ops are reported by the full pass later
-    infer_node_range(g_, inferred_upto_, g_.nodes.size(), scratch);
+    infer_node_range(g_, inferred_upto_, g_.nodes.size(), facts_result_);
     inferred_upto_ = g_.nodes.size();
   }
   return g_.values[ir];

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "flopwise/infer.h"
 #include "flopwise/ir.h"
 #include "torch_load.h"
 
@@ -132,6 +133,9 @@ class Lowerer {
   std::map<std::string, int> name_count_;
   int const_count_ = 0;
   size_t inferred_upto_ = 0;  // nodes [0, inferred_upto_) have been through the shape pass
+  // The incremental passes' result, kept across them so that data-dependent sizes are numbered once in node
+  // order, as the full pass numbers them (its warnings and unsupported ops are reported by the full pass).
+  InferResult facts_result_;
   StringList scope_, classes_;  // of the node being lowered (kept while the next node's are equal)
   std::vector<std::pair<tj::Node*, size_t>> decisions_;
 
