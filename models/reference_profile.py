@@ -285,8 +285,8 @@ def legacy_deepspeed_macs(model, inputs):
     stack, macs = [], {n: 0 for n in names.values()}
 
     def count(k):
-        for m in stack:
-            macs[names[m]] += k
+        if stack:
+            macs[names[stack[-1]]] += k
 
     orig = {"linear": F.linear, "softmax": F.softmax}
 
@@ -310,7 +310,10 @@ def legacy_deepspeed_macs(model, inputs):
         F.linear, F.softmax = orig["linear"], orig["softmax"]
         for h in hooks:
             h.remove()
-    return macs, out
+
+    def total(m):
+        return macs[names[m]] + sum(total(c) for c in m.children())
+    return {names[m]: total(m) for m in names}, out
 
 
 def build(c, batch, seq, masked):

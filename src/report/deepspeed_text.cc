@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "flopwise/infer.h"
 #include "flopwise/report.h"
 
 namespace flopwise {
@@ -28,7 +29,7 @@ std::string py_round2(double x) {
 // "0 MACs"), num_to_string ("6279.86 G"). A count flopwise cannot give as a number (a formula in a
 // data-dependent size, an unknown) is printed as flopwise prints it.
 std::string ds_number(const Count& c, const char* const units[4], const char* plain_suffix) {
-  if (!c.known) return human(c) + (c.symbolic() ? std::string(" ") + units[3] : "");
+  if (!c.known) return human(c) + (c.symbolic() && *units[3] ? std::string(" ") + units[3] : "");
   const int64_t v = c.v;
   if (v / 1000000000 > 0 && units[0]) return py_round2(static_cast<double>(v) / 1e9) + units[0];
   if (v / 1000000 > 0) return py_round2(static_cast<double>(v) / 1e6) + units[1];
@@ -47,10 +48,11 @@ std::string ds_num(const Count& c) {
   static const char* const u[4] = {" G", " M", " K", ""};
   return ds_number(c, u, "");
 }
-// "{:.2%}"
+// "{:.2%}"; "-%" where a figure is a formula or unknown.
 std::string ds_pct(const Count& part, const Count& whole) {
+  if (!part.known || !whole.known) return "-%";
   char buf[32];
-  double f = part.known && whole.known && whole.v != 0 ? static_cast<double>(part.v) / static_cast<double>(whole.v) : 0.0;
+  double f = whole.v != 0 ? static_cast<double>(part.v) / static_cast<double>(whole.v) : 0.0;
   std::snprintf(buf, sizeof buf, "%.2f%%", 100.0 * f);
   return buf;
 }
@@ -111,6 +113,10 @@ void write_deepspeed_text(std::ostream& os, const Report& r, const TextOptions& 
   os << "Note: MACs are the profiler's own figure, not flopwise's (README, Counting conventions): F.linear and "
         "F.conv products plus the input elements of F.softmax, activations, norms and pools; torch.matmul 0; "
         "flops = 2 x MACs.\n";
+  for (const DataDepSymbol& d : r.symbols)
+    os << "Note: data-dependent size " << d.bounds_text()
+       << (d.value ? " = " + std::to_string(*d.value) + " (--dim)" : std::string(": bind it with --dim ") + d.name + "=N")
+       << " (" << d.op << (d.scope.empty() ? "" : " in " + d.scope) << ")\n";
   if (t.uncounted)
     os << "Note: " << t.uncounted << " node(s) not counted: the figures are lower bounds (see the warnings).\n";
 
