@@ -70,34 +70,29 @@ inline std::string pt_models_dir() {
   return dir;
 }
 
-// The TorchScript zoo (models/torch_zoo.py: stock torchvision and torch.nn modules) in BUILD/pt_zoo,
-// generated on first use. Returns the directory, or "" when it cannot be made: see BUILD/pt_zoo.log.
+// BUILD/<sub>, written by `python3 models/<script> --out BUILD/<sub>` on first use unless it holds `marker` (a file
+// the script writes last). Returns the directory, or "" when it cannot be made (no python3-torch?): see
+// BUILD/<sub>.log.
+inline std::string generated_dir(const std::string& sub, const std::string& script, const std::string& marker) {
+  std::string d = binary_dir() + "/" + sub;
+  if (!fs::exists(d + "/" + marker)) {
+    std::string cmd = "/usr/bin/python3 " + std::string(FLOPWISE_SOURCE_DIR) + "/models/" + script + " --out " + d +
+                      " > " + binary_dir() + "/" + sub + ".log 2>&1";
+    if (std::system(cmd.c_str()) != 0 || !fs::exists(d + "/" + marker)) return std::string();
+  }
+  return d;
+}
+
+// The TorchScript zoo (models/torch_zoo.py: stock torchvision and torch.nn modules) in BUILD/pt_zoo.
 inline std::string pt_zoo_dir() {
-  static const std::string dir = [] {
-    std::string d = binary_dir() + "/pt_zoo";
-    if (!fs::exists(d + "/zoo.json")) {
-      std::string cmd = "/usr/bin/python3 " + std::string(FLOPWISE_SOURCE_DIR) + "/models/torch_zoo.py --out " + d +
-                        " > " + binary_dir() + "/pt_zoo.log 2>&1";
-      if (std::system(cmd.c_str()) != 0 || !fs::exists(d + "/zoo.json")) return std::string();
-    }
-    return d;
-  }();
+  static const std::string dir = generated_dir("pt_zoo", "torch_zoo.py", "zoo.json");
   return dir;
 }
 
 // The reference-profile models (models/reference_profile.py: the BertForPreTrainingPreLN look-alike of
-// ../shared/reference, full size and small) in BUILD/reference_profile, generated on first use. Returns the
-// directory, or "" when they cannot be made: see BUILD/reference_profile.log.
+// ../shared/reference, full size and small) in BUILD/reference_profile.
 inline std::string reference_profile_dir() {
-  static const std::string dir = [] {
-    std::string d = binary_dir() + "/reference_profile";
-    if (!fs::exists(d + "/bert_preln.expect.json")) {  // written last
-      std::string cmd = "/usr/bin/python3 " + std::string(FLOPWISE_SOURCE_DIR) + "/models/reference_profile.py --out " +
-                        d + " > " + binary_dir() + "/reference_profile.log 2>&1";
-      if (std::system(cmd.c_str()) != 0 || !fs::exists(d + "/bert_preln.expect.json")) return std::string();
-    }
-    return d;
-  }();
+  static const std::string dir = generated_dir("reference_profile", "reference_profile.py", "bert_preln.expect.json");
   return dir;
 }
 

@@ -282,15 +282,7 @@ namespace {
 
 // BUILD/pt_datadep, generated on first use; "" when it cannot be made (no python3-torch): see its log.
 std::string pt_datadep_dir() {
-  static const std::string dir = [] {
-    std::string d = binary_dir() + "/pt_datadep";
-    if (!fs::exists(d + "/datadep.json")) {
-      std::string cmd = "/usr/bin/python3 " + std::string(FLOPWISE_SOURCE_DIR) + "/models/datadep_pt.py --out " + d +
-                        " > " + binary_dir() + "/pt_datadep.log 2>&1";
-      if (std::system(cmd.c_str()) != 0 || !fs::exists(d + "/datadep.json")) return std::string();
-    }
-    return d;
-  }();
+  static const std::string dir = fwtest::generated_dir("pt_datadep", "datadep_pt.py", "datadep.json");
   return dir;
 }
 
