@@ -212,8 +212,9 @@ Analysis analyse(const std::string& path, const Pins& pins, const Convention& co
       const DimAlias* alias = nullptr;
       for (const auto& x : a.inferred.aliases)
         if (x.name == name) alias = &x;
+      const std::string& sym = name;  // a structured binding cannot be captured before C++20 (clang)
       const bool data_dependent = std::any_of(a.inferred.symbols.begin(), a.inferred.symbols.end(),
-                                              [&](const DataDepSymbol& s) { return s.name == name; });
+                                              [&sym](const DataDepSymbol& s) { return s.name == sym; });
       if (data_dependent) {
         symbol_values.emplace_back(name, value);
         continue;
