@@ -134,9 +134,9 @@ class BertSelfAttention(nn.Module):
 
 
 class BertSelfOutput(nn.Module):
-    def __init__(self, c):
+    def __init__(self, c, n_in=None):
         super().__init__()
-        self.dense = nn.Linear(c.hidden_size, c.hidden_size)
+        self.dense = nn.Linear(n_in or c.hidden_size, c.hidden_size)
         self.dropout = nn.Dropout(0.1)
 
     def forward(self, h):
@@ -162,14 +162,11 @@ class BertIntermediate(nn.Module):
         return self.dense_act(h)
 
 
-class BertOutput(nn.Module):
-    def __init__(self, c):
-        super().__init__()
-        self.dense = nn.Linear(c.intermediate_size, c.hidden_size)
-        self.dropout = nn.Dropout(0.1)
+class BertOutput(BertSelfOutput):
+    """The same dense + dropout from the FFN width (its own class name, as in the model)."""
 
-    def forward(self, h):
-        return self.dropout(self.dense(h))
+    def __init__(self, c):
+        super().__init__(c, c.intermediate_size)
 
 
 class BertLayer(nn.Module):

@@ -120,7 +120,11 @@ TEST_CASE("reference profile: the small look-alike, module by module, against ea
   json unbound = json::parse(first.out);
   const std::string sym = nonzero_symbol(unbound);
   REQUIRE_MESSAGE(!sym.empty(), "no data-dependent symbol for the masked positions: " << first.out.substr(0, 400));
-  // Unbound, the decoder's MACs are a formula in it: 64 x 1000 per masked position (hidden x vocab).
+  // Unbound, the total is a formula in it: the decoder's 64 x 1000 MACs (hidden x vocab of the small config) per
+  // masked position, plus the rest of eager's total (which ran with `masked_positions` of them).
+  const int64_t per_position = 64 * 1000, k = expect["masked_positions"].get<int64_t>();
+  CHECK(unbound["totals"]["macs"] == std::to_string(per_position) + "*" + sym + " + " +
+                                         std::to_string(expect["scopes"][""]["legacy_macs"].get<int64_t>() - k * per_position));
   auto bound = fwtest::run_cli(model + " --convention deepspeed-legacy --format json --dim " + sym + "=" +
                                    std::to_string(expect["masked_positions"].get<int64_t>()),
                                scratch);

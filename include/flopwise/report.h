@@ -4,6 +4,8 @@
 #include <map>
 #include <ostream>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "flopwise/cost.h"
 
@@ -17,6 +19,10 @@ struct TextOptions {
 };
 
 void write_text(std::ostream& os, const Report& r, const TextOptions& opts);
+// For the text layouts: a scope's key among the top modules at its depth (its class, as DeepSpeed groups, else its
+// full name, or the root's label), and every scope by depth, each depth in tree pre-order.
+std::string_view scope_key(const ScopeNode& s);
+void collect_depths(const ScopeNode& s, std::vector<std::vector<const ScopeNode*>>& by_depth);
 // The text report in DeepSpeed's flops-profiler layout and number formats (write_text's for --convention
 // deepspeed_legacy): summary, aggregated profile per depth, detailed profile; no latency rows.
 void write_deepspeed_text(std::ostream& os, const Report& r, const TextOptions& opts);

@@ -63,16 +63,11 @@ void ds_line(std::ostream& os, const std::string& k, const std::string& v) {
   os << key << "  " << v << "\n";
 }
 
-std::string ds_class(const ScopeNode& s) {
-  if (!s.cls.empty()) return s.cls;
-  return s.name.empty() ? s.label : s.name;
-}
-
 void ds_tree(std::ostream& os, const ScopeNode& s, const Totals& total, int max_d, const std::string& indent) {
   const std::string figures = ds_params(s.cost.params) + ", " + ds_pct(s.cost.params, total.params) + " Params, " +
                               ds_macs(s.cost.macs) + ", " + ds_pct(s.cost.macs, total.macs) + " MACs" +
                               (s.cost.uncounted ? ", " + std::to_string(s.cost.uncounted) + " nodes not counted" : "");
-  const std::string head = s.depth == 0 ? ds_class(s) : "(" + s.label + "): " + ds_class(s);
+  const std::string head = std::string(s.depth == 0 ? "" : "(" + s.label + "): ") + std::string(scope_key(s));
   if (s.children.empty()) {
     os << indent << head << "(" << figures << ")\n";
     return;
@@ -84,12 +79,6 @@ void ds_tree(std::ostream& os, const ScopeNode& s, const Totals& total, int max_
     os << indent << "  ...\n";
   }
   os << indent << ")\n";
-}
-
-void collect(const ScopeNode& s, std::vector<std::vector<const ScopeNode*>>& by_depth) {
-  if (by_depth.size() <= static_cast<size_t>(s.depth)) by_depth.resize(s.depth + 1);
-  by_depth[s.depth].push_back(&s);
-  for (const auto& c : s.children) collect(*c, by_depth);
 }
 
 }  // namespace
@@ -123,7 +112,7 @@ void write_deepspeed_text(std::ostream& os, const Report& r, const TextOptions& 
   os << "\n----------------------------- Aggregated Profile per GPU -----------------------------\n";
   os << "Top " << opts.top << " modules in terms of params, MACs or fwd latency at different model depths:\n";
   std::vector<std::vector<const ScopeNode*>> by_depth;
-  collect(*r.scopes, by_depth);
+  collect_depths(*r.scopes, by_depth);
   // As the profiler: depths 0 to the deepest but one, unless --depth says otherwise.
   int last = static_cast<int>(by_depth.size()) - 2;
   if (opts.depth >= 0) last = std::min(static_cast<int>(by_depth.size()) - 1, opts.depth);
@@ -133,7 +122,7 @@ void write_deepspeed_text(std::ostream& os, const Report& r, const TextOptions& 
     std::unordered_map<std::string, size_t> slot;
     std::vector<Count> params, macs;
     for (const ScopeNode* s : by_depth[d]) {
-      auto [it, fresh] = slot.try_emplace(ds_class(*s), keys.size());
+      auto [it, fresh] = slot.try_emplace(std::string(scope_key(*s)), keys.size());
       if (fresh) {
         keys.push_back(it->first);
         params.emplace_back();

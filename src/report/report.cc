@@ -58,6 +58,20 @@ void summary_line(std::ostream& os, const std::string& k, const std::string& v) 
   os << key << v << "\n";
 }
 
+// Key for "top modules at depth d": the class (as DeepSpeed groups), else the scope's full name.
+std::string_view scope_key(const ScopeNode& s) {
+  if (!s.cls.empty()) return s.cls;
+  return s.name.empty() ? s.label : s.name;
+}
+
+// The scopes at each depth, each depth in tree (pre-)order, in one walk: by_depth[d] holds the scopes
+// with depth d (a child's depth is its parent's + 1).
+void collect_depths(const ScopeNode& s, std::vector<std::vector<const ScopeNode*>>& by_depth) {
+  if (by_depth.size() <= static_cast<size_t>(s.depth)) by_depth.resize(s.depth + 1);
+  by_depth[s.depth].push_back(&s);
+  for (const auto& c : s.children) collect_depths(*c, by_depth);
+}
+
 namespace {
 
 std::string pct(const Count& part, const Count& whole) {
@@ -80,12 +94,6 @@ std::string scope_title(const ScopeNode& s) {
   return "[" + t + "]";
 }
 
-// Key for "top modules at depth d": the class (as DeepSpeed groups), else the scope's full name.
-std::string_view scope_key(const ScopeNode& s) {
-  if (!s.cls.empty()) return s.cls;
-  return s.name.empty() ? s.label : s.name;
-}
-
 // human() of counts, symbolic ones formatted once per polynomial (PolyTextMemo).
 class HumanText {
  public:
@@ -104,14 +112,6 @@ std::string with_unit(const Count& c, const char* unit, HumanText& human) {
   if (c.symbolic() && *unit) return "(" + h + ") " + unit;
   if (!c.known || !*unit) return h;
   return h + (std::isdigit(static_cast<unsigned char>(h.back())) ? " " : "") + unit;
-}
-
-// The scopes at each depth, each depth in tree (pre-)order, in one walk: by_depth[d] holds the scopes
-// with depth d (a child's depth is its parent's + 1).
-void collect_depths(const ScopeNode& s, std::vector<std::vector<const ScopeNode*>>& by_depth) {
-  if (by_depth.size() <= static_cast<size_t>(s.depth)) by_depth.resize(s.depth + 1);
-  by_depth[s.depth].push_back(&s);
-  for (const auto& c : s.children) collect_depths(*c, by_depth);
 }
 
 std::string shape_list(const std::vector<std::pair<std::string, std::pair<DType, Shape>>>& vs) {
