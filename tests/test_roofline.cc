@@ -122,3 +122,34 @@ TEST_CASE("roofline: int8 products run at the int8 rate; symbolic counts are not
   CHECK(rf.unbounded_nodes == 1);
   CHECK(rf.total.seconds == 0);
 }
+
+TEST_CASE("roofline: tf32_conv puts convolutions on the TF32 row and leaves matrix products on FP32") {
+  // What `flopwise run --device cuda` sets when LibTorch reports cuDNN's allow_tf32 (its default) and not
+  // cuBLAS's: a 3x3 convolution of 64 to 64 channels on 1x64x56x56 (pad 1) and a 1024^3 MatMul.
+  auto m = fwtest::tiny_model();
+  auto* g = m.mutable_graph();
+  fwtest::tiny_input(g, "x", onnx::TensorProto::FLOAT, {"1", "64", "56", "56"});
+  fwtest::tiny_input(g, "a", onnx::TensorProto::FLOAT, {"1024", "1024"});
+  weight(g, "w", {64, 64, 3, 3});
+  weight(g, "b", {1024, 1024});
+  auto* conv = fwtest::tiny_node(g, "conv", "Conv", {"x", "w"}, {"y"});
+  auto* pads = conv->add_attribute();
+  pads->set_name("pads");
+  pads->set_type(onnx::AttributeProto::INTS);
+  for (int i = 0; i < 4; ++i) pads->add_ints(1);
+  fwtest::tiny_node(g, "mm", "MatMul", {"a", "b"}, {"z"});
+  g->add_output()->set_name("y");
+  g->add_output()->set_name("z");
+  flopwise::Report r = report_of(m);
+  REQUIRE(r.nodes.size() == 2);
+  const double conv_flops = 2.0 * 56 * 56 * 64 * 64 * 9;  // 2 x output elements x (64 x 3 x 3) MACs each
+  const double mm_flops = 2.0 * 1024 * 1024 * 1024;
+  REQUIRE(static_cast<double>(r.nodes[0].cost.flops.v) == conv_flops);
+  flopwise::Hardware hw = flopwise::find_hardware("h200");  // FP32 67, TF32 494.5 TFLOP/s dense
+  CHECK(flopwise::node_peak_type(r.nodes[0], hw) == flopwise::PeakType::Float32);
+  hw.tf32_conv = true;
+  CHECK(flopwise::node_peak_type(r.nodes[0], hw) == flopwise::PeakType::TF32);
+  CHECK(flopwise::node_peak_type(r.nodes[1], hw) == flopwise::PeakType::Float32);
+  flopwise::RooflineReport rf = flopwise::roofline(r, hw);
+  CHECK(rf.total.compute_seconds == doctest::Approx(conv_flops / 494.5e12 + mm_flops / 67e12).epsilon(1e-9));
+}

@@ -25,6 +25,9 @@ struct Hardware {
   double onchip_mb = 0;
   std::vector<std::string> sources;
   bool tf32 = false;  // float32 products on tensor cores (torch.backends.cuda.matmul.allow_tf32)
+  // float32 convolutions on tensor cores (torch.backends.cudnn.allow_tf32, LibTorch's default): set by
+  // `flopwise run` on CUDA when the runtime reports it, since cuDNN then runs Conv/ConvTranspose in TF32
+  bool tf32_conv = false;
 };
 
 std::vector<std::string> hardware_names();  // the table's devices
@@ -55,6 +58,8 @@ struct RooflineReport {
 
 // The peak a node runs at: its MAC type's tensor rate (float32 at the FP32 rate, or TF32), else FP32.
 PeakType node_peak_type(const NodeReport& n, bool tf32);
+// The row a node runs on with hw: node_peak_type with TF32 for a convolution when hw.tf32_conv.
+PeakType node_peak_type(const NodeReport& n, const Hardware& hw);
 // A node's bound: max(flops / peak, bytes / bandwidth), and whether compute is the larger.
 double node_bound_seconds(double flops, double bytes, double peak, double bandwidth, bool* compute_bound);
 

@@ -53,10 +53,16 @@ struct RunOptions {
 
 // The options with each static scope's roofline bound on --hardware (or --hardware-file): a measured time
 // below its bound is a counting or timing error.
-RunOptions with_bounds(const RunOptions& o, const Report& rep) {
+// `rt`, a LibTorch runtime's response: on CUDA, its TF32 flags choose the rows convolutions and matrix
+// products are bound by (cuDNN runs float32 convolutions in TF32 by default).
+RunOptions with_bounds(const RunOptions& o, const Report& rep, const json* rt = nullptr) {
   RunOptions r = o;
   if (o.hardware.empty() && o.hardware_file.empty()) return r;
-  const Hardware hw = hardware_of(o.hardware, o.hardware_file);
+  Hardware hw = hardware_of(o.hardware, o.hardware_file);
+  if (rt && rt->value("device", "") == "cuda" && rt->contains("tf32") && (*rt)["tf32"].is_object()) {
+    hw.tf32_conv = (*rt)["tf32"].value("cudnn", false);
+    hw.tf32 = hw.tf32 || (*rt)["tf32"].value("cublas", false);
+  }
   const RooflineReport rf = roofline(rep, hw);
   for (const auto& e : rf.scopes)
     if (e.nodes > 0) r.bound_ms[e.scope] = e.seconds * 1e3;
@@ -353,7 +359,13 @@ void write_run_text(std::ostream& os, const Report& rep, const json& rt, const j
      << rt.value("torch_version", "") << ", " << rt.value("threads", 0) << " thread(s)\n";
   os << "BLAS:                  " << rt.value("blas", "unknown") << "\n";
   os << "timing:                " << rt.value("timing", "") << "; " << rt.value("warmup", 0) << " warm-up, "
-     << rt.value("iters", 0) << " timed, " << rt.at("profiled").value("iters", 0) << " profiled iteration(s)\n\n";
+     << rt.value("iters", 0) << " timed, " << rt.at("profiled").value("iters", 0) << " profiled iteration(s)\n";
+  if (rt.contains("tf32") && rt["tf32"].is_object())
+    os << "op clock:              " << rt.at("profiled").value("op_clock", "") << "\n"
+       << "float32 on TF32 cores: convolutions " << (rt["tf32"].value("cudnn", false) ? "yes" : "no")
+       << " (cuDNN), matrix products " << (rt["tf32"].value("cublas", false) ? "yes" : "no")
+       << " (cuBLAS); the roofline bounds use the same rows\n";
+  os << "\n";
   const auto& f = sum["fwd_latency_ms"];
   os << "fwd latency (wall, clean phase):  median " << fmt(f["median"]) << " ms, p10 " << fmt(f["p10"]) << ", p90 "
      << fmt(f["p90"]) << ", min " << fmt(f["min"]) << "\n";
@@ -771,7 +783,7 @@ int run(const RunOptions& o) {
   }
   Joined j = join(rep, rt);
   json sum = summary(rep, rt, j, o);
-  json rows = scope_rows(j, with_bounds(o, rep));
+  json rows = scope_rows(j, with_bounds(o, rep, &rt));
   if (!o.trace.empty()) write_trace(o.trace, rt);
   std::optional<VerifyResult> ver;
   if (o.verify) ver = verify_shapes(model, rt.at("verify").at("ops"));
@@ -785,7 +797,8 @@ int run(const RunOptions& o) {
     json doc = run_doc(o, rep,
                        {{"device", rt["device"]}, {"device_name", rt["device_name"]},
                         {"torch_version", rt["torch_version"]}, {"blas", rt["blas"]}, {"threads", rt["threads"]},
-                        {"timing", rt["timing"]}, {"warmup", rt["warmup"]}, {"iters", rt["iters"]},
+                        {"timing", rt["timing"]}, {"op_clock", rt["profiled"].value("op_clock", "")},
+                        {"tf32", rt.value("tf32", json(nullptr))}, {"warmup", rt["warmup"]}, {"iters", rt["iters"]},
                         {"profile_iters", rt["profiled"]["iters"]}},
                        sum, rows, op_rows(j), j.unattributed_ms);
     if (ver)

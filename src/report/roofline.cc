@@ -97,6 +97,11 @@ PeakType node_peak_type(const NodeReport& n, bool tf32) {
   }
 }
 
+PeakType node_peak_type(const NodeReport& n, const Hardware& hw) {
+  const bool conv = n.domain.empty() && (n.op == "Conv" || n.op == "ConvTranspose");
+  return node_peak_type(n, hw.tf32 || (hw.tf32_conv && conv));
+}
+
 double node_bound_seconds(double flops, double bytes, double peak, double bandwidth, bool* compute_bound) {
   const double c = peak > 0 ? flops / peak : 0, m = bandwidth > 0 ? bytes / bandwidth : 0;
   if (compute_bound) *compute_bound = c > m;
@@ -106,7 +111,7 @@ double node_bound_seconds(double flops, double bytes, double peak, double bandwi
 bool node_bound(const NodeReport& n, const Hardware& hw, double* seconds, bool* compute_bound) {
   const Count& f = n.cost.flops;
   const Count& b = n.cost.memory_bytes;
-  const PeakType t = node_peak_type(n, hw.tf32);
+  const PeakType t = node_peak_type(n, hw);
   const double peak = t == PeakType::Count ? 0 : hw.peak[static_cast<size_t>(t)];
   if (!f.known || !b.known || (f.v > 0 && peak <= 0)) return false;
   *seconds = node_bound_seconds(static_cast<double>(f.v), static_cast<double>(b.v), peak, hw.bandwidth, compute_bound);

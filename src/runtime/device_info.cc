@@ -7,7 +7,9 @@
 #include <dlfcn.h>
 #include <torch/cuda.h>
 
+#include <cmath>
 #include <fstream>
+#include <type_traits>
 #include <sstream>
 
 namespace flopwise::runtime {
@@ -105,5 +107,83 @@ std::string parallel_line() {
 }
 
 void synchronize_cuda() { torch::cuda::synchronize(); }
+
+Tf32Flags tf32_flags() {
+  Tf32Flags f;
+  f.cudnn = at::globalContext().allowTF32CuDNN();
+  f.cublas = at::globalContext().allowTF32CuBLAS();
+  return f;
+}
+
+// The driver API's event calls (cuda.h's signatures; CUevent and CUstream are opaque pointers, results
+// CUresult with 0 for success). The thread's current context is the primary one LibTorch made current.
+struct CudaEvents::Api {
+  void* lib = nullptr;
+  int (*create)(void**, unsigned) = nullptr;
+  int (*destroy)(void*) = nullptr;
+  int (*record)(void*, void*) = nullptr;
+  int (*synchronize)(void*) = nullptr;
+  int (*elapsed)(float*, void*, void*) = nullptr;
+  ~Api() {
+    if (lib) dlclose(lib);
+  }
+};
+
+std::unique_ptr<CudaEvents> CudaEvents::open(std::string* why) {
+  std::unique_ptr<CudaEvents> e(new CudaEvents);
+  e->api_ = std::make_unique<Api>();
+  Api& a = *e->api_;
+  a.lib = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+  if (!a.lib) {
+    *why = "libcuda.so.1 could not be opened";
+    return nullptr;
+  }
+  auto sym = [&](auto& fn, const char* name) { fn = reinterpret_cast<std::decay_t<decltype(fn)>>(dlsym(a.lib, name)); };
+  sym(a.create, "cuEventCreate");
+  sym(a.destroy, "cuEventDestroy_v2");
+  sym(a.record, "cuEventRecord");
+  sym(a.synchronize, "cuEventSynchronize");
+  sym(a.elapsed, "cuEventElapsedTime_v2");  // CUDA 12.8 on; cuda.h 13 names no other
+  if (!a.elapsed) sym(a.elapsed, "cuEventElapsedTime");
+  if (!a.create || !a.destroy || !a.record || !a.synchronize || !a.elapsed) {
+    *why = "the CUDA driver lacks the event API";
+    return nullptr;
+  }
+  void* probe = nullptr;
+  if (a.create(&probe, 0) != 0) {
+    *why = "cuEventCreate failed";
+    return nullptr;
+  }
+  e->events_.push_back(probe);
+  return e;
+}
+
+CudaEvents::~CudaEvents() {
+  if (api_)
+    for (void* ev : events_) api_->destroy(ev);
+}
+
+int CudaEvents::mark() {
+  if (next_ == events_.size()) {
+    void* ev = nullptr;
+    if (api_->create(&ev, 0) != 0) return -1;
+    events_.push_back(ev);
+  }
+  void* ev = events_[next_];
+  if (api_->record(ev, nullptr) != 0) return -1;  // the legacy default stream
+  return static_cast<int>(next_++);
+}
+
+void CudaEvents::reset() { next_ = 0; }
+
+bool CudaEvents::wait() { return next_ == 0 || api_->synchronize(events_[next_ - 1]) == 0; }
+
+double CudaEvents::ms(int a, int b) const {
+  float v = 0;
+  if (a < 0 || b < 0 || static_cast<size_t>(a) >= next_ || static_cast<size_t>(b) >= next_ ||
+      api_->elapsed(&v, events_[static_cast<size_t>(a)], events_[static_cast<size_t>(b)]) != 0)
+    return std::nan("");
+  return v;
+}
 
 }  // namespace flopwise::runtime

@@ -4,6 +4,7 @@
 #include <ATen/record_function.h>
 #include <torch/csrc/jit/runtime/interpreter.h>
 
+#include <cmath>
 #include <cstdint>
 #include <exception>
 
@@ -49,8 +50,8 @@ std::pair<std::string, std::string> parse_hierarchy_entry(const std::string& ent
   return {head.substr(0, open), head.substr(open + 1, head.size() - open - 2)};
 }
 
-OpRecorder::OpRecorder(const torch::jit::Module& root, bool outputs, void (*sync)())
-    : root_(root), root_class_(clean_class(root.type()->name()->qualifiedName())), outputs_(outputs), sync_(sync) {
+OpRecorder::OpRecorder(const torch::jit::Module& root, bool outputs, CudaEvents* events)
+    : root_(root), root_class_(clean_class(root.type()->name()->qualifiedName())), outputs_(outputs), events_(events) {
   scopes_.push_back({"", root_class_});
   scope_ids_[""] = 0;
 }
@@ -80,6 +81,27 @@ void OpRecorder::begin_iter(int iter, std::chrono::steady_clock::time_point t0) 
   iter_ = iter;
   t_depth = 0;
   t0_ = t0;
+  iter_first_op_ = ops_.size();
+  if (events_) {
+    events_->reset();
+    iter_mark_ = events_->mark();
+  }
+}
+
+bool OpRecorder::end_iter() {
+  if (!events_) return true;
+  bool ok = events_->wait();
+  for (size_t i = iter_first_op_; i < ops_.size(); ++i) {
+    OpRecord& op = ops_[i];
+    const double a = events_->ms(iter_mark_, op.start_mark), b = events_->ms(iter_mark_, op.end_mark);
+    if (std::isnan(a) || std::isnan(b)) {
+      ok = false;
+      continue;
+    }
+    op.start_ns = static_cast<int64_t>(std::llround(a * 1e6));
+    op.end_ns = static_cast<int64_t>(std::llround(b * 1e6));
+  }
+  return ok;
 }
 
 int OpRecorder::current_scope() {
@@ -134,19 +156,21 @@ std::unique_ptr<at::ObserverContext> OpRecorder::on_start(const at::RecordFuncti
   for (const auto& v : inputs.slice(n < inputs.size() ? inputs.size() - n : 0)) op.inputs.push_back(shapes_of(v));
   r->ops_.push_back(std::move(op));
   r->ops_.back().start_ns = since(r->t0_);  // last: the bookkeeping above is not the op's time
+  if (r->events_) r->ops_.back().start_mark = r->events_->mark();
   return std::make_unique<TopLevel>(r->ops_.size() - 1);
 }
 
 void OpRecorder::on_end(const at::RecordFunction& fn, at::ObserverContext* ctx) {
   OpRecorder* r = g_recorder;
   if (!r || std::this_thread::get_id() != r->thread_) return;
-  if (ctx && r->sync_ && std::uncaught_exceptions() == 0) r->sync_();  // a top-level op: wait for its kernels
+  const int mark = ctx && r->events_ ? r->events_->mark() : -1;  // a top-level op: after its kernels' launches
   int64_t t = since(r->t0_);
   if (t_depth > 0) --t_depth;
   if (!ctx) return;  // not top-level: only on_start makes contexts, and only for top-level ops
   auto* top = static_cast<TopLevel*>(ctx);
   OpRecord& op = r->ops_[top->index];
   op.end_ns = t;
+  op.end_mark = mark;
   if (r->outputs_) {
     // Like the inputs, a boxed call's outputs may sit above other stack values: keep the last `returns`.
     const auto& outs = fn.outputs();

@@ -18,6 +18,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "device_info.h"
+
 namespace flopwise::runtime {
 
 // The shape(s) of one argument or result of an op.
@@ -30,7 +32,8 @@ struct OpRecord {
   int iter = 0;
   std::string name;
   int scope = 0;                     // index into OpRecorder::scopes()
-  int64_t start_ns = 0, end_ns = 0;  // steady_clock, relative to the iteration's start
+  int64_t start_ns = 0, end_ns = 0;  // relative to the iteration's start: steady_clock, or CUDA events
+  int start_mark = -1, end_mark = -1;  // with CUDA events: the pool's marks, read by end_iter()
   std::vector<ArgShapes> inputs, outputs;
 };
 
@@ -47,9 +50,10 @@ struct Failure {
 class OpRecorder {
  public:
   // `outputs`: also record each op's output shapes (the verify phase; costs a copy of the outputs per op).
-  // `sync`: called at the end of each top-level op before its end time is read (CUDA: the device
-  // synchronised, so an op's time is its kernels' and not their launch).
-  explicit OpRecorder(const torch::jit::Module& root, bool outputs = false, void (*sync)() = nullptr);
+  // `events`: time ops on the device (CUDA) instead of the host clock: an event recorded at the iteration's
+  // start and at each top-level op's start and end, read once after the forward (end_iter), so an op's time
+  // is its kernels' span on the device and launches still overlap execution.
+  explicit OpRecorder(const torch::jit::Module& root, bool outputs = false, CudaEvents* events = nullptr);
   ~OpRecorder();  // removes the callback if still installed
   OpRecorder(const OpRecorder&) = delete;
   OpRecorder& operator=(const OpRecorder&) = delete;
@@ -58,6 +62,10 @@ class OpRecorder {
   void remove();
   // Marks the start of iteration `iter` at `t0` (op times are relative to it).
   void begin_iter(int iter, std::chrono::steady_clock::time_point t0);
+  // After the iteration's forward: with events, waits for the device and turns the marks of this
+  // iteration's ops into times. False when an event could not be recorded or read (those ops keep their
+  // host-clock times).
+  bool end_iter();
 
   const std::vector<OpRecord>& ops() const { return ops_; }
   const std::vector<Scope>& scopes() const { return scopes_; }
@@ -77,8 +85,10 @@ class OpRecorder {
   at::CallbackHandle handle_ = 0;
   bool installed_ = false;
   bool outputs_ = false;
-  void (*sync_)() = nullptr;
+  CudaEvents* events_ = nullptr;
   int iter_ = 0;
+  int iter_mark_ = -1;
+  size_t iter_first_op_ = 0;
   std::chrono::steady_clock::time_point t0_;
   std::vector<OpRecord> ops_;
   std::vector<Scope> scopes_;

@@ -26,7 +26,9 @@
 //   profiled: `profile_iters` forwards with a RecordFunction callback (op_recorder.h), each right after an
 //             unprofiled forward timed the same way (paired_clean_ms: the overhead's baseline): top-level ops only,
 //             each with name, module scope (the static tree's dotted name), class, start/duration relative
-//             to the iteration's start, input and output shapes.
+//             to the iteration's start (CUDA: from device events recorded at each op's start and end and read
+//             after the forward's one synchronisation, so launches still overlap execution), input and
+//             output shapes.
 //   verify:   (with "verify") one forward of a second copy of the module, loaded afresh and run with the graph
 //             executor's optimizations off, so the ops that run are the saved graph's (no CSE, peephole or
 //             concat rewrites), recorded like the profiled ones.
@@ -34,7 +36,7 @@
 // Response (flopwise.runtime/1):
 //   {"schema": "flopwise.runtime/1", "model", "method", "device": "cpu"|"cuda", "device_name",
 //    "torch_version", "blas", "parallel", "threads", "timing": "steady_clock"|"cuda synchronize +
-//    steady_clock", "warmup", "iters", "inputs": [{"name","shape","dtype"[,"low","high"]}], "fwd_ms": [...],
+//    steady_clock", "tf32": {"cudnn", "cublas"} (CUDA only), "warmup", "iters", "inputs": [{"name","shape","dtype"[,"low","high"]}], "fwd_ms": [...],
 //    "bwd_ms": [...], "backward_note": "..." (only with backward),
 //    "profiled": {"iters", "fwd_ms": [...], "paired_clean_ms": [...], "op_clock",
 //                 "ops": [{"iter","name","scope","class","start_us",
@@ -371,6 +373,10 @@ int run(const Request& rq, ojson& resp) {
   resp["parallel"] = fr::parallel_line();
   resp["threads"] = at::get_num_threads();
   resp["timing"] = cuda ? "cuda synchronize + steady_clock" : "steady_clock";
+  if (cuda) {
+    const fr::Tf32Flags tf32 = fr::tf32_flags();
+    resp["tf32"] = {{"cudnn", tf32.cudnn}, {"cublas", tf32.cublas}};
+  }
   resp["warmup"] = rq.warmup;
   resp["iters"] = rq.iters;
   resp["inputs"] = inputs_desc;
@@ -385,6 +391,10 @@ int run(const Request& rq, ojson& resp) {
   if (!rq.backward) no_grad.emplace();
 
   std::vector<double> fwd_ms, bwd_ms, prof_ms, paired_ms;
+  // CUDA: top-level ops timed by device events (op_recorder.h); without them, by the host clock alone.
+  std::string no_events;
+  std::unique_ptr<fr::CudaEvents> events = cuda ? fr::CudaEvents::open(&no_events) : nullptr;
+  bool events_ok = true;
   std::optional<flopwise::Prepared> fresh;  // before the recorders that refer to its module
   std::optional<fr::OpRecorder> recorder, verifier;
   try {
@@ -415,7 +425,7 @@ int run(const Request& rq, ojson& resp) {
     // Profiled phase: forward only, each profiled run right after an unprofiled one (paired_ms), so the
     // profiling overhead is a ratio of neighbours, not of two phases a noisy machine may run at different
     // speeds.
-    recorder.emplace(module, /*outputs=*/false, cuda ? &fr::synchronize_cuda : nullptr);
+    recorder.emplace(module, /*outputs=*/false, events.get());
     for (int k = 0; k < rq.profile_iters; ++k) {
       sync();
       auto t0 = Clock::now();
@@ -430,6 +440,7 @@ int run(const Request& rq, ojson& resp) {
       sync();
       prof_ms.push_back(ms(t0, Clock::now()));
       recorder->remove();
+      if (!recorder->end_iter()) events_ok = false;
     }
 
     // Verify phase: one forward of the graph as saved (the executor's optimizations off: no CSE, no
@@ -481,8 +492,11 @@ int run(const Request& rq, ojson& resp) {
   resp["profiled"] = {{"iters", rq.profile_iters},
                       {"fwd_ms", prof_ms},
                       {"paired_clean_ms", paired_ms},
-                      {"op_clock", cuda ? "steady_clock, the device synchronised at the end of every top-level op"
-                                        : "steady_clock"},
+                      {"op_clock", !cuda    ? "steady_clock"
+                                   : events ? (events_ok ? "cuda events at each top-level op's start and end"
+                                                         : "cuda events at each top-level op's start and end; "
+                                                           "some could not be read: those ops have host times")
+                                            : "steady_clock of the launches (no cuda events: " + no_events + ")"},
                       {"ops", ops_json(*recorder)}};
   if (verifier) resp["verify"] = {{"executor_optimize", false}, {"ops", ops_json(*verifier)}};
   resp["warnings"] = p.warnings;
