@@ -10,7 +10,9 @@
 #include "cli_util.h"
 #include "flopwise/analyse.h"
 #include "flopwise/convention.h"
+#include "flopwise/attention.h"
 #include "flopwise/llm.h"
+#include "flopwise/moe.h"
 
 namespace {
 

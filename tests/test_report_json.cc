@@ -13,7 +13,7 @@
 #include "flopwise/cost.h"
 #include "flopwise/infer.h"
 #include "flopwise/onnx_import.h"
-#include "flopwise/report.h"
+#include "flopwise/writers.h"
 
 using json = nlohmann::json;
 

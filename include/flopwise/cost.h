@@ -112,8 +112,8 @@ struct Report {
   std::vector<std::string> notes;           // what the report is of, set by the caller (an LLM phase)
   std::shared_ptr<const RooflineReport> roofline;  // with --hardware (flopwise/roofline.h)
   std::shared_ptr<const PeakMemory> peak_memory;   // with --peak-memory (flopwise/peak_memory.h)
-  std::shared_ptr<const CausalDiscount> causal;    // with --causal (flopwise/llm.h)
-  std::shared_ptr<const MoeSummary> moe;           // a mixture-of-experts model's activated counts (llm.h)
+  std::shared_ptr<const CausalDiscount> causal;    // with --causal (flopwise/attention.h)
+  std::shared_ptr<const MoeSummary> moe;           // a mixture-of-experts model's activated counts (flopwise/moe.h)
   std::shared_ptr<const LlmSection> llm;           // with --phase or --prompt/--generate (flopwise/llm.h)
   bool has_unknown_cost() const;
 };

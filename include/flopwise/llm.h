@@ -1,4 +1,4 @@
-// flopwise/llm.h — language-model phases from the exported graph itself (issue 13): the KV cache found by
+// flopwise/llm.h — language-model phases from the exported graph itself: the KV cache found by
 // structure, prefill and decode bindings, KV-cache bytes per token, and a generation's totals.
 // Owns: nothing of the counting; it binds dims and re-reads reports the analysis already produced.
 #pragma once
@@ -14,6 +14,7 @@
 
 #include "flopwise/cost.h"
 #include "flopwise/ir.h"
+#include "flopwise/rational_poly.h"
 
 namespace flopwise {
 
@@ -47,29 +48,6 @@ std::vector<std::pair<std::string, int64_t>> phase_bindings(const std::optional<
 // One line saying what the phase did and which cache tensors were used.
 std::string describe_phase(const std::optional<KvCache>& kv, Phase p);
 
-// A polynomial with rational coefficients (a generation's totals sum decode steps: S(S-1)/2 and the like),
-// in the model's dims and the generation's S (prompt) and G (generated tokens). Exact; empty when a sum could
-// not be formed (a coefficient past 64 bits, a floor or min/max in the step's formula).
-class RationalPoly {
- public:
-  struct Coef {
-    __int128 num = 0, den = 1;  // den > 0, gcd 1
-  };
-  using Monomial = std::vector<std::string>;  // sorted symbols, repeated for powers
-  bool valid = false;
-  std::map<Monomial, Coef> terms;
-  static RationalPoly of(const Dim& d);  // invalid for unknown dims and derived atoms
-  static RationalPoly symbol(const std::string& s);
-  static RationalPoly constant(int64_t num, int64_t den = 1);
-  RationalPoly operator+(const RationalPoly& o) const;
-  RationalPoly operator*(const RationalPoly& o) const;
-  // Sum over j = 0 .. n-1 of this polynomial with `var` replaced by `start + j` (`n`, `start` polynomials).
-  RationalPoly sum_shifted(const std::string& var, const RationalPoly& start, const RationalPoly& n) const;
-  RationalPoly renamed(const std::string& from, const std::string& to) const;
-  // The value at the bindings; nullopt when a symbol is unbound or the value is not an integer in range.
-  std::optional<int64_t> eval(const std::vector<std::pair<std::string, int64_t>>& at) const;
-  std::string str() const;  // "128*G^2*batch + 1/2*S*batch + ...", "?" when invalid
-};
 
 // A generation of G tokens after a prompt of S: the prefill (seq = S, past = 0) yields the first token, then
 // G - 1 decode steps at past = S, S + 1, ..., S + G - 2. Counts are exact, polynomials in the dims left
@@ -99,7 +77,6 @@ std::string sequence_dim(const Model& model);
 using Reanalyse = std::function<Report(const std::vector<std::pair<std::string, int64_t>>&)>;
 Generation generation(const KvCache& kv, int64_t prompt, int64_t generated, const Reanalyse& at);
 
-std::string format_generation(const KvCache& kv, const Generation& g);
 
 // The cache's bytes after a generation for any S and G: bytes_per_token * (S + G - 1); invalid without a
 // cache or where bytes_per_token is not a polynomial.
@@ -143,54 +120,7 @@ std::shared_ptr<const LlmSection> llm_section(const LlmPlan& plan, const Reanaly
 
 const char* phase_name(Phase p);  // "prefill", "decode", "" for None
 
-// The section as summary rows (label, value) for the markdown and HTML reports: the phase, the cache's bytes
-// per token, and a generation's tokens, totals and final cache.
-std::vector<std::pair<std::string, std::string>> llm_summary_rows(const LlmSection& llm);
 
-// ---- attention conventions --------------------------------------------------------------------------
 
-// An attention product found by structure in the main graph: a MatMul whose output reaches a Softmax over its
-// last axis through elementwise scale and mask ops (the scores, QKᵀ), or a MatMul whose first operand is such
-// a Softmax's output (AV). Einsum-written attention and fused attention ops are not matched.
-struct AttentionProduct {
-  size_t node = 0;      // index in the main graph's nodes
-  bool scores = false;  // QKᵀ; else AV
-  bool masked = false;  // an Add, Sub or Where between the scores and the Softmax (a mask)
-};
-std::vector<AttentionProduct> find_attention_products(const Graph& g);
-
-// MACs a causal mask skips in an attention product whose output is [..., S, T] (scores) or [..., S, d] (AV):
-// the S queries are the last S of the T = past + S positions, and query i sees past + i + 1 keys, so
-// S(S-1)/2 of the S*T (query, key) pairs are skipped per head, each of the contraction length d. Unknown
-// where the shapes are not known.
-Count causal_skipped_macs(const Graph& g, const Node& n, bool scores);
-
-// What --causal discounted (Report::causal).
-struct CausalDiscount {
-  int64_t products = 0;  // attention products discounted (scores and AV)
-  int64_t masked = 0;    // of the score products, those with a mask before the Softmax
-  Count macs_skipped;    // MACs taken off (FLOPs: 2x that, in every convention's contraction terms)
-};
-
-// A mixture-of-experts layer found from its router: a TopK (k of E) or ArgMax (1 of E) over the router's
-// E scores, and the E sibling scopes (the experts) under the router's scope or one of its two parents.
-struct MoeLayer {
-  std::string router;  // the TopK/ArgMax node
-  std::string scope;   // the experts' parent scope ("layers.0.mlp")
-  std::vector<std::string> experts;  // the expert scopes
-  int64_t top_k = 0;
-  Count params, macs, flops;                     // all experts of the layer together
-  Count one_params, one_macs, one_flops;         // each expert's (unknown where they differ)
-};
-struct MoeSummary {
-  std::vector<MoeLayer> layers;
-  int64_t experts = 0, top_k = 0;   // when every layer has the same; else 0
-  Count total_params, activated_params;  // activated: all but the experts the router does not pick
-  Count total_macs, activated_macs, total_flops, activated_flops;  // at the graph's own shapes
-  bool dense = true;  // every expert runs on every token in the graph (equal expert costs)
-};
-// Mixture-of-experts layers of an analysed model; nullptr when it has none.
-std::shared_ptr<const MoeSummary> find_moe(const Model& model, const Report& report);
-void write_moe_text(std::ostream& os, const MoeSummary& moe);
 
 }  // namespace flopwise

@@ -1,6 +1,8 @@
 // Loading a model file of any supported format, and analyse(): load, pin, infer, cost.
 #include "flopwise/analyse.h"
+#include "flopwise/attention.h"
 #include "flopwise/llm.h"
+#include "flopwise/moe.h"
 
 #include <unistd.h>
 

@@ -100,7 +100,7 @@ int run_check(int argc, char** argv) {
     s.report.path = model;
     return s;
   };
-  CheckResult res = check_budget(budget, cli, subject);
+  CheckResult res = check_budget(budget, cli, subject, read_report_json);
   res.convention = std::string(conv.name);
 
   if (!junit.empty()) {

@@ -17,7 +17,7 @@
 #include "flopwise/llm.h"
 #include "flopwise/ops.h"
 #include "flopwise/peak_memory.h"
-#include "flopwise/report.h"
+#include "flopwise/writers.h"
 #include "flopwise/roofline.h"
 #include "flopwise/sweep.h"
 #include "output.h"

@@ -30,7 +30,7 @@
 #include "flopwise/errors.h"
 #include "flopwise/json_text.h"
 #include "flopwise/ort_profile.h"
-#include "flopwise/report.h"
+#include "flopwise/writers.h"
 #include "flopwise/roofline.h"
 #include "output.h"
 #include "flopwise/verify.h"

@@ -9,7 +9,7 @@
 #include <unordered_set>
 
 #include "flopwise/convention.h"
-#include "flopwise/llm.h"
+#include "flopwise/attention.h"
 #include "flopwise/ops.h"
 
 namespace flopwise {

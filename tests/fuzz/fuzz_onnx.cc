@@ -17,7 +17,7 @@
 #include "flopwise/llm.h"
 #include "flopwise/onnx_import.h"
 #include "flopwise/peak_memory.h"
-#include "flopwise/report.h"
+#include "flopwise/writers.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {

@@ -1,4 +1,4 @@
-// src/diff/run_diff.cc — diff of two measured run reports (flopwise/run_diff.h). Rows are aligned by scope
+// src/writers/run_diff.cc — diff of two measured run reports (flopwise/run_diff.h). Rows are aligned by scope
 // path and by op type; a row only one side has is reported with the other side empty. Every delta is B - A
 // of the two reports' own figures.
 #include "flopwise/run_diff.h"
@@ -14,7 +14,7 @@
 #include "flopwise/cost.h"
 #include "flopwise/errors.h"
 #include "flopwise/json_text.h"
-#include "flopwise/report.h"
+#include "flopwise/writers.h"
 
 namespace flopwise {
 

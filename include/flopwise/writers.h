@@ -1,4 +1,6 @@
-// flopwise/report.h — writers for a Report: text (DeepSpeed-profiler style), JSON, CSV, markdown.
+// flopwise/writers.h — the writers of a Report, one file each in src/writers/: text (DeepSpeed-profiler
+// style, text.cc; DeepSpeed's own layout, deepspeed_text.cc), JSON (json_report.cc), CSV and markdown
+// (text.cc), HTML (html_report.cc), Netron (netron.cc), the LLM analyses' text (llm_text.cc).
 #pragma once
 
 #include <map>
@@ -12,6 +14,10 @@
 namespace flopwise {
 
 struct Sweep;
+struct KvCache;
+struct Generation;
+struct LlmSection;
+struct MoeSummary;
 
 struct TextOptions {
   int depth = -1;  // detailed tree depth; -1: all
@@ -45,5 +51,12 @@ void summary_line(std::ostream& os, const std::string& k, const std::string& v);
 // "4.09 G", "512", "1.2 M" (SI, 2 decimals); "unknown" for an unknown count.
 std::string human(const Count& c);
 std::string human(double v);
+
+// The text of the LLM analyses (src/writers/llm_text.cc): a generation's summary after the text report;
+// the LLM section as (label, value) rows for markdown and HTML (the phase, the cache's bytes per token, a
+// generation's tokens, totals and final cache); the mixture-of-experts section of the text report.
+std::string format_generation(const KvCache& kv, const Generation& g);
+std::vector<std::pair<std::string, std::string>> llm_summary_rows(const LlmSection& llm);
+void write_moe_text(std::ostream& os, const MoeSummary& moe);
 
 }  // namespace flopwise

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "flopwise/infer.h"
-#include "flopwise/report.h"
+#include "flopwise/writers.h"
 
 namespace flopwise {
 

@@ -1,6 +1,6 @@
 // Text, CSV and markdown writers. The text layout follows the DeepSpeed flops profiler: a summary,
 // the top modules per depth, then the detailed module tree.
-#include "flopwise/report.h"
+#include "flopwise/writers.h"
 
 #include <algorithm>
 #include <cctype>
@@ -11,7 +11,9 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "flopwise/attention.h"
 #include "flopwise/llm.h"
+#include "flopwise/moe.h"
 #include "flopwise/ops.h"
 #include "flopwise/peak_memory.h"
 #include "flopwise/roofline.h"

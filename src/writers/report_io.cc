@@ -1,4 +1,4 @@
-// Reader for saved JSON reports (schema "flopwise.report/1", written by src/report/json_report.cc).
+// Reader for saved JSON reports (schema "flopwise.report/1", written by src/writers/json_report.cc).
 #include "flopwise/report_io.h"
 
 #include <fstream>
@@ -7,7 +7,9 @@
 #include <sstream>
 
 #include "flopwise/errors.h"
+#include "flopwise/attention.h"
 #include "flopwise/llm.h"
+#include "flopwise/moe.h"
 
 namespace flopwise {
 

@@ -6,7 +6,7 @@
 
 #include "flopwise/diff.h"
 #include "flopwise/json_text.h"
-#include "flopwise/report.h"
+#include "flopwise/writers.h"
 
 namespace flopwise {
 

@@ -1,4 +1,4 @@
-// src/diff/diff_html.cc — `flopwise diff A B --format html`: the two models side by side in one
+// src/writers/diff_html.cc — `flopwise diff A B --format html`: the two models side by side in one
 // self-contained page (inline CSS/JS, no network): totals of both with the change, then every module scope
 // and op type with A's and B's figures as paired bars and the change, changed, added and removed rows
 // highlighted, sortable by any column; shape changes listed. `#selftest` writes what the page drew into
@@ -7,8 +7,8 @@
 
 #include "flopwise/diff.h"
 #include "flopwise/json_text.h"
-#include "flopwise/report.h"
-#include "../report/html_page.h"
+#include "flopwise/writers.h"
+#include "html_page.h"
 
 namespace flopwise {
 

@@ -1,4 +1,4 @@
-// src/report/netron.cc — `--format netron`: a Netron attachment (netron:attachment JSON) carrying each
+// src/writers/netron.cc — `--format netron`: a Netron attachment (netron:attachment JSON) carrying each
 // node's params, MACs, FLOPs and memory bytes, shown in Netron's sidebar under "Metrics" when opened beside
 // the model. Format as Netron's own reader takes it (source/view.js, metadata.Attachment): an object with
 // "signature": "netron:attachment" and a "metrics" array of {kind, target, name, value[, type]}, matched to a
@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "flopwise/json_text.h"
-#include "flopwise/report.h"
+#include "flopwise/writers.h"
 
 namespace flopwise {
 

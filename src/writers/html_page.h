@@ -1,4 +1,4 @@
-// src/report/html_page.h — what flopwise's HTML pages share (the report page, html_report.cc; the diff
+// src/writers/html_page.h — what flopwise's HTML pages share (the report page, html_report.cc; the diff
 // page, src/diff/diff_html.cc): base style, the number formatter and error capture of their scripts, and
 // the one-pass substitution of a template's markers.
 #pragma once

@@ -19,8 +19,10 @@
 #endif
 
 #include "flopwise/json_text.h"
-#include "flopwise/report.h"
+#include "flopwise/writers.h"
+#include "flopwise/attention.h"
 #include "flopwise/llm.h"
+#include "flopwise/moe.h"
 #include "flopwise/peak_memory.h"
 #include "flopwise/roofline.h"
 #include "poly_text.h"

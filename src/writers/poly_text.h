@@ -1,4 +1,4 @@
-// src/report/poly_text.h — the writers' memo of symbolic counts' text.
+// src/writers/poly_text.h — the writers' memo of symbolic counts' text.
 #pragma once
 
 #include <string>

@@ -1,4 +1,4 @@
-// src/report/html_report.cc — `--format html`: one self-contained page (no network at view time: its CSS
+// src/writers/html_report.cc — `--format html`: one self-contained page (no network at view time: its CSS
 // and JS are inline, written here; no library needed for a treemap, a bar chart and a table): the
 // summary, a zoomable treemap of the scope tree sized by FLOPs, params or memory bytes, the op types as
 // bars, the detailed tree as a collapsible, sortable table, and with --sweep a log-log plot of the costs
@@ -12,9 +12,11 @@
 #include <nlohmann/json.hpp>
 
 #include "flopwise/json_text.h"
+#include "flopwise/attention.h"
 #include "flopwise/llm.h"
+#include "flopwise/moe.h"
 #include "flopwise/peak_memory.h"
-#include "flopwise/report.h"
+#include "flopwise/writers.h"
 #include "flopwise/roofline.h"
 #include "flopwise/sweep.h"
 #include "html_page.h"

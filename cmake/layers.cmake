@@ -1,0 +1,73 @@
+# cmake/layers.cmake — the layers of flopwise and the rule between them (ARCHITECTURE.md): a file may include
+# the public headers of its own layer and of the layers below it, never of one above. The configure step
+# runs flopwise_check_layers() and stops at the first violation; `cmake -DROOT=DIR -P cmake/layers.cmake`
+# checks a tree on its own (the test tests/layers_test.sh runs it on a copy with a violation put in).
+#
+# Layers, lowest first: each with the folders whose files belong to it and the public headers it declares.
+set(FLOPWISE_LAYERS ir shape importers cost analyses writers commands)
+set(FLOPWISE_LAYER_ir_DIRS src/ir)
+set(FLOPWISE_LAYER_ir_HEADERS dim.h errors.h ir.h json_text.h limits.h pins.h string_arena.h)
+set(FLOPWISE_LAYER_shape_DIRS shape_inference shape_inference/ops)
+set(FLOPWISE_LAYER_shape_HEADERS infer.h ops.h)
+# Importers sit above shape inference: the .pt importer lowers aten ops to ops the registry knows.
+set(FLOPWISE_LAYER_importers_DIRS src/import src/torch)
+set(FLOPWISE_LAYER_importers_HEADERS onnx_import.h)
+set(FLOPWISE_LAYER_cost_DIRS src/cost)
+set(FLOPWISE_LAYER_cost_HEADERS attention.h convention.h cost.h)
+set(FLOPWISE_LAYER_analyses_DIRS src/analyse src/analysis src/diff)
+set(FLOPWISE_LAYER_analyses_HEADERS analyse.h budget.h diff.h llm.h moe.h ort_profile.h peak_memory.h rational_poly.h
+    roofline.h sweep.h verify.h)
+set(FLOPWISE_LAYER_writers_DIRS src/writers)
+set(FLOPWISE_LAYER_writers_HEADERS report_io.h run_diff.h writers.h)
+set(FLOPWISE_LAYER_commands_DIRS src/cli src/runtime)
+set(FLOPWISE_LAYER_commands_HEADERS)
+
+function(flopwise_check_layers root)
+  # header -> rank
+  set(rank 0)
+  foreach(layer IN LISTS FLOPWISE_LAYERS)
+    foreach(h IN LISTS FLOPWISE_LAYER_${layer}_HEADERS)
+      set(_rank_${h} ${rank})
+      set(_layer_${h} ${layer})
+    endforeach()
+    math(EXPR rank "${rank} + 1")
+  endforeach()
+  # Every public header belongs to a layer.
+  file(GLOB headers RELATIVE ${root}/include/flopwise ${root}/include/flopwise/*.h)
+  foreach(h IN LISTS headers)
+    if(NOT DEFINED _rank_${h})
+      message(FATAL_ERROR "layers: include/flopwise/${h} belongs to no layer: add it to cmake/layers.cmake")
+    endif()
+  endforeach()
+  set(rank 0)
+  foreach(layer IN LISTS FLOPWISE_LAYERS)
+    set(files)
+    foreach(dir IN LISTS FLOPWISE_LAYER_${layer}_DIRS)
+      file(GLOB f ${root}/${dir}/*.cc ${root}/${dir}/*.h ${root}/${dir}/*.def)
+      list(APPEND files ${f})
+    endforeach()
+    foreach(h IN LISTS FLOPWISE_LAYER_${layer}_HEADERS)
+      list(APPEND files ${root}/include/flopwise/${h})
+    endforeach()
+    foreach(file IN LISTS files)
+      file(STRINGS ${file} includes REGEX "^#include \"flopwise/[a-z_0-9]+\\.h\"")
+      foreach(line IN LISTS includes)
+        string(REGEX REPLACE "^#include \"flopwise/([a-z_0-9]+\\.h)\".*" "\\1" h "${line}")
+        if(NOT DEFINED _rank_${h})
+          message(FATAL_ERROR "layers: ${file} includes flopwise/${h}, which belongs to no layer")
+        endif()
+        if(_rank_${h} GREATER rank)
+          file(RELATIVE_PATH rel ${root} ${file})
+          message(FATAL_ERROR "layers: ${rel} (layer ${layer}) includes flopwise/${h} of the higher layer "
+                              "${_layer_${h}}; the order is ${FLOPWISE_LAYERS} (ARCHITECTURE.md)")
+        endif()
+      endforeach()
+    endforeach()
+    math(EXPR rank "${rank} + 1")
+  endforeach()
+endfunction()
+
+if(CMAKE_SCRIPT_MODE_FILE AND DEFINED ROOT)
+  flopwise_check_layers(${ROOT})
+  message(STATUS "layers: ${ROOT} keeps the layer order")
+endif()

@@ -1,0 +1,103 @@
+// src/writers/sweep_text.cc — a sweep as text, CSV, markdown or JSON (flopwise/sweep.h).
+#include <iomanip>
+#include <nlohmann/json.hpp>
+
+#include "flopwise/errors.h"
+#include "flopwise/json_text.h"
+#include "flopwise/sweep.h"
+#include "flopwise/writers.h"
+
+namespace flopwise {
+
+namespace {
+
+std::string exact(const Count& c) {
+  if (c.known) return std::to_string(c.v);
+  return c.overflowed ? "overflow" : "unknown";
+}
+
+}  // namespace
+
+void write_sweep(std::ostream& os, const Sweep& s, const Report& report, const std::string& format) {
+  using json = nlohmann::ordered_json;
+  if (format == "json") {
+    json rows = json::array();
+    for (const auto& r : s.rows) {
+      json point = json::object();
+      for (size_t i = 0; i < s.names.size(); ++i) point[s.names[i]] = r.point[i];
+      auto num = [](const Count& c) { return c.known ? json(c.v) : json(nullptr); };
+      rows.push_back({{"point", point}, {"params", num(r.params)}, {"macs", num(r.macs)}, {"flops", num(r.flops)},
+                      {"memory_bytes", num(r.memory_bytes)}, {"uncounted_nodes", r.uncounted},
+                      {"method", r.reanalysed ? "re-analysed" : "formula"}, {"violates", r.violated}});
+    }
+    auto formula = [](const Count& c) { return c.symbolic() ? json(c.sym.str()) : c.known ? json(c.v) : json(nullptr); };
+    json doc = {{"schema", "flopwise.sweep/1"},
+                {"model", report.path},
+                {"convention", report.convention},
+                {"axes", s.names},
+                {"formulas", {{"params", formula(report.totals.params)}, {"macs", formula(report.totals.macs)},
+                              {"flops", formula(report.totals.flops)},
+                              {"memory_bytes", formula(report.totals.memory_bytes)}}},
+                {"reanalysed_points", s.reanalysed},
+                {"assumptions", [&] {
+                   json a = json::array();
+                   for (const auto& x : report.assumptions) a.push_back({{"holds", x.text()}, {"node", x.node}});
+                   return a;
+                 }()},
+                {"rows", rows}};
+    os << json_text(doc, 1) << "\n";
+    return;
+  }
+  if (format == "csv") {
+    for (const auto& n : s.names) os << n << ",";
+    os << "params,macs,flops,memory_bytes,uncounted_nodes,method,violates\n";
+    for (const auto& r : s.rows) {
+      for (int64_t v : r.point) os << v << ",";
+      std::string v;
+      for (const auto& x : r.violated) v += (v.empty() ? "" : "; ") + x;
+      os << exact(r.params) << "," << exact(r.macs) << "," << exact(r.flops) << "," << exact(r.memory_bytes) << ","
+         << r.uncounted << "," << (r.reanalysed ? "re-analysed" : "formula") << "," << v << "\n";
+    }
+    return;
+  }
+  auto cell = [](const SweepRow& r, const Count& c) { return (r.uncounted > 0 ? ">= " : "") + human(c); };
+  if (format == "markdown" || format == "md") {
+    os << "## flopwise sweep: " << report.path << "\n\n";
+    os << "FLOPs = `" << human(report.totals.flops) << "`\n\n|";
+    for (const auto& n : s.names) os << " " << n << " |";
+    os << " params | MACs | FLOPs | memory bytes |\n|";
+    for (size_t i = 0; i < s.names.size(); ++i) os << "---:|";
+    os << "---:|---:|---:|---:|\n";
+    for (const auto& r : s.rows) {
+      os << "|";
+      for (int64_t v : r.point) os << " " << v << " |";
+      os << " " << cell(r, r.params) << " | " << cell(r, r.macs) << " | " << cell(r, r.flops) << " | "
+         << cell(r, r.memory_bytes) << (r.reanalysed ? " (re-analysed)" : "")
+         << (r.violated.empty() ? "" : " (violates " + r.violated[0] + ")") << " |\n";
+    }
+    return;
+  }
+  os << "------------------------------ flopwise sweep -------------------------------\n";
+  os << "model:   " << report.path << "\n";
+  os << "MACs:    " << human(report.totals.macs) << "\n";
+  os << "FLOPs:   " << human(report.totals.flops) << " (convention '" << report.convention << "')\n";
+  os << "memory:  " << human(report.totals.memory_bytes) << "\n";
+  for (const auto& a : report.assumptions)
+    os << "assumed: " << a.text() << " (node '" << a.node << "')\n";
+  os << "Each row is the formulas above evaluated exactly at the point"
+     << (s.reanalysed ? "; rows marked * were re-analysed (a node's cost has no formula)" : "")
+     << (s.violating ? "; rows marked ! break an assumption: the model cannot run there" : "") << ".\n\n";
+  for (const auto& n : s.names) os << std::setw(std::max<int>(8, static_cast<int>(n.size()) + 1)) << n;
+  os << std::setw(12) << "params" << std::setw(14) << "MACs" << std::setw(14) << "FLOPs" << std::setw(14) << "memory"
+     << "\n";
+  for (const auto& r : s.rows) {
+    for (size_t i = 0; i < r.point.size(); ++i)
+      os << std::setw(std::max<int>(8, static_cast<int>(s.names[i].size()) + 1)) << r.point[i];
+    os << std::setw(12) << cell(r, r.params) << std::setw(14) << cell(r, r.macs) << std::setw(14) << cell(r, r.flops)
+       << std::setw(14) << cell(r, r.memory_bytes) << (r.reanalysed ? " *" : "") << (r.violated.empty() ? "" : " !")
+       << "\n";
+  }
+}
+
+
+}  // namespace flopwise
