@@ -64,6 +64,8 @@ struct ConventionRule {
 };
 
 const std::vector<Convention>& conventions();
+// "default, torch, torchvision, ...": every convention's name, in table order (help text, README).
+std::string convention_names();
 const std::vector<ConventionRule>& convention_rules();
 const Convention& default_convention();
 bool is_default(const Convention& conv);

@@ -31,6 +31,7 @@ struct Hardware {
 };
 
 std::vector<std::string> hardware_names();  // the table's devices
+std::string hardware_names_text();          // "a100-40gb, a100-80gb, ...": the same, for help text
 // A device of the table by name; with ":tf32" appended float32 products use the TF32 rate. Throws UsageError
 // naming the known devices.
 Hardware find_hardware(const std::string& name);

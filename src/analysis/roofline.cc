@@ -51,6 +51,12 @@ std::vector<std::string> hardware_names() {
   return names;
 }
 
+std::string hardware_names_text() {
+  std::string s;
+  for (const auto& n : hardware_names()) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
 Hardware find_hardware(const std::string& spec) {
   Hardware hw;
   std::string name = spec;
@@ -67,9 +73,8 @@ Hardware find_hardware(const std::string& spec) {
     hw.sources.push_back(std::string(peak_type_name(r.type)) + ": " + r.source);
   }
   if (hw.bandwidth == 0) {
-    std::string known;
-    for (const auto& n : hardware_names()) known += (known.empty() ? "" : ", ") + n;
-    throw UsageError("--hardware: no device '" + name + "' in the table (" + known + "), or give --hardware-file FILE");
+    throw UsageError("--hardware: no device '" + name + "' in the table (" + hardware_names_text() +
+                     "), or give --hardware-file FILE");
   }
   return hw;
 }

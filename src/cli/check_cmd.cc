@@ -9,6 +9,7 @@
 #include "flopwise/budget.h"
 #include "flopwise/convention.h"
 #include "flopwise/errors.h"
+#include "flopwise/formats.h"
 #include "flopwise/llm.h"
 #include "flopwise/report_io.h"
 #include "output.h"
@@ -26,11 +27,11 @@ int run_check(int argc, char** argv) {
   app.add_option("--input,-i", inputs, "pin an input: NAME:1x3x224x224[:dtype] (over the budget's [inputs])");
   app.add_option("--dim,-d", dims, "bind a symbolic dim: batch=8 (over the budget's [dims])");
   app.add_option("--value", values, "pin the contents of a shape-like input: NAME=4,2");
-  app.add_option("--format,-f", format, "text | markdown (e.g. for $GITHUB_STEP_SUMMARY)")
-      ->check(CLI::IsMember({"text", "markdown", "md"}));
+  app.add_option("--format,-f", format, format_help(Output::Check) + " (markdown: e.g. for $GITHUB_STEP_SUMMARY)")
+      ->check(CLI::IsMember(format_choices(Output::Check)));
   app.add_option("--output,-o", output, "write the table to FILE instead of stdout");
   app.add_option("--junit", junit, "also write JUnit XML (one test case per limit) to FILE");
-  app.add_option("--convention", convention, "counting convention of the FLOPs checked (default, torch, torchvision, deepspeed, fvcore, thop, ptflops, ptflops_aten)");
+  app.add_option("--convention", convention, "counting convention of the FLOPs checked (" + convention_names() + ")");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -110,7 +111,7 @@ int run_check(int argc, char** argv) {
   }
   std::ofstream file;
   std::ostream* os = &output_stream(output, file);
-  if (format == "markdown" || format == "md")
+  if (canonical_format(format) == "markdown")
     write_check_markdown(*os, res);
   else
     write_check_text(*os, res);

@@ -9,6 +9,7 @@
 #include "flopwise/cost.h"
 #include "flopwise/diff.h"
 #include "flopwise/errors.h"
+#include "flopwise/formats.h"
 #include "flopwise/report_io.h"
 #include "flopwise/run_diff.h"
 #include "output.h"
@@ -48,16 +49,16 @@ int run_diff(int argc, char** argv) {
   app.add_option("--input,-i", o.inputs, "pin an input on both sides: NAME:1x3x224x224[:dtype]");
   app.add_option("--dim,-d", o.dims, "bind a symbolic dim on both sides: batch=8");
   app.add_option("--value", o.values, "pin the contents of a shape-like input on both sides: NAME=4,2");
-  app.add_option("--format,-f", o.format, "text | json | markdown | html (models side by side; not for run reports)")
-      ->check(CLI::IsMember({"text", "json", "markdown", "md", "html"}));
+  app.add_option("--format,-f", o.format, format_help(Output::Diff) + " (html: models side by side; not for run reports)")
+      ->check(CLI::IsMember(format_choices(Output::Diff)));
   app.add_option("--output,-o", o.output, "write the diff to FILE instead of stdout");
   app.add_option("--top", o.top, "entries per section (default: 20 in text/markdown, all in JSON)");
   app.add_option("--sort", o.sort,
                  "quantity that ranks the largest changes: params | macs | flops | memory_bytes")
       ->check(CLI::IsMember({"params", "macs", "flops", "memory_bytes"}));
   app.add_option("--convention", o.convention,
-                 "counting convention of the FLOPs of a model side (default, torch, torchvision, deepspeed, fvcore, thop, ptflops, ptflops_aten); saved reports "
-                 "keep theirs, and two sides of different conventions are not compared");
+                 "counting convention of the FLOPs of a model side (" + convention_names() +
+                     "); saved reports keep theirs, and two sides of different conventions are not compared");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -72,7 +73,7 @@ int run_diff(int argc, char** argv) {
     if (run_a != run_b)
       throw UsageError((run_a ? o.a : o.b) + " is a measured run report and " + (run_a ? o.b : o.a) +
                        " is not: diff two run reports, or two models / static reports");
-    if (o.format == "html") throw UsageError("a diff of run reports is text, json or markdown, not html");
+    require_format(Output::RunDiff, o.format, "a diff of run reports");
     std::ofstream file;
     std::ostream* os = &output_stream(o.output, file);
     write_run_diff(*os, o.a, o.b, RunDiffOptions{o.format, o.top});
@@ -103,7 +104,7 @@ int run_diff(int argc, char** argv) {
     write_diff_json(*os, d, fo);
   else if (o.format == "html")
     write_diff_html(*os, d);
-  else if (o.format == "markdown" || o.format == "md")
+  else if (canonical_format(o.format) == "markdown")
     write_diff_markdown(*os, d, fo);
   else
     write_diff_text(*os, d, fo);

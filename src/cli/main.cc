@@ -14,6 +14,7 @@
 #include "flopwise/convention.h"
 #include "flopwise/cost.h"
 #include "flopwise/errors.h"
+#include "flopwise/formats.h"
 #include "flopwise/llm.h"
 #include "flopwise/ops.h"
 #include "flopwise/peak_memory.h"
@@ -36,6 +37,7 @@ struct Options {
   int top = 3;
   bool strict = false;
   bool list_ops = false;
+  std::string list;                  // conventions | devices | formats
   std::vector<std::string> explain;  // two convention names
   std::vector<std::string> sweeps;   // NAME=values
   std::string phase;                 // prefill / decode
@@ -126,6 +128,15 @@ int run(const Options& o) {
     list_ops(std::cout, conv);
     return fw::kExitOk;
   }
+  if (!o.list.empty()) {  // one name per line, from the tables themselves (scripts/readme_lists.py)
+    if (o.list == "conventions")
+      for (const auto& c : fw::conventions()) std::cout << c.name << "\n";
+    else if (o.list == "devices")
+      for (const auto& d : fw::hardware_names()) std::cout << d << "\n";
+    else
+      for (const auto& f : fw::formats()) std::cout << f.name << "\n";
+    return fw::kExitOk;
+  }
   if (o.model.empty()) throw fw::UsageError("no model given (usage: flopwise MODEL.onnx [options]; --help)");
   fw::InferOptions io = infer_options(o);
   fw::CostOptions copts;
@@ -159,8 +170,7 @@ int run(const Options& o) {
     if (!o.phase.empty()) llm.phase = fw::parse_phase(o.phase);
     plan = fw::plan_llm(*plain.model, llm, io.dims);
     io.dims.insert(io.dims.end(), plan.bindings.begin(), plan.bindings.end());
-    if (generation && (o.format == "csv" || o.format == "netron"))
-      throw fw::UsageError("--generate writes text, json, markdown or html, not " + o.format);
+    if (generation) fw::require_format(fw::Output::Generate, o.format, "--generate");
   }
   const std::optional<fw::KvCache>& kv = plan.kv;
   const std::string& phase_note = plan.note;
@@ -185,7 +195,7 @@ int run(const Options& o) {
   keep->push_back(analysis);
   const fw::Report& report = analysis->report;
   if (!axes.empty()) {
-    if (o.format == "netron") throw fw::UsageError("--sweep writes text, csv, markdown, json or html, not netron");
+    fw::require_format(fw::Output::Sweep, o.format, "--sweep");
     fw::Sweep sw = fw::run_sweep(report, axes, reanalyse);
     std::ofstream file;
     std::ostream& os = fw::output_stream(o.output, file);
@@ -204,7 +214,7 @@ int run(const Options& o) {
     fw::write_json(*os, report);
   else if (o.format == "csv")
     fw::write_csv(*os, report);
-  else if (o.format == "markdown" || o.format == "md")
+  else if (fw::canonical_format(o.format) == "markdown")
     fw::write_markdown(*os, report, topts);
   else if (o.format == "netron")
     fw::write_netron(*os, report);
@@ -272,10 +282,8 @@ int main(int argc, char** argv) {
                  "pin an input: NAME:1x3x224x224[:dtype], or a shape for inputs in order");
   app.add_option("--dim,-d", o.dims, "bind a symbolic dim: batch=8");
   app.add_option("--value", o.values, "pin the contents of a shape-like input: NAME=4,2");
-  app.add_option("--format,-f", o.format,
-                 "text | json | csv | markdown | html (one self-contained page) | netron (an attachment Netron "
-                 "shows beside the model)")
-      ->check(CLI::IsMember({"text", "json", "csv", "markdown", "md", "html", "netron"}));
+  app.add_option("--format,-f", o.format, fw::format_help(fw::Output::Report))
+      ->check(CLI::IsMember(fw::format_choices(fw::Output::Report)));
   app.add_option("--output,-o", o.output, "write the report to FILE instead of stdout");
   app.add_option("--depth", o.depth, "depth of the detailed module tree (-1: all)");
   app.add_option("--top", o.top, "modules per depth in the aggregated profile");
@@ -289,9 +297,9 @@ int main(int argc, char** argv) {
       "a generation summary (text, json, markdown, html): prefill of --prompt tokens, then decode steps to "
       "this many tokens");
   app.add_option("--hardware", o.hardware,
-                 "roofline on a device of the table (a100-40gb, a100-80gb, h100-sxm, h100-pcie, h200, l40s, rtx4090, "
-                 "xeon-8380; NAME:tf32 runs float32 products at the TF32 rate): per scope time bound and the latency "
-                 "lower bound (text, JSON)");
+                 "roofline on a device of the table (" + fw::hardware_names_text() +
+                     "; NAME:tf32 runs float32 products at the TF32 rate): per scope time bound and the latency "
+                     "lower bound (text, JSON)");
   app.add_option("--hardware-file", o.hardware_file, "roofline on a device described in a TOML file (README)");
   app.add_flag("--causal", o.causal,
                "count attention products (MatMul -> Softmax -> MatMul) without a causal mask's upper triangle, as "
@@ -301,13 +309,14 @@ int main(int argc, char** argv) {
   app.add_option("--sweep", o.sweeps,
                  "evaluate the cost formulas over a grid of dims: seq=128,256,512 (list), batch=1..32 (doubling), "
                  "H=64..512:32 (step); repeat for a grid");
+  app.add_option("--list", o.list, "print the names of: conventions | devices (of --hardware) | formats")
+      ->check(CLI::IsMember({"conventions", "devices", "formats"}));
   app.add_flag("--list-ops", o.list_ops, "print the op registry: op, opset range, FLOPs formula (of --convention)");
   app.add_option("--explain", o.explain,
                  "reconcile the FLOPs of two conventions per op type: --explain default torchvision")
       ->expected(2);
   app.add_option("--convention", o.convention,
-                 "counting convention of the FLOPs: default, torch, torchvision, deepspeed, fvcore, thop, ptflops, ptflops_aten "
-                 "(README: Conventions)");
+                 "counting convention of the FLOPs: " + fw::convention_names() + " (README: Conventions)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -28,6 +28,7 @@
 #include "flopwise/analyse.h"
 #include "flopwise/cost.h"
 #include "flopwise/errors.h"
+#include "flopwise/formats.h"
 #include "flopwise/json_text.h"
 #include "flopwise/ort_profile.h"
 #include "flopwise/writers.h"
@@ -844,12 +845,13 @@ int run_run(int argc, char** argv) {
   app.add_option("--seed", o.seed, "seed of the random inputs");
   app.add_option("--peak-tflops", o.peak_tflops, "the device's peak: adds % of peak per scope");
   app.add_option("--hardware", o.hardware,
-                 "a device of the roofline table: each scope's bound beside its measured time; a time below its "
-                 "bound is flagged");
+                 "a device of the roofline table (" + hardware_names_text() +
+                     "): each scope's bound beside its measured time; a time below its bound is flagged");
   app.add_option("--hardware-file", o.hardware_file, "the roofline device from a TOML file");
   app.add_option("--timeout", o.timeout, "seconds before the run is stopped");
-  app.add_option("--format,-f", o.format, "text | json | html (the static page with measured latency per scope)")
-      ->check(CLI::IsMember({"text", "json", "html"}));
+  app.add_option("--format,-f", o.format,
+                 format_help(Output::Run) + " (html: the static page with measured latency per scope)")
+      ->check(CLI::IsMember(format_choices(Output::Run)));
   app.add_option("--output,-o", o.output, "write the report to FILE");
   app.add_option("--trace", o.trace, "write a Chrome trace (Perfetto, chrome://tracing) of the profiled runs");
   app.add_option("--depth", o.depth, "depth of the scope table (-1: all)");

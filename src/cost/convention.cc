@@ -392,6 +392,12 @@ const std::vector<ConventionRule>& convention_rules() {
 const Convention& default_convention() { return conventions().front(); }
 bool is_default(const Convention& conv) { return &conv == &default_convention(); }
 
+std::string convention_names() {
+  std::string s;
+  for (const Convention& c : conventions()) s += (s.empty() ? "" : ", ") + std::string(c.name);
+  return s;
+}
+
 const Convention& find_convention(const std::string& name) {
   std::string known, key = name;
   std::replace(key.begin(), key.end(), '-', '_');  // deepspeed-legacy, ptflops-aten

@@ -13,6 +13,7 @@
 
 #include "flopwise/cost.h"
 #include "flopwise/errors.h"
+#include "flopwise/formats.h"
 #include "flopwise/json_text.h"
 #include "flopwise/writers.h"
 
@@ -192,7 +193,7 @@ void write_run_diff(std::ostream& os, const std::string& pa, const std::string& 
     os << json_text(doc, 1) << "\n";
     return;
   }
-  const bool md = o.format == "markdown" || o.format == "md";
+  const bool md = canonical_format(o.format) == "markdown";
   const size_t top = o.top >= 0 ? static_cast<size_t>(o.top) : 20;
   auto label = [](const std::string& t) {
     if (t == "fwd_latency_ms") return std::string("fwd latency (ms)");

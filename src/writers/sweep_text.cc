@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "flopwise/errors.h"
+#include "flopwise/formats.h"
 #include "flopwise/json_text.h"
 #include "flopwise/sweep.h"
 #include "flopwise/writers.h"
@@ -61,7 +62,7 @@ void write_sweep(std::ostream& os, const Sweep& s, const Report& report, const s
     return;
   }
   auto cell = [](const SweepRow& r, const Count& c) { return (r.uncounted > 0 ? ">= " : "") + human(c); };
-  if (format == "markdown" || format == "md") {
+  if (canonical_format(format) == "markdown") {
     os << "## flopwise sweep: " << report.path << "\n\n";
     os << "FLOPs = `" << human(report.totals.flops) << "`\n\n|";
     for (const auto& n : s.names) os << " " << n << " |";
