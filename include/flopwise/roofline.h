@@ -1,7 +1,7 @@
-// flopwise/roofline.h — the roofline on named hardware (issue 13): per node and per module scope, the time
+// flopwise/roofline.h — the roofline on named hardware: per node and per module scope, the time
 // bound max(FLOPs / peak, bytes / bandwidth), whether compute or memory bounds it, and the model's latency
-// lower bound. The hardware table is src/report/hardware.def (each row with its public source); a user's
-// device comes from a TOML file.
+// lower bound. The hardware table is src/analysis/hardware.def (each row with its public source); a user's
+// device comes from a TOML file (src/analysis/hardware_file.cc); the text is src/writers/roofline_text.cc.
 #pragma once
 
 #include <array>

@@ -210,18 +210,7 @@ int run(const Options& o) {
   std::ofstream file;
   std::ostream* os = &fw::output_stream(o.output, file);
   fw::TextOptions topts{o.depth, o.top};
-  if (o.format == "json")
-    fw::write_json(*os, report);
-  else if (o.format == "csv")
-    fw::write_csv(*os, report);
-  else if (fw::canonical_format(o.format) == "markdown")
-    fw::write_markdown(*os, report, topts);
-  else if (o.format == "netron")
-    fw::write_netron(*os, report);
-  else if (o.format == "html")
-    fw::write_html(*os, report);
-  else
-    fw::write_text(*os, report, topts);
+  fw::find_format(o.format).write_report(*os, report, topts);
   if (report.roofline && o.format == "text") fw::write_roofline_text(*os, *report.roofline, o.top < 5 ? 5 : o.top);
   if (generation && o.format == "text") *os << fw::format_generation(*kv, *report.llm->generation);
   os->flush();

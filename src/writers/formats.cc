@@ -2,6 +2,7 @@
 #include "flopwise/formats.h"
 
 #include "flopwise/errors.h"
+#include "flopwise/writers.h"
 
 namespace flopwise {
 
@@ -15,17 +16,25 @@ constexpr unsigned bits(std::initializer_list<Output> os) {
 
 bool writes(const Format& f, Output o) { return (f.outputs & static_cast<unsigned>(o)) != 0; }
 
+// The report writers of flopwise/writers.h behind one signature.
+void text(std::ostream& os, const Report& r, const TextOptions& t) { write_text(os, r, t); }
+void json(std::ostream& os, const Report& r, const TextOptions&) { write_json(os, r); }
+void csv(std::ostream& os, const Report& r, const TextOptions&) { write_csv(os, r); }
+void markdown(std::ostream& os, const Report& r, const TextOptions& t) { write_markdown(os, r, t); }
+void html(std::ostream& os, const Report& r, const TextOptions&) { write_html(os, r); }
+void netron(std::ostream& os, const Report& r, const TextOptions&) { write_netron(os, r); }
+
 }  // namespace
 
 const std::vector<Format>& formats() {
   using O = Output;
   static const std::vector<Format> table = {
-      {"text", "", "", bits({O::Report, O::Sweep, O::Generate, O::Diff, O::RunDiff, O::Check, O::Run})},
-      {"json", "", "", bits({O::Report, O::Sweep, O::Generate, O::Diff, O::RunDiff, O::Run})},
-      {"csv", "", "", bits({O::Report, O::Sweep})},
-      {"markdown", "md", "", bits({O::Report, O::Sweep, O::Generate, O::Diff, O::RunDiff, O::Check})},
-      {"html", "", "one self-contained page", bits({O::Report, O::Sweep, O::Generate, O::Diff, O::Run})},
-      {"netron", "", "an attachment Netron shows beside the model", bits({O::Report})},
+      {"text", "", "", bits({O::Report, O::Sweep, O::Generate, O::Diff, O::RunDiff, O::Check, O::Run}), text},
+      {"json", "", "", bits({O::Report, O::Sweep, O::Generate, O::Diff, O::RunDiff, O::Run}), json},
+      {"csv", "", "", bits({O::Report, O::Sweep}), csv},
+      {"markdown", "md", "", bits({O::Report, O::Sweep, O::Generate, O::Diff, O::RunDiff, O::Check}), markdown},
+      {"html", "", "one self-contained page", bits({O::Report, O::Sweep, O::Generate, O::Diff, O::Run}), html},
+      {"netron", "", "an attachment Netron shows beside the model", bits({O::Report}), netron},
   };
   return table;
 }
@@ -58,6 +67,12 @@ std::string format_list(Output o) {
   for (size_t i = 0; i < names.size(); ++i)
     s += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
   return s;
+}
+
+const Format& find_format(const std::string& name) {
+  for (const Format& f : formats())
+    if (name == f.name || (*f.alias && name == f.alias)) return f;
+  throw UsageError("no output format '" + name + "' (" + format_list(static_cast<Output>(~0u)) + ")");
 }
 
 std::string canonical_format(const std::string& name) {
