@@ -6,7 +6,7 @@
 # Layers, lowest first: each with the folders whose files belong to it and the public headers it declares.
 set(FLOPWISE_LAYERS ir shape importers cost analyses writers commands)
 set(FLOPWISE_LAYER_ir_DIRS src/ir)
-set(FLOPWISE_LAYER_ir_HEADERS dim.h errors.h ir.h json_text.h limits.h pins.h string_arena.h)
+set(FLOPWISE_LAYER_ir_HEADERS dim.h errors.h input_file.h ir.h json_text.h limits.h pins.h string_arena.h)
 set(FLOPWISE_LAYER_shape_DIRS shape_inference shape_inference/ops)
 set(FLOPWISE_LAYER_shape_HEADERS infer.h ops.h)
 # Importers sit above shape inference: the .pt importer lowers aten ops to ops the registry knows.

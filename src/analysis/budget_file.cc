@@ -10,6 +10,7 @@
 
 #include "flopwise/budget.h"
 #include "flopwise/errors.h"
+#include "flopwise/input_file.h"
 
 namespace flopwise {
 
@@ -386,12 +387,7 @@ Budget parse_budget(const std::string& text, const std::string& path) {
 }
 
 Budget read_budget_file(const std::string& path) {
-  require_regular_file(path);
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw InputError(path + ": cannot open the budget file");
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  return parse_budget(ss.str(), path);
+  return parse_budget(read_input_file(path, " the budget file"), path);
 }
 
 }  // namespace flopwise

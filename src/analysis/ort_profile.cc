@@ -31,6 +31,7 @@
 
 #include "flopwise/convention.h"
 #include "flopwise/errors.h"
+#include "flopwise/input_file.h"
 #include "flopwise/ops.h"
 
 namespace flopwise {
@@ -80,11 +81,10 @@ double number(const json& e, const char* key, const std::string& where) {
 }  // namespace
 
 OrtProfile read_ort_profile(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw InputError(path + ": cannot open the profile");
+  const std::string text = read_input_file(path, " the profile");
   json doc;
   try {
-    doc = json::parse(f);
+    doc = json::parse(text);
   } catch (const json::exception& e) {
     throw InputError(path + ": not valid JSON (a truncated profile?): " + std::string(e.what()));
   }

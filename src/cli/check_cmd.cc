@@ -32,13 +32,7 @@ int run_check(int argc, char** argv) {
   app.add_option("--output,-o", output, "write the table to FILE instead of stdout");
   app.add_option("--junit", junit, "also write JUnit XML (one test case per limit) to FILE");
   app.add_option("--convention", convention, "counting convention of the FLOPs checked (" + convention_names() + ")");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    throw UsageError(std::string(e.what()) + " (see flopwise check --help)");
-  }
+  if (auto code = parse_command_line(app, argc, argv, "check")) return *code;
 
   InferOptions cli;
   for (const auto& s : inputs) cli.inputs.push_back(parse_input_pin(s));

@@ -2,6 +2,11 @@
 #pragma once
 
 #include <optional>
+#include <string>
+
+namespace CLI {
+class App;
+}
 
 namespace flopwise {
 
@@ -11,6 +16,11 @@ int run_diff(int argc, char** argv);
 int run_check(int argc, char** argv);
 // `flopwise run MODEL.pt [options]`: argv[0] is "run".
 int run_run(int argc, char** argv);
+
+// Parses argv into `app`: nullopt to go on; else the exit code, after --help's text or, for a parse error,
+// one line "flopwise[ COMMAND]: error: ... (see flopwise[ COMMAND] --help)" (exit 2). `command`: "" for the
+// static report, "diff", "check", "run" (parse.cc).
+std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv, const std::string& command);
 
 // When an argument names a TorchScript file: forks; the child returns nullopt and runs the command with its
 // archive loads limited and watched; the parent returns the command's exit code (contain.cc).

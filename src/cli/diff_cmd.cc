@@ -59,13 +59,7 @@ int run_diff(int argc, char** argv) {
   app.add_option("--convention", o.convention,
                  "counting convention of the FLOPs of a model side (" + convention_names() +
                      "); saved reports keep theirs, and two sides of different conventions are not compared");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    throw UsageError(std::string(e.what()) + " (see flopwise diff --help)");
-  }
+  if (auto code = parse_command_line(app, argc, argv, "diff")) return *code;
 
   // Two measured run reports (flopwise run ... --format json): latency and FLOP/s deltas.
   const bool run_a = is_run_report(o.a), run_b = is_run_report(o.b);

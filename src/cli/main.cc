@@ -306,13 +306,6 @@ int main(int argc, char** argv) {
       ->expected(2);
   app.add_option("--convention", o.convention,
                  "counting convention of the FLOPs: " + fw::convention_names() + " (README: Conventions)");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::cerr << "flopwise: " << e.what() << " (see --help)\n";
-    return fw::kExitBadInput;
-  }
+  if (auto code = fw::parse_command_line(app, argc, argv, "")) return *code;
   return guarded([&] { return run(o); });
 }

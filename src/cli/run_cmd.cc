@@ -858,14 +858,7 @@ int run_run(int argc, char** argv) {
   app.add_flag("--verify", o.verify,
                "compare every executed op's input and output shapes with the static analysis; exit 6 on a "
                "disagreement");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::cerr << "flopwise run: " << e.what() << " (see --help)\n";
-    return kExitBadInput;
-  }
+  if (auto code = parse_command_line(app, argc, argv, "run")) return *code;
   return run(o);
 }
 

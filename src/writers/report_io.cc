@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "flopwise/errors.h"
+#include "flopwise/input_file.h"
 #include "flopwise/attention.h"
 #include "flopwise/llm.h"
 #include "flopwise/moe.h"
@@ -222,13 +223,9 @@ Report parse_report_json(const std::string& text, const std::string& origin) {
 }
 
 Report read_report_json(const std::string& path) {
-  require_regular_file(path);
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw InputError(path + ": cannot open");
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  if (ss.str().empty()) throw InputError(path + ": empty file");
-  return parse_report_json(ss.str(), path);
+  const std::string text = read_input_file(path);
+  if (text.empty()) throw InputError(path + ": empty file");
+  return parse_report_json(text, path);
 }
 
 bool looks_like_json_report(const std::string& path) {

@@ -13,6 +13,7 @@
 
 #include "flopwise/cost.h"
 #include "flopwise/errors.h"
+#include "flopwise/input_file.h"
 #include "flopwise/formats.h"
 #include "flopwise/json_text.h"
 #include "flopwise/writers.h"
@@ -25,12 +26,10 @@ using ojson = nlohmann::ordered_json;
 namespace {
 
 json read_run(const std::string& path) {
-  require_regular_file(path);
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw InputError(path + ": cannot open");
+  const std::string text = read_input_file(path);
   json j;
   try {
-    j = json::parse(f);
+    j = json::parse(text);
   } catch (const json::exception& e) {
     throw InputError(path + ": not valid JSON: " + std::string(e.what()));
   }

@@ -1,0 +1,23 @@
+// src/cli/parse.cc — the command line of every command parsed the one way (commands.h).
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "commands.h"
+#include "flopwise/errors.h"
+
+namespace flopwise {
+
+std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv, const std::string& command) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    const std::string name = command.empty() ? "flopwise" : "flopwise " + command;
+    std::cerr << name << ": error: " << e.what() << " (see " << name << " --help)\n";
+    return kExitBadInput;
+  }
+  return std::nullopt;
+}
+
+}  // namespace flopwise
