@@ -4,6 +4,7 @@
 
 #include "flopwise/budget.h"
 #include "flopwise/writers.h"
+#include "tables.h"
 
 namespace flopwise {
 
@@ -109,18 +110,11 @@ void write_check_text(std::ostream& os, const CheckResult& r) {
 void write_check_markdown(std::ostream& os, const CheckResult& r) {
   os << "### flopwise check: " << (r.failures() ? "❌ " : "✅ ") << summary(r) << "\n\n";
   os << "`" << r.model << "` against `" << r.budget << "`\n\n";
-  auto t = rows_table(r, true);
-  for (size_t i = 0; i < t.size(); ++i) {
-    os << "|";
-    for (const auto& c : t[i]) os << " " << c << " |";
-    os << "\n";
-    if (i == 0) {
-      os << "|";
-      for (size_t c = 0; c < t[0].size(); ++c)
-        os << (c + 4 >= t[0].size() && c + 1 < t[0].size() ? " ---: |" : " --- |");
-      os << "\n";
-    }
-  }
+  const Table t = rows_table(r, true);
+  const size_t n = t.empty() ? 0 : t[0].size();
+  std::vector<bool> right(n);
+  for (size_t c = 0; c < n; ++c) right[c] = c + 4 >= n && c + 1 < n;  // limit, actual, used: numbers
+  write_markdown_table(os, t, right);
   bool any = false;
   for (const auto& row : r.rows)
     if (!row.pass) {

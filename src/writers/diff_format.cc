@@ -7,6 +7,7 @@
 #include "flopwise/diff.h"
 #include "flopwise/json_text.h"
 #include "flopwise/writers.h"
+#include "tables.h"
 
 namespace flopwise {
 
@@ -92,7 +93,6 @@ std::vector<const DiffEntry*> listed(const std::vector<DiffEntry>& v, bool scope
   return out;
 }
 
-using Table = std::vector<std::vector<std::string>>;
 
 // Display width of UTF-8 text (code points; "Δ" is one column).
 size_t width(const std::string& s) {
@@ -123,16 +123,9 @@ void print_table(std::ostream& os, const Table& t, const std::string& indent, si
 }
 
 void print_md(std::ostream& os, const Table& t, size_t left) {
-  for (size_t r = 0; r < t.size(); ++r) {
-    os << "|";
-    for (const auto& cell : t[r]) os << " " << cell << " |";
-    os << "\n";
-    if (r == 0) {
-      os << "|";
-      for (size_t c = 0; c < t[r].size(); ++c) os << (c < left ? " --- |" : " ---: |");
-      os << "\n";
-    }
-  }
+  std::vector<bool> right(t.empty() ? 0 : t[0].size());
+  for (size_t c = left; c < right.size(); ++c) right[c] = true;
+  write_markdown_table(os, t, right);
 }
 
 Table totals_table(const Diff& d) {
