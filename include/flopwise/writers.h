@@ -14,6 +14,7 @@
 namespace flopwise {
 
 struct Sweep;
+struct Convention;
 struct KvCache;
 struct Generation;
 struct LlmSection;
@@ -58,5 +59,13 @@ std::string human(double v);
 std::string format_generation(const KvCache& kv, const Generation& g);
 std::vector<std::pair<std::string, std::string>> llm_summary_rows(const LlmSection& llm);
 void write_moe_text(std::ostream& os, const MoeSummary& moe);
+
+// `--list-ops`: every op of the registry with its opset range and FLOPs formula in `conv`, then the torch
+// functions the .pt importer decomposes where `conv` counts them apart (src/writers/op_list.cc).
+void write_op_list(std::ostream& os, const Convention& conv);
+// `--explain A B`: the model's FLOPs under conventions `ca` (report a) and `cb` (report b), reconciled per op
+// type: where they differ, by how much, and why (src/writers/op_list.cc).
+void write_explain(std::ostream& os, const Model& model, const Report& a, const Report& b, const Convention& ca,
+                   const Convention& cb);
 
 }  // namespace flopwise

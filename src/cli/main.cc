@@ -1,11 +1,8 @@
 // flopwise CLI: the program boundary. The only place errors become messages and exit codes.
 #include <CLI/CLI.hpp>
-#include <algorithm>
 #include <fstream>
-#include <map>
 #include <memory>
 #include <new>
-#include <iomanip>
 #include <iostream>
 #include <sstream>
 
@@ -16,7 +13,6 @@
 #include "flopwise/errors.h"
 #include "flopwise/formats.h"
 #include "flopwise/llm.h"
-#include "flopwise/ops.h"
 #include "flopwise/peak_memory.h"
 #include "flopwise/writers.h"
 #include "flopwise/roofline.h"
@@ -55,77 +51,10 @@ fw::InferOptions infer_options(const Options& o) {
   return io;
 }
 
-void list_ops(std::ostream& os, const fw::Convention& conv) {
-  auto recs = fw::OpRegistry::instance().records();
-  std::sort(recs.begin(), recs.end(), [](const fw::OpRecord& a, const fw::OpRecord& b) {
-    return std::tie(a.domain, a.name, a.since_version) < std::tie(b.domain, b.name, b.since_version);
-  });
-  os << "# convention '" << conv.name << "': " << conv.reproduces << "\n";
-  os << "op\topset\tFLOPs formula (convention '" << conv.name << "')\n";
-  for (const auto& r : recs) {
-    std::string name =
-        r.domain.empty() ? std::string(r.name) : std::string(r.domain) + "::" + std::string(r.name);
-    std::string range =
-        std::to_string(r.since_version) + "-" + (r.until_version ? std::to_string(r.until_version) : "");
-    os << name << "\t" << range << "\t" << fw::convention_formula(conv, r) << "\n";
-  }
-  // Torch functions the .pt importer decomposes, where this convention counts them apart from their ops.
-  for (const auto* c : fw::convention_calls(conv))
-    os << c->call << "\t(.pt call)\t" << c->formula << "\n";
-}
-
-// --explain A B: the model's FLOPs under two conventions, reconciled per op type: where they differ, by how
-// much, and why (the MAC factor, or the op's non-contraction work counted by one side only).
-void explain(std::ostream& os, const fw::Model& model, const fw::Report& a, const fw::Report& b,
-             const fw::Convention& ca, const fw::Convention& cb) {
-  struct Row {
-    int64_t nodes = 0;
-    fw::Count macs, fa, fb;
-    std::string why;
-  };
-  std::map<std::string, Row> rows;
-  const auto& g = model.graph;
-  for (size_t i = 0; i < a.nodes.size() && i < b.nodes.size() && i < g.nodes.size(); ++i) {
-    const auto& n = a.nodes[i];
-    fw::WorkKind kind = fw::node_work_kind(g, g.nodes[i]);
-    std::string key = fw::op_key(g.nodes[i]) + (kind == fw::WorkKind::bias ? " (bias)" : "");
-    Row& r = rows[key];
-    r.nodes++;
-    r.macs += n.cost.macs;
-    r.fa += n.cost.flops;
-    r.fb += b.nodes[i].cost.flops;
-    if (r.why.empty())
-      if (const auto* rec = fw::OpRegistry::instance().find(g.nodes[i].domain, g.nodes[i].op, g.nodes[i].opset))
-        r.why = std::string(ca.name) + ": " + fw::convention_formula(ca, *rec, kind) + "; " + std::string(cb.name) +
-                ": " + fw::convention_formula(cb, *rec, kind);
-  }
-  std::string an(ca.name), bn(cb.name);
-  os << "FLOPs of " << model.path << " in convention '" << an << "' vs '" << bn << "'\n";
-  os << "  " << an << ": " << fw::human(a.totals.flops) << ca.unit << "   " << bn << ": " << fw::human(b.totals.flops)
-     << cb.unit << "   (MACs " << fw::human(a.totals.macs) << " in both)\n";
-  os << "  " << an << ": " << ca.flop_means << "\n  " << bn << ": " << cb.flop_means << "\n\n";
-  std::vector<std::pair<std::string, Row>> diff;
-  for (auto& [k, r] : rows)
-    if (!(r.fa == r.fb)) diff.emplace_back(k, r);
-  std::stable_sort(diff.begin(), diff.end(), [](const auto& x, const auto& y) {
-    return fw::rank_value(x.second.fa) + fw::rank_value(x.second.fb) > fw::rank_value(y.second.fa) + fw::rank_value(y.second.fb);
-  });
-  if (diff.empty()) {
-    os << "  every op type counts the same in both\n";
-    return;
-  }
-  os << "  op type                nodes  " << std::setw(12) << an << std::setw(12) << bn << "  why\n";
-  for (const auto& [k, r] : diff) {
-    std::string name = k.size() > 22 ? k.substr(0, 21) + "~" : k;
-    os << "  " << std::left << std::setw(22) << name << std::right << std::setw(6) << r.nodes << "  " << std::setw(12)
-       << fw::human(r.fa) << std::setw(12) << fw::human(r.fb) << "  " << r.why << "\n";
-  }
-}
-
 int run(const Options& o) {
   const fw::Convention& conv = fw::find_convention(o.convention);
   if (o.list_ops) {
-    list_ops(std::cout, conv);
+    fw::write_op_list(std::cout, conv);
     return fw::kExitOk;
   }
   if (!o.list.empty()) {  // one name per line, from the tables themselves (scripts/readme_lists.py)
@@ -151,7 +80,7 @@ int run(const Options& o) {
     fw::Analysis a = fw::analyse(o.model, io, ca, copts);
     fw::Report b = fw::build_report(*a.model, a.inferred, cb, copts);
     std::ofstream file;
-    explain(fw::output_stream(o.output, file), *a.model, a.report, b, ca, cb);
+    fw::write_explain(fw::output_stream(o.output, file), *a.model, a.report, b, ca, cb);
     return fw::kExitOk;
   }
   std::vector<fw::SweepAxis> axes;
