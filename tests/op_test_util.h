@@ -23,7 +23,7 @@
 #include "flopwise/ir.h"
 #include "flopwise/ops.h"
 #include "coverage.h"
-#include "pass.h"
+#include "infer_graph.h"
 
 namespace fwtest {
 

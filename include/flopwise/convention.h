@@ -84,7 +84,7 @@ std::vector<const ConventionRule*> convention_calls(const Convention& conv);
 std::string convention_formula(const Convention& conv, const OpRecord& rec);
 std::string convention_formula(const Convention& conv, const OpRecord& rec, WorkKind kind);
 // The kind of a node's work in its graph: its op's, or `bias` for an Add of a 1-d parameter onto a
-// contraction's output. Defined with the cost roll-up (src/cost/cost.cc).
+// contraction's output. Defined with the per-node costing (src/cost/node_cost.cc).
 WorkKind node_work_kind(const Graph& g, const Node& n);
 
 }  // namespace flopwise

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "../helpers.h"
-#include "../pass.h"
+#include "../infer_graph.h"
 
 namespace flopwise {
 

@@ -1,4 +1,6 @@
-#include "pass.h"
+// shape_inference/infer.cc — flopwise/infer.h: the shape-inference pass over a model and its subgraphs, and
+// the contexts (InferContext, CostContext) an op's shape and cost rules read.
+#include "infer_graph.h"
 
 #include <algorithm>
 #include <cctype>

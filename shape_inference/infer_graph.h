@@ -1,4 +1,4 @@
-// shape_inference/pass.h — the pass over one graph, for control-flow ops that infer their bodies.
+// shape_inference/infer_graph.h — the pass over one graph, for control-flow ops that infer their bodies.
 #pragma once
 
 #include "flopwise/infer.h"

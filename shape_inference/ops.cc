@@ -1,3 +1,5 @@
+// shape_inference/ops.cc — flopwise/ops.h: the op registry, built once from the families listed in
+// ops/families.def, and the work kinds' names.
 #include <algorithm>
 #include <stdexcept>
 #include <string>

@@ -1,0 +1,101 @@
+// src/cost/node_cost.h — one node's cost: its MACs and FLOPs by its op's record and under a counting
+// convention, the bytes it reads and writes, and the element type its MACs run in.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "flopwise/convention.h"
+#include "flopwise/ir.h"
+#include "flopwise/ops.h"
+
+namespace flopwise::cost_detail {
+
+// The op registry's record of a node's op at its opset; nullptr for an unsupported op.
+const OpRecord* record_of(const Node& n);
+
+// MACs and default FLOPs of one node by its record; unknown without one (an unsupported op). A
+// control-flow node's bodies are costed under `conv`, so its FLOPs are that convention's already.
+OpCost node_op_cost(const Graph& g, const Node& n, const OpRecord* rec, const Convention& conv);
+
+// A node's MACs and FLOPs under `conv`: flopwise's MACs and the convention's FLOPs, or, for a convention with
+// its own MACs (Convention::own_macs), its rule's figure as MACs and twice that as FLOPs. `skipped` (when
+// given) is set when the convention's tool skips the op as unsupported.
+OpCost convention_cost(const Graph& g, const Node& n, const OpRecord* rec, const OpCost& oc,
+                       const Convention& conv, bool* skipped = nullptr);
+
+// Bytes of a value of known dtype and shape; unknown otherwise.
+Count bytes_of(const Value& v);
+
+// Memo of bytes_of by dtype and dims (identity of symbolic dims, value of known ones). Shapes of rank
+// above kMaxRank, or with an unknown dim, are computed each time. The identities are those of dims held by
+// the graph's values, which outlive the memo: an address cannot be reused by another polynomial meanwhile.
+class ShapeBytesMemo {
+ public:
+  Count operator()(const Value& v) {
+    const auto& dims = v.shape.dims;
+    if (!v.shape.rank_known || dims.size() > kMaxRank) return bytes_of(v);
+    Key k;
+    k.words[0] = static_cast<uint64_t>(v.dtype) << 8 | dims.size();
+    for (size_t i = 0; i < dims.size(); ++i) {
+      const Dim& d = dims[i];
+      if (d.is_known() && d.value() >= 0 && d.value() < (int64_t{1} << 62))  // odd: never a pointer
+        k.words[i + 1] = static_cast<uint64_t>(d.value()) << 1 | 1;
+      else if (d.is_symbolic())
+        k.words[i + 1] = reinterpret_cast<uintptr_t>(d.poly_id());
+      else
+        return bytes_of(v);
+    }
+    auto [it, fresh] = memo_.try_emplace(k);
+    if (fresh) it->second = bytes_of(v);
+    return it->second;
+  }
+
+ private:
+  static constexpr size_t kMaxRank = 7;
+  struct Key {
+    std::array<uint64_t, kMaxRank + 1> words{};
+    bool operator==(const Key& o) const { return words == o.words; }
+  };
+  struct Hash {
+    size_t operator()(const Key& k) const {
+      uint64_t h = 0;
+      for (uint64_t w : k.words) h = (h ^ w) * 0x100000001b3ULL + (h >> 29);
+      return static_cast<size_t>(h);
+    }
+  };
+  std::unordered_map<Key, Count, Hash> memo_;
+};
+
+// Whether input slot s of n repeats an earlier slot's value (each distinct input is read once; a node has a
+// handful: a scan beats a set's allocations).
+inline bool repeated_input(const Node& n, size_t s) {
+  return std::find(n.inputs.begin(), n.inputs.begin() + s, n.inputs[s]) != n.inputs.begin() + s;
+}
+
+// Bytes a node reads and writes: each distinct input once (a body's outer references too; an importer's
+// synthetic value has none), every output. `bytes(value index)`: bytes_of, or a report's memo of it.
+template <class Bytes>
+Count node_bytes(const Graph& g, const Node& n, const Bytes& bytes) {
+  Count mem;
+  for (size_t s = 0; s < n.inputs.size(); ++s) {
+    const int vi = n.inputs[s];
+    if (vi >= 0 && !repeated_input(n, s) && !g.values[static_cast<size_t>(vi)].synthetic) mem += bytes(vi);
+  }
+  for (int o : n.outputs)
+    if (o >= 0) mem += bytes(o);
+  return mem;
+}
+
+// The element type a node's MACs run in (NodeReport::mac_dtype).
+DType mac_dtype_of(const Graph& g, const Node& n, const Count& macs);
+
+// A control-flow node's one precision (NodeReport::mac_dtype): its bodies' when they all run their products
+// in one type; Undefined when they have none, are mixed (Report::body_work holds the mix) or are not known.
+DType body_mac_dtype(const std::vector<BodyWork>* body, const Count& macs);
+
+}  // namespace flopwise::cost_detail

@@ -1,0 +1,212 @@
+// src/cost/stored_tensors.cc — params and buffers among stored tensors (stored_tensors.h): quantised ops'
+// weight inputs, the inputs where layers keep weights, weights reached through layout-only ops, and a
+// decided If's branch.
+#include "stored_tensors.h"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+
+#include "flopwise/cost.h"
+
+namespace flopwise::cost_detail {
+
+const std::vector<size_t>* quant_weight_slots(const Node& n) {
+  static const std::map<std::string, std::vector<size_t>, std::less<>> table = {
+      {"DequantizeLinear", {0}},
+      {"QuantizeLinear", {}},
+      {"DynamicQuantizeLinear", {}},
+      {"ConvInteger", {0, 1}},
+      {"MatMulInteger", {0, 1}},
+      {"QLinearConv", {0, 3, 8}},
+      {"QLinearMatMul", {0, 3}},
+      {"com.microsoft::DequantizeLinear", {0}},
+      {"com.microsoft::QuantizeLinear", {}},
+      {"com.microsoft::QGemm", {0, 3, 6}},
+      {"com.microsoft::MatMulIntegerToFloat", {0, 1, 6}},
+      {"com.microsoft::DynamicQuantizeMatMul", {0, 1, 4}},
+      {"com.microsoft::QLinearAdd", {0, 3}},
+      {"com.microsoft::QLinearMul", {0, 3}},
+      {"com.microsoft::QLinearConcat", {}},
+      {"com.microsoft::QLinearSigmoid", {}},
+      {"com.microsoft::QLinearLeakyRelu", {}},
+      {"com.microsoft::QLinearAveragePool", {}},
+      {"com.microsoft::QLinearGlobalAveragePool", {}},
+  };
+  const std::string& op = n.op;  // most nodes are not quantised: no key built for them
+  if (op.find("uant") == std::string::npos && op.find("Integer") == std::string::npos &&
+      op.rfind("QLinear", 0) != 0 && op != "QGemm")
+    return nullptr;
+  auto it = table.find(op_key(n));
+  return it == table.end() ? nullptr : &it->second;
+}
+
+namespace {
+
+// Where a layer keeps its learned tensors: a float Constant node's output there is a weight (Paddle2ONNX
+// stores every weight as a Constant node, no initializers).
+bool weight_slot(const Node& n, size_t slot) {
+  if (!n.domain.empty() && n.domain != "com.microsoft") return false;
+  const std::string& op = n.op;
+  if (op == "Conv" || op == "ConvTranspose" || op == "PRelu") return slot >= 1;
+  if (op == "Gemm" || op == "MatMul" || op == "Einsum" || op == "FusedMatMul") return true;
+  if (op == "BatchNormalization") return slot == 1 || slot == 2;
+  if (op == "LayerNormalization" || op == "InstanceNormalization" || op == "GroupNormalization" ||
+      op == "SimplifiedLayerNormalization" || op == "SkipLayerNormalization" ||
+      op == "SkipSimplifiedLayerNormalization" || op == "RMSNormalization")
+    return slot >= 1;
+  if (op == "Gather") return slot == 0;  // an embedding table
+  if (op == "LSTM" || op == "GRU" || op == "RNN") return slot == 1 || slot == 2 || slot == 3 || slot == 7;
+  return false;
+}
+
+bool is_constant_node_output(const Graph& g, const Value& v) {
+  if (v.is_initializer || v.producer < 0 || static_cast<size_t>(v.producer) >= g.nodes.size()) return false;
+  const Node& p = g.nodes[static_cast<size_t>(v.producer)];
+  return p.op == "Constant" && (p.domain.empty() || p.domain == "ai.onnx") && p.inputs.empty();
+}
+
+}  // namespace
+
+bool is_stored(const Graph& g, const Value& v) { return v.is_initializer || is_constant_node_output(g, v); }
+
+WeightSources::Marks& WeightSources::marks_of(const Graph& g) {
+  Marks& m = marks_[&g];
+  if (m.state.size() != g.values.size()) {
+    m.state.assign(g.values.size(), kUnseen);
+    m.marked.assign(g.values.size(), 0);
+  }
+  return m;
+}
+
+WeightSources::Inputs WeightSources::passed(const Graph& g, const Node& n) {
+  if ((!n.domain.empty() && n.domain != "ai.onnx") || n.inputs.empty()) return {};
+  const std::string& op = n.op;
+  const int* in = n.inputs.data();
+  if (op == "Concat") return {in, in + n.inputs.size()};
+  if (op == "Gather") {  // a row of a table: the index must be a constant
+    if (n.inputs.size() < 2 || in[1] < 0) return {};
+    const Value& idx = g.values[static_cast<size_t>(in[1])];
+    return is_stored(g, idx) || idx.data ? Inputs{in, in + 1} : Inputs{};
+  }
+  if (op == "Slice" || op == "Split" || op == "Transpose" || op == "Reshape" || op == "Flatten" ||
+      op == "Squeeze" || op == "Unsqueeze" || op == "Cast" || op == "CastLike" || op == "Identity")
+    return {in, in + 1};
+  return {};
+}
+
+bool WeightSources::rooted(const Graph& g, int vi, int depth) {
+  Marks& m = marks_of(g);
+  if (vi < 0 || static_cast<size_t>(vi) >= g.values.size()) return false;
+  const uint8_t st = m.state[static_cast<size_t>(vi)];
+  if (st != kUnseen) return st == kYes;
+  const Value& v = g.values[static_cast<size_t>(vi)];
+  bool ok = false;
+  m.state[static_cast<size_t>(vi)] = kBusy;
+  if (is_stored(g, v)) {
+    ok = true;
+  } else if (depth <= 64 && v.is_outer && g.parent) {
+    ok = rooted(*g.parent, g.parent->find(v.name), depth + 1);
+  } else if (depth <= 64 && v.producer >= 0 && static_cast<size_t>(v.producer) < g.nodes.size()) {
+    const Inputs in = passed(g, g.nodes[static_cast<size_t>(v.producer)]);
+    ok = !in.empty();
+    for (int i : in)
+      if (ok && !rooted(g, i, depth + 1)) ok = false;
+  }
+  marks_of(g).state[static_cast<size_t>(vi)] = ok ? kYes : kNo;  // marks_ may have grown: look it up again
+  return ok;
+}
+
+void WeightSources::mark(const Graph& g0, int root) {
+  std::vector<std::pair<const Graph*, int>> stack{{&g0, root}};
+  while (!stack.empty()) {
+    auto [g, vi] = stack.back();
+    stack.pop_back();
+    if (vi < 0 || static_cast<size_t>(vi) >= g->values.size()) continue;
+    Marks& m = marks_of(*g);
+    if (m.marked[static_cast<size_t>(vi)]) continue;
+    m.marked[static_cast<size_t>(vi)] = 1;
+    const Value& v = g->values[static_cast<size_t>(vi)];
+    if (is_stored(*g, v)) {
+      sources_.insert(&v);
+    } else if (v.is_outer && g->parent) {
+      stack.emplace_back(g->parent, g->parent->find(v.name));
+    } else if (v.producer >= 0 && static_cast<size_t>(v.producer) < g->nodes.size()) {
+      for (int i : passed(*g, g->nodes[static_cast<size_t>(v.producer)])) stack.emplace_back(g, i);
+    }
+  }
+}
+
+void WeightSources::scan(const Graph& g) {
+  for (const Node& n : g.nodes) {
+    if (passed(g, n).empty()) {  // a layout op is a link of a chain, not its end
+      for (size_t s = 0; s < n.inputs.size(); ++s) {
+        const int vi = n.inputs[s];
+        if (vi < 0 || !weight_slot(n, s) || is_stored(g, g.values[static_cast<size_t>(vi)])) continue;
+        if (rooted(g, vi, 0)) mark(g, vi);
+      }
+    }
+    for (const auto& sg : n.subgraphs) scan(*sg);
+  }
+}
+
+const char* decided_branch(const Graph& g, const Node& n) {
+  if (n.op != "If" || !(n.domain.empty() || n.domain == "ai.onnx") || n.inputs.empty() || n.inputs[0] < 0)
+    return nullptr;
+  const Value& c = g.values[static_cast<size_t>(n.inputs[0])];
+  if (!c.data || c.data->size() != 1) return nullptr;
+  std::optional<int64_t> v;
+  if (c.data->is_float)
+    v = c.data->floats[0] != 0;
+  else
+    v = c.data->ints[0].maybe_value();
+  if (!v) return nullptr;
+  return *v ? "then_branch" : "else_branch";
+}
+
+std::optional<Value> typed_from_attribute(const Graph& g, const Value& v) {
+  if (v.dtype != DType::Undefined || !is_constant_node_output(g, v)) return std::nullopt;
+  const Node& p = g.nodes[static_cast<size_t>(v.producer)];
+  auto it = p.attrs.find("value");
+  if (it == p.attrs.end() || it->second.kind != Attribute::Kind::Tensor) return std::nullopt;
+  Value t;
+  t.producer = v.producer;
+  t.dtype = it->second.tensor.dtype;
+  std::vector<Dim> dims;
+  for (int64_t d : it->second.tensor.dims) {
+    if (d < 0) return std::nullopt;
+    dims.emplace_back(d);
+  }
+  t.shape = Shape(std::move(dims));
+  return t;
+}
+
+Role stored_role(const Graph& g, const Value& v, const Node& user, size_t slot, const WeightSources& sources,
+                 const Value& t) {
+  if (!is_stored(g, v)) return Role::None;
+  if (v.is_buffer) return Role::Buffer;
+  if (const auto* q = quant_weight_slots(user))
+    return std::find(q->begin(), q->end(), slot) != q->end() ? Role::Param : Role::None;
+  if (!is_float(t.dtype)) return Role::None;
+  if (user.op == "BatchNormalization" && user.domain.empty() && (slot == 3 || slot == 4)) return Role::Buffer;
+  // A scalar (an epsilon, a quantizer's scale, tf2onnx's folded constants) is a param only where a layer
+  // keeps a weight.
+  if (t.shape.rank_known && t.shape.rank() == 0 && !weight_slot(user, slot)) return Role::None;
+  if (v.is_initializer) return Role::Param;
+  // A Constant: a weight where a layer keeps one, directly or through layout-only ops (WeightSources), or a
+  // tensor (not a scalar) applied elementwise to activations (a decomposed norm's scale and shift, a Linear's
+  // bias add).
+  if (!t.shape.rank_known || t.shape.rank() == 0) return Role::None;
+  if (weight_slot(user, slot) || sources.is_source(v)) return Role::Param;
+  if ((user.op == "Add" || user.op == "Mul" || user.op == "Sub" || user.op == "Div") && user.domain.empty() &&
+      user.inputs.size() == 2) {
+    const Count n = t.shape.numel_count();
+    const int other = user.inputs[1 - std::min<size_t>(slot, 1)];
+    if (!n.known || n.v < 2 || other < 0) return Role::None;
+    const Value& o = g.values[static_cast<size_t>(other)];
+    if (!is_stored(g, o)) return Role::Param;
+  }
+  return Role::None;
+}
+
+}  // namespace flopwise::cost_detail
