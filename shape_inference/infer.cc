@@ -96,7 +96,7 @@ Dim InferContext::data_dependent(size_t out, const Dim& lo, const Dim& hi) {
   if (!result_ || !has_output(out)) return Dim::unknown();
   const int value = node_.outputs[out];
   auto& syms = result_->symbols;
-  for (const auto& s : syms)  // the node inferred again: its symbol (or number) as before
+  for (const auto& s : syms)  // the node inferred again: the symbol (or number) its first inference made
     if (s.graph == &graph_ && s.output == value) return s.value ? Dim(*s.value) : Dim::symbol(s.name);
   std::string stem = node_.attr_s("flopwise_symbol", "");
   if (stem.empty())

@@ -84,7 +84,7 @@ void GraphImporter::import_attr(const onnx::AttributeProto& a, Node& n, Graph& g
 // An attribute from its bytes. The kinds nearly every node has (int, float, string, their lists, a
 // tensor) are decoded here, with the same last-one-wins rules as protobuf's parser; any other kind, a
 // field this decoder does not read, or a repeated tensor field (which protobuf would merge) goes
-// through the generated AttributeProto and import_attr, as before.
+// through the generated AttributeProto and import_attr.
 void GraphImporter::import_attr_bytes(const uint8_t* base, int size, Node& n, Graph& g) {
   using A = onnx::AttributeProto;
   std::string_view name, str;
