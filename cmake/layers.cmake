@@ -19,7 +19,7 @@ set(FLOPWISE_LAYER_analyses_HEADERS analyse.h budget.h diff.h llm.h moe.h ort_pr
     roofline.h sweep.h verify.h)
 set(FLOPWISE_LAYER_writers_DIRS src/writers)
 set(FLOPWISE_LAYER_writers_HEADERS formats.h report_io.h run_diff.h writers.h)
-set(FLOPWISE_LAYER_commands_DIRS src/cli src/runtime)
+set(FLOPWISE_LAYER_commands_DIRS src/cli src/runtime src/python)
 set(FLOPWISE_LAYER_commands_HEADERS)
 
 function(flopwise_check_layers root)

@@ -1,0 +1,264 @@
+"""flopwise: the static cost (params, MACs, FLOPs, memory) of a model, by module scope, from Python.
+
+    import flopwise
+    r = flopwise.analyze("models/resnet18.onnx", dims={"batch": 1})
+    r.totals.macs                      # 1814073344
+    print(r.table(depth=2))            # the text report
+    r.to_pandas("scope")               # one row per module scope
+    r = flopwise.analyze(model, torch.randn(1, 3, 224, 224))   # a live torch.nn.Module
+
+ONNX files (a path, bytes, an onnx.ModelProto) are analysed in-process by the C++ library. TorchScript files,
+live modules and the commands (sweep, diff, check, run) run the `flopwise` executable in a child process
+($FLOPWISE_CLI, else the build's, else PATH): LibTorch is never loaded into the Python process, so the user's
+torch may be any version. Errors raise FlopwiseError subclasses (ValueError) with the CLI's one-line message.
+"""
+
+import json
+import os
+import sys
+import tempfile
+
+from .errors import FlopwiseError, InputError, InternalError, RunError, ShapeError, StrictError, UsageError
+from .formula import Formula
+from .report import Report, Scope, Totals
+from ._cli import cli_path, run_cli
+
+__all__ = ["analyze", "sweep", "diff", "check", "run", "Report", "Scope", "Totals", "Formula", "Sweep",
+           "CheckResult", "FlopwiseError", "InputError", "UsageError", "ShapeError", "StrictError", "RunError",
+           "InternalError", "cli_path"]
+
+
+def _native():
+    from . import _flopwise
+    return _flopwise
+
+
+def _torch():
+    return sys.modules.get("torch")  # a torch object exists only if the user imported torch
+
+
+def _dtype_name(t):
+    return str(t.dtype).replace("torch.", "")
+
+
+def _tensor_pins(inputs):
+    """--input pins for example inputs: tensors give SHAPE:DTYPE, strings pass as they are."""
+    if inputs is None:
+        return []
+    if not isinstance(inputs, (tuple, list)):
+        inputs = (inputs,)
+    pins = []
+    for x in inputs:
+        if isinstance(x, str):
+            pins.append(x)
+        elif hasattr(x, "shape") and hasattr(x, "dtype"):
+            pins.append("x".join(str(int(d)) for d in x.shape) + ":" + _dtype_name(x))
+        else:
+            pins.append("x".join(str(int(d)) for d in x))  # a shape tuple
+    return pins
+
+
+class _Source:
+    """A model materialised as a file (temporary for bytes, protos and modules), kept while a Report needs it."""
+
+    def __init__(self, model, inputs, export):
+        self._tmp = None
+        self.pins = []
+        torch = _torch()
+        if isinstance(model, (str, os.PathLike)):
+            self.path = os.fspath(model)
+            self.pins = _tensor_pins(inputs)
+        elif isinstance(model, (bytes, bytearray, memoryview)):
+            self.path = self._file("model.onnx", bytes(model))
+        elif type(model).__name__ == "ModelProto" and hasattr(model, "SerializeToString"):
+            self.path = self._file("model.onnx", model.SerializeToString())
+        elif torch is not None and isinstance(model, torch.jit.ScriptModule):
+            self.path = self._file("model.pt")
+            model.save(self.path)
+            self.pins = _tensor_pins(inputs)
+        elif torch is not None and isinstance(model, torch.nn.Module):
+            if inputs is None:
+                raise UsageError("a torch.nn.Module needs example inputs: analyze(model, torch.randn(...))")
+            args = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
+            if export == "onnx":
+                self.path = self._file("model.onnx")
+                with torch.no_grad():
+                    torch.onnx.export(model, args, self.path, do_constant_folding=False)
+            elif export == "torchscript":
+                self.path = self._file("model.pt")
+                with torch.no_grad():
+                    traced = torch.jit.trace(model, args, check_trace=False)
+                traced.save(self.path)
+                self.pins = _tensor_pins(args)
+            else:
+                raise UsageError(f"export={export!r}: torchscript or onnx")
+        else:
+            raise UsageError(f"cannot analyse a {type(model).__name__}: a path, bytes, an onnx.ModelProto, a "
+                             "torch.jit.ScriptModule or a torch.nn.Module")
+
+    def _file(self, name, data=None):
+        if self._tmp is None:
+            self._tmp = tempfile.TemporaryDirectory(prefix="flopwise-")
+        path = os.path.join(self._tmp.name, name)
+        if data is not None:
+            with open(path, "wb") as f:
+                f.write(data)
+        return path
+
+    def in_process(self):
+        """ONNX files are analysed in-process; anything else (a .pt) by the CLI."""
+        try:
+            return _native().detect_format(self.path) == "onnx"
+        except ImportError:
+            return False
+
+
+def _pin_args(pins, dims, values):
+    args = []
+    for p in pins:
+        args += ["--input", p]
+    for k, v in (dims or {}).items():
+        args += ["--dim", f"{k}={v}"]
+    for k, v in (values or {}).items():
+        args += ["--value", f"{k}=" + ",".join(str(int(x)) for x in v)]
+    return args
+
+
+def _option_args(opts):
+    """Keyword options as CLI options: top=5 -> --top 5, peak_memory=True -> --peak-memory, a list repeats."""
+    args = []
+    for k, v in opts.items():
+        flag = "--" + k.replace("_", "-")
+        if v is None or v is False:
+            continue
+        if v is True:
+            args.append(flag)
+        elif isinstance(v, (list, tuple)):
+            for x in v:
+                args += [flag, str(x)]
+        else:
+            args += [flag, str(v)]
+    return args
+
+
+def analyze(model, inputs=None, *, dims=None, values=None, convention="default", causal=False, peak_memory=False,
+            hardware=None, export="torchscript"):
+    """The static cost report of `model`, a Report.
+
+    model: a path (.onnx, .pt), ONNX bytes, an onnx.ModelProto, a torch.jit.ScriptModule, or a torch.nn.Module
+      with example `inputs` (a tensor or a tuple, as thop and fvcore take them).
+    inputs: for a module or a .pt: example tensors (their shapes and dtypes pin the inputs); for any file also
+      pins as the CLI writes them ("input:1x3x224x224:float32") or shape tuples.
+    dims: {"batch": 8}: binds symbolic dims (--dim). values: {"shape": [4, 2]}: contents of shape inputs.
+    convention: the FLOPs convention (README: Conventions). causal: --causal. peak_memory: --peak-memory.
+    hardware: a roofline device name (--hardware).
+    export: how a live nn.Module becomes a file. "torchscript" (default): torch.jit.trace with the caller's
+      torch, saved to a temporary .pt that the CLI analyses in a child process (module tree and parameter counts
+      exact); the CLI's LibTorch must read it: an archive saved by a newer PyTorch raises InputError, then use
+      "onnx": torch.onnx.export with the caller's torch (any version), analysed in-process (scopes as the
+      exporter names them).
+    ONNX is analysed in-process (GIL released), everything else by the `flopwise` executable in a child process.
+    """
+    src = _Source(model, inputs, export)
+    common = dict(dims=dims, values=values, convention=convention, causal=causal)
+    if src.in_process() and not peak_memory and not hardware:
+        native = _native()
+        d = [f"{k}={v}" for k, v in (dims or {}).items()]
+        vals = [f"{k}=" + ",".join(str(int(x)) for x in v) for k, v in (values or {}).items()]
+
+        def write(fmt, depth=-1):
+            return native.report(src.path, src.pins, d, vals, convention, causal, fmt, depth)
+
+        return Report(json.loads(write("json")), write)
+    args = [src.path] + _pin_args(src.pins, dims, values) + ["--convention", convention]
+    if causal:
+        args.append("--causal")
+    if peak_memory:
+        args.append("--peak-memory")
+    if hardware:
+        args += ["--hardware", hardware]
+
+    def write_cli(fmt, depth=-1):
+        return run_cli(args + ["--format", fmt, "--depth", str(depth)])[1]
+
+    del common
+    return Report(json.loads(write_cli("json")), write_cli)
+
+
+class Sweep:
+    """A sweep's result: `points` (the CLI's rows as dicts: the swept dims' values and the totals at them),
+    and `data` (the JSON as parsed)."""
+
+    def __init__(self, data):
+        self.data = data
+        self.points = data.get("points") or data.get("rows") or []
+
+    def to_dict(self):
+        return self.data
+
+    def to_pandas(self):
+        import pandas as pd
+        return pd.json_normalize(self.points)
+
+    def __repr__(self):
+        return f"<flopwise.Sweep {len(self.points)} points>"
+
+
+def sweep(model, inputs=None, *, dims=None, values=None, convention="default", export="torchscript", **axes):
+    """Evaluates the cost formulas over a grid (flopwise --sweep): sweep(m, seq=[128, 256], batch="1..32")."""
+    if not axes:
+        raise UsageError("sweep needs an axis: sweep(model, seq=[128, 256])")
+    src = _Source(model, inputs, export)
+    args = [src.path] + _pin_args(src.pins, dims, values) + ["--convention", convention, "--format", "json"]
+    for k, v in axes.items():
+        v = ",".join(str(x) for x in v) if isinstance(v, (list, tuple, range)) else str(v)
+        args += ["--sweep", f"{k}={v}"]
+    return Sweep(json.loads(run_cli(args)[1]))
+
+
+def diff(a, b, inputs=None, *, dims=None, values=None, export="torchscript", **opts):
+    """Compares two models or saved reports (flopwise diff A B --format json); returns the diff JSON as a dict.
+    Options as keywords: sort="macs", top=10, convention="fvcore"."""
+    sa, sb = _Source(a, inputs, export), _Source(b, inputs, export)
+    pins = sa.pins or sb.pins
+    args = ["diff", sa.path, sb.path] + _pin_args(pins, dims, values) + _option_args(opts) + ["--format", "json"]
+    return json.loads(run_cli(args)[1])
+
+
+class CheckResult:
+    """flopwise check's outcome: passed (exit 0) or not (exit 1, a limit fails), and its table (text)."""
+
+    def __init__(self, code, text):
+        self.passed = code == 0
+        self.exit_code = code
+        self.text = text
+
+    def __bool__(self):
+        return self.passed
+
+    def __str__(self):
+        return self.text
+
+    def __repr__(self):
+        return f"<flopwise.CheckResult passed={self.passed}>"
+
+
+def check(model, budget, inputs=None, *, dims=None, values=None, export="torchscript", **opts):
+    """Checks `model` against a budget file (flopwise check MODEL --budget FILE); a failing limit is a result
+    (passed False), not an exception. `budget` is a path or the TOML text."""
+    src = _Source(model, inputs, export)
+    if isinstance(budget, str) and "\n" in budget:
+        budget_path = src._file("budget.toml", budget.encode())
+    else:
+        budget_path = os.fspath(budget)
+    args = ["check", src.path, "--budget", budget_path] + _pin_args(src.pins, dims, values) + _option_args(opts)
+    code, out = run_cli(args, ok=(0, 1))
+    return CheckResult(code, out)
+
+
+def run(model, inputs=None, *, dims=None, values=None, export="torchscript", **opts):
+    """Measures latency by module scope (flopwise run MODEL --format json); returns the run report as a dict.
+    Options as keywords: iters=20, warmup=3, device="cpu", profile="ort_profile.json" (ONNX)."""
+    src = _Source(model, inputs, export)
+    args = ["run", src.path] + _pin_args(src.pins, dims, values) + _option_args(opts) + ["--format", "json"]
+    return json.loads(run_cli(args)[1])
