@@ -186,22 +186,22 @@ def analyze(model, inputs=None, *, dims=None, values=None, convention="default",
 
 
 class Sweep:
-    """A sweep's result: `points` (the CLI's rows as dicts: the swept dims' values and the totals at them),
+    """A sweep's result: `rows` (one per point: its "point" (the swept dims), params, macs, flops, memory_bytes),
     and `data` (the JSON as parsed)."""
 
     def __init__(self, data):
         self.data = data
-        self.points = data.get("points") or data.get("rows") or []
+        self.rows = data.get("rows") or []
 
     def to_dict(self):
         return self.data
 
     def to_pandas(self):
         import pandas as pd
-        return pd.json_normalize(self.points)
+        return pd.json_normalize(self.rows)
 
     def __repr__(self):
-        return f"<flopwise.Sweep {len(self.points)} points>"
+        return f"<flopwise.Sweep {len(self.rows)} points>"
 
 
 def sweep(model, inputs=None, *, dims=None, values=None, convention="default", export="torchscript", **axes):

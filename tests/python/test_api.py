@@ -1,0 +1,151 @@
+"""The Python package against the CLI on the bundled models: every entry point, formulas, pandas, errors."""
+import glob
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+import flopwise
+from conftest import MODELS, ROOT, cli_json
+
+ONNX_MODELS = sorted(glob.glob(os.path.join(MODELS, "*.onnx")))
+
+
+@pytest.mark.parametrize("path", ONNX_MODELS, ids=os.path.basename)
+def test_to_dict_equals_cli_json(cli, path):
+    assert flopwise.analyze(path).to_dict() == cli_json(cli, path)
+
+
+def test_dims_bound_and_bytes_and_proto(cli):
+    path = os.path.join(MODELS, "resnet18.onnx")
+    expect = cli_json(cli, path, "--dim", "batch=2")
+    assert flopwise.analyze(path, dims={"batch": 2}).to_dict() == expect
+    with open(path, "rb") as f:
+        data = f.read()
+    r = flopwise.analyze(data, dims={"batch": 2})
+    assert r.totals.macs == expect["totals"]["macs"]
+    onnx = pytest.importorskip("onnx")
+    r = flopwise.analyze(onnx.load(path, load_external_data=False), dims={"batch": 2})
+    assert r.totals.params == expect["totals"]["params"] == 11684712
+
+
+def test_formula_evaluates_as_bound_analysis():
+    path = os.path.join(MODELS, "bert.onnx")
+    r = flopwise.analyze(path)
+    assert isinstance(r.totals.macs, flopwise.Formula)
+    assert str(r.totals.macs) == r.to_dict()["totals"]["macs"]
+    bound = flopwise.analyze(path, dims={"batch": 8, "seq": 128})
+    for key in ("macs", "flops"):
+        assert getattr(r.totals, key)(batch=8, seq=128) == getattr(bound.totals, key)
+        assert isinstance(getattr(bound.totals, key), int)
+
+
+def test_formula_parser():
+    f = flopwise.Formula("1024*batch*seq*seq + 3/2*seq^2 - floor((seq - 1)/2) + min(past:0, n.x) + max(2, seq)")
+    assert f.symbols == {"batch", "seq", "past:0", "n.x"}
+    # 1024*2*16 + 24 - floor(3/2) + min(5, 7) + max(2, 4) = 32768 + 24 - 1 + 5 + 4
+    assert f({"past:0": 5, "n.x": 7}, batch=2, seq=4) == 32800
+    with pytest.raises(ValueError):
+        flopwise.Formula("2 * (seq")
+    with pytest.raises(ValueError):
+        flopwise.Formula("__import__('os')")
+
+
+def test_sections_and_scopes():
+    r = flopwise.analyze(os.path.join(MODELS, "resnet18.onnx"), dims={"batch": 1}, peak_memory=True,
+                         hardware="a100-40gb")
+    assert r.peak_memory is not None and r.roofline is not None
+    assert r.llm is None
+    root = r.scopes
+    assert root.macs == r.totals.macs
+    assert sum(c.macs for c in root.children) + sum(
+        n["macs"] for n in r.nodes if n["scope"] == "") == r.totals.macs
+    assert sum(o["macs"] for o in r.op_types) == r.totals.macs
+    assert isinstance(r.warnings, list) and isinstance(r.unsupported, list)
+
+
+def test_to_pandas_sums_equal_totals():
+    pytest.importorskip("pandas")
+    r = flopwise.analyze(os.path.join(MODELS, "resnet34.onnx"), dims={"batch": 1})
+    nodes = r.to_pandas("node")
+    ops = r.to_pandas("op")
+    scopes = r.to_pandas("scope")
+    for key in ("macs", "flops", "params"):
+        assert int(nodes[key].sum()) == getattr(r.totals, key)
+        assert int(ops[key].sum()) == getattr(r.totals, key)
+        assert scopes[scopes.depth == 0][key].iloc[0] == getattr(r.totals, key)
+
+
+def test_table_and_html_are_the_cli_outputs(cli):
+    path = os.path.join(MODELS, "resnet18.onnx")
+    r = flopwise.analyze(path, dims={"batch": 1})
+    text = subprocess.run([cli, path, "--dim", "batch=1", "--depth", "2"], stdout=subprocess.PIPE).stdout.decode()
+    assert r.table(depth=2) == text
+    assert r._repr_html_().lstrip().lower().startswith("<!doctype html")
+
+
+def test_bad_files_raise_with_the_cli_message(cli, tmp_path):
+    bad = tmp_path / "bad.onnx"
+    bad.write_bytes(b"\x08\x07garbage")
+    err = subprocess.run([cli, str(bad)], stderr=subprocess.PIPE).stderr.decode().strip()
+    with pytest.raises(flopwise.InputError) as e:
+        flopwise.analyze(str(bad))
+    assert err == "flopwise: error: " + str(e.value)
+    with pytest.raises(flopwise.InputError):
+        flopwise.analyze(str(tmp_path / "missing.onnx"))
+    with pytest.raises(flopwise.UsageError):
+        flopwise.analyze(os.path.join(MODELS, "resnet18.onnx"), convention="nonsense")
+    with pytest.raises(flopwise.UsageError):
+        flopwise.analyze(os.path.join(MODELS, "resnet18.onnx"), inputs=["nosuchinput:1x3"])
+    assert issubclass(flopwise.InputError, ValueError)
+    # through the CLI child process (a .pt path) the message is the CLI's too
+    badpt = tmp_path / "bad.pt"
+    badpt.write_bytes(b"PK\x03\x04 not a zip")
+    with pytest.raises(flopwise.InputError) as e:
+        flopwise.analyze(str(badpt))
+    err = subprocess.run([cli, str(badpt), "--format", "json"], stderr=subprocess.PIPE).stderr.decode()
+    assert str(e.value) in err
+
+
+def test_fuzz_regressions_never_crash():
+    for path in sorted(glob.glob(os.path.join(ROOT, "tests", "fuzz", "regressions", "*"))):
+        try:
+            flopwise.analyze(path)
+        except flopwise.FlopwiseError:
+            pass
+
+
+def test_sweep():
+    s = flopwise.sweep(os.path.join(MODELS, "bert.onnx"), seq=[16, 32], batch=[1])
+    f = flopwise.Formula(s.data["formulas"]["macs"])
+    assert [row["macs"] for row in s.rows] == [f(seq=16, batch=1), f(seq=32, batch=1)]
+
+
+def test_diff():
+    d = flopwise.diff(os.path.join(MODELS, "resnet18.onnx"), os.path.join(MODELS, "resnet34.onnx"),
+                      dims={"batch": 1}, sort="macs")
+    assert d["schema"].startswith("flopwise.diff/")
+
+
+def test_check(tmp_path):
+    path = os.path.join(MODELS, "resnet18.onnx")
+    ok = flopwise.check(path, "[dims]\nbatch = 1\n[limits]\nparams = \"12M\"\n")
+    assert ok.passed and "params" in ok.text
+    over = flopwise.check(path, "[dims]\nbatch = 1\n[limits]\nparams = \"1M\"\n")
+    assert not over.passed and over.exit_code == 1
+    with pytest.raises(flopwise.InputError):
+        flopwise.check(path, str(tmp_path / "missing.toml"))
+
+
+def test_run_onnx_without_profile_is_a_usage_error():
+    with pytest.raises(flopwise.FlopwiseError):
+        flopwise.run(os.path.join(MODELS, "resnet18.onnx"))
+
+
+def test_python_m_flopwise(cli):
+    path = os.path.join(MODELS, "resnet18.onnx")
+    out = subprocess.run([sys.executable, "-m", "flopwise", path, "--dim", "batch=1", "-f", "json"],
+                         stdout=subprocess.PIPE, check=True).stdout
+    assert json.loads(out) == cli_json(cli, path, "--dim", "batch=1")
