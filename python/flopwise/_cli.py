@@ -58,7 +58,7 @@ def run_cli(args, ok=(0,)):
     if p.returncode in ok:
         return p.returncode, out
     msg = _message(err)
-    if "saved by a newer PyTorch" in err:
+    if "saved by a newer PyTorch" in err or "PyTorch installation may be too old" in err:
         raise errors.InputError(msg + " (export it with the CLI's PyTorch, or use analyze(..., export=\"onnx\"))")
     if p.returncode < 0:
         raise errors.InternalError(f"flopwise died of signal {-p.returncode}: {err.strip()}")

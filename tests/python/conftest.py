@@ -50,6 +50,11 @@ def eager_macs(model, inputs):
                 total[0] += numel(out.shape) * numel(w.shape[1:])
             return out
 
-    with torch.no_grad(), Count():
-        model(*inputs)
+    training = model.training
+    model.train()  # eval mode would take fused fast paths (TransformerEncoderLayer) the counter cannot see
+    try:
+        with torch.no_grad(), Count():
+            model(*inputs)
+    finally:
+        model.train(training)
     return total[0]
