@@ -19,7 +19,7 @@ def cli_json(cli, *args):
     return json.loads(subprocess.run([cli, *args, "--format", "json"], check=True, stdout=subprocess.PIPE).stdout)
 
 
-def eager_macs(model, inputs):
+def eager_macs(model, inputs, train=False):
     """MACs of one eager run, counted at the dispatcher (independent of flopwise): mm, addmm, bmm, baddbmm,
     convolution; products only, as flopwise's MACs are."""
     import torch
@@ -51,7 +51,8 @@ def eager_macs(model, inputs):
             return out
 
     training = model.training
-    model.train()  # eval mode would take fused fast paths (TransformerEncoderLayer) the counter cannot see
+    # train=True: eval mode would take fused fast paths (TransformerEncoderLayer) the counter cannot see
+    model.train(train)
     try:
         with torch.no_grad(), Count():
             model(*inputs)

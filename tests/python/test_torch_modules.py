@@ -34,7 +34,7 @@ def test_module_traced(name, make, inputs):
     m, x = make().eval(), inputs()
     r = flopwise.analyze(m, x)
     assert r.totals.params == params(m)
-    assert r.totals.macs == eager_macs(m, x)
+    assert r.totals.macs == eager_macs(m, x, train=name == "encoder_layer")
 
 
 def test_lstm_hand_formula():
