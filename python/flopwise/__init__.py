@@ -160,7 +160,6 @@ def analyze(model, inputs=None, *, dims=None, values=None, convention="default",
     ONNX is analysed in-process (GIL released), everything else by the `flopwise` executable in a child process.
     """
     src = _Source(model, inputs, export)
-    common = dict(dims=dims, values=values, convention=convention, causal=causal)
     if src.in_process() and not peak_memory and not hardware:
         native = _native()
         d = [f"{k}={v}" for k, v in (dims or {}).items()]
@@ -169,7 +168,7 @@ def analyze(model, inputs=None, *, dims=None, values=None, convention="default",
         def write(fmt, depth=-1):
             return native.report(src.path, src.pins, d, vals, convention, causal, fmt, depth)
 
-        return Report(json.loads(write("json")), write)
+        return Report(json.loads(write("json")), write, keep=src)
     args = [src.path] + _pin_args(src.pins, dims, values) + ["--convention", convention]
     if causal:
         args.append("--causal")
@@ -181,8 +180,7 @@ def analyze(model, inputs=None, *, dims=None, values=None, convention="default",
     def write_cli(fmt, depth=-1):
         return run_cli(args + ["--format", fmt, "--depth", str(depth)])[1]
 
-    del common
-    return Report(json.loads(write_cli("json")), write_cli)
+    return Report(json.loads(write_cli("json")), write_cli, keep=src)
 
 
 class Sweep:

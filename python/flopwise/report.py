@@ -56,8 +56,9 @@ class Report:
     """A static cost report. Sections: totals, scopes, op_types, nodes, warnings, unsupported, by_dtype, and
     where the analysis made them: llm, moe, causal, roofline, peak_memory, notes, symbols, ... (dicts)."""
 
-    def __init__(self, data, source=None):
+    def __init__(self, data, source=None, keep=None):
         self._data = data
+        self._keep = keep  # the temporary model file `source` writes from, alive as long as the report
         self._source = source  # how to write the same report in another format (table, HTML)
         self.totals = Totals(data.get("totals", {}))
         self._scopes = self._op_types = self._nodes = None
