@@ -16,7 +16,6 @@ torch may be any version. Errors raise FlopwiseError subclasses (ValueError) wit
 import json
 import os
 import sys
-import tempfile
 
 from .errors import FlopwiseError, InputError, InternalError, RunError, ShapeError, StrictError, UsageError
 from .formula import Formula
@@ -98,6 +97,8 @@ class _Source:
 
     def _file(self, name, data=None):
         if self._tmp is None:
+            import tempfile
+
             self._tmp = tempfile.TemporaryDirectory(prefix="flopwise-")
         path = os.path.join(self._tmp.name, name)
         if data is not None:

@@ -2,15 +2,14 @@
 never loaded into the Python process), sweeps, diffs, checks and runs."""
 
 import os
-import re
-import shutil
-import subprocess
 
 from . import errors
 
 
 def cli_path():
     """$FLOPWISE_CLI, else the CLI of the build this package was assembled in, else `flopwise` on PATH."""
+    import shutil
+
     env = os.environ.get("FLOPWISE_CLI")
     if env:
         return env
@@ -28,6 +27,8 @@ def cli_path():
 
 def _message(stderr):
     """The CLI's one-line message without its "flopwise: error: " prefix."""
+    import re
+
     lines = [l for l in stderr.strip().splitlines() if l.strip()]
     for l in lines:
         m = re.match(r"flopwise(?: [a-z]+)?: (?:error: )?(.*)", l)
@@ -37,6 +38,8 @@ def _message(stderr):
 
 
 def _error_class(code, msg):
+    import re
+
     if code == 2:
         if re.search(r"shape|contradict", msg) and not re.search(r"cannot open|not a|malformed|truncated", msg):
             return errors.ShapeError
@@ -53,6 +56,8 @@ def _error_class(code, msg):
 def run_cli(args, ok=(0,)):
     """Runs `flopwise ARGS`; returns (exit code, stdout). Exit codes outside `ok` raise the typed error with
     the CLI's message."""
+    import subprocess
+
     p = subprocess.run([cli_path()] + [str(a) for a in args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     out, err = p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
     if p.returncode in ok:

@@ -2,19 +2,18 @@
 and rational coefficients ("3/2*seq"). Parsed by a small recursive-descent parser (never eval): symbol names
 may hold any character but whitespace, operators, parentheses and commas (e.g. "past:0", "x.size")."""
 
-import re
-from fractions import Fraction
-import math
-
-_TOKEN = re.compile(r"\s*(?:(\d+)|([+\-*/^(),])|([^\s+\-*/^(),]+))")
+_TOKEN = r"\s*(?:(\d+)|([+\-*/^(),])|([^\s+\-*/^(),]+))"  # compiled on first use: import stays light
 _FUNCS = {"floor", "ceil", "min", "max"}
 
 
 def _tokens(text):
+    import re
+
+    token = re.compile(_TOKEN)
     pos, out = 0, []
     text = text.rstrip()
     while pos < len(text):
-        m = _TOKEN.match(text, pos)
+        m = token.match(text, pos)
         if not m or m.end() == pos:
             raise ValueError(f"formula {text!r}: cannot read at {pos}")
         num, op, name = m.groups()
@@ -97,6 +96,9 @@ class _Parser:
 
 
 def _eval(node, env):
+    import math
+    from fractions import Fraction
+
     kind = node[0]
     if kind == "num":
         return Fraction(node[1])
