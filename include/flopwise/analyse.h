@@ -1,5 +1,6 @@
-// flopwise/analyse.h — the one analysis entry point: a model file in, its report out. What every command
-// (flopwise, diff, check, run), the tests, the benchmarks and a future Python binding call.
+// flopwise/analyse.h — the one analysis entry point: a model file in, its report out, the file read once for
+// all the analyses of a command. What every command (flopwise, diff, check, run), the tests, the benchmarks
+// and a future Python binding call.
 // Owns: detecting a file's format, loading it (ONNX here; TorchScript through the LibTorch plugin, opened
 // only for a .pt so the ONNX path never pays LibTorch's start-up), applying pins, the shape pass, costing.
 #pragma once
@@ -33,9 +34,34 @@ struct Analysis {
   Report report;
 };
 
-// load_model, apply_pins, infer_shapes, build_report. Pins are applied once: a TorchScript importer
-// consumes the input shapes (--input); dims and values (--dim, --value) apply to the IR for both formats.
-// A mixture-of-experts model also gets its activated counts (Report::moe).
+// A model file read and parsed once, for any number of analyses: each binds its pins on a copy of the model,
+// which stays as loaded, so a command that analyses one file at several bindings (a sweep, a generation's
+// steps, a budget's variants) reads and parses it once.
+struct LoadedModel {
+  std::shared_ptr<const Model> model;  // as the importer made it: no pins applied, shapes not inferred
+  // A TorchScript importer lowers the module at its input shapes, so the --input pins (named and positional)
+  // are part of the load: the ones it was loaded with. Empty for ONNX, whose inputs are pinned in the IR.
+  std::vector<InputPin> inputs;
+};
+
+// Reads and parses `path` (load_model). Of `pins`, a TorchScript file's input pins are used (kept in
+// LoadedModel::inputs); dims and values are bound by analyse().
+LoadedModel load(const std::string& path, const Pins& pins);
+
+// Whether `loaded` can be analysed with `pins`: an ONNX model with any; a TorchScript one with the input
+// pins it was loaded with.
+bool accepts(const LoadedModel& loaded, const Pins& pins);
+
+// On a copy of the loaded model: apply_pins, infer_shapes, build_report. A TorchScript importer consumed the
+// input shapes (--input) at load; dims and values (--dim, --value) apply to the IR for both formats. A --dim on
+// a declared alias (past_plus_seq) or on a data-dependent size is solved with a second shape pass, and a
+// --value pin that changes no shape is warned of (a pass without it). A mixture-of-experts model also gets
+// its activated counts (Report::moe). Throws UsageError where !accepts(loaded, pins), and for pins the model
+// refuses.
+Analysis analyse(const LoadedModel& loaded, const Pins& pins, const Convention& conv, const CostOptions& opts = {});
+
+// load, then analyse, for a file analysed once: the passes work on the loaded model itself (no copy) where
+// the pins need one pass.
 Analysis analyse(const std::string& path, const Pins& pins, const Convention& conv, const CostOptions& opts = {});
 
 // Called around every TorchScript archive load (LibTorch's torch::jit::load and the lowering that runs in

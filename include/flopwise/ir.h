@@ -250,6 +250,7 @@ class StringList {
   std::shared_ptr<const std::vector<std::string>> p_;
 };
 
+// A field added here is copied by Graph::copy_to (ir.cc) too.
 struct Node {
   std::string name;
   std::string op;            // canonical op type ("Conv", "MatMul", ...)
@@ -271,6 +272,7 @@ struct Node {
   std::string scope_name() const { return scope.empty() ? std::string() : scope.back(); }
 };
 
+// A field added here is copied by Graph::copy_to (ir.cc) too.
 class Graph {
  public:
   std::string name;
@@ -286,6 +288,10 @@ class Graph {
   int find(std::string_view value_name) const;    // -1 when absent
   int add_value(std::string_view value_name);     // returns the existing index when present
   void reserve_values(size_t n);                  // room for n values (an importer that knows the count)
+  // Makes `out` a deep copy of this graph: its values, its nodes with their subgraphs (each copied
+  // subgraph's parent the copy that holds it) and the name index; `out.parent` is left as it is.
+  void copy_to(Graph& out) const;
+
  private:
   // Value names -> indices, without copies of the names (open addressing; ir.cc).
   std::vector<uint64_t> slots_;
@@ -313,6 +319,7 @@ struct ModuleDecl {
   std::vector<std::pair<int64_t, int64_t>> params;
 };
 
+// A field added here is copied by copy_model (ir.cc) too.
 struct Model {
   std::string path;
   std::string format;                     // "onnx" or "torchscript"
@@ -325,5 +332,9 @@ struct Model {
   // (torch.nn.Module.named_modules()). Empty where the format keeps no module tree (ONNX).
   std::vector<ModuleDecl> modules;
 };
+
+// A deep copy of `m` (its graph by Graph::copy_to): what an analysis binds pins on and infers shapes in,
+// leaving a loaded model as it was read.
+std::shared_ptr<Model> copy_model(const Model& m);
 
 }  // namespace flopwise

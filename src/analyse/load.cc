@@ -113,10 +113,32 @@ std::pair<std::string, int64_t> solve_alias(const DimAlias& a, int64_t value,
 
 using Bindings = std::vector<std::pair<std::string, int64_t>>;
 
-Analysis analyse_once(const std::string& path, const Pins& pins, Bindings* alias_dims, std::set<std::string>* input_dims,
+// Where the passes of one analysis get their models (a pass binds pins on the IR and infers shapes in it, so
+// each needs the model as loaded): a copy of a kept model each, or the model loaded for this one analysis
+// itself, once.
+class ModelSource {
+ public:
+  explicit ModelSource(const LoadedModel& kept) : kept_(&kept) {}
+  // `own`, loaded from `path` with `pins` for a single pass; a pass not foreseen reads the file again.
+  ModelSource(std::shared_ptr<Model> own, const std::string& path, const Pins& pins)
+      : own_(std::move(own)), path_(&path), pins_(&pins) {}
+  std::shared_ptr<Model> take() {
+    if (kept_) return copy_model(*kept_->model);
+    if (own_) return std::move(own_);
+    return std::make_shared<Model>(load_model(*path_, *pins_));
+  }
+
+ private:
+  const LoadedModel* kept_ = nullptr;
+  std::shared_ptr<Model> own_;
+  const std::string* path_ = nullptr;
+  const Pins* pins_ = nullptr;
+};
+
+Analysis analyse_once(ModelSource& source, const Pins& pins, Bindings* alias_dims, std::set<std::string>* input_dims,
                       const Bindings& symbol_values = {}) {
   Analysis a;
-  a.model = std::make_shared<Model>(load_model(path, pins));
+  a.model = source.take();
   Pins first = pins;
   // The TorchScript importer shaped the inputs with the pins (a scripted module records none). Its positional
   // pins are spent; the named ones are applied again, to the same shapes, so that a name that is no input
@@ -158,12 +180,12 @@ std::map<std::string, std::string> shapes_by_name(const Graph& g) {
 
 // A --value pin is used when some shape downstream of its input differs without it (the model analysed
 // again with the other pins only). Warns, naming each pin that changes nothing.
-void warn_unused_values(const std::string& path, const Pins& pins, const Bindings& symbol_values, Analysis& a) {
+void warn_unused_values(ModelSource& source, const Pins& pins, const Bindings& symbol_values, Analysis& a) {
   Pins without = pins;
   without.values.clear();
   Bindings again;
   std::set<std::string> same;
-  Analysis b = analyse_once(path, without, &again, &same, symbol_values);
+  Analysis b = analyse_once(source, without, &again, &same, symbol_values);
   const Graph& g = a.model->graph;
   const auto before = shapes_by_name(b.model->graph);
   std::vector<bool> differs(g.values.size(), false);
@@ -195,13 +217,13 @@ void warn_unused_values(const std::string& path, const Pins& pins, const Binding
   }
 }
 
-}  // namespace
-
-Analysis analyse(const std::string& path, const Pins& pins, const Convention& conv, const CostOptions& opts) {
+// The passes of analyse(): pins and shapes, again where a --dim names an alias or a data-dependent size, again
+// without the --value pins to find those that change nothing; then the report.
+Analysis analyse_passes(ModelSource& source, const Pins& pins, const Convention& conv, const CostOptions& opts) {
   const int64_t poly_hits = poly_limit_hits();
   std::vector<std::pair<std::string, int64_t>> others;
   std::set<std::string> syms;
-  Analysis a = analyse_once(path, pins, &others, &syms);
+  Analysis a = analyse_once(source, pins, &others, &syms);
   Bindings symbol_values;  // --dim on data-dependent sizes
   Pins solved = pins;
   if (!others.empty()) {
@@ -237,7 +259,7 @@ Analysis analyse(const std::string& path, const Pins& pins, const Convention& co
     if (any || !symbol_values.empty()) {
       std::vector<std::pair<std::string, int64_t>> again;
       std::set<std::string> same;
-      a = analyse_once(path, solved, &again, &same, symbol_values);
+      a = analyse_once(source, solved, &again, &same, symbol_values);
       check_symbol_bounds(a.inferred.symbols);
     }
     for (const auto& n : unknown_names)
@@ -245,7 +267,7 @@ Analysis analyse(const std::string& path, const Pins& pins, const Convention& co
                                  "--dim " + n + ": the model has no dim of that name (its dims: " +
                                      (dims_text.empty() ? "none" : dims_text) + ")");
   }
-  if (!pins.values.empty()) warn_unused_values(path, solved, symbol_values, a);
+  if (!pins.values.empty()) warn_unused_values(source, solved, symbol_values, a);
   a.report = build_report(*a.model, a.inferred, conv, opts);
   a.report.moe = find_moe(*a.model, a.report);
   if (poly_limit_hits() != poly_hits)
@@ -253,6 +275,57 @@ Analysis analyse(const std::string& path, const Pins& pins, const Convention& co
                                 " terms (or 64 symbols in one term): left unknown (the bound is "
                                 "FLOPWISE_MAX_POLY_TERMS)");
   return a;
+}
+
+bool same_input_pins(const std::vector<InputPin>& a, const std::vector<InputPin>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const InputPin& x, const InputPin& y) {
+    return x.name == y.name && x.shape == y.shape && x.dtype == y.dtype;
+  });
+}
+
+// Whether analyse() may need more than one pass over the model: a --value pin (a pass without it), or a
+// --dim on a name that no input's shape may hold (an alias or a data-dependent size, solved in a second pass).
+bool may_pass_again(const Model& loaded, const Pins& pins) {
+  if (!pins.values.empty()) return true;
+  std::set<std::string> names = input_symbols(loaded.graph);
+  for (const auto& p : pins.inputs)
+    if (p.shape)
+      for (const Dim& d : p.shape->dims)
+        for (auto& s : d.symbols()) names.insert(std::move(s));
+  return std::any_of(pins.dims.begin(), pins.dims.end(), [&](const auto& d) { return !names.count(d.first); });
+}
+
+}  // namespace
+
+LoadedModel load(const std::string& path, const Pins& pins) {
+  LoadedModel m;
+  m.model = std::make_shared<const Model>(load_model(path, pins));
+  if (m.model->format == "torchscript") m.inputs = pins.inputs;
+  return m;
+}
+
+bool accepts(const LoadedModel& loaded, const Pins& pins) {
+  return loaded.model->format != "torchscript" || same_input_pins(loaded.inputs, pins.inputs);
+}
+
+Analysis analyse(const LoadedModel& loaded, const Pins& pins, const Convention& conv, const CostOptions& opts) {
+  if (!accepts(loaded, pins))
+    throw UsageError(loaded.model->path + ": a TorchScript model is lowered with its --input shapes: load it again "
+                                          "with these --input pins to analyse it with them");
+  ModelSource source(loaded);
+  return analyse_passes(source, pins, conv, opts);
+}
+
+Analysis analyse(const std::string& path, const Pins& pins, const Convention& conv, const CostOptions& opts) {
+  auto model = std::make_shared<Model>(load_model(path, pins));
+  if (may_pass_again(*model, pins)) {  // every pass on a copy of the model as loaded
+    LoadedModel loaded;
+    if (model->format == "torchscript") loaded.inputs = pins.inputs;
+    loaded.model = std::move(model);
+    return analyse(loaded, pins, conv, opts);
+  }
+  ModelSource source(std::move(model), path, pins);  // one pass, on the loaded model itself
+  return analyse_passes(source, pins, conv, opts);
 }
 
 }  // namespace flopwise

@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include "commands.h"
 #include "flopwise/analyse.h"
@@ -42,6 +43,13 @@ int run_check(int argc, char** argv) {
   const Convention& conv = find_convention(convention);
 
   bool saved_report = detect_format(model) == ModelFormat::ReportJson || looks_like_json_report(model);
+  // The model is read and parsed once for every variant and LLM step (a TorchScript one again for another
+  // variant's --input shapes, which its importer lowers with).
+  std::optional<LoadedModel> loaded;
+  auto analyse_at = [&](const InferOptions& pins) {
+    if (!loaded || !accepts(*loaded, pins)) loaded = load(model, pins);
+    return analyse(*loaded, pins, conv);
+  };
   Analyse subject = [&](const InferOptions& pins, const LlmRequest* llm) {
     if (saved_report) {
       if (!pins.inputs.empty() || !pins.dims.empty() || !pins.values.empty())
@@ -67,7 +75,7 @@ int run_check(int argc, char** argv) {
       return s;
     }
     if (!llm) {
-      Analysis a = analyse(model, pins, conv);
+      Analysis a = analyse_at(pins);
       CheckSubject s{std::move(a.report), activation_bytes(*a.model)};
       s.report.path = model;
       return s;
@@ -78,18 +86,18 @@ int run_check(int argc, char** argv) {
     unbound.dims.clear();
     LlmPlan plan;
     try {
-      plan = plan_llm(*analyse(model, unbound, conv).model, *llm, pins.dims);
+      plan = plan_llm(*analyse_at(unbound).model, *llm, pins.dims);
     } catch (const UsageError& e) {
       throw UsageError(budget_path + ": [llm]: " + e.what());
     }
     InferOptions at = pins;
     at.dims.insert(at.dims.end(), plan.bindings.begin(), plan.bindings.end());
-    Analysis a = analyse(model, at, conv);
+    Analysis a = analyse_at(at);
     if (!plan.note.empty()) a.report.notes.push_back(plan.note);
     a.report.llm = llm_section(plan, [&](const std::vector<std::pair<std::string, int64_t>>& extra) {
       InferOptions step = at;
       step.dims.insert(step.dims.end(), extra.begin(), extra.end());
-      return analyse(model, step, conv).report;
+      return analyse_at(step).report;
     });
     CheckSubject s{std::move(a.report), activation_bytes(*a.model)};
     s.report.path = model;

@@ -3,6 +3,7 @@
 #include <fstream>
 #include <memory>
 #include <new>
+#include <optional>
 #include <iostream>
 #include <sstream>
 
@@ -70,10 +71,10 @@ int run(const Options& o) {
   fw::InferOptions io = infer_options(o);
   fw::CostOptions copts;
   copts.causal = o.causal;
-  // The model and its report stay allocated until the process ends: on a 1 M-node graph, freeing them
+  // The models and the report stay allocated until the process ends: on a 1 M-node graph, freeing them
   // object by object costs ~15 % of the run, and the OS reclaims the memory at once. Held from a static
   // list, they stay reachable (no leak report under LeakSanitizer).
-  static auto* keep = new std::vector<std::shared_ptr<void>>;
+  static auto* keep = new std::vector<std::shared_ptr<const void>>;
   if (!o.explain.empty()) {
     const fw::Convention& ca = fw::find_convention(o.explain[0]);
     const fw::Convention& cb = fw::find_convention(o.explain[1]);
@@ -91,11 +92,23 @@ int run(const Options& o) {
   llm.prompt = o.prompt;
   llm.generate = o.generate;
   const bool generation = llm.generation();
+  const bool plan_llm = !o.phase.empty() || generation || o.peak_memory;
+  // The file is read and parsed once. Where the command analyses it more than once (the unbound graph for the
+  // plan, a generation's steps, a sweep's points the formulas cannot give), each analysis binds its pins on a
+  // copy of the loaded model; otherwise the one analysis works on the loaded model itself.
+  std::optional<fw::LoadedModel> loaded;
+  if (plan_llm || !axes.empty()) {
+    loaded = fw::load(o.model, io);
+    keep->push_back(loaded->model);
+  }
+  auto analyse = [&](const fw::InferOptions& pins, const fw::CostOptions& c) {
+    return loaded ? fw::analyse(*loaded, pins, conv, c) : fw::analyse(o.model, pins, conv, c);
+  };
   fw::LlmPlan plan;
-  if (!o.phase.empty() || generation || o.peak_memory) {
+  if (plan_llm) {
     fw::InferOptions unbound = io;
     unbound.dims.clear();
-    const fw::Analysis plain = fw::analyse(o.model, unbound, conv);
+    const fw::Analysis plain = analyse(unbound, fw::CostOptions{});
     if (!o.phase.empty()) llm.phase = fw::parse_phase(o.phase);
     plan = fw::plan_llm(*plain.model, llm, io.dims);
     io.dims.insert(io.dims.end(), plan.bindings.begin(), plan.bindings.end());
@@ -106,12 +119,12 @@ int run(const Options& o) {
   auto reanalyse = [&](const fw::Bindings& extra) {
     fw::InferOptions at = io;
     for (const auto& d : extra) at.dims.push_back(d);
-    return fw::analyse(o.model, at, conv, copts).report;
+    return analyse(at, copts).report;
   };
-  auto analysis = std::make_shared<fw::Analysis>(fw::analyse(o.model, io, conv, copts));
+  auto analysis = std::make_shared<fw::Analysis>(analyse(io, copts));
   if (!phase_note.empty()) analysis->report.notes.push_back(phase_note);
   // The LLM section (JSON "llm", markdown and HTML rows): the generation's steps are analysed here, before
-  // any report is written; text prints the same generation after its report, as before. A sweep writes no
+  // any report is written; text prints the same generation after its report. A sweep writes no
   // generation: its steps are not analysed then.
   if (llm.any() && !(generation && !axes.empty())) analysis->report.llm = fw::llm_section(plan, reanalyse);
   if (o.peak_memory) {

@@ -496,13 +496,9 @@ void write_trace(const std::string& path, const json& rt) {
 
 // Pins for a model profiled by ONNX Runtime: the user's, else its symbolic input dims bound to what the
 // profile's kernels saw (a whole input shape where a dim has no name).
-Pins profile_pins(const RunOptions& o, const OrtProfile& prof, std::vector<std::string>& notes) {
-  Pins pins;
-  for (const auto& s : o.inputs) pins.inputs.push_back(parse_input_pin(s));
-  for (const auto& s : o.dims) pins.dims.push_back(parse_dim_pin(s));
-  for (const auto& s : o.values) pins.values.insert(parse_value_pin(s));
+Pins profile_pins(const LoadedModel& loaded, Pins pins, const OrtProfile& prof, std::vector<std::string>& notes) {
   if (!pins.inputs.empty() || !pins.dims.empty()) return pins;
-  Analysis first = analyse(o.model, pins, find_convention("default"));
+  Analysis first = analyse(loaded, pins, find_convention("default"));
   const Graph& g = first.model->graph;
   std::map<std::string, int64_t> bound;
   ProfileAttribution at = attribute_profile(*first.model, first.report, prof);
@@ -541,8 +537,13 @@ double median_of(std::vector<double> xs) { return percentile(std::move(xs), 0.5)
 int run_ort(const RunOptions& o) {
   OrtProfile prof = read_ort_profile(o.profile);
   std::vector<std::string> bound;
-  Pins pins = profile_pins(o, prof, bound);
-  Analysis analysis = analyse(o.model, pins, find_convention("default"));
+  Pins user;
+  for (const auto& s : o.inputs) user.inputs.push_back(parse_input_pin(s));
+  for (const auto& s : o.dims) user.dims.push_back(parse_dim_pin(s));
+  for (const auto& s : o.values) user.values.insert(parse_value_pin(s));
+  const LoadedModel loaded = load(o.model, user);  // read once for both analyses
+  Pins pins = profile_pins(loaded, user, prof, bound);
+  Analysis analysis = analyse(loaded, pins, find_convention("default"));
   const Report& rep = analysis.report;
   ProfileAttribution at = attribute_profile(*analysis.model, rep, prof);
 

@@ -222,6 +222,48 @@ void Graph::reserve_values(size_t n) {
   rehash(2 * n);
 }
 
+void Graph::copy_to(Graph& out) const {
+  out.name = name;
+  out.values = values;
+  out.inputs = inputs;
+  out.outputs = outputs;
+  out.module_class = module_class;
+  out.slots_ = slots_;
+  out.nodes.clear();
+  out.nodes.reserve(nodes.size());
+  for (const Node& n : nodes) {
+    Node& c = out.nodes.emplace_back();
+    c.name = n.name;
+    c.op = n.op;
+    c.domain = n.domain;
+    c.opset = n.opset;
+    c.inputs = n.inputs;
+    c.outputs = n.outputs;
+    c.attrs = n.attrs;
+    c.scope = n.scope;
+    c.scope_classes = n.scope_classes;
+    c.subgraphs.reserve(n.subgraphs.size());
+    for (const auto& sg : n.subgraphs) {
+      auto& sub = c.subgraphs.emplace_back(std::make_unique<Graph>());
+      sub->parent = &out;
+      sg->copy_to(*sub);
+    }
+  }
+}
+
+std::shared_ptr<Model> copy_model(const Model& m) {
+  auto out = std::make_shared<Model>();
+  out->path = m.path;
+  out->format = m.format;
+  out->producer = m.producer;
+  out->opsets = m.opsets;
+  m.graph.copy_to(out->graph);
+  out->warnings = m.warnings;
+  out->source_ops = m.source_ops;
+  out->modules = m.modules;
+  return out;
+}
+
 int Graph::add_value(std::string_view value_name) {
   if (2 * (values.size() + 1) > slots_.size()) rehash(2 * (values.size() + 1));
   size_t h = name_hash(value_name);
