@@ -191,3 +191,35 @@ TEST_CASE("models: analyse() is load, pins, shape pass and report, with the pins
   // So is a file that is a saved report, not a model.
   CHECK_THROWS_AS(flopwise::load_model((models_dir() / "bert.expect.json").string(), Pins{}), InputError);
 }
+
+TEST_CASE("models: a model loaded once analyses at any pins as a fresh load does, and stays as loaded") {
+  const std::string path = (models_dir() / "shipped" / "llama_gqa.onnx").string();
+  const Convention& conv = find_convention("default");
+  const LoadedModel loaded = flopwise::load(path, Pins{});
+  REQUIRE(loaded.model);
+  CHECK(loaded.inputs.empty());  // ONNX: input pins apply to the IR, not at load
+  auto input_shapes = [](const Model& m) {
+    std::string s;
+    for (int i : m.graph.inputs) s += m.graph.values[static_cast<size_t>(i)].shape.str() + " ";
+    return s;
+  };
+  const std::string as_loaded = input_shapes(*loaded.model);
+  // Unbound, a prefill, a decode step, an input pin, and a --value pin (a second pass, without it).
+  for (const char* args : {"", "batch=8 past=0 seq=512", "batch=8 seq=1", "input_ids:2x5", "value"}) {
+    CAPTURE(args);
+    Pins pins;
+    std::istringstream words(args);
+    for (std::string w; words >> w;)
+      if (w == "value")
+        pins.values.insert(parse_value_pin("input_ids=1,2,3"));
+      else if (w.find(':') != std::string::npos)
+        pins.inputs.push_back(parse_input_pin(w));
+      else
+        pins.dims.push_back(parse_dim_pin(w));
+    CHECK(accepts(loaded, pins));
+    const Analysis a = flopwise::analyse(loaded, pins, conv);
+    CHECK(a.model.get() != loaded.model.get());
+    CHECK(fingerprint(a.report) == fingerprint(flopwise::analyse(path, pins, conv).report));
+    CHECK(input_shapes(*loaded.model) == as_loaded);
+  }
+}

@@ -17,6 +17,7 @@
 #include "flopwise/analyse.h"
 #include "flopwise/convention.h"
 #include "flopwise/cost.h"
+#include "flopwise/errors.h"
 #include "flopwise/onnx_import.h"
 #include "cli_util.h"
 #include "op_test_util.h"
@@ -351,6 +352,29 @@ TEST_CASE("torchscript: bad input is a clear error or a listed unsupported op") 
                                      fwtest::scratch_dir("torchscript_pins"));
   CHECK(g.code == 2);
   CHECK(g.err.find("--input names 'input', which is not an input of the model (inputs: x)") != std::string::npos);
+}
+
+TEST_CASE("torchscript: a module loaded once is analysed at its input pins, and at no others") {
+  SKIP_WITHOUT_PLUGIN();
+  const std::string file = plugin().models + "/resnet18.script.pt";
+  const Convention& conv = find_convention("default");
+  InferOptions pins;
+  pins.inputs.push_back(parse_input_pin("Nx3x64x64"));
+  const LoadedModel loaded = flopwise::load(file, pins);
+  REQUIRE(loaded.inputs.size() == 1);  // lowered at these shapes
+  // --dim binds on a copy of the lowered module: the same report as a fresh load at each binding.
+  for (int64_t n : {1, 4}) {
+    InferOptions at = pins;
+    at.dims.emplace_back("N", n);
+    CAPTURE(n);
+    CHECK(accepts(loaded, at));
+    CHECK(flopwise::analyse(loaded, at, conv).report.totals.macs.v == analyse_pt(file, at).totals.macs.v);
+  }
+  // Other input shapes need another lowering: refused, not silently analysed at the loaded ones.
+  InferOptions other;
+  other.inputs.push_back(parse_input_pin("1x3x32x32"));
+  CHECK_FALSE(accepts(loaded, other));
+  CHECK_THROWS_AS(flopwise::analyse(loaded, other, conv), flopwise::UsageError);
 }
 
 TEST_CASE("torchscript: the CLI loads LibTorch only for .pt files") {
