@@ -33,7 +33,8 @@ else()
   set(FLOPWISE_NEEDS_TOMLPLUSPLUS OFF)
 endif()
 configure_package_config_file(cmake/flopwiseConfig.cmake.in ${CMAKE_CURRENT_BINARY_DIR}/flopwiseConfig.cmake
-                              INSTALL_DESTINATION ${FLOPWISE_INSTALL_CMAKEDIR})
+                              INSTALL_DESTINATION ${FLOPWISE_INSTALL_CMAKEDIR}
+                              PATH_VARS CMAKE_INSTALL_INCLUDEDIR CMAKE_INSTALL_BINDIR)
 # 0.x: a minor version may break the API, so only the same minor version is compatible.
 write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/flopwiseConfigVersion.cmake
                                  COMPATIBILITY SameMinorVersion)
