@@ -1,6 +1,15 @@
 #!/usr/bin/env bash
-# Set-up, then analyse a bundled model (ResNet-18, graph-only ONNX: weights are not needed).
+# Set-up of the ONNX path only, then analyse a bundled model (ResNet-18, graph-only ONNX: weights are not
+# needed). Installs just what the CLI needs to build (Debian packages: no LibTorch, test or benchmark ones) and
+# builds only the flopwise target into build-cli/, at -O2 without debug info
+# (bench/README.md, Fresh machine: where the minutes went). scripts/setup.sh builds everything into build/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
-./build/flopwise models/resnet18.onnx --dim batch=1 --depth 2 "$@"
+PKGS=(cmake g++ make libonnx-dev libprotobuf-dev protobuf-compiler nlohmann-json3-dev libcli11-dev
+      libtomlplusplus-dev libjemalloc-dev)
+source scripts/packages.sh
+ensure_packages "${PKGS[@]}"
+cmake -S . -B build-cli -DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS_RELEASE=-O2 -DNDEBUG" \
+      -DFLOPWISE_BUILD_TESTS=OFF -DFLOPWISE_BUILD_BENCH=OFF -DFLOPWISE_WITH_TORCH=OFF >/dev/null
+cmake --build build-cli --target flopwise -j"$(nproc)"
+./build-cli/flopwise models/resnet18.onnx --dim batch=1 --depth 2 "$@"
