@@ -1,6 +1,6 @@
-// bench/flopwise_bench.cc — Google Benchmark of the library path: analyse() (import -> pins -> infer -> report).
-// Bundled models come from models/; set FLOPWISE_BENCH_MODELS=DIR to add DIR/*.onnx (run_bench.sh puts
-// the generated resnet50 graph-only and inline files there).
+// bench/flopwise_bench.cc — Google Benchmark of the library path: analyse() (import -> pins -> infer ->
+// report). Bundled models come from models/; set FLOPWISE_BENCH_MODELS=DIR to add DIR/*.onnx (run_bench.sh
+// puts the generated resnet50 graph-only and inline files there).
 #include <benchmark/benchmark.h>
 
 #include <cstdlib>

@@ -14,14 +14,14 @@
 //   KIND decoder_renamed, chain_renamed: the same graphs with other scope names (GPT-2 style
 //                 /transformer/h.17/attn/q_proj/MatMul, ln_1, ln_2, ffn; /layers.17/MatMul): every
 //                 scope label differs, for `flopwise diff`'s alignment by op signature at scale.
-#include "onnx_builder.h"
-
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <string>
 #include <vector>
+
+#include "onnx_builder.h"
 
 namespace {
 
@@ -103,7 +103,8 @@ int main(int argc, char** argv) {
   bool inline_weights = argc > 1 && std::string(argv[1]) == "--inline";
   if (inline_weights) --argc, ++argv;
   if (argc != 4) {
-    std::cerr << "usage: gen_graph [--inline] decoder|chain|flat|decoder_renamed|chain_renamed NODES OUT.onnx\n";
+    std::cerr
+        << "usage: gen_graph [--inline] decoder|chain|flat|decoder_renamed|chain_renamed NODES OUT.onnx\n";
     return 2;
   }
   std::string kind = argv[1];
@@ -146,7 +147,8 @@ int main(int argc, char** argv) {
       std::string id = std::to_string(i);
       std::string s = kind == "chain" ? "/blocks." + id + "/" : "";
       std::string suffix = kind == "chain" ? "" : "_" + id;
-      auto mm = b.node(s + "MatMul" + suffix, "MatMul", {x, b.weight("blocks." + id + ".weight", {kHidden, kHidden})});
+      auto mm = b.node(s + "MatMul" + suffix, "MatMul",
+                       {x, b.weight("blocks." + id + ".weight", {kHidden, kHidden})});
       auto add = b.node(s + "Add" + suffix, "Add", {mm, b.weight("blocks." + id + ".bias", {kHidden})});
       x = b.node(s + "Relu" + suffix, "Relu", {add});
     }

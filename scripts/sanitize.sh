@@ -10,7 +10,7 @@ source scripts/packages.sh
 ensure_packages clang libclang-rt-14-dev
 B=build-asan
 cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DFLOPWISE_SANITIZE=ON \
-      -DFLOPWISE_FUZZ=ON -DFLOPWISE_WITH_TORCH=OFF -DFLOPWISE_BUILD_BENCH=OFF >/dev/null
+      -DFLOPWISE_FUZZ=ON -DFLOPWISE_WITH_TORCH=OFF -DFLOPWISE_BUILD_BENCH=OFF -DFLOPWISE_PYTHON=OFF >/dev/null
 cmake --build "$B" -j"$(nproc)" --target flopwise flopwise_tests flopwise_fuzz
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 # The suite's cases on the ONNX path (the TorchScript ones skip themselves without the plugin); the slow

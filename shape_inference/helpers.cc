@@ -45,7 +45,8 @@ Shape broadcast_shape_ptrs(InferContext& ctx, const std::vector<const Shape*>& s
         // min(x, K) against x (a clamped slice of a table, beside the full-size tensor): equal exactly
         // when x <= K, which a model that runs needs; assumed, and recorded.
         auto min_other = [](const Dim& m, const Dim& x) -> std::optional<Dim> {
-          if (!m.is_symbolic() || m.terms().size() != 1 || m.terms()[0].second != 1 || m.terms()[0].first.size() != 1)
+          if (!m.is_symbolic() || m.terms().size() != 1 || m.terms()[0].second != 1 ||
+              m.terms()[0].first.size() != 1)
             return std::nullopt;
           const DimAtom* a = Dim::atom(m.terms()[0].first[0]);
           if (!a || a->kind != DimAtom::Kind::Min) return std::nullopt;
@@ -157,7 +158,8 @@ std::optional<std::vector<Dim>> exact_ints(const ConstData& d) {
   out.reserve(d.floats.size());
   for (double f : d.floats) {
     auto x = exact_int64(f);
-    if (!x || *x > (int64_t{1} << 53) || *x < -(int64_t{1} << 53)) return std::nullopt;  // beyond 2^53 a double is no exact int
+    if (!x || *x > (int64_t{1} << 53) || *x < -(int64_t{1} << 53))
+      return std::nullopt;  // beyond 2^53 a double is no exact int
     out.push_back(Dim(*x));
   }
   return out;

@@ -48,7 +48,8 @@ Dim same_out_dim(const Dim& in, int64_t stride);
 // `arity`: the operands the functions read; a node with fewer (or with an omitted one) is not folded.
 void fold_elementwise(InferContext& ctx, const std::function<Dim(const std::vector<Dim>&)>& fi,
                       const std::function<double(const std::vector<double>&)>& ff,
-                      const std::function<Dim(const std::vector<Dim>&)>& fi_float = nullptr, size_t arity = 1);
+                      const std::function<Dim(const std::vector<Dim>&)>& fi_float = nullptr,
+                      size_t arity = 1);
 // Contents as exact integers: integer contents as they are; float contents when every element is an
 // integer within 2^53. nullopt otherwise.
 std::optional<std::vector<Dim>> exact_ints(const ConstData& d);
@@ -68,7 +69,8 @@ OpCost cost_per_in_elem_1(const CostContext&);              // reductions: 1 FLO
 OpCost cost_unknown(const CostContext&);                    // cannot be known statically (data-dependent)
 // 2*macs FLOPs plus `extra` FLOPs; macs reported.
 OpCost cost_contraction(const Count& macs, const Count& extra = Count{});
-// A contraction plus a bias add of `bias` elements (Conv, ConvTranspose): the bias kept apart for conventions.
+// A contraction plus a bias add of `bias` elements (Conv, ConvTranspose): the bias kept apart for
+// conventions.
 OpCost cost_contraction_bias(const Count& macs, const Count& bias);
 
 // ---- conv/pool windows (added by the compute helper; used by conv.cc and pool.cc) ---------------

@@ -1,13 +1,12 @@
 // shape_inference/infer.cc — flopwise/infer.h: the shape-inference pass over a model and its subgraphs, and
 // the contexts (InferContext, CostContext) an op's shape and cost rules read.
-#include "infer_graph.h"
-
 #include <algorithm>
 #include <cctype>
 #include <set>
 
 #include "flopwise/errors.h"
 #include "flopwise/ops.h"
+#include "infer_graph.h"
 
 namespace flopwise {
 
@@ -67,8 +66,8 @@ void InferContext::set_output(size_t i, DType t, Shape s) {
   if (!v) return;
   if (t != DType::Undefined) v->dtype = t;
   if (s.rank_known && s.rank() > static_cast<size_t>(limits().max_rank)) {
-    warn("output rank " + std::to_string(s.rank()) + " is above the limit " + std::to_string(limits().max_rank) +
-         " (FLOPWISE_MAX_RANK): unknown rank");
+    warn("output rank " + std::to_string(s.rank()) + " is above the limit " +
+         std::to_string(limits().max_rank) + " (FLOPWISE_MAX_RANK): unknown rank");
     s = Shape::unknown_rank();
   }
   v->shape = std::move(s);
@@ -101,12 +100,14 @@ Dim InferContext::data_dependent(size_t out, const Dim& lo, const Dim& hi) {
   std::string stem = node_.attr_s("flopwise_symbol", "");
   if (stem.empty())
     for (char ch : node_.op) stem += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  const std::set<std::string> taken = input_symbols(graph_);  // a model's own dim named `nonzero_1` stays its own
+  const std::set<std::string> taken =
+      input_symbols(graph_);  // a model's own dim named `nonzero_1` stays its own
   size_t ordinal = 1;
   for (const auto& s : syms) ordinal += s.name.rfind(stem + "_", 0) == 0;
   std::string name;
   do name = stem + "_" + std::to_string(ordinal++);
-  while (taken.count(name) || std::any_of(syms.begin(), syms.end(), [&](const DataDepSymbol& s) { return s.name == name; }));
+  while (taken.count(name) ||
+         std::any_of(syms.begin(), syms.end(), [&](const DataDepSymbol& s) { return s.name == name; }));
   DataDepSymbol sym;
   sym.name = name;
   sym.node = node_.name;
@@ -122,7 +123,8 @@ Dim InferContext::data_dependent(size_t out, const Dim& lo, const Dim& hi) {
   return sym.value ? Dim(*sym.value) : Dim::symbol(name);
 }
 std::string DataDepSymbol::bounds_text() const {
-  return (lo.is_unknown() ? std::string() : lo.str() + " <= ") + name + (hi.is_unknown() ? "" : " <= " + hi.str());
+  return (lo.is_unknown() ? std::string() : lo.str() + " <= ") + name +
+         (hi.is_unknown() ? "" : " <= " + hi.str());
 }
 void InferContext::fail(const std::string& msg) const {
   throw ShapeError(node_.op + " node '" + node_.name + "': " + msg);
@@ -162,7 +164,8 @@ static bool only_symbols_of(const Dim& d, const std::set<std::string>& syms) {
 // input dims only (an exporter's placeholder `unk__12` never becomes a symbol). A declared name that is no
 // input dim, where inference proved an expression (`past_plus_seq` where it found `past + seq`), becomes an
 // alias. A declared dim that contradicts a proved one is a conflict: the inferred dim is kept.
-static void fill_from_declared(Value& v, const std::set<std::string>& syms, bool graph_output, InferResult& res) {
+static void fill_from_declared(Value& v, const std::set<std::string>& syms, bool graph_output,
+                               InferResult& res) {
   if (!v.declared) return;
   const auto& [dt, ds] = *v.declared;
   if (v.dtype == DType::Undefined) v.dtype = dt;
@@ -191,7 +194,8 @@ static void fill_from_declared(Value& v, const std::set<std::string>& syms, bool
     // proved when that is an expression of the input dims. Exporters' generated names on intermediate
     // values and placeholders are nothing to show.
     const auto& t = want.terms();
-    if (!graph_output || !have.is_symbolic() || t.size() != 1 || t[0].second != 1 || t[0].first.size() != 1) continue;
+    if (!graph_output || !have.is_symbolic() || t.size() != 1 || t[0].second != 1 || t[0].first.size() != 1)
+      continue;
     const std::string& name = t[0].first[0];
     if (name.rfind("unk__", 0) == 0) continue;  // tf2onnx's and converters' placeholders: nothing to name
     bool seen = false;
@@ -240,7 +244,8 @@ static void infer_range(Graph& g, size_t first, size_t last, InferResult& res) {
     // that let a self-loop through) is never handed to one.
     bool self_loop = false;
     for (int o : node.outputs)
-      self_loop = self_loop || (o >= 0 && std::find(node.inputs.begin(), node.inputs.end(), o) != node.inputs.end());
+      self_loop =
+          self_loop || (o >= 0 && std::find(node.inputs.begin(), node.inputs.end(), o) != node.inputs.end());
     if (self_loop) {
       res.warnings.push_back(node.op + " node '" + node.name + "' reads its own output: not inferred");
     } else if (!rec) {
@@ -314,13 +319,14 @@ static void warn_external_values(const Graph& g, InferResult& res) {
   if (!count) return;
   if (count > 5) list += " and " + std::to_string(count - 5) + " more";
   res.warnings.push_back("shapes depend on the values of " + std::to_string(count) +
-                         " initializer(s) stored in the external-data file, which flopwise never reads: " + list +
-                         "; supply them with --value NAME=V,V,...");
+                         " initializer(s) stored in the external-data file, which flopwise never reads: " +
+                         list + "; supply them with --value NAME=V,V,...");
 }
 
 InferResult infer_shapes(Model& model) { return infer_shapes_with_symbols(model, {}); }
 
-InferResult infer_shapes_with_symbols(Model& model, const std::vector<std::pair<std::string, int64_t>>& symbol_values) {
+InferResult infer_shapes_with_symbols(Model& model,
+                                      const std::vector<std::pair<std::string, int64_t>>& symbol_values) {
   Graph& g = model.graph;
   link_parents(g);
   InferResult res;

@@ -1,10 +1,10 @@
 // shape_inference/ops.cc — flopwise/ops.h: the op registry, built once from the families listed in
 // ops/families.def, and the work kinds' names.
+#include "flopwise/ops.h"
+
 #include <algorithm>
 #include <stdexcept>
 #include <string>
-
-#include "flopwise/ops.h"
 
 namespace flopwise {
 
@@ -72,7 +72,8 @@ void OpRegistry::assign_kinds() {
     if (!used) throw std::logic_error("kinds.def: no op of family " + std::string(f.name));
   }
   for (const auto& rec : records_)
-    if (std::none_of(std::begin(families), std::end(families), [&](const Row& f) { return f.name == rec.family; }))
+    if (std::none_of(std::begin(families), std::end(families),
+                     [&](const Row& f) { return f.name == rec.family; }))
       throw std::logic_error("kinds.def: family " + std::string(rec.family) + " has no kind");
   for (const Row& o : ops) {
     bool used = false;

@@ -61,8 +61,9 @@ inline std::string pt_models_dir() {
     std::string d = binary_dir() + "/pt_models";
     const std::string marker = d + "/raises.script.pt";  // written last by the current generator
     if (!fs::exists(marker)) {
-      std::string cmd = "/usr/bin/python3 " + std::string(FLOPWISE_SOURCE_DIR) + "/models/generate.py --torchscript --out " +
-                        d + " > " + binary_dir() + "/pt_models.log 2>&1";
+      std::string cmd = "/usr/bin/python3 " + std::string(FLOPWISE_SOURCE_DIR) +
+                        "/models/generate.py --torchscript --out " + d + " > " + binary_dir() +
+                        "/pt_models.log 2>&1";
       if (std::system(cmd.c_str()) != 0 || !fs::exists(marker)) return std::string();
     }
     return d;
@@ -70,14 +71,15 @@ inline std::string pt_models_dir() {
   return dir;
 }
 
-// BUILD/<sub>, written by `python3 models/<script> --out BUILD/<sub>` on first use unless it holds `marker` (a file
-// the script writes last). Returns the directory, or "" when it cannot be made (no python3-torch?): see
-// BUILD/<sub>.log.
-inline std::string generated_dir(const std::string& sub, const std::string& script, const std::string& marker) {
+// BUILD/<sub>, written by `python3 models/<script> --out BUILD/<sub>` on first use unless it holds `marker`
+// (a file the script writes last). Returns the directory, or "" when it cannot be made (no python3-torch?):
+// see BUILD/<sub>.log.
+inline std::string generated_dir(const std::string& sub, const std::string& script,
+                                 const std::string& marker) {
   std::string d = binary_dir() + "/" + sub;
   if (!fs::exists(d + "/" + marker)) {
-    std::string cmd = "/usr/bin/python3 " + std::string(FLOPWISE_SOURCE_DIR) + "/models/" + script + " --out " + d +
-                      " > " + binary_dir() + "/" + sub + ".log 2>&1";
+    std::string cmd = "/usr/bin/python3 " + std::string(FLOPWISE_SOURCE_DIR) + "/models/" + script +
+                      " --out " + d + " > " + binary_dir() + "/" + sub + ".log 2>&1";
     if (std::system(cmd.c_str()) != 0 || !fs::exists(d + "/" + marker)) return std::string();
   }
   return d;
@@ -92,7 +94,8 @@ inline std::string pt_zoo_dir() {
 // The reference-profile models (models/reference_profile.py: the BertForPreTrainingPreLN look-alike of
 // ../shared/reference, full size and small) in BUILD/reference_profile.
 inline std::string reference_profile_dir() {
-  static const std::string dir = generated_dir("reference_profile", "reference_profile.py", "bert_preln.expect.json");
+  static const std::string dir =
+      generated_dir("reference_profile", "reference_profile.py", "bert_preln.expect.json");
   return dir;
 }
 
@@ -105,8 +108,8 @@ struct CliRun {
 // for that run only.
 inline CliRun run_cli(const std::string& args, const fs::path& dir, const std::string& env = "") {
   fs::path out = dir / "stdout.txt", err = dir / "stderr.txt";
-  std::string cmd = (env.empty() ? std::string() : "env " + env + " ") + "\"" + FLOPWISE_BINARY + "\" " + args +
-                    " >\"" + out.string() + "\" 2>\"" + err.string() + "\"";
+  std::string cmd = (env.empty() ? std::string() : "env " + env + " ") + "\"" + FLOPWISE_BINARY + "\" " +
+                    args + " >\"" + out.string() + "\" 2>\"" + err.string() + "\"";
   int status = std::system(cmd.c_str());
   CliRun r;
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;

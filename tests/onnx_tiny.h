@@ -19,7 +19,8 @@ inline onnx::ModelProto tiny_model(int64_t opset = 17) {
 }
 
 // A graph input of `elem` type; each dim a number ("4") or a symbol ("N").
-inline void tiny_input(onnx::GraphProto* g, const std::string& name, int elem, const std::vector<std::string>& dims) {
+inline void tiny_input(onnx::GraphProto* g, const std::string& name, int elem,
+                       const std::vector<std::string>& dims) {
   auto* in = g->add_input();
   in->set_name(name);
   auto* tt = in->mutable_type()->mutable_tensor_type();

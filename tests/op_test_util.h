@@ -18,11 +18,11 @@
 #include <string>
 #include <vector>
 
+#include "coverage.h"
 #include "flopwise/errors.h"
 #include "flopwise/infer.h"
 #include "flopwise/ir.h"
 #include "flopwise/ops.h"
-#include "coverage.h"
 #include "infer_graph.h"
 
 namespace fwtest {
@@ -178,13 +178,14 @@ inline void check_case(const OpCase& tc) {
     CHECK_MESSAGE(r.contradiction, "expected a shape contradiction");
     return;
   }
-  CHECK_MESSAGE(!r.contradiction, "unexpected contradiction: " << (r.result.warnings.empty() ? "" : r.result.warnings[0]));
+  CHECK_MESSAGE(!r.contradiction,
+                "unexpected contradiction: " << (r.result.warnings.empty() ? "" : r.result.warnings[0]));
   for (size_t i = 0; i < tc.expect.size(); ++i) {
     if (tc.expect[i] == "-") continue;
     // An expectation with floor/min/max terms is compared as printed (parse_shape reads plain dims only).
     auto parsed = parse_shape(tc.expect[i]);
-    CHECK_MESSAGE(r.out(i).shape.str() == (parsed ? parsed->str() : tc.expect[i]), "output " << i << " shape " << r.out(i).shape.str()
-                                                                             << ", expected " << tc.expect[i]);
+    CHECK_MESSAGE(r.out(i).shape.str() == (parsed ? parsed->str() : tc.expect[i]),
+                  "output " << i << " shape " << r.out(i).shape.str() << ", expected " << tc.expect[i]);
   }
   if (tc.macs != -1 || tc.flops != -1) {
     OpCost c = r.cost();

@@ -1,8 +1,6 @@
 // Bad input, the way a user meets it: the CLI on broken files and wrong options. Each case checks the
 // documented exit code and that stderr holds one clear line (never a crash, never a silent zero).
 #include <doctest/doctest.h>
-
-#include "cli_util.h"
 #include <onnx/onnx_pb.h>
 #include <sys/wait.h>
 
@@ -13,6 +11,8 @@
 #include <random>
 #include <sstream>
 #include <string>
+
+#include "cli_util.h"
 
 namespace fs = std::filesystem;
 
@@ -39,7 +39,8 @@ fs::path write_file(const std::string& name, const std::string& bytes) {
 }
 
 // A one-node model: X[dims] -> op -> Y, with the op in `domain`.
-std::string one_node_model(const std::string& op, const std::string& domain, const std::vector<int64_t>& dims) {
+std::string one_node_model(const std::string& op, const std::string& domain,
+                           const std::vector<int64_t>& dims) {
   onnx::ModelProto m;
   m.set_ir_version(8);
   auto* os = m.add_opset_import();
@@ -84,7 +85,8 @@ TEST_CASE("bad input files exit 2 with one line") {
       {"missing file", tmpdir() / "does_not_exist.onnx", "cannot open"},
       {"empty file", write_file("empty.onnx", ""), "empty"},
       {"random bytes", write_file("random.onnx", random_bytes), "not a valid ONNX model"},
-      {"truncated model", write_file("truncated.onnx", good.substr(0, good.size() / 2)), "not a valid ONNX model"},
+      {"truncated model", write_file("truncated.onnx", good.substr(0, good.size() / 2)),
+       "not a valid ONNX model"},
       {"json renamed .onnx", write_file("model.onnx", "{\"graph\": {\"node\": []}, \"ir_version\": 8}\n"),
        "not a valid ONNX model"},
       {"a directory", tmpdir(), "not a regular file"},

@@ -3,8 +3,6 @@
 // against come from torch (models/resnet18.expect.json: hook-derived MACs, parameters adjusted for the
 // exporter's BatchNorm folds) or are written out by hand, never from flopwise's own output.
 #include <doctest/doctest.h>
-
-#include "cli_util.h"
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_util.h"
 #include "flopwise/budget.h"
 
 namespace fs = std::filesystem;
@@ -39,9 +38,9 @@ Result check(const std::string& toml, const std::string& extra = "") {
            junit = budget_tmp() / "junit.xml";
   std::ofstream(b) << toml;
   fs::remove(junit);
-  fwtest::CliRun run = fwtest::run_cli("check \"" + resnet18() + "\" --budget \"" + b.string() + "\" --junit \"" +
-                                            junit.string() + "\" " + extra,
-                                        budget_tmp());
+  fwtest::CliRun run = fwtest::run_cli("check \"" + resnet18() + "\" --budget \"" + b.string() +
+                                           "\" --junit \"" + junit.string() + "\" " + extra,
+                                       budget_tmp());
   return Result{run.code, run.out, run.err, slurp(junit)};
 }
 

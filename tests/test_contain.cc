@@ -1,7 +1,7 @@
 // TorchScript loads contained (issue 16; src/cli/contain.cc): an archive whose __setstate__ loops is stopped
 // at the load time limit, one that allocates past the load memory limit fails, a truncated one is refused;
-// each is one line and exit 2, and a good archive still analyses (exit 0). The hostile archives are written by
-// models/hostile_pt.py at test time.
+// each is one line and exit 2, and a good archive still analyses (exit 0). The hostile archives are written
+// by models/hostile_pt.py at test time.
 #include <doctest/doctest.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -33,9 +33,10 @@ const Archives& archives() {
       return r;
     }
     r.dir = fwtest::scratch_dir("contain").string();
-    const std::string cmd = "/usr/bin/python3 " + fwtest::model_path("hostile_pt.py") + " " + r.dir + " > " + r.dir +
-                            "/gen.log 2>&1";
-    if (std::system(cmd.c_str()) != 0) r.skip = "cannot write the archives (python3-torch missing?): see gen.log";
+    const std::string cmd = "/usr/bin/python3 " + fwtest::model_path("hostile_pt.py") + " " + r.dir + " > " +
+                            r.dir + "/gen.log 2>&1";
+    if (std::system(cmd.c_str()) != 0)
+      r.skip = "cannot write the archives (python3-torch missing?): see gen.log";
     return r;
   }();
   return a;
@@ -45,7 +46,9 @@ bool one_line(const std::string& s) { return !s.empty() && s.find('\n') == s.siz
 
 }  // namespace
 
-TEST_CASE("TorchScript loads run contained: a looping, an allocating and a truncated archive are one line, exit 2") {
+TEST_CASE(
+    "TorchScript loads run contained: a looping, an allocating and a truncated archive are one line, exit "
+    "2") {
   if (!archives().skip.empty()) {
     MESSAGE("skipped: " << archives().skip);
     return;
@@ -54,7 +57,8 @@ TEST_CASE("TorchScript loads run contained: a looping, an allocating and a trunc
   const auto scratch = fwtest::scratch_dir("contain_run");
   SUBCASE("__setstate__ loops: stopped at FLOPWISE_LOAD_TIMEOUT_S") {
     auto t0 = std::chrono::steady_clock::now();
-    fwtest::CliRun r = fwtest::run_cli(d + "/loops_at_load.pt --input 1x4", scratch, "FLOPWISE_LOAD_TIMEOUT_S=3");
+    fwtest::CliRun r =
+        fwtest::run_cli(d + "/loops_at_load.pt --input 1x4", scratch, "FLOPWISE_LOAD_TIMEOUT_S=3");
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     CHECK(r.code == 2);
     CHECK(one_line(r.err));
@@ -62,7 +66,8 @@ TEST_CASE("TorchScript loads run contained: a looping, an allocating and a trunc
     CHECK(s < 60);  // stopped, not run to the end (the loop would take centuries)
   }
   SUBCASE("__setstate__ allocates 1 GiB: fails under FLOPWISE_LOAD_MEMORY_MB=256") {
-    fwtest::CliRun r = fwtest::run_cli(d + "/allocates_at_load.pt --input 1x4", scratch, "FLOPWISE_LOAD_MEMORY_MB=256");
+    fwtest::CliRun r =
+        fwtest::run_cli(d + "/allocates_at_load.pt --input 1x4", scratch, "FLOPWISE_LOAD_MEMORY_MB=256");
     CHECK(r.code == 2);
     CHECK(one_line(r.err));
   }
@@ -122,9 +127,10 @@ bool alive(pid_t pid) {
 
 }  // namespace
 
-TEST_CASE("a contained load ends with its parent: SIGKILL to flopwise during a looping load leaves no process") {
-  // Issue 31: a caller's timeout (subprocess.run(timeout=...)), a CI runner or the OOM killer sends SIGKILL to
-  // flopwise; the child that runs the looping __setstate__ must not outlive it.
+TEST_CASE(
+    "a contained load ends with its parent: SIGKILL to flopwise during a looping load leaves no process") {
+  // Issue 31: a caller's timeout (subprocess.run(timeout=...)), a CI runner or the OOM killer sends SIGKILL
+  // to flopwise; the child that runs the looping __setstate__ must not outlive it.
   if (!archives().skip.empty()) {
     MESSAGE("skipped: " << archives().skip);
     return;

@@ -1,7 +1,7 @@
-// Products inside control-flow bodies run at their own precision (issue 37): an If's MACs by precision are its
-// branches' products, never the condition's bool; a Loop's are its body's times the trip count; the roofline
-// bounds each body node at its own precision's peak. Models built by hand here; every expected figure is a
-// hand formula written beside it, with the peaks of the device table's datasheet rows.
+// Products inside control-flow bodies run at their own precision (issue 37): an If's MACs by precision are
+// its branches' products, never the condition's bool; a Loop's are its body's times the trip count; the
+// roofline bounds each body node at its own precision's peak. Models built by hand here; every expected
+// figure is a hand formula written beside it, with the peaks of the device table's datasheet rows.
 #include <doctest/doctest.h>
 #include <onnx/onnx_pb.h>
 
@@ -105,9 +105,12 @@ int64_t macs_of(const flopwise::Report& r, DType t) {
 // FLOPs; bytes xh 512 + w 288 + yh 512 = 1,312; each Cast reads 1,024 and writes 512 bytes (or the reverse):
 // 1,536, no FLOPs.
 constexpr int64_t kThenMacs = 2048, kElseMacs = 9216;
-constexpr double kMatMulFlops = 4096, kMatMulBytes = 2304, kConvFlops = 18432, kConvBytes = 1312, kCastBytes = 1536;
+constexpr double kMatMulFlops = 4096, kMatMulBytes = 2304, kConvFlops = 18432, kConvBytes = 1312,
+                 kCastBytes = 1536;
 
-double bound(double flops, double bytes, double peak, double bw) { return std::max(flops / peak, bytes / bw); }
+double bound(double flops, double bytes, double peak, double bw) {
+  return std::max(flops / peak, bytes / bw);
+}
 
 }  // namespace
 
@@ -119,14 +122,16 @@ TEST_CASE("If: MACs by precision are the products of the branch that runs, never
   REQUIRE(f32 == 67e12);
   REQUIRE(f16 == 989.5e12);
   const double then_s = bound(kMatMulFlops, kMatMulBytes, f32, hw.bandwidth);
-  const double else_s = bound(0, kCastBytes, f16, hw.bandwidth) * 2 + bound(kConvFlops, kConvBytes, f16, hw.bandwidth);
+  const double else_s =
+      bound(0, kCastBytes, f16, hw.bandwidth) * 2 + bound(kConvFlops, kConvBytes, f16, hw.bandwidth);
   struct Case {
     int cond;
     int64_t f32_macs, f16_macs;
     double seconds;
   };
   // Unknown condition: the costlier branch (else: 18,432 FLOPs against 4,096) is what the counts take.
-  for (const Case& c : {Case{1, kThenMacs, 0, then_s}, Case{0, 0, kElseMacs, else_s}, Case{-1, 0, kElseMacs, else_s}}) {
+  for (const Case& c :
+       {Case{1, kThenMacs, 0, then_s}, Case{0, 0, kElseMacs, else_s}, Case{-1, 0, kElseMacs, else_s}}) {
     CAPTURE(c.cond);
     flopwise::Report r = report_of(if_model(c.cond));
     CHECK(r.totals.macs.v == c.f32_macs + c.f16_macs);
@@ -140,7 +145,8 @@ TEST_CASE("If: MACs by precision are the products of the branch that runs, never
     CHECK(rf.total.seconds == doctest::Approx(c.seconds).epsilon(1e-9));
     CHECK(rf.total.flops == (c.f16_macs ? kConvFlops : kMatMulFlops));
   }
-  // The CLI's JSON and CSV say the same: no bool in by_dtype or a node's precision (the condition input is bool).
+  // The CLI's JSON and CSV say the same: no bool in by_dtype or a node's precision (the condition input is
+  // bool).
   auto dir = fwtest::scratch_dir("cfprec");
   const std::string path = (dir / "if.onnx").string();
   {
@@ -206,8 +212,9 @@ TEST_CASE("models with control flow, ours and others', run no product in bool or
     for (const auto& e : std::filesystem::recursive_directory_iterator(root)) {
       const std::string dir = e.path().parent_path().filename().string();
       if (e.path().extension() != ".onnx") continue;
-      if (root.find("testdata") != std::string::npos && dir.rfind("test_if", 0) != 0 && dir.rfind("test_loop", 0) != 0 &&
-          dir.rfind("test_scan", 0) != 0 && dir.rfind("test_sequence_map", 0) != 0)
+      if (root.find("testdata") != std::string::npos && dir.rfind("test_if", 0) != 0 &&
+          dir.rfind("test_loop", 0) != 0 && dir.rfind("test_scan", 0) != 0 &&
+          dir.rfind("test_sequence_map", 0) != 0)
         continue;
       files.push_back(e.path());
     }
@@ -223,7 +230,8 @@ TEST_CASE("models with control flow, ours and others', run no product in bool or
     auto inferred = flopwise::infer_shapes(model);
     flopwise::Report r = flopwise::build_report(model, std::move(inferred));
     for (const auto& d : r.by_dtype)
-      if (d.macs != flopwise::Count{}) CHECK((flopwise::is_float(d.dtype) || d.dtype == DType::Int8 || d.dtype == DType::UInt8));
+      if (d.macs != flopwise::Count{})
+        CHECK((flopwise::is_float(d.dtype) || d.dtype == DType::Int8 || d.dtype == DType::UInt8));
   }
   MESSAGE(with_control_flow << " models with control flow");
   CHECK(with_control_flow >= 2);

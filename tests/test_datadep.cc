@@ -4,11 +4,10 @@
 // and a --value or --dim that binds nothing warns. Every expected number is a hand count (the arithmetic is
 // beside it) or torch's own output (the .pt cases, from models/datadep_pt.py).
 #include <doctest/doctest.h>
-
-#include <nlohmann/json.hpp>
 #include <onnx/onnx_pb.h>
 
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "cli_util.h"
 #include "onnx_tiny.h"
@@ -62,7 +61,8 @@ TEST_CASE("data-dependent sizes: each op makes a named symbol with its bounds, o
     CHECK(r.result.symbols[0].hi.str() == "4");  // min(5, 4)
     OneNode flat = run_op("Compress", {"batch,2", "?:bool"});
     CHECK(flat.out(0).shape.str() == "compress_1");
-    CHECK(flat.result.symbols[0].hi.str() == "2*batch");  // the condition's length unknown: the extent bounds it
+    CHECK(flat.result.symbols[0].hi.str() ==
+          "2*batch");  // the condition's length unknown: the extent bounds it
   }
   SUBCASE("Compress with a known condition along a symbolic extent: counted, assuming it fits") {
     OneNode r = run_op("Compress", {"batch,3", "2:bool=1,1"}, {{"axis", A::i(0)}});
@@ -100,14 +100,16 @@ TEST_CASE("data-dependent sizes: each op makes a named symbol with its bounds, o
     CHECK(run_op("UniqueConsecutive", {"5:int64=1,1,2,1,1"}, {}, 4, "flopwise", 1).out(0).shape.str() == "3");
   }
   SUBCASE("the importer's stem and source op name the symbol") {
-    OneNode r = run_op("Compress", {"8", "8:bool"},
-                       {{"flopwise_symbol", A::s("masked_select")}, {"flopwise_source", A::s("aten::masked_select")}});
+    OneNode r = run_op(
+        "Compress", {"8", "8:bool"},
+        {{"flopwise_symbol", A::s("masked_select")}, {"flopwise_source", A::s("aten::masked_select")}});
     CHECK(r.out(0).shape.str() == "masked_select_1");
     CHECK(r.result.symbols[0].op == "aten::masked_select");
   }
 }
 
-TEST_CASE("data-dependent sizes: numbered in node order, kept when a node is inferred again, bound by value") {
+TEST_CASE(
+    "data-dependent sizes: numbered in node order, kept when a node is inferred again, bound by value") {
   Model m;
   Graph& g = m.graph;
   int x = g.add_value("x");
@@ -153,12 +155,14 @@ void add_ints(onnx::GraphProto* g, const std::string& name, const std::vector<in
 // A BERT-style masked-LM head: the decoder runs on the masked positions only.
 //   h = x.view(-1, H); idx = nonzero(labels.view(-1) != -1).view(-1); y = h[idx] @ W   (W: H x V)
 // x: B x S x H float, labels: B x S int64. MACs = count * H * V.
-std::string write_mlm_head(const fs::path& dir, const std::string& b, const std::string& s, int64_t h, int64_t v) {
+std::string write_mlm_head(const fs::path& dir, const std::string& b, const std::string& s, int64_t h,
+                           int64_t v) {
   onnx::ModelProto m = tiny_model();
   auto* g = m.mutable_graph();
   tiny_input(g, "x", onnx::TensorProto::FLOAT, {b, s, std::to_string(h)});
   tiny_input(g, "labels", onnx::TensorProto::INT64, {b, s});
-  tiny_input(g, "extra", onnx::TensorProto::INT64, {"4"});  // read only by a Cast: its contents decide nothing
+  tiny_input(g, "extra", onnx::TensorProto::INT64,
+             {"4"});  // read only by a Cast: its contents decide nothing
   add_ints(g, "rows", {-1, h});
   add_ints(g, "flat", {-1});
   add_ints(g, "minus_one", {-1});
@@ -288,7 +292,9 @@ std::string pt_datadep_dir() {
 
 }  // namespace
 
-TEST_CASE("data-dependent sizes in TorchScript: nonzero, x[mask], masked_select, where(cond), unique(_dim, _consecutive)") {
+TEST_CASE(
+    "data-dependent sizes in TorchScript: nonzero, x[mask], masked_select, where(cond), unique(_dim, "
+    "_consecutive)") {
   const std::string dir = pt_datadep_dir();
   if (dir.empty() || !fs::exists(binary_dir() + "/libflopwise_torch.so")) {
     MESSAGE("skipped: no torch generator or no TorchScript plugin");
@@ -304,8 +310,10 @@ TEST_CASE("data-dependent sizes in TorchScript: nonzero, x[mask], masked_select,
       std::string pins, values;
       for (const auto& in : m["inputs"]) {
         std::string shape;
-        for (const auto& d : in["shape"]) shape += (shape.empty() ? "" : "x") + std::to_string(d.get<int64_t>());
-        pins += " --input " + in["name"].get<std::string>() + ":" + shape + ":" + in["dtype"].get<std::string>();
+        for (const auto& d : in["shape"])
+          shape += (shape.empty() ? "" : "x") + std::to_string(d.get<int64_t>());
+        pins +=
+            " --input " + in["name"].get<std::string>() + ":" + shape + ":" + in["dtype"].get<std::string>();
         if (in["value"].is_null()) continue;
         std::string v;
         for (const auto& x : in["value"]) v += (v.empty() ? "" : ",") + std::to_string(x.get<int64_t>());
@@ -323,7 +331,8 @@ TEST_CASE("data-dependent sizes in TorchScript: nonzero, x[mask], masked_select,
       CHECK(j["symbols"][0]["hi"] == m["hi"]);
       // Bound by --dim: 2 rows.
       CHECK(report(path + pins + " --dim " + sym + "=2", scratch)["totals"]["macs"] == 2 * per_unit);
-      CHECK(run_cli(path + pins + " --dim " + sym + "=" + std::to_string(m["hi"].get<int64_t>() + 1), scratch).code == 2);
+      CHECK(run_cli(path + pins + " --dim " + sym + "=" + std::to_string(m["hi"].get<int64_t>() + 1), scratch)
+                .code == 2);
       // Known contents: torch's own count of rows.
       if (!values.empty()) {
         json k = report(path + pins + values, scratch);

@@ -5,9 +5,6 @@
 // The last cases check the alignment at scale: generated chains of 1000 renamed blocks (aligned by the
 // LCS table, by Myers and approximately) and synthetic reports with the approximate path forced.
 #include <doctest/doctest.h>
-
-#include "cli_util.h"
-#include "onnx_builder.h"  // bench/: graph-only ONNX protos
 #include <onnx/onnx_pb.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -24,8 +21,10 @@
 #include <sstream>
 #include <string>
 
+#include "cli_util.h"
 #include "flopwise/diff.h"
 #include "flopwise/report_io.h"
+#include "onnx_builder.h"  // bench/: graph-only ONNX protos
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;

@@ -97,9 +97,9 @@ TEST_CASE("polynomials: accumulating in place never changes a copy; fast paths e
   using flopwise::Count;
   Dim b = Dim::symbol("batch"), s = Dim::symbol("seq");
   Dim three = Dim(3) * b * s;
-  Dim shared = three;           // a copy shares the representation
-  Dim acc = three + Dim(0);     // also shared (adding zero returns the operand)
-  acc += b * s;                 // must not write into `three`/`shared`
+  Dim shared = three;        // a copy shares the representation
+  Dim acc = three + Dim(0);  // also shared (adding zero returns the operand)
+  acc += b * s;              // must not write into `three`/`shared`
   CHECK(acc.str() == "4*batch*seq");
   CHECK(three.str() == "3*batch*seq");
   CHECK(shared.str() == "3*batch*seq");
@@ -123,7 +123,6 @@ TEST_CASE("polynomials: accumulating in place never changes a copy; fast paths e
   CHECK(!flopwise::Shape({b, Dim()}).numel_count().exact());
   CHECK(flopwise::Shape({Dim(2), Dim(3)}).numel_count().v == 6);
 }
-
 
 TEST_CASE("polynomials: adding a known value to an unshared polynomial changes only its constant term") {
   // Expected texts by hand: 3*batch + 7 - 7 = 3*batch; INT64_MAX + 1 overflows, so unknown, never wrapped.
@@ -151,7 +150,8 @@ TEST_CASE("polynomials: adding a known value to an unshared polynomial changes o
   acc += Dim();  // unknown is sticky
   CHECK(acc.is_unknown());
 }
-TEST_CASE("--input grammar: names with colons (tf2onnx input:0, PyTorch onnx::Flatten_0), read from the right") {
+TEST_CASE(
+    "--input grammar: names with colons (tf2onnx input:0, PyTorch onnx::Flatten_0), read from the right") {
   using flopwise::parse_input_pin;
   auto p = parse_input_pin("onnx::Flatten_0:1x34x96");
   CHECK(p.name == "onnx::Flatten_0");
@@ -167,6 +167,7 @@ TEST_CASE("--input grammar: names with colons (tf2onnx input:0, PyTorch onnx::Fl
   CHECK(t.name.empty());
   CHECK(t.dtype == flopwise::DType::Float32);
   CHECK(parse_input_pin("ids:batch,max_len").shape->rank() == 2);
-  CHECK_THROWS_WITH_AS(parse_input_pin("X:2x3:complex7"), doctest::Contains("unknown dtype"), flopwise::UsageError);
+  CHECK_THROWS_WITH_AS(parse_input_pin("X:2x3:complex7"), doctest::Contains("unknown dtype"),
+                       flopwise::UsageError);
   CHECK_THROWS_AS(parse_input_pin(":1x3"), flopwise::UsageError);
 }

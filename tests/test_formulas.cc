@@ -53,9 +53,11 @@ TEST_CASE("dims: floor, ceil, min, max of polynomials are exact for every intege
           Dim f = Dim::floor_div(Dim::floor_div(x + Dim(c), Dim(a)) + Dim(e), Dim(b));
           for (int64_t v = -60; v <= 60; ++v) CHECK(eval(f, v) == floordiv(floordiv(v + c, a) + e, b));
         }
-  // Simplifications that hold for all integers: floor(floor(x/a)/b) = floor(x/(a*b)); the gcd; whole parts out.
+  // Simplifications that hold for all integers: floor(floor(x/a)/b) = floor(x/(a*b)); the gcd; whole parts
+  // out.
   CHECK(Dim::floor_div(Dim::floor_div(x, Dim(2)), Dim(3)).str() == Dim::floor_div(x, Dim(6)).str());
-  CHECK(Dim::floor_div(Dim(4) * x + Dim(2), Dim(6)).str() == Dim::floor_div(Dim(2) * x + Dim(1), Dim(3)).str());
+  CHECK(Dim::floor_div(Dim(4) * x + Dim(2), Dim(6)).str() ==
+        Dim::floor_div(Dim(2) * x + Dim(1), Dim(3)).str());
   CHECK(Dim::floor_div(Dim(6) * x + Dim(5), Dim(3)).str() == "2*x + 1");
   CHECK(Dim::floor_div(x * y + Dim(2) * x, Dim(1)).str() == (x * y + Dim(2) * x).str());
   // Two variables and a product.
@@ -150,8 +152,8 @@ void check_formulas(const std::string& path, const std::string& input, const std
 
 TEST_CASE("formulas in H and W equal a concrete re-analysis at every point, per node (every bundled CNN)") {
   // Odd sizes, primes, 225, tiny and very large: every strided layer's rounding is exercised.
-  std::vector<std::pair<int64_t, int64_t>> points{{224, 224}, {225, 225}, {7, 7}, {1, 1}, {97, 131},
-                                                  {33, 4097}, {1000, 17}, {2, 3}};
+  std::vector<std::pair<int64_t, int64_t>> points{{224, 224}, {225, 225}, {7, 7},     {1, 1},
+                                                  {97, 131},  {33, 4097}, {1000, 17}, {2, 3}};
   check_formulas(fwtest::model_path("resnet18.onnx"), "input", "1x3xHxW", points);
   check_formulas(fwtest::model_path("mobilenet_v2.onnx"), "input", "1x3xHxW", points);
   check_formulas(fwtest::model_path("resnet34.onnx"), "input", "1x3xHxW", points);
@@ -179,7 +181,9 @@ TEST_CASE("dims: derived terms stay bounded: a min of mins beyond a readable siz
         "floor((a + 1)/8)");  // stacked strides: one term however deep
 }
 
-TEST_CASE("formulas in batch and seq equal a concrete re-analysis at every point, per node (every bundled transformer)") {
+TEST_CASE(
+    "formulas in batch and seq equal a concrete re-analysis at every point, per node (every bundled "
+    "transformer)") {
   const auto& conv = flopwise::find_convention("default");
   struct Case {
     const char* model;
@@ -192,7 +196,8 @@ TEST_CASE("formulas in batch and seq equal a concrete re-analysis at every point
     REQUIRE(sym.report.totals.flops.symbolic());
     REQUIRE(sym.report.assumptions.size() == 1);
     CHECK(sym.report.assumptions[0].text() == "seq <= " + std::to_string(c.max_seq));
-    for (auto [b, q] : std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {1, 7}, {3, 13}, {2, c.max_seq}, {17, 31}}) {
+    for (auto [b, q] :
+         std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {1, 7}, {3, 13}, {2, c.max_seq}, {17, 31}}) {
       const auto& b_ = b;  // clang 14 cannot capture a structured binding
       CAPTURE(b_);
       const auto& q_ = q;  // clang 14 cannot capture a structured binding
@@ -205,7 +210,9 @@ TEST_CASE("formulas in batch and seq equal a concrete re-analysis at every point
       for (size_t i = 0; i < sym.report.nodes.size(); ++i) {
         const auto &x = sym.report.nodes[i].cost, &y = conc.report.nodes[i].cost;
         CAPTURE(sym.report.nodes[i].name);
-        for (auto [f, g] : {std::pair{&x.macs, &y.macs}, {&x.flops, &y.flops}, {&x.memory_bytes, &y.memory_bytes},
+        for (auto [f, g] : {std::pair{&x.macs, &y.macs},
+                            {&x.flops, &y.flops},
+                            {&x.memory_bytes, &y.memory_bytes},
                             {&x.params, &y.params}}) {
           REQUIRE(g->known);
           Dim v = f->as_dim().substitute(bind);

@@ -18,7 +18,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-nlohmann::json load_json(const std::string& rel) { return nlohmann::json::parse(fwtest::slurp(fwtest::model_path(rel))); }
+nlohmann::json load_json(const std::string& rel) {
+  return nlohmann::json::parse(fwtest::slurp(fwtest::model_path(rel)));
+}
 
 }  // namespace
 

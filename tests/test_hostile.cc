@@ -105,7 +105,7 @@ TEST_CASE("hostile: folding never reads an operand a node lacks or past an opera
   tiny_const(g, "c3", {3}, {1, 2, 3});
   tiny_const(g, "c5", {5}, {1, 2, 3, 4, 5});
   tiny_const(g, "c23", {2, 3}, {1, 2, 3, 4, 5, 6});
-  tiny_node(g, "add1", "Add", {"c3"}, {"add1_out"});           // Add with one input (reads a[1])
+  tiny_node(g, "add1", "Add", {"c3"}, {"add1_out"});             // Add with one input (reads a[1])
   tiny_node(g, "where2", "Where", {"c3", "c3"}, {"where_out"});  // Where with two (reads a[2])
   tiny_node(g, "neg_wide", "Neg", {"c3", "c5"}, {"neg_out"});    // a second input of 5 vs an output of 3
   tiny_node(g, "neg_rank", "Neg", {"c3", "c23"}, {"neg2_out"});  // a second input of higher rank
@@ -124,7 +124,8 @@ TEST_CASE("hostile: folding never reads an operand a node lacks or past an opera
   CHECK(a.value("ok_out").data->ints == std::vector<flopwise::Dim>{2, 4, 6});
 }
 
-TEST_CASE("hostile: every registered op's shape and cost rules with 0 to 4 inputs, shaped, valued or extreme") {
+TEST_CASE(
+    "hostile: every registered op's shape and cost rules with 0 to 4 inputs, shaped, valued or extreme") {
   // A node may carry fewer inputs than its op needs, omitted ones (-1), or small known contents where a
   // tensor is expected: every rule must read through the checked accessors and end in a shape, a
   // ShapeError (a warning) or unknown, never an out-of-range read or a non-flopwise exception.
@@ -182,7 +183,8 @@ TEST_CASE("hostile: every registered op's shape and cost rules with 0 to 4 input
         ++runs;
       }
   }
-  CHECK(runs == 20 * flopwise::OpRegistry::instance().records().size());  // 4 variants x 5 input counts per op
+  CHECK(runs ==
+        20 * flopwise::OpRegistry::instance().records().size());  // 4 variants x 5 input counts per op
 }
 
 TEST_CASE("hostile: graph structure: one definition per value, self-loops, cycles, dangling inputs") {
@@ -232,7 +234,8 @@ TEST_CASE("hostile: graph structure: one definition per value, self-loops, cycle
     Analysed a = analyse_bytes(m);
     bool listed = false;
     for (const auto& w : a.m.warnings)
-      listed = listed || w == "2 values are used but never defined ('nowhere1', 'nowhere2'); their shapes are unknown";
+      listed = listed ||
+               w == "2 values are used but never defined ('nowhere1', 'nowhere2'); their shapes are unknown";
     CHECK(listed);
     // Relu over 2x3 = 6 FLOPs, counted; the Adds' broadcast is unknown (a dangling operand of any shape).
     CHECK(a.r.nodes[2].cost.flops == flopwise::Count{6});
@@ -267,18 +270,19 @@ TEST_CASE("hostile: dim products and costs overflow into unknown, never UB or an
   }
   // The bundled models with dims past int64 when multiplied: exit 0 and unknown counts, not exit 2/70.
   // resnet18: 1,814,073,344 MACs per image (README, torchvision convention) x 2^62 images > 2^63.
-  auto r = fwtest::run_cli("\"" + fwtest::model_path("resnet18.onnx") + "\" --dim batch=4611686018427387904 -f json",
-                           scratch());
+  auto r = fwtest::run_cli(
+      "\"" + fwtest::model_path("resnet18.onnx") + "\" --dim batch=4611686018427387904 -f json", scratch());
   REQUIRE(r.code == 0);
   json j = json::parse(r.out);
   CHECK(j["nodes"][0]["macs"].is_null());  // the first Conv: 118,013,952 MACs per image (x 2^62)
   CHECK(j["totals"]["uncounted_nodes"].get<int64_t>() > 0);
   bool overflow_warned = false;
-  for (const auto& w : j["warnings"]) overflow_warned = overflow_warned || contains(w.get<std::string>(), "overflows 64 bits");
+  for (const auto& w : j["warnings"])
+    overflow_warned = overflow_warned || contains(w.get<std::string>(), "overflows 64 bits");
   CHECK(overflow_warned);
   // gpt2: batch x seq = 3037000500^2 > 2^63 - 1 (the Reshape that once asked an unknown dim its value).
-  r = fwtest::run_cli("\"" + fwtest::model_path("gpt2.onnx") + "\" --dim batch=3037000500 --dim seq=3037000500",
-                      scratch());
+  r = fwtest::run_cli(
+      "\"" + fwtest::model_path("gpt2.onnx") + "\" --dim batch=3037000500 --dim seq=3037000500", scratch());
   CHECK(r.code == 0);
   CHECK_FALSE(contains(r.err, "internal error"));
 }
@@ -335,8 +339,8 @@ TEST_CASE("hostile: reports stay valid and safe whatever the names hold") {
   const auto t0 = std::chrono::steady_clock::now();
   auto r = cli(m, "-f json");
   REQUIRE(r.code == 0);
-  json j = json::parse(r.out);  // throws on invalid UTF-8
-  CHECK(j["nodes"][0]["name"] == "bad\xEF\xBF\xBDname");  // the byte 0xFF became U+FFFD
+  json j = json::parse(r.out);                               // throws on invalid UTF-8
+  CHECK(j["nodes"][0]["name"] == "bad\xEF\xBF\xBDname");     // the byte 0xFF became U+FFFD
   CHECK(j["nodes"][1]["name"] == "/red\x1b[31mscope/Relu");  // escaped as \u001b in the JSON text
   CHECK_FALSE(contains(r.out, "\x1b"));
   // The scope path is cut at limits().max_scope_depth = 256 levels: the JSON is small (10,000 levels
@@ -346,20 +350,22 @@ TEST_CASE("hostile: reports stay valid and safe whatever the names hold") {
   CHECK(depth == 256);
   CHECK(r.out.size() < 2500000);
   bool cut = false;
-  for (const auto& w : j["warnings"]) cut = cut || contains(w.get<std::string>(), "deeper than 256 levels are cut");
+  for (const auto& w : j["warnings"])
+    cut = cut || contains(w.get<std::string>(), "deeper than 256 levels are cut");
   CHECK(cut);
   for (const char* fmt : {"text", "csv", "markdown"}) {
     CAPTURE(fmt);
     auto t = cli(m, std::string("-f ") + fmt);
     CHECK(t.code == 0);
-    CHECK_FALSE(contains(t.out, "\x1b"));  // no raw ESC reaches a terminal
+    CHECK_FALSE(contains(t.out, "\x1b"));         // no raw ESC reaches a terminal
     CHECK(contains(t.out, "red\\x1b[31mscope"));  // the scope, in every format, as the text \x1b
   }
   for (const char* fmt : {"html", "netron"}) {  // their JSON too: U+FFFD, not an internal error
     CAPTURE(fmt);
     auto t = cli(m, std::string("-f ") + fmt);
     CHECK(t.code == 0);
-    if (std::string(fmt) == "netron") CHECK(contains(t.out, "bad\xEF\xBF\xBDname"));  // html shows scopes only
+    if (std::string(fmt) == "netron")
+      CHECK(contains(t.out, "bad\xEF\xBF\xBDname"));  // html shows scopes only
   }
   CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(20 * kSlow));  // 6 runs
 }
@@ -371,10 +377,15 @@ TEST_CASE("hostile: names holding DEL and control bytes stay valid JSON in every
   auto m = tiny_model(13);
   auto* g = m.mutable_graph();
   tiny_input(g, "x", onnx::TensorProto::FLOAT, {"N", "N"});
-  const std::string name = "/encoder/layers.2/s\x7f\x1f\x7f\x7f" "attn/Mul", out = "s\x7f\xfe";
+  const std::string name =
+                        "/encoder/layers.2/s\x7f\x1f\x7f\x7f"
+                        "attn/Mul",
+                    out = "s\x7f\xfe";
   tiny_node(g, name, "Mul", {"x", "x"}, {out});
   tiny_output(g, out);
-  const std::string del_name = "/encoder/layers.2/s\x7f\x1f\x7f\x7f" "attn/Mul";
+  const std::string del_name =
+      "/encoder/layers.2/s\x7f\x1f\x7f\x7f"
+      "attn/Mul";
   // `names`: the document quotes the node's name (a sweep's rows are totals only).
   auto strings_ok = [&](const std::string& text, bool names = true) {
     json j = json::parse(text);  // nlohmann's parser: strict UTF-8, rejects \x escapes and raw controls
@@ -382,8 +393,9 @@ TEST_CASE("hostile: names holding DEL and control bytes stay valid JSON in every
     if (names) CHECK(contains(dumped, "attn"));
     return j;
   };
-  for (const char* extra : {"-f json", "-f json --dim N=4611686018427387904", "-f json --peak-memory --dim N=2",
-                            "-f json --sweep N=1,2", "-f netron --dim N=2"}) {
+  for (const char* extra :
+       {"-f json", "-f json --dim N=4611686018427387904", "-f json --peak-memory --dim N=2",
+        "-f json --sweep N=1,2", "-f netron --dim N=2"}) {
     CAPTURE(extra);
     auto r = cli(m, extra);
     REQUIRE(r.code == 0);
@@ -402,7 +414,8 @@ TEST_CASE("hostile: names holding DEL and control bytes stay valid JSON in every
     std::ofstream o(a, std::ios::binary);
     o << m.SerializeAsString();
   }
-  auto d = fwtest::run_cli("diff \"" + a.string() + "\" \"" + a.string() + "\" --format json --dim N=2", scratch());
+  auto d = fwtest::run_cli("diff \"" + a.string() + "\" \"" + a.string() + "\" --format json --dim N=2",
+                           scratch());
   REQUIRE_MESSAGE(d.code == 0, d.err);
   strings_ok(d.out);
   // html embeds its data as JSON in a script: still the \u007f escape, never \x7f
@@ -426,7 +439,8 @@ TEST_CASE("hostile: resource bounds (README: Limits) stop small files that would
       auto* ld = f->add_opset_import();
       ld->set_domain("local");
       ld->set_version(1);
-      auto add = [&](const std::string& op, const std::string& dom, const std::string& in, const std::string& out) {
+      auto add = [&](const std::string& op, const std::string& dom, const std::string& in,
+                     const std::string& out) {
         auto* n = f->add_node();
         n->set_op_type(op);
         n->set_domain(dom);
@@ -479,7 +493,8 @@ TEST_CASE("hostile: resource bounds (README: Limits) stop small files that would
     CHECK(relu["name"] == "relu");
     CHECK(relu["flops"].is_null());  // Relu's s_24 FLOPs: unknown
     bool warned = false;
-    for (const auto& w : j["warnings"]) warned = warned || contains(w.get<std::string>(), "grew past 4096 terms");
+    for (const auto& w : j["warnings"])
+      warned = warned || contains(w.get<std::string>(), "grew past 4096 terms");
     CHECK(warned);
   }
   SUBCASE("a Reshape whose rank comes from a shape tensor of 20 M elements: unknown rank") {

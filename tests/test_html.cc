@@ -24,9 +24,10 @@ std::string chromium() {
 // The page after its scripts ran; "" when the browser failed.
 std::string dump_dom(const std::string& url, const fs::path& dir) {
   std::string out = (dir / "dom.html").string();
-  std::string cmd = "timeout 120 " + chromium() + " --headless --no-sandbox --disable-gpu --user-data-dir=" +
-                    (dir / "profile").string() + " --window-size=1280,1000 --dump-dom '" + url + "' > " + out +
-                    " 2> " + (dir / "chromium.log").string();
+  std::string cmd = "timeout 120 " + chromium() +
+                    " --headless --no-sandbox --disable-gpu --user-data-dir=" + (dir / "profile").string() +
+                    " --window-size=1280,1000 --dump-dom '" + url + "' > " + out + " 2> " +
+                    (dir / "chromium.log").string();
   if (std::system(cmd.c_str()) != 0) return "";
   return slurp(out);
 }
@@ -36,14 +37,18 @@ json selftest(const std::string& dom) {
   REQUIRE_MESSAGE(std::regex_search(dom, m, std::regex("<pre id=\"selftest\"[^>]*>([^<]*)</pre>")),
                   "no selftest output in the page");
   std::string text = m[1].str();
-  for (auto [from, to] : {std::pair<std::string, std::string>{"&quot;", "\""}, {"&lt;", "<"}, {"&gt;", ">"}, {"&amp;", "&"}})
-    for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) text.replace(at, from.size(), to);
+  for (auto [from, to] :
+       {std::pair<std::string, std::string>{"&quot;", "\""}, {"&lt;", "<"}, {"&gt;", ">"}, {"&amp;", "&"}})
+    for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+      text.replace(at, from.size(), to);
   return json::parse(text);
 }
 
 }  // namespace
 
-TEST_CASE("--format html: opened in headless Chromium, no errors, one treemap cell per scope sized by FLOPs, click zooms") {
+TEST_CASE(
+    "--format html: opened in headless Chromium, no errors, one treemap cell per scope sized by FLOPs, click "
+    "zooms") {
   if (chromium().empty()) {
     MESSAGE("skipped: chromium is not installed (scripts/test.sh installs Debian's chromium)");
     return;
@@ -84,31 +89,37 @@ TEST_CASE("--format html: opened in headless Chromium, no errors, one treemap ce
 
   // A sweep is plotted: one point per swept value and series.
   std::string swept = (dir / "bert.html").string();
-  REQUIRE(run_cli(model_path("bert.onnx") + " --sweep seq=16..128 --sweep batch=1 --format html -o " + swept, dir).code == 0);
+  REQUIRE(
+      run_cli(model_path("bert.onnx") + " --sweep seq=16..128 --sweep batch=1 --format html -o " + swept, dir)
+          .code == 0);
   std::string dom2 = dump_dom("file://" + swept + "#selftest", dir);
   CHECK(selftest(dom2)["errors"].empty());
   // Drawn circles (the page's script, also in the DOM, spells the element with a template placeholder).
   std::regex circle("<circle cx=\"[0-9]");
-  size_t circles = std::distance(std::sregex_iterator(dom2.begin(), dom2.end(), circle), std::sregex_iterator());
+  size_t circles =
+      std::distance(std::sregex_iterator(dom2.begin(), dom2.end(), circle), std::sregex_iterator());
   CHECK(circles == 4 * 3);  // seq 16, 32, 64, 128 x FLOPs, MACs, memory
 
   // The artefact to look at.
   std::string shot = binary_dir() + "/html_report.png";
-  std::string cmd = "timeout 120 " + chromium() + " --headless --no-sandbox --disable-gpu --hide-scrollbars --user-data-dir=" +
-                    (dir / "profile").string() + " --window-size=1280,1000 --screenshot=" + shot + " 'file://" + page +
-                    "' > /dev/null 2>&1";
+  std::string cmd = "timeout 120 " + chromium() +
+                    " --headless --no-sandbox --disable-gpu --hide-scrollbars --user-data-dir=" +
+                    (dir / "profile").string() + " --window-size=1280,1000 --screenshot=" + shot +
+                    " 'file://" + page + "' > /dev/null 2>&1";
   CHECK(std::system(cmd.c_str()) == 0);
   CHECK(fs::exists(shot));
 }
 
-TEST_CASE("diff --format html: both models side by side in headless Chromium, every changed scope highlighted") {
+TEST_CASE(
+    "diff --format html: both models side by side in headless Chromium, every changed scope highlighted") {
   if (chromium().empty()) {
     MESSAGE("skipped: chromium is not installed (scripts/test.sh installs Debian's chromium)");
     return;
   }
   auto dir = scratch_dir("html_diff");
   std::string a = model_path("bert.onnx"), b = model_path("bert6.onnx"), page = (dir / "diff.html").string();
-  REQUIRE(run_cli("diff " + a + " " + b + " --dim batch=1 --dim seq=64 --format html -o " + page, dir).code == 0);
+  REQUIRE(run_cli("diff " + a + " " + b + " --dim batch=1 --dim seq=64 --format html -o " + page, dir).code ==
+          0);
   json d = json::parse(run_cli("diff " + a + " " + b + " --dim batch=1 --dim seq=64 --format json", dir).out);
   size_t changed = 0, scopes = 0;
   for (const auto& s : d["scopes"]) ++scopes, changed += s["status"] != "same";
@@ -127,7 +138,8 @@ TEST_CASE("run --profile --format html: measured latency is a metric of the page
     return;
   }
   auto dir = scratch_dir("html_run");
-  std::string model = model_path("resnet18.onnx"), prof = std::string(FLOPWISE_SOURCE_DIR) + "/models/ort/resnet18.all.json";
+  std::string model = model_path("resnet18.onnx"),
+              prof = std::string(FLOPWISE_SOURCE_DIR) + "/models/ort/resnet18.all.json";
   std::string page = (dir / "run.html").string();
   REQUIRE(run_cli("run " + model + " --profile " + prof + " --format html -o " + page, dir).code == 0);
   json rep = json::parse(run_cli("run " + model + " --profile " + prof + " --format json", dir).out);

@@ -9,8 +9,8 @@
 
 #include "cli_util.h"
 #include "flopwise/analyse.h"
-#include "flopwise/convention.h"
 #include "flopwise/attention.h"
+#include "flopwise/convention.h"
 #include "flopwise/llm.h"
 #include "flopwise/moe.h"
 
@@ -34,7 +34,8 @@ int64_t macs(int64_t kv, int64_t b, int64_t s, int64_t p) {
 
 }  // namespace
 
-TEST_CASE("the KV cache is found by structure; bytes per token = 2 * layers * kv_heads * head_dim * 4 * batch") {
+TEST_CASE(
+    "the KV cache is found by structure; bytes per token = 2 * layers * kv_heads * head_dim * 4 * batch") {
   for (auto [name, kv, past, seq] :
        {std::tuple<const char*, int64_t, const char*, const char*>{"llama_mha", 4, "past", "seq"},
         {"llama_gqa", 2, "past", "seq"},
@@ -60,7 +61,8 @@ TEST_CASE("the KV cache is found by structure; bytes per token = 2 * layers * kv
     CHECK(per_token.same_as(flopwise::Dim(2 * 2 * kv * 16 * 4) * flopwise::Dim::symbol(batch)));
   }
   // A decoder without a cache (the bundled GPT-2 recomputes the prefix) has none.
-  flopwise::Analysis g = flopwise::analyse(fwtest::model_path("gpt2.onnx"), {}, flopwise::default_convention());
+  flopwise::Analysis g =
+      flopwise::analyse(fwtest::model_path("gpt2.onnx"), {}, flopwise::default_convention());
   CHECK_FALSE(flopwise::find_kv_cache(*g.model));
 }
 
@@ -97,7 +99,8 @@ TEST_CASE("prefill and decode bindings give the hand formula; a generation sums 
     CHECK(gen.total_macs_formula.eval({{"S", 10}, {"G", 7}}) == hand);
     CHECK(gen.total_flops_formula.eval({{"S", 6}, {"G", 4}}) == gen.total_flops.v);
     // The cache was found unbound: its bytes are a formula in batch, here at batch 3.
-    CHECK(gen.kv_bytes_end.as_dim().substitute({{"batch", 3}}).value() == 2 * 2 * kv * 16 * 4 * 3 * (6 + 4 - 1));
+    CHECK(gen.kv_bytes_end.as_dim().substitute({{"batch", 3}}).value() ==
+          2 * 2 * kv * 16 * 4 * 3 * (6 + 4 - 1));
   }
 }
 
@@ -120,7 +123,9 @@ TEST_CASE("flopwise --phase / --generate on the command line") {
   CHECK(none.out.find("no KV cache") != std::string::npos);
 }
 
-TEST_CASE("a LLaMA-7B-shaped graph: 6,738,415,616 params; prefill at 2,048 and a decode step at 2,047 by closed form") {
+TEST_CASE(
+    "a LLaMA-7B-shaped graph: 6,738,415,616 params; prefill at 2,048 and a decode step at 2,047 by closed "
+    "form") {
   // models/shipped.py llama7b_graph: 32 layers, hidden h = 4096, 32 heads of 128, SwiGLU f = 11008, vocab
   // V = 32000, float16, weights declared only. Hugging Face's LLaMA-7B counts 6,738,415,616 parameters:
   // 32 * (4h^2 + 3hf + 2h) + h + 2Vh.
@@ -133,7 +138,8 @@ TEST_CASE("a LLaMA-7B-shaped graph: 6,738,415,616 params; prefill at 2,048 and a
   REQUIRE(cache);
   CHECK(cache->pairs.size() == 64);
   // KV bytes per token: 2 (k, v) * 32 layers * 32 heads * 128 * 2 bytes = 512 KiB per sequence.
-  CHECK(cache->bytes_per_token.as_dim().same_as(flopwise::Dim(2 * 32 * 32 * 128 * 2) * flopwise::Dim::symbol("batch")));
+  CHECK(cache->bytes_per_token.as_dim().same_as(flopwise::Dim(2 * 32 * 32 * 128 * 2) *
+                                                flopwise::Dim::symbol("batch")));
   // MACs: per token 32 * (4h^2 + 3hf) + hV; attention QK^T and AV: 2 * h per (query, key) pair per layer.
   auto closed = [&](int64_t b, int64_t s, int64_t p) {
     return b * s * (L * (4 * h * h + 3 * h * f) + h * V) + L * 2 * h * b * s * (p + s);
@@ -152,7 +158,8 @@ TEST_CASE("a LLaMA-7B-shaped graph: 6,738,415,616 params; prefill at 2,048 and a
 namespace {
 
 // MACs a causal mask skips in models/shipped.py's decoders: per layer, QK^T and AV each skip S(S-1)/2 of the
-// (query, key) pairs, per batch and head, each 16 (head_dim) long: 2 layers * 2 products * 4 heads * 16 = 256.
+// (query, key) pairs, per batch and head, each 16 (head_dim) long: 2 layers * 2 products * 4 heads * 16 =
+// 256.
 int64_t causal_skip(int64_t b, int64_t s) { return 256 * b * s * (s - 1) / 2; }
 
 flopwise::Report causal_at(const std::string& path, const Bindings& dims) {
@@ -166,7 +173,8 @@ flopwise::Report causal_at(const std::string& path, const Bindings& dims) {
 }  // namespace
 
 TEST_CASE("--causal: attention products lose the masked upper triangle, S(S-1)/2 pairs per head") {
-  for (auto [name, kv] : {std::pair<const char*, int64_t>{"llama_mha", 4}, {"llama_gqa", 2}, {"llama_nocache", 4}}) {
+  for (auto [name, kv] :
+       {std::pair<const char*, int64_t>{"llama_mha", 4}, {"llama_gqa", 2}, {"llama_nocache", 4}}) {
     const auto& name_ = name;  // clang 14 cannot capture a structured binding
     CAPTURE(name_);
     const std::string path = fwtest::model_path(std::string("shipped/") + name + ".onnx");
@@ -225,10 +233,14 @@ TEST_CASE("a MoE decoder (top-2 of 8 experts): activated params and MACs from th
   CHECK(m.total_params.v == 550208 + 8);
   CHECK(m.activated_params.v == 550208 + 8 - 2 * 6 * 30720);
   // MACs: the graph runs all 8 experts on every token; activated counts the router and 2 experts:
-  // per token 2 * (2*64*64 + 2*64*2*16 + 64*8 + 2*3*64*160) + 64*256 = 164,864, attention and rotary as before.
-  auto activated = [](int64_t b, int64_t s, int64_t p) { return b * s * 164864 + b * s * (p + s) * 256 + s * 8; };
+  // per token 2 * (2*64*64 + 2*64*2*16 + 64*8 + 2*3*64*160) + 64*256 = 164,864, attention and rotary as
+  // before.
+  auto activated = [](int64_t b, int64_t s, int64_t p) {
+    return b * s * 164864 + b * s * (p + s) * 256 + s * 8;
+  };
   auto total = [](int64_t b, int64_t s, int64_t p) {
-    return b * s * (2 * (2 * 64 * 64 + 2 * 64 * 2 * 16 + 64 * 8 + 8 * 3 * 64 * 160) + 64 * 256) + b * s * (p + s) * 256 + s * 8;
+    return b * s * (2 * (2 * 64 * 64 + 2 * 64 * 2 * 16 + 64 * 8 + 8 * 3 * 64 * 160) + 64 * 256) +
+           b * s * (p + s) * 256 + s * 8;
   };
   for (auto [b, s, p] : {std::array<int64_t, 3>{1, 1, 0}, {2, 5, 9}, {3, 64, 100}}) {
     const Bindings at{{"batch", b}, {"seq", s}, {"past", p}};
@@ -236,10 +248,14 @@ TEST_CASE("a MoE decoder (top-2 of 8 experts): activated params and MACs from th
     CHECK(m.activated_macs.as_dim().substitute(at).value() == activated(b, s, p));
   }
   // Dense models have no MoE section.
-  CHECK_FALSE(flopwise::analyse(fwtest::model_path("shipped/llama_gqa.onnx"), {}, flopwise::default_convention()).report.moe);
+  CHECK_FALSE(
+      flopwise::analyse(fwtest::model_path("shipped/llama_gqa.onnx"), {}, flopwise::default_convention())
+          .report.moe);
 }
 
-TEST_CASE("a decoder without a KV cache: prefill is a forward over the prompt, each decode step one over the prefix") {
+TEST_CASE(
+    "a decoder without a KV cache: prefill is a forward over the prompt, each decode step one over the "
+    "prefix") {
   const std::string path = fwtest::model_path("shipped/llama_nocache.onnx");
   flopwise::Analysis a = flopwise::analyse(path, {}, flopwise::default_convention());
   CHECK_FALSE(flopwise::find_kv_cache(*a.model));
@@ -277,7 +293,8 @@ TEST_CASE("LLaMA-7B prefill at 2,048 with --causal: the closed form less 32 * 40
   flopwise::Report r = causal_at(path, {{"batch", 1}, {"seq", S}, {"past", 0}});
   REQUIRE(r.causal);
   CHECK(r.causal->products == 64);
-  CHECK(r.totals.macs.v == S * (L * (4 * h * h + 3 * h * f) + h * V) + L * 2 * h * S * S - L * h * S * (S - 1));
+  CHECK(r.totals.macs.v ==
+        S * (L * (4 * h * h + 3 * h * f) + h * V) + L * 2 * h * S * S - L * h * S * (S - 1));
 }
 
 TEST_CASE("roofline, peak memory, --causal and MoE reach the markdown and CSV reports") {
@@ -286,28 +303,33 @@ TEST_CASE("roofline, peak memory, --causal and MoE reach the markdown and CSV re
                         " --dim batch=1 --dim seq=16 --dim past=0 --hardware h100-sxm --peak-memory --causal";
   fwtest::CliRun md = fwtest::run_cli(m + " --format markdown", dir);
   CHECK(md.code == 0);
-  for (const char* row : {"| peak activation memory |", "| latency lower bound (", "| causal attention (--causal) | 4 products",
-                          "| MoE: top-2 of 8 experts, activated params |"})
+  for (const char* row :
+       {"| peak activation memory |", "| latency lower bound (", "| causal attention (--causal) | 4 products",
+        "| MoE: top-2 of 8 experts, activated params |"})
     CHECK(md.out.find(row) != std::string::npos);
   fwtest::CliRun csv = fwtest::run_cli(m + " --format csv", dir);
   CHECK(csv.code == 0);
   CHECK(csv.out.find("param_dtypes,bound_seconds,bound_by\n") != std::string::npos);
   CHECK(csv.out.find(",memory\n") != std::string::npos);  // a tiny model: every node memory-bound
   // LLaMA-7B's 4096 x 4096 projections over 2,048 tokens: ~1,000 FLOPs/byte, over the H100's ridge.
-  fwtest::CliRun big = fwtest::run_cli(fwtest::model_path("shipped/llama7b_graph.onnx") +
-                                           " --dim batch=1 --dim seq=2048 --dim past=0 --hardware h100-sxm --format csv",
-                                       dir);
+  fwtest::CliRun big =
+      fwtest::run_cli(fwtest::model_path("shipped/llama7b_graph.onnx") +
+                          " --dim batch=1 --dim seq=2048 --dim past=0 --hardware h100-sxm --format csv",
+                      dir);
   CHECK(big.out.find(",compute\n") != std::string::npos);
   fwtest::CliRun json = fwtest::run_cli(m + " --format json", dir);
   CHECK(json.code == 0);
-  for (const char* key : {"\"causal\":", "\"moe\":", "\"peak_memory\":", "\"roofline\":"}) CHECK(json.out.find(key) != std::string::npos);
+  for (const char* key : {"\"causal\":", "\"moe\":", "\"peak_memory\":", "\"roofline\":"})
+    CHECK(json.out.find(key) != std::string::npos);
   fwtest::CliRun html = fwtest::run_cli(m + " --format html", dir);
   CHECK(html.code == 0);
   for (const char* row : {"peak activation memory", "latency lower bound (h100-sxm)", "MoE activated params"})
     CHECK(html.out.find(row) != std::string::npos);
 }
 
-TEST_CASE("Hugging Face Mixtral's sparse block (tokens routed at run time): activated params exact, routed FLOPs not known") {
+TEST_CASE(
+    "Hugging Face Mixtral's sparse block (tokens routed at run time): activated params exact, routed FLOPs "
+    "not known") {
   // models/shipped.py mixtral_dispatch: router 32 -> 4, top-2, 4 SwiGLU experts of 3 * 32 * 64 = 6,144 params
   // (torch's count, expect.json); torch counts 24,704 params, 12,416 active per token (router + 2 experts).
   const std::string path = fwtest::model_path("shipped/mixtral_dispatch.onnx");

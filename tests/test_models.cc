@@ -4,7 +4,8 @@
 // from the torch module structure (never from the ONNX file):
 //   expected_onnx_params  torch's unique parameter count, adjusted for what the exporter folds
 //                         (BatchNorm into Conv: -gamma-beta, +a conv bias of out_channels);
-//   macs                  forward hooks on Conv2d/Linear (out_elems*in_ch/groups*kh*kw, out_elems*in_features)
+//   macs                  forward hooks on Conv2d/Linear (out_elems*in_ch/groups*kh*kw,
+//   out_elems*in_features)
 //                         + by formula the products that are no module (attention QK^T and probs*V,
 //                         batch*heads*seq*seq*head_dim each per layer; gpt2's tied LM head
 //                         batch*seq*vocab*hidden), for the `dims` binding in the JSON (batch=1, seq=64).
@@ -12,6 +13,7 @@
 // so the totals must agree to the unit. The weights file (<name>.onnx.data) is not committed and never
 // read: a model copied alone into a temp directory must give the identical report.
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -20,8 +22,6 @@
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <unistd.h>
 
 #include "cli_util.h"
 #include "flopwise/analyse.h"
@@ -78,9 +78,9 @@ std::string uncounted_nodes(const Report& r) {
 std::string fingerprint(const Report& r) {
   std::ostringstream o;
   auto put = [&](const Totals& t) {
-    o << t.params.v << '/' << t.params.known << ' ' << t.buffers.v << ' ' << t.macs.v << '/' << t.macs.known << ' '
-      << t.flops.v << '/' << t.flops.known << ' ' << t.memory_bytes.v << '/' << t.memory_bytes.known << ' '
-      << t.uncounted << '\n';
+    o << t.params.v << '/' << t.params.known << ' ' << t.buffers.v << ' ' << t.macs.v << '/' << t.macs.known
+      << ' ' << t.flops.v << '/' << t.flops.known << ' ' << t.memory_bytes.v << '/' << t.memory_bytes.known
+      << ' ' << t.uncounted << '\n';
   };
   put(r.totals);
   for (const auto& n : r.nodes) {
@@ -103,8 +103,8 @@ TEST_CASE("models: bundled exports match torch's params and hook-derived MACs") 
       Report r = analyse(path, dims_from(expect));
 
       CHECK_MESSAGE(r.unsupported.empty(), nm << ": unsupported ops: " << unsupported_list(r));
-      CHECK_MESSAGE(r.totals.complete(), nm << ": " << r.totals.uncounted
-                                              << " nodes not counted, e.g. " << uncounted_nodes(r));
+      CHECK_MESSAGE(r.totals.complete(),
+                    nm << ": " << r.totals.uncounted << " nodes not counted, e.g. " << uncounted_nodes(r));
 
       // Params: torch's unique parameters minus what the exporter folds (see expect.param_notes).
       // e.g. resnet18: its 20 BNs have 64 + 4*64 + (4*128+128) + 5*256 + 5*512 = 4800 channels, so
@@ -113,8 +113,8 @@ TEST_CASE("models: bundled exports match torch's params and hook-derived MACs") 
       REQUIRE(r.totals.params.known);
       CHECK_MESSAGE(r.totals.params.v == expect.at("expected_onnx_params").get<int64_t>(),
                     nm << ": params " << r.totals.params.v << " vs torch-derived "
-                         << expect.at("expected_onnx_params") << " (torch_params " << expect.at("torch_params")
-                         << ")");
+                       << expect.at("expected_onnx_params") << " (torch_params " << expect.at("torch_params")
+                       << ")");
       // BatchNorm running stats are folded away by the exporter: no buffers left in the graph.
       CHECK(r.totals.buffers.v == expect.at("expected_onnx_buffers").get<int64_t>());
 
@@ -122,7 +122,7 @@ TEST_CASE("models: bundled exports match torch's params and hook-derived MACs") 
       REQUIRE(r.totals.macs.known);
       CHECK_MESSAGE(r.totals.macs.v == expect.at("macs").get<int64_t>(),
                     nm << ": MACs " << r.totals.macs.v << " vs torch hooks+formula " << expect.at("macs")
-                         << " (hooks " << expect.at("macs_from_hooks") << ")");
+                       << " (hooks " << expect.at("macs_from_hooks") << ")");
       // FLOPs are at least 2 per MAC (COUNTING.md: 2*MACs for contractions, plus elementwise work).
       REQUIRE(r.totals.flops.known);
       CHECK(r.totals.flops.v >= 2 * r.totals.macs.v);

@@ -76,13 +76,13 @@ TEST_CASE("old opsets: attribute forms become inputs and infer like the newest v
   ModelBuilder b(9);
   b.input("x", {2, 3, 4});
   ints(b.node("Unsqueeze", {"x"}, {"u"}), "axes", {0, 4});  // 2x3x4 -> 1x2x3x4x1
-  ints(b.node("Squeeze", {"u"}, {"s"}), "axes", {0});        // -> 2x3x4x1
-  auto* sl = b.node("Slice", {"x"}, {"sl"});                 // Slice-1: axis 2, [1, 3) -> 2x3x2
+  ints(b.node("Squeeze", {"u"}, {"s"}), "axes", {0});       // -> 2x3x4x1
+  auto* sl = b.node("Slice", {"x"}, {"sl"});                // Slice-1: axis 2, [1, 3) -> 2x3x2
   ints(sl, "starts", {1});
   ints(sl, "ends", {3});
   ints(sl, "axes", {2});
   ints(b.node("ReduceSum", {"x"}, {"r"}), "axes", {1});  // keepdims default 1 -> 2x1x4
-  auto* pad = b.node("Pad", {"x"}, {"p"});                 // Pad-2: pads begin (0,1,2) end (0,1,2) -> 2x5x8
+  auto* pad = b.node("Pad", {"x"}, {"p"});               // Pad-2: pads begin (0,1,2) end (0,1,2) -> 2x5x8
   ints(pad, "pads", {0, 1, 2, 0, 1, 2});
   auto* clip = b.node("Clip", {"x"}, {"c"});  // Clip-6 min/max attributes
   flt(clip, "min", 0);
@@ -220,7 +220,9 @@ TEST_CASE("initializers: integer and small float contents are read; other weight
   add("scales", onnx::TensorProto::FLOAT, 64);  // small floats (Resize scales, epsilons): kept
   add("weight", onnx::TensorProto::FLOAT, 65);  // a weight: its bytes are never read
   flopwise::Model m = b.load();
-  auto value = [&](const std::string& n) -> const flopwise::Value& { return m.graph.values[m.graph.find(n)]; };
+  auto value = [&](const std::string& n) -> const flopwise::Value& {
+    return m.graph.values[m.graph.find(n)];
+  };
   REQUIRE(value("shape_ints").data);
   CHECK(value("shape_ints").data->ints.size() == 4096);
   CHECK(value("shape_ints").data->ints[0] == flopwise::Dim(3));
@@ -254,7 +256,8 @@ TEST_CASE("value index: a graph finds each of many values by name, and none that
   flopwise::Graph g;
   g.reserve_values(10);  // grows past the reservation
   bool added = true;
-  for (int i = 0; i < 50000; ++i) added = added && g.add_value("/model/layers." + std::to_string(i) + "/out") == i;
+  for (int i = 0; i < 50000; ++i)
+    added = added && g.add_value("/model/layers." + std::to_string(i) + "/out") == i;
   CHECK(added);
   bool all = true;
   for (int i = 0; i < 50000; ++i) all = all && g.find("/model/layers." + std::to_string(i) + "/out") == i;

@@ -86,13 +86,15 @@ std::vector<int64_t> ints_of(const onnx::TensorProto& t) {
   switch (t.data_type()) {
     case onnx::TensorProto::INT64:
       if (!raw.empty())
-        for (size_t i = 0; i + 8 <= raw.size(); i += 8) v.push_back(*reinterpret_cast<const int64_t*>(raw.data() + i));
+        for (size_t i = 0; i + 8 <= raw.size(); i += 8)
+          v.push_back(*reinterpret_cast<const int64_t*>(raw.data() + i));
       else
         v.assign(t.int64_data().begin(), t.int64_data().end());
       break;
     case onnx::TensorProto::INT32:
       if (!raw.empty())
-        for (size_t i = 0; i + 4 <= raw.size(); i += 4) v.push_back(*reinterpret_cast<const int32_t*>(raw.data() + i));
+        for (size_t i = 0; i + 4 <= raw.size(); i += 4)
+          v.push_back(*reinterpret_cast<const int32_t*>(raw.data() + i));
       else
         v.assign(t.int32_data().begin(), t.int32_data().end());
       break;
@@ -105,7 +107,8 @@ std::vector<int64_t> ints_of(const onnx::TensorProto& t) {
     case onnx::TensorProto::FLOAT: {  // pinned only when every value is integral (Range's 1, 5, 2)
       std::vector<float> f;
       if (!raw.empty())
-        for (size_t i = 0; i + 4 <= raw.size(); i += 4) f.push_back(*reinterpret_cast<const float*>(raw.data() + i));
+        for (size_t i = 0; i + 4 <= raw.size(); i += 4)
+          f.push_back(*reinterpret_cast<const float*>(raw.data() + i));
       else
         f.assign(t.float_data().begin(), t.float_data().end());
       if (f.size() > 16) break;
@@ -251,7 +254,8 @@ Model loop_model(const std::string& m_spec, const std::string& cond_spec, const 
   if (!m_spec.empty()) b.input("M", m_spec);
   if (!cond_spec.empty()) b.input("cond", cond_spec);
   b.input("y", y_spec);
-  Node& n = b.node("Loop", {m_spec.empty() ? "" : "M", cond_spec.empty() ? "" : "cond", "y"}, {"res_y", "res_scan"});
+  Node& n = b.node("Loop", {m_spec.empty() ? "" : "M", cond_spec.empty() ? "" : "cond", "y"},
+                   {"res_y", "res_scan"});
   Graph& body = attach(n, m.graph, "body");
   Builder bb{body};
   bb.input("iter", "scalar:int64");
@@ -336,7 +340,8 @@ TEST_CASE("Loop: trip count, carried state, scan outputs, cost") {
 
 // ---- Scan ----
 // Scan(initial, x): body sum_out = Add(sum_in, next), scan_out = sum_out.
-Model scan_model(const std::string& init_spec, const std::string& x_spec, std::map<std::string, Attribute> attrs = {}) {
+Model scan_model(const std::string& init_spec, const std::string& x_spec,
+                 std::map<std::string, Attribute> attrs = {}) {
   Model m;
   Builder b{m.graph};
   b.input("init", init_spec);
@@ -362,7 +367,8 @@ TEST_CASE("Scan: sequence axis, output axes, cost") {
     CHECK(c.flops.v == 6);
   }
   {  // scan along axis 1 and stack along axis 1: x 2x5 -> slices 2, z 2x5; 5 * 2 = 10.
-    Model m = scan_model("2", "2x5", {{"scan_input_axes", A::ints({1})}, {"scan_output_axes", A::ints({-1})}});
+    Model m =
+        scan_model("2", "2x5", {{"scan_input_axes", A::ints({1})}, {"scan_output_axes", A::ints({-1})}});
     Totals c = infer_and_cost(m, 0);
     CHECK(val(m.graph, "z").shape.str() == "2x5");
     CHECK(c.flops.v == 10);
@@ -416,13 +422,14 @@ TEST_CASE("control flow: ONNX backend models match reference output dims") {
     Model m = check_backend_model("test_scan_sum");
     CHECK(infer_and_cost(m, 0).flops.v == 6);
   }
-  for (const char* t : {"test_range_int32_type_negative_delta", "test_range_float_type_positive_delta",
-                        "test_constantofshape_int_zeros", "test_constantofshape_int_shape_zero",
-                        "test_constantofshape_float_ones", "test_eyelike_with_dtype", "test_constant",
-                        "test_reduce_sum_empty_axes_input_noop_example", "test_reduce_sum_keepdims_example",
-                        "test_reduce_log_sum_exp_negative_axes_keepdims_example", "test_reduce_mean_default_axes_keepdims_example",
-                        "test_reduce_l2_do_not_keepdims_example", "test_argmax_negative_axis_keepdims_example",
-                        "test_argmin_no_keepdims_example_select_last_index"}) {
+  for (const char* t :
+       {"test_range_int32_type_negative_delta", "test_range_float_type_positive_delta",
+        "test_constantofshape_int_zeros", "test_constantofshape_int_shape_zero",
+        "test_constantofshape_float_ones", "test_eyelike_with_dtype", "test_constant",
+        "test_reduce_sum_empty_axes_input_noop_example", "test_reduce_sum_keepdims_example",
+        "test_reduce_log_sum_exp_negative_axes_keepdims_example",
+        "test_reduce_mean_default_axes_keepdims_example", "test_reduce_l2_do_not_keepdims_example",
+        "test_argmax_negative_axis_keepdims_example", "test_argmin_no_keepdims_example_select_last_index"}) {
     CAPTURE(t);
     check_backend_model(t);
   }

@@ -37,13 +37,23 @@ TEST_CASE("generator ops") {
       {"constantofshape 2-D shape input", "ConstantOfShape", {"2x2:int64"}, {}, {"!"}},
       {"constantofshape negative dim", "ConstantOfShape", {"2:int64=3,-1"}, {}, {"!"}},
       // Range length = max(ceil((limit - start) / delta), 0).
-      {"range int", "Range", {"scalar:int64=0", "scalar:int64=10", "scalar:int64=3"}, {}, {"4"}, 0, 0},  // ceil(10/3)
+      {"range int",
+       "Range",
+       {"scalar:int64=0", "scalar:int64=10", "scalar:int64=3"},
+       {},
+       {"4"},
+       0,
+       0},  // ceil(10/3)
       // test_range_int32_type_negative_delta: 10, 6, -3 -> ceil(-4/-3) = 2.
       {"range negative delta", "Range", {"scalar:int32=10", "scalar:int32=6", "scalar:int32=-3"}, {}, {"2"}},
       // test_range_float_type_positive_delta: 1, 5, 2 -> ceil(4/2) = 2.
       {"range float", "Range", {"scalar=1", "scalar=5", "scalar=2"}, {}, {"2"}},
       {"range float fraction", "Range", {"scalar=0", "scalar=1", "scalar=0.3"}, {}, {"4"}},  // ceil(3.33) = 4
-      {"range empty", "Range", {"scalar:int64=5", "scalar:int64=1", "scalar:int64=1"}, {}, {"0"}},  // max(-4, 0)
+      {"range empty",
+       "Range",
+       {"scalar:int64=5", "scalar:int64=1", "scalar:int64=1"},
+       {},
+       {"0"}},  // max(-4, 0)
       {"range unknown limit", "Range", {"scalar:int64=0", "scalar:int64", "scalar:int64=1"}, {}, {"?"}},
       {"range unknown rank", "Range", {"*:int64", "*:int64", "*:int64"}, {}, {"?"}},
       {"range non-scalar", "Range", {"2:int64=0,1", "scalar:int64=4", "scalar:int64=1"}, {}, {"!"}},

@@ -18,7 +18,13 @@ TEST_CASE("reduction ops") {
       {"sum all (no axes)", "ReduceSum", {"3x4x5"}, {}, {"1x1x1"}, 0, 60},
       {"sum all no keepdims", "ReduceSum", {"3x4x5"}, {{"keepdims", A::i(0)}}, {"scalar"}, 0, 60},
       {"sum empty axes = all", "ReduceSum", {"3x2x2", "0:int64="}, {}, {"1x1x1"}, 0, 12},  // 3*2*2
-      {"sum empty axes noop", "ReduceSum", {"3x2x2", "0:int64="}, {{"noop_with_empty_axes", A::i(1)}}, {"3x2x2"}, 0, 0},
+      {"sum empty axes noop",
+       "ReduceSum",
+       {"3x2x2", "0:int64="},
+       {{"noop_with_empty_axes", A::i(1)}},
+       {"3x2x2"},
+       0,
+       0},
       {"sum axes unknown keepdims", "ReduceSum", {"3x4x5", "1:int64"}, {}, {"?x?x?"}},
       {"sum axes unknown no keepdims", "ReduceSum", {"3x4x5", "1:int64"}, {{"keepdims", A::i(0)}}, {"*"}},
       {"sum symbolic", "ReduceSum", {"batchx4x5", "1:int64=2"}, {}, {"batchx4x1"}, 0, kUnknown},
@@ -28,15 +34,15 @@ TEST_CASE("reduction ops") {
       {"max", "ReduceMax", {"3x4x5", "1:int64=1"}, {}, {"3x1x5"}, 0, 60},
       {"min symbolic", "ReduceMin", {"nx4", "1:int64=0"}, {{"keepdims", A::i(0)}}, {"4"}, 0, kUnknown},
       {"prod", "ReduceProd", {"3x4x5", "1:int64=0"}, {}, {"1x4x5"}, 0, 60},
-      {"mean", "ReduceMean", {"3x4x5", "1:int64=1"}, {}, {"3x1x5"}, 0, 75},        // 60 adds + 3*5 divides
+      {"mean", "ReduceMean", {"3x4x5", "1:int64=1"}, {}, {"3x1x5"}, 0, 75},  // 60 adds + 3*5 divides
       {"mean unknown rank", "ReduceMean", {"*", "1:int64=1"}, {}, {"*"}},
       {"mean bad axis", "ReduceMean", {"3x4", "1:int64=-3"}, {}, {"!"}},
-      {"l1", "ReduceL1", {"3x4x5", "1:int64=1"}, {}, {"3x1x5"}, 0, 120},          // 2*60 (abs, add)
+      {"l1", "ReduceL1", {"3x4x5", "1:int64=1"}, {}, {"3x1x5"}, 0, 120},                // 2*60 (abs, add)
       {"sumsquare", "ReduceSumSquare", {"3x4x5", "1:int64=1"}, {}, {"3x1x5"}, 0, 120},  // 2*60 (square, add)
-      {"l2", "ReduceL2", {"3x4x5", "1:int64=1"}, {}, {"3x1x5"}, 0, 135},          // 2*60 + 3*5 sqrt
-      {"logsum", "ReduceLogSum", {"3x4x5", "1:int64=1"}, {}, {"3x1x5"}, 0, 75},   // 60 + 15 log
-      {"logsumexp", "ReduceLogSumExp", {"3x4x5"}, {}, {"1x1x1"}, 0, 121},         // 2*60 + 1 log
-      {"argmax", "ArgMax", {"3x4x5"}, {{"axis", A::i(1)}}, {"3x1x5"}, 0, 60},     // 60 compares
+      {"l2", "ReduceL2", {"3x4x5", "1:int64=1"}, {}, {"3x1x5"}, 0, 135},                // 2*60 + 3*5 sqrt
+      {"logsum", "ReduceLogSum", {"3x4x5", "1:int64=1"}, {}, {"3x1x5"}, 0, 75},         // 60 + 15 log
+      {"logsumexp", "ReduceLogSumExp", {"3x4x5"}, {}, {"1x1x1"}, 0, 121},               // 2*60 + 1 log
+      {"argmax", "ArgMax", {"3x4x5"}, {{"axis", A::i(1)}}, {"3x1x5"}, 0, 60},           // 60 compares
       {"argmax no keepdims", "ArgMax", {"2x2"}, {{"axis", A::i(1)}, {"keepdims", A::i(0)}}, {"2"}, 0, 4},
       {"argmax default axis", "ArgMax", {"2x2"}, {{"select_last_index", A::i(1)}}, {"1x2"}},
       {"argmin symbolic", "ArgMin", {"bx7"}, {{"axis", A::i(-1)}}, {"bx1"}, 0, kUnknown},
@@ -45,8 +51,8 @@ TEST_CASE("reduction ops") {
   };
   for (const auto& tc : cases) check_case(tc);
   // Every Reduce op shares the shape rule: symbolic, unknown-rank and bad-axis rows for each.
-  for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
-                         "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"}) {
+  for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1",
+                         "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"}) {
     check_case({"symbolic", op, {"bx4", "1:int64=1"}, {}, {"bx1"}, 0, kUnknown});
     check_case({"unknown rank", op, {"*", "1:int64=1"}, {}, {"*"}, 0, kUnknown});
     check_case({"bad axis", op, {"bx4", "1:int64=2"}, {}, {"!"}});

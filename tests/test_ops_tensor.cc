@@ -347,7 +347,8 @@ TEST_CASE("tensor ops: shape tables") {
        16},
       {"grid_sample unknown rank", "GridSample", {"*", "1x5x6x2"}, {}, {"1x?x5x6"}, -1, -1, "", 16},
       {"grid_sample bad grid", "GridSample", {"1x3x10x10", "1x5x6x3"}, {}, {"!"}, -1, -1, "", 16},
-      // ---- Compress, NonZero, Unique: sizes from known contents, else a symbol of the node (test_datadep.cc)
+      // ---- Compress, NonZero, Unique: sizes from known contents, else a symbol of the node
+      // (test_datadep.cc)
       {"compress axis", "Compress", {"3x2", "3:bool=0,1,1"}, axis(0), {"2x2"}, 0, 0},
       {"compress flat", "Compress", {"3x2", "3:bool=0,1,1"}, {}, {"2"}},  // first 3 of 6 elements: 2 kept
       {"compress symbolic", "Compress", {"batch,2", "2:bool=1,0"}, axis(1), {"batch,1"}},

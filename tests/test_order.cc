@@ -36,9 +36,10 @@ bool same(const flopwise::Totals& a, const flopwise::Totals& b) {
 }  // namespace
 
 TEST_CASE("unsorted graphs: every bundled model with its nodes shuffled reports what the original does") {
-  for (const char* name : {"resnet18.onnx", "resnet34.onnx", "mobilenet_v2.onnx", "bert.onnx", "bert6.onnx", "gpt2.onnx",
-                           "shipped/llama_mha.onnx", "shipped/llama_gqa.onnx", "shipped/constant_weights.onnx",
-                           "shipped/dynamic_quant.onnx", "shipped/qdq.onnx"}) {
+  for (const char* name :
+       {"resnet18.onnx", "resnet34.onnx", "mobilenet_v2.onnx", "bert.onnx", "bert6.onnx", "gpt2.onnx",
+        "shipped/llama_mha.onnx", "shipped/llama_gqa.onnx", "shipped/constant_weights.onnx",
+        "shipped/dynamic_quant.onnx", "shipped/qdq.onnx"}) {
     CAPTURE(name);
     std::string path = fwtest::model_path(name), bytes = fwtest::slurp(path);
     onnx::ModelProto m;
@@ -78,8 +79,9 @@ TEST_CASE("unsorted graphs: every bundled model with its nodes shuffled reports 
     }
     // Said once; the original says nothing of it.
     auto said = [](const flopwise::Report& r) {
-      return std::count_if(r.warnings.begin(), r.warnings.end(),
-                           [](const std::string& w) { return w.find("not in topological order") != std::string::npos; });
+      return std::count_if(r.warnings.begin(), r.warnings.end(), [](const std::string& w) {
+        return w.find("not in topological order") != std::string::npos;
+      });
     };
     CHECK(said(a) == 0);
     CHECK(said(b) == 1);
@@ -96,7 +98,8 @@ TEST_CASE("unsorted graphs: a true cycle is one error naming the nodes on it, ex
   fwtest::tiny_node(g, "last", "Relu", {"a"}, {"Y"});
   g->add_output()->set_name("Y");
   CHECK_THROWS_WITH_AS(analyse_bytes(m.SerializeAsString(), "cycle.onnx"),
-                       doctest::Contains("cycle: 2 nodes wait on each other ('first', 'second')"), flopwise::InputError);
+                       doctest::Contains("cycle: 2 nodes wait on each other ('first', 'second')"),
+                       flopwise::InputError);
   auto dir = fwtest::scratch_dir("order");
   std::string file = (dir / "cycle.onnx").string();
   std::ofstream(file, std::ios::binary) << m.SerializeAsString();
@@ -119,8 +122,9 @@ TEST_CASE("opset imports of domains no node uses are not warned about; a used un
     return m.SerializeAsString();
   };
   auto mentions = [](const flopwise::Report& r) {
-    return std::count_if(r.warnings.begin(), r.warnings.end(),
-                         [](const std::string& w) { return w.find("com.example.custom") != std::string::npos; });
+    return std::count_if(r.warnings.begin(), r.warnings.end(), [](const std::string& w) {
+      return w.find("com.example.custom") != std::string::npos;
+    });
   };
   CHECK(mentions(analyse_bytes(model(false), "unused.onnx")) == 0);
   CHECK(mentions(analyse_bytes(model(true), "used.onnx")) == 1);

@@ -48,16 +48,17 @@ double median(std::vector<double> xs) {
 }
 
 json run_profile(const std::string& model, const std::string& level, const fs::path& dir) {
-  CliRun r = run_cli("run " + model_path(model + ".onnx") + " --profile " + profile_path(model, level) +
-                         " --format json",
-                     dir);
+  CliRun r = run_cli(
+      "run " + model_path(model + ".onnx") + " --profile " + profile_path(model, level) + " --format json",
+      dir);
   REQUIRE_MESSAGE(r.code == 0, r.err);
   return json::parse(r.out);
 }
 
 }  // namespace
 
-TEST_CASE("run --profile: every bundled model at both levels: >= 99 % attributed, scope sums equal the events") {
+TEST_CASE(
+    "run --profile: every bundled model at both levels: >= 99 % attributed, scope sums equal the events") {
   auto dir = scratch_dir("ort");
   for (const char* m : kModels) {
     for (const char* level : {"disabled", "all"}) {
@@ -80,7 +81,8 @@ TEST_CASE("run --profile: every bundled model at both levels: >= 99 % attributed
       double children = 0;
       for (const auto& s : rep["scopes"])
         if (s["depth"] == 1) children += s["latency_ms"].get<double>();
-      CHECK(children + root["self_ms"].get<double>() == doctest::Approx(root["latency_ms"].get<double>()).epsilon(1e-6));
+      CHECK(children + root["self_ms"].get<double>() ==
+            doctest::Approx(root["latency_ms"].get<double>()).epsilon(1e-6));
       // Per op type the same total.
       double ops = 0;
       for (const auto& o : rep["op_types"]) ops += o["latency_ms"].get<double>();
@@ -122,7 +124,8 @@ TEST_CASE("run --profile: ORT's fusions map onto the nodes they replaced") {
   for (const char* m : {"bert", "gpt2"}) {
     CAPTURE(m);
     json rep = run_profile(m, "all", dir);
-    CliRun st = run_cli(model_path(std::string(m) + ".onnx") + " --dim batch=1 --dim seq=64 --format json", dir);
+    CliRun st =
+        run_cli(model_path(std::string(m) + ".onnx") + " --dim batch=1 --dim seq=64 --format json", dir);
     REQUIRE(st.code == 0);
     auto op = ops_of(json::parse(st.out));
     int bias_gelu = 0, scaled = 0;
@@ -153,7 +156,8 @@ TEST_CASE("run --profile: ORT's fusions map onto the nodes they replaced") {
     std::string text = slurp(profile_path("bert", "all"));
     const std::string from = "/encoder/layer.0/attention/self/MatMul/MatMulScaleFusion/_kernel_time";
     const std::string to =
-        "/encoder/layer.0/attention/self/MatMul/MatmulTransposeFusion//MatMulScaleFusion//MatmulTransposeFusion/_kernel_time";
+        "/encoder/layer.0/attention/self/MatMul/MatmulTransposeFusion//MatMulScaleFusion//"
+        "MatmulTransposeFusion/_kernel_time";
     size_t n = 0;
     for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()), ++n)
       text.replace(at, from.size(), to);
@@ -220,9 +224,13 @@ TEST_CASE("diff of two measured run reports: every delta is B - A of the two rep
   std::string a = (dir / "a.json").string(), b = (dir / "b.json").string();
   // A: bert with ORT's optimisations off; B: bert6 with them on (scopes only B has, fused kernels).
   REQUIRE(run_cli("run " + model_path("bert.onnx") + " --profile " + profile_path("bert", "disabled") +
-                      " --format json -o " + a, dir).code == 0);
+                      " --format json -o " + a,
+                  dir)
+              .code == 0);
   REQUIRE(run_cli("run " + model_path("bert6.onnx") + " --profile " + profile_path("bert6", "all") +
-                      " --format json -o " + b, dir).code == 0);
+                      " --format json -o " + b,
+                  dir)
+              .code == 0);
   CliRun d = run_cli("diff " + a + " " + b + " --format json", dir);
   REQUIRE_MESSAGE(d.code == 0, d.err);
   json diff = json::parse(d.out), ja = json::parse(slurp(a)), jb = json::parse(slurp(b));
@@ -261,16 +269,19 @@ TEST_CASE("diff of two measured run reports: every delta is B - A of the two rep
   // Totals: the medians each report states.
   for (const auto& t : diff["totals"]) {
     if (t["quantity"] != "fwd_latency_ms") continue;
-    CHECK(t["delta"].get<double>() == doctest::Approx(jb["summary"]["fwd_latency_ms"]["median"].get<double>() -
-                                                      ja["summary"]["fwd_latency_ms"]["median"].get<double>()));
+    CHECK(t["delta"].get<double>() ==
+          doctest::Approx(jb["summary"]["fwd_latency_ms"]["median"].get<double>() -
+                          ja["summary"]["fwd_latency_ms"]["median"].get<double>()));
   }
   // A run report beside a model: one line, exit 2.
   CliRun mixed = run_cli("diff " + a + " " + model_path("bert.onnx"), dir);
   CHECK(mixed.code == 2);
   CHECK(mixed.err.find("run report") != std::string::npos);
   // Text and markdown render.
-  CHECK(run_cli("diff " + a + " " + b, dir).out.find("Scopes by largest latency change") != std::string::npos);
-  CHECK(run_cli("diff " + a + " " + b + " --format markdown", dir).out.find("| scope |") != std::string::npos);
+  CHECK(run_cli("diff " + a + " " + b, dir).out.find("Scopes by largest latency change") !=
+        std::string::npos);
+  CHECK(run_cli("diff " + a + " " + b + " --format markdown", dir).out.find("| scope |") !=
+        std::string::npos);
 }
 
 TEST_CASE("run --profile: torchvision models the mapping was not written against (models/ort/zoo)") {
@@ -290,7 +301,8 @@ TEST_CASE("run --profile: torchvision models the mapping was not written against
     CHECK(rep["attribution"]["attributed_pct"].get<double>() >= 99.0);
     std::vector<double> us = node_us_per_run(prof);
     REQUIRE(us.size() == 3);
-    CHECK(rep["scopes"][0]["latency_ms"].get<double>() == doctest::Approx(median({us[1], us[2]}) / 1000.0).epsilon(1e-9));
+    CHECK(rep["scopes"][0]["latency_ms"].get<double>() ==
+          doctest::Approx(median({us[1], us[2]}) / 1000.0).epsilon(1e-9));
     if (c.model == "mobilenet_v3_small" && c.level == "disabled") {
       // ORT has no HardSwish kernel and runs the op's function body, HardSigmoid then Mul, as two kernels
       // with made-up names: both belong to the one HardSwish node of the file.
@@ -334,7 +346,9 @@ TEST_CASE("run --profile: the provider each scope ran on; mixed providers get a 
   CHECK(text.out.find("CPU,CUDA") != std::string::npos);
 }
 
-TEST_CASE("run --profile --hardware: each scope's roofline bound beside its time; a time below its bound is flagged") {
+TEST_CASE(
+    "run --profile --hardware: each scope's roofline bound beside its time; a time below its bound is "
+    "flagged") {
   auto dir = scratch_dir("ort_bound");
   // ORT ran these on a laptop CPU: every scope is far slower than its bound on an H100.
   CliRun fast = run_cli("run " + model_path("bert.onnx") + " --profile " + profile_path("bert", "all") +

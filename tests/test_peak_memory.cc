@@ -26,8 +26,8 @@ onnx::GraphProto* graph_of(Built& b, const std::vector<std::string>& in_dims) {
   return g;
 }
 
-void conv(Built& b, const std::string& name, const std::string& in, const std::string& out, int64_t cin, int64_t cout,
-          int64_t stride = 1) {
+void conv(Built& b, const std::string& name, const std::string& in, const std::string& out, int64_t cin,
+          int64_t cout, int64_t stride = 1) {
   auto* g = b.m.mutable_graph();
   auto* w = g->add_initializer();
   w->set_name(name + "_w");
@@ -108,9 +108,9 @@ TEST_CASE("peak activation memory: a chain and a U-Net against a brute-force liv
   SUBCASE("U-Net: skip connections keep encoder outputs alive") {
     Built b;
     auto* g = graph_of(b, {"1", "3", "64", "64"});
-    conv(b, "e1", "x", "s1", 3, 8);            // 8x64x64, kept for the last concat
-    conv(b, "e2", "s1", "s2", 8, 16, 2);       // 16x32x32, kept
-    conv(b, "mid", "s2", "m", 16, 32, 2);      // 32x16x16
+    conv(b, "e1", "x", "s1", 3, 8);        // 8x64x64, kept for the last concat
+    conv(b, "e2", "s1", "s2", 8, 16, 2);   // 16x32x32, kept
+    conv(b, "mid", "s2", "m", 16, 32, 2);  // 32x16x16
     auto* up1 = fwtest::tiny_node(g, "up1", "Resize", {"m", "", "up_scales"}, {"u1"});
     up1->add_attribute()->set_name("mode");
     up1->mutable_attribute(0)->set_type(onnx::AttributeProto::STRING);
@@ -166,7 +166,8 @@ TEST_CASE("peak activation memory does not depend on the order the file stores i
       {"rp", [](Built&, onnx::GraphProto* g) { fwtest::tiny_node(g, "rp", "Relu", {"pa"}, {"pb"}); }},
       {"q1", [](Built& b, onnx::GraphProto*) { conv(b, "q1", "x", "qa", 3, 16); }},
       {"rq", [](Built&, onnx::GraphProto* g) { fwtest::tiny_node(g, "rq", "Relu", {"qa"}, {"qb"}); }},
-      {"cat", [](Built&, onnx::GraphProto* g) {
+      {"cat",
+       [](Built&, onnx::GraphProto* g) {
          auto* c = fwtest::tiny_node(g, "cat", "Concat", {"pb", "qb"}, {"k"});
          c->add_attribute()->set_name("axis");
          c->mutable_attribute(0)->set_type(onnx::AttributeProto::INT);
@@ -177,8 +178,10 @@ TEST_CASE("peak activation memory does not depend on the order the file stores i
   std::vector<int64_t> peaks;
   std::vector<std::string> where;
   for (const std::vector<std::string>& order :
-       {std::vector<std::string>{"p1", "rp", "q1", "rq", "cat", "out"}, {"p1", "q1", "rp", "rq", "cat", "out"},
-        {"q1", "rq", "p1", "rp", "cat", "out"}, {"out", "cat", "rq", "q1", "rp", "p1"}}) {
+       {std::vector<std::string>{"p1", "rp", "q1", "rq", "cat", "out"},
+        {"p1", "q1", "rp", "rq", "cat", "out"},
+        {"q1", "rq", "p1", "rp", "cat", "out"},
+        {"out", "cat", "rq", "q1", "rp", "p1"}}) {
     Built b;
     auto* g = graph_of(b, {"1", "3", "32", "32"});
     for (const auto& s : order) steps.at(s)(b, g);

@@ -3,8 +3,8 @@
 // MACs), and the structure torchvision's ResNet-18 has.
 #include <doctest/doctest.h>
 
-#include <nlohmann/json.hpp>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "cli_util.h"
@@ -77,13 +77,17 @@ TEST_CASE("markdown report and -o FILE") {
   CHECK(md.find("| Conv | 20 |") != std::string::npos);
 }
 
-TEST_CASE("--format netron: an attachment Netron's reader takes, one entry per node and metric, values as the JSON report's") {
+TEST_CASE(
+    "--format netron: an attachment Netron's reader takes, one entry per node and metric, values as the JSON "
+    "report's") {
   auto dir = fwtest::scratch_dir("netron");
   for (const char* args : {"bert.onnx", "resnet18.onnx --dim batch=1"}) {
     CAPTURE(args);
     std::string m = std::string(args);
-    std::string path = fwtest::model_path(m.substr(0, m.find(' '))) + (m.find(' ') == std::string::npos ? "" : m.substr(m.find(' ')));
-    fwtest::CliRun a = fwtest::run_cli(path + " --format netron", dir), j = fwtest::run_cli(path + " --format json", dir);
+    std::string path = fwtest::model_path(m.substr(0, m.find(' '))) +
+                       (m.find(' ') == std::string::npos ? "" : m.substr(m.find(' ')));
+    fwtest::CliRun a = fwtest::run_cli(path + " --format netron", dir),
+                   j = fwtest::run_cli(path + " --format json", dir);
     REQUIRE(a.code == 0);
     REQUIRE(j.code == 0);
     nlohmann::json att = nlohmann::json::parse(a.out), rep = nlohmann::json::parse(j.out);
@@ -95,8 +99,8 @@ TEST_CASE("--format netron: an attachment Netron's reader takes, one entry per n
     for (const auto& item : att["metrics"]) {
       REQUIRE(item.contains("kind"));
       REQUIRE(item.contains("target"));
-      entries[item["kind"].get<std::string>() + "::" + item["target"].get<std::string>()][item["name"].get<std::string>()] =
-          item["value"];
+      entries[item["kind"].get<std::string>() + "::" + item["target"].get<std::string>()]
+             [item["name"].get<std::string>()] = item["value"];
     }
     size_t nodes = 0;
     for (const auto& n : rep["nodes"]) {

@@ -4,12 +4,11 @@
 #include <doctest/doctest.h>
 #include <onnx/onnx_pb.h>
 
-#include "cli_util.h"
-
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 
+#include "cli_util.h"
 #include "flopwise/cost.h"
 #include "flopwise/infer.h"
 #include "flopwise/onnx_import.h"
@@ -129,15 +128,17 @@ std::string report(const flopwise::Report& r) {
   ojson nodes = ojson::array();
   for (const auto& n : r.nodes) {
     ojson outs = ojson::array();
-    for (const auto& [name, s] : n.outputs) outs.push_back({{"name", std::string(name)}, {"shape", shape(s)}});
-    nodes.push_back({{"name", std::string(n.name)},
-                     {"op", n.domain.empty() ? std::string(n.op) : std::string(n.domain) + "::" + std::string(n.op)},
-                     {"scope", std::string(n.scope)},
-                     {"outputs", outs},
-                     {"params", count(n.cost.params)},
-                     {"macs", count(n.cost.macs)},
-                     {"flops", count(n.cost.flops)},
-                     {"memory_bytes", count(n.cost.memory_bytes)}});
+    for (const auto& [name, s] : n.outputs)
+      outs.push_back({{"name", std::string(name)}, {"shape", shape(s)}});
+    nodes.push_back(
+        {{"name", std::string(n.name)},
+         {"op", n.domain.empty() ? std::string(n.op) : std::string(n.domain) + "::" + std::string(n.op)},
+         {"scope", std::string(n.scope)},
+         {"outputs", outs},
+         {"params", count(n.cost.params)},
+         {"macs", count(n.cost.macs)},
+         {"flops", count(n.cost.flops)},
+         {"memory_bytes", count(n.cost.memory_bytes)}});
   }
   j["nodes"] = nodes;
   ojson uns = ojson::array();
@@ -153,7 +154,10 @@ std::string report(const flopwise::Report& r) {
   if (!r.assumptions.empty()) {
     j["assumptions"] = ojson::array();
     for (const auto& a : r.assumptions)
-      j["assumptions"].push_back({{"holds", a.text()}, {"lhs", a.lhs.str()}, {"rhs", a.rhs.str()}, {"node", a.node},
+      j["assumptions"].push_back({{"holds", a.text()},
+                                  {"lhs", a.lhs.str()},
+                                  {"rhs", a.rhs.str()},
+                                  {"node", a.node},
                                   {"why", a.why}});
   }
   return j.dump(2) + "\n";
@@ -276,7 +280,8 @@ TEST_CASE("json report: costs stay polynomials in the dynamic dims until they ar
   CHECK(j["totals"]["macs"] == "1814073344*batch");
   CHECK(j["totals"]["params"] == 11684712);  // params do not depend on the batch
   bool warned = false;
-  for (const auto& w : j["warnings"]) warned = warned || w.get<std::string>().find("--dim") != std::string::npos;
+  for (const auto& w : j["warnings"])
+    warned = warned || w.get<std::string>().find("--dim") != std::string::npos;
   CHECK(warned);
 }
 
@@ -302,8 +307,8 @@ TEST_CASE("json report: names that need escaping; the documented structure") {
   std::vector<std::string> keys;
   for (const auto& [k, v] : j.items()) keys.push_back(k);
   CHECK(keys == std::vector<std::string>{"schema", "model", "convention", "inputs", "outputs", "totals",
-                                         "totals_complete", "by_dtype", "scopes", "op_types", "nodes", "unsupported",
-                                         "warnings"});
+                                         "totals_complete", "by_dtype", "scopes", "op_types", "nodes",
+                                         "unsupported", "warnings"});
   CHECK(j["model"]["path"] == "awk\"ward.onnx");
   CHECK(j["model"]["producer"] == "te\"st");
   CHECK(j["model"]["opset"] == nlohmann::ordered_json{{"ai.onnx", 17}, {"my.ops", 1}});

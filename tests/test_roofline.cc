@@ -87,7 +87,8 @@ TEST_CASE("roofline: every table row cites a source; unknown devices and bad fil
     CHECK_FALSE(hw.sources.empty());
     for (const auto& s : hw.sources) CHECK(s.size() > 20);
   }
-  for (const char* must : {"a100-40gb", "a100-80gb", "h100-sxm", "h100-pcie", "h200", "l40s", "rtx4090", "xeon-8380"})
+  for (const char* must :
+       {"a100-40gb", "a100-80gb", "h100-sxm", "h100-pcie", "h200", "l40s", "rtx4090", "xeon-8380"})
     CHECK_NOTHROW(flopwise::find_hardware(must));
   CHECK_THROWS_AS(flopwise::find_hardware("tpu-v9"), flopwise::UsageError);
 

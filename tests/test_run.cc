@@ -1,10 +1,10 @@
-// flopwise run: the runtime harness (flopwise-runtime) measuring the bundled TorchScript models on CPU, joined
-// with the static report by module scope. Needs LibTorch (the runtime and the .pt models are built and
+// flopwise run: the runtime harness (flopwise-runtime) measuring the bundled TorchScript models on CPU,
+// joined with the static report by module scope. Needs LibTorch (the runtime and the .pt models are built and
 // generated only then): skipped with a message otherwise. Timings are never asserted; only structure,
 // coverage and consistency with the static analysis.
-#include <algorithm>
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "cli_util.h"
@@ -22,10 +22,11 @@ bool have_runtime() {
   return access((binary_dir() + "/flopwise-runtime").c_str(), X_OK) == 0 && !pt_models_dir().empty();
 }
 
-#define SKIP_WITHOUT_RUNTIME()                                                          \
-  if (!have_runtime()) {                                                                \
-    MESSAGE("skipped: flopwise-runtime not built or the .pt models not generated (LibTorch, python3-torch)"); \
-    return;                                                                             \
+#define SKIP_WITHOUT_RUNTIME()                                                                            \
+  if (!have_runtime()) {                                                                                  \
+    MESSAGE(                                                                                              \
+        "skipped: flopwise-runtime not built or the .pt models not generated (LibTorch, python3-torch)"); \
+    return;                                                                                               \
   }
 
 // Every ancestor scope path of "a.b.c": "a", "a.b", "a.b.c".
@@ -49,8 +50,8 @@ TEST_CASE("flopwise run: an ONNX model or a missing runtime is one line and a do
   CHECK(onnx.err.find("ONNX Runtime") != std::string::npos);
   CHECK(std::count(onnx.err.begin(), onnx.err.end(), '\n') == 1);
   // The runtime is looked for in $FLOPWISE_RUNTIME first: pointing it nowhere is a build without it.
-  std::string cmd = "FLOPWISE_RUNTIME=/nonexistent/flopwise-runtime \"" + std::string(FLOPWISE_BINARY) + "\" run " +
-                    pt("resnet18.trace.pt") + " 2>" + (dir / "err.txt").string();
+  std::string cmd = "FLOPWISE_RUNTIME=/nonexistent/flopwise-runtime \"" + std::string(FLOPWISE_BINARY) +
+                    "\" run " + pt("resnet18.trace.pt") + " 2>" + (dir / "err.txt").string();
   int status = std::system(cmd.c_str());
   CHECK(WEXITSTATUS(status) == 4);
   CHECK(slurp(dir / "err.txt").find("not built") != std::string::npos);
@@ -60,15 +61,17 @@ TEST_CASE("flopwise run: resnet18 on CPU, scopes joined with the static tree, co
   SKIP_WITHOUT_RUNTIME();
   auto dir = scratch_dir("run");
   fs::path out = dir / "run.json", trace = dir / "trace.json";
-  CliRun r = run_cli("run " + pt("resnet18.trace.pt") + " --device cpu --warmup 1 --iters 3 --profile-iters 2 " +
-                         "--format json -o " + out.string() + " --trace " + trace.string(),
-                     dir);
+  CliRun r =
+      run_cli("run " + pt("resnet18.trace.pt") + " --device cpu --warmup 1 --iters 3 --profile-iters 2 " +
+                  "--format json -o " + out.string() + " --trace " + trace.string(),
+              dir);
   REQUIRE_MESSAGE(r.code == 0, r.err);
   json j = json::parse(slurp(out));
   CHECK(j["schema"] == "flopwise.run/1");
   CHECK(j["runtime"]["device"] == "cpu");
   CHECK(j["summary"]["fwd_latency_ms"]["median"].get<double>() > 0);
-  CHECK(j["summary"]["fwd_latency_ms"]["min"].get<double>() <= j["summary"]["fwd_latency_ms"]["median"].get<double>());
+  CHECK(j["summary"]["fwd_latency_ms"]["min"].get<double>() <=
+        j["summary"]["fwd_latency_ms"]["median"].get<double>());
   // The profiled forward is accounted for by its top-level ops (the issue's bar: >= 95 %).
   CHECK(j["summary"]["coverage"].get<double>() >= 0.95);
   // Scope latencies are inclusive: the root's equals the op-sum; the depth-1 scopes add up to at most it.
@@ -114,7 +117,8 @@ TEST_CASE("flopwise run: resnet18 on CPU, scopes joined with the static tree, co
   CHECK(outside == 0);
 }
 
-TEST_CASE("flopwise run: every bundled TorchScript model runs and joins; --device cuda without CUDA is exit 5") {
+TEST_CASE(
+    "flopwise run: every bundled TorchScript model runs and joins; --device cuda without CUDA is exit 5") {
   SKIP_WITHOUT_RUNTIME();
   auto dir = scratch_dir("run");
   for (std::string file : {"mobilenet_v2.trace.pt", "bert.trace.pt", "gpt2.trace.pt", "misc_ops.trace.pt"}) {
@@ -128,8 +132,9 @@ TEST_CASE("flopwise run: every bundled TorchScript model runs and joins; --devic
     double best = 0;
     json j;
     for (int attempt = 0; attempt < 3 && best < bar; ++attempt) {
-      CliRun r = run_cli("run " + pt(file) + " --warmup 0 --iters 2 --profile-iters 1 --format json -o " + out.string(),
-                         dir);
+      CliRun r = run_cli(
+          "run " + pt(file) + " --warmup 0 --iters 2 --profile-iters 1 --format json -o " + out.string(),
+          dir);
       REQUIRE_MESSAGE(r.code == 0, r.err);
       j = json::parse(slurp(out));
       best = std::max(best, j["summary"]["coverage"].get<double>());
@@ -138,11 +143,12 @@ TEST_CASE("flopwise run: every bundled TorchScript model runs and joins; --devic
     CHECK(j["scopes"].size() > 1);
   }
   // Scripted modules keep no input shapes: the pins give them, as for the static report.
-  CliRun s = run_cli("run " + pt("bert.script.pt") + " --input 1x64:int64 --input 1x64:int64 --iters 1 --warmup 0 " +
-                         "--profile-iters 1",
+  CliRun s = run_cli("run " + pt("bert.script.pt") +
+                         " --input 1x64:int64 --input 1x64:int64 --iters 1 --warmup 0 " + "--profile-iters 1",
                      dir);
   CHECK_MESSAGE(s.code == 0, s.err);
-  CHECK(s.out.find("encoder.layer.0.attention.self.query") != std::string::npos);  // ModuleList level repaired
+  CHECK(s.out.find("encoder.layer.0.attention.self.query") !=
+        std::string::npos);  // ModuleList level repaired
   CHECK(s.out.find("fwd latency") != std::string::npos);
   CliRun cuda = run_cli("run " + pt("resnet18.trace.pt") + " --device cuda --iters 1", dir);
   bool has_cuda = cuda.code == 0;
@@ -152,15 +158,17 @@ TEST_CASE("flopwise run: every bundled TorchScript model runs and joins; --devic
   }
 }
 
-TEST_CASE("flopwise run --verify: every bundled TorchScript model's executed shapes agree with the static analysis") {
+TEST_CASE(
+    "flopwise run --verify: every bundled TorchScript model's executed shapes agree with the static "
+    "analysis") {
   SKIP_WITHOUT_RUNTIME();
   auto dir = scratch_dir("run");
   // Traced files carry their example input shapes; scripted ones get the same pins as the static tests.
   std::vector<std::pair<std::string, std::string>> files = {
-      {"resnet18.trace.pt", ""},        {"resnet18.script.pt", "--input 1x3x224x224"},
-      {"mobilenet_v2.trace.pt", ""},    {"mobilenet_v2.script.pt", "--input 1x3x224x224"},
-      {"bert.trace.pt", ""},            {"bert.script.pt", "--input 1x64:int64 --input 1x64:int64"},
-      {"gpt2.trace.pt", ""},            {"misc_ops.trace.pt", ""}};
+      {"resnet18.trace.pt", ""},     {"resnet18.script.pt", "--input 1x3x224x224"},
+      {"mobilenet_v2.trace.pt", ""}, {"mobilenet_v2.script.pt", "--input 1x3x224x224"},
+      {"bert.trace.pt", ""},         {"bert.script.pt", "--input 1x64:int64 --input 1x64:int64"},
+      {"gpt2.trace.pt", ""},         {"misc_ops.trace.pt", ""}};
   for (const auto& [file, pins] : files) {
     const auto& file_ = file;  // clang 14 cannot capture a structured binding
     CAPTURE(file_);
@@ -176,13 +184,15 @@ TEST_CASE("flopwise run --verify: every bundled TorchScript model's executed sha
     // Every executed op is paired with a static one, except the aten::item calls inside TorchScript's own
     // aten::Int (traced shape arithmetic), which the saved graph does not name.
     int64_t items = 0;
-    for (const auto& u : v["unmatched"]) items += u.get<std::string>().find("aten::item") != std::string::npos;
+    for (const auto& u : v["unmatched"])
+      items += u.get<std::string>().find("aten::item") != std::string::npos;
     CHECK(v["unmatched"].size() == static_cast<size_t>(items));
     CHECK(v["matched_ops"].get<int64_t>() + items == v["executed_ops"].get<int64_t>());
   }
   // The text report says so, and a disagreement would be exit 6 (flopwise/verify.h's unit tests cover
   // the comparison; test_verify.cc).
-  CliRun t = run_cli("run " + pt("resnet18.trace.pt") + " --verify --warmup 0 --iters 1 --profile-iters 1", dir);
+  CliRun t =
+      run_cli("run " + pt("resnet18.trace.pt") + " --verify --warmup 0 --iters 1 --profile-iters 1", dir);
   CHECK(t.code == 0);
   CHECK(t.out.find("0 disagree") != std::string::npos);
 }

@@ -12,8 +12,8 @@ TEST_CASE("scope paths from exporter node names") {
   } cases[] = {
       {"/layer1/layer1.0/conv1/Conv", {"layer1", "layer1.0", "layer1.0.conv1"}},
       {"/conv1/Conv", {"conv1"}},
-      {"/Shape", {}},                    // the root module's own op
-      {"Constant_40", {}},               // no path: root
+      {"/Shape", {}},       // the root module's own op
+      {"Constant_40", {}},  // no path: root
       {"", {}},
       // Sequential inside a module: "conv" under features.5, then "conv.0" repeats "conv".
       {"/features/features.5/conv/conv.0/conv.0.2/Clip",

@@ -41,7 +41,8 @@ struct Llama {
   // query heads, so the product count is the query heads'). The rotary angles are one outer product
   // positions x inverse frequencies: seq*head_dim/2, once for the batch.
   int64_t per_token() const {
-    return layers * (2 * hidden * heads * head_dim + 2 * hidden * kv * head_dim + 3 * hidden * ffn) + hidden * vocab;
+    return layers * (2 * hidden * heads * head_dim + 2 * hidden * kv * head_dim + 3 * hidden * ffn) +
+           hidden * vocab;
   }
   int64_t per_query_key() const { return layers * 2 * heads * head_dim; }
   int64_t macs(int64_t batch, int64_t seq, int64_t past) const {
@@ -78,7 +79,8 @@ TEST_CASE("KV-cache decoders (MHA and GQA, rotary positions in the graph) count 
     for (const auto& s : t.macs.sym.symbols()) CHECK(s != "past_plus_seq");
 
     // Prefill (past 0), decode (seq 1) and chunked prefill points.
-    for (auto [b, s, p] : {std::tuple<int64_t, int64_t, int64_t>{1, 7, 0}, {1, 1, 63}, {2, 5, 3}, {3, 16, 48}, {4, 1, 1000}}) {
+    for (auto [b, s, p] :
+         {std::tuple<int64_t, int64_t, int64_t>{1, 7, 0}, {1, 1, 63}, {2, 5, 3}, {3, 16, 48}, {4, 1, 1000}}) {
       const auto& b_ = b;  // clang 14 cannot capture a structured binding
       CAPTURE(b_);
       const auto& s_ = s;  // clang 14 cannot capture a structured binding
@@ -139,7 +141,8 @@ const flopwise::Shape& shape_of(const flopwise::Model& m, const std::string& nam
 
 }  // namespace
 
-TEST_CASE("float shape arithmetic: a size cast to float, Range over it, Floor/Ceil of its quotient, cast back") {
+TEST_CASE(
+    "float shape arithmetic: a size cast to float, Range over it, Floor/Ceil of its quotient, cast back") {
   // x: [N]; n = float(N); ranges in float and int64; floor(N/2.0) and ceil(N/2.0) cast back to int64.
   // The ONNX spec's Range length is ceil((limit - start)/delta); Floor/Ceil as in numpy.
   auto m = fwtest::tiny_model();
@@ -158,7 +161,7 @@ TEST_CASE("float shape arithmetic: a size cast to float, Range over it, Floor/Ce
   scalar_const(g, "zero_f", onnx::TensorProto::FLOAT, 0);
   scalar_const(g, "one_f", onnx::TensorProto::FLOAT, 1);
   scalar_const(g, "two_f", onnx::TensorProto::FLOAT, 2);
-  fwtest::tiny_node(g, "range_f", "Range", {"zero_f", "nf", "one_f"}, {"r_f"});  // arange(N) in float: [N]
+  fwtest::tiny_node(g, "range_f", "Range", {"zero_f", "nf", "one_f"}, {"r_f"});    // arange(N) in float: [N]
   fwtest::tiny_node(g, "range_f2", "Range", {"zero_f", "nf", "two_f"}, {"r_f2"});  // [ceil(N/2)]
   fwtest::tiny_node(g, "div", "Div", {"nf", "two_f"}, {"half"});
   fwtest::tiny_node(g, "floor", "Floor", {"half"}, {"half_floor"});
@@ -194,7 +197,8 @@ TEST_CASE("float shape arithmetic: a size cast to float, Range over it, Floor/Ce
   }
 }
 
-TEST_CASE("sizes are non-negative: Equal(shape, -1) folds to false, so torch's expand pattern keeps its shape") {
+TEST_CASE(
+    "sizes are non-negative: Equal(shape, -1) folds to false, so torch's expand pattern keeps its shape") {
   // torch.onnx exports x.expand(b, 2, t) as Expand(x, Where(Equal(shape, -1), ones, shape)).
   auto m = fwtest::tiny_model();
   auto* g = m.mutable_graph();
@@ -335,7 +339,8 @@ TEST_CASE("weights used only inside If branches are counted with the branch, and
     }
 }
 
-TEST_CASE("Constant weights reaching their layer through Slice, Split, Gather, Concat, Cast... are params, once") {
+TEST_CASE(
+    "Constant weights reaching their layer through Slice, Split, Gather, Concat, Cast... are params, once") {
   // silero-vad v5 (spox, issue 31): LSTM weights kept as Constants and sliced per gate. The expected counts
   // are the element counts of the generator's own arrays (models/shipped.py slice_weights).
   auto e = expect_of("slice_weights");
@@ -352,9 +357,10 @@ TEST_CASE("Constant weights reaching their layer through Slice, Split, Gather, C
   CHECK(matmul_gemm == 3 * e["matmul_gemm_macs_per_N"].get<int64_t>());
 }
 
-TEST_CASE("an If whose condition is decided counts the weights of the path that runs; branch_params keeps all") {
-  // silero-vad legacy/v5 (issue 31): If(Equal(sr, 16000)) with a nested If in each branch; the expected counts
-  // are the generator's array sizes (models/shipped.py if_known_condition).
+TEST_CASE(
+    "an If whose condition is decided counts the weights of the path that runs; branch_params keeps all") {
+  // silero-vad legacy/v5 (issue 31): If(Equal(sr, 16000)) with a nested If in each branch; the expected
+  // counts are the generator's array sizes (models/shipped.py if_known_condition).
   auto e = expect_of("if_known_condition");
   const std::string path = fwtest::model_path("shipped/if_known_condition.onnx");
   auto analyse_sr = [&](int64_t sr) {
@@ -368,15 +374,17 @@ TEST_CASE("an If whose condition is decided counts the weights of the path that 
       if (b.node == "rate") by[b.branch] = b.params.v;
     return by;
   };
-  const std::map<std::string, int64_t> every{{"then_branch", e["branch_params"]["then_branch"].get<int64_t>()},
-                                             {"else_branch", e["branch_params"]["else_branch"].get<int64_t>()}};
+  const std::map<std::string, int64_t> every{
+      {"then_branch", e["branch_params"]["then_branch"].get<int64_t>()},
+      {"else_branch", e["branch_params"]["else_branch"].get<int64_t>()}};
   struct Case {
     int64_t sr;
     const char* params;
     const char* macs;  // per row of x, "" where the branch is not decided
   };
-  for (const Case& c : {Case{0, "params_unpinned_decided", ""}, Case{16000, "params_sr16000", "macs_per_N_sr16000"},
-                        Case{8000, "params_sr8000", "macs_per_N_sr8000"}}) {
+  for (const Case& c :
+       {Case{0, "params_unpinned_decided", ""}, Case{16000, "params_sr16000", "macs_per_N_sr16000"},
+        Case{8000, "params_sr8000", "macs_per_N_sr8000"}}) {
     CAPTURE(c.sr);
     flopwise::Analysis a = analyse_sr(c.sr);
     CHECK(a.report.totals.params.v == e[c.params].get<int64_t>());
@@ -385,7 +393,8 @@ TEST_CASE("an If whose condition is decided counts the weights of the path that 
   }
 }
 
-TEST_CASE("silero-vad v5 (spox) and legacy (torch 1.12), as users have them: params that run, every branch's") {
+TEST_CASE(
+    "silero-vad v5 (spox) and legacy (torch 1.12), as users have them: params that run, every branch's") {
   // The public files of the npm package @ricky0123/vad-web 0.0.31 (sha256-pinned), fetched on first use by
   // models/silero_expect.py, which also computes the expected params from the files' own arrays (issue 31,
   // points 3 and 4; its docstring states the rule). Skipped where the npm registry cannot be reached.
@@ -405,7 +414,8 @@ TEST_CASE("silero-vad v5 (spox) and legacy (torch 1.12), as users have them: par
   }
   const auto expect = nlohmann::json::parse(fwtest::slurp(dir + "/expect.json"));
   // The committed figures (models/silero/expect.json) are the same computation: the files did not change.
-  CHECK(expect["models"] == nlohmann::json::parse(fwtest::slurp(fwtest::model_path("silero/expect.json")))["models"]);
+  CHECK(expect["models"] ==
+        nlohmann::json::parse(fwtest::slurp(fwtest::model_path("silero/expect.json")))["models"]);
   for (const char* file : {"silero_vad_v5.onnx", "silero_vad_legacy.onnx"}) {
     CAPTURE(file);
     const auto& e = expect["models"][file];
@@ -417,8 +427,9 @@ TEST_CASE("silero-vad v5 (spox) and legacy (torch 1.12), as users have them: par
       flopwise::Pins pins;
       if (sr) pins.values["sr"] = {sr};
       flopwise::Analysis a = flopwise::analyse(dir + "/" + file, pins, flopwise::default_convention());
-      const int64_t want = sr ? e["pinned"]["sr=" + std::to_string(sr)]["params_path_that_runs"].get<int64_t>()
-                              : e["params_unpinned_decided"].get<int64_t>();
+      const int64_t want =
+          sr ? e["pinned"]["sr=" + std::to_string(sr)]["params_path_that_runs"].get<int64_t>()
+             : e["params_unpinned_decided"].get<int64_t>();
       CHECK(a.report.totals.params.v == want);
       std::map<std::string, std::map<std::string, int64_t>> got;
       for (const auto& b : a.report.branch_params) got[b.node][b.branch] = b.params.v;
@@ -487,11 +498,14 @@ TEST_CASE("opset imports no node uses are not warned about; names with colons pi
   CHECK(c.report.totals.macs.v == 2 * e["macs_per_N"].get<int64_t>());
 }
 
-TEST_CASE("a graph-only copy whose small shape constants went to external data: a warning names them; --value supplies them") {
+TEST_CASE(
+    "a graph-only copy whose small shape constants went to external data: a warning names them; --value "
+    "supplies them") {
   auto e = expect_of("externalised_constants");
   const std::string path = fwtest::model_path("shipped/externalised_constants.onnx");
   flopwise::Analysis a = analyse_with(path, {});
-  for (const auto& name : e["needs_values"]) CHECK(any_warning(a.report, "'" + name.get<std::string>() + "'"));
+  for (const auto& name : e["needs_values"])
+    CHECK(any_warning(a.report, "'" + name.get<std::string>() + "'"));
   CHECK(any_warning(a.report, "--value"));
   CHECK_FALSE(a.report.totals.complete());
 

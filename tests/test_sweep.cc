@@ -1,11 +1,10 @@
 // flopwise MODEL --sweep: the cost formulas evaluated over a grid; every row checked against a separate
 // concrete run of the CLI at that point (--dim, or --input for image sizes).
 #include <doctest/doctest.h>
-
-#include <nlohmann/json.hpp>
 #include <onnx/onnx_pb.h>
 
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "cli_util.h"
 #include "flopwise/errors.h"
@@ -23,8 +22,8 @@ TEST_CASE("--sweep grammar: lists, doubling ranges, stepped ranges; bad ones ref
   CHECK(parse_sweep("H=0..10:5").values == std::vector<int64_t>{0, 5, 10});
   CHECK(parse_sweep("H=64..100:32").values == std::vector<int64_t>{64, 96});
   CHECK(parse_sweep("H=7").name == "H");
-  for (const char* bad : {"seq", "=3", "seq=", "seq=a", "seq=-1", "seq=0..8", "seq=8..1", "seq=1..9:0",
-                          "seq=0..100000000:1"})
+  for (const char* bad :
+       {"seq", "=3", "seq=", "seq=a", "seq=-1", "seq=0..8", "seq=8..1", "seq=1..9:0", "seq=0..100000000:1"})
     CHECK_THROWS_AS(parse_sweep(bad), flopwise::UsageError);
 }
 
@@ -51,7 +50,8 @@ void check_rows(const json& sweep, const std::function<std::string(const json& p
 
 }  // namespace
 
-TEST_CASE("--sweep: every row equals a concrete run at that point (BERT in batch and seq, ResNet-18 in H and W)") {
+TEST_CASE(
+    "--sweep: every row equals a concrete run at that point (BERT in batch and seq, ResNet-18 in H and W)") {
   auto dir = scratch_dir("sweep");
   std::string bert = model_path("bert.onnx");
   CliRun r = run_cli(bert + " --sweep seq=16,33,64,128 --sweep batch=1..4 --format json", dir);
@@ -59,26 +59,33 @@ TEST_CASE("--sweep: every row equals a concrete run at that point (BERT in batch
   json sw = json::parse(r.out);
   CHECK(sw["schema"] == "flopwise.sweep/1");
   CHECK(sw["rows"].size() == 12);  // 4 seq x 3 batch (1, 2, 4)
-  check_rows(sw, [&](const json& p) {
-    return bert + " --dim batch=" + std::to_string(p["batch"].get<int64_t>()) + " --dim seq=" +
-           std::to_string(p["seq"].get<int64_t>());
-  }, dir);
+  check_rows(
+      sw,
+      [&](const json& p) {
+        return bert + " --dim batch=" + std::to_string(p["batch"].get<int64_t>()) +
+               " --dim seq=" + std::to_string(p["seq"].get<int64_t>());
+      },
+      dir);
 
   std::string resnet = model_path("resnet18.onnx");
   r = run_cli(resnet + " --input input:1x3xHxW --sweep H=7,64,225 --sweep W=97,224 --format json", dir);
   REQUIRE_MESSAGE(r.code == 0, r.err);
   sw = json::parse(r.out);
   CHECK(sw["rows"].size() == 6);
-  check_rows(sw, [&](const json& p) {
-    return resnet + " --input input:1x3x" + std::to_string(p["H"].get<int64_t>()) + "x" +
-           std::to_string(p["W"].get<int64_t>());
-  }, dir);
+  check_rows(
+      sw,
+      [&](const json& p) {
+        return resnet + " --input input:1x3x" + std::to_string(p["H"].get<int64_t>()) + "x" +
+               std::to_string(p["W"].get<int64_t>());
+      },
+      dir);
 
   // Text, CSV and markdown render the same grid.
   CliRun csv = run_cli(bert + " --sweep seq=16 --sweep batch=1,2 --format csv", dir);
   CHECK(csv.out.rfind("seq,batch,params,macs,flops,memory_bytes", 0) == 0);
   CHECK(std::count(csv.out.begin(), csv.out.end(), '\n') == 3);
-  CHECK(run_cli(bert + " --sweep seq=16 --sweep batch=1", dir).out.find("flopwise sweep") != std::string::npos);
+  CHECK(run_cli(bert + " --sweep seq=16 --sweep batch=1", dir).out.find("flopwise sweep") !=
+        std::string::npos);
   // A dim the model does not have, or one left unbound: one line, exit 2.
   for (const char* args : {" --sweep foo=1", " --sweep seq=16"}) {
     CliRun bad = run_cli(bert + args, dir);

@@ -4,6 +4,7 @@
 // written into the build directory at test time, never committed).
 #include <dlfcn.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -12,14 +13,13 @@
 #include <sstream>
 #include <thread>
 #include <tuple>
-#include <atomic>
 
+#include "cli_util.h"
 #include "flopwise/analyse.h"
 #include "flopwise/convention.h"
 #include "flopwise/cost.h"
 #include "flopwise/errors.h"
 #include "flopwise/onnx_import.h"
-#include "cli_util.h"
 #include "op_test_util.h"
 #include "torch/torch_plugin.h"
 
@@ -55,16 +55,17 @@ const Plugin& plugin() {
     r.import = reinterpret_cast<FlopwiseTorchImportFn>(dlsym(h, "flopwise_torch_import"));
     ::setenv("FLOPWISE_TORCH_PLUGIN", so.c_str(), 1);  // where analyse() finds it from this test binary
     r.models = pt_models_dir();
-    if (r.models.empty()) r.skip = "cannot generate the .pt test models (python3-torch missing?): see pt_models.log";
+    if (r.models.empty())
+      r.skip = "cannot generate the .pt test models (python3-torch missing?): see pt_models.log";
     return r;
   }();
   return p;
 }
 
-#define SKIP_WITHOUT_PLUGIN()                    \
-  if (!plugin().skip.empty()) {                  \
-    MESSAGE("skipped: " << plugin().skip);       \
-    return;                                      \
+#define SKIP_WITHOUT_PLUGIN()              \
+  if (!plugin().skip.empty()) {            \
+    MESSAGE("skipped: " << plugin().skip); \
+    return;                                \
   }
 
 struct Imported {
@@ -125,7 +126,8 @@ InferOptions pins_for(const std::string& name) {
 
 // The LibTorch oracle (tests/torch_probe.cc): runs the module on zeros and returns, for every top-level
 // aten node's tensor output, its IR value name and the shape LibTorch produced ("1x64x56x56").
-std::vector<std::pair<std::string, std::string>> real_shapes(const std::string& file, const std::string& pins) {
+std::vector<std::pair<std::string, std::string>> real_shapes(const std::string& file,
+                                                             const std::string& pins) {
   std::string out = build_dir() + "/torch_probe.out";
   std::string cmd = build_dir() + "/torch_probe " + file + " " + pins + " > " + out + " 2>&1";
   int rc = std::system(cmd.c_str());
@@ -199,7 +201,8 @@ TEST_CASE("torchscript: same MACs as ONNX, FLOPs within 1%, params as torch coun
       // Relative difference: ResNet-18 0.07%, BERT and GPT-2 0 (no BatchNorm); MobileNetV2 1.08% (52
       // BatchNorms against only 0.3 GMACs): 6678112 BN output elements / 620718344 ONNX FLOPs. The
       // 1% bound holds for the others; MobileNetV2's excess is the BatchNorm fold alone (checked above).
-      double f_pt = static_cast<double>(rep.totals.flops.v), f_onnx = static_cast<double>(onnx.totals.flops.v);
+      double f_pt = static_cast<double>(rep.totals.flops.v),
+             f_onnx = static_cast<double>(onnx.totals.flops.v);
       if (name != "mobilenet_v2") CHECK(std::fabs(f_pt - f_onnx) <= 0.01 * f_onnx);
       if (name == "mobilenet_v2") CHECK(bn_elems == 6678112);
       // Params: every module parameter, a shared (tied) tensor once; TorchScript folds nothing.
@@ -278,7 +281,11 @@ TEST_CASE("torchscript: every aten node's inferred shape equals LibTorch's on a 
       Imported im = import_pt(file, pins);
       REQUIRE_MESSAGE(im.rc == 0, im.err);
       infer_shapes(im.model, pins);
-      std::vector<std::pair<std::string, std::string>> real = real_shapes(file, name == "bert" ? "--input 1x64:int64 --input 1x64:int64" : name == "gpt2" ? "--input 1x64:int64" : name == "misc_ops" ? "--input 1x3x16x16" : "--input 1x3x224x224");
+      std::vector<std::pair<std::string, std::string>> real =
+          real_shapes(file, name == "bert"       ? "--input 1x64:int64 --input 1x64:int64"
+                            : name == "gpt2"     ? "--input 1x64:int64"
+                            : name == "misc_ops" ? "--input 1x3x16x16"
+                                                 : "--input 1x3x224x224");
       CHECK(real.size() > 10);
       int checked = 0;
       for (const auto& [vname, dims] : real) {
@@ -300,11 +307,11 @@ TEST_CASE("torchscript: RNNs, upsampling, GroupNorm, pooling, einsum lower with 
   check_fully_counted(rep);
   std::map<std::string, int64_t> macs;
   for (const auto& n : rep.nodes) macs[std::string(n.op)] += n.cost.macs.v;
-  CHECK(macs["Conv"] == 55296);    // 8*16*16 * 3*3*3
-  CHECK(macs["LSTM"] == 13824);    // seq 9 * batch 1 * 4*16*(8+16)
-  CHECK(macs["GRU"] == 41472);     // 2 dirs * seq 1 * batch 9 * 3*12*((16+12) + (24+12)) = 18144 + 23328
-  CHECK(macs["Einsum"] == 1944);   // b 1 * i 9 * k 9 * j 24
-  CHECK(macs["MatMul"] == 864);    // 9 * 4 * 24 (the Linear head)
+  CHECK(macs["Conv"] == 55296);   // 8*16*16 * 3*3*3
+  CHECK(macs["LSTM"] == 13824);   // seq 9 * batch 1 * 4*16*(8+16)
+  CHECK(macs["GRU"] == 41472);    // 2 dirs * seq 1 * batch 9 * 3*12*((16+12) + (24+12)) = 18144 + 23328
+  CHECK(macs["Einsum"] == 1944);  // b 1 * i 9 * k 9 * j 24
+  CHECK(macs["MatMul"] == 864);   // 9 * 4 * 24 (the Linear head)
   CHECK(rep.totals.macs.v == 113400);
   // Params: conv 8*3*9+8 = 224; GroupNorm 16; LSTM 4*16*(8+16)+2*64 = 1664; GRU layer 1: 2*(36*16+36*12+72)
   // = 2160, layer 2: 2*(36*24+36*12+72) = 2736; head 24*4+4 = 100. 224+16+1664+2160+2736+100 = 6900
@@ -351,7 +358,8 @@ TEST_CASE("torchscript: bad input is a clear error or a listed unsupported op") 
   fwtest::CliRun g = fwtest::run_cli(dir + "/resnet18.trace.pt --input input:8x3x224x224",
                                      fwtest::scratch_dir("torchscript_pins"));
   CHECK(g.code == 2);
-  CHECK(g.err.find("--input names 'input', which is not an input of the model (inputs: x)") != std::string::npos);
+  CHECK(g.err.find("--input names 'input', which is not an input of the model (inputs: x)") !=
+        std::string::npos);
 }
 
 TEST_CASE("torchscript: a module loaded once is analysed at its input pins, and at no others") {
@@ -384,7 +392,8 @@ TEST_CASE("torchscript: the CLI loads LibTorch only for .pt files") {
   CHECK(std::system(("ldd " + bin + " | grep -q libtorch").c_str()) != 0);
   CHECK(std::system(("ldd " + build_dir() + "/libflopwise_torch.so | grep -q libtorch").c_str()) == 0);
   // A .pt analyses through the CLI; positional --input shapes.
-  std::string cmd = bin + " " + plugin().models + "/bert.script.pt --input 1x64:int64 --input 1x64:int64 --format json -o " + out;
+  std::string cmd = bin + " " + plugin().models +
+                    "/bert.script.pt --input 1x64:int64 --input 1x64:int64 --format json -o " + out;
   CHECK(std::system(cmd.c_str()) == 0);
   std::ifstream f(out);
   auto j = nlohmann::json::parse(f);
@@ -404,33 +413,125 @@ TEST_CASE("torchscript: the CLI loads LibTorch only for .pt files") {
 TEST_CASE("torch_ext ops (flopwise domain)") {
   const std::vector<OpCase> cases = {
       // label, op, inputs, attrs, expected shapes, MACs, FLOPs, domain, opset
-      {"adaptive avg pool static", "AdaptiveAvgPool", {"1x8x14x14"}, {{"output_size", A::ints({7, 7})}}, {"1x8x7x7"},
-       0, 1568, "flopwise", 1},  // 1 per input element: 8*14*14 = 1568
-      {"adaptive avg pool symbolic", "AdaptiveAvgPool", {"Nx8x14x14"}, {{"output_size", A::ints({2, 2})}},
-       {"Nx8x2x2"}, 0, kUnknown, "flopwise", 1},
-      {"adaptive avg pool unknown rank", "AdaptiveAvgPool", {"*"}, {{"output_size", A::ints({2, 2})}}, {"*"}, -1,
-       kUnknown, "flopwise", 1},
-      {"adaptive avg pool rank too small", "AdaptiveAvgPool", {"8"}, {{"output_size", A::ints({2, 2})}}, {"!"}, -1,
-       -1, "flopwise", 1},
-      {"adaptive max pool static", "AdaptiveMaxPool", {"1x8x14x14"}, {{"output_size", A::ints({7, 7})}}, {"1x8x7x7"},
-       0, 1568, "flopwise", 1},  // 1 per input element: 8*14*14 = 1568
-      {"adaptive max pool symbolic", "AdaptiveMaxPool", {"Nx8x14x14"}, {{"output_size", A::ints({2, 2})}},
-       {"Nx8x2x2"}, 0, kUnknown, "flopwise", 1},
-      {"adaptive max pool unknown rank", "AdaptiveMaxPool", {"*"}, {{"output_size", A::ints({2, 2})}}, {"*"}, -1,
-       kUnknown, "flopwise", 1},
-      {"adaptive max pool rank too small", "AdaptiveMaxPool", {"8"}, {{"output_size", A::ints({2, 2})}}, {"!"}, -1,
-       -1, "flopwise", 1},
+      {"adaptive avg pool static",
+       "AdaptiveAvgPool",
+       {"1x8x14x14"},
+       {{"output_size", A::ints({7, 7})}},
+       {"1x8x7x7"},
+       0,
+       1568,
+       "flopwise",
+       1},  // 1 per input element: 8*14*14 = 1568
+      {"adaptive avg pool symbolic",
+       "AdaptiveAvgPool",
+       {"Nx8x14x14"},
+       {{"output_size", A::ints({2, 2})}},
+       {"Nx8x2x2"},
+       0,
+       kUnknown,
+       "flopwise",
+       1},
+      {"adaptive avg pool unknown rank",
+       "AdaptiveAvgPool",
+       {"*"},
+       {{"output_size", A::ints({2, 2})}},
+       {"*"},
+       -1,
+       kUnknown,
+       "flopwise",
+       1},
+      {"adaptive avg pool rank too small",
+       "AdaptiveAvgPool",
+       {"8"},
+       {{"output_size", A::ints({2, 2})}},
+       {"!"},
+       -1,
+       -1,
+       "flopwise",
+       1},
+      {"adaptive max pool static",
+       "AdaptiveMaxPool",
+       {"1x8x14x14"},
+       {{"output_size", A::ints({7, 7})}},
+       {"1x8x7x7"},
+       0,
+       1568,
+       "flopwise",
+       1},  // 1 per input element: 8*14*14 = 1568
+      {"adaptive max pool symbolic",
+       "AdaptiveMaxPool",
+       {"Nx8x14x14"},
+       {{"output_size", A::ints({2, 2})}},
+       {"Nx8x2x2"},
+       0,
+       kUnknown,
+       "flopwise",
+       1},
+      {"adaptive max pool unknown rank",
+       "AdaptiveMaxPool",
+       {"*"},
+       {{"output_size", A::ints({2, 2})}},
+       {"*"},
+       -1,
+       kUnknown,
+       "flopwise",
+       1},
+      {"adaptive max pool rank too small",
+       "AdaptiveMaxPool",
+       {"8"},
+       {{"output_size", A::ints({2, 2})}},
+       {"!"},
+       -1,
+       -1,
+       "flopwise",
+       1},
       {"pack scalars", "PackScalars", {"scalar:int64=2", "scalar:int64=3"}, {}, {"2"}, 0, 0, "flopwise", 1},
-      {"pack scalars symbolic", "PackScalars", {"scalar:int64", "scalar:int64=3"}, {}, {"2"}, 0, 0, "flopwise", 1},
+      {"pack scalars symbolic",
+       "PackScalars",
+       {"scalar:int64", "scalar:int64=3"},
+       {},
+       {"2"},
+       0,
+       0,
+       "flopwise",
+       1},
       {"pack scalars unknown rank", "PackScalars", {"*:int64"}, {}, {"1"}, 0, 0, "flopwise", 1},
-      {"transpose dims", "TransposeDims", {"2x3x4"}, {{"dim0", A::i(-1)}, {"dim1", A::i(-2)}}, {"2x4x3"}, 0, 0,
-       "flopwise", 1},
-      {"transpose dims symbolic", "TransposeDims", {"Nx8x4"}, {{"dim0", A::i(0)}, {"dim1", A::i(1)}}, {"8xNx4"}, 0,
-       0, "flopwise", 1},
-      {"transpose dims unknown rank", "TransposeDims", {"*"}, {{"dim0", A::i(0)}, {"dim1", A::i(1)}}, {"*"}, -1, -1,
-       "flopwise", 1},
-      {"transpose dims out of range", "TransposeDims", {"2x3"}, {{"dim0", A::i(0)}, {"dim1", A::i(5)}}, {"!"}, -1, -1,
-       "flopwise", 1},
+      {"transpose dims",
+       "TransposeDims",
+       {"2x3x4"},
+       {{"dim0", A::i(-1)}, {"dim1", A::i(-2)}},
+       {"2x4x3"},
+       0,
+       0,
+       "flopwise",
+       1},
+      {"transpose dims symbolic",
+       "TransposeDims",
+       {"Nx8x4"},
+       {{"dim0", A::i(0)}, {"dim1", A::i(1)}},
+       {"8xNx4"},
+       0,
+       0,
+       "flopwise",
+       1},
+      {"transpose dims unknown rank",
+       "TransposeDims",
+       {"*"},
+       {{"dim0", A::i(0)}, {"dim1", A::i(1)}},
+       {"*"},
+       -1,
+       -1,
+       "flopwise",
+       1},
+      {"transpose dims out of range",
+       "TransposeDims",
+       {"2x3"},
+       {{"dim0", A::i(0)}, {"dim1", A::i(5)}},
+       {"!"},
+       -1,
+       -1,
+       "flopwise",
+       1},
   };
   for (const auto& tc : cases) check_case(tc);
   // PackScalars keeps symbolic contents: [s, 3]
@@ -508,19 +609,22 @@ TEST_CASE("torchscript zoo: MACs equal eager dispatch counts, params equal torch
   CHECK(files >= 130);
 }
 
-// --convention presets against the peer tools' OWN totals on the zoo modules (models/reference_counts_zoo.json,
-// written by models/reference_counts.py --zoo running each tool's source on the same eager modules and
-// inputs). Pairs still known to differ, with their root causes (README: Conventions, "what is not yet
-// reproduced"); a listed pair that starts to match fails the test, so the list only shrinks:
-//   C2 DeepSpeed runs no_grad, so fused MHA/encoder-layer fast paths count 0;  C3 Transformer*Layer.activation
-//   is the F.relu/F.gelu captured before the tools patch;  C4 torch.softmax / Tensor.softmax are not patched
-//   (only F.softmax; a traced archive's recorded stack does not always show which was called);  C7 RNN cells traced as their decomposition (the
-//   tools hook the cell module);  C8 LSTM(proj_size), unrolled here;  C12 ptflops does not patch `@`
-//   (aten::matmul, as torch.matmul);  C13 ptflops' MultiheadAttention hook;  C16 ptflops_aten: linear on a
-//   batch_first attention's transposed view;  C18 ptflops_aten: batch_first RNNs of batch 1.
-// Reproduced since (their rows are gone): C1 the root module's class, C5 DeepSpeed's conv_transpose, C6 nn.Bilinear (0 in every tool), C9 ptflops'
-// batch counter, C10 exact-class hooks, C11 nn.SiLU not hooked by ptflops, C14 affine norms, C15 fvcore's
-// 2-d-only adaptive pool, C16 addmm vs matmul + add_ by rank, C17 biases split from in_proj_bias.
+// --convention presets against the peer tools' OWN totals on the zoo modules
+// (models/reference_counts_zoo.json, written by models/reference_counts.py --zoo running each tool's source
+// on the same eager modules and inputs). Pairs still known to differ, with their root causes (README:
+// Conventions, "what is not yet reproduced"); a listed pair that starts to match fails the test, so the list
+// only shrinks:
+//   C2 DeepSpeed runs no_grad, so fused MHA/encoder-layer fast paths count 0;  C3
+//   Transformer*Layer.activation is the F.relu/F.gelu captured before the tools patch;  C4 torch.softmax /
+//   Tensor.softmax are not patched (only F.softmax; a traced archive's recorded stack does not always show
+//   which was called);  C7 RNN cells traced as their decomposition (the tools hook the cell module);  C8
+//   LSTM(proj_size), unrolled here;  C12 ptflops does not patch `@` (aten::matmul, as torch.matmul);  C13
+//   ptflops' MultiheadAttention hook;  C16 ptflops_aten: linear on a batch_first attention's transposed view;
+//   C18 ptflops_aten: batch_first RNNs of batch 1.
+// Reproduced since (their rows are gone): C1 the root module's class, C5 DeepSpeed's conv_transpose, C6
+// nn.Bilinear (0 in every tool), C9 ptflops' batch counter, C10 exact-class hooks, C11 nn.SiLU not hooked by
+// ptflops, C14 affine norms, C15 fvcore's 2-d-only adaptive pool, C16 addmm vs matmul + add_ by rank, C17
+// biases split from in_proj_bias.
 struct ToolMismatch {
   const char *model, *convention, *file_kind, *causes;
 };
@@ -573,7 +677,8 @@ const ToolMismatch kZooToolMismatch[] = {
     {"vit", "deepspeed", "both", "C2"},
 };
 
-TEST_CASE("torchscript zoo: torch.linalg.vector_norm lowers to ReduceL2 / ReduceL1 with COUNTING.md's FLOPs") {
+TEST_CASE(
+    "torchscript zoo: torch.linalg.vector_norm lowers to ReduceL2 / ReduceL1 with COUNTING.md's FLOPs") {
   SKIP_WITHOUT_PLUGIN();
   if (!zoo().skip.empty()) return;
   // models/torch_zoo.py VectorNorms on x [2, 3, 8] (48 elements), by hand with ../shared/COUNTING.md's table:
@@ -605,30 +710,30 @@ TEST_CASE("torchscript zoo: losses lower completely with COUNTING.md's FLOPs and
   SKIP_WITHOUT_PLUGIN();
   if (!zoo().skip.empty()) return;
   const std::vector<std::pair<std::string, int64_t>> cases = {
-      {"loss_ce", 340 + 100 + 8 + 9},  // S 20, L 4: 100; negate, compare 8; mean 2*4 + 1
-      {"loss_ce_weight_sum", 100 + 12 + 4},  // negate, weight, compare 3 * 4; sum 4
-      {"loss_ce_kdim_none", 600 + 48},  // S 2*5*3*4 = 120: 600; L 24: negate, compare 48
-      {"loss_ce_unbatched", 25 + 2},  // (5): S 5, L 1: 25; negate, compare 2
+      {"loss_ce", 340 + 100 + 8 + 9},           // S 20, L 4: 100; negate, compare 8; mean 2*4 + 1
+      {"loss_ce_weight_sum", 100 + 12 + 4},     // negate, weight, compare 3 * 4; sum 4
+      {"loss_ce_kdim_none", 600 + 48},          // S 2*5*3*4 = 120: 600; L 24: negate, compare 48
+      {"loss_ce_unbatched", 25 + 2},            // (5): S 5, L 1: 25; negate, compare 2
       {"loss_ce_probs", 100 + 40 + 4 + 4 + 1},  // 100; multiply, class sum 40; negate 4; mean 4 + 1
       // label smoothing 0.1: nll 8 + mean 9; smoothing class sum 20 + (negate, fill) 8 + mean 9; combine 3
       {"loss_ce_smoothing", 340 + 100 + 17 + 37 + 3},
-      // S 30, L 6, weights, smoothing 0.2, none: 150; nll 3 * 6; smoothing (sum, weight) 60 + (negate, fill) 12;
-      // combine 3 * 6
+      // S 30, L 6, weights, smoothing 0.2, none: 150; nll 3 * 6; smoothing (sum, weight) 60 + (negate, fill)
+      // 12; combine 3 * 6
       {"loss_ce_smoothing_weight_none", 150 + 18 + 60 + 12 + 18},
-      {"loss_nll", 100 + 8 + 9},  // log_softmax 5 * 20; nll mean over L 4
+      {"loss_nll", 100 + 8 + 9},         // log_softmax 5 * 20; nll mean over L 4
       {"loss_nll_direct", 54 + 17 + 1},  // nll_loss2d sum, L 18: 2 * 18 + 18; nll_loss mean L 4: 8 + 9; add 1
-      {"loss_mse", 40 + 21},  // (subtract, square) * 20; mean 20 + 1
-      {"loss_mse_broadcast", 24},  // [3, 1] vs [1, 4]: L 12, 2 each
-      {"loss_l1", 12 + 6},  // (subtract, abs) * 6; sum 6
-      {"loss_smooth_l1", 8 * 24},  // none
-      {"loss_huber", 80 + 11},  // 8 * 10; mean 10 + 1
-      {"loss_bce", 200 + 21},  // 10 * 20; mean
-      {"loss_bce_logits", 11 * 20 + 21},  // (9 + weight + pos_weight) * 20; mean
-      {"loss_kl_batchmean", 100 + 20 + 1},  // 5 * 20; sum 20; / batch 1
-      {"loss_kl_log_target", 60 + 20},  // 3 * 20; sum
-      {"loss_soft_margin", 30 + 7},  // 5 * 6; mean
-      {"loss_margin_ranking", 30},  // 5 * 6, none
-      {"loss_hinge_embedding", 42 + 6},  // 7 * 6; sum
+      {"loss_mse", 40 + 21},             // (subtract, square) * 20; mean 20 + 1
+      {"loss_mse_broadcast", 24},        // [3, 1] vs [1, 4]: L 12, 2 each
+      {"loss_l1", 12 + 6},               // (subtract, abs) * 6; sum 6
+      {"loss_smooth_l1", 8 * 24},        // none
+      {"loss_huber", 80 + 11},           // 8 * 10; mean 10 + 1
+      {"loss_bce", 200 + 21},            // 10 * 20; mean
+      {"loss_bce_logits", 11 * 20 + 21},        // (9 + weight + pos_weight) * 20; mean
+      {"loss_kl_batchmean", 100 + 20 + 1},      // 5 * 20; sum 20; / batch 1
+      {"loss_kl_log_target", 60 + 20},          // 3 * 20; sum
+      {"loss_soft_margin", 30 + 7},             // 5 * 6; mean
+      {"loss_margin_ranking", 30},              // 5 * 6, none
+      {"loss_hinge_embedding", 42 + 6},         // 7 * 6; sum
       {"loss_cosine_embedding", 144 + 39 + 4},  // 6 * 24 per element, 13 * 3 per row; mean 3 + 1
       {"loss_poisson_full", 14 * 20},  // (add eps, log, multiply, subtract 4 + Stirling 10) * 20, none
   };
@@ -676,7 +781,8 @@ TEST_CASE("torchscript zoo: a loop over two zipped nn.ModuleLists keeps each mod
       CHECK(n.scope_classes.back() == "Conv2d");
       conv_scopes.insert(n.scope.back());
     }
-    CHECK(conv_scopes == std::set<std::string>{"stages.0.0", "stages.1.0", "stages.2.0", "lateral.0", "lateral.1", "lateral.2"});
+    CHECK(conv_scopes == std::set<std::string>{"stages.0.0", "stages.1.0", "stages.2.0", "lateral.0",
+                                               "lateral.1", "lateral.2"});
   }
 }
 
@@ -691,8 +797,11 @@ TEST_CASE("torchscript zoo: presets equal the peer tools' own totals, except the
   auto ref = nlohmann::json::parse(rf)["models"];
   // convention -> the tool entry and the figure it reports (fvcore's "flops" are MACs; thop/ptflops MACs)
   const std::vector<std::tuple<std::string, std::string, std::string>> tools = {
-      {"deepspeed", "deepspeed", "total_flops"}, {"fvcore", "fvcore", "total_flops"}, {"thop", "thop", "total_macs"},
-      {"ptflops", "ptflops_pytorch", "total_macs"}, {"ptflops_aten", "ptflops_aten", "total_macs"}};
+      {"deepspeed", "deepspeed", "total_flops"},
+      {"fvcore", "fvcore", "total_flops"},
+      {"thop", "thop", "total_macs"},
+      {"ptflops", "ptflops_pytorch", "total_macs"},
+      {"ptflops_aten", "ptflops_aten", "total_macs"}};
   int equal = 0, known = 0, tool_errors = 0;
   for (const auto& name : zoo().index["names"]) {
     std::string model = name.get<std::string>();
@@ -719,11 +828,13 @@ TEST_CASE("torchscript zoo: presets equal the peer tools' own totals, except the
         int64_t want = t[key].get<int64_t>();
         const ToolMismatch* listed = nullptr;
         for (const auto& m : kZooToolMismatch)
-          if (model == m.model && conv == m.convention && (std::string(m.file_kind) == "both" || kind == m.file_kind))
+          if (model == m.model && conv == m.convention &&
+              (std::string(m.file_kind) == "both" || kind == m.file_kind))
             listed = &m;
         if (listed) {
           ++known;
-          CHECK_MESSAGE(rep.totals.flops.v != want, "now reproduced: remove it from kZooToolMismatch (" << listed->causes << ")");
+          CHECK_MESSAGE(rep.totals.flops.v != want,
+                        "now reproduced: remove it from kZooToolMismatch (" << listed->causes << ")");
         } else {
           ++equal;
           CHECK(rep.totals.flops.v == want);
@@ -731,8 +842,8 @@ TEST_CASE("torchscript zoo: presets equal the peer tools' own totals, except the
       }
     }
   }
-  MESSAGE(equal << " (file, preset) pairs equal the tool's figure; " << known << " known to differ; " << tool_errors
-                << " where the tool itself failed");
+  MESSAGE(equal << " (file, preset) pairs equal the tool's figure; " << known << " known to differ; "
+                << tool_errors << " where the tool itself failed");
   CHECK(equal >= 600);
 }
 
@@ -825,8 +936,8 @@ TEST_CASE("torchscript zoo: flopwise run --verify finds no shape disagreement an
     for (size_t i; (i = next++) < files.size();) {
       std::string out = build_dir() + "/verify_" + files[i] + ".json";
       std::string cmd = std::string(FLOPWISE_BINARY) + " run " + zoo().dir + "/" + files[i] +
-                        " --verify --warmup 0 --iters 1 --profile-iters 1 --timeout 600 --format json -o " + out +
-                        " > /dev/null 2>&1";
+                        " --verify --warmup 0 --iters 1 --profile-iters 1 --timeout 600 --format json -o " +
+                        out + " > /dev/null 2>&1";
       codes[i] = WEXITSTATUS(std::system(cmd.c_str()));
     }
   };
@@ -846,7 +957,8 @@ TEST_CASE("torchscript zoo: flopwise run --verify finds no shape disagreement an
     // themselves: aten::item (in aten::Int, traced shape arithmetic) and aten::to (in aten::tensor).
     for (const auto& u : v["unmatched"]) {
       std::string line = u.get<std::string>();
-      CHECK_MESSAGE((line.find(": aten::item #") != std::string::npos || line.find(": aten::to #") != std::string::npos),
+      CHECK_MESSAGE((line.find(": aten::item #") != std::string::npos ||
+                     line.find(": aten::to #") != std::string::npos),
                     line);
     }
   }

@@ -44,7 +44,8 @@ TEST_CASE("verify: equal shapes agree, a differing one is reported with both sha
   CHECK_FALSE(r.ok());
 }
 
-TEST_CASE("verify: an op that never ran does not shift the pairing; extra executed ops are listed, not failed") {
+TEST_CASE(
+    "verify: an op that never ran does not shift the pairing; extra executed ops are listed, not failed") {
   Model m;
   int x = add(m, "x", {2, 8}), a = add(m, "a", {2, 4}), b = add(m, "b", {2, 2});
   // Two slices of x statically; the executor ran only the second (the first was dead).

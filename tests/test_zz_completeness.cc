@@ -18,7 +18,8 @@ TEST_CASE("completeness: every registered op is tested") {
     CHECK(static_cast<bool>(r.infer));
     CHECK(static_cast<bool>(r.cost));
     CHECK(!r.formula.empty());
-    std::string key = r.domain.empty() ? std::string(r.name) : std::string(r.domain) + "::" + std::string(r.name);
+    std::string key =
+        r.domain.empty() ? std::string(r.name) : std::string(r.domain) + "::" + std::string(r.name);
     if (!covered.count(key)) {
       missing += " " + key;
       ++n;

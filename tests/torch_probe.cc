@@ -1,6 +1,7 @@
 // tests/torch_probe.cc — test oracle, not shipped: runs a TorchScript module in LibTorch on the graph the
 // importer lowers (the same prepared graph, with the prim::If branches the lowering chose inlined) and
-// prints, for every tensor output of every top-level aten node (container access excepted), the IR value name the importer gives it
+// prints, for every tensor output of every top-level aten node (container access excepted), the IR value name
+// the importer gives it
 // ("%<debugName>") and the shape LibTorch actually produced: one line "name<TAB>d0xd1x..." each.
 // Inputs: zeros of the pinned shapes (integer inputs: zeros, valid indices for any embedding).
 // Usage: torch_probe MODEL.pt [--input SHAPE[:DTYPE]]...   Exit 0, or 2 with one line on stderr.
@@ -32,7 +33,8 @@ int main(int argc, char** argv) {
     auto& g = *p.graph;
     std::vector<tj::Value*> probes;
     for (auto* n : g.nodes()) {
-      // aten ops that compute a tensor; container access (`features["out"]`, `xs[0]`) returns an existing one.
+      // aten ops that compute a tensor; container access (`features["out"]`, `xs[0]`) returns an existing
+      // one.
       std::string kind = n->kind().toQualString();
       if (kind.rfind("aten::", 0) != 0 || kind == "aten::__getitem__") continue;
       for (auto* o : n->outputs())
@@ -50,7 +52,8 @@ int main(int argc, char** argv) {
         stack.push_back(*d.value);
         continue;
       }
-      if (!d.shape->fully_known()) throw UsageError("input '" + d.name + "' needs a fully known shape to run");
+      if (!d.shape->fully_known())
+        throw UsageError("input '" + d.name + "' needs a fully known shape to run");
       std::vector<int64_t> dims;
       for (const auto& x : d.shape->dims) dims.push_back(x.value());
       stack.push_back(torch::zeros(dims, torch::TensorOptions().dtype(scalar_type_of(d.dtype))));

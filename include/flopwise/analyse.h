@@ -53,16 +53,18 @@ LoadedModel load(const std::string& path, const Pins& pins);
 bool accepts(const LoadedModel& loaded, const Pins& pins);
 
 // On a copy of the loaded model: apply_pins, infer_shapes, build_report. A TorchScript importer consumed the
-// input shapes (--input) at load; dims and values (--dim, --value) apply to the IR for both formats. A --dim on
-// a declared alias (past_plus_seq) or on a data-dependent size is solved with a second shape pass, and a
+// input shapes (--input) at load; dims and values (--dim, --value) apply to the IR for both formats. A --dim
+// on a declared alias (past_plus_seq) or on a data-dependent size is solved with a second shape pass, and a
 // --value pin that changes no shape is warned of (a pass without it). A mixture-of-experts model also gets
 // its activated counts (Report::moe). Throws UsageError where !accepts(loaded, pins), and for pins the model
 // refuses.
-Analysis analyse(const LoadedModel& loaded, const Pins& pins, const Convention& conv, const CostOptions& opts = {});
+Analysis analyse(const LoadedModel& loaded, const Pins& pins, const Convention& conv,
+                 const CostOptions& opts = {});
 
 // load, then analyse, for a file analysed once: the passes work on the loaded model itself (no copy) where
 // the pins need one pass.
-Analysis analyse(const std::string& path, const Pins& pins, const Convention& conv, const CostOptions& opts = {});
+Analysis analyse(const std::string& path, const Pins& pins, const Convention& conv,
+                 const CostOptions& opts = {});
 
 // Called around every TorchScript archive load (LibTorch's torch::jit::load and the lowering that runs in
 // it): begin = true before, false after (also when it failed). The CLI's containment (src/cli/contain.cc)

@@ -127,7 +127,8 @@ using ReadSaved = std::function<Report(const std::string& path)>;
 
 // Merges pins (the budget's top level, then `cli`, then the variant's own), analyses each variant
 // and evaluates every limit. Throws InputError for an unreadable baseline.
-CheckResult check_budget(const Budget& b, const InferOptions& cli, const Analyse& analyse, const ReadSaved& read_saved);
+CheckResult check_budget(const Budget& b, const InferOptions& cli, const Analyse& analyse,
+                         const ReadSaved& read_saved);
 
 void write_check_text(std::ostream& os, const CheckResult& r);
 void write_check_markdown(std::ostream& os, const CheckResult& r);

@@ -18,8 +18,9 @@ struct Convention {
   std::string_view reproduces;  // the tool and figure it reproduces
   std::string_view flop_means;  // what one of its "FLOPs" is
   std::string_view unit;        // "FLOPs" or "MACs": what the tool itself calls its figure
-  // Its tool counts a module's params as the module holds them (sum(p.numel() for p in m.parameters()): a tied
-  // tensor in every module holding it): scopes report ScopeNode::params_held where the model keeps its tree.
+  // Its tool counts a module's params as the module holds them (sum(p.numel() for p in m.parameters()): a
+  // tied tensor in every module holding it): scopes report ScopeNode::params_held where the model keeps its
+  // tree.
   bool held_params = false;
   // Its tool's MACs are its own figure, not flopwise's (the rule gives MACs; its FLOPs are 2 x MACs).
   bool own_macs = false;
@@ -29,12 +30,12 @@ struct Convention {
 // the facts some tools look at (element counts, the module the op ran in, a weight operand).
 struct NodeWork {
   const CostContext& c;
-  const Graph* root;      // the model's main graph (c.graph, or the graph whose subgraph c.graph is)
-  WorkKind kind;          // the op's kind; `bias` for an Add of a parameter onto a contraction's output
-  Count macs, bias;       // contraction MACs; bias-add elements
-  Count rest;             // the default convention's other arithmetic: flops - 2 x macs - bias
-  Count flops;            // the default convention's FLOPs (2 x macs + bias + rest)
-  Count in, out;          // elements of input 0 and of output 0
+  const Graph* root;  // the model's main graph (c.graph, or the graph whose subgraph c.graph is)
+  WorkKind kind;      // the op's kind; `bias` for an Add of a parameter onto a contraction's output
+  Count macs, bias;   // contraction MACs; bias-add elements
+  Count rest;         // the default convention's other arithmetic: flops - 2 x macs - bias
+  Count flops;        // the default convention's FLOPs (2 x macs + bias + rest)
+  Count in, out;      // elements of input 0 and of output 0
   // Class of the module the node ran in: its innermost scope's ("Conv2d", "Softmax"), the root module's
   // for a node at the root (.pt: "ResNet", a bare "Linear"); "" when unknown (ONNX).
   std::string_view module;
@@ -56,7 +57,7 @@ using ConventionFn = Count (*)(const NodeWork&);
 struct ConventionRule {
   std::string_view convention;
   WorkKind kind = WorkKind::other;
-  std::string_view op;  // "" for a kind row
+  std::string_view op;    // "" for a kind row
   std::string_view call;  // a CALL row: the torch function whose decomposition it counts ("bilinear")
   ConventionFn flops = nullptr;
   std::string_view formula;  // "=" for the op's own (default-convention) formula

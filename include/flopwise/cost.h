@@ -41,7 +41,8 @@ struct Totals {
 };
 
 struct NodeReport {
-  // Views of characters the report owns (Report::strings): set them from its `add`/`intern`, or from literals.
+  // Views of characters the report owns (Report::strings): set them from its `add`/`intern`, or from
+  // literals.
   std::string_view name, op, domain, scope;  // scope: innermost scope path ("layer1.0.conv1"), "" for root
   std::vector<std::pair<std::string_view, Shape>> outputs;
   Totals cost;
@@ -109,12 +110,12 @@ struct Report {
   // MACs by precision are in by_dtype, and a roofline bounds each at its own precision. A node whose counts
   // are no one body's (flopwise/ops.h, OpCost::body) has none.
   std::map<size_t, std::shared_ptr<const std::vector<BodyWork>>> body_work;
-  std::vector<std::string> notes;           // what the report is of, set by the caller (an LLM phase)
+  std::vector<std::string> notes;                  // what the report is of, set by the caller (an LLM phase)
   std::shared_ptr<const RooflineReport> roofline;  // with --hardware (flopwise/roofline.h)
   std::shared_ptr<const PeakMemory> peak_memory;   // with --peak-memory (flopwise/peak_memory.h)
   std::shared_ptr<const CausalDiscount> causal;    // with --causal (flopwise/attention.h)
-  std::shared_ptr<const MoeSummary> moe;           // a mixture-of-experts model's activated counts (flopwise/moe.h)
-  std::shared_ptr<const LlmSection> llm;           // with --phase or --prompt/--generate (flopwise/llm.h)
+  std::shared_ptr<const MoeSummary> moe;  // a mixture-of-experts model's activated counts (flopwise/moe.h)
+  std::shared_ptr<const LlmSection> llm;  // with --phase or --prompt/--generate (flopwise/llm.h)
   bool has_unknown_cost() const;
 };
 
@@ -129,7 +130,8 @@ std::string op_key(const NodeReport& n);
 // Costs every node of an inferred model and rolls them up. `infer` is the shape pass's result
 // (its warnings and unsupported ops are carried into the report).
 // `conv`: the counting convention of the FLOPs (flopwise/convention.h); MACs, params and bytes have none.
-Report build_report(const Model& model, InferResult infer, const Convention& conv, const CostOptions& opts = {});
+Report build_report(const Model& model, InferResult infer, const Convention& conv,
+                    const CostOptions& opts = {});
 Report build_report(const Model& model, InferResult infer);  // the default convention
 
 }  // namespace flopwise

@@ -29,8 +29,8 @@ class Dim {
   using Monomial = std::vector<std::string>;  // sorted symbol names, with repetition for powers
   using Term = std::pair<Monomial, int64_t>;  // monomial and its non-zero coefficient
 
-  Dim() = default;                                      // unknown
-  Dim(int64_t v) : constant_(v), poly_(false) {}        // NOLINT: implicit from int is the natural spelling
+  Dim() = default;                                // unknown
+  Dim(int64_t v) : constant_(v), poly_(false) {}  // NOLINT: implicit from int is the natural spelling
   static Dim unknown() { return Dim(); }
   static Dim symbol(const std::string& name);
 
@@ -85,11 +85,11 @@ class Dim {
   // polynomial with at least one non-constant term, shared immutably between copies (`poly_`), so
   // copying a symbolic dim or count (shapes, per-scope totals) is a reference-count increment.
   using Terms = std::vector<Term>;
-  static Dim from_terms(Terms terms);  // normalises; a constant-only polynomial becomes a known value
+  static Dim from_terms(Terms terms);   // normalises; a constant-only polynomial becomes a known value
   static Dim from_sorted(Terms terms);  // terms already canonical
   static Dim scaled(const Terms& terms, int64_t k);  // terms times a known non-zero k (order kept)
-  Terms as_terms() const;               // this dim's terms (a known value as one constant term)
-  static Dim floor_poly(const Dim& a, int64_t d);  // floor(a/d) of a symbolic a, d > 0
+  Terms as_terms() const;                            // this dim's terms (a known value as one constant term)
+  static Dim floor_poly(const Dim& a, int64_t d);    // floor(a/d) of a symbolic a, d > 0
   static Dim min_max(const Dim& a, const Dim& b, bool is_max);
   static Dim merge(const Dim& a, const Dim& b, int sign);
   bool same_value(const Dim& o) const {

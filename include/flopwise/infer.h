@@ -38,14 +38,14 @@ struct DimAlias {
 // implies (a NonZero of N elements: 0..N); everything downstream is a formula in it, --dim binds it and
 // --sweep sweeps it. Known contents (constants, --value) fold it to a number, and no symbol is made.
 struct DataDepSymbol {
-  std::string name;              // "nonzero_1"
-  std::string node;              // the node that made it
-  std::string op;                // its op: "NonZero", or the source's ("aten::masked_select")
-  std::string scope;             // that node's module scope ("" for the root)
-  Dim lo, hi;                    // lo <= name <= hi, expressions of the model's dims (Unknown: no bound known)
-  std::optional<int64_t> value;  // bound with --dim: the pass used this number for it
-  const Graph* graph = nullptr;  // where the node is, and its output that holds the size: the same node
-  int output = -1;               // inferred again (an incremental pass, a loop body) keeps its symbol
+  std::string name;   // "nonzero_1"
+  std::string node;   // the node that made it
+  std::string op;     // its op: "NonZero", or the source's ("aten::masked_select")
+  std::string scope;  // that node's module scope ("" for the root)
+  Dim lo, hi;         // lo <= name <= hi, expressions of the model's dims (Unknown: no bound known)
+  std::optional<int64_t> value;     // bound with --dim: the pass used this number for it
+  const Graph* graph = nullptr;     // where the node is, and its output that holds the size: the same node
+  int output = -1;                  // inferred again (an incremental pass, a loop body) keeps its symbol
   std::string bounds_text() const;  // "0 <= nonzero_1 <= 4096"
 };
 
@@ -65,8 +65,10 @@ struct InferResult {
 // Infers every node of the model as its inputs stand (pins already applied: flopwise/pins.h). Throws
 // InputError for a negative dim in the model's inputs.
 InferResult infer_shapes(Model& model);
-// The same, with the given numbers for data-dependent sizes (DataDepSymbol, by name) where the pass meets them.
-InferResult infer_shapes_with_symbols(Model& model, const std::vector<std::pair<std::string, int64_t>>& symbol_values);
+// The same, with the given numbers for data-dependent sizes (DataDepSymbol, by name) where the pass meets
+// them.
+InferResult infer_shapes_with_symbols(Model& model,
+                                      const std::vector<std::pair<std::string, int64_t>>& symbol_values);
 // apply_pins, then infer_shapes (the pins' warnings first): what analyse() does after loading.
 InferResult infer_shapes(Model& model, const Pins& pins);
 

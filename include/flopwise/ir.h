@@ -122,9 +122,9 @@ template <class T>
 class Boxed {
  public:
   Boxed() = default;
-  Boxed(std::nullopt_t) {}                                         // NOLINT
-  Boxed(const T& v) : p_(std::make_unique<T>(v)) {}                // NOLINT
-  Boxed(T&& v) : p_(std::make_unique<T>(std::move(v))) {}          // NOLINT
+  Boxed(std::nullopt_t) {}                                                         // NOLINT
+  Boxed(const T& v) : p_(std::make_unique<T>(v)) {}                                // NOLINT
+  Boxed(T&& v) : p_(std::make_unique<T>(std::move(v))) {}                          // NOLINT
   Boxed(const std::optional<T>& o) : p_(o ? std::make_unique<T>(*o) : nullptr) {}  // NOLINT
   Boxed(const Boxed& o) : p_(o.p_ ? std::make_unique<T>(*o.p_) : nullptr) {}
   Boxed(Boxed&&) noexcept = default;
@@ -285,9 +285,9 @@ class Graph {
   // "MultiheadAttention"); "" where the format does not record it (ONNX) and in subgraphs.
   std::string module_class;
 
-  int find(std::string_view value_name) const;    // -1 when absent
-  int add_value(std::string_view value_name);     // returns the existing index when present
-  void reserve_values(size_t n);                  // room for n values (an importer that knows the count)
+  int find(std::string_view value_name) const;  // -1 when absent
+  int add_value(std::string_view value_name);   // returns the existing index when present
+  void reserve_values(size_t n);                // room for n values (an importer that knows the count)
   // Makes `out` a deep copy of this graph: its values, its nodes with their subgraphs (each copied
   // subgraph's parent the copy that holds it) and the name index; `out.parent` is left as it is.
   void copy_to(Graph& out) const;

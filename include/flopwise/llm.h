@@ -6,8 +6,8 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <ostream>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -48,7 +48,6 @@ std::vector<std::pair<std::string, int64_t>> phase_bindings(const std::optional<
 // One line saying what the phase did and which cache tensors were used.
 std::string describe_phase(const std::optional<KvCache>& kv, Phase p);
 
-
 // A generation of G tokens after a prompt of S: the prefill (seq = S, past = 0) yields the first token, then
 // G - 1 decode steps at past = S, S + 1, ..., S + G - 2. Counts are exact, polynomials in the dims left
 // unbound (batch). Needs a cache (without one each step is a forward over the prefix: that is what
@@ -76,7 +75,6 @@ std::string sequence_dim(const Model& model);
 // run_sweep's reanalyse does.
 using Reanalyse = std::function<Report(const std::vector<std::pair<std::string, int64_t>>&)>;
 Generation generation(const KvCache& kv, int64_t prompt, int64_t generated, const Reanalyse& at);
-
 
 // The cache's bytes after a generation for any S and G: bytes_per_token * (S + G - 1); invalid without a
 // cache or where bytes_per_token is not a polynomial.
@@ -119,8 +117,5 @@ struct LlmSection {
 std::shared_ptr<const LlmSection> llm_section(const LlmPlan& plan, const Reanalyse& at);
 
 const char* phase_name(Phase p);  // "prefill", "decode", "" for None
-
-
-
 
 }  // namespace flopwise

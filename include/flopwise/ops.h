@@ -111,8 +111,8 @@ struct OpCost {
 // What kind of work an op's non-contraction arithmetic is: the seam between cost rules and
 // conventions. Each op has one (its family's, or an override in src/cost/conventions.def).
 #define FLOPWISE_WORK_KINDS(X)                                                                      \
-  X(contraction, "products with MACs (Conv, ConvTranspose, Gemm, MatMul, Einsum); bias adds apart")  \
-  X(bias, "a bias add: an Add of a parameter onto a contraction's output (Linear on 3-d input)")     \
+  X(contraction, "products with MACs (Conv, ConvTranspose, Gemm, MatMul, Einsum); bias adds apart") \
+  X(bias, "a bias add: an Add of a parameter onto a contraction's output (Linear on 3-d input)")    \
   X(elementwise, "arithmetic, comparison and logic per element (Add, Mul, Relu, Clip, Where)")      \
   X(transcendental, "exp, log, erf, tanh, sigmoid, pow and activations built on them (Gelu, Elu)")  \
   X(reduction, "reductions and scans (ReduceSum, ReduceMean, ArgMax, CumSum)")                      \
@@ -121,7 +121,7 @@ struct OpCost {
   X(resample, "interpolation (Resize, GridSample)")                                                 \
   X(recurrent, "RNN, GRU, LSTM: gate products and gate arithmetic per step")                        \
   X(layout, "layout and data movement only: no arithmetic (Reshape, Transpose, Gather, Cast)")      \
-  X(subgraph, "control flow (If, Loop, Scan): its bodies' nodes, each under the same convention")  \
+  X(subgraph, "control flow (If, Loop, Scan): its bodies' nodes, each under the same convention")   \
   X(other, "composite and special ops (fused attention, detection, signal, quantised, random)")
 enum class WorkKind : uint8_t {
 #define FLOPWISE_KIND_ENUM(name, doc) name,
@@ -147,7 +147,7 @@ struct OpRecord {
   std::string_view formula;  // one line: how FLOPs are counted ("2*MACs + bias", "layout only")
   ShapeFn infer = nullptr;
   CostFn cost = nullptr;
-  std::string_view family;  // its op family (shape_inference/ops/<family>.cc), set by the registry
+  std::string_view family;          // its op family (shape_inference/ops/<family>.cc), set by the registry
   WorkKind kind = WorkKind::other;  // set by the registry: the family's kind or the op's override
 };
 
@@ -161,7 +161,7 @@ class OpRegistry {
   void add(const OpRecord& r);
 
  private:
-  void assign_kinds();        // after all families: each record's WorkKind (ops/kinds.def)
+  void assign_kinds();       // after all families: each record's WorkKind (ops/kinds.def)
   std::string_view family_;  // the family registering now
   std::vector<OpRecord> records_;
   // Op name -> its records, every domain's (names are views of static text; find allocates nothing).

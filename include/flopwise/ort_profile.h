@@ -19,25 +19,24 @@
 namespace flopwise {
 
 struct OrtKernel {
-  std::string key;       // the event name without "_kernel_time": the node name in ORT's optimised graph
-  std::string op;        // op_name: the kernel's op type ("FusedConv", "BiasGelu", "Conv")
-  std::string provider;  // "CPUExecutionProvider", "CUDAExecutionProvider", ...
+  std::string key;         // the event name without "_kernel_time": the node name in ORT's optimised graph
+  std::string op;          // op_name: the kernel's op type ("FusedConv", "BiasGelu", "Conv")
+  std::string provider;    // "CPUExecutionProvider", "CUDAExecutionProvider", ...
   std::vector<double> us;  // duration per run (microseconds; 0 in a run where it did not execute)
   std::vector<std::vector<int64_t>> in_shapes, out_shapes;  // from its first event; -1 where not given
 };
 
 struct OrtProfile {
   std::string path;
-  std::vector<double> run_ms;       // wall time of each run (model_run events), in order
-  std::vector<OrtKernel> kernels;   // in the execution order of their first run
-  size_t events = 0;                // Node events read
-  double outside_runs_us = 0;       // Node time outside every model_run (when runs are delimited)
+  std::vector<double> run_ms;      // wall time of each run (model_run events), in order
+  std::vector<OrtKernel> kernels;  // in the execution order of their first run
+  size_t events = 0;               // Node events read
+  double outside_runs_us = 0;      // Node time outside every model_run (when runs are delimited)
 };
 
 // Reads an ORT profile. Throws InputError (one line) on a missing, truncated or non-JSON file, on JSON
 // that is not a profile, and on a profile without node events.
 OrtProfile read_ort_profile(const std::string& path);
-
 
 // How a kernel was mapped back to the original graph.
 enum class MapMethod {
@@ -61,9 +60,9 @@ struct ProfileAttribution {
   // the original graph; unattributed time counts at the root only.
   std::vector<std::map<std::string, double>> scope_us, scope_self_us, op_type_us;
   std::map<std::string, std::vector<std::string>> scope_providers;  // providers of the kernels in a scope
-  std::map<std::string, int> scope_kernels;                          // kernels touching a scope, per run
-  std::map<MapMethod, double> method_us;                             // over all runs
-  double total_us = 0;                                               // all Node time, all runs
+  std::map<std::string, int> scope_kernels;                         // kernels touching a scope, per run
+  std::map<MapMethod, double> method_us;                            // over all runs
+  double total_us = 0;                                              // all Node time, all runs
   int split_kernels = 0;  // kernels whose time was split over more than one node
 };
 
@@ -76,6 +75,6 @@ ProfileAttribution attribute_profile(const Model& model, const Report& report, c
 // the input (`at`: the profile attributed on the model before its inputs were pinned). Inputs it cannot
 // tell are absent.
 std::map<std::string, std::vector<int64_t>> profile_input_shapes(const Model& model, const OrtProfile& p,
-                                                                const ProfileAttribution& at);
+                                                                 const ProfileAttribution& at);
 
 }  // namespace flopwise

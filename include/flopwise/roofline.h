@@ -21,7 +21,7 @@ const char* peak_type_name(PeakType t);
 struct Hardware {
   std::string name;
   std::array<double, static_cast<size_t>(PeakType::Count)> peak{};  // FLOP/s (ops/s for int8); 0: not given
-  double bandwidth = 0;  // bytes/s
+  double bandwidth = 0;                                             // bytes/s
   double onchip_mb = 0;
   std::vector<std::string> sources;
   bool tf32 = false;  // float32 products on tensor cores (torch.backends.cuda.matmul.allow_tf32)
@@ -35,8 +35,8 @@ std::string hardware_names_text();          // "a100-40gb, a100-80gb, ...": the 
 // A device of the table by name; with ":tf32" appended float32 products use the TF32 rate. Throws UsageError
 // naming the known devices.
 Hardware find_hardware(const std::string& name);
-// A user's device from TOML:  name = "my-gpu"  bandwidth_gbs = 900  [peak_tflops] float32 = 30  float16 = 120 ...
-// Throws UsageError naming the file and key.
+// A user's device from TOML:  name = "my-gpu"  bandwidth_gbs = 900  [peak_tflops] float32 = 30  float16 = 120
+// ... Throws UsageError naming the file and key.
 Hardware load_hardware_file(const std::string& path);
 // What --hardware NAME or --hardware-file F names (exactly one of them); throws UsageError for both.
 Hardware hardware_of(const std::string& name, const std::string& file);
@@ -45,16 +45,17 @@ struct RooflineEntry {
   std::string scope;  // full path; "" for the whole model
   double flops = 0, bytes = 0;
   double seconds = 0;  // the sum of its nodes' bounds
-  double compute_seconds = 0, memory_seconds = 0;  // the parts of `seconds` spent in compute- / memory-bound nodes
+  double compute_seconds = 0,
+         memory_seconds = 0;  // the parts of `seconds` spent in compute- / memory-bound nodes
   int64_t nodes = 0, compute_bound = 0, memory_bound = 0;
   double intensity() const { return bytes > 0 ? flops / bytes : 0; }
 };
 
 struct RooflineReport {
   Hardware hw;
-  RooflineEntry total;                 // latency lower bound: the sum of every node's bound
-  std::vector<RooflineEntry> scopes;   // every scope of the report's tree, in tree order
-  int64_t unbounded_nodes = 0;         // counts not known (symbolic or unknown) or no peak for their type
+  RooflineEntry total;                // latency lower bound: the sum of every node's bound
+  std::vector<RooflineEntry> scopes;  // every scope of the report's tree, in tree order
+  int64_t unbounded_nodes = 0;        // counts not known (symbolic or unknown) or no peak for their type
 };
 
 // The peak a node runs at: its MAC type's tensor rate (float32 at the FP32 rate, or TF32), else FP32.

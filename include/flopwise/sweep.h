@@ -26,8 +26,8 @@ SweepAxis parse_sweep(const std::string& text);
 struct SweepRow {
   std::vector<int64_t> point;  // one value per axis
   Count params, macs, flops, memory_bytes;
-  int64_t uncounted = 0;    // nodes whose cost is not in the totals (">=" figures)
-  bool reanalysed = false;  // the formulas could not give this point: the model was analysed at it
+  int64_t uncounted = 0;              // nodes whose cost is not in the totals (">=" figures)
+  bool reanalysed = false;            // the formulas could not give this point: the model was analysed at it
   std::vector<std::string> violated;  // the report's assumptions that fail here (the model cannot run)
 };
 

@@ -26,8 +26,8 @@ struct TextOptions {
 };
 
 void write_text(std::ostream& os, const Report& r, const TextOptions& opts);
-// For the text layouts: a scope's key among the top modules at its depth (its class, as DeepSpeed groups, else its
-// full name, or the root's label), and every scope by depth, each depth in tree pre-order.
+// For the text layouts: a scope's key among the top modules at its depth (its class, as DeepSpeed groups,
+// else its full name, or the root's label), and every scope by depth, each depth in tree pre-order.
 std::string_view scope_key(const ScopeNode& s);
 void collect_depths(const ScopeNode& s, std::vector<std::vector<const ScopeNode*>>& by_depth);
 // The text report in DeepSpeed's flops-profiler layout and number formats (write_text's for --convention
@@ -65,7 +65,7 @@ void write_moe_text(std::ostream& os, const MoeSummary& moe);
 void write_op_list(std::ostream& os, const Convention& conv);
 // `--explain A B`: the model's FLOPs under conventions `ca` (report a) and `cb` (report b), reconciled per op
 // type: where they differ, by how much, and why (src/writers/op_list.cc).
-void write_explain(std::ostream& os, const Model& model, const Report& a, const Report& b, const Convention& ca,
-                   const Convention& cb);
+void write_explain(std::ostream& os, const Model& model, const Report& a, const Report& b,
+                   const Convention& ca, const Convention& cb);
 
 }  // namespace flopwise

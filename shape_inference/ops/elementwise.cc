@@ -35,8 +35,8 @@ void infer_relu(InferContext& c) {
 void fold_rounded_quotient(InferContext& c, bool ceil) {
   const Value* x = c.input(0);
   Value* out = c.output(0);
-  if (!x || !out || (out->data && !out->data->is_float && out->data->ints.size() == 1 &&
-                     !out->data->ints[0].is_unknown()))
+  if (!x || !out ||
+      (out->data && !out->data->is_float && out->data->ints.size() == 1 && !out->data->ints[0].is_unknown()))
     return;
   if (x->producer < 0 || !x->shape.rank_known || x->shape.rank() > 1) return;
   const Node& div = c.graph().nodes[static_cast<size_t>(x->producer)];
@@ -92,13 +92,12 @@ void infer_to_bool(InferContext& c) {  // comparisons and logic: broadcast, bool
   infer_broadcast(c, DType::Bool);
 }
 
-#define FW_BINARY_FOLD(NAME, IEXPR, FEXPR)                             \
-  void NAME(InferContext& c) {                                         \
-    infer_broadcast(c);                                                \
-    fold_elementwise(                                                  \
-        c, [](const std::vector<Dim>& a) -> Dim { return IEXPR; },     \
-        [](const std::vector<double>& a) -> double { return FEXPR; },  \
-        nullptr, 2);                                                   \
+#define FW_BINARY_FOLD(NAME, IEXPR, FEXPR)                                         \
+  void NAME(InferContext& c) {                                                     \
+    infer_broadcast(c);                                                            \
+    fold_elementwise(                                                              \
+        c, [](const std::vector<Dim>& a) -> Dim { return IEXPR; },                 \
+        [](const std::vector<double>& a) -> double { return FEXPR; }, nullptr, 2); \
   }
 FW_BINARY_FOLD(infer_add, a[0] + a[1], a[0] + a[1])
 FW_BINARY_FOLD(infer_sub, a[0] - a[1], a[0] - a[1])
@@ -215,8 +214,7 @@ void infer_cast(InferContext& c) {
   } else if (is_integer(to)) {
     if (d->is_float) {
       for (double f : d->floats)
-        out.ints.push_back(to == DType::Bool ? Dim(f != 0)
-                                             : (trunc_int64(f) ? Dim(*trunc_int64(f)) : Dim()));
+        out.ints.push_back(to == DType::Bool ? Dim(f != 0) : (trunc_int64(f) ? Dim(*trunc_int64(f)) : Dim()));
     } else {
       out.ints = d->ints;
       if (to == DType::Bool)

@@ -109,7 +109,8 @@ OpCost cost_sce(const CostContext& c) { return OpCost{Count{}, c.in_numel(0) * C
 
 std::string decode_reduction(InferContext& c) {
   std::string red = c.node().attr_s("reduction", "mean");
-  if (red != "none" && red != "sum" && red != "mean") c.fail("reduction must be none, sum or mean, got '" + red + "'");
+  if (red != "none" && red != "sum" && red != "mean")
+    c.fail("reduction must be none, sum or mean, got '" + red + "'");
   return red;
 }
 
@@ -137,8 +138,10 @@ Count broadcast_elems(const CostContext& c) {
       const Dim& d = s.dims[k];
       Dim& o = out[rank - s.rank() + k];
       if (d.is_known() && d.value() == 1) continue;
-      if (o.is_known() && o.value() == 1) o = d;
-      else if (!(o == d) || !(o.is_known() || o.is_symbolic())) return Count::unknown();
+      if (o.is_known() && o.value() == 1)
+        o = d;
+      else if (!(o == d) || !(o.is_known() || o.is_symbolic()))
+        return Count::unknown();
     }
   }
   return Count::of(product(out));
@@ -170,7 +173,8 @@ int64_t pointwise_loss_per_elem(const CostContext& c) {
 
 OpCost cost_pointwise_loss(const CostContext& c) {
   const Count l = broadcast_elems(c);
-  return OpCost{Count{}, l * Count{pointwise_loss_per_elem(c)} + reduction_flops(c.node.attr_s("reduction", "mean"), l)};
+  return OpCost{Count{}, l * Count{pointwise_loss_per_elem(c)} +
+                             reduction_flops(c.node.attr_s("reduction", "mean"), l)};
 }
 
 // CosineEmbeddingLoss(x1, x2, target): x1, x2 (N, D) or (D) broadcast; one loss per row: (N) or ().
@@ -186,20 +190,26 @@ void infer_cosine_embedding(InferContext& c) {
 OpCost cost_cosine_embedding(const CostContext& c) {
   const Shape& a = c.in_shape(0);
   const Shape& b = c.in_shape(1);
-  if (!a.rank_known || !b.rank_known || a.rank() != b.rank() || a.rank() == 0) return OpCost{Count{}, Count::unknown()};
+  if (!a.rank_known || !b.rank_known || a.rank() != b.rank() || a.rank() == 0)
+    return OpCost{Count{}, Count::unknown()};
   std::vector<Dim> rows;
   Dim d;
   for (size_t k = 0; k < a.rank(); ++k) {
     const Dim& x = a.dims[k];
     const Dim& y = b.dims[k];
-    Dim m = x.is_known() && x.value() == 1 ? y : (y.is_known() && y.value() == 1) || x == y ? x : Dim::unknown();
-    if (k + 1 < a.rank()) rows.push_back(m);
-    else d = m;
+    Dim m = x.is_known() && x.value() == 1               ? y
+            : (y.is_known() && y.value() == 1) || x == y ? x
+                                                         : Dim::unknown();
+    if (k + 1 < a.rank())
+      rows.push_back(m);
+    else
+      d = m;
   }
   const Count r = Count::of(product(rows)), e = Count::of(product({product(rows), d}));
   // per element: 3 products x (multiply, add) = 6; per row: 2 eps adds, multiply, sqrt, divide, 1 - cos,
   // cos - margin, clamp, 2 compares, 2 selects, add = 13.
-  return OpCost{Count{}, e * Count{6} + r * Count{13} + reduction_flops(c.node.attr_s("reduction", "mean"), r)};
+  return OpCost{Count{},
+                e * Count{6} + r * Count{13} + reduction_flops(c.node.attr_s("reduction", "mean"), r)};
 }
 
 // CrossEntropyLoss(scores, target, weight?): scores (N, C, d1..dk) or (C); target class indices (integer,
@@ -216,12 +226,13 @@ CrossEntropyDims decode_cross_entropy(InferContext& c) {
   d.probs = is_float(c.in_dtype(1));
   Shape x = c.in_shape(0);
   const Shape& t = c.in_shape(1);
-  if (x.rank_known && x.rank() == 0) c.fail("scores must have rank >= 1 ((C) or (N, C, d1..dk)), got a scalar");
+  if (x.rank_known && x.rank() == 0)
+    c.fail("scores must have rank >= 1 ((C) or (N, C, d1..dk)), got a scalar");
   if (x.rank_known && t.rank_known) {
     const size_t want = d.probs ? x.rank() : x.rank() - 1;
     if (t.rank() != want)
-      c.fail(std::string(d.probs ? "probability" : "class-index") + " target must have rank " + std::to_string(want) +
-             ": scores " + x.str() + ", target " + t.str());
+      c.fail(std::string(d.probs ? "probability" : "class-index") + " target must have rank " +
+             std::to_string(want) + ": scores " + x.str() + ", target " + t.str());
     for (size_t i = 0; i < t.rank(); ++i) {
       size_t xi = d.probs || x.rank() < 2 || i == 0 ? i : i + 1;
       x.dims[xi] = merge_dim(c, x.dims[xi], t.dims[i], "scores vs target dim");
@@ -256,8 +267,8 @@ void infer_cross_entropy(InferContext& c) {
 //   probability targets: (multiply by target 1 + w + class sum 1 + 2e (mixing t(1-e) + e/C)) S + negate L
 //     + reduction(L) (mean divides by L, not by the weights);
 //   class targets: NegativeLogLikelihoodLoss's count on the log-probabilities (ignore_index and weight as
-//     there), and with smoothing: (class sum 1 + w) S + (negate 1, ignore fill 1 when ignore_index) L, reduced
-//     as the NLL term is, then (1-e) nll + e/C smooth: 3 per loss element (3 for a reduced scalar).
+//     there), and with smoothing: (class sum 1 + w) S + (negate 1, ignore fill 1 when ignore_index) L,
+//     reduced as the NLL term is, then (1-e) nll + e/C smooth: 3 per loss element (3 for a reduced scalar).
 OpCost cost_cross_entropy(const CostContext& c) {
   const Shape& x = c.in_shape(0);
   const Count s = c.in_numel(0);
@@ -282,7 +293,9 @@ OpCost cost_cross_entropy(const CostContext& c) {
     return Count{};
   };
   f += l * Count{1 + w + (ignore ? 1 : 0)} + reduce(l);
-  if (smooth) f += s * Count{1 + w} + l * Count{1 + (ignore ? 1 : 0)} + reduce(l) + (red == "none" ? l * Count{3} : Count{3});
+  if (smooth)
+    f += s * Count{1 + w} + l * Count{1 + (ignore ? 1 : 0)} + reduce(l) +
+         (red == "none" ? l * Count{3} : Count{3});
   return OpCost{Count{}, f};
 }
 
@@ -309,10 +322,11 @@ void register_loss_ops(OpRegistry& r) {
       {"SmoothL1Loss",
        "per loss element: 8 (subtract, abs, compare, 0.5 z^2 / beta 3, z - 0.5 beta 1, select)" FLOPWISE_RED},
       {"HuberLoss",
-       "per loss element: 8 (subtract, abs, compare, 0.5 z^2 2, delta (z - 0.5 delta) 2, select)" FLOPWISE_RED},
+       "per loss element: 8 (subtract, abs, compare, 0.5 z^2 2, delta (z - 0.5 delta) 2, "
+       "select)" FLOPWISE_RED},
       {"BinaryCrossEntropy",
-       "per loss element: 10 (log x, clamp, 1 - x, log, clamp, 1 - y, 2 multiplies, add, negate) +1 weight"
-       FLOPWISE_RED},
+       "per loss element: 10 (log x, clamp, 1 - x, log, clamp, 1 - y, 2 multiplies, add, negate) +1 "
+       "weight" FLOPWISE_RED},
       {"BinaryCrossEntropyWithLogits",
        "per loss element: 9 (sigmoid, log, 1 - s, 1 - y, log, 2 multiplies, add, negate: torch.onnx's "
        "decomposition) +1 weight +1 pos_weight" FLOPWISE_RED},
@@ -320,13 +334,16 @@ void register_loss_ops(OpRegistry& r) {
        "per loss element: 5 (log t, subtract, multiply, t > 0 compare, select); log_target 3 (exp, subtract, "
        "multiply)" FLOPWISE_RED},
       {"SoftMarginLoss", "per loss element: 5 (multiply, negate, exp, add 1, log)" FLOPWISE_RED},
-      {"MarginRankingLoss", "per loss element: 5 (subtract, negate, multiply, add margin, clamp)" FLOPWISE_RED},
-      {"HingeEmbeddingLoss", "per loss element: 7 (margin - x, clamp, 2 compares, 2 selects, add)" FLOPWISE_RED},
+      {"MarginRankingLoss",
+       "per loss element: 5 (subtract, negate, multiply, add margin, clamp)" FLOPWISE_RED},
+      {"HingeEmbeddingLoss",
+       "per loss element: 7 (margin - x, clamp, 2 compares, 2 selects, add)" FLOPWISE_RED},
       {"PoissonNLLLoss",
        "per loss element: log_input 3 (exp, multiply, subtract), else 4 (add eps, log, multiply, subtract); "
        "full +10 (Stirling term: 2 logs, 4 multiplies, subtract, add, compare, fill)" FLOPWISE_RED},
   };
-  for (const auto& p : pointwise) reg(r, p.name, 1, 0, p.formula, infer_pointwise_loss, cost_pointwise_loss, d);
+  for (const auto& p : pointwise)
+    reg(r, p.name, 1, 0, p.formula, infer_pointwise_loss, cost_pointwise_loss, d);
   reg(r, "CosineEmbeddingLoss", 1, 0,
       "6 per input element (3 products: multiply, add) + 13 per row (eps 2, multiply, sqrt, divide, 1 - cos, "
       "cos - margin, clamp, 2 compares, 2 selects, add); reduction over the L rows: sum +L, mean +L +1",
@@ -334,7 +351,8 @@ void register_loss_ops(OpRegistry& r) {
 #undef FLOPWISE_RED
   reg(r, "CrossEntropyLoss", 1, 0,
       "log-softmax 5 per scores element S; probability targets +(2 + weight + 2 if smoothing) S + negate L + "
-      "reduction; class targets: NegativeLogLikelihoodLoss's count, smoothing +(1 + weight) S + (1 + ignore) L, "
+      "reduction; class targets: NegativeLogLikelihoodLoss's count, smoothing +(1 + weight) S + (1 + ignore) "
+      "L, "
       "reduced as the NLL term, + 3 per loss element (3 when reduced)",
       infer_cross_entropy, cost_cross_entropy, d);
 }

@@ -835,8 +835,10 @@ void infer_depth_to_space(InferContext& c) {
   const Shape& in = c.in_shape(0);
   const Dim& ch = in.dims[1];
   if (ch.is_known() && ch.value() % (b * b) != 0)
-    c.fail("channels " + ch.str() + " of " + in.str() + " do not divide by blocksize^2 = " + std::to_string(b * b));
-  c.set_output(0, c.in_dtype(0), Shape({in.dims[0], ch / Dim(b * b), in.dims[2] * Dim(b), in.dims[3] * Dim(b)}));
+    c.fail("channels " + ch.str() + " of " + in.str() +
+           " do not divide by blocksize^2 = " + std::to_string(b * b));
+  c.set_output(0, c.in_dtype(0),
+               Shape({in.dims[0], ch / Dim(b * b), in.dims[2] * Dim(b), in.dims[3] * Dim(b)}));
 }
 
 void infer_space_to_depth(InferContext& c) {
@@ -904,8 +906,7 @@ void infer_resize(InferContext& c) {
       if (d.is_known()) {
         auto v = exact_int64(std::floor(static_cast<float>(d.value()) * s));  // inf past float's range
         out[axes[i]] = v ? Dim(*v) : Dim();
-      }
-      else if (s == std::floor(s) && s < 1e9f)
+      } else if (s == std::floor(s) && s < 1e9f)
         out[axes[i]] = d * Dim(static_cast<int64_t>(s));  // integral scale: exact on a symbolic dim
     }
   }
@@ -1006,7 +1007,9 @@ void infer_compress(InferContext& c) {
     for (int64_t i = 0; i < *used; ++i) n += (*cond)[i] != 0;
     count = Dim(n);
   } else {
-    const Dim hi = cond_len.is_unknown() ? extent : extent.is_unknown() ? cond_len : Dim::min(extent, cond_len);
+    const Dim hi = cond_len.is_unknown() ? extent
+                   : extent.is_unknown() ? cond_len
+                                         : Dim::min(extent, cond_len);
     count = c.data_dependent(0, Dim(0), hi);
   }
   if (has_axis) {
@@ -1242,7 +1245,8 @@ void infer_col2im(InferContext& c) {
              " differ in length");
     int64_t bp = 1;
     for (int64_t b : *block) {
-      if (b <= 0 || !checked_mul(bp, b, &bp)) c.fail("block_shape " + dims_text(*block) + " must be positive and its product fit 64 bits");
+      if (b <= 0 || !checked_mul(bp, b, &bp))
+        c.fail("block_shape " + dims_text(*block) + " must be positive and its product fit 64 bits");
     }
     if (in.rank_known) {
       const Dim& cb = in.dims[1];

@@ -1,7 +1,7 @@
 // TorchScript extensions ("flopwise" domain): ops the TorchScript importer (src/torch) lowers to where
-// ONNX has no equivalent: adaptive average and max pooling, packing runtime ints into a shape list, transposing two dims
-// of a tensor whose rank is known only after inference. Torch's losses are "flopwise" ops of their own family
-// (loss.cc).
+// ONNX has no equivalent: adaptive average and max pooling, packing runtime ints into a shape list,
+// transposing two dims of a tensor whose rank is known only after inference. Torch's losses are "flopwise"
+// ops of their own family (loss.cc).
 #include "helpers.h"
 
 namespace flopwise {

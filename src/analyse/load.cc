@@ -1,9 +1,4 @@
 // Loading a model file of any supported format, and analyse(): load, pin, infer, cost.
-#include "flopwise/analyse.h"
-#include "flopwise/attention.h"
-#include "flopwise/llm.h"
-#include "flopwise/moe.h"
-
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,7 +6,11 @@
 #include <map>
 #include <set>
 
+#include "flopwise/analyse.h"
+#include "flopwise/attention.h"
 #include "flopwise/errors.h"
+#include "flopwise/llm.h"
+#include "flopwise/moe.h"
 #include "flopwise/onnx_import.h"
 
 namespace flopwise {
@@ -37,7 +36,8 @@ bool is_export_archive(std::ifstream& f) {
 
 ModelFormat detect_format(const std::string& path) {
   struct stat st;
-  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return ModelFormat::Unknown;  // never open a FIFO
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+    return ModelFormat::Unknown;  // never open a FIFO
   std::ifstream f(path, std::ios::binary);
   char m[4] = {0, 0, 0, 0};
   f.read(m, 4);
@@ -62,12 +62,15 @@ Model load_model(const std::string& path, const Pins& pins) {
     case ModelFormat::ReportJson:
       throw InputError(path + ": a JSON report, not a model (reports are read by 'flopwise diff')");
     case ModelFormat::ExportArchive:
-      throw InputError(path + ": a torch.export archive (.pt2, torch.export.save), not TorchScript: flopwise "
-                              "reads TorchScript (torch.jit.trace / torch.jit.script, then torch.jit.save) and ONNX "
-                              "(torch.onnx.export(..., dynamo=True) exports the same program)");
+      throw InputError(path +
+                       ": a torch.export archive (.pt2, torch.export.save), not TorchScript: flopwise "
+                       "reads TorchScript (torch.jit.trace / torch.jit.script, then torch.jit.save) and ONNX "
+                       "(torch.onnx.export(..., dynamo=True) exports the same program)");
     case ModelFormat::Gzip:
-      throw InputError(path + ": a gzip-compressed file, not a model (flopwise reads .onnx and TorchScript .pt; "
-                              "decompress a model first; PyTorch profiler traces, .pt.trace.json.gz, are not read yet)");
+      throw InputError(
+          path +
+          ": a gzip-compressed file, not a model (flopwise reads .onnx and TorchScript .pt; "
+          "decompress a model first; PyTorch profiler traces, .pt.trace.json.gz, are not read yet)");
     default:
       return import_onnx_file(path);  // ONNX is the default: its errors say when a file is not ONNX
   }
@@ -90,7 +93,8 @@ std::pair<std::string, int64_t> solve_alias(const DimAlias& a, int64_t value,
   Dim v = a.value.substitute(bound);
   const std::string what = "--dim " + a.name + "=" + std::to_string(value) + ": " + a.text();
   if (v.is_known()) {
-    if (v.value() != value) throw UsageError(what + " is " + std::to_string(v.value()) + " with the other --dim values");
+    if (v.value() != value)
+      throw UsageError(what + " is " + std::to_string(v.value()) + " with the other --dim values");
     return {"", 0};
   }
   std::string sym;
@@ -102,7 +106,8 @@ std::pair<std::string, int64_t> solve_alias(const DimAlias& a, int64_t value,
       sym = mono[0];
       coef = c;
     } else {
-      throw UsageError(what + " leaves more than one dim unbound (or not linearly): bind the others with --dim too");
+      throw UsageError(what +
+                       " leaves more than one dim unbound (or not linearly): bind the others with --dim too");
     }
   }
   int64_t num = 0;
@@ -135,8 +140,8 @@ class ModelSource {
   const Pins* pins_ = nullptr;
 };
 
-Analysis analyse_once(ModelSource& source, const Pins& pins, Bindings* alias_dims, std::set<std::string>* input_dims,
-                      const Bindings& symbol_values = {}) {
+Analysis analyse_once(ModelSource& source, const Pins& pins, Bindings* alias_dims,
+                      std::set<std::string>* input_dims, const Bindings& symbol_values = {}) {
   Analysis a;
   a.model = source.take();
   Pins first = pins;
@@ -164,10 +169,12 @@ Analysis analyse_once(ModelSource& source, const Pins& pins, Bindings* alias_dim
 void check_symbol_bounds(const std::vector<DataDepSymbol>& symbols) {
   for (const auto& s : symbols) {
     if (!s.value) continue;
-    const bool below = s.lo.is_known() && *s.value < s.lo.value(), above = s.hi.is_known() && *s.value > s.hi.value();
+    const bool below = s.lo.is_known() && *s.value < s.lo.value(),
+               above = s.hi.is_known() && *s.value > s.hi.value();
     if (below || above)
-      throw UsageError("--dim " + s.name + "=" + std::to_string(*s.value) + ": out of its bounds, " + s.bounds_text() +
-                       " (the size " + s.op + " node '" + s.node + "' computes from tensor contents)");
+      throw UsageError("--dim " + s.name + "=" + std::to_string(*s.value) + ": out of its bounds, " +
+                       s.bounds_text() + " (the size " + s.op + " node '" + s.node +
+                       "' computes from tensor contents)");
   }
 }
 
@@ -211,15 +218,18 @@ void warn_unused_values(ModelSource& source, const Pins& pins, const Bindings& s
       }
     }
     if (!used)
-      a.inferred.warnings.push_back("--value " + name + ": no shape or size of the model depends on its contents "
-                                    "(nothing that reads them needs them, or the ops that would are not counted): "
-                                    "it changes nothing");
+      a.inferred.warnings.push_back(
+          "--value " + name +
+          ": no shape or size of the model depends on its contents "
+          "(nothing that reads them needs them, or the ops that would are not counted): "
+          "it changes nothing");
   }
 }
 
-// The passes of analyse(): pins and shapes, again where a --dim names an alias or a data-dependent size, again
-// without the --value pins to find those that change nothing; then the report.
-Analysis analyse_passes(ModelSource& source, const Pins& pins, const Convention& conv, const CostOptions& opts) {
+// The passes of analyse(): pins and shapes, again where a --dim names an alias or a data-dependent size,
+// again without the --value pins to find those that change nothing; then the report.
+Analysis analyse_passes(ModelSource& source, const Pins& pins, const Convention& conv,
+                        const CostOptions& opts) {
   const int64_t poly_hits = poly_limit_hits();
   std::vector<std::pair<std::string, int64_t>> others;
   std::set<std::string> syms;
@@ -271,7 +281,8 @@ Analysis analyse_passes(ModelSource& source, const Pins& pins, const Convention&
   a.report = build_report(*a.model, a.inferred, conv, opts);
   a.report.moe = find_moe(*a.model, a.report);
   if (poly_limit_hits() != poly_hits)
-    a.report.warnings.push_back("a symbolic dim or cost grew past " + std::to_string(limits().max_poly_terms) +
+    a.report.warnings.push_back("a symbolic dim or cost grew past " +
+                                std::to_string(limits().max_poly_terms) +
                                 " terms (or 64 symbols in one term): left unknown (the bound is "
                                 "FLOPWISE_MAX_POLY_TERMS)");
   return a;
@@ -284,7 +295,8 @@ bool same_input_pins(const std::vector<InputPin>& a, const std::vector<InputPin>
 }
 
 // Whether analyse() may need more than one pass over the model: a --value pin (a pass without it), or a
-// --dim on a name that no input's shape may hold (an alias or a data-dependent size, solved in a second pass).
+// --dim on a name that no input's shape may hold (an alias or a data-dependent size, solved in a second
+// pass).
 bool may_pass_again(const Model& loaded, const Pins& pins) {
   if (!pins.values.empty()) return true;
   std::set<std::string> names = input_symbols(loaded.graph);
@@ -292,7 +304,8 @@ bool may_pass_again(const Model& loaded, const Pins& pins) {
     if (p.shape)
       for (const Dim& d : p.shape->dims)
         for (auto& s : d.symbols()) names.insert(std::move(s));
-  return std::any_of(pins.dims.begin(), pins.dims.end(), [&](const auto& d) { return !names.count(d.first); });
+  return std::any_of(pins.dims.begin(), pins.dims.end(),
+                     [&](const auto& d) { return !names.count(d.first); });
 }
 
 }  // namespace
@@ -308,10 +321,12 @@ bool accepts(const LoadedModel& loaded, const Pins& pins) {
   return loaded.model->format != "torchscript" || same_input_pins(loaded.inputs, pins.inputs);
 }
 
-Analysis analyse(const LoadedModel& loaded, const Pins& pins, const Convention& conv, const CostOptions& opts) {
+Analysis analyse(const LoadedModel& loaded, const Pins& pins, const Convention& conv,
+                 const CostOptions& opts) {
   if (!accepts(loaded, pins))
-    throw UsageError(loaded.model->path + ": a TorchScript model is lowered with its --input shapes: load it again "
-                                          "with these --input pins to analyse it with them");
+    throw UsageError(loaded.model->path +
+                     ": a TorchScript model is lowered with its --input shapes: load it again "
+                     "with these --input pins to analyse it with them");
   ModelSource source(loaded);
   return analyse_passes(source, pins, conv, opts);
 }

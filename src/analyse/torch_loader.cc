@@ -7,8 +7,8 @@
 #include <fstream>
 
 #include "../torch/torch_plugin.h"
-#include "flopwise/errors.h"
 #include "flopwise/analyse.h"
+#include "flopwise/errors.h"
 
 namespace flopwise {
 

@@ -192,7 +192,8 @@ const char* const kBaselineAll[] = {"params", "macs", "flops", "memory_bytes"};
 
 }  // namespace
 
-CheckResult check_budget(const Budget& b, const InferOptions& cli, const Analyse& analyse, const ReadSaved& read_saved) {
+CheckResult check_budget(const Budget& b, const InferOptions& cli, const Analyse& analyse,
+                         const ReadSaved& read_saved) {
   CheckResult res;
   res.budget = b.path;
   std::vector<const VariantBudget*> variants;

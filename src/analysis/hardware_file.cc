@@ -18,7 +18,8 @@ Hardware load_hardware_file(const std::string& path) {
   try {
     t = toml::parse_file(path);
   } catch (const toml::parse_error& e) {
-    throw UsageError(path + ":" + std::to_string(e.source().begin.line) + ": " + std::string(e.description()));
+    throw UsageError(path + ":" + std::to_string(e.source().begin.line) + ": " +
+                     std::string(e.description()));
   }
   Hardware hw;
   auto positive = [&](toml::node_view<toml::node> v, const std::string& key) {
@@ -36,7 +37,9 @@ Hardware load_hardware_file(const std::string& path) {
     bool found = false;
     for (size_t i = 0; i < static_cast<size_t>(PeakType::Count); ++i)
       if (k.str() == peak_type_name(static_cast<PeakType>(i))) {
-        hw.peak[i] = positive(toml::node_view<toml::node>(const_cast<toml::node*>(&v)), "peak_tflops." + std::string(k.str())) * 1e12;
+        hw.peak[i] = positive(toml::node_view<toml::node>(const_cast<toml::node*>(&v)),
+                              "peak_tflops." + std::string(k.str())) *
+                     1e12;
         found = true;
       }
     if (!found)

@@ -22,7 +22,8 @@ std::string plain_symbol(const Dim& d) {
 }
 
 bool lower_contains(std::string s, const char* part) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return s.find(part) != std::string::npos;
 }
 
@@ -47,7 +48,9 @@ std::optional<KvCache> find_kv_cache(const Model& model) {
   // A Concat whose one input is a graph input and whose output is a graph output (itself or through an
   // Identity): torch.cat((past_k, k), dim=2) as torch.onnx and Optimum export it.
   for (const Node& n : g.nodes) {
-    if (n.op != "Concat" || !n.domain.empty() || n.inputs.size() != 2 || n.outputs.empty() || n.outputs[0] < 0) continue;
+    if (n.op != "Concat" || !n.domain.empty() || n.inputs.size() != 2 || n.outputs.empty() ||
+        n.outputs[0] < 0)
+      continue;
     int out = n.outputs[0];
     if (!is_output[static_cast<size_t>(out)]) {
       out = -1;
@@ -62,14 +65,16 @@ std::optional<KvCache> find_kv_cache(const Model& model) {
       if (pi < 0 || ni < 0 || !g.values[static_cast<size_t>(pi)].is_input) continue;
       const Value& past = g.values[static_cast<size_t>(pi)];
       const Value& fresh = g.values[static_cast<size_t>(ni)];
-      if (!past.shape.rank_known || !fresh.shape.rank_known || past.shape.rank() != fresh.shape.rank()) continue;
+      if (!past.shape.rank_known || !fresh.shape.rank_known || past.shape.rank() != fresh.shape.rank())
+        continue;
       int64_t axis = n.attr_i("axis", 0);
       if (axis < 0) axis += static_cast<int64_t>(past.shape.rank());
       if (axis < 0 || axis >= static_cast<int64_t>(past.shape.rank())) continue;
       const std::string p = plain_symbol(past.shape.dims[static_cast<size_t>(axis)]);
       const std::string q = plain_symbol(fresh.shape.dims[static_cast<size_t>(axis)]);
       if (p.empty() || q.empty() || p == q) continue;
-      if (!kv.past_dim.empty() && (kv.past_dim != p || kv.seq_dim != q)) continue;  // one cache, one pair of dims
+      if (!kv.past_dim.empty() && (kv.past_dim != p || kv.seq_dim != q))
+        continue;  // one cache, one pair of dims
       kv.past_dim = p;
       kv.seq_dim = q;
       kv.pairs.push_back({past.name, g.values[static_cast<size_t>(out)].name, axis});
@@ -97,7 +102,8 @@ std::optional<KvCache> find_kv_cache(const Model& model) {
       const std::string p = plain_symbol(pd);
       const Dim rest = b.shape.dims[static_cast<size_t>(axis)] - pd;
       const std::string q = plain_symbol(rest);
-      if (p.empty() || q.empty() || (!kv.past_dim.empty() && (kv.past_dim != p || kv.seq_dim != q))) return std::nullopt;
+      if (p.empty() || q.empty() || (!kv.past_dim.empty() && (kv.past_dim != p || kv.seq_dim != q)))
+        return std::nullopt;
       kv.past_dim = p;
       kv.seq_dim = q;
       kv.pairs.push_back({a.name, b.name, axis});
@@ -106,7 +112,8 @@ std::optional<KvCache> find_kv_cache(const Model& model) {
   kv.bytes_per_token = Count{};
   for (const auto& pr : kv.pairs) {
     int idx = g.find(pr.present);
-    kv.bytes_per_token += idx < 0 ? Count::unknown() : bytes_per_position(g.values[static_cast<size_t>(idx)], pr.axis);
+    kv.bytes_per_token +=
+        idx < 0 ? Count::unknown() : bytes_per_position(g.values[static_cast<size_t>(idx)], pr.axis);
   }
   return kv;
 }
@@ -126,12 +133,14 @@ std::vector<std::pair<std::string, int64_t>> phase_bindings(const std::optional<
 std::string describe_phase(const std::optional<KvCache>& kv, Phase p) {
   if (p == Phase::None) return "";
   if (!kv)
-    return p == Phase::Prefill
-               ? "prefill: the model has no KV cache (no past input concatenated into a present output): a forward over the prompt"
-               : "decode: the model has no KV cache, so each generated token is a forward over the whole prefix: bind its "
-                 "sequence length to the prefix length";
-  std::string s = p == Phase::Prefill ? "prefill (" + kv->past_dim + " = 0, " + kv->seq_dim + " = the prompt)"
-                                      : "decode (" + kv->seq_dim + " = 1, " + kv->past_dim + " = the cached tokens)";
+    return p == Phase::Prefill ? "prefill: the model has no KV cache (no past input concatenated into a "
+                                 "present output): a forward over the prompt"
+                               : "decode: the model has no KV cache, so each generated token is a forward "
+                                 "over the whole prefix: bind its "
+                                 "sequence length to the prefix length";
+  std::string s = p == Phase::Prefill
+                      ? "prefill (" + kv->past_dim + " = 0, " + kv->seq_dim + " = the prompt)"
+                      : "decode (" + kv->seq_dim + " = 1, " + kv->past_dim + " = the cached tokens)";
   s += "; KV cache found by " + kv->found_by + ": " + std::to_string(kv->pairs.size()) + " tensors (" +
        kv->pairs.front().past + " -> " + kv->pairs.front().present + (kv->pairs.size() > 1 ? ", ..." : "") +
        ") along axis " + std::to_string(kv->pairs.front().axis);
@@ -204,7 +213,8 @@ Generation generation(const KvCache& kv, int64_t prompt, int64_t generated, cons
   g.total_macs = g.prefill_macs + g.decode_macs;
   g.total_flops = g.prefill_flops + g.decode_flops;
   g.total_bytes = g.prefill_bytes + g.decode_bytes;
-  g.kv_bytes_end = cached ? kv.bytes_per_token * Count{prompt + std::max<int64_t>(generated, 1) - 1} : Count{0};
+  g.kv_bytes_end =
+      cached ? kv.bytes_per_token * Count{prompt + std::max<int64_t>(generated, 1) - 1} : Count{0};
   // For any S and G: the prefill as a formula in the prompt, plus the G - 1 steps summed in closed form.
   Report prefill_any;  // without a cache: the step's own formula
   if (cached) prefill_any = at(Bindings{{kv.past_dim, 0}});
@@ -215,15 +225,16 @@ Generation generation(const KvCache& kv, int64_t prompt, int64_t generated, cons
   const RationalPoly start = RationalPoly::symbol(S) + RationalPoly::constant(cached ? 0 : 1);
   const RationalPoly steps = RationalPoly::symbol(G) + RationalPoly::constant(-1);
   auto formula = [&, S = S](const Count& pre_c, const Count& step_c) {
-    if (pre_any.totals.uncounted || step.totals.uncounted || !pre_c.exact() || !step_c.exact()) return RationalPoly{};
-    return RationalPoly::of(pre_c.as_dim()).renamed(kv.seq_dim, S) + RationalPoly::of(step_c.as_dim()).sum_shifted(var, start, steps);
+    if (pre_any.totals.uncounted || step.totals.uncounted || !pre_c.exact() || !step_c.exact())
+      return RationalPoly{};
+    return RationalPoly::of(pre_c.as_dim()).renamed(kv.seq_dim, S) +
+           RationalPoly::of(step_c.as_dim()).sum_shifted(var, start, steps);
   };
   g.total_macs_formula = formula(pre_any.totals.macs, step.totals.macs);
   g.total_flops_formula = formula(pre_any.totals.flops, step.totals.flops);
   g.total_bytes_formula = formula(pre_any.totals.memory_bytes, step.totals.memory_bytes);
   return g;
 }
-
 
 RationalPoly kv_bytes_end_formula(const KvCache& kv, const Generation& g) {
   if (kv.past_dim.empty()) return RationalPoly{};

@@ -10,13 +10,16 @@ namespace flopwise {
 
 namespace {
 
-bool is_op(const Node& n, const char* op) { return n.op == op && (n.domain.empty() || n.domain == "ai.onnx"); }
+bool is_op(const Node& n, const char* op) {
+  return n.op == op && (n.domain.empty() || n.domain == "ai.onnx");
+}
 
 // A label's stem: "experts.3" -> "experts", "3" -> "" (a ModuleList's own children), else the label.
 std::string label_stem(const std::string& label, bool* numbered) {
   size_t dot = label.rfind('.');
   std::string tail = dot == std::string::npos ? label : label.substr(dot + 1);
-  *numbered = !tail.empty() && std::all_of(tail.begin(), tail.end(), [](unsigned char c) { return std::isdigit(c); });
+  *numbered =
+      !tail.empty() && std::all_of(tail.begin(), tail.end(), [](unsigned char c) { return std::isdigit(c); });
   return !*numbered ? label : dot == std::string::npos ? std::string() : label.substr(0, dot);
 }
 
@@ -69,14 +72,17 @@ std::shared_ptr<const MoeSummary> find_moe(const Model& model, const Report& rep
     if (!in.rank_known || in.rank() == 0) continue;
     int64_t axis = n.attr_i("axis", topk ? -1 : 0);
     if (axis < 0) axis += static_cast<int64_t>(in.rank());
-    if (axis != static_cast<int64_t>(in.rank()) - 1 || !in.dims[static_cast<size_t>(axis)].is_known()) continue;
+    if (axis != static_cast<int64_t>(in.rank()) - 1 || !in.dims[static_cast<size_t>(axis)].is_known())
+      continue;
     const int64_t e = in.dims[static_cast<size_t>(axis)].value();
     int64_t k = 1;
     if (topk) {
       k = n.attr_i("k", 0);
       if (n.inputs.size() > 1 && n.inputs[1] >= 0) {
         const auto& data = g.values[static_cast<size_t>(n.inputs[1])].data;
-        k = data && !data->is_float && data->ints.size() == 1 && data->ints[0].is_known() ? data->ints[0].value() : 0;
+        k = data && !data->is_float && data->ints.size() == 1 && data->ints[0].is_known()
+                ? data->ints[0].value()
+                : 0;
       }
     }
     if (k < 1 || e < 2 || k >= e) continue;
@@ -119,7 +125,8 @@ std::shared_ptr<const MoeSummary> find_moe(const Model& model, const Report& rep
   moe->activated_macs = moe->total_macs;
   moe->activated_flops = moe->total_flops;
   for (const auto& l : moe->layers) {
-    if (static_cast<int64_t>(l.experts.size()) != moe->experts || l.top_k != moe->top_k) moe->experts = moe->top_k = 0;
+    if (static_cast<int64_t>(l.experts.size()) != moe->experts || l.top_k != moe->top_k)
+      moe->experts = moe->top_k = 0;
     // All experts but k of them: minus the layer's experts, plus k times one expert.
     const Count k{l.top_k};
     moe->activated_params = moe->activated_params - l.params + k * l.one_params;

@@ -40,12 +40,18 @@ using json = nlohmann::json;
 
 const char* map_method_name(MapMethod m) {
   switch (m) {
-    case MapMethod::name: return "name";
-    case MapMethod::output: return "output value";
-    case MapMethod::fusion: return "fused-node name";
-    case MapMethod::structure: return "graph structure";
-    case MapMethod::inserted: return "inserted by ORT";
-    case MapMethod::none: return "unattributed";
+    case MapMethod::name:
+      return "name";
+    case MapMethod::output:
+      return "output value";
+    case MapMethod::fusion:
+      return "fused-node name";
+    case MapMethod::structure:
+      return "graph structure";
+    case MapMethod::inserted:
+      return "inserted by ORT";
+    case MapMethod::none:
+      return "unattributed";
   }
   return "?";
 }
@@ -107,8 +113,9 @@ OrtProfile read_ort_profile(const std::string& path) {
       nodes.push_back(&e);
   }
   if (nodes.empty())
-    throw InputError(path + ": no node events (\"cat\": \"Node\"): not an ONNX Runtime profile, or one "
-                            "written without node events");
+    throw InputError(path +
+                     ": no node events (\"cat\": \"Node\"): not an ONNX Runtime profile, or one "
+                     "written without node events");
   std::sort(runs.begin(), runs.end());
 
   // Run of each event: the model_run that contains it; without model_run events, a new run starts each
@@ -170,7 +177,7 @@ OrtProfile read_ort_profile(const std::string& path) {
 }
 
 std::map<std::string, std::vector<int64_t>> profile_input_shapes(const Model& model, const OrtProfile& p,
-                                                                const ProfileAttribution& at) {
+                                                                 const ProfileAttribution& at) {
   const Graph& g = model.graph;
   std::vector<int> kernel_of(g.nodes.size(), -1);  // the kernel that covers each node
   for (size_t k = 0; k < at.kernels.size(); ++k)
@@ -269,7 +276,8 @@ ProfileAttribution attribute_profile(const Model& model, const Report& report, c
       size_t slash = stem.rfind('/');
       if (slash == std::string::npos || slash == 0 || stem.find("usion", slash) == std::string::npos) break;
       stem.resize(slash);
-      if (auto it = node_by_name.find(stem); it != node_by_name.end()) seed[k] = it->second, ka.method = MapMethod::fusion;
+      if (auto it = node_by_name.find(stem); it != node_by_name.end())
+        seed[k] = it->second, ka.method = MapMethod::fusion;
     }
     if (seed[k] >= 0) continue;
   }
@@ -289,12 +297,13 @@ ProfileAttribution attribute_profile(const Model& model, const Report& report, c
     }
   }
   if (resolved == 0)
-    throw InputError(p.path + ": none of its " + std::to_string(n_kernels) + " kernels is named after a node of " +
-                     model.path + ": a profile of another model?");
+    throw InputError(p.path + ": none of its " + std::to_string(n_kernels) +
+                     " kernels is named after a node of " + model.path + ": a profile of another model?");
   if (named_unresolved_us > 0.05 * total_us)
-    throw InputError(p.path + ": kernels with " + std::to_string(static_cast<int>(100 * named_unresolved_us / total_us)) +
-                     " % of its time are named after nodes " + model.path + " lacks (first: '" + first_unresolved +
-                     "'): a profile of another model?");
+    throw InputError(p.path + ": kernels with " +
+                     std::to_string(static_cast<int>(100 * named_unresolved_us / total_us)) +
+                     " % of its time are named after nodes " + model.path + " lacks (first: '" +
+                     first_unresolved + "'): a profile of another model?");
   // Shapes: a kernel that kept a node's name produces that node's output shape.
   size_t compared = 0, differ = 0;
   std::string first_diff;
@@ -313,12 +322,14 @@ ProfileAttribution attribute_profile(const Model& model, const Report& report, c
     std::sort(ours.begin(), ours.end());
     bool same = ps == ours;
     if (!same && ++differ == 1)
-      first_diff = "'" + n.name + "' " + shape_text(p.kernels[k].out_shapes[0]) + " in the profile, " + s.str() + " here";
+      first_diff = "'" + n.name + "' " + shape_text(p.kernels[k].out_shapes[0]) + " in the profile, " +
+                   s.str() + " here";
   }
   if (differ > 0 && differ * 10 > compared)
-    throw InputError(p.path + ": " + std::to_string(differ) + " of " + std::to_string(compared) +
-                     " kernels produce other shapes than the nodes they are named after (first: " + first_diff +
-                     "): profiled with other input shapes (pin them with --input) or a profile of another model");
+    throw InputError(
+        p.path + ": " + std::to_string(differ) + " of " + std::to_string(compared) +
+        " kernels produce other shapes than the nodes they are named after (first: " + first_diff +
+        "): profiled with other input shapes (pin them with --input) or a profile of another model");
 
   // Which nodes run at all: those that depend on a graph input (ORT folds the rest into initializers).
   std::vector<char> runtime(n_nodes, 0), is_input(g.values.size(), 0);
@@ -329,17 +340,22 @@ ProfileAttribution attribute_profile(const Model& model, const Report& report, c
       if (v < 0) continue;
       consumers[static_cast<size_t>(v)].push_back(static_cast<int>(i));
       int prod = g.values[v].producer;
-      if (is_input[static_cast<size_t>(v)] || (prod >= 0 && static_cast<size_t>(prod) < n_nodes && runtime[static_cast<size_t>(prod)]))
+      if (is_input[static_cast<size_t>(v)] ||
+          (prod >= 0 && static_cast<size_t>(prod) < n_nodes && runtime[static_cast<size_t>(prod)]))
         runtime[i] = 1;
     }
   }
   std::vector<int> owner(n_nodes, -1);
   for (size_t k = 0; k < n_kernels; ++k)
-    if (seed[k] >= 0 && owner[static_cast<size_t>(seed[k])] < 0) owner[static_cast<size_t>(seed[k])] = static_cast<int>(k);
-  auto free_node = [&](int i) { return i >= 0 && runtime[static_cast<size_t>(i)] && owner[static_cast<size_t>(i)] < 0; };
+    if (seed[k] >= 0 && owner[static_cast<size_t>(seed[k])] < 0)
+      owner[static_cast<size_t>(seed[k])] = static_cast<int>(k);
+  auto free_node = [&](int i) {
+    return i >= 0 && runtime[static_cast<size_t>(i)] && owner[static_cast<size_t>(i)] < 0;
+  };
   auto producers = [&](int i, auto&& f) {
     for (int v : g.nodes[static_cast<size_t>(i)].inputs)
-      if (v >= 0 && g.values[v].producer >= 0 && static_cast<size_t>(g.values[v].producer) < n_nodes) f(g.values[v].producer);
+      if (v >= 0 && g.values[v].producer >= 0 && static_cast<size_t>(g.values[v].producer) < n_nodes)
+        f(g.values[v].producer);
   };
   auto consumers_of = [&](int i, auto&& f) {
     for (int v : g.nodes[static_cast<size_t>(i)].outputs)
@@ -362,19 +378,29 @@ ProfileAttribution attribute_profile(const Model& model, const Report& report, c
     // Free nodes reachable forward from `prev`'s node through free nodes, and backward from `next`'s.
     std::set<int> fwd, bwd;
     std::vector<int> stack;
-    if (prev >= 0) consumers_of(prev, [&](int c) { if (free_node(c)) stack.push_back(c); });
+    if (prev >= 0)
+      consumers_of(prev, [&](int c) {
+        if (free_node(c)) stack.push_back(c);
+      });
     while (!stack.empty()) {
       int c = stack.back();
       stack.pop_back();
       if (!fwd.insert(c).second) continue;
-      consumers_of(c, [&](int d) { if (free_node(d)) stack.push_back(d); });
+      consumers_of(c, [&](int d) {
+        if (free_node(d)) stack.push_back(d);
+      });
     }
-    if (next >= 0) producers(next, [&](int c) { if (free_node(c)) stack.push_back(c); });
+    if (next >= 0)
+      producers(next, [&](int c) {
+        if (free_node(c)) stack.push_back(c);
+      });
     while (!stack.empty()) {
       int c = stack.back();
       stack.pop_back();
       if (!bwd.insert(c).second) continue;
-      producers(c, [&](int d) { if (free_node(d)) stack.push_back(d); });
+      producers(c, [&](int d) {
+        if (free_node(d)) stack.push_back(d);
+      });
     }
     std::vector<int> claim;
     for (int c : fwd)
@@ -406,7 +432,9 @@ ProfileAttribution attribute_profile(const Model& model, const Report& report, c
     WorkKind wk = node_work_kind(g, g.nodes[i]);
     if (wk != WorkKind::elementwise && wk != WorkKind::transcendental && wk != WorkKind::bias) continue;
     int best = -1;
-    producers(static_cast<int>(i), [&](int c) { if (owner[static_cast<size_t>(c)] >= 0) best = std::max(best, c); });
+    producers(static_cast<int>(i), [&](int c) {
+      if (owner[static_cast<size_t>(c)] >= 0) best = std::max(best, c);
+    });
     if (best >= 0) owner[i] = owner[static_cast<size_t>(best)];
   }
   for (size_t i = n_nodes; i-- > 0;) {
@@ -420,7 +448,9 @@ ProfileAttribution attribute_profile(const Model& model, const Report& report, c
   for (size_t i = 0; i < n_nodes; ++i) {
     if (!free_node(static_cast<int>(i))) continue;
     int best = -1;
-    producers(static_cast<int>(i), [&](int c) { if (owner[static_cast<size_t>(c)] >= 0) best = std::max(best, c); });
+    producers(static_cast<int>(i), [&](int c) {
+      if (owner[static_cast<size_t>(c)] >= 0) best = std::max(best, c);
+    });
     if (best >= 0) owner[i] = owner[static_cast<size_t>(best)];
   }
 

@@ -93,7 +93,8 @@ std::vector<size_t> schedule(const Graph& g) {
     }
   };
   for (int o : g.outputs)
-    if (o >= 0 && g.values[static_cast<size_t>(o)].producer >= 0) visit(static_cast<size_t>(g.values[static_cast<size_t>(o)].producer));
+    if (o >= 0 && g.values[static_cast<size_t>(o)].producer >= 0)
+      visit(static_cast<size_t>(g.values[static_cast<size_t>(o)].producer));
   for (size_t i = 0; i < n; ++i) visit(i);
   return order;
 }
@@ -200,7 +201,8 @@ PeakMemory peak_memory(const Model& model, const std::optional<KvCache>& kv) {
   pm.peak = Count::of(peak);
   for (const auto& [d, i] : cands) {
     const Node& node = g.nodes[order[i]];
-    pm.at.push_back((node.scope.empty() ? std::string("(root)") : node.scope_name()) + " at node '" + node.name + "'");
+    pm.at.push_back((node.scope.empty() ? std::string("(root)") : node.scope_name()) + " at node '" +
+                    node.name + "'");
   }
   return pm;
 }

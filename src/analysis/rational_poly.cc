@@ -86,7 +86,8 @@ RationalPoly RationalPoly::operator+(const RationalPoly& o) const {
       continue;
     }
     Coef sum;
-    if (!make_coef(it->second.num * c.den + c.num * it->second.den, it->second.den * c.den, &sum)) return RationalPoly{};
+    if (!make_coef(it->second.num * c.den + c.num * it->second.den, it->second.den * c.den, &sum))
+      return RationalPoly{};
     if (sum.num == 0)
       r.terms.erase(it);
     else
@@ -127,12 +128,14 @@ RationalPoly RationalPoly::renamed(const std::string& from, const std::string& t
   return r;
 }
 
-RationalPoly RationalPoly::sum_shifted(const std::string& var, const RationalPoly& start, const RationalPoly& n) const {
+RationalPoly RationalPoly::sum_shifted(const std::string& var, const RationalPoly& start,
+                                       const RationalPoly& n) const {
   // sum_{j<n} (start + j)^k = sum_i C(k, i) start^(k-i) P_i(n), with P_i(n) = sum_{j<n} j^i (Faulhaber).
   const RationalPoly one = constant(1);
   const RationalPoly nm1 = n + constant(-1);
   const RationalPoly p1 = n * nm1 * constant(1, 2);
-  const std::vector<RationalPoly> power_sums{n, p1, n * nm1 * (n * constant(2) + constant(-1)) * constant(1, 6), p1 * p1};
+  const std::vector<RationalPoly> power_sums{
+      n, p1, n * nm1 * (n * constant(2) + constant(-1)) * constant(1, 6), p1 * p1};
   RationalPoly r = constant(0);
   if (!valid) return RationalPoly{};
   for (const auto& [m, c] : terms) {
@@ -179,7 +182,8 @@ std::string RationalPoly::str() const {
   if (terms.empty()) return "0";
   // Highest degree first, as the report prints polynomials.
   std::vector<std::pair<Monomial, Coef>> ts(terms.begin(), terms.end());
-  std::stable_sort(ts.begin(), ts.end(), [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
+  std::stable_sort(ts.begin(), ts.end(),
+                   [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
   std::string out;
   for (const auto& [m, c] : ts) {
     const bool neg = c.num < 0;
@@ -196,6 +200,5 @@ std::string RationalPoly::str() const {
   }
   return out;
 }
-
 
 }  // namespace flopwise

@@ -34,13 +34,20 @@ const std::vector<Row>& table() {
 
 const char* peak_type_name(PeakType t) {
   switch (t) {
-    case PeakType::Float32: return "float32";
-    case PeakType::TF32: return "tf32";
-    case PeakType::Float16: return "float16";
-    case PeakType::BFloat16: return "bfloat16";
-    case PeakType::Float8: return "float8";
-    case PeakType::Int8: return "int8";
-    default: return "?";
+    case PeakType::Float32:
+      return "float32";
+    case PeakType::TF32:
+      return "tf32";
+    case PeakType::Float16:
+      return "float16";
+    case PeakType::BFloat16:
+      return "bfloat16";
+    case PeakType::Float8:
+      return "float8";
+    case PeakType::Int8:
+      return "int8";
+    default:
+      return "?";
   }
 }
 
@@ -81,13 +88,19 @@ Hardware find_hardware(const std::string& spec) {
 
 PeakType node_peak_type(const NodeReport& n, bool tf32) {
   switch (n.mac_dtype) {
-    case DType::Float16: return PeakType::Float16;
-    case DType::BFloat16: return PeakType::BFloat16;
+    case DType::Float16:
+      return PeakType::Float16;
+    case DType::BFloat16:
+      return PeakType::BFloat16;
     case DType::Int8:
-    case DType::UInt8: return PeakType::Int8;
-    case DType::Float32: return tf32 ? PeakType::TF32 : PeakType::Float32;
-    case DType::Undefined: return PeakType::Float32;  // no products: the vector units
-    default: return PeakType::Count;                   // float64 and others: no row
+    case DType::UInt8:
+      return PeakType::Int8;
+    case DType::Float32:
+      return tf32 ? PeakType::TF32 : PeakType::Float32;
+    case DType::Undefined:
+      return PeakType::Float32;  // no products: the vector units
+    default:
+      return PeakType::Count;  // float64 and others: no row
   }
 }
 
@@ -108,7 +121,8 @@ bool node_bound(const NodeReport& n, const Hardware& hw, double* seconds, bool* 
   const PeakType t = node_peak_type(n, hw);
   const double peak = t == PeakType::Count ? 0 : hw.peak[static_cast<size_t>(t)];
   if (!f.known || !b.known || (f.v > 0 && peak <= 0)) return false;
-  *seconds = node_bound_seconds(static_cast<double>(f.v), static_cast<double>(b.v), peak, hw.bandwidth, compute_bound);
+  *seconds = node_bound_seconds(static_cast<double>(f.v), static_cast<double>(b.v), peak, hw.bandwidth,
+                                compute_bound);
   return true;
 }
 
@@ -154,7 +168,8 @@ RooflineReport roofline(const Report& r, const Hardware& hw) {
   rf.hw = hw;
   // Scope entries in tree order; each node adds to its scope and the scope's ancestors.
   std::map<std::string, std::pair<size_t, std::string>, std::less<>> index;  // name -> (entry, parent name)
-  std::function<void(const ScopeNode&, const std::string&)> walk = [&](const ScopeNode& s, const std::string& parent) {
+  std::function<void(const ScopeNode&, const std::string&)> walk = [&](const ScopeNode& s,
+                                                                       const std::string& parent) {
     index[s.name] = {rf.scopes.size(), parent};
     rf.scopes.push_back(RooflineEntry{s.name});
     for (const auto& c : s.children) walk(*c, s.name);

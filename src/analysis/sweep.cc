@@ -31,13 +31,15 @@ int64_t parse_int(const std::string& s, const std::string& whole) {
 SweepAxis parse_sweep(const std::string& text) {
   const std::string usage = " (expected NAME=V1,V2,..., NAME=A..B doubling, or NAME=A..B:STEP)";
   size_t eq = text.find('=');
-  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) throw UsageError("--sweep '" + text + "'" + usage);
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
+    throw UsageError("--sweep '" + text + "'" + usage);
   SweepAxis a;
   a.name = text.substr(0, eq);
   std::string spec = text.substr(eq + 1);
   if (size_t dots = spec.find(".."); dots != std::string::npos) {
     std::string lo_s = spec.substr(0, dots), rest = spec.substr(dots + 2), step_s;
-    if (size_t colon = rest.find(':'); colon != std::string::npos) step_s = rest.substr(colon + 1), rest.resize(colon);
+    if (size_t colon = rest.find(':'); colon != std::string::npos)
+      step_s = rest.substr(colon + 1), rest.resize(colon);
     int64_t lo = parse_int(lo_s, text), hi = parse_int(rest, text);
     if (hi < lo) throw UsageError("--sweep '" + text + "': the range ends before it starts");
     if (step_s.empty()) {  // doubling
@@ -73,7 +75,8 @@ Sweep run_sweep(const Report& report, const std::vector<SweepAxis>& axes,
     if (c.symbolic())
       for (const auto& s : c.sym.symbols()) symbols.insert(s);
   };
-  for (const Count* c : {&report.totals.params, &report.totals.macs, &report.totals.flops, &report.totals.memory_bytes})
+  for (const Count* c :
+       {&report.totals.params, &report.totals.macs, &report.totals.flops, &report.totals.memory_bytes})
     collect(*c);
   std::set<std::string> in_shapes;
   for (const auto& io : {&report.inputs, &report.outputs})
@@ -98,7 +101,8 @@ Sweep run_sweep(const Report& report, const std::vector<SweepAxis>& axes,
   for (const auto& s : symbols)
     if (!swept.count(s)) left += (left.empty() ? "" : ", ") + s;
   if (!left.empty())
-    throw UsageError("--sweep: the costs also depend on " + left + ": bind them with --dim NAME=VALUE or sweep them");
+    throw UsageError("--sweep: the costs also depend on " + left +
+                     ": bind them with --dim NAME=VALUE or sweep them");
   size_t total = 1;
   for (const auto& a : axes) {
     if (a.values.empty()) throw UsageError("--sweep " + a.name + ": no values");
@@ -116,9 +120,11 @@ Sweep run_sweep(const Report& report, const std::vector<SweepAxis>& axes,
     }
     auto at = [&b](const Count& c) { return c.symbolic() ? Count::of(c.sym.substitute(b)) : c; };
     const Totals& t = report.totals;
-    row.params = at(t.params), row.macs = at(t.macs), row.flops = at(t.flops), row.memory_bytes = at(t.memory_bytes);
+    row.params = at(t.params), row.macs = at(t.macs), row.flops = at(t.flops),
+    row.memory_bytes = at(t.memory_bytes);
     row.uncounted = t.uncounted;
-    bool complete = by_formula && row.params.known && row.macs.known && row.flops.known && row.memory_bytes.known;
+    bool complete =
+        by_formula && row.params.known && row.macs.known && row.flops.known && row.memory_bytes.known;
     if (!complete) {  // no formula for some node (or an overflow): the model at this point
       Report r = reanalyse(b);
       row.params = r.totals.params, row.macs = r.totals.macs, row.flops = r.totals.flops;

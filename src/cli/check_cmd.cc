@@ -28,11 +28,13 @@ int run_check(int argc, char** argv) {
   app.add_option("--input,-i", inputs, "pin an input: NAME:1x3x224x224[:dtype] (over the budget's [inputs])");
   app.add_option("--dim,-d", dims, "bind a symbolic dim: batch=8 (over the budget's [dims])");
   app.add_option("--value", values, "pin the contents of a shape-like input: NAME=4,2");
-  app.add_option("--format,-f", format, format_help(Output::Check) + " (markdown: e.g. for $GITHUB_STEP_SUMMARY)")
+  app.add_option("--format,-f", format,
+                 format_help(Output::Check) + " (markdown: e.g. for $GITHUB_STEP_SUMMARY)")
       ->check(CLI::IsMember(format_choices(Output::Check)));
   app.add_option("--output,-o", output, "write the table to FILE instead of stdout");
   app.add_option("--junit", junit, "also write JUnit XML (one test case per limit) to FILE");
-  app.add_option("--convention", convention, "counting convention of the FLOPs checked (" + convention_names() + ")");
+  app.add_option("--convention", convention,
+                 "counting convention of the FLOPs checked (" + convention_names() + ")");
   if (auto code = parse_command_line(app, argc, argv, "check")) return *code;
 
   InferOptions cli;

@@ -4,9 +4,9 @@
 // archive load (flopwise::set_torchscript_load_hook) it limits its data size and tells the parent through a
 // pipe that a load began ('B') or ended ('L'). The parent only watches: a load past its time limit is killed,
 // a child that dies inside a load is one line and exit 2 (the input's fault), a child that dies outside one
-// is an internal error (exit 70); otherwise the child's own exit code is the command's. The child dies with its
-// parent (PR_SET_PDEATHSIG): a parent killed by SIGKILL (a caller's timeout, a CI runner, the OOM killer) leaves
-// no load running on its own.
+// is an internal error (exit 70); otherwise the child's own exit code is the command's. The child dies with
+// its parent (PR_SET_PDEATHSIG): a parent killed by SIGKILL (a caller's timeout, a CI runner, the OOM killer)
+// leaves no load running on its own.
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -52,8 +52,8 @@ std::string torchscript_argument(int argc, char** argv, int64_t* size) {
   return "";
 }
 
-// The default time limit of one load: 20 s, plus 1 s for every 32 MiB of the archive (its tensors are read and
-// unpickled), so a 2 KB archive is stopped after 20 s and a 5 GB one after 180 s.
+// The default time limit of one load: 20 s, plus 1 s for every 32 MiB of the archive (its tensors are read
+// and unpickled), so a 2 KB archive is stopped after 20 s and a 5 GB one after 180 s.
 int64_t default_load_timeout_s(int64_t archive_bytes) { return 20 + (archive_bytes >> 25); }
 
 void write_byte(int fd, char c) {
@@ -68,8 +68,8 @@ std::optional<int> contain_torchscript_loads(int argc, char** argv) {
   int64_t size = 0;
   const std::string path = torchscript_argument(argc, argv, &size);
   if (path.empty()) return std::nullopt;
-  // Defaults (README, Limits): 20 s per load plus 1 s per 32 MiB of archive; data size 2 GiB plus 4x the archive
-  // (its tensors are read in).
+  // Defaults (README, Limits): 20 s per load plus 1 s per 32 MiB of archive; data size 2 GiB plus 4x the
+  // archive (its tensors are read in).
   const int64_t timeout_s = env_int("FLOPWISE_LOAD_TIMEOUT_S", default_load_timeout_s(size));
   const int64_t limit_mb = env_int("FLOPWISE_LOAD_MEMORY_MB", 2048 + 4 * (size >> 20));
   int fds[2];
@@ -106,10 +106,14 @@ std::optional<int> contain_torchscript_loads(int argc, char** argv) {
   bool loading = false;
   auto deadline = std::chrono::steady_clock::now();
   for (;;) {
-    struct pollfd p{fds[0], POLLIN, 0};
+    struct pollfd p {
+      fds[0], POLLIN, 0
+    };
     int wait_ms = -1;
     if (loading) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+      auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now())
+              .count();
       wait_ms = left > 0 ? static_cast<int>(std::min<int64_t>(left, 1 << 30)) : 0;
     }
     int n = poll(&p, 1, wait_ms);
@@ -117,9 +121,10 @@ std::optional<int> contain_torchscript_loads(int argc, char** argv) {
     if (n == 0) {  // the load's time is up
       kill(child, SIGKILL);
       waitpid(child, nullptr, 0);
-      std::cerr << "flopwise: error: " << path << ": loading the TorchScript archive took longer than " << timeout_s
-                << " s and was stopped (LibTorch runs an archive's __setstate__ code when loading it, and it may "
-                   "loop); FLOPWISE_LOAD_TIMEOUT_S raises the limit\n";
+      std::cerr
+          << "flopwise: error: " << path << ": loading the TorchScript archive took longer than " << timeout_s
+          << " s and was stopped (LibTorch runs an archive's __setstate__ code when loading it, and it may "
+             "loop); FLOPWISE_LOAD_TIMEOUT_S raises the limit\n";
       return kExitBadInput;
     }
     char c = 0;
@@ -141,8 +146,8 @@ std::optional<int> contain_torchscript_loads(int argc, char** argv) {
   const int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
   const char* name = sig ? strsignal(sig) : "unknown";
   if (loading) {
-    std::cerr << "flopwise: error: " << path << ": LibTorch crashed loading the TorchScript archive (signal " << sig
-              << ", " << name << "); the file is malformed, or its data needs more than " << limit_mb
+    std::cerr << "flopwise: error: " << path << ": LibTorch crashed loading the TorchScript archive (signal "
+              << sig << ", " << name << "); the file is malformed, or its data needs more than " << limit_mb
               << " MB (FLOPWISE_LOAD_MEMORY_MB raises the limit)\n";
     return kExitBadInput;
   }

@@ -41,15 +41,17 @@ Report open_side(const std::string& path, const InferOptions& pins, bool have_pi
 int run_diff(int argc, char** argv) {
   DiffArgs o;
   CLI::App app{"flopwise diff: compare two models or saved JSON reports (A -> B)", "flopwise diff"};
-  app.add_option("a", o.a,
-                 "model A (.onnx, .pt), a saved report (flopwise M --format json -o a.json), or a measured run "
-                 "report (flopwise run M --format json -o a.json)")
+  app.add_option(
+         "a", o.a,
+         "model A (.onnx, .pt), a saved report (flopwise M --format json -o a.json), or a measured run "
+         "report (flopwise run M --format json -o a.json)")
       ->required();
   app.add_option("b", o.b, "model B or a saved report")->required();
   app.add_option("--input,-i", o.inputs, "pin an input on both sides: NAME:1x3x224x224[:dtype]");
   app.add_option("--dim,-d", o.dims, "bind a symbolic dim on both sides: batch=8");
   app.add_option("--value", o.values, "pin the contents of a shape-like input on both sides: NAME=4,2");
-  app.add_option("--format,-f", o.format, format_help(Output::Diff) + " (html: models side by side; not for run reports)")
+  app.add_option("--format,-f", o.format,
+                 format_help(Output::Diff) + " (html: models side by side; not for run reports)")
       ->check(CLI::IsMember(format_choices(Output::Diff)));
   app.add_option("--output,-o", o.output, "write the diff to FILE instead of stdout");
   app.add_option("--top", o.top, "entries per section (default: 20 in text/markdown, all in JSON)");
@@ -85,8 +87,9 @@ int run_diff(int argc, char** argv) {
   Report ra = open_side(o.a, pins, have_pins, conv);
   Report rb = open_side(o.b, pins, have_pins, conv);
   if (ra.convention != rb.convention)
-    throw UsageError("cannot compare FLOPs counted in different conventions: " + o.a + " is '" + ra.convention +
-                     "', " + o.b + " is '" + rb.convention + "' (re-save one with --convention)");
+    throw UsageError("cannot compare FLOPs counted in different conventions: " + o.a + " is '" +
+                     ra.convention + "', " + o.b + " is '" + rb.convention +
+                     "' (re-save one with --convention)");
   ra.path = o.a;  // name the sides as the user did
   rb.path = o.b;
   Diff d = diff_reports(ra, rb, DiffOptions{o.sort});

@@ -1,10 +1,10 @@
 // flopwise CLI: the program boundary. The only place errors become messages and exit codes.
 #include <CLI/CLI.hpp>
 #include <fstream>
+#include <iostream>
 #include <memory>
 #include <new>
 #include <optional>
-#include <iostream>
 #include <sstream>
 
 #include "commands.h"
@@ -15,9 +15,9 @@
 #include "flopwise/formats.h"
 #include "flopwise/llm.h"
 #include "flopwise/peak_memory.h"
-#include "flopwise/writers.h"
 #include "flopwise/roofline.h"
 #include "flopwise/sweep.h"
+#include "flopwise/writers.h"
 #include "output.h"
 
 namespace fw = flopwise;
@@ -153,7 +153,8 @@ int run(const Options& o) {
   std::ostream* os = &fw::output_stream(o.output, file);
   fw::TextOptions topts{o.depth, o.top};
   fw::find_format(o.format).write_report(*os, report, topts);
-  if (report.roofline && o.format == "text") fw::write_roofline_text(*os, *report.roofline, o.top < 5 ? 5 : o.top);
+  if (report.roofline && o.format == "text")
+    fw::write_roofline_text(*os, *report.roofline, o.top < 5 ? 5 : o.top);
   if (generation && o.format == "text") *os << fw::format_generation(*kv, *report.llm->generation);
   os->flush();
 
@@ -169,8 +170,8 @@ int run(const Options& o) {
 }  // namespace
 
 // Runs a command; the one place library errors become a message line and an exit code. A flopwise error is
-// the input's or the user's (exit 2); anything else escaping the library is a bug of the tool (exit 70), as is
-// running out of memory: the resource bounds (README: Limits) are meant to stop any input before that.
+// the input's or the user's (exit 2); anything else escaping the library is a bug of the tool (exit 70), as
+// is running out of memory: the resource bounds (README: Limits) are meant to stop any input before that.
 template <class F>
 int guarded(F&& f) {
   try {
@@ -188,7 +189,8 @@ int guarded(F&& f) {
 
 int main(int argc, char** argv) {
   fw::escape_control_characters_in_std_streams();  // a model's names never reach the terminal raw
-  if (std::optional<int> code = fw::contain_torchscript_loads(argc, argv)) return *code;  // the watching parent
+  if (std::optional<int> code = fw::contain_torchscript_loads(argc, argv))
+    return *code;  // the watching parent
   if (argc > 1 && std::string(argv[1]) == "run")
     return guarded([&] { return fw::run_run(argc - 1, argv + 1); });
   fw::start_heap_prefault();  // after the fork above; not for `run`, whose timings it could disturb
@@ -219,30 +221,37 @@ int main(int argc, char** argv) {
   app.add_option("--depth", o.depth, "depth of the detailed module tree (-1: all)");
   app.add_option("--top", o.top, "modules per depth in the aggregated profile");
   app.add_flag("--strict", o.strict, "exit 3 when an op is unsupported or a cost is unknown");
-  app.add_option("--phase", o.phase,
-                 "an LLM phase of a decoder exported with a KV cache: prefill (past = 0) or decode (seq = 1); the cache "
-                 "is found by structure");
+  app.add_option(
+      "--phase", o.phase,
+      "an LLM phase of a decoder exported with a KV cache: prefill (past = 0) or decode (seq = 1); the cache "
+      "is found by structure");
   app.add_option("--prompt", o.prompt, "with --generate: the prompt's length in tokens");
   app.add_option(
       "--generate", o.generate,
       "a generation summary (text, json, markdown, html): prefill of --prompt tokens, then decode steps to "
       "this many tokens");
-  app.add_option("--hardware", o.hardware,
-                 "roofline on a device of the table (" + fw::hardware_names_text() +
-                     "; NAME:tf32 runs float32 products at the TF32 rate): per scope time bound and the latency "
-                     "lower bound (text, JSON)");
-  app.add_option("--hardware-file", o.hardware_file, "roofline on a device described in a TOML file (README)");
-  app.add_flag("--causal", o.causal,
-               "count attention products (MatMul -> Softmax -> MatMul) without a causal mask's upper triangle, as "
-               "flash-attention computes them: S(S-1)/2 of the S x T pairs per head skipped (stated in the report)");
+  app.add_option(
+      "--hardware", o.hardware,
+      "roofline on a device of the table (" + fw::hardware_names_text() +
+          "; NAME:tf32 runs float32 products at the TF32 rate): per scope time bound and the latency "
+          "lower bound (text, JSON)");
+  app.add_option("--hardware-file", o.hardware_file,
+                 "roofline on a device described in a TOML file (README)");
+  app.add_flag(
+      "--causal", o.causal,
+      "count attention products (MatMul -> Softmax -> MatMul) without a causal mask's upper triangle, as "
+      "flash-attention computes them: S(S-1)/2 of the S x T pairs per head skipped (stated in the report)");
   app.add_flag("--peak-memory", o.peak_memory,
-               "peak activation memory by liveness over the graph (a formula in the dynamic dims; weights and KV cache apart)");
-  app.add_option("--sweep", o.sweeps,
-                 "evaluate the cost formulas over a grid of dims: seq=128,256,512 (list), batch=1..32 (doubling), "
-                 "H=64..512:32 (step); repeat for a grid");
+               "peak activation memory by liveness over the graph (a formula in the dynamic dims; weights "
+               "and KV cache apart)");
+  app.add_option(
+      "--sweep", o.sweeps,
+      "evaluate the cost formulas over a grid of dims: seq=128,256,512 (list), batch=1..32 (doubling), "
+      "H=64..512:32 (step); repeat for a grid");
   app.add_option("--list", o.list, "print the names of: conventions | devices (of --hardware) | formats")
       ->check(CLI::IsMember({"conventions", "devices", "formats"}));
-  app.add_flag("--list-ops", o.list_ops, "print the op registry: op, opset range, FLOPs formula (of --convention)");
+  app.add_flag("--list-ops", o.list_ops,
+               "print the op registry: op, opset range, FLOPs formula (of --convention)");
   app.add_option("--explain", o.explain,
                  "reconcile the FLOPs of two conventions per op type: --explain default torchvision")
       ->expected(2);

@@ -34,9 +34,9 @@ namespace flopwise {
 
 namespace {
 
-constexpr size_t kMaxBytes = size_t{64} << 20;   // populated at most, over the process's life
-constexpr size_t kStep = size_t{256} << 10;      // bytes per madvise call
-constexpr size_t kQueue = 64;                    // chunks waiting; more are dropped (never blocks)
+constexpr size_t kMaxBytes = size_t{64} << 20;  // populated at most, over the process's life
+constexpr size_t kStep = size_t{256} << 10;     // bytes per madvise call
+constexpr size_t kQueue = 64;                   // chunks waiting; more are dropped (never blocks)
 
 struct Chunk {
   char* addr = nullptr;
@@ -59,7 +59,8 @@ State* state = nullptr;
 // chunk, which is then faulted in by its first use as without the helper).
 void* alloc_hook(extent_hooks_t*, void* new_addr, size_t size, size_t alignment, bool* zero, bool* commit,
                  unsigned arena) {
-  void* p = state->jemalloc_hooks->alloc(state->jemalloc_hooks, new_addr, size, alignment, zero, commit, arena);
+  void* p =
+      state->jemalloc_hooks->alloc(state->jemalloc_hooks, new_addr, size, alignment, zero, commit, arena);
   if (!p || !*commit) return p;
   if (state->m.try_lock()) {
     const size_t n = size < state->budget ? size : state->budget;

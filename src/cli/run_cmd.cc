@@ -18,8 +18,8 @@
 #include <iomanip>
 #include <iostream>
 #include <map>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -31,10 +31,10 @@
 #include "flopwise/formats.h"
 #include "flopwise/json_text.h"
 #include "flopwise/ort_profile.h"
-#include "flopwise/writers.h"
 #include "flopwise/roofline.h"
-#include "output.h"
 #include "flopwise/verify.h"
+#include "flopwise/writers.h"
+#include "output.h"
 
 namespace flopwise {
 namespace {
@@ -48,7 +48,7 @@ struct RunOptions {
   int64_t int_range = 0;
   double peak_tflops = 0, timeout = 300;
   bool backward = false, verify = false;
-  std::string hardware, hardware_file;   // a roofline bound per scope beside the measured time
+  std::string hardware, hardware_file;     // a roofline bound per scope beside the measured time
   std::map<std::string, double> bound_ms;  // scope -> its roofline bound (filled by with_bounds)
 };
 
@@ -74,7 +74,8 @@ RunOptions with_bounds(const RunOptions& o, const Report& rep, const json* rt = 
 std::string find_runtime() {
   auto exists = [](const std::string& p) { return access(p.c_str(), X_OK) == 0; };
   if (const char* env = std::getenv("FLOPWISE_RUNTIME"); env && *env) return exists(env) ? env : "";
-  for (const std::string& p : {exe_dir() + "/flopwise-runtime", exe_dir() + "/../lib/flopwise/flopwise-runtime"})
+  for (const std::string& p :
+       {exe_dir() + "/flopwise-runtime", exe_dir() + "/../lib/flopwise/flopwise-runtime"})
     if (exists(p)) return p;
   return "";
 }
@@ -87,7 +88,8 @@ int64_t int_high(const Model& m, int input, int64_t user) {
   for (const auto& n : g.nodes) {
     if (n.op != "Gather" || n.inputs.size() < 2 || n.inputs[1] != input || n.attr_i("axis", 0) != 0) continue;
     const Value& table = g.values[n.inputs[0]];
-    if (table.is_initializer && table.shape.rank_known && table.shape.rank() >= 1 && table.shape.dims[0].is_known())
+    if (table.is_initializer && table.shape.rank_known && table.shape.rank() >= 1 &&
+        table.shape.dims[0].is_known())
       return table.shape.dims[0].value();
   }
   return 2;
@@ -108,9 +110,17 @@ json make_request(const RunOptions& o, const Model& m) {
     }
     ins.push_back(d);
   }
-  return {{"schema", "flopwise.runtime-request/1"}, {"model", o.model}, {"inputs", ins}, {"device", o.device},
-          {"threads", o.threads}, {"warmup", o.warmup}, {"iters", o.iters}, {"profile_iters", o.profile_iters},
-          {"backward", o.backward}, {"verify", o.verify}, {"seed", o.seed}};
+  return {{"schema", "flopwise.runtime-request/1"},
+          {"model", o.model},
+          {"inputs", ins},
+          {"device", o.device},
+          {"threads", o.threads},
+          {"warmup", o.warmup},
+          {"iters", o.iters},
+          {"profile_iters", o.profile_iters},
+          {"backward", o.backward},
+          {"verify", o.verify},
+          {"seed", o.seed}};
 }
 
 // Runs `exe request` with stdout into `out`; kills it after `timeout` seconds. Returns its exit status
@@ -161,7 +171,7 @@ double percentile(std::vector<double> xs, double p) {
 
 // Measured time per scope, joined with the static tree: inclusive op-sum per forward, calls per forward.
 struct ScopeTime {
-  double ms = 0;      // sum of top-level op durations in the scope or below, per profiled forward
+  double ms = 0;       // sum of top-level op durations in the scope or below, per profiled forward
   double self_ms = 0;  // of ops directly in the scope
   int64_t entries = 0;
 };
@@ -249,12 +259,15 @@ json summary(const Report& rep, const json& rt, const Joined& j, const RunOption
   std::vector<double> fwd = rt.at("fwd_ms").get<std::vector<double>>();
   double med = percentile(fwd, 0.5);
   int64_t batch = 1;
-  if (!rep.inputs.empty() && rep.inputs[0].second.second.rank_known && rep.inputs[0].second.second.rank() > 0 &&
-      rep.inputs[0].second.second.dims[0].is_known())
+  if (!rep.inputs.empty() && rep.inputs[0].second.second.rank_known &&
+      rep.inputs[0].second.second.rank() > 0 && rep.inputs[0].second.second.dims[0].is_known())
     batch = rep.inputs[0].second.second.dims[0].value();
   double flops = rep.totals.flops.known ? static_cast<double>(rep.totals.flops.v) : NAN;
-  json s = {{"fwd_latency_ms", {{"median", med}, {"p10", percentile(fwd, 0.1)}, {"p90", percentile(fwd, 0.9)},
-                                {"min", *std::min_element(fwd.begin(), fwd.end())}}},
+  json s = {{"fwd_latency_ms",
+             {{"median", med},
+              {"p10", percentile(fwd, 0.1)},
+              {"p90", percentile(fwd, 0.9)},
+              {"min", *std::min_element(fwd.begin(), fwd.end())}}},
             {"samples_per_s", med > 0 ? 1000.0 * static_cast<double>(batch) / med : NAN},
             {"batch", batch},
             {"fwd_flops_per_s", med > 0 ? flops / (med / 1000.0) : NAN},
@@ -266,7 +279,9 @@ json summary(const Report& rep, const json& rt, const Joined& j, const RunOption
     std::vector<double> bwd = rt.at("bwd_ms").get<std::vector<double>>();
     double bmed = percentile(bwd, 0.5);
     double bflops = rep.totals.backward_flops.known ? static_cast<double>(rep.totals.backward_flops.v) : NAN;
-    s["bwd_latency_ms"] = {{"median", bmed}, {"p10", percentile(bwd, 0.1)}, {"p90", percentile(bwd, 0.9)},
+    s["bwd_latency_ms"] = {{"median", bmed},
+                           {"p10", percentile(bwd, 0.1)},
+                           {"p90", percentile(bwd, 0.9)},
                            {"min", *std::min_element(bwd.begin(), bwd.end())}};
     s["fwd_bwd_flops_per_s"] = (flops + bflops) / ((med + bmed) / 1000.0);
     s["backward_note"] = rt.value("backward_note", "");
@@ -288,11 +303,15 @@ json scope_rows(const Joined& j, const RunOptions& o) {
     ScopeTime t = it == j.scopes.end() ? ScopeTime{} : it->second;
     double fl = flops_of(*s);
     double rate = t.ms > 0 ? fl / (t.ms / 1000.0) : NAN;
-    json r = {{"name", s->name}, {"class", s->cls}, {"depth", s->depth},
+    json r = {{"name", s->name},
+              {"class", s->cls},
+              {"depth", s->depth},
               {"params", s->cost.params.known ? json(s->cost.params.v) : json(nullptr)},
               {"macs", s->cost.macs.known ? json(s->cost.macs.v) : json(nullptr)},
               {"flops", std::isnan(fl) ? json(nullptr) : json(static_cast<int64_t>(fl))},
-              {"latency_ms", t.ms}, {"self_ms", t.self_ms}, {"pct", total > 0 ? 100.0 * t.ms / total : 0.0},
+              {"latency_ms", t.ms},
+              {"self_ms", t.self_ms},
+              {"pct", total > 0 ? 100.0 * t.ms / total : 0.0},
               {"calls", j.iters > 0 ? static_cast<double>(t.entries) / j.iters : 0.0},
               {"flops_per_s", std::isnan(rate) ? json(nullptr) : json(rate)}};
     if (o.peak_tflops > 0 && !std::isnan(rate)) {
@@ -314,13 +333,17 @@ void write_scope_table(std::ostream& os, const json& rows, const RunOptions& o);
 // Measured time per op name (aten::conv2d, ...), largest first: LibTorch ops have no static FLOPs of their
 // own (the static report counts the lowered graph), so rates are absent.
 // The parts of a run report (flopwise.run/1) every engine's has: what was measured and its static totals.
-json run_doc(const RunOptions& o, const Report& rep, json runtime, json sum, json rows, json ops, double unattributed_ms) {
+json run_doc(const RunOptions& o, const Report& rep, json runtime, json sum, json rows, json ops,
+             double unattributed_ms) {
   return {{"schema", "flopwise.run/1"},
           {"model", {{"path", o.model}, {"format", rep.format}}},
           {"convention", rep.convention},
           {"runtime", std::move(runtime)},
-          {"static_totals", {{"params", rep.totals.params.v}, {"macs", rep.totals.macs.v},
-                             {"flops", rep.totals.flops.v}, {"complete", rep.totals.complete()}}},
+          {"static_totals",
+           {{"params", rep.totals.params.v},
+            {"macs", rep.totals.macs.v},
+            {"flops", rep.totals.flops.v},
+            {"complete", rep.totals.complete()}}},
           {"summary", std::move(sum)},
           {"scopes", std::move(rows)},
           {"op_types", std::move(ops)},
@@ -339,8 +362,11 @@ json op_rows(const Joined& j) {
   std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
   json rows = json::array();
   for (const auto& [name, ms] : v)
-    rows.push_back({{"op", name}, {"latency_ms", ms}, {"pct", j.op_sum_ms > 0 ? 100.0 * ms / j.op_sum_ms : 0.0},
-                    {"flops", nullptr}, {"flops_per_s", nullptr}});
+    rows.push_back({{"op", name},
+                    {"latency_ms", ms},
+                    {"pct", j.op_sum_ms > 0 ? 100.0 * ms / j.op_sum_ms : 0.0},
+                    {"flops", nullptr},
+                    {"flops_per_s", nullptr}});
   return rows;
 }
 
@@ -356,11 +382,12 @@ void write_run_text(std::ostream& os, const Report& rep, const json& rt, const j
                     const RunOptions& o) {
   os << "------------------------------ flopwise run ------------------------------\n";
   os << "model:                 " << o.model << "\n";
-  os << "device:                " << rt.value("device", "") << " (" << rt.value("device_name", "") << "), LibTorch "
-     << rt.value("torch_version", "") << ", " << rt.value("threads", 0) << " thread(s)\n";
+  os << "device:                " << rt.value("device", "") << " (" << rt.value("device_name", "")
+     << "), LibTorch " << rt.value("torch_version", "") << ", " << rt.value("threads", 0) << " thread(s)\n";
   os << "BLAS:                  " << rt.value("blas", "unknown") << "\n";
   os << "timing:                " << rt.value("timing", "") << "; " << rt.value("warmup", 0) << " warm-up, "
-     << rt.value("iters", 0) << " timed, " << rt.at("profiled").value("iters", 0) << " profiled iteration(s)\n";
+     << rt.value("iters", 0) << " timed, " << rt.at("profiled").value("iters", 0)
+     << " profiled iteration(s)\n";
   if (rt.contains("tf32") && rt["tf32"].is_object())
     os << "op clock:              " << rt.at("profiled").value("op_clock", "") << "\n"
        << "float32 on TF32 cores: convolutions " << (rt["tf32"].value("cudnn", false) ? "yes" : "no")
@@ -368,8 +395,8 @@ void write_run_text(std::ostream& os, const Report& rep, const json& rt, const j
        << " (cuBLAS); the roofline bounds use the same rows\n";
   os << "\n";
   const auto& f = sum["fwd_latency_ms"];
-  os << "fwd latency (wall, clean phase):  median " << fmt(f["median"]) << " ms, p10 " << fmt(f["p10"]) << ", p90 "
-     << fmt(f["p90"]) << ", min " << fmt(f["min"]) << "\n";
+  os << "fwd latency (wall, clean phase):  median " << fmt(f["median"]) << " ms, p10 " << fmt(f["p10"])
+     << ", p90 " << fmt(f["p90"]) << ", min " << fmt(f["min"]) << "\n";
   os << "samples/s:                        " << fmt(sum["samples_per_s"].get<double>(), 1) << " (batch "
      << sum["batch"] << ")\n";
   os << "fwd FLOPs (static):               " << human(rep.totals.flops) << "\n";
@@ -378,13 +405,13 @@ void write_run_text(std::ostream& os, const Report& rep, const json& rt, const j
     const auto& b = sum["bwd_latency_ms"];
     os << "bwd latency (wall):               median " << fmt(b["median"]) << " ms, p10 " << fmt(b["p10"])
        << ", p90 " << fmt(b["p90"]) << ", min " << fmt(b["min"]) << "\n";
-    os << "fwd+bwd FLOP/s:                   " << human(sum["fwd_bwd_flops_per_s"].get<double>()) << "FLOP/s ("
-       << sum.value("backward_note", "") << "; backward FLOPs estimated as 2 x forward)\n";
+    os << "fwd+bwd FLOP/s:                   " << human(sum["fwd_bwd_flops_per_s"].get<double>())
+       << "FLOP/s (" << sum.value("backward_note", "") << "; backward FLOPs estimated as 2 x forward)\n";
   }
   os << "profiled phase:                   forward " << fmt(sum["profiled_fwd_ms"]) << " ms (overhead "
-     << fmt(100.0 * sum["profiling_overhead"].get<double>(), 1) << " % vs an unprofiled run before each), op-sum "
-     << fmt(sum["profiled_op_sum_ms"]) << " ms = " << fmt(100.0 * sum["coverage"].get<double>(), 1)
-     << " % of it\n\n";
+     << fmt(100.0 * sum["profiling_overhead"].get<double>(), 1)
+     << " % vs an unprofiled run before each), op-sum " << fmt(sum["profiled_op_sum_ms"])
+     << " ms = " << fmt(100.0 * sum["coverage"].get<double>(), 1) << " % of it\n\n";
   os << "Per module scope (latency = op-sum of the scope's top-level ops per forward, profiled phase;\n"
         "FLOP/s = static FLOPs / that latency):\n";
   write_scope_table(os, rows, o);
@@ -404,25 +431,32 @@ void write_scope_table(std::ostream& os, const json& rows, const RunOptions& o) 
   for (const auto& r : rows)
     width = std::max(width, 2 * r["depth"].get<size_t>() + r["name"].get<std::string>().size() + 2);
   width = std::min<size_t>(width, 80);
-  os << std::left << std::setw(static_cast<int>(width)) << "scope" << std::setw(18) << "class" << std::right << std::setw(10) << "MACs"
-     << std::setw(10) << "FLOPs" << std::setw(11) << "ms" << std::setw(8) << "%" << std::setw(7) << "calls"
-     << std::setw(12) << "FLOP/s" << (peak ? "   % peak" : "") << (bounds ? "   bound ms" : "") << "\n";
+  os << std::left << std::setw(static_cast<int>(width)) << "scope" << std::setw(18) << "class" << std::right
+     << std::setw(10) << "MACs" << std::setw(10) << "FLOPs" << std::setw(11) << "ms" << std::setw(8) << "%"
+     << std::setw(7) << "calls" << std::setw(12) << "FLOP/s" << (peak ? "   % peak" : "")
+     << (bounds ? "   bound ms" : "") << "\n";
   for (const auto& r : rows) {
-    std::string name = std::string(2 * r["depth"].get<int>(), ' ') + (r["name"] == "" ? "(model)" : r["name"].get<std::string>());
+    std::string name = std::string(2 * r["depth"].get<int>(), ' ') +
+                       (r["name"] == "" ? "(model)" : r["name"].get<std::string>());
     if (name.size() >= width) name = name.substr(0, width - 4) + "...";
-    auto c = [](const json& v) { return v.is_null() ? std::string("unknown") : human(Count(v.get<int64_t>())); };
-    os << std::left << std::setw(static_cast<int>(width)) << name << std::setw(18) << r["class"].get<std::string>().substr(0, 17)
-       << std::right << std::setw(10) << c(r["macs"]) << std::setw(10) << c(r["flops"]) << std::setw(11)
-       << fmt(r["latency_ms"], 3) << std::setw(8) << fmt(r["pct"], 1) << std::setw(7) << fmt(r["calls"], 0)
-       << std::setw(12) << (r["flops_per_s"].is_null() ? "-" : human(r["flops_per_s"].get<double>()));
+    auto c = [](const json& v) {
+      return v.is_null() ? std::string("unknown") : human(Count(v.get<int64_t>()));
+    };
+    os << std::left << std::setw(static_cast<int>(width)) << name << std::setw(18)
+       << r["class"].get<std::string>().substr(0, 17) << std::right << std::setw(10) << c(r["macs"])
+       << std::setw(10) << c(r["flops"]) << std::setw(11) << fmt(r["latency_ms"], 3) << std::setw(8)
+       << fmt(r["pct"], 1) << std::setw(7) << fmt(r["calls"], 0) << std::setw(12)
+       << (r["flops_per_s"].is_null() ? "-" : human(r["flops_per_s"].get<double>()));
     if (peak && r.contains("pct_of_peak"))
-      os << std::setw(9) << fmt(r["pct_of_peak"], 1) << (r["exceeds_peak"].get<bool>() ? "  EXCEEDS PEAK" : "");
+      os << std::setw(9) << fmt(r["pct_of_peak"], 1)
+         << (r["exceeds_peak"].get<bool>() ? "  EXCEEDS PEAK" : "");
     if (bounds)
       os << std::setw(11) << (r.contains("bound_ms") ? fmt(r["bound_ms"], 4) : std::string("-"))
          << (r.value("below_bound", false) ? "  BELOW BOUND" : "");
     if (mixed_providers && r.contains("providers")) {
       std::string list;
-      for (const auto& p : r["providers"]) list += (list.empty() ? "" : ",") + short_provider(p.get<std::string>());
+      for (const auto& p : r["providers"])
+        list += (list.empty() ? "" : ",") + short_provider(p.get<std::string>());
       os << "  " << list;
     }
     os << "\n";
@@ -430,21 +464,25 @@ void write_scope_table(std::ostream& os, const json& rows, const RunOptions& o) 
   bool any_over = false;
   for (const auto& r : rows) any_over = any_over || r.value("exceeds_peak", false);
   if (any_over)
-    os << "\nwarning: a scope's measured FLOP/s exceeds --peak-tflops: a timing or counting error (the scope's "
+    os << "\nwarning: a scope's measured FLOP/s exceeds --peak-tflops: a timing or counting error (the "
+          "scope's "
           "time is an op-sum; fused ops may run in a parent scope)\n";
   bool any_below = false;
   for (const auto& r : rows) any_below = any_below || r.value("below_bound", false);
   if (any_below)
-    os << "\nwarning: a scope ran faster than its roofline bound on --hardware: a counting or timing error, or "
+    os << "\nwarning: a scope ran faster than its roofline bound on --hardware: a counting or timing error, "
+          "or "
           "a run on other hardware than named\n";
 }
 
 void write_verify_text(std::ostream& os, const VerifyResult& v) {
-  os << "\nverify (tensor shapes of every op of one forward of the saved graph, executor optimizations off, vs "
+  os << "\nverify (tensor shapes of every op of one forward of the saved graph, executor optimizations off, "
+        "vs "
         "the static analysis):\n";
   os << "  " << v.executed << " executed ops with tensors, " << v.matched << " paired with a static op, "
      << v.shapes_checked << " shapes agree, " << v.disagreements.size() << " disagree, " << v.unknown_static
-     << " unknown statically, " << v.unmatched.size() << " ops not in the static analysis (listed, not a failure)\n";
+     << " unknown statically, " << v.unmatched.size()
+     << " ops not in the static analysis (listed, not a failure)\n";
   for (const auto& d : v.disagreements) os << "  DISAGREE " << d << "\n";
   for (const auto& u : v.unmatched) os << "  not compared: " << u << "\n";
   if (v.ok()) os << "  ok\n";
@@ -454,8 +492,10 @@ void write_verify_text(std::ostream& os, const VerifyResult& v) {
 // last op in each contiguous run) and op events, on one thread, so every op lies inside its scope's span.
 void write_trace(const std::string& path, const json& rt) {
   json events = json::array();
-  events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", 1}, {"args", {{"name", rt.value("device", "")}}}});
-  events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", 1}, {"tid", 1}, {"args", {{"name", "forward"}}}});
+  events.push_back(
+      {{"ph", "M"}, {"name", "process_name"}, {"pid", 1}, {"args", {{"name", rt.value("device", "")}}}});
+  events.push_back(
+      {{"ph", "M"}, {"name", "thread_name"}, {"pid", 1}, {"tid", 1}, {"args", {{"name", "forward"}}}});
   double offset = 0;  // iterations laid end to end
   const json& ops = rt.at("profiled").at("ops");
   std::vector<double> fwd = rt.at("profiled").at("fwd_ms").get<std::vector<double>>();
@@ -464,8 +504,13 @@ void write_trace(const std::string& path, const json& rt) {
   int iter = -1;
   auto close_to = [&](size_t keep, double at) {
     while (open.size() > keep) {
-      events.push_back({{"ph", "X"}, {"name", open.back().first}, {"cat", "scope"}, {"pid", 1}, {"tid", 1},
-                        {"ts", open.back().second}, {"dur", at - open.back().second}});
+      events.push_back({{"ph", "X"},
+                        {"name", open.back().first},
+                        {"cat", "scope"},
+                        {"pid", 1},
+                        {"tid", 1},
+                        {"ts", open.back().second},
+                        {"dur", at - open.back().second}});
       open.pop_back();
     }
   };
@@ -473,7 +518,8 @@ void write_trace(const std::string& path, const json& rt) {
     int it = op.value("iter", 0);
     if (it != iter) {
       close_to(0, last_end);
-      if (iter >= 0) offset += iter < static_cast<int>(fwd.size()) ? fwd[static_cast<size_t>(iter)] * 1000.0 : 0;
+      if (iter >= 0)
+        offset += iter < static_cast<int>(fwd.size()) ? fwd[static_cast<size_t>(iter)] * 1000.0 : 0;
       iter = it;
     }
     double ts = offset + op.value("start_us", 0.0), dur = op.value("dur_us", 0.0);
@@ -483,9 +529,15 @@ void write_trace(const std::string& path, const json& rt) {
     while (common < open.size() && common < chain.size() && open[common].first == chain[common]) ++common;
     close_to(common, std::max(last_end, ts));
     for (size_t k = common; k < chain.size(); ++k) open.emplace_back(chain[k], ts);
-    events.push_back({{"ph", "X"}, {"name", op.value("name", "")}, {"cat", "op"}, {"pid", 1}, {"tid", 1},
-                      {"ts", ts}, {"dur", dur},
-                      {"args", {{"scope", op.value("scope", "")}, {"input_shapes", op.value("input_shapes", json())}}}});
+    events.push_back(
+        {{"ph", "X"},
+         {"name", op.value("name", "")},
+         {"cat", "op"},
+         {"pid", 1},
+         {"tid", 1},
+         {"ts", ts},
+         {"dur", dur},
+         {"args", {{"scope", op.value("scope", "")}, {"input_shapes", op.value("input_shapes", json())}}}});
     last_end = ts + dur;
   }
   close_to(0, last_end);
@@ -496,7 +548,8 @@ void write_trace(const std::string& path, const json& rt) {
 
 // Pins for a model profiled by ONNX Runtime: the user's, else its symbolic input dims bound to what the
 // profile's kernels saw (a whole input shape where a dim has no name).
-Pins profile_pins(const LoadedModel& loaded, Pins pins, const OrtProfile& prof, std::vector<std::string>& notes) {
+Pins profile_pins(const LoadedModel& loaded, Pins pins, const OrtProfile& prof,
+                  std::vector<std::string>& notes) {
   if (!pins.inputs.empty() || !pins.dims.empty()) return pins;
   Analysis first = analyse(loaded, pins, find_convention("default"));
   const Graph& g = first.model->graph;
@@ -597,8 +650,11 @@ int run_ort(const RunOptions& o) {
   for (const auto& k : op_names) {
     double ms = measured(at.op_type_us, k);
     auto it = static_ops.find(k);
-    double fl = it != static_ops.end() && it->second->flops.known ? static_cast<double>(it->second->flops.v) : NAN;
-    json r = {{"op", k}, {"nodes", it != static_ops.end() ? it->second->count : 0}, {"latency_ms", ms},
+    double fl =
+        it != static_ops.end() && it->second->flops.known ? static_cast<double>(it->second->flops.v) : NAN;
+    json r = {{"op", k},
+              {"nodes", it != static_ops.end() ? it->second->count : 0},
+              {"latency_ms", ms},
               {"pct", j.op_sum_ms > 0 ? 100.0 * ms / j.op_sum_ms : 0.0},
               {"flops", std::isnan(fl) ? json(nullptr) : json(static_cast<int64_t>(fl))},
               {"flops_per_s", ms > 0 && !std::isnan(fl) ? json(fl / (ms / 1000.0)) : json(nullptr)}};
@@ -620,13 +676,23 @@ int run_ort(const RunOptions& o) {
     std::vector<double> us(kern.us.begin() + static_cast<std::ptrdiff_t>(first), kern.us.end());
     double ms = median_of(us) / 1000.0;
     json nodes = json::array();
-    for (const auto& [i, share] : ka.nodes) nodes.push_back({{"node", analysis.model->graph.nodes[i].name}, {"share", share}});
-    kernels.push_back({{"kernel", kern.key}, {"op", kern.op}, {"provider", kern.provider},
-                       {"method", map_method_name(ka.method)}, {"latency_ms", ms}, {"nodes", nodes}});
+    for (const auto& [i, share] : ka.nodes)
+      nodes.push_back({{"node", analysis.model->graph.nodes[i].name}, {"share", share}});
+    kernels.push_back({{"kernel", kern.key},
+                       {"op", kern.op},
+                       {"provider", kern.provider},
+                       {"method", map_method_name(ka.method)},
+                       {"latency_ms", ms},
+                       {"nodes", nodes}});
     if (ka.method == MapMethod::none || ka.method == MapMethod::inserted)
-      listed.push_back({{"kernel", kern.key}, {"op", kern.op}, {"provider", kern.provider},
-                        {"method", map_method_name(ka.method)}, {"latency_ms", ms},
-                        {"counted_to", ka.nodes.empty() ? json(nullptr) : json(analysis.model->graph.nodes[ka.nodes[0].first].name)}});
+      listed.push_back(
+          {{"kernel", kern.key},
+           {"op", kern.op},
+           {"provider", kern.provider},
+           {"method", map_method_name(ka.method)},
+           {"latency_ms", ms},
+           {"counted_to",
+            ka.nodes.empty() ? json(nullptr) : json(analysis.model->graph.nodes[ka.nodes[0].first].name)}});
   }
   double attributed = at.total_us > 0 ? 100.0 * (1.0 - at.method_us[MapMethod::none] / at.total_us) : 100.0;
 
@@ -639,14 +705,21 @@ int run_ort(const RunOptions& o) {
   }
   if (o.format == "json") {
     json doc = run_doc(o, rep,
-                       {{"engine", "onnxruntime"}, {"profile", o.profile}, {"providers", providers}, {"runs", n_runs},
-                        {"warmup_runs", first}, {"measured_runs", n_runs - first},
+                       {{"engine", "onnxruntime"},
+                        {"profile", o.profile},
+                        {"providers", providers},
+                        {"runs", n_runs},
+                        {"warmup_runs", first},
+                        {"measured_runs", n_runs - first},
                         {"timing", "ONNX Runtime profile: model_run wall time; node time = kernel events"},
                         {"input_bindings", bound}},
                        sum, rows, ops, j.unattributed_ms);
-    doc["attribution"] = {{"node_time_ms", j.op_sum_ms}, {"attributed_pct", attributed},
-                          {"by_method_pct", methods}, {"split_kernels", at.split_kernels},
-                          {"outside_runs_ms", prof.outside_runs_us / 1000.0}, {"listed", listed},
+    doc["attribution"] = {{"node_time_ms", j.op_sum_ms},
+                          {"attributed_pct", attributed},
+                          {"by_method_pct", methods},
+                          {"split_kernels", at.split_kernels},
+                          {"outside_runs_ms", prof.outside_runs_us / 1000.0},
+                          {"listed", listed},
                           {"kernels", kernels}};
     *os << json_text(doc, 1) << "\n";
     return kExitOk;
@@ -655,7 +728,8 @@ int run_ort(const RunOptions& o) {
   out << "------------------------------ flopwise run ------------------------------\n";
   out << "model:                 " << o.model << "\n";
   out << "measured by:           ONNX Runtime profile " << o.profile << " (" << n_runs << " run(s): "
-      << (n_runs > 1 ? "1 warm-up, " + std::to_string(n_runs - 1) + " measured)" : "no warm-up to set apart)") << "\n";
+      << (n_runs > 1 ? "1 warm-up, " + std::to_string(n_runs - 1) + " measured)" : "no warm-up to set apart)")
+      << "\n";
   std::string plist;
   for (const auto& p : providers) plist += (plist.empty() ? "" : ", ") + p;
   out << "providers:             " << plist << "\n";
@@ -666,23 +740,23 @@ int run_ort(const RunOptions& o) {
   }
   out << "\n";
   const auto& f = sum["fwd_latency_ms"];
-  out << "fwd latency (model_run):          median " << fmt(f["median"]) << " ms, p10 " << fmt(f["p10"]) << ", p90 "
-      << fmt(f["p90"]) << ", min " << fmt(f["min"]);
+  out << "fwd latency (model_run):          median " << fmt(f["median"]) << " ms, p10 " << fmt(f["p10"])
+      << ", p90 " << fmt(f["p90"]) << ", min " << fmt(f["min"]);
   if (n_runs > 1) out << "; warm-up run " << fmt(prof.run_ms[0]) << " ms";
   out << "\n";
   out << "samples/s:                        " << fmt(sum["samples_per_s"].get<double>(), 1) << " (batch "
       << sum["batch"] << ")\n";
   out << "fwd FLOPs (static):               " << human(rep.totals.flops) << "\n";
   out << "fwd FLOP/s (static / median):     " << human(sum["fwd_flops_per_s"].get<double>()) << "FLOP/s\n";
-  out << "node time (sum of kernels):       " << fmt(j.op_sum_ms) << " ms = "
-      << fmt(j.profiled_fwd_ms > 0 ? 100.0 * j.op_sum_ms / j.profiled_fwd_ms : 0.0, 1) << " % of the run; "
-      << fmt(attributed, 1) << " % of it attributed to scopes\n";
+  out << "node time (sum of kernels):       " << fmt(j.op_sum_ms)
+      << " ms = " << fmt(j.profiled_fwd_ms > 0 ? 100.0 * j.op_sum_ms / j.profiled_fwd_ms : 0.0, 1)
+      << " % of the run; " << fmt(attributed, 1) << " % of it attributed to scopes\n";
   out << "kernels mapped by:                ";
   bool first_m = true;
   for (const auto& [m, us] : at.method_us) {
     if (us <= 0) continue;
-    out << (first_m ? "" : ", ") << map_method_name(m) << " " << fmt(at.total_us > 0 ? 100.0 * us / at.total_us : 0.0, 1)
-        << " %";
+    out << (first_m ? "" : ", ") << map_method_name(m) << " "
+        << fmt(at.total_us > 0 ? 100.0 * us / at.total_us : 0.0, 1) << " %";
     first_m = false;
   }
   out << "\n";
@@ -693,18 +767,21 @@ int run_ort(const RunOptions& o) {
          "FLOP/s = static FLOPs / that latency):\n";
   write_scope_table(out, rows, o);
   out << "\nPer op type of the original graph (median ms per run):\n";
-  out << "  " << std::left << std::setw(28) << "op type" << std::right << std::setw(7) << "nodes" << std::setw(11) << "ms"
-      << std::setw(8) << "%" << std::setw(10) << "FLOPs" << std::setw(12) << "FLOP/s" << "\n";
+  out << "  " << std::left << std::setw(28) << "op type" << std::right << std::setw(7) << "nodes"
+      << std::setw(11) << "ms" << std::setw(8) << "%" << std::setw(10) << "FLOPs" << std::setw(12) << "FLOP/s"
+      << "\n";
   for (const auto& r : ops) {
     std::string name = r["op"].get<std::string>();
     if (name.size() > 27) name = name.substr(0, 26) + "~";
-    out << "  " << std::left << std::setw(28) << name << std::right << std::setw(7) << r["nodes"].get<int64_t>()
-        << std::setw(11) << fmt(r["latency_ms"], 3) << std::setw(8) << fmt(r["pct"], 1) << std::setw(10)
+    out << "  " << std::left << std::setw(28) << name << std::right << std::setw(7)
+        << r["nodes"].get<int64_t>() << std::setw(11) << fmt(r["latency_ms"], 3) << std::setw(8)
+        << fmt(r["pct"], 1) << std::setw(10)
         << (r["flops"].is_null() ? "-" : human(Count(r["flops"].get<int64_t>()))) << std::setw(12)
         << (r["flops_per_s"].is_null() ? "-" : human(r["flops_per_s"].get<double>())) << "\n";
   }
   if (!listed.empty()) {
-    out << "\nKernels with no original node (inserted by ORT: counted to the node run before; unattributed: at "
+    out << "\nKernels with no original node (inserted by ORT: counted to the node run before; unattributed: "
+           "at "
            "the root only):\n";
     for (const auto& l : listed)
       out << "  " << l["kernel"].get<std::string>() << " (" << l["op"].get<std::string>() << ", "
@@ -721,9 +798,10 @@ int run(const RunOptions& o) {
   bool onnx = detect_format(o.model) == ModelFormat::Onnx ||
               (lower.size() >= 5 && lower.compare(lower.size() - 5, 5, ".onnx") == 0);
   if (onnx && o.profile.empty())
-    throw UsageError(o.model +
-                     ": flopwise run measures TorchScript (.pt) models with LibTorch; an ONNX model is measured by "
-                     "ONNX Runtime: profile it (SessionOptions.enable_profiling) and give the profile with --profile");
+    throw UsageError(
+        o.model +
+        ": flopwise run measures TorchScript (.pt) models with LibTorch; an ONNX model is measured by "
+        "ONNX Runtime: profile it (SessionOptions.enable_profiling) and give the profile with --profile");
   if (!o.profile.empty()) {
     if (!onnx)
       throw UsageError("--profile reads an ONNX Runtime profile of a .onnx model; " + o.model +
@@ -732,8 +810,9 @@ int run(const RunOptions& o) {
   }
   std::string exe = find_runtime();
   if (exe.empty()) {
-    std::cerr << "flopwise: error: the runtime harness flopwise-runtime is not built (it needs LibTorch: install "
-                 "libtorch-dev, or configure with -DCMAKE_PREFIX_PATH=<LibTorch>, and rebuild)\n";
+    std::cerr
+        << "flopwise: error: the runtime harness flopwise-runtime is not built (it needs LibTorch: install "
+           "libtorch-dev, or configure with -DCMAKE_PREFIX_PATH=<LibTorch>, and rebuild)\n";
     return kExitNoRuntime;
   }
   InferOptions io;
@@ -776,11 +855,13 @@ int run(const RunOptions& o) {
     // Seen on a GPU with traces made on the CPU (torch.arange in GPT-2's positions, an LSTM's zero state):
     // torch.jit.trace records a tensor the model creates with the device it was traced on.
     if (rt.is_object() && rt.value("device", "") == "cuda" &&
-        (msg.find("on the same device") != std::string::npos || msg.find("at the same device") != std::string::npos))
-      msg += "; a traced module keeps the device of the tensors it creates (torch.arange, torch.zeros) as they "
-             "were when traced: trace it on the GPU, or script it";
-    std::cerr << "flopwise: error: " << (msg.empty() ? "flopwise-runtime failed (exit " + std::to_string(rc) + ")" : msg)
-              << "\n";
+        (msg.find("on the same device") != std::string::npos ||
+         msg.find("at the same device") != std::string::npos))
+      msg +=
+          "; a traced module keeps the device of the tensors it creates (torch.arange, torch.zeros) as they "
+          "were when traced: trace it on the GPU, or script it";
+    std::cerr << "flopwise: error: "
+              << (msg.empty() ? "flopwise-runtime failed (exit " + std::to_string(rc) + ")" : msg) << "\n";
     return kExitRunFailed;
   }
   Joined j = join(rep, rt);
@@ -797,16 +878,26 @@ int run(const RunOptions& o) {
     write_html(*os, rep, nullptr, &latency);
   } else if (o.format == "json") {
     json doc = run_doc(o, rep,
-                       {{"device", rt["device"]}, {"device_name", rt["device_name"]},
-                        {"torch_version", rt["torch_version"]}, {"blas", rt["blas"]}, {"threads", rt["threads"]},
-                        {"timing", rt["timing"]}, {"op_clock", rt["profiled"].value("op_clock", "")},
-                        {"tf32", rt.value("tf32", json(nullptr))}, {"warmup", rt["warmup"]}, {"iters", rt["iters"]},
+                       {{"device", rt["device"]},
+                        {"device_name", rt["device_name"]},
+                        {"torch_version", rt["torch_version"]},
+                        {"blas", rt["blas"]},
+                        {"threads", rt["threads"]},
+                        {"timing", rt["timing"]},
+                        {"op_clock", rt["profiled"].value("op_clock", "")},
+                        {"tf32", rt.value("tf32", json(nullptr))},
+                        {"warmup", rt["warmup"]},
+                        {"iters", rt["iters"]},
                         {"profile_iters", rt["profiled"]["iters"]}},
                        sum, rows, op_rows(j), j.unattributed_ms);
     if (ver)
-      doc["verify"] = {{"ok", ver->ok()}, {"executed_ops", ver->executed}, {"matched_ops", ver->matched},
-                       {"shapes_checked", ver->shapes_checked}, {"unknown_static", ver->unknown_static},
-                       {"disagreements", ver->disagreements}, {"unmatched", ver->unmatched}};
+      doc["verify"] = {{"ok", ver->ok()},
+                       {"executed_ops", ver->executed},
+                       {"matched_ops", ver->matched},
+                       {"shapes_checked", ver->shapes_checked},
+                       {"unknown_static", ver->unknown_static},
+                       {"disagreements", ver->disagreements},
+                       {"unmatched", ver->unmatched}};
     *os << json_text(doc, 1) << "\n";
   } else {
     write_run_text(*os, rep, rt, sum, rows, o);
@@ -825,14 +916,18 @@ int run(const RunOptions& o) {
 
 int run_run(int argc, char** argv) {
   RunOptions o;
-  CLI::App app{"flopwise run: measure a TorchScript model with LibTorch, or read an ONNX Runtime profile of an ONNX "
-               "model, beside its static counts, by module scope"};
-  app.footer("Exit codes: 0 done, 2 bad input or usage, 4 the runtime harness is not built, 5 the run failed (the "
-             "model raised, --timeout, or the device is not available), 6 --verify found a shape disagreement.");
-  app.add_option("model", o.model, "TorchScript model (.pt), or ONNX model (.onnx) with --profile")->required();
-  app.add_option("--profile", o.profile,
-                 "an ONNX Runtime profile (SessionOptions.enable_profiling) of MODEL.onnx: report its measured "
-                 "time by module scope instead of running");
+  CLI::App app{
+      "flopwise run: measure a TorchScript model with LibTorch, or read an ONNX Runtime profile of an ONNX "
+      "model, beside its static counts, by module scope"};
+  app.footer(
+      "Exit codes: 0 done, 2 bad input or usage, 4 the runtime harness is not built, 5 the run failed (the "
+      "model raised, --timeout, or the device is not available), 6 --verify found a shape disagreement.");
+  app.add_option("model", o.model, "TorchScript model (.pt), or ONNX model (.onnx) with --profile")
+      ->required();
+  app.add_option(
+      "--profile", o.profile,
+      "an ONNX Runtime profile (SessionOptions.enable_profiling) of MODEL.onnx: report its measured "
+      "time by module scope instead of running");
   app.add_option("--input,-i", o.inputs, "pin an input: NAME:1x3x224x224[:dtype]");
   app.add_option("--dim,-d", o.dims, "bind a symbolic dim: batch=8");
   app.add_option("--value", o.values, "pin the contents of a shape-like input");
@@ -840,9 +935,11 @@ int run_run(int argc, char** argv) {
   app.add_option("--threads", o.threads, "intra-op threads (0: LibTorch's default)");
   app.add_option("--warmup", o.warmup, "untimed runs first")->check(CLI::NonNegativeNumber);
   app.add_option("--iters", o.iters, "timed runs (clean phase)")->check(CLI::PositiveNumber);
-  app.add_option("--profile-iters", o.profile_iters, "runs of the profiled phase")->check(CLI::PositiveNumber);
+  app.add_option("--profile-iters", o.profile_iters, "runs of the profiled phase")
+      ->check(CLI::PositiveNumber);
   app.add_flag("--backward", o.backward, "also time backward of the sum of the outputs");
-  app.add_option("--int-range", o.int_range, "integer inputs drawn from [0, N) (default: the embedding's rows)");
+  app.add_option("--int-range", o.int_range,
+                 "integer inputs drawn from [0, N) (default: the embedding's rows)");
   app.add_option("--seed", o.seed, "seed of the random inputs");
   app.add_option("--peak-tflops", o.peak_tflops, "the device's peak: adds % of peak per scope");
   app.add_option("--hardware", o.hardware,
@@ -854,7 +951,8 @@ int run_run(int argc, char** argv) {
                  format_help(Output::Run) + " (html: the static page with measured latency per scope)")
       ->check(CLI::IsMember(format_choices(Output::Run)));
   app.add_option("--output,-o", o.output, "write the report to FILE");
-  app.add_option("--trace", o.trace, "write a Chrome trace (Perfetto, chrome://tracing) of the profiled runs");
+  app.add_option("--trace", o.trace,
+                 "write a Chrome trace (Perfetto, chrome://tracing) of the profiled runs");
   app.add_option("--depth", o.depth, "depth of the scope table (-1: all)");
   app.add_flag("--verify", o.verify,
                "compare every executed op's input and output shapes with the static analysis; exit 6 on a "

@@ -9,7 +9,9 @@ namespace flopwise {
 
 namespace {
 
-bool is_op(const Node& n, const char* op) { return n.op == op && (n.domain.empty() || n.domain == "ai.onnx"); }
+bool is_op(const Node& n, const char* op) {
+  return n.op == op && (n.domain.empty() || n.domain == "ai.onnx");
+}
 
 // A Softmax over its input's last axis.
 bool softmax_last_axis(const Graph& g, const Node& n) {
@@ -26,7 +28,8 @@ bool activation_product(const Graph& g, const Node& n) {
   for (int v : n.inputs) {
     if (v < 0) return false;
     const Value& x = g.values[static_cast<size_t>(v)];
-    if (x.is_initializer || (x.producer >= 0 && g.nodes[static_cast<size_t>(x.producer)].op == "Constant")) return false;
+    if (x.is_initializer || (x.producer >= 0 && g.nodes[static_cast<size_t>(x.producer)].op == "Constant"))
+      return false;
   }
   return true;
 }
@@ -64,7 +67,8 @@ std::vector<AttentionProduct> find_attention_products(const Graph& g) {
         }
         const bool mask_op = is_op(*p, "Add") || is_op(*p, "Sub") || is_op(*p, "Where");
         if (!(mask_op || is_op(*p, "Mul") || is_op(*p, "Div") || is_op(*p, "Cast"))) continue;
-        for (size_t i = is_op(*p, "Where") ? 1 : 0; i < p->inputs.size(); ++i) next.push_back({p->inputs[i], m || mask_op});
+        for (size_t i = is_op(*p, "Where") ? 1 : 0; i < p->inputs.size(); ++i)
+          next.push_back({p->inputs[i], m || mask_op});
       }
       frontier = std::move(next);
     }

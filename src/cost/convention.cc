@@ -52,7 +52,8 @@ Count ds_rnn(const NodeWork& w) {
   Rnn r = rnn_of(w);
   if (!r.ok) return Count::unknown();
   int64_t g = r.gates;
-  int64_t per = 2 * g * r.input - g + 2 * g * r.hidden - g + rnn_gate_math(w, r.hidden) + (r.bias ? 2 * g : 0);
+  int64_t per =
+      2 * g * r.input - g + 2 * g * r.hidden - g + rnn_gate_math(w, r.hidden) + (r.bias ? 2 * g : 0);
   return r.steps_batch * Count{per * r.dirs};
 }
 Count pt_rnn(const NodeWork& w) {
@@ -69,9 +70,12 @@ Count thop_rnn(const NodeWork& w) {
   int64_t state = (i + h) * h + h + b;  // one gate's product, its add and its biases
   int64_t per = 0;
   std::string_view op = w.c.node.op;
-  if (op == "LSTM") per = 4 * state + 3 * h + h;
-  else if (op == "GRU") per = 2 * state + state + h + 3 * h;
-  else per = h * (i + h) + h + b;
+  if (op == "LSTM")
+    per = 4 * state + 3 * h + h;
+  else if (op == "GRU")
+    per = 2 * state + state + h + 3 * h;
+  else
+    per = h * (i + h) + h + b;
   return r.steps_batch * Count{per * r.dirs};
 }
 
@@ -150,7 +154,8 @@ bool hooked_layer(const NodeWork& w, const std::vector<std::string_view>& classe
   return w.module.empty() || in_class(w, classes);
 }
 const std::vector<std::string_view> kConvNd = {"Conv1d", "Conv2d", "Conv3d"};
-const std::vector<std::string_view> kConvTransposeNd = {"ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"};
+const std::vector<std::string_view> kConvTransposeNd = {"ConvTranspose1d", "ConvTranspose2d",
+                                                        "ConvTranspose3d"};
 const std::vector<std::string_view> kBatchNormNd = {"BatchNorm1d", "BatchNorm2d", "BatchNorm3d"};
 const std::vector<std::string_view> kInstanceNormNd = {"InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"};
 const std::vector<std::string_view> kRecurrent = {"RNN", "GRU", "LSTM", "RNNCell", "GRUCell", "LSTMCell"};
@@ -275,7 +280,8 @@ Count aten_bias(const NodeWork& w) {
   const Graph& g = w.c.graph;
   for (int in : w.c.node.inputs) {
     int p = in >= 0 ? g.values[in].producer : -1;
-    if (p < 0 || static_cast<size_t>(p) >= g.nodes.size() || g.nodes[p].op != "MatMul" || g.nodes[p].inputs.empty())
+    if (p < 0 || static_cast<size_t>(p) >= g.nodes.size() || g.nodes[p].op != "MatMul" ||
+        g.nodes[p].inputs.empty())
       continue;
     int x = g.nodes[p].inputs[0];
     if (x < 0) continue;
@@ -371,13 +377,40 @@ const std::vector<ConventionRule>& convention_rules() {
 #define CONVENTION(name, unit, reproduces, means)
 #define TRAIT(conv, flag)
 #define KIND(conv, kind, expr, text) \
-  {#conv, WorkKind::kind, "", "", [](const NodeWork& w) -> Count { (void)w; return (expr); }, text, false},
-#define OP(conv, op, expr, text) \
-  {#conv, WorkKind::other, #op, "", [](const NodeWork& w) -> Count { (void)w; return (expr); }, text, false},
+  {#conv,                            \
+   WorkKind::kind,                   \
+   "",                               \
+   "",                               \
+   [](const NodeWork& w) -> Count {  \
+     (void)w;                        \
+     return (expr);                  \
+   },                                \
+   text,                             \
+   false},
+#define OP(conv, op, expr, text)    \
+  {#conv,                           \
+   WorkKind::other,                 \
+   #op,                             \
+   "",                              \
+   [](const NodeWork& w) -> Count { \
+     (void)w;                       \
+     return (expr);                 \
+   },                               \
+   text,                            \
+   false},
 #define SKIP(conv, op, text) \
   {#conv, WorkKind::other, #op, "", [](const NodeWork&) -> Count { return 0; }, text, true},
-#define CALL(conv, fn, expr, text) \
-  {#conv, WorkKind::other, "", #fn, [](const NodeWork& w) -> Count { (void)w; return (expr); }, text, false},
+#define CALL(conv, fn, expr, text)  \
+  {#conv,                           \
+   WorkKind::other,                 \
+   "",                              \
+   #fn,                             \
+   [](const NodeWork& w) -> Count { \
+     (void)w;                       \
+     return (expr);                 \
+   },                               \
+   text,                            \
+   false},
 #include "conventions.def"
 #undef CONVENTION
 #undef TRAIT
@@ -430,7 +463,8 @@ const RuleIndex& index_of(const Convention& conv) {
       }
       for (size_t k = 0; k < kNumWorkKinds; ++k)
         if (!idx[i].kinds[k])
-          throw std::logic_error("conventions.def: " + std::string(conventions()[i].name) + " has no row for kind " +
+          throw std::logic_error("conventions.def: " + std::string(conventions()[i].name) +
+                                 " has no row for kind " +
                                  std::string(work_kind_name(static_cast<WorkKind>(k))));
     }
     return idx;

@@ -11,8 +11,8 @@
 #include <unordered_map>
 
 #include "count_interner.h"
-#include "flopwise/convention.h"
 #include "flopwise/attention.h"
+#include "flopwise/convention.h"
 #include "flopwise/ops.h"
 #include "module_tree.h"
 #include "node_cost.h"

@@ -276,8 +276,9 @@ class SubsequenceMatcher {
     const int64_t n = static_cast<int64_t>(a1 - a0), m = static_cast<int64_t>(b1 - b0);
     // Round d costs d + 1 steps, so at most ~sqrt(2 max_work) + 1 rounds run.
     // A spent budget (max_work <= 0) still runs its first rounds.
-    const int64_t dmax =
-        std::min<int64_t>(n + m, static_cast<int64_t>(std::sqrt(2.0 * static_cast<double>(std::max<int64_t>(max_work, 0)))) + 2);
+    const int64_t dmax = std::min<int64_t>(
+        n + m,
+        static_cast<int64_t>(std::sqrt(2.0 * static_cast<double>(std::max<int64_t>(max_work, 0)))) + 2);
     std::vector<int64_t> v(static_cast<size_t>(2 * dmax + 3), 0);  // furthest x on diagonal k = x - y
     const int64_t off = dmax + 1;
     std::vector<int64_t> trace;  // round d's v[-d], v[-d + 2] .. v[d] from trace[d (d + 1) / 2]
@@ -402,8 +403,7 @@ struct Aligner {
       }
       if (m.approximate)
         approximate.push_back((pb.name.empty() ? std::string("(root)") : pb.name) + " (" +
-                              std::to_string(ua.size()) + " vs " + std::to_string(ub.size()) +
-                              " children)");
+                              std::to_string(ua.size()) + " vs " + std::to_string(ub.size()) + " children)");
     }
     // Emit in B's order, then A's leftovers.
     for (size_t j = 0; j < cb.size(); ++j) {
@@ -536,7 +536,8 @@ Diff diff_reports(const Report& a, const Report& b, const DiffOptions& opts) {
     for (size_t k = 0; k < n.outputs.size() && k < oa.size(); ++k) {
       if (oa[k].second == n.outputs[k].second) continue;  // equal shapes print equally
       std::string s1 = oa[k].second.str(), s2 = n.outputs[k].second.str();
-      if (s1 != s2) d.shape_changes.push_back({"node", std::string(n.outputs[k].first), std::string(n.name), s1, s2});
+      if (s1 != s2)
+        d.shape_changes.push_back({"node", std::string(n.outputs[k].first), std::string(n.name), s1, s2});
     }
   }
   return d;

@@ -78,8 +78,8 @@ class Checker {
       // Arguments line up with the schema; a vararg op's stack does not: compare nothing rather than guess.
       if (!ran || ran->size() != ids.size()) continue;
       for (size_t i = 0; i < ran->size(); ++i) {
-        compare(dry ? std::string() : label + (in ? " input " : " output ") + std::to_string(i), (*ran)[i], ids[i],
-                c, dry);
+        compare(dry ? std::string() : label + (in ? " input " : " output ") + std::to_string(i), (*ran)[i],
+                ids[i], c, dry);
         if (dry && !c.diffs.empty()) return c;
       }
     }
@@ -87,7 +87,8 @@ class Checker {
   }
 
  private:
-  void compare(const std::string& where, const Arg& ran, const std::vector<int>& ids, OpCheck& c, bool dry) const {
+  void compare(const std::string& where, const Arg& ran, const std::vector<int>& ids, OpCheck& c,
+               bool dry) const {
     if (ran.kind == Arg::Other) return;
     bool list = ran.kind == Arg::List;
     if (list && ids.size() != ran.shapes.size()) {
@@ -139,7 +140,8 @@ class Checker {
 // Pairs executed ops with static ops of the same name, in order: the most pairs, and among those the most
 // whose shapes agree (the executor's dead-code elimination or a static op that never ran must not shift
 // the pairing onto a neighbour of the same name). Returns an index into `b` per executed op, or -1.
-std::vector<int> pair_ops(const std::vector<Executed>& a, const std::vector<const SourceOp*>& b, const Checker& ch) {
+std::vector<int> pair_ops(const std::vector<Executed>& a, const std::vector<const SourceOp*>& b,
+                          const Checker& ch) {
   size_t n = a.size(), m = b.size();
   std::vector<int> out(n, -1);
   bool same = n == m;

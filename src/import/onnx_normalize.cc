@@ -50,9 +50,9 @@ void ints_attr_to_input(Node& n, Graph& g, const char* attr, size_t pos) {
 }
 
 bool is_reduce(std::string_view op) {
-  static constexpr std::string_view kOps[] = {"ReduceMax",       "ReduceMin", "ReduceMean",   "ReduceProd",
-                                              "ReduceL1",        "ReduceL2",  "ReduceLogSum", "ReduceLogSumExp",
-                                              "ReduceSumSquare", "ReduceSum"};
+  static constexpr std::string_view kOps[] = {
+      "ReduceMax", "ReduceMin",    "ReduceMean",      "ReduceProd",      "ReduceL1",
+      "ReduceL2",  "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare", "ReduceSum"};
   return op.substr(0, 6) == "Reduce" && std::find(std::begin(kOps), std::end(kOps), op) != std::end(kOps);
 }
 

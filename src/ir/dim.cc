@@ -1,12 +1,12 @@
 #include "flopwise/dim.h"
 
-#include "flopwise/limits.h"
-
 #include <algorithm>
 #include <mutex>
 #include <numeric>
 #include <stdexcept>
 #include <unordered_map>
+
+#include "flopwise/limits.h"
 
 namespace flopwise {
 
@@ -118,7 +118,8 @@ Dim Dim::from_sorted(Terms terms) {
 
 Dim Dim::from_terms(Terms terms) {
   for (auto& t : terms) std::sort(t.first.begin(), t.first.end());
-  std::sort(terms.begin(), terms.end(), [](const Term& a, const Term& b) { return term_before(a.first, b.first); });
+  std::sort(terms.begin(), terms.end(),
+            [](const Term& a, const Term& b) { return term_before(a.first, b.first); });
   // Sum the coefficients of equal monomials (now adjacent); drop zeros.
   size_t out = 0;
   for (size_t i = 0; i < terms.size();) {
@@ -142,7 +143,8 @@ Dim Dim::merge(const Dim& a, const Dim& b, int sign) {
   if (a.poly_.unknown() || b.poly_.unknown()) return Dim();
   if (!a.poly_ && !b.poly_) {
     int64_t v;
-    bool ok = sign > 0 ? checked_add(a.constant_, b.constant_, &v) : checked_sub(a.constant_, b.constant_, &v);
+    bool ok =
+        sign > 0 ? checked_add(a.constant_, b.constant_, &v) : checked_sub(a.constant_, b.constant_, &v);
     return ok ? Dim(v) : Dim();
   }
   if (!b.poly_ && b.constant_ == 0) return a;
@@ -162,7 +164,8 @@ Dim Dim::merge(const Dim& a, const Dim& b, int sign) {
       ++j;
     } else {  // equal monomials
       int64_t c;
-      bool ok = sign > 0 ? checked_add(ta[i].second, tb[j].second, &c) : checked_sub(ta[i].second, tb[j].second, &c);
+      bool ok = sign > 0 ? checked_add(ta[i].second, tb[j].second, &c)
+                         : checked_sub(ta[i].second, tb[j].second, &c);
       if (!ok) return Dim();
       if (c != 0) r.push_back({ta[i].first, c});
       ++i, ++j;
@@ -346,10 +349,12 @@ Dim Dim::floor_poly(const Dim& a, int64_t d) {
   if (n_sym == 1 && rt[0].first.size() == 1 && rt[0].second == 1) {
     if (const DimAtom* in = atom(rt[0].first[0]); in && in->kind == DimAtom::Kind::Floor) {
       int64_t shift, e;
-      if (checked_mul(c0, in->d, &shift) && checked_mul(in->d, d, &e)) return qd + floor_poly(in->a + Dim(shift), e);
+      if (checked_mul(c0, in->d, &shift) && checked_mul(in->d, d, &e))
+        return qd + floor_poly(in->a + Dim(shift), e);
     }
   }
-  return qd + make_atom("floor(" + paren(rd) + "/" + std::to_string(d) + ")", DimAtom{DimAtom::Kind::Floor, rd, Dim(), d});
+  return qd + make_atom("floor(" + paren(rd) + "/" + std::to_string(d) + ")",
+                        DimAtom{DimAtom::Kind::Floor, rd, Dim(), d});
 }
 
 Dim Dim::ceil_div(const Dim& a, const Dim& b) {
@@ -384,7 +389,7 @@ bool Dim::provably_nonneg() const {
     for (const auto& name : mono) {
       const DimAtom* at = atom(name);
       if (!at) continue;  // a model symbol: a size
-      const bool ok = at->kind == DimAtom::Kind::Floor  ? at->a.provably_nonneg()
+      const bool ok = at->kind == DimAtom::Kind::Floor ? at->a.provably_nonneg()
                       : at->kind == DimAtom::Kind::Min ? at->a.provably_nonneg() && at->b.provably_nonneg()
                                                        : at->a.provably_nonneg() || at->b.provably_nonneg();
       if (!ok) return false;
@@ -402,8 +407,8 @@ std::optional<int> Dim::compare(const Dim& a, const Dim& b) {
   return std::nullopt;
 }
 
-// min/max: decided when the order is provable (a known difference, or one side plus sizes); otherwise an atom of the two, ordered by
-// their text (min is commutative), exact for every value.
+// min/max: decided when the order is provable (a known difference, or one side plus sizes); otherwise an atom
+// of the two, ordered by their text (min is commutative), exact for every value.
 Dim Dim::min_max(const Dim& a, const Dim& b, bool is_max) {
   if (a.poly_.unknown() || b.poly_.unknown()) return Dim();
   Dim diff = a - b;
@@ -415,7 +420,8 @@ Dim Dim::min_max(const Dim& a, const Dim& b, bool is_max) {
   std::string sa = a.str(), sb = b.str();
   const bool a_first = a.is_known() != b.is_known() ? !a.is_known() : sa <= sb;
   const Dim &x = a_first ? a : b, &y = a_first ? b : a;
-  std::string name = std::string(is_max ? "max(" : "min(") + (a_first ? sa : sb) + ", " + (a_first ? sb : sa) + ")";
+  std::string name =
+      std::string(is_max ? "max(" : "min(") + (a_first ? sa : sb) + ", " + (a_first ? sb : sa) + ")";
   return make_atom(name, DimAtom{is_max ? DimAtom::Kind::Max : DimAtom::Kind::Min, x, y, 1});
 }
 
@@ -435,9 +441,15 @@ Dim Dim::substitute(const std::vector<std::pair<std::string, int64_t>>& bindings
         v = Dim(it->second);
       } else if (const DimAtom* a = atom(s)) {  // evaluated (or re-simplified) on its bound arguments
         switch (a->kind) {
-          case DimAtom::Kind::Floor: v = floor_div(a->a.substitute(bindings), Dim(a->d)); break;
-          case DimAtom::Kind::Min: v = min(a->a.substitute(bindings), a->b.substitute(bindings)); break;
-          case DimAtom::Kind::Max: v = max(a->a.substitute(bindings), a->b.substitute(bindings)); break;
+          case DimAtom::Kind::Floor:
+            v = floor_div(a->a.substitute(bindings), Dim(a->d));
+            break;
+          case DimAtom::Kind::Min:
+            v = min(a->a.substitute(bindings), a->b.substitute(bindings));
+            break;
+          case DimAtom::Kind::Max:
+            v = max(a->a.substitute(bindings), a->b.substitute(bindings));
+            break;
         }
       } else {
         v = Dim::symbol(s);
@@ -490,8 +502,10 @@ Count& Count::operator+=(const Count& o) {
       *this = Count{0, false, overflowed};
     } else if (!known) {  // symbolic += exact: accumulate into sym (in place when it can)
       sym += o.as_dim();
-      if (sym.is_known()) *this = Count{sym.value(), true, overflowed};
-      else if (sym.is_unknown()) *this = Count{0, false, overflowed};
+      if (sym.is_known())
+        *this = Count{sym.value(), true, overflowed};
+      else if (sym.is_unknown())
+        *this = Count{0, false, overflowed};
     } else {
       *this = symbolic_result(as_dim() + o.as_dim(), overflowed);
     }

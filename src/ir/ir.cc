@@ -127,7 +127,8 @@ std::optional<Shape> parse_shape(const std::string& text) {
   std::vector<std::string> toks;
   const char sep = text.find(',') != std::string::npos ? ',' : 'x';
   size_t pos = 0;
-  for (size_t c; (c = text.find(sep, pos)) != std::string::npos; pos = c + 1) toks.push_back(text.substr(pos, c - pos));
+  for (size_t c; (c = text.find(sep, pos)) != std::string::npos; pos = c + 1)
+    toks.push_back(text.substr(pos, c - pos));
   toks.push_back(text.substr(pos));
   if (sep == 'x')
     for (const auto& tok : toks)

@@ -61,7 +61,7 @@ std::vector<std::string> apply_pins(Model& model, const Pins& opts) {
     if (pin.shape) {
       if (v.shape.rank_known && pin.shape->rank_known && v.shape.rank() != pin.shape->rank())
         warnings.push_back("input '" + v.name + "' declared with rank " + std::to_string(v.shape.rank()) +
-                               ", pinned as " + pin.shape->str());
+                           ", pinned as " + pin.shape->str());
       v.shape = *pin.shape;
     }
     if (pin.dtype) v.dtype = *pin.dtype;
@@ -69,7 +69,8 @@ std::vector<std::string> apply_pins(Model& model, const Pins& opts) {
   for (const auto& [name, vals] : opts.values) {
     int idx = g.find(name);
     // An input, or an initializer whose contents live in external data (never read): a graph-only copy.
-    const bool external = idx >= 0 && g.values[idx].is_initializer && g.values[idx].external && !g.values[idx].data;
+    const bool external =
+        idx >= 0 && g.values[idx].is_initializer && g.values[idx].external && !g.values[idx].data;
     if (idx < 0 || !(g.values[idx].is_input || external))
       throw UsageError("--value names '" + name + "', which is not an input of the model (inputs: " + names +
                        ") nor an initializer stored in external data");
@@ -77,8 +78,8 @@ std::vector<std::string> apply_pins(Model& model, const Pins& opts) {
     if (external) {
       const Count numel = v.shape.numel_count();
       if (numel.known && numel.v != static_cast<int64_t>(vals.size()))
-        throw UsageError("--value " + name + ": " + std::to_string(vals.size()) + " values for an initializer of shape " +
-                         v.shape.str());
+        throw UsageError("--value " + name + ": " + std::to_string(vals.size()) +
+                         " values for an initializer of shape " + v.shape.str());
     }
     ConstData d;
     for (auto x : vals) d.ints.push_back(Dim(x));
@@ -128,7 +129,8 @@ InputPin parse_input_pin(const std::string& text) {
     pin.dtype = parse_dtype(parts.back());
     --end;
   } else if (end >= 2) {  // "float8", "int4": a dtype misspelt or not supported, not a shape
-    static const char* kinds[] = {"float", "int", "uint", "bfloat", "double", "half", "bool", "complex", "string"};
+    static const char* kinds[] = {"float", "int",  "uint",    "bfloat", "double",
+                                  "half",  "bool", "complex", "string"};
     for (const char* k : kinds)
       if (parts.back().rfind(k, 0) == 0)
         throw UsageError("--input '" + text + "': unknown dtype '" + parts.back() + "'");
@@ -138,9 +140,10 @@ InputPin parse_input_pin(const std::string& text) {
   if (end >= 2 && pin.name.empty()) throw UsageError("--input '" + text + "': empty input name");
   auto s = parse_shape(shape);
   if (!s)
-    throw UsageError("--input '" + text + "': bad shape '" + shape +
-                     "' (expected [NAME:]SHAPE[:DTYPE], e.g. input:1x3x224x224, 'input:0:1x3xHxW:float16', or with "
-                     "commas 1,3,H,W: a dim name with an 'x' in it needs the comma form, batch,max_len)");
+    throw UsageError(
+        "--input '" + text + "': bad shape '" + shape +
+        "' (expected [NAME:]SHAPE[:DTYPE], e.g. input:1x3x224x224, 'input:0:1x3xHxW:float16', or with "
+        "commas 1,3,H,W: a dim name with an 'x' in it needs the comma form, batch,max_len)");
   for (const auto& d : s->dims)
     if (d.is_known() && d.value() < 0) throw UsageError("--input '" + text + "': negative dim");
   pin.shape = *s;

@@ -9,8 +9,8 @@
 
 #include <cmath>
 #include <fstream>
-#include <type_traits>
 #include <sstream>
+#include <type_traits>
 
 namespace flopwise::runtime {
 namespace {
@@ -138,7 +138,9 @@ std::unique_ptr<CudaEvents> CudaEvents::open(std::string* why) {
     *why = "libcuda.so.1 could not be opened";
     return nullptr;
   }
-  auto sym = [&](auto& fn, const char* name) { fn = reinterpret_cast<std::decay_t<decltype(fn)>>(dlsym(a.lib, name)); };
+  auto sym = [&](auto& fn, const char* name) {
+    fn = reinterpret_cast<std::decay_t<decltype(fn)>>(dlsym(a.lib, name));
+  };
   sym(a.create, "cuEventCreate");
   sym(a.destroy, "cuEventDestroy_v2");
   sym(a.record, "cuEventRecord");

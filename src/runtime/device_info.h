@@ -1,7 +1,8 @@
 // src/runtime/device_info.h — what the runtime harness says about the machine and the LibTorch it runs on.
 // Owns: choosing the device (cpu / cuda / auto) and the one-line reason CUDA is unavailable, the device
 // name (CUDA through the driver API opened at run time: no CUDA headers needed), the BLAS and parallel
-// lines of the response header, the TF32 flags, and device synchronisation and events for timing. Sees LibTorch.
+// lines of the response header, the TF32 flags, and device synchronisation and events for timing. Sees
+// LibTorch.
 #pragma once
 
 #include <memory>
@@ -40,9 +41,9 @@ class CudaEvents {
   CudaEvents(const CudaEvents&) = delete;
   CudaEvents& operator=(const CudaEvents&) = delete;
 
-  int mark();              // records the next event of the pool now; its index (-1: the record failed)
-  void reset();            // the next mark reuses the pool from its start (after the last marks were read)
-  bool wait();             // waits until the last mark's work is done
+  int mark();    // records the next event of the pool now; its index (-1: the record failed)
+  void reset();  // the next mark reuses the pool from its start (after the last marks were read)
+  bool wait();   // waits until the last mark's work is done
   double ms(int a, int b) const;  // milliseconds from mark a to mark b; NaN when either failed
 
  private:

@@ -29,7 +29,8 @@ ArgShapes shapes_of(const c10::IValue& v) {
     if (v.toTensor().defined()) a.kind = ArgShapes::Tensor, a.shapes.push_back(dims(v.toTensor()));
   } else if (v.isTensorList()) {
     a.kind = ArgShapes::TensorList;
-    for (const at::Tensor& t : v.toTensorList().vec()) a.shapes.push_back(t.defined() ? dims(t) : std::vector<int64_t>{});
+    for (const at::Tensor& t : v.toTensorList().vec())
+      a.shapes.push_back(t.defined() ? dims(t) : std::vector<int64_t>{});
   }
   return a;
 }
@@ -51,7 +52,10 @@ std::pair<std::string, std::string> parse_hierarchy_entry(const std::string& ent
 }
 
 OpRecorder::OpRecorder(const torch::jit::Module& root, bool outputs, CudaEvents* events)
-    : root_(root), root_class_(clean_class(root.type()->name()->qualifiedName())), outputs_(outputs), events_(events) {
+    : root_(root),
+      root_class_(clean_class(root.type()->name()->qualifiedName())),
+      outputs_(outputs),
+      events_(events) {
   scopes_.push_back({"", root_class_});
   scope_ids_[""] = 0;
 }
@@ -153,7 +157,8 @@ std::unique_ptr<at::ObserverContext> OpRecorder::on_start(const at::RecordFuncti
   // may hold values below the op's arguments: keep the last `arguments` entries.
   auto inputs = fn.inputs();
   size_t n = r->argument_count(fn);
-  for (const auto& v : inputs.slice(n < inputs.size() ? inputs.size() - n : 0)) op.inputs.push_back(shapes_of(v));
+  for (const auto& v : inputs.slice(n < inputs.size() ? inputs.size() - n : 0))
+    op.inputs.push_back(shapes_of(v));
   r->ops_.push_back(std::move(op));
   r->ops_.back().start_ns = since(r->t0_);  // last: the bookkeeping above is not the op's time
   if (r->events_) r->ops_.back().start_mark = r->events_->mark();
@@ -163,7 +168,8 @@ std::unique_ptr<at::ObserverContext> OpRecorder::on_start(const at::RecordFuncti
 void OpRecorder::on_end(const at::RecordFunction& fn, at::ObserverContext* ctx) {
   OpRecorder* r = g_recorder;
   if (!r || std::this_thread::get_id() != r->thread_) return;
-  const int mark = ctx && r->events_ ? r->events_->mark() : -1;  // a top-level op: after its kernels' launches
+  const int mark =
+      ctx && r->events_ ? r->events_->mark() : -1;  // a top-level op: after its kernels' launches
   int64_t t = since(r->t0_);
   if (t_depth > 0) --t_depth;
   if (!ctx) return;  // not top-level: only on_start makes contexts, and only for top-level ops
@@ -175,7 +181,8 @@ void OpRecorder::on_end(const at::RecordFunction& fn, at::ObserverContext* ctx) 
     // Like the inputs, a boxed call's outputs may sit above other stack values: keep the last `returns`.
     const auto& outs = fn.outputs();
     size_t n = r->return_count(fn);
-    for (size_t i = n < outs.size() ? outs.size() - n : 0; i < outs.size(); ++i) op.outputs.push_back(shapes_of(outs[i]));
+    for (size_t i = n < outs.size() ? outs.size() - n : 0; i < outs.size(); ++i)
+      op.outputs.push_back(shapes_of(outs[i]));
   }
   // The end of a top-level op that runs while an exception unwinds: the op the model failed in.
   if (std::uncaught_exceptions() > 0 && !r->failure_) r->failure_ = Failure{op.name, op.scope};

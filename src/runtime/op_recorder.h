@@ -1,10 +1,10 @@
 // src/runtime/op_recorder.h — per-op timing with module scopes, for the profiled phase of flopwise-runtime.
 // Owns: a RecordFunction callback (scope FUNCTION, this thread only) that records the TOP-LEVEL ops of a
 // forward call (a thread-local depth counter: ops an op calls are inside its time), each with its name,
-// input and output shapes, ns steady_clock start/end relative to the iteration start, and the module scope it ran in:
-// jit::currentModuleHierarchy() read at the op's start, mapped through flopwise::module_scope() to the
-// static tree's dotted names ("layer1.0.conv1"; "" for the root). Also locates a failure: the top-level op
-// whose end runs while an exception unwinds. Sees LibTorch.
+// input and output shapes, ns steady_clock start/end relative to the iteration start, and the module scope it
+// ran in: jit::currentModuleHierarchy() read at the op's start, mapped through flopwise::module_scope() to
+// the static tree's dotted names ("layer1.0.conv1"; "" for the root). Also locates a failure: the top-level
+// op whose end runs while an exception unwinds. Sees LibTorch.
 #pragma once
 
 #include <torch/script.h>
@@ -31,8 +31,8 @@ struct ArgShapes {
 struct OpRecord {
   int iter = 0;
   std::string name;
-  int scope = 0;                     // index into OpRecorder::scopes()
-  int64_t start_ns = 0, end_ns = 0;  // relative to the iteration's start: steady_clock, or CUDA events
+  int scope = 0;                       // index into OpRecorder::scopes()
+  int64_t start_ns = 0, end_ns = 0;    // relative to the iteration's start: steady_clock, or CUDA events
   int start_mark = -1, end_mark = -1;  // with CUDA events: the pool's marks, read by end_iter()
   std::vector<ArgShapes> inputs, outputs;
 };
@@ -76,7 +76,7 @@ class OpRecorder {
   static std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn);
   static void on_end(const at::RecordFunction& fn, at::ObserverContext* ctx);
   int current_scope();
-  size_t argument_count(const at::RecordFunction& fn);  // the op schema's arguments; SIZE_MAX: unknown
+  size_t argument_count(const at::RecordFunction& fn);       // the op schema's arguments; SIZE_MAX: unknown
   static size_t return_count(const at::RecordFunction& fn);  // the op schema's results; SIZE_MAX: unknown
 
   const torch::jit::Module& root_;

@@ -24,21 +24,22 @@
 //             torch::cuda::synchronize()). With backward: each run is a forward with grad, then the backward
 //             of the sum of the floating outputs, timed apart (bwd_ms); grads are cleared between runs.
 //   profiled: `profile_iters` forwards with a RecordFunction callback (op_recorder.h), each right after an
-//             unprofiled forward timed the same way (paired_clean_ms: the overhead's baseline): top-level ops only,
-//             each with name, module scope (the static tree's dotted name), class, start/duration relative
-//             to the iteration's start (CUDA: from device events recorded at each op's start and end and read
-//             after the forward's one synchronisation, so launches still overlap execution), input and
-//             output shapes.
-//   verify:   (with "verify") one forward of a second copy of the module, loaded afresh and run with the graph
+//             unprofiled forward timed the same way (paired_clean_ms: the overhead's baseline): top-level ops
+//             only, each with name, module scope (the static tree's dotted name), class, start/duration
+//             relative to the iteration's start (CUDA: from device events recorded at each op's start and end
+//             and read after the forward's one synchronisation, so launches still overlap execution), input
+//             and output shapes.
+//   verify:   (with "verify") one forward of a second copy of the module, loaded afresh and run with the
+//   graph
 //             executor's optimizations off, so the ops that run are the saved graph's (no CSE, peephole or
 //             concat rewrites), recorded like the profiled ones.
 //
 // Response (flopwise.runtime/1):
 //   {"schema": "flopwise.runtime/1", "model", "method", "device": "cpu"|"cuda", "device_name",
 //    "torch_version", "blas", "parallel", "threads", "timing": "steady_clock"|"cuda synchronize +
-//    steady_clock", "tf32": {"cudnn", "cublas"} (CUDA only), "warmup", "iters", "inputs": [{"name","shape","dtype"[,"low","high"]}], "fwd_ms": [...],
-//    "bwd_ms": [...], "backward_note": "..." (only with backward),
-//    "profiled": {"iters", "fwd_ms": [...], "paired_clean_ms": [...], "op_clock",
+//    steady_clock", "tf32": {"cudnn", "cublas"} (CUDA only), "warmup", "iters", "inputs":
+//    [{"name","shape","dtype"[,"low","high"]}], "fwd_ms": [...], "bwd_ms": [...], "backward_note": "..."
+//    (only with backward), "profiled": {"iters", "fwd_ms": [...], "paired_clean_ms": [...], "op_clock",
 //                 "ops": [{"iter","name","scope","class","start_us",
 //                 "dur_us","input_shapes": [[1,64,56,56], null, {"list": [[2,3],[2,3]]}, ...],
 //                 "output_shapes": [...] (verify phase only)}]},
@@ -50,8 +51,8 @@
 // Exit: 0 done; 2 bad request, or the model cannot be loaded; 5 the model threw while running;
 //       6 CUDA requested but unavailable (built without CUDA / no device visible). One line on stderr.
 #include <ATen/Parallel.h>
-#include <torch/cuda.h>
 #include <torch/csrc/jit/runtime/graph_executor.h>
+#include <torch/cuda.h>
 #include <torch/script.h>
 #include <torch/version.h>
 
@@ -489,15 +490,16 @@ int run(const Request& rq, ojson& resp) {
     resp["bwd_ms"] = bwd_ms;
     resp["backward_note"] = "backward of the sum of the floating outputs; parameters requiring grad";
   }
-  resp["profiled"] = {{"iters", rq.profile_iters},
-                      {"fwd_ms", prof_ms},
-                      {"paired_clean_ms", paired_ms},
-                      {"op_clock", !cuda    ? "steady_clock"
-                                   : events ? (events_ok ? "cuda events at each top-level op's start and end"
-                                                         : "cuda events at each top-level op's start and end; "
-                                                           "some could not be read: those ops have host times")
-                                            : "steady_clock of the launches (no cuda events: " + no_events + ")"},
-                      {"ops", ops_json(*recorder)}};
+  resp["profiled"] = {
+      {"iters", rq.profile_iters},
+      {"fwd_ms", prof_ms},
+      {"paired_clean_ms", paired_ms},
+      {"op_clock", !cuda    ? "steady_clock"
+                   : events ? (events_ok ? "cuda events at each top-level op's start and end"
+                                         : "cuda events at each top-level op's start and end; "
+                                           "some could not be read: those ops have host times")
+                            : "steady_clock of the launches (no cuda events: " + no_events + ")"},
+      {"ops", ops_json(*recorder)}};
   if (verifier) resp["verify"] = {{"executor_optimize", false}, {"ops", ops_json(*verifier)}};
   resp["warnings"] = p.warnings;
   resp["error"] = nullptr;
@@ -521,12 +523,12 @@ ojson ops_json(const fr::OpRecorder& recorder) {
       return a;
     };
     ojson o = {{"iter", op.iter},
-                   {"name", op.name},
-                   {"scope", sc.path},
-                   {"class", sc.cls},
-                   {"start_us", static_cast<double>(op.start_ns) / 1000.0},
-                   {"dur_us", static_cast<double>(op.end_ns - op.start_ns) / 1000.0},
-                   {"input_shapes", shapes(op.inputs)}};
+               {"name", op.name},
+               {"scope", sc.path},
+               {"class", sc.cls},
+               {"start_us", static_cast<double>(op.start_ns) / 1000.0},
+               {"dur_us", static_cast<double>(op.end_ns - op.start_ns) / 1000.0},
+               {"input_shapes", shapes(op.inputs)}};
     if (recorder.records_outputs()) o["output_shapes"] = shapes(op.outputs);
     ops.push_back(std::move(o));
   }

@@ -28,7 +28,8 @@ struct Emitter {
   }
   // softmax(q k^T / sqrt(d) + mask) v over the last two dims; returns (output, probabilities).
   std::pair<int, int> sdpa(int q, int k, int v, int mask, double scale) {
-    int kt = L.emit_tmp(o, "attn/k_t", "TransposeDims", {k}, {{"dim0", ai(-2)}, {"dim1", ai(-1)}}, "flopwise");
+    int kt =
+        L.emit_tmp(o, "attn/k_t", "TransposeDims", {k}, {{"dim0", ai(-2)}, {"dim1", ai(-1)}}, "flopwise");
     int s = tmp("attn/scores", "MatMul", {q, kt});
     s = tmp("attn/scaled", "Mul", {s, L.const_float(scale)});
     if (mask >= 0) s = tmp("attn/masked", "Add", {s, mask});
@@ -39,12 +40,14 @@ struct Emitter {
   std::pair<int, int> mha(int query, int key, int value, int64_t heads, int64_t embed, int qkv_w, int qkv_b,
                           int proj_w, int proj_b, int mask) {
     int64_t d = embed / heads;
-    auto ws = L.emit("Split", {qkv_w, L.const_ints({embed, embed, embed})},
-                     {L.tmp(o, "in_proj/wq"), L.tmp(o, "in_proj/wk"), L.tmp(o, "in_proj/wv")}, {{"axis", ai(0)}});
+    auto ws =
+        L.emit("Split", {qkv_w, L.const_ints({embed, embed, embed})},
+               {L.tmp(o, "in_proj/wq"), L.tmp(o, "in_proj/wk"), L.tmp(o, "in_proj/wv")}, {{"axis", ai(0)}});
     std::vector<int> bs{-1, -1, -1};
     if (qkv_b >= 0)
-      bs = L.emit("Split", {qkv_b, L.const_ints({embed, embed, embed})},
-                  {L.tmp(o, "in_proj/bq"), L.tmp(o, "in_proj/bk"), L.tmp(o, "in_proj/bv")}, {{"axis", ai(0)}});
+      bs =
+          L.emit("Split", {qkv_b, L.const_ints({embed, embed, embed})},
+                 {L.tmp(o, "in_proj/bq"), L.tmp(o, "in_proj/bk"), L.tmp(o, "in_proj/bv")}, {{"axis", ai(0)}});
     auto heads_first = [&](const std::string& what, int x) {  // [B, L, E] -> [B, H, L, D]
       int r = tmp(what + "/heads", "Reshape", {x, L.const_ints({0, 0, heads, d})});
       return tmp(what + "/heads_t", "Transpose", {r}, {{"perm", ais({0, 2, 1, 3})}});
@@ -71,8 +74,9 @@ bool lower_native_mha(Lowerer& L, Node* n, const std::string&) {
   bool need = n->inputs().size() > 10 ? L.known_int(L.in(n, 10)).value_or(1) != 0 : true;
   bool average = n->inputs().size() > 11 ? L.known_int(L.in(n, 11)).value_or(1) != 0 : true;
   Emitter e{L, n->output(0)};
-  auto [out, probs] = e.mha(L.as_ir(L.in(n, 0)), L.as_ir(L.in(n, 1)), L.as_ir(L.in(n, 2)), *heads, *embed,
-                            L.as_ir(L.in(n, 5)), opt_ir(L, L.in(n, 6)), L.as_ir(L.in(n, 7)), opt_ir(L, L.in(n, 8)), mask);
+  auto [out, probs] =
+      e.mha(L.as_ir(L.in(n, 0)), L.as_ir(L.in(n, 1)), L.as_ir(L.in(n, 2)), *heads, *embed,
+            L.as_ir(L.in(n, 5)), opt_ir(L, L.in(n, 6)), L.as_ir(L.in(n, 7)), opt_ir(L, L.in(n, 8)), mask);
   L.set_ir(n->output(0), L.emit("Identity", {out}, {Lowerer::ir_name(n->output(0))})[0]);
   if (n->outputs().size() > 1) {
     if (!need) {  // an empty tensor
@@ -100,7 +104,10 @@ bool lower_encoder_layer(Lowerer& L, Node* n, const std::string&) {
   Emitter e{L, n->output()};
   int src = L.as_ir(in(0));
   auto attn = [&](int x) {
-    return e.mha(x, x, x, *heads, *embed, L.as_ir(in(3)), opt_ir(L, in(4)), L.as_ir(in(5)), opt_ir(L, in(6)), mask).first;
+    return e
+        .mha(x, x, x, *heads, *embed, L.as_ir(in(3)), opt_ir(L, in(4)), L.as_ir(in(5)), opt_ir(L, in(6)),
+             mask)
+        .first;
   };
   auto ffn = [&](int x) {
     int h = e.linear("linear1", x, L.as_ir(in(14)), opt_ir(L, in(15)));
@@ -133,8 +140,8 @@ bool lower_sdpa(Lowerer& L, Node* n, const std::string&) {
   if (!qs.dims.back().is_known()) return false;
   int mask = n->inputs().size() > 3 ? opt_ir(L, L.in(n, 3)) : -1;
   Emitter e{L, n->output(0)};
-  auto [out, probs] =
-      e.sdpa(q, L.as_ir(L.in(n, 1)), L.as_ir(L.in(n, 2)), mask, 1.0 / std::sqrt(static_cast<double>(qs.dims.back().value())));
+  auto [out, probs] = e.sdpa(q, L.as_ir(L.in(n, 1)), L.as_ir(L.in(n, 2)), mask,
+                             1.0 / std::sqrt(static_cast<double>(qs.dims.back().value())));
   L.set_ir(n->output(0), L.emit("Identity", {out}, {Lowerer::ir_name(n->output(0))})[0]);
   if (n->outputs().size() > 1) L.set_ir(n->output(1), probs);
   return true;

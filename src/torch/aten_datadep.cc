@@ -1,9 +1,9 @@
 // aten ops whose output size depends on tensor contents: nonzero (argwhere), nonzero_numpy and one-argument
 // where, masked_select, boolean-mask indexing (x[mask], through aten_tensor.cc's index), unique (_unique,
-// _unique2, unique_dim) and unique_consecutive. Each becomes the ONNX op torch.onnx exports (NonZero, Compress,
-// Unique; unique_consecutive the flopwise-domain UniqueConsecutive), marked with the stem and source op of the
-// size it makes: the shape pass names that size `<stem>_<n>` (flopwise/infer.h, DataDepSymbol), or counts it
-// where the contents are known.
+// _unique2, unique_dim) and unique_consecutive. Each becomes the ONNX op torch.onnx exports (NonZero,
+// Compress, Unique; unique_consecutive the flopwise-domain UniqueConsecutive), marked with the stem and
+// source op of the size it makes: the shape pass names that size `<stem>_<n>` (flopwise/infer.h,
+// DataDepSymbol), or counts it where the contents are known.
 #include "aten_table.h"
 
 namespace flopwise {
@@ -40,10 +40,13 @@ bool lower_mask_select_at(Lowerer& L, Node* n, int self, int mask, int64_t p) {
   auto r = L.known_rank(JV::of_ir(self));
   if (!r || *r < p + *k) return false;
   std::vector<int> parts;
-  if (p > 0) parts.push_back(L.emit_tmp(n->output(), "lead", "Shape", {self}, {{"start", ai(0)}, {"end", ai(p)}}));
+  if (p > 0)
+    parts.push_back(L.emit_tmp(n->output(), "lead", "Shape", {self}, {{"start", ai(0)}, {"end", ai(p)}}));
   parts.push_back(L.const_ints({-1}));
-  if (p + *k < *r) parts.push_back(L.emit_tmp(n->output(), "trail", "Shape", {self}, {{"start", ai(p + *k)}}));
-  int target = parts.size() == 1 ? parts[0] : L.emit_tmp(n->output(), "target", "Concat", parts, {{"axis", ai(0)}});
+  if (p + *k < *r)
+    parts.push_back(L.emit_tmp(n->output(), "trail", "Shape", {self}, {{"start", ai(p + *k)}}));
+  int target =
+      parts.size() == 1 ? parts[0] : L.emit_tmp(n->output(), "target", "Concat", parts, {{"axis", ai(0)}});
   int flat = L.emit_tmp(n->output(), "flat", "Reshape", {self, target});
   int m = L.emit_tmp(n->output(), "mask", "Reshape", {mask, L.const_ints({-1})});
   L.emit_to(n->output(), "Compress", {flat, m}, std::move(attrs));
@@ -58,8 +61,10 @@ bool lower_masked_select(Lowerer& L, Node* n, const std::string&) {
   bool same = xs.rank_known && ms.rank_known && xs.rank() == ms.rank();
   for (size_t i = 0; same && i < xs.rank(); ++i) same = xs.dims[i].same_as(ms.dims[i]);
   if (!same) {  // broadcast each to the other's shape (Expand broadcasts both ways)
-    int x2 = L.emit_tmp(n->output(), "self", "Expand", {x, L.emit_tmp(n->output(), "mask_shape", "Shape", {mask})});
-    mask = L.emit_tmp(n->output(), "mask", "Expand", {mask, L.emit_tmp(n->output(), "self_shape", "Shape", {x})});
+    int x2 = L.emit_tmp(n->output(), "self", "Expand",
+                        {x, L.emit_tmp(n->output(), "mask_shape", "Shape", {mask})});
+    mask = L.emit_tmp(n->output(), "mask", "Expand",
+                      {mask, L.emit_tmp(n->output(), "self_shape", "Shape", {x})});
     x = x2;
   }
   int m = L.emit_tmp(n->output(), "mask_flat", "Reshape", {mask, L.const_ints({-1})});
@@ -75,7 +80,8 @@ bool lower_nonzero_numpy_impl(Lowerer& L, Node* n) {
   int nz = L.emit_tmp(n->output(), "nonzero", "NonZero", {x}, symbol_attrs("nonzero", n));
   std::vector<JV> items;
   for (int64_t i = 0; i < *r; ++i)
-    items.push_back(JV::of_ir(L.emit_tmp(n->output(), std::to_string(i), "Gather", {nz, L.const_int(i)}, {{"axis", ai(0)}})));
+    items.push_back(JV::of_ir(
+        L.emit_tmp(n->output(), std::to_string(i), "Gather", {nz, L.const_int(i)}, {{"axis", ai(0)}})));
   L.set(n->output(), JV::list(std::move(items)));
   return true;
 }
@@ -111,13 +117,15 @@ bool lower_unique(Lowerer& L, Node* n, const std::string& op) {
   if (!consecutive) attrs["sorted"] = ai(1);
   const tj::Value* o = n->output(0);
   auto outs = L.emit(consecutive ? "UniqueConsecutive" : "Unique", {x},
-                     {Lowerer::ir_name(o), L.tmp(o, "indices"), L.tmp(o, "inverse"), L.tmp(o, "counts")}, attrs,
-                     consecutive ? "flopwise" : "");
+                     {Lowerer::ir_name(o), L.tmp(o, "indices"), L.tmp(o, "inverse"), L.tmp(o, "counts")},
+                     attrs, consecutive ? "flopwise" : "");
   L.set_ir(o, outs[0]);
   auto empty = [&] { return L.const_value(DType::Int64, Shape({Dim(0)}), ConstData{}); };
   if (n->outputs().size() > 1) {
     int inv = outs[2];
-    if (*inverse && !dim) inv = L.emit_tmp(n->output(1), "inverse", "Reshape", {inv, L.emit_tmp(n->output(1), "shape", "Shape", {x})});
+    if (*inverse && !dim)
+      inv = L.emit_tmp(n->output(1), "inverse", "Reshape",
+                       {inv, L.emit_tmp(n->output(1), "shape", "Shape", {x})});
     L.set_ir(n->output(1), *inverse ? inv : empty());
   }
   if (n->outputs().size() > 2) L.set_ir(n->output(2), *counts ? outs[3] : empty());
@@ -135,7 +143,8 @@ bool lower_mask_index(Lowerer& L, tj::Node* n, int self, int mask, int64_t axis)
 
 void register_aten_datadep(AtenTable& t) {
   t.add({"nonzero", "argwhere"}, lower_nonzero);
-  t.add("nonzero_numpy", [](Lowerer& L, tj::Node* n, const std::string&) { return lower_nonzero_numpy_impl(L, n); });
+  t.add("nonzero_numpy",
+        [](Lowerer& L, tj::Node* n, const std::string&) { return lower_nonzero_numpy_impl(L, n); });
   t.add("masked_select", lower_masked_select);
   t.add({"_unique", "_unique2", "unique_dim", "unique_consecutive", "unique_dim_consecutive"}, lower_unique);
 }

@@ -11,27 +11,52 @@ using tj::Node;
 
 const std::map<std::string, std::string>& unary_ops() {
   static const std::map<std::string, std::string> m = {
-      {"relu", "Relu"},         {"sigmoid", "Sigmoid"},         {"tanh", "Tanh"},       {"exp", "Exp"},
-      {"log", "Log"},           {"sqrt", "Sqrt"},               {"neg", "Neg"},         {"abs", "Abs"},
-      {"erf", "Erf"},           {"sin", "Sin"},                 {"cos", "Cos"},         {"reciprocal", "Reciprocal"},
-      {"floor", "Floor"},       {"ceil", "Ceil"},               {"round", "Round"},     {"sign", "Sign"},
-      {"hardswish", "HardSwish"}, {"hardsigmoid", "HardSigmoid"}, {"logical_not", "Not"}, {"softplus", "Softplus"},
-      {"elu", "Elu"},           {"mish", "Mish"},               {"bitwise_not", "Not"}, {"selu", "Selu"},
-      {"celu", "Celu"},         {"softsign", "Softsign"},       {"tan", "Tan"},         {"atan", "Atan"},
-      {"asin", "Asin"},         {"acos", "Acos"},               {"sinh", "Sinh"},       {"cosh", "Cosh"},
-      {"isnan", "IsNaN"},       {"trunc", "Floor"},
+      {"relu", "Relu"},
+      {"sigmoid", "Sigmoid"},
+      {"tanh", "Tanh"},
+      {"exp", "Exp"},
+      {"log", "Log"},
+      {"sqrt", "Sqrt"},
+      {"neg", "Neg"},
+      {"abs", "Abs"},
+      {"erf", "Erf"},
+      {"sin", "Sin"},
+      {"cos", "Cos"},
+      {"reciprocal", "Reciprocal"},
+      {"floor", "Floor"},
+      {"ceil", "Ceil"},
+      {"round", "Round"},
+      {"sign", "Sign"},
+      {"hardswish", "HardSwish"},
+      {"hardsigmoid", "HardSigmoid"},
+      {"logical_not", "Not"},
+      {"softplus", "Softplus"},
+      {"elu", "Elu"},
+      {"mish", "Mish"},
+      {"bitwise_not", "Not"},
+      {"selu", "Selu"},
+      {"celu", "Celu"},
+      {"softsign", "Softsign"},
+      {"tan", "Tan"},
+      {"atan", "Atan"},
+      {"asin", "Asin"},
+      {"acos", "Acos"},
+      {"sinh", "Sinh"},
+      {"cosh", "Cosh"},
+      {"isnan", "IsNaN"},
+      {"trunc", "Floor"},
   };
   return m;
 }
 
 const std::map<std::string, std::string>& binary_ops() {
   static const std::map<std::string, std::string> m = {
-      {"add", "Add"},        {"sub", "Sub"},           {"mul", "Mul"},         {"div", "Div"},
-      {"floordiv", "Div"},   {"floor_divide", "Div"},  {"pow", "Pow"},         {"maximum", "Max"},
-      {"minimum", "Min"},    {"eq", "Equal"},          {"lt", "Less"},         {"gt", "Greater"},
-      {"le", "LessOrEqual"}, {"ge", "GreaterOrEqual"}, {"logical_and", "And"}, {"logical_or", "Or"},
-      {"remainder", "Mod"},  {"fmod", "Mod"},          {"__and__", "And"},     {"__or__", "Or"},
-      {"logical_xor", "Xor"}, {"__xor__", "Xor"},      {"bitwise_and", "And"}, {"bitwise_or", "Or"},
+      {"add", "Add"},         {"sub", "Sub"},           {"mul", "Mul"},         {"div", "Div"},
+      {"floordiv", "Div"},    {"floor_divide", "Div"},  {"pow", "Pow"},         {"maximum", "Max"},
+      {"minimum", "Min"},     {"eq", "Equal"},          {"lt", "Less"},         {"gt", "Greater"},
+      {"le", "LessOrEqual"},  {"ge", "GreaterOrEqual"}, {"logical_and", "And"}, {"logical_or", "Or"},
+      {"remainder", "Mod"},   {"fmod", "Mod"},          {"__and__", "And"},     {"__or__", "Or"},
+      {"logical_xor", "Xor"}, {"__xor__", "Xor"},       {"bitwise_and", "And"}, {"bitwise_or", "Or"},
       {"true_divide", "Div"}, {"atan2", "Atan"},
   };
   return m;
@@ -188,8 +213,8 @@ bool lower_softmax(Lowerer& L, Node* n, const std::string& op) {
 
 void register_aten_elementwise(AtenTable& t) {
   // Identity at runtime in an eval run (dropout: training is false), or a copy: layout only.
-  t.add({"contiguous", "detach", "dropout", "feature_dropout", "alpha_dropout", "feature_alpha_dropout", "clone", "alias",
-         "lift_fresh", "positive", "resolve_conj", "resolve_neg"},
+  t.add({"contiguous", "detach", "dropout", "feature_dropout", "alpha_dropout", "feature_alpha_dropout",
+         "clone", "alias", "lift_fresh", "positive", "resolve_conj", "resolve_neg"},
         lower_identity);
   for (const auto& [op, onnx] : unary_ops()) t.add(op, lower_unary);
   for (const auto& [op, onnx] : binary_ops()) t.add(op, lower_binary);

@@ -29,9 +29,10 @@ int optional_tensor(Lowerer& L, Node* n, const char* name) {
   return L.as_ir(*j);
 }
 
-// nll_loss / nll_loss_nd / nll_loss2d(self, target, weight, reduction, ignore_index) and, with label_smoothing 0
-// and class-index targets, cross_entropy_loss(self, target, weight, reduction, ignore_index, label_smoothing).
-// An unbatched (C) input with a () target is given a batch of 1 around the ONNX op (which needs (N, C)).
+// nll_loss / nll_loss_nd / nll_loss2d(self, target, weight, reduction, ignore_index) and, with
+// label_smoothing 0 and class-index targets, cross_entropy_loss(self, target, weight, reduction,
+// ignore_index, label_smoothing). An unbatched (C) input with a () target is given a batch of 1 around the
+// ONNX op (which needs (N, C)).
 bool emit_onnx_loss(Lowerer& L, Node* n, const std::string& onnx_op) {
   auto red = reduction_of(L, n);
   JV* ignore = L.arg(n, "ignore_index");
@@ -57,7 +58,8 @@ bool lower_nll_loss(Lowerer& L, Node* n, const std::string&) {
   return emit_onnx_loss(L, n, "NegativeLogLikelihoodLoss");
 }
 
-// cross_entropy_loss: probability targets (a float target) or label smoothing go to flopwise CrossEntropyLoss.
+// cross_entropy_loss: probability targets (a float target) or label smoothing go to flopwise
+// CrossEntropyLoss.
 bool lower_cross_entropy(Lowerer& L, Node* n, const std::string&) {
   JV* ls = L.arg(n, "label_smoothing");
   auto eps = ls ? L.known_num(*ls) : std::optional<double>(0.0);
@@ -97,14 +99,28 @@ const std::vector<PointwiseLowering>& pointwise_losses() {
       {"smooth_l1_loss", "SmoothL1Loss", {"self", "target"}, {{"beta", "beta"}}, {}},
       {"huber_loss", "HuberLoss", {"self", "target"}, {{"delta", "delta"}}, {}},
       {"binary_cross_entropy", "BinaryCrossEntropy", {"self", "target", "weight"}, {}, {}},
-      {"binary_cross_entropy_with_logits", "BinaryCrossEntropyWithLogits", {"self", "target", "weight", "pos_weight"},
-       {}, {}},
+      {"binary_cross_entropy_with_logits",
+       "BinaryCrossEntropyWithLogits",
+       {"self", "target", "weight", "pos_weight"},
+       {},
+       {}},
       {"kl_div", "KLDivLoss", {"self", "target"}, {}, {{"log_target", "log_target"}}},
       {"soft_margin_loss", "SoftMarginLoss", {"self", "target"}, {}, {}},
-      {"margin_ranking_loss", "MarginRankingLoss", {"input1", "input2", "target"}, {{"margin", "margin"}}, {}},
+      {"margin_ranking_loss",
+       "MarginRankingLoss",
+       {"input1", "input2", "target"},
+       {{"margin", "margin"}},
+       {}},
       {"hinge_embedding_loss", "HingeEmbeddingLoss", {"self", "target"}, {{"margin", "margin"}}, {}},
-      {"cosine_embedding_loss", "CosineEmbeddingLoss", {"input1", "input2", "target"}, {{"margin", "margin"}}, {}},
-      {"poisson_nll_loss", "PoissonNLLLoss", {"input", "target"}, {{"eps", "eps"}},
+      {"cosine_embedding_loss",
+       "CosineEmbeddingLoss",
+       {"input1", "input2", "target"},
+       {{"margin", "margin"}},
+       {}},
+      {"poisson_nll_loss",
+       "PoissonNLLLoss",
+       {"input", "target"},
+       {{"eps", "eps"}},
        {{"log_input", "log_input"}, {"full", "full"}}},
   };
   return v;

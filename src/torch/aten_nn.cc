@@ -171,8 +171,9 @@ bool lower_layer_norm(Lowerer& L, Node* n, const std::string&) {
   if (Lowerer::is_none(in(2))) {  // elementwise_affine=False: scale of ones (a constant, not a param)
     int x = ins[0];
     int sh = L.emit_tmp(n->output(), "shape", "Shape", {x});
-    int last = L.emit_tmp(n->output(), "normalized_shape", "Slice",
-                          {sh, L.const_ints({-static_cast<int64_t>(shape->size())}), L.const_ints({INT64_MAX})});
+    int last =
+        L.emit_tmp(n->output(), "normalized_shape", "Slice",
+                   {sh, L.const_ints({-static_cast<int64_t>(shape->size())}), L.const_ints({INT64_MAX})});
     Attribute one;
     one.kind = Attribute::Kind::Tensor;
     one.tensor.dtype = DType::Float32;
@@ -217,7 +218,8 @@ bool lower_instance_norm(Lowerer& L, Node* n, const std::string&) {
     one.tensor.dims = zero.tensor.dims = {1};
     int s = L.emit_tmp(n->output(), "ones", "ConstantOfShape", {c}, {{"value", one}});
     int b = L.emit_tmp(n->output(), "zeros", "ConstantOfShape", {c}, {{"value", zero}});
-    L.emit_to(n->output(), "InstanceNormalization", {x, s, b}, {{"epsilon", af(L.known_num(in(7)).value_or(1e-5))}});
+    L.emit_to(n->output(), "InstanceNormalization", {x, s, b},
+              {{"epsilon", af(L.known_num(in(7)).value_or(1e-5))}});
     return true;
   }
   L.emit_to(n->output(), "InstanceNormalization", {L.as_ir(in(0)), L.as_ir(in(1)), L.as_ir(in(2))},
@@ -243,7 +245,8 @@ bool lower_pool(Lowerer& L, Node* n, const std::string& op) {
     a["dilations"] = ais(*d);
     a["ceil_mode"] = ai(*c);
     if (n->outputs().size() == 2) {  // max_pool*_with_indices: the indices as the second output
-      auto r = L.emit("MaxPool", {L.as_ir(in(0))}, {Lowerer::ir_name(n->output(0)), Lowerer::ir_name(n->output(1))}, a);
+      auto r = L.emit("MaxPool", {L.as_ir(in(0))},
+                      {Lowerer::ir_name(n->output(0)), Lowerer::ir_name(n->output(1))}, a);
       L.set_ir(n->output(0), r[0]);
       L.set_ir(n->output(1), r[1]);
       return true;
@@ -339,7 +342,8 @@ bool lower_embedding_bag(Lowerer& L, Node* n, const std::string&) {
     const flopwise::Value offsets = L.facts(off.ir);
     const Shape ishape = L.facts(idx).shape;
     bool last = n->inputs().size() > 7 && L.known_int(L.in(n, 7)).value_or(0) != 0;
-    if (!offsets.data || offsets.data->is_float || !ishape.fully_known() || offsets.data->ints.size() < 2) return false;
+    if (!offsets.data || offsets.data->is_float || !ishape.fully_known() || offsets.data->ints.size() < 2)
+      return false;
     std::vector<int64_t> v;
     for (const auto& d : offsets.data->ints) {
       if (!d.is_known()) return false;

@@ -25,8 +25,9 @@ Attrs recurrent_attrs(const std::string& op, int64_t hidden) {
 // b_ih, b_hh, w_hr [P, H]), which ONNX's LSTM cannot express: unrolled over the (known) sequence length,
 // each step the ops torch runs: gates = x_t W_ih^T + b_ih + h W_hh^T + b_hh; i, f, g, o = chunks;
 // c = sigmoid(f) c + sigmoid(i) tanh(g); h = (sigmoid(o) tanh(c)) W_hr^T. Input seq-first [T, B, I].
-bool lower_lstm_projected(Lowerer& L, const tj::Value* o, int x, const std::vector<JV>& params, int64_t layers,
-                          int64_t dirs, bool has_b, std::vector<int>& hs, std::vector<int>& cs, int& out) {
+bool lower_lstm_projected(Lowerer& L, const tj::Value* o, int x, const std::vector<JV>& params,
+                          int64_t layers, int64_t dirs, bool has_b, std::vector<int>& hs,
+                          std::vector<int>& cs, int& out) {
   const Shape xs = L.facts(x).shape;
   if (!xs.rank_known || xs.rank() != 3 || !xs.dims[0].is_known()) return false;
   int64_t steps = xs.dims[0].value();
@@ -63,7 +64,8 @@ bool lower_lstm_projected(Lowerer& L, const tj::Value* o, int x, const std::vect
                          {L.tmp(o, "i"), L.tmp(o, "f"), L.tmp(o, "g"), L.tmp(o, "o")}, {{"axis", ai(1)}});
         int i = L.emit_tmp(o, "sig_i", "Sigmoid", {g4[0]}), f = L.emit_tmp(o, "sig_f", "Sigmoid", {g4[1]});
         int g = L.emit_tmp(o, "tanh_g", "Tanh", {g4[2]}), og = L.emit_tmp(o, "sig_o", "Sigmoid", {g4[3]});
-        c = L.emit_tmp(o, "c", "Add", {L.emit_tmp(o, "fc", "Mul", {f, c}), L.emit_tmp(o, "ig", "Mul", {i, g})});
+        c = L.emit_tmp(o, "c", "Add",
+                       {L.emit_tmp(o, "fc", "Mul", {f, c}), L.emit_tmp(o, "ig", "Mul", {i, g})});
         int hc = L.emit_tmp(o, "h_full", "Mul", {og, L.emit_tmp(o, "tanh_c", "Tanh", {c})});
         h = linear(hc, w_hr, -1);
         ys[static_cast<size_t>(t)] = L.emit_tmp(o, "y_t", "Unsqueeze", {h, L.const_ints({0})});
@@ -98,15 +100,20 @@ bool lower_rnn(Lowerer& L, Node* n, const std::string& op) {
   int x = L.as_ir(in(0));
   auto rank = L.known_rank(in(0));
   bool unbatched = rank && *rank == 2;
-  if (unbatched) x = L.emit_tmp(o, "batch", "Unsqueeze", {x, L.const_ints({1})});
-  else if (*bf) x = L.emit_tmp(o, "seq_first", "Transpose", {x}, {{"perm", ais({1, 0, 2})}});
+  if (unbatched)
+    x = L.emit_tmp(o, "batch", "Unsqueeze", {x, L.const_ints({1})});
+  else if (*bf)
+    x = L.emit_tmp(o, "seq_first", "Transpose", {x}, {{"perm", ais({1, 0, 2})}});
   std::vector<int> hs, cs;
-  if (projected && !lower_lstm_projected(L, o, x, params, *layers, dirs, *has_b != 0, hs, cs, x)) return false;
+  if (projected && !lower_lstm_projected(L, o, x, params, *layers, dirs, *has_b != 0, hs, cs, x))
+    return false;
   for (int64_t l = 0; l < *layers && !projected; ++l) {
     std::vector<int> w, r, b;
     for (int64_t d = 0; d < dirs; ++d) {
       size_t base = static_cast<size_t>((l * dirs + d) * per);
-      auto unsq = [&](int v, const std::string& what) { return L.emit_tmp(o, what, "Unsqueeze", {v, L.const_ints({0})}); };
+      auto unsq = [&](int v, const std::string& what) {
+        return L.emit_tmp(o, what, "Unsqueeze", {v, L.const_ints({0})});
+      };
       w.push_back(unsq(L.as_ir(params[base]), "W"));
       r.push_back(unsq(L.as_ir(params[base + 1]), "R"));
       if (*has_b) {
@@ -132,9 +139,13 @@ bool lower_rnn(Lowerer& L, Node* n, const std::string& op) {
     int t = L.emit_tmp(o, "Y_t", "Transpose", {res[0]}, {{"perm", ais({0, 2, 1, 3})}});
     x = L.emit_tmp(o, "Y_seq", "Reshape", {t, L.const_ints({0, 0, -1})});
   }
-  if (unbatched) x = L.emit_tmp(o, "unbatch", "Squeeze", {x, L.const_ints({1})});
-  else if (*bf) x = L.emit_tmp(o, "batch_first", "Transpose", {x}, {{"perm", ais({1, 0, 2})}});
-  auto finish = [&](const tj::Value* jo, int v) { L.set_ir(jo, L.emit("Identity", {v}, {Lowerer::ir_name(jo)})[0]); };
+  if (unbatched)
+    x = L.emit_tmp(o, "unbatch", "Squeeze", {x, L.const_ints({1})});
+  else if (*bf)
+    x = L.emit_tmp(o, "batch_first", "Transpose", {x}, {{"perm", ais({1, 0, 2})}});
+  auto finish = [&](const tj::Value* jo, int v) {
+    L.set_ir(jo, L.emit("Identity", {v}, {Lowerer::ir_name(jo)})[0]);
+  };
   finish(o, x);
   auto concat_states = [&](std::vector<int> v, const tj::Value* jo) {
     if (unbatched)
@@ -160,11 +171,16 @@ bool lower_cell(Lowerer& L, Node* n, const std::string& op) {
   if (!rank) return false;
   int x = L.as_ir(in(0));
   // [batch, in] -> [seq 1, batch, in]; unbatched [in] -> [1, 1, in].
-  x = L.emit_tmp(o, "seq", "Unsqueeze", {x, L.const_ints(*rank == 1 ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{0})});
-  auto unsq = [&](int v, const std::string& what) { return L.emit_tmp(o, what, "Unsqueeze", {v, L.const_ints({0})}); };
+  x = L.emit_tmp(o, "seq", "Unsqueeze",
+                 {x, L.const_ints(*rank == 1 ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{0})});
+  auto unsq = [&](int v, const std::string& what) {
+    return L.emit_tmp(o, what, "Unsqueeze", {v, L.const_ints({0})});
+  };
   std::vector<int> ins{x, unsq(w_ih, "W"), unsq(w_hh, "R")};
   bool bias = n->inputs().size() >= 6 && !Lowerer::is_none(in(4)) && !Lowerer::is_none(in(5));
-  if (bias) ins.push_back(unsq(L.emit_tmp(o, "bias", "Concat", {L.as_ir(in(4)), L.as_ir(in(5))}, {{"axis", ai(0)}}), "B"));
+  if (bias)
+    ins.push_back(
+        unsq(L.emit_tmp(o, "bias", "Concat", {L.as_ir(in(4)), L.as_ir(in(5))}, {{"axis", ai(0)}}), "B"));
   std::string onnx = op == "lstm_cell" ? "LSTM" : op == "gru_cell" ? "GRU" : "RNN";
   Attrs a = recurrent_attrs(op, whh.dims[1].value());
   a["torch_op"] = as("rnn_cell");  // a cell, not nn.RNN/GRU/LSTM: conventions.def CALL rows
@@ -173,7 +189,8 @@ bool lower_cell(Lowerer& L, Node* n, const std::string& op) {
   auto res = L.emit(onnx, ins, outs, a);
   // Y_h [dirs 1, batch, hidden] -> [batch, hidden] (unbatched: [hidden]).
   auto state = [&](int v, const tj::Value* jo) {
-    L.set_ir(jo, L.emit("Squeeze", {v, L.const_ints(*rank == 1 ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{0})},
+    L.set_ir(jo, L.emit("Squeeze",
+                        {v, L.const_ints(*rank == 1 ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{0})},
                         {Lowerer::ir_name(jo)})[0]);
   };
   state(res[1], n->output(0));

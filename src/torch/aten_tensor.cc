@@ -98,7 +98,8 @@ bool lower_flatten(Lowerer& L, Node* n, const std::string&) {
   auto s = norm_dim(L, x, L.in(n, 1)), e = norm_dim(L, x, L.in(n, 2));
   if (!s || !e) return false;
   auto rank = L.known_rank(x);
-  if (*s == 1 && rank && *e == *rank - 1) return L.emit_to(n->output(), "Flatten", {x.ir}, {{"axis", ai(1)}}), true;
+  if (*s == 1 && rank && *e == *rank - 1)
+    return L.emit_to(n->output(), "Flatten", {x.ir}, {{"axis", ai(1)}}), true;
   const tj::Value* o = n->output();
   int sh = L.emit_tmp(o, "shape", "Shape", {x.ir});
   int head = L.emit_tmp(o, "head", "Slice", {sh, L.const_ints({0}), L.const_ints({*s})});
@@ -146,7 +147,8 @@ bool lower_transpose(Lowerer& L, Node* n, const std::string& op) {
   } else if (auto r = L.known_rank(L.in(n, 0)); r && *r < 2) {
     return L.emit_to(n->output(), "Identity", {L.as_ir(L.in(n, 0))}), true;
   }
-  L.emit_to(n->output(), "TransposeDims", {L.as_ir(L.in(n, 0))}, {{"dim0", ai(a)}, {"dim1", ai(b)}}, "flopwise");
+  L.emit_to(n->output(), "TransposeDims", {L.as_ir(L.in(n, 0))}, {{"dim0", ai(a)}, {"dim1", ai(b)}},
+            "flopwise");
   return true;
 }
 
@@ -230,7 +232,8 @@ bool lower_split(Lowerer& L, Node* n, const std::string& op) {
       if (!k || *k <= 0) return false;
       for (int64_t i = 0; i < *k; ++i) sizes.push_back(*len / *k + (i < *len % *k ? 1 : 0));
     }
-  } else if (op == "split_with_sizes" || (op == "split" && n->input(1)->type()->kind() == c10::TypeKind::ListType)) {
+  } else if (op == "split_with_sizes" ||
+             (op == "split" && n->input(1)->type()->kind() == c10::TypeKind::ListType)) {
     auto s = L.known_ints(L.in(n, 1));
     if (!s) return false;
     sizes = *s;
@@ -321,12 +324,14 @@ bool lower_broadcast_tensors(Lowerer& L, Node* n, const std::string&) {
     xs.push_back(x);
   }
   const tj::Value* o = n->output();
-  for (size_t j = 0; j < xs.size(); ++j) shapes.push_back(L.emit_tmp(o, std::to_string(j) + "/shape", "Shape", {xs[j]}));
+  for (size_t j = 0; j < xs.size(); ++j)
+    shapes.push_back(L.emit_tmp(o, std::to_string(j) + "/shape", "Shape", {xs[j]}));
   std::vector<JV> outs;
   for (size_t i = 0; i < xs.size(); ++i) {
     int e = xs[i];
     for (size_t j = 0; j < xs.size(); ++j)
-      if (j != i) e = L.emit_tmp(o, std::to_string(i) + "/expand_" + std::to_string(j), "Expand", {e, shapes[j]});
+      if (j != i)
+        e = L.emit_tmp(o, std::to_string(i) + "/expand_" + std::to_string(j), "Expand", {e, shapes[j]});
     outs.push_back(JV::of_ir(e));
   }
   L.set(o, JV::list(std::move(outs)));
@@ -384,7 +389,8 @@ bool lower_flip(Lowerer& L, Node* n, const std::string&) {
   if (!dims) return false;
   std::vector<int64_t> starts(dims->size(), -1), ends(dims->size(), INT64_MIN), steps(dims->size(), -1);
   L.emit_to(n->output(), "Slice",
-            {L.as_ir(L.in(n, 0)), L.const_ints(starts), L.const_ints(ends), L.const_ints(*dims), L.const_ints(steps)});
+            {L.as_ir(L.in(n, 0)), L.const_ints(starts), L.const_ints(ends), L.const_ints(*dims),
+             L.const_ints(steps)});
   return true;
 }
 
@@ -397,7 +403,8 @@ bool lower_roll(Lowerer& L, Node* n, const std::string&) {
   int x = L.as_ir(L.in(n, 0));
   for (size_t k = 0; k < dims->size(); ++k) {
     int64_t s = (*shifts)[k], d = (*dims)[k];
-    int tail = L.emit_tmp(o, "tail", "Slice", {x, L.const_ints({-s}), L.const_ints({INT64_MAX}), L.const_ints({d})});
+    int tail =
+        L.emit_tmp(o, "tail", "Slice", {x, L.const_ints({-s}), L.const_ints({INT64_MAX}), L.const_ints({d})});
     int head = L.emit_tmp(o, "head", "Slice", {x, L.const_ints({0}), L.const_ints({-s}), L.const_ints({d})});
     x = k + 1 == dims->size() ? L.emit_to(o, "Concat", {tail, head}, {{"axis", ai(d)}})
                               : L.emit_tmp(o, "rolled", "Concat", {tail, head}, {{"axis", ai(d)}});
@@ -512,8 +519,8 @@ bool lower_index_put(Lowerer& L, Node* n, const std::string&) {
 bool lower_index_select(Lowerer& L, Node* n, const std::string& op) {
   auto dim = L.known_int(L.in(n, 1));
   if (!dim) return false;
-  L.emit_to(n->output(), op == "gather" ? "GatherElements" : "Gather", {L.as_ir(L.in(n, 0)), L.as_ir(L.in(n, 2))},
-            {{"axis", ai(*dim)}});
+  L.emit_to(n->output(), op == "gather" ? "GatherElements" : "Gather",
+            {L.as_ir(L.in(n, 0)), L.as_ir(L.in(n, 2))}, {{"axis", ai(*dim)}});
   return true;
 }
 
@@ -546,8 +553,10 @@ bool lower_arange(Lowerer& L, Node* n, const std::string&) {
 bool lower_scalar_tensor(Lowerer& L, Node* n, const std::string&) {
   const JV& x = L.in(n, 0);
   int v = -1;
-  if (auto k = L.known_num(x)) v = L.const_float(*k);
-  else if (x.kind == JV::ScalarIR) v = x.ir;
+  if (auto k = L.known_num(x))
+    v = L.const_float(*k);
+  else if (x.kind == JV::ScalarIR)
+    v = x.ir;
   if (v < 0) return false;
   L.emit_to(n->output(), "Identity", {v});
   return true;
@@ -590,7 +599,8 @@ bool lower_reduce(Lowerer& L, Node* n, const std::string& op) {
   if (!dims || !keep) return false;
   if (n->outputs().size() == 2) {  // max.dim / min.dim: values and indices
     L.emit_to(o, onnx.at(op), {x, L.const_ints(*dims)}, {{"keepdims", ai(*keep)}});
-    L.emit_to(n->output(1), op == "max" ? "ArgMax" : "ArgMin", {x}, {{"axis", ai((*dims)[0])}, {"keepdims", ai(*keep)}});
+    L.emit_to(n->output(1), op == "max" ? "ArgMax" : "ArgMin", {x},
+              {{"axis", ai((*dims)[0])}, {"keepdims", ai(*keep)}});
     return true;
   }
   L.emit_to(o, onnx.at(op), {x, L.const_ints(*dims)}, {{"keepdims", ai(*keep)}});
@@ -668,8 +678,8 @@ void register_aten_tensor(AtenTable& t) {
   t.add("broadcast_tensors", lower_broadcast_tensors);
   t.add("flip", lower_flip);
   t.add("roll", lower_roll);
-  t.add({"constant_pad_nd", "pad", "reflection_pad1d", "reflection_pad2d", "reflection_pad3d", "replication_pad1d",
-         "replication_pad2d", "replication_pad3d"},
+  t.add({"constant_pad_nd", "pad", "reflection_pad1d", "reflection_pad2d", "reflection_pad3d",
+         "replication_pad1d", "replication_pad2d", "replication_pad3d"},
         lower_pad);
   t.add({"zeros", "ones", "full", "empty", "rand", "randn", "new_zeros", "new_ones", "new_full", "new_empty",
          "zeros_like", "ones_like", "full_like", "empty_like", "rand_like", "randn_like", "fill", "zero"},

@@ -10,7 +10,6 @@
 
 namespace flopwise {
 
-
 namespace {
 
 std::optional<double> num(const c10::IValue& x) {
@@ -133,7 +132,8 @@ bool Lowerer::fold_known(tj::Node* n, const std::string& op) {
   if ((op == "__range_length") && xs.size() == 3 && xs[0].isInt() && xs[1].isInt() && xs[2].isInt()) {
     int64_t lo = xs[0].toInt(), hi = xs[1].toInt(), step = xs[2].toInt();
     if (step == 0) return false;
-    int64_t len = step > 0 ? (hi > lo ? (hi - lo + step - 1) / step : 0) : (lo > hi ? (lo - hi - step - 1) / -step : 0);
+    int64_t len =
+        step > 0 ? (hi > lo ? (hi - lo + step - 1) / step : 0) : (lo > hi ? (lo - hi - step - 1) / -step : 0);
     return result(c10::IValue(len));
   }
   if (op == "__derive_index" && xs.size() == 3 && xs[0].isInt() && xs[1].isInt() && xs[2].isInt())
@@ -181,7 +181,10 @@ bool Lowerer::fold_known(tj::Node* n, const std::string& op) {
     if (op == "abs") return out(std::fabs(a), all_int);
     if (op == "sqrt") return out(std::sqrt(a), false);
     if (op == "floor" || op == "ceil" || op == "round" || op == "trunc")
-      return out(op == "floor" ? std::floor(a) : op == "ceil" ? std::ceil(a) : op == "round" ? std::nearbyint(a) : std::trunc(a),
+      return out(op == "floor"   ? std::floor(a)
+                 : op == "ceil"  ? std::ceil(a)
+                 : op == "round" ? std::nearbyint(a)
+                                 : std::trunc(a),
                  true);
     if (op == "Int" || op == "IntImplicit") return out(std::trunc(a), true);
     if (op == "Float" || op == "FloatImplicit") return out(a, false);
@@ -204,11 +207,12 @@ std::optional<c10::IValue> Lowerer::facts_value(tj::Node* n, const std::string& 
   if (kind == "prim::layout") return c10::IValue(static_cast<int64_t>(c10::kStrided));
   if (kind == "prim::is_cuda" || kind == "prim::is_nested" || kind == "prim::is_sparse" ||
       kind == "prim::is_sparse_csr" || kind == "prim::is_mkldnn" || kind == "prim::is_quantized" ||
-      kind == "prim::is_meta" || kind == "prim::is_xpu" || kind == "prim::is_mps" || kind == "prim::is_vulkan" ||
-      kind == "prim::is_ort" || kind == "prim::is_ipu" || kind == "aten::is_grad_enabled" ||
-      kind == "aten::is_autocast_enabled" || kind == "aten::is_autocast_cpu_enabled" ||
-      kind == "aten::_is_any_autocast_enabled" || kind == "prim::is_tracing" || kind == "aten::is_tracing" ||
-      kind == "aten::has_torch_function" || kind == "aten::is_inference_mode_enabled")
+      kind == "prim::is_meta" || kind == "prim::is_xpu" || kind == "prim::is_mps" ||
+      kind == "prim::is_vulkan" || kind == "prim::is_ort" || kind == "prim::is_ipu" ||
+      kind == "aten::is_grad_enabled" || kind == "aten::is_autocast_enabled" ||
+      kind == "aten::is_autocast_cpu_enabled" || kind == "aten::_is_any_autocast_enabled" ||
+      kind == "prim::is_tracing" || kind == "aten::is_tracing" || kind == "aten::has_torch_function" ||
+      kind == "aten::is_inference_mode_enabled")
     return c10::IValue(false);
   if (kind == "aten::is_scripting") return c10::IValue(true);
   if (kind == "prim::requires_grad") {
@@ -280,7 +284,8 @@ JV Lowerer::attribute_value(const std::string& path, const c10::IValue& a) {
     for (const auto& x : xs) any_tensor = any_tensor || x.isTensor() || x.isObject();
     if (any_tensor) {
       std::vector<JV> items;
-      for (size_t i = 0; i < xs.size(); ++i) items.push_back(attribute_value(path + "." + std::to_string(i), xs[i]));
+      for (size_t i = 0; i < xs.size(); ++i)
+        items.push_back(attribute_value(path + "." + std::to_string(i), xs[i]));
       return JV::list(std::move(items));
     }
   }
@@ -318,8 +323,7 @@ bool Lowerer::lower_prim(tj::Node* n, const std::string& kind) {
     return lower_getitem(n);
   if (kind == "prim::NumToTensor" || kind == "aten::Int" || kind == "aten::Float" || kind == "aten::Bool" ||
       kind == "aten::ScalarImplicit" || kind == "aten::IntImplicit" || kind == "aten::FloatImplicit" ||
-      kind == "prim::unchecked_cast" || kind == "prim::data" ||
-      kind == "aten::list") {
+      kind == "prim::unchecked_cast" || kind == "prim::data" || kind == "aten::list") {
     JV j = get(n->input(0));
     if (j.kind == JV::Known || j.kind == JV::Tensor || j.kind == JV::ScalarIR || j.kind == JV::IntsIR ||
         j.kind == JV::List || j.kind == JV::Dict) {
@@ -347,8 +351,8 @@ bool Lowerer::lower_prim(tj::Node* n, const std::string& kind) {
     }
     return set_known(o, c10::IValue(r)), true;
   }
-  if (kind == "aten::warn" || kind == "prim::RaiseException" || kind == "prim::Print" || kind == "prim::SetAttr" ||
-      kind == "prim::Uninitialized")
+  if (kind == "aten::warn" || kind == "prim::RaiseException" || kind == "prim::Print" ||
+      kind == "prim::SetAttr" || kind == "prim::Uninitialized")
     return true;  // no value (a message, a raise, or a value only used where forward raises)
   if (auto f = facts_value(n, kind)) return set_known(o, *f), true;
   if (kind == "prim::isinstance") {
@@ -356,8 +360,10 @@ bool Lowerer::lower_prim(tj::Node* n, const std::string& kind) {
     const auto t = n->input(0)->type();
     bool any = false, all_known = true;
     for (const auto& ty : types) {
-      if (t->isSubtypeOf(*ty)) any = true;
-      else if (ty->isSubtypeOf(*t)) all_known = false;  // t is wider: the runtime value decides
+      if (t->isSubtypeOf(*ty))
+        any = true;
+      else if (ty->isSubtypeOf(*t))
+        all_known = false;  // t is wider: the runtime value decides
     }
     if (!any && !all_known) return false;
     return set_known(o, c10::IValue(any)), true;
@@ -381,13 +387,16 @@ bool Lowerer::lower_prim(tj::Node* n, const std::string& kind) {
     JV l = get(n->input(0));
     if (l.kind == JV::List) return set_known(o, c10::IValue(int64_t(l.items->size()))), true;
     if (auto d = as_dict(l)) return set_known(o, c10::IValue(int64_t(d->dict->size()))), true;
-    if (l.kind == JV::Known && l.iv.isList()) return set_known(o, c10::IValue(int64_t(l.iv.toListRef().size()))), true;
+    if (l.kind == JV::Known && l.iv.isList())
+      return set_known(o, c10::IValue(int64_t(l.iv.toListRef().size()))), true;
     if (l.kind == JV::IntsIR) return set_ir(o, emit("Size", {l.ir}, {ir_name(o)})[0], JV::ScalarIR), true;
     if (l.kind == JV::Known && l.iv.isTuple())
       return set_known(o, c10::IValue(int64_t(l.iv.toTupleRef().elements().size()))), true;
     if (l.kind == JV::Tensor) {  // len(tensor): its first dim
       int shape = emit("Shape", {l.ir}, {tmp(o, "shape")})[0];
-      return set_ir(o, emit("Gather", {shape, const_int(0)}, {ir_name(o)}, {{"axis", ai(0)}})[0], JV::ScalarIR), true;
+      return set_ir(o, emit("Gather", {shape, const_int(0)}, {ir_name(o)}, {{"axis", ai(0)}})[0],
+                    JV::ScalarIR),
+             true;
     }
     return false;
   }
@@ -402,8 +411,10 @@ bool Lowerer::lower_prim(tj::Node* n, const std::string& kind) {
     };
     auto na = none_state(a), nb = none_state(b);
     std::optional<bool> same;
-    if (na && nb && (*na || *nb)) same = *na && *nb;
-    else if (na && nb && a.ir >= 0 && b.ir >= 0) same = a.ir == b.ir;
+    if (na && nb && (*na || *nb))
+      same = *na && *nb;
+    else if (na && nb && a.ir >= 0 && b.ir >= 0)
+      same = a.ir == b.ir;
     if (!same) return false;
     return set_known(o, c10::IValue(kind == "aten::__is__" ? *same : !*same)), true;
   }
@@ -420,7 +431,9 @@ bool Lowerer::lower_prim(tj::Node* n, const std::string& kind) {
     if (all_known) return false;  // constants: fold_known computes the bool
     for (auto* i : n->inputs()) ins.push_back(as_ir(get(i)));
     std::string op = kind == "aten::__not__" ? "Not" : kind == "aten::__and__" ? "And" : "Or";
-    auto cast_bool = [&](int v) { return emit("Cast", {v}, {tmp(o, "bool")}, {{"to", ai(int64_t(DType::Bool))}})[0]; };
+    auto cast_bool = [&](int v) {
+      return emit("Cast", {v}, {tmp(o, "bool")}, {{"to", ai(int64_t(DType::Bool))}})[0];
+    };
     for (auto& x : ins) x = cast_bool(x);
     return set_ir(o, emit(op, ins, {ir_name(o)})[0], JV::ScalarIR), true;
   }
@@ -443,7 +456,8 @@ bool Lowerer::lower_prim(tj::Node* n, const std::string& kind) {
     } else {
       auto at = known_int(get(n->input(1)));
       if (!at) return false;
-      int64_t sz = static_cast<int64_t>(l.items->size()), i = *at < 0 ? std::max<int64_t>(0, *at + sz) : std::min(*at, sz);
+      int64_t sz = static_cast<int64_t>(l.items->size()),
+              i = *at < 0 ? std::max<int64_t>(0, *at + sz) : std::min(*at, sz);
       l.items->insert(l.items->begin() + i, get(n->input(2)));
     }
     if (o) set(o, l);
@@ -515,9 +529,12 @@ bool Lowerer::lower_prim(tj::Node* n, const std::string& kind) {
     const JV& d = *dd;
     std::vector<JV> xs;
     for (const auto& kv : *d.dict) {
-      if (kind == "aten::keys") xs.push_back(JV::known(kv.first));
-      else if (kind == "aten::values") xs.push_back(kv.second);
-      else xs.push_back(JV::list({JV::known(kv.first), kv.second}));
+      if (kind == "aten::keys")
+        xs.push_back(JV::known(kv.first));
+      else if (kind == "aten::values")
+        xs.push_back(kv.second);
+      else
+        xs.push_back(JV::list({JV::known(kv.first), kv.second}));
     }
     return set(o, JV::list(std::move(xs))), true;
   }
@@ -551,10 +568,12 @@ bool Lowerer::lower_prim(tj::Node* n, const std::string& kind) {
       return set_ir(o, r, JV::IntsIR), true;
     }
     std::vector<JV> xs;
-    if (l.kind == JV::List) xs = *l.items;
+    if (l.kind == JV::List)
+      xs = *l.items;
     else if (l.kind == JV::Known && l.iv.isList())
       for (const auto& x : l.iv.toListRef()) xs.push_back(JV::known(x));
-    else return false;
+    else
+      return false;
     int64_t sz = static_cast<int64_t>(xs.size());
     auto norm = [&](const JV& j, int64_t dflt) -> std::optional<int64_t> {
       if (is_none(j)) return dflt;

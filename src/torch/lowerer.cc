@@ -15,7 +15,6 @@
 
 namespace flopwise {
 
-
 namespace {
 constexpr int64_t kMaxUnrolledNodes = 1000000;  // a prim::Loop unrolled past this is left unsupported
 
@@ -46,7 +45,8 @@ void Lowerer::run() {
     g_.inputs.push_back(vi);
     env_[ins[i]] = JV::of_ir(vi);
   }
-  for (const auto& np : p_.module.named_parameters(true)) param_names_.emplace(np.value.unsafeGetTensorImpl(), np.name);
+  for (const auto& np : p_.module.named_parameters(true))
+    param_names_.emplace(np.value.unsafeGetTensorImpl(), np.name);
   for (const auto& nb : p_.module.named_buffers(true)) {
     param_names_.emplace(nb.value.unsafeGetTensorImpl(), nb.name);
     is_buffer_.emplace(nb.value.unsafeGetTensorImpl(), true);
@@ -58,7 +58,8 @@ void Lowerer::run() {
   for (const auto& np : p_.module.named_parameters(true))
     if (!param_ir_.count(np.value.unsafeGetTensorImpl())) unused += np.value.numel();
   if (unused > 0)
-    m_.warnings.push_back(std::to_string(unused) + " parameter elements are not used by forward (not counted)");
+    m_.warnings.push_back(std::to_string(unused) +
+                          " parameter elements are not used by forward (not counted)");
 }
 
 void Lowerer::lower_block(tj::Block* b) {
@@ -92,7 +93,8 @@ void Lowerer::lower(tj::Node* n) {
     }
     if (lowered) {
       // An in-place op returns the tensor it mutated: later readers of its input see the result.
-      if (inplace && !n->outputs().empty() && env_.count(n->output(0))) env_[n->input(0)] = env_[n->output(0)];
+      if (inplace && !n->outputs().empty() && env_.count(n->output(0)))
+        env_[n->input(0)] = env_[n->output(0)];
       return;
     }
   }
@@ -247,7 +249,8 @@ int Lowerer::pack_ints(const JV& j) {
   if (j.kind == JV::IntsIR) return j.ir;
   if (j.kind == JV::Known && j.iv.isIntList()) return const_ints(j.iv.toIntVector());
   if (j.kind == JV::Known && j.iv.isInt()) return const_ints({j.iv.toInt()});
-  if (j.kind == JV::ScalarIR || j.kind == JV::Tensor) return emit("PackScalars", {j.ir}, {"pack"}, {}, "flopwise")[0];
+  if (j.kind == JV::ScalarIR || j.kind == JV::Tensor)
+    return emit("PackScalars", {j.ir}, {"pack"}, {}, "flopwise")[0];
   if (j.kind != JV::List) return -1;
   if (auto k = known_ints(j)) return const_ints(*k);
   std::vector<int> ins;
@@ -421,8 +424,8 @@ int Lowerer::emit_to(const tj::Value* o, const std::string& op, const std::vecto
   return r;
 }
 
-int Lowerer::emit_tmp(const tj::Value* o, const std::string& what, const std::string& op, const std::vector<int>& ins,
-                      Attrs attrs, const std::string& domain, int opset) {
+int Lowerer::emit_tmp(const tj::Value* o, const std::string& what, const std::string& op,
+                      const std::vector<int>& ins, Attrs attrs, const std::string& domain, int opset) {
   return emit(op, ins, {tmp(o, what)}, std::move(attrs), domain, opset)[0];
 }
 
@@ -466,9 +469,11 @@ void Lowerer::add_outputs(const JV& j) {
 void Lowerer::keep_unsupported(tj::Node* n) {
   std::string kind = n->kind().toQualString();
   if (std::getenv("FLOPWISE_DEBUG_LOWERING")) {  // developers: which node, and what its inputs were
-    static const char* kinds[] = {"unknown", "tensor", "scalar", "ints", "known", "list", "dict", "module", "split"};
+    static const char* kinds[] = {"unknown", "tensor", "scalar", "ints", "known",
+                                  "list",    "dict",   "module", "split"};
     std::cerr << "unsupported in '" << scope() << "': " << *n;
-    for (auto* i : n->inputs()) std::cerr << "  input %" << i->debugName() << ": " << kinds[get(i).kind] << "\n";
+    for (auto* i : n->inputs())
+      std::cerr << "  input %" << i->debugName() << ": " << kinds[get(i).kind] << "\n";
   }
   if (!n->blocks().empty()) {
     // Control flow that depends on runtime values: listed as unsupported, and the nodes inside its blocks
@@ -531,9 +536,9 @@ void Lowerer::lower_loop(tj::Node* n) {
     cond = known_bool(get(body->outputs()[0]));
     for (size_t j = 0; j < carried.size(); ++j) carried[j] = get(body->outputs()[j + 1]);
     if (!cond) {
-      m_.warnings.push_back("prim::Loop in scope '" + scope() + "': whether iteration " + std::to_string(it + 2) +
-                            " runs depends on data; iterations after " + std::to_string(it + 1) +
-                            " are not counted");
+      m_.warnings.push_back("prim::Loop in scope '" + scope() + "': whether iteration " +
+                            std::to_string(it + 2) + " runs depends on data; iterations after " +
+                            std::to_string(it + 1) + " are not counted");
       for (auto& c : carried) c = JV();
       break;
     }

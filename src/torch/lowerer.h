@@ -80,7 +80,7 @@ class Lowerer {
   JV& in(tj::Node* n, size_t i) { return get(n->input(i)); }
   JV* arg(tj::Node* n, const std::string& schema_name);  // input by schema argument name
 
-  int as_ir(const JV& j);     // as a tensor operand (scalars and int lists become constants); -1: cannot
+  int as_ir(const JV& j);      // as a tensor operand (scalars and int lists become constants); -1: cannot
   int pack_ints(const JV& j);  // an int list (known, runtime or mixed) as a 1-D int64 value; -1: cannot
   // Values known at import: constants, attributes, and scalars whose contents the shape pass computed
   // (sizes of tensors with known shapes), so shape arithmetic folds as the model's own Python would.
@@ -88,7 +88,7 @@ class Lowerer {
   std::optional<double> known_num(const JV& j);
   std::optional<std::vector<int64_t>> known_ints(const JV& j);
   std::optional<std::vector<double>> known_doubles(const JV& j);
-  std::optional<c10::IValue> known_value(const JV& j);  // Known, a known scalar, or a list of known items
+  std::optional<c10::IValue> known_value(const JV& j);     // Known, a known scalar, or a list of known items
   std::optional<std::vector<JV>> list_items(const JV& j);  // a list's items (an IR int list element-wise)
   static bool is_none(const JV& j) { return j.kind == JV::Known && j.iv.isNone(); }
   static bool is_tensor(const JV& j) { return j.kind == JV::Tensor; }
@@ -106,14 +106,15 @@ class Lowerer {
   int tensor_const(const at::Tensor& t);
 
   // Emits one IR node in the current jit node's scope.
-  std::vector<int> emit(const std::string& op, const std::vector<int>& ins, const std::vector<std::string>& outs,
-                        Attrs attrs = {}, const std::string& domain = "", int opset = 0);
+  std::vector<int> emit(const std::string& op, const std::vector<int>& ins,
+                        const std::vector<std::string>& outs, Attrs attrs = {},
+                        const std::string& domain = "", int opset = 0);
   // Emits an op whose single output is jit output `o` (a tensor), and binds `o` to it.
   int emit_to(const tj::Value* o, const std::string& op, const std::vector<int>& ins, Attrs attrs = {},
               const std::string& domain = "", int opset = 0);
   // Emits an op with one output named after `o` plus `what`, not bound to any jit value.
-  int emit_tmp(const tj::Value* o, const std::string& what, const std::string& op, const std::vector<int>& ins,
-               Attrs attrs = {}, const std::string& domain = "", int opset = 0);
+  int emit_tmp(const tj::Value* o, const std::string& what, const std::string& op,
+               const std::vector<int>& ins, Attrs attrs = {}, const std::string& domain = "", int opset = 0);
   void set(const tj::Value* o, JV j) { env_[o] = std::move(j); }
   void set_known(const tj::Value* o, c10::IValue iv) { env_[o] = JV::known(std::move(iv)); }
   void set_ir(const tj::Value* o, int ir, JV::Kind k = JV::Tensor) { env_[o] = JV::of_ir(ir, k); }

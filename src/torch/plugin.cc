@@ -16,10 +16,8 @@ void write_err(const std::string& msg, char* err, size_t errlen) {
 }
 }  // namespace
 
-extern "C" __attribute__((visibility("default"))) int flopwise_torch_import(const char* path,
-                                                                            const flopwise::InferOptions* pins,
-                                                                            flopwise::Model* out, char* err,
-                                                                            size_t errlen) {
+extern "C" __attribute__((visibility("default"))) int flopwise_torch_import(
+    const char* path, const flopwise::InferOptions* pins, flopwise::Model* out, char* err, size_t errlen) {
   using namespace flopwise;
   try {
     InferOptions none;
@@ -27,8 +25,8 @@ extern "C" __attribute__((visibility("default"))) int flopwise_torch_import(cons
     Model m;
     m.path = path;
     m.format = "torchscript";
-    m.producer =
-        std::string("pytorch ") + std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR);
+    m.producer = std::string("pytorch ") + std::to_string(TORCH_VERSION_MAJOR) + "." +
+                 std::to_string(TORCH_VERSION_MINOR);
     m.opsets[""] = kTorchOpset;
     m.opsets["flopwise"] = 1;
     m.graph.name = clean_class(p.module.type()->name()->qualifiedName());

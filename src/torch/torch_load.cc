@@ -76,7 +76,8 @@ struct Evaluator {
       if (!x) {
         // `x is None` is known when x's static type cannot be None.
         if ((k == c10::aten::__is__ || k == c10::aten::__isnot__) &&
-            i->type()->kind() != c10::TypeKind::NoneType && i->type()->kind() != c10::TypeKind::OptionalType) {
+            i->type()->kind() != c10::TypeKind::NoneType &&
+            i->type()->kind() != c10::TypeKind::OptionalType) {
           in.push_back(c10::IValue(std::string("<not none>")));
           continue;
         }
@@ -180,8 +181,8 @@ InputError load_error(const std::string& path, const std::string& what) {
   }
   if (what.find("PytorchStreamReader") != std::string::npos || what.find("hasRecord") != std::string::npos ||
       what.find("constants.pkl") != std::string::npos || what.find("data.pkl") != std::string::npos) {
-    return InputError(path + ": a zip archive but not a TorchScript module (no torch.jit.save records: " + msg +
-                      ")");
+    return InputError(
+        path + ": a zip archive but not a TorchScript module (no torch.jit.save records: " + msg + ")");
   }
   return InputError(path + ": LibTorch cannot load it: " + msg);
 }
@@ -315,8 +316,8 @@ std::vector<std::pair<std::string, std::string>> module_scope(
 
 std::vector<ModuleDecl> module_tree(const tj::Module& root) {
   std::vector<ModuleDecl> out;
-  // One id per stored tensor: a tied parameter is the same storage at the same offset, shape and strides in every
-  // module holding it (the archive pickles each storage once).
+  // One id per stored tensor: a tied parameter is the same storage at the same offset, shape and strides in
+  // every module holding it (the archive pickles each storage once).
   std::map<std::tuple<const void*, int64_t, std::vector<int64_t>, std::vector<int64_t>>, int64_t> ids;
   // Pre-order with an explicit stack (children pushed in reverse so the first registered is visited first).
   std::vector<std::pair<std::string, tj::Module>> stack{{"", root}};
@@ -330,14 +331,15 @@ std::vector<ModuleDecl> module_tree(const tj::Module& root) {
     for (const auto& p : m.named_parameters(/*recurse=*/false)) {
       const at::Tensor& t = p.value;
       if (!t.defined()) continue;
-      auto key = std::make_tuple(t.has_storage() ? t.storage().data() : static_cast<const void*>(t.unsafeGetTensorImpl()),
-                                 static_cast<int64_t>(t.has_storage() ? t.storage_offset() : 0), t.sizes().vec(),
-                                 t.strides().vec());
+      auto key = std::make_tuple(
+          t.has_storage() ? t.storage().data() : static_cast<const void*>(t.unsafeGetTensorImpl()),
+          static_cast<int64_t>(t.has_storage() ? t.storage_offset() : 0), t.sizes().vec(), t.strides().vec());
       auto it = ids.try_emplace(std::move(key), static_cast<int64_t>(ids.size())).first;
       d.params.emplace_back(it->second, t.numel());
     }
     std::vector<std::pair<std::string, tj::Module>> children;
-    for (const auto& c : m.named_children()) children.emplace_back(path.empty() ? c.name : path + "." + c.name, c.value);
+    for (const auto& c : m.named_children())
+      children.emplace_back(path.empty() ? c.name : path + "." + c.name, c.value);
     for (auto it = children.rbegin(); it != children.rend(); ++it) stack.push_back(std::move(*it));
     out.push_back(std::move(d));
   }
@@ -395,7 +397,8 @@ void inline_call(tj::Node* n, tj::GraphFunction* fn, tj::Graph& callee) {
   std::decay_t<decltype(std::declval<tj::InlinedCallStack&>().module_instance())> instance;
   bool found = false;
   for (tj::Node* m = before->next(); m != after && !found; m = m->next())
-    if (auto cs = m->callstack(); cs && (*cs)->function() == fn) instance = (*cs)->module_instance(), found = true;
+    if (auto cs = m->callstack(); cs && (*cs)->function() == fn)
+      instance = (*cs)->module_instance(), found = true;
   if (!found && method) return;  // nothing inserted carries the instance
   std::unordered_map<tj::InlinedCallStack*, tj::InlinedCallStackPtr> framed;  // shared tails stay shared
   std::function<void(tj::Block*)> frame_block = [&](tj::Block* b) {
@@ -496,16 +499,16 @@ Prepared prepare(const std::string& path, const InferOptions& pins) {
     bool pinned = apply_pins(d, pins, positional, tensor);
     if (!tensor && !named && !pinned) {
       if (!arg || !arg->default_value())
-        throw InputError(path + ": forward argument '" + d.name + "' is not a tensor (" + ins[i]->type()->str() +
-                         ") and has no default; only tensor inputs can be given");
+        throw InputError(path + ": forward argument '" + d.name + "' is not a tensor (" +
+                         ins[i]->type()->str() + ") and has no default; only tensor inputs can be given");
       d.value = *arg->default_value();
       p.inputs.push_back(d);
       continue;
     }
     if (!d.shape)
       throw UsageError(path + ": input '" + d.name +
-                       "' has no recorded shape (a scripted module keeps none): give it with --input " + d.name +
-                       ":SHAPE[:dtype] or --input SHAPE for the inputs in order");
+                       "' has no recorded shape (a scripted module keeps none): give it with --input " +
+                       d.name + ":SHAPE[:dtype] or --input SHAPE for the inputs in order");
     p.inputs.push_back(d);
   }
   return p;

@@ -1,8 +1,8 @@
 // src/torch/torch_load.h — loading a TorchScript archive and preparing the graph the lowering reads.
 // Owns: torch::jit::load (eval mode), choosing the forward method (or the overload a scripted
-// nn.LSTM/GRU compiles to), inlining the graphs as saved, resolving prim::If on facts known without shapes (constants,
-// attributes, None-ness, branches that only raise), and the forward inputs (recorded example inputs,
-// pins, defaults of optional arguments). Throws InputError / UsageError with one line. Sees LibTorch.
+// nn.LSTM/GRU compiles to), inlining the graphs as saved, resolving prim::If on facts known without shapes
+// (constants, attributes, None-ness, branches that only raise), and the forward inputs (recorded example
+// inputs, pins, defaults of optional arguments). Throws InputError / UsageError with one line. Sees LibTorch.
 #pragma once
 
 #include <torch/script.h>
@@ -28,9 +28,9 @@ struct InputDecl {
 
 struct Prepared {
   torch::jit::Module module;
-  std::string method;                       // "forward", or the overload chosen ("forward__0")
+  std::string method;                        // "forward", or the overload chosen ("forward__0")
   std::shared_ptr<torch::jit::Graph> graph;  // the method's graph, inlined, static Ifs resolved
-  std::vector<InputDecl> inputs;            // graph inputs after self
+  std::vector<InputDecl> inputs;             // graph inputs after self
   std::vector<std::string> warnings;
 };
 

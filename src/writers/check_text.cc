@@ -153,5 +153,4 @@ void write_check_junit(std::ostream& os, const CheckResult& r) {
   os << "</testsuites>\n";
 }
 
-
 }  // namespace flopwise

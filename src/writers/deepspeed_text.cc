@@ -16,7 +16,8 @@ namespace flopwise {
 
 namespace {
 
-// Python's str(round(x, 2)): two decimals at most, trailing zeros dropped, one kept ("12.6", "4.0", "1031.3").
+// Python's str(round(x, 2)): two decimals at most, trailing zeros dropped, one kept ("12.6", "4.0",
+// "1031.3").
 std::string py_round2(double x) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.2f", std::nearbyint(x * 100.0) / 100.0);
@@ -63,10 +64,12 @@ void ds_line(std::ostream& os, const std::string& k, const std::string& v) {
   os << key << "  " << v << "\n";
 }
 
-void ds_tree(std::ostream& os, const ScopeNode& s, const Totals& total, int max_d, const std::string& indent) {
-  const std::string figures = ds_params(s.cost.params) + ", " + ds_pct(s.cost.params, total.params) + " Params, " +
-                              ds_macs(s.cost.macs) + ", " + ds_pct(s.cost.macs, total.macs) + " MACs" +
-                              (s.cost.uncounted ? ", " + std::to_string(s.cost.uncounted) + " nodes not counted" : "");
+void ds_tree(std::ostream& os, const ScopeNode& s, const Totals& total, int max_d,
+             const std::string& indent) {
+  const std::string figures =
+      ds_params(s.cost.params) + ", " + ds_pct(s.cost.params, total.params) + " Params, " +
+      ds_macs(s.cost.macs) + ", " + ds_pct(s.cost.macs, total.macs) + " MACs" +
+      (s.cost.uncounted ? ", " + std::to_string(s.cost.uncounted) + " nodes not counted" : "");
   const std::string head = std::string(s.depth == 0 ? "" : "(" + s.label + "): ") + std::string(scope_key(s));
   if (s.children.empty()) {
     os << indent << head << "(" << figures << ")\n";
@@ -99,15 +102,18 @@ void write_deepspeed_text(std::ostream& os, const Report& r, const TextOptions& 
   ds_line(os, "fwd MACs per GPU:", ds_num(t.macs));
   ds_line(os, "fwd flops per GPU:", ds_num(t.flops));
   ds_line(os, "fwd flops of model = fwd flops per GPU * mp_size:", ds_num(t.flops));
-  os << "Note: MACs are the profiler's own figure, not flopwise's (README, Counting conventions): F.linear and "
+  os << "Note: MACs are the profiler's own figure, not flopwise's (README, Counting conventions): F.linear "
+        "and "
         "F.conv products plus the input elements of F.softmax, activations, norms and pools; torch.matmul 0; "
         "flops = 2 x MACs.\n";
   for (const DataDepSymbol& d : r.symbols)
     os << "Note: data-dependent size " << d.bounds_text()
-       << (d.value ? " = " + std::to_string(*d.value) + " (--dim)" : std::string(": bind it with --dim ") + d.name + "=N")
+       << (d.value ? " = " + std::to_string(*d.value) + " (--dim)"
+                   : std::string(": bind it with --dim ") + d.name + "=N")
        << " (" << d.op << (d.scope.empty() ? "" : " in " + d.scope) << ")\n";
   if (t.uncounted)
-    os << "Note: " << t.uncounted << " node(s) not counted: the figures are lower bounds (see the warnings).\n";
+    os << "Note: " << t.uncounted
+       << " node(s) not counted: the figures are lower bounds (see the warnings).\n";
 
   os << "\n----------------------------- Aggregated Profile per GPU -----------------------------\n";
   os << "Top " << opts.top << " modules in terms of params, MACs or fwd latency at different model depths:\n";
@@ -134,7 +140,8 @@ void write_deepspeed_text(std::ostream& os, const Report& r, const TextOptions& 
     auto top = [&](const char* what, const std::vector<Count>& v, std::string (*fmt)(const Count&)) {
       std::vector<size_t> order(keys.size());
       for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-      std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return rank_value(v[a]) > rank_value(v[b]); });
+      std::stable_sort(order.begin(), order.end(),
+                       [&](size_t a, size_t b) { return rank_value(v[a]) > rank_value(v[b]); });
       order.resize(std::min<size_t>(order.size(), static_cast<size_t>(std::max(opts.top, 0))));
       os << "    " << what << " - {";
       for (size_t i = 0; i < order.size(); ++i)

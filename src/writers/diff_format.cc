@@ -93,7 +93,6 @@ std::vector<const DiffEntry*> listed(const std::vector<DiffEntry>& v, bool scope
   return out;
 }
 
-
 // Display width of UTF-8 text (code points; "Δ" is one column).
 size_t width(const std::string& s) {
   size_t n = 0;

@@ -26,8 +26,14 @@ json figs(const std::optional<Figures>& f) {
 json entries(const std::vector<DiffEntry>& es) {
   json out = json::array();
   for (const auto& e : es)
-    out.push_back({{"name", e.name}, {"a_name", e.a_name}, {"cls", e.cls}, {"status", status_name(e.status)},
-                   {"depth", e.depth}, {"a", figs(e.a)}, {"b", figs(e.b)}, {"d", figs(e.delta)}});
+    out.push_back({{"name", e.name},
+                   {"a_name", e.a_name},
+                   {"cls", e.cls},
+                   {"status", status_name(e.status)},
+                   {"depth", e.depth},
+                   {"a", figs(e.a)},
+                   {"b", figs(e.b)},
+                   {"d", figs(e.delta)}});
   return out;
 }
 
@@ -107,11 +113,20 @@ if (location.hash === "#selftest") {
 
 void write_diff_html(std::ostream& os, const Diff& d) {
   json shapes = json::array();
-  for (const auto& s : d.shape_changes) shapes.push_back({{"kind", s.kind}, {"name", s.name}, {"node", s.node}, {"a", s.a}, {"b", s.b}});
-  json data = {{"a_path", d.a_path}, {"b_path", d.b_path}, {"a", figs(d.a)}, {"b", figs(d.b)}, {"delta", figs(d.delta)},
-               {"scopes", entries(d.scopes)}, {"ops", entries(d.op_types)}, {"shapes", shapes}};
-  html::write_page(os, kPage, {{"__BASE_STYLE__", html::kBaseStyle}, {"__COMMON_JS__", html::kCommonJs},
-                               {"__DATA__", html::script_json(json_text(data))}});
+  for (const auto& s : d.shape_changes)
+    shapes.push_back({{"kind", s.kind}, {"name", s.name}, {"node", s.node}, {"a", s.a}, {"b", s.b}});
+  json data = {{"a_path", d.a_path},
+               {"b_path", d.b_path},
+               {"a", figs(d.a)},
+               {"b", figs(d.b)},
+               {"delta", figs(d.delta)},
+               {"scopes", entries(d.scopes)},
+               {"ops", entries(d.op_types)},
+               {"shapes", shapes}};
+  html::write_page(os, kPage,
+                   {{"__BASE_STYLE__", html::kBaseStyle},
+                    {"__COMMON_JS__", html::kCommonJs},
+                    {"__DATA__", html::script_json(json_text(data))}});
 }
 
 }  // namespace flopwise

@@ -32,8 +32,10 @@ const std::vector<Format>& formats() {
       {"text", "", "", bits({O::Report, O::Sweep, O::Generate, O::Diff, O::RunDiff, O::Check, O::Run}), text},
       {"json", "", "", bits({O::Report, O::Sweep, O::Generate, O::Diff, O::RunDiff, O::Run}), json},
       {"csv", "", "", bits({O::Report, O::Sweep}), csv},
-      {"markdown", "md", "", bits({O::Report, O::Sweep, O::Generate, O::Diff, O::RunDiff, O::Check}), markdown},
-      {"html", "", "one self-contained page", bits({O::Report, O::Sweep, O::Generate, O::Diff, O::Run}), html},
+      {"markdown", "md", "", bits({O::Report, O::Sweep, O::Generate, O::Diff, O::RunDiff, O::Check}),
+       markdown},
+      {"html", "", "one self-contained page", bits({O::Report, O::Sweep, O::Generate, O::Diff, O::Run}),
+       html},
       {"netron", "", "an attachment Netron shows beside the model", bits({O::Report}), netron},
   };
   return table;

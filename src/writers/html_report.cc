@@ -11,14 +11,14 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "flopwise/json_text.h"
 #include "flopwise/attention.h"
+#include "flopwise/json_text.h"
 #include "flopwise/llm.h"
 #include "flopwise/moe.h"
 #include "flopwise/peak_memory.h"
-#include "flopwise/writers.h"
 #include "flopwise/roofline.h"
 #include "flopwise/sweep.h"
+#include "flopwise/writers.h"
 #include "html_page.h"
 
 namespace flopwise {
@@ -48,10 +48,16 @@ json scope_json(const ScopeNode& s, const std::map<std::string, double>* latency
   json j = {{"name", s.name},
             {"label", s.label},
             {"cls", s.cls},
-            {"v", {{"flops", sized(s.cost.flops)}, {"params", sized(s.cost.params)}, {"macs", sized(s.cost.macs)},
-                   {"memory", sized(s.cost.memory_bytes)}}},
-            {"t", {{"flops", text(s.cost.flops)}, {"params", text(s.cost.params)}, {"macs", text(s.cost.macs)},
-                   {"memory", text(s.cost.memory_bytes)}}},
+            {"v",
+             {{"flops", sized(s.cost.flops)},
+              {"params", sized(s.cost.params)},
+              {"macs", sized(s.cost.macs)},
+              {"memory", sized(s.cost.memory_bytes)}}},
+            {"t",
+             {{"flops", text(s.cost.flops)},
+              {"params", text(s.cost.params)},
+              {"macs", text(s.cost.macs)},
+              {"memory", text(s.cost.memory_bytes)}}},
             {"children", ch}};
   if (latency) {
     auto it = latency->find(s.name);
@@ -240,11 +246,20 @@ std::string html_escape(const std::string& s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -252,25 +267,30 @@ std::string html_escape(const std::string& s) {
 
 }  // namespace
 
-void write_html(std::ostream& os, const Report& r, const Sweep* sweep, const std::map<std::string, double>* latency_ms) {
+void write_html(std::ostream& os, const Report& r, const Sweep* sweep,
+                const std::map<std::string, double>* latency_ms) {
   bool symbolic = false;
   for (const Count* c : {&r.totals.params, &r.totals.macs, &r.totals.flops, &r.totals.memory_bytes})
     symbolic = symbolic || c->symbolic();
   json summary = json::array();
-  auto row = [&summary](const std::string& k, const std::string& v) { summary.push_back(json::array({k, v})); };
+  auto row = [&summary](const std::string& k, const std::string& v) {
+    summary.push_back(json::array({k, v}));
+  };
   row("model", r.path + " (" + r.format + (r.producer.empty() ? "" : ", " + r.producer) + ")");
   for (const auto& [name, t] : r.inputs) row("input " + name, t.second.str() + " " + dtype_name(t.first));
   row("params", human(r.totals.params));
   for (const auto& d : r.by_dtype) {
     if (d.params != Count{})
-      row(std::string("params ") + dtype_name(d.dtype), human(d.params) + " (" + human(d.weight_bytes) + "B)");
+      row(std::string("params ") + dtype_name(d.dtype),
+          human(d.params) + " (" + human(d.weight_bytes) + "B)");
     if (d.macs != Count{}) row(std::string("MACs ") + dtype_name(d.dtype), human(d.macs));
   }
   row("MACs", (r.totals.uncounted ? ">= " : "") + human(r.totals.macs));
   row("FLOPs", (r.totals.uncounted ? ">= " : "") + human(r.totals.flops));
   row("memory bytes", (r.totals.uncounted ? ">= " : "") + human(r.totals.memory_bytes));
   if (r.peak_memory) {
-    row("peak activation memory", (r.peak_memory->unknown_tensors ? ">= " : "") + human(r.peak_memory->peak) + "B");
+    row("peak activation memory",
+        (r.peak_memory->unknown_tensors ? ">= " : "") + human(r.peak_memory->peak) + "B");
     row("weights / KV cache", human(r.peak_memory->weights) + "B / " + human(r.peak_memory->kv_cache) + "B");
     row("activations saved for training (estimate)", human(r.peak_memory->saved_for_training) + "B");
   }
@@ -278,30 +298,38 @@ void write_html(std::ostream& os, const Report& r, const Sweep* sweep, const std
     char buf[64];
     std::snprintf(buf, sizeof buf, "%.4g ms", r.roofline->total.seconds * 1e3);
     row("latency lower bound (" + r.roofline->hw.name + ")",
-        buf + (r.roofline->unbounded_nodes ? " (" + std::to_string(r.roofline->unbounded_nodes) + " nodes not bounded)"
-                                            : std::string()));
+        buf + (r.roofline->unbounded_nodes
+                   ? " (" + std::to_string(r.roofline->unbounded_nodes) + " nodes not bounded)"
+                   : std::string()));
   }
   if (r.causal)
     row("causal attention (--causal)",
         std::to_string(r.causal->products) + " products, " + human(r.causal->macs_skipped) + " MACs skipped");
   if (r.moe) {
-    row("MoE", "top-" + std::to_string(r.moe->top_k) + " of " + std::to_string(r.moe->experts) + " experts, " +
-                   std::to_string(r.moe->layers.size()) + " layers");
-    row("MoE activated params / MACs",
-        human(r.moe->activated_params) + " / " + (r.moe->dense ? human(r.moe->activated_macs) : std::string("?")));
+    row("MoE", "top-" + std::to_string(r.moe->top_k) + " of " + std::to_string(r.moe->experts) +
+                   " experts, " + std::to_string(r.moe->layers.size()) + " layers");
+    row("MoE activated params / MACs", human(r.moe->activated_params) + " / " +
+                                           (r.moe->dense ? human(r.moe->activated_macs) : std::string("?")));
   }
   if (r.llm)
     for (const auto& [k, v] : llm_summary_rows(*r.llm)) row(k, v);
   for (const auto& a : r.aliases) row("dim alias", a.text());
   for (size_t i = 0; i < r.symbols.size() && i < 8; ++i)  // the first few, as in text
-    row("data-dependent size", r.symbols[i].bounds_text() + " (" + r.symbols[i].op + " '" + r.symbols[i].node + "')");
-  if (r.symbols.size() > 8) row("data-dependent size", "and " + std::to_string(r.symbols.size() - 8) + " more");
+    row("data-dependent size",
+        r.symbols[i].bounds_text() + " (" + r.symbols[i].op + " '" + r.symbols[i].node + "')");
+  if (r.symbols.size() > 8)
+    row("data-dependent size", "and " + std::to_string(r.symbols.size() - 8) + " more");
   for (const auto& a : r.assumptions) row("assumed", a.text() + " (node " + a.node + ")");
   for (const auto& w : r.warnings) row("warning", w);
   json ops = json::array();
-  for (const auto& o : r.op_types) ops.push_back({{"op", o.op}, {"count", o.count}, {"flops", sized(o.flops)}, {"text", human(o.flops)}});
-  json data = {{"summary", summary}, {"symbolic", symbolic}, {"symbol_value", kSymbolValue},
-               {"scopes", scope_json(*r.scopes, latency_ms)}, {"ops", ops}, {"sweep", nullptr},
+  for (const auto& o : r.op_types)
+    ops.push_back({{"op", o.op}, {"count", o.count}, {"flops", sized(o.flops)}, {"text", human(o.flops)}});
+  json data = {{"summary", summary},
+               {"symbolic", symbolic},
+               {"symbol_value", kSymbolValue},
+               {"scopes", scope_json(*r.scopes, latency_ms)},
+               {"ops", ops},
+               {"sweep", nullptr},
                {"latency", latency_ms != nullptr}};
   if (sweep) {
     json rows = json::array();
@@ -309,7 +337,8 @@ void write_html(std::ostream& os, const Report& r, const Sweep* sweep, const std
       json p = json::object();
       for (size_t i = 0; i < sweep->names.size(); ++i) p[sweep->names[i]] = sr.point[i];
       auto n = [](const Count& c) { return c.known ? json(c.v) : json(nullptr); };
-      rows.push_back({{"point", p}, {"flops", n(sr.flops)}, {"macs", n(sr.macs)}, {"memory_bytes", n(sr.memory_bytes)}});
+      rows.push_back(
+          {{"point", p}, {"flops", n(sr.flops)}, {"macs", n(sr.macs)}, {"memory_bytes", n(sr.memory_bytes)}});
     }
     data["sweep"] = {{"axes", sweep->names}, {"rows", rows}};
   }

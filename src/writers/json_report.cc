@@ -18,13 +18,13 @@
 #include <emmintrin.h>
 #endif
 
-#include "flopwise/json_text.h"
-#include "flopwise/writers.h"
 #include "flopwise/attention.h"
+#include "flopwise/json_text.h"
 #include "flopwise/llm.h"
 #include "flopwise/moe.h"
 #include "flopwise/peak_memory.h"
 #include "flopwise/roofline.h"
+#include "flopwise/writers.h"
 #include "poly_text.h"
 
 namespace flopwise {
@@ -251,7 +251,7 @@ class JsonWriter {
   std::ostream& os_;
   std::unique_ptr<char[]> buf_;
   size_t used_ = 0;
-  PolyTextMemo poly_text_;  // symbolic counts' text, once per polynomial
+  PolyTextMemo poly_text_;    // symbolic counts' text, once per polynomial
   std::vector<size_t> open_;  // members written so far in each open object or array
   std::vector<bool> keyed_;   // per open container: an object (its values follow keys)
 };

@@ -13,19 +13,22 @@ std::string format_generation(const KvCache& kv, const Generation& g) {
   std::ostringstream os;
   auto line = [&os](const std::string& k, const std::string& v) { summary_line(os, k, v); };
   s += "----------------------------- Generation ------------------------------------\n";
-  line("prompt / generated tokens", std::to_string(g.prompt) + " / " + std::to_string(g.generated) +
-                                        " (prefill yields the first; " + std::to_string(std::max<int64_t>(g.generated - 1, 0)) +
-                                        " decode steps)");
+  line("prompt / generated tokens",
+       std::to_string(g.prompt) + " / " + std::to_string(g.generated) + " (prefill yields the first; " +
+           std::to_string(std::max<int64_t>(g.generated - 1, 0)) + " decode steps)");
   if (kv.past_dim.empty()) {
     line("KV cache", "none: each decode step is a forward over the whole prefix (" + kv.seq_dim + " = " +
-                         std::to_string(g.prompt + 1) + " .. " + std::to_string(g.prompt + g.generated - 1) + ")");
+                         std::to_string(g.prompt + 1) + " .. " + std::to_string(g.prompt + g.generated - 1) +
+                         ")");
   } else {
-    line("KV cache bytes per token", human(kv.bytes_per_token) + "B (" + kv.bytes_per_token.as_dim().str() + ")");
+    line("KV cache bytes per token",
+         human(kv.bytes_per_token) + "B (" + kv.bytes_per_token.as_dim().str() + ")");
     line("KV cache bytes at the end", human(g.kv_bytes_end) + "B");
   }
   line("prefill MACs / FLOPs", human(g.prefill_macs) + " / " + human(g.prefill_flops));
   auto formula = [](const Count& c) { return c.known || c.symbolic() ? c.as_dim().str() : std::string("?"); };
-  line("decode step MACs (" + (kv.past_dim.empty() ? kv.seq_dim + " = the prefix" : kv.past_dim + " cached") + ")",
+  line("decode step MACs (" + (kv.past_dim.empty() ? kv.seq_dim + " = the prefix" : kv.past_dim + " cached") +
+           ")",
        formula(g.step_macs));
   line("decode step FLOPs", formula(g.step_flops));
   line("decode MACs / FLOPs (all steps)", human(g.decode_macs) + " / " + human(g.decode_flops));
@@ -62,18 +65,23 @@ std::vector<std::pair<std::string, std::string>> llm_summary_rows(const LlmSecti
 
 void write_moe_text(std::ostream& os, const MoeSummary& moe) {
   os << "\n------------------------------ Mixture of experts ----------------------------\n";
-  std::string what = std::to_string(moe.layers.size()) + " layer(s), " +
-                     (moe.experts ? "top-" + std::to_string(moe.top_k) + " of " + std::to_string(moe.experts) + " experts"
-                                  : std::string("varying experts / top-k"));
-  summary_line(os, "MoE layers", what + " (router '" + moe.layers.front().router + "', experts under '" +
-                                     moe.layers.front().scope + "')");
-  summary_line(os, "params: total / activated per token", human(moe.total_params) + " / " + human(moe.activated_params));
+  std::string what =
+      std::to_string(moe.layers.size()) + " layer(s), " +
+      (moe.experts ? "top-" + std::to_string(moe.top_k) + " of " + std::to_string(moe.experts) + " experts"
+                   : std::string("varying experts / top-k"));
+  summary_line(os, "MoE layers",
+               what + " (router '" + moe.layers.front().router + "', experts under '" +
+                   moe.layers.front().scope + "')");
+  summary_line(os, "params: total / activated per token",
+               human(moe.total_params) + " / " + human(moe.activated_params));
   summary_line(os, "fwd MACs: total / at activated experts",
                human(moe.total_macs) + " / " + (moe.dense ? human(moe.activated_macs) : "?"));
   summary_line(os, "fwd FLOPs: total / at activated experts",
                human(moe.total_flops) + " / " + (moe.dense ? human(moe.activated_flops) : "?"));
-  os << (moe.dense ? "  the graph runs every expert on every token (the total); activated counts the router's top-k\n"
-                   : "  the experts run on the tokens the router picks at run time (data-dependent sizes, or experts of "
+  os << (moe.dense ? "  the graph runs every expert on every token (the total); activated counts the "
+                     "router's top-k\n"
+                   : "  the experts run on the tokens the router picks at run time (data-dependent sizes, or "
+                     "experts of "
                      "different costs): MACs and FLOPs at the activated experts are not known statically\n");
 }
 

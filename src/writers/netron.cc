@@ -13,14 +13,16 @@ namespace flopwise {
 void write_netron(std::ostream& os, const Report& r) {
   using json = nlohmann::ordered_json;
   // Values as in the JSON report: an integer, the polynomial's text for a symbolic count, null if unknown.
-  auto value = [](const Count& c) { return c.known ? json(c.v) : c.symbolic() ? json(c.sym.str()) : json(nullptr); };
+  auto value = [](const Count& c) {
+    return c.known ? json(c.v) : c.symbolic() ? json(c.sym.str()) : json(nullptr);
+  };
   // Written one metric at a time (a document of every node's metrics at once took 16x the output's size in
   // memory), as nlohmann's dump with indent 1 lays out the whole: each entry two levels in.
   std::string entry;
   bool first = true;
   auto add = [&](const char* kind, std::string_view target, const char* name, json v) {
-    const std::string text =
-        json_text(json{{"kind", kind}, {"target", std::string(target)}, {"name", name}, {"value", std::move(v)}}, 1);
+    const std::string text = json_text(
+        json{{"kind", kind}, {"target", std::string(target)}, {"name", name}, {"value", std::move(v)}}, 1);
     entry.assign(first ? "\n  " : ",\n  ");
     first = false;
     for (char ch : text) {

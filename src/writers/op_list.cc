@@ -26,14 +26,13 @@ void write_op_list(std::ostream& os, const Convention& conv) {
     os << name << "\t" << range << "\t" << convention_formula(conv, r) << "\n";
   }
   // Torch functions the .pt importer decomposes, where this convention counts them apart from their ops.
-  for (const auto* c : convention_calls(conv))
-    os << c->call << "\t(.pt call)\t" << c->formula << "\n";
+  for (const auto* c : convention_calls(conv)) os << c->call << "\t(.pt call)\t" << c->formula << "\n";
 }
 
 // --explain A B: the model's FLOPs under two conventions, reconciled per op type: where they differ, by how
 // much, and why (the MAC factor, or the op's non-contraction work counted by one side only).
 void write_explain(std::ostream& os, const Model& model, const Report& a, const Report& b,
-             const Convention& ca, const Convention& cb) {
+                   const Convention& ca, const Convention& cb) {
   struct Row {
     int64_t nodes = 0;
     Count macs, fa, fb;
@@ -52,8 +51,8 @@ void write_explain(std::ostream& os, const Model& model, const Report& a, const 
     r.fb += b.nodes[i].cost.flops;
     if (r.why.empty())
       if (const auto* rec = OpRegistry::instance().find(g.nodes[i].domain, g.nodes[i].op, g.nodes[i].opset))
-        r.why = std::string(ca.name) + ": " + convention_formula(ca, *rec, kind) + "; " + std::string(cb.name) +
-                ": " + convention_formula(cb, *rec, kind);
+        r.why = std::string(ca.name) + ": " + convention_formula(ca, *rec, kind) + "; " +
+                std::string(cb.name) + ": " + convention_formula(cb, *rec, kind);
   }
   std::string an(ca.name), bn(cb.name);
   os << "FLOPs of " << model.path << " in convention '" << an << "' vs '" << bn << "'\n";
@@ -64,7 +63,8 @@ void write_explain(std::ostream& os, const Model& model, const Report& a, const 
   for (auto& [k, r] : rows)
     if (!(r.fa == r.fb)) diff.emplace_back(k, r);
   std::stable_sort(diff.begin(), diff.end(), [](const auto& x, const auto& y) {
-    return rank_value(x.second.fa) + rank_value(x.second.fb) > rank_value(y.second.fa) + rank_value(y.second.fb);
+    return rank_value(x.second.fa) + rank_value(x.second.fb) >
+           rank_value(y.second.fa) + rank_value(y.second.fb);
   });
   if (diff.empty()) {
     os << "  every op type counts the same in both\n";
@@ -73,10 +73,9 @@ void write_explain(std::ostream& os, const Model& model, const Report& a, const 
   os << "  op type                nodes  " << std::setw(12) << an << std::setw(12) << bn << "  why\n";
   for (const auto& [k, r] : diff) {
     std::string name = k.size() > 22 ? k.substr(0, 21) + "~" : k;
-    os << "  " << std::left << std::setw(22) << name << std::right << std::setw(6) << r.nodes << "  " << std::setw(12)
-       << human(r.fa) << std::setw(12) << human(r.fb) << "  " << r.why << "\n";
+    os << "  " << std::left << std::setw(22) << name << std::right << std::setw(6) << r.nodes << "  "
+       << std::setw(12) << human(r.fa) << std::setw(12) << human(r.fb) << "  " << r.why << "\n";
   }
 }
-
 
 }  // namespace flopwise

@@ -6,9 +6,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "flopwise/attention.h"
 #include "flopwise/errors.h"
 #include "flopwise/input_file.h"
-#include "flopwise/attention.h"
 #include "flopwise/llm.h"
 #include "flopwise/moe.h"
 
@@ -193,13 +193,15 @@ Report parse_report_json(const std::string& text, const std::string& origin) {
         nr.name = r.strings.add(name);
         const std::string op = rd.at(n, "op", "nodes").get<std::string>();
         const size_t sep = op.rfind("::");
-        nr.op = r.strings.intern(sep == std::string::npos ? std::string_view(op) : std::string_view(op).substr(sep + 2));
-        nr.domain = r.strings.intern(sep == std::string::npos ? std::string_view() : std::string_view(op).substr(0, sep));
+        nr.op = r.strings.intern(sep == std::string::npos ? std::string_view(op)
+                                                          : std::string_view(op).substr(sep + 2));
+        nr.domain = r.strings.intern(sep == std::string::npos ? std::string_view()
+                                                              : std::string_view(op).substr(0, sep));
         nr.scope = r.strings.intern(n.value("scope", ""));
         if (n.contains("outputs"))
           for (const auto& o : n.at("outputs"))
-            nr.outputs.push_back(
-                {r.strings.add(o.value("name", "")), rd.shape(o.contains("shape") ? o.at("shape") : json(), name)});
+            nr.outputs.push_back({r.strings.add(o.value("name", "")),
+                                  rd.shape(o.contains("shape") ? o.at("shape") : json(), name)});
         std::string where = "node '" + name + "'";
         nr.cost.params = rd.count(n, "params", where);
         nr.cost.macs = rd.count(n, "macs", where);

@@ -13,8 +13,8 @@
 
 #include "flopwise/cost.h"
 #include "flopwise/errors.h"
-#include "flopwise/input_file.h"
 #include "flopwise/formats.h"
+#include "flopwise/input_file.h"
 #include "flopwise/json_text.h"
 #include "flopwise/writers.h"
 
@@ -34,7 +34,8 @@ json read_run(const std::string& path) {
     throw InputError(path + ": not valid JSON: " + std::string(e.what()));
   }
   if (!j.is_object() || j.value("schema", "") != "flopwise.run/1")
-    throw InputError(path + ": not a run report (schema \"flopwise.run/1\", from flopwise run ... --format json)");
+    throw InputError(path +
+                     ": not a run report (schema \"flopwise.run/1\", from flopwise run ... --format json)");
   if (!j.contains("scopes") || !j["scopes"].is_array() || !j.contains("summary") || !j["summary"].is_object())
     throw InputError(path + ": a run report without \"scopes\" or \"summary\"");
   return j;
@@ -53,10 +54,12 @@ std::string describe(const json& r) {
   std::string what = r["model"].value("path", "?") + ", ";
   if (rt.value("engine", "") == "onnxruntime") {
     std::string prov;
-    for (const auto& p : rt.value("providers", json::array())) prov += (prov.empty() ? "" : ", ") + p.get<std::string>();
+    for (const auto& p : rt.value("providers", json::array()))
+      prov += (prov.empty() ? "" : ", ") + p.get<std::string>();
     what += "ONNX Runtime profile " + rt.value("profile", "") + " (" + prov + ")";
   } else {
-    what += "LibTorch " + rt.value("torch_version", std::string("?")) + " on " + rt.value("device", std::string("?"));
+    what += "LibTorch " + rt.value("torch_version", std::string("?")) + " on " +
+            rt.value("device", std::string("?"));
   }
   return what;
 }
@@ -156,7 +159,8 @@ void write_run_diff(std::ostream& os, const std::string& pa, const std::string& 
   json a = read_run(pa), b = read_run(pb);
   const json &sa = a["summary"], &sb = b["summary"];
   auto total = [](const json& s, const json& r, const char* what) -> double {
-    if (std::string(what) == "fwd_latency_ms") return s.contains("fwd_latency_ms") ? num(s["fwd_latency_ms"], "median") : NAN;
+    if (std::string(what) == "fwd_latency_ms")
+      return s.contains("fwd_latency_ms") ? num(s["fwd_latency_ms"], "median") : NAN;
     if (std::string(what) == "fwd_flops_per_s") return num(s, "fwd_flops_per_s");
     if (std::string(what) == "node_time_ms") return num(s, "profiled_op_sum_ms");
     return r.contains("static_totals") ? num(r["static_totals"], what) : NAN;
@@ -164,7 +168,10 @@ void write_run_diff(std::ostream& os, const std::string& pa, const std::string& 
   ojson totals = ojson::array();
   for (const char* t : {"fwd_latency_ms", "node_time_ms", "fwd_flops_per_s", "flops", "macs", "params"}) {
     double va = total(sa, a, t), vb = total(sb, b, t);
-    totals.push_back({{"quantity", t}, {"a", opt(va)}, {"b", opt(vb)}, {"delta", opt(vb - va)},
+    totals.push_back({{"quantity", t},
+                      {"a", opt(va)},
+                      {"b", opt(vb)},
+                      {"delta", opt(vb - va)},
                       {"ratio", opt(va > 0 ? vb / va : NAN)}});
   }
   std::vector<const char*> fields{"latency_ms", "flops", "flops_per_s", "macs", "params"};
@@ -176,10 +183,12 @@ void write_run_diff(std::ostream& os, const std::string& pa, const std::string& 
   const json &ra = a.value("runtime", json::object()), &rb = b.value("runtime", json::object());
   if (ra.value("engine", "libtorch") != rb.value("engine", "libtorch"))
     notes.push_back("A and B were measured by different engines: their latencies compare the engines too");
-  if (ra.value("providers", json()) != rb.value("providers", json()) || ra.value("device", json()) != rb.value("device", json()))
+  if (ra.value("providers", json()) != rb.value("providers", json()) ||
+      ra.value("device", json()) != rb.value("device", json()))
     notes.push_back("A and B ran on different devices or execution providers");
   if (!a.contains("op_types") || !b.contains("op_types"))
-    notes.push_back("per-op-type times are in both reports only for ONNX Runtime profiles and newer LibTorch runs");
+    notes.push_back(
+        "per-op-type times are in both reports only for ONNX Runtime profiles and newer LibTorch runs");
 
   if (o.format == "json") {
     ojson doc = {{"schema", "flopwise.run-diff/1"},
@@ -210,27 +219,30 @@ void write_run_diff(std::ostream& os, const std::string& pa, const std::string& 
     os << "| | A | B | B - A | B / A |\n|---|---:|---:|---:|---:|\n";
     for (const auto& t : totals) {
       std::string q = t["quantity"].get<std::string>();
-      os << "| " << label(q) << " | " << total_cell(q, t["a"], false) << " | " << total_cell(q, t["b"], false) << " | "
-         << total_cell(q, t["delta"], true) << " | " << fmt(t["ratio"], 3) << " |\n";
+      os << "| " << label(q) << " | " << total_cell(q, t["a"], false) << " | " << total_cell(q, t["b"], false)
+         << " | " << total_cell(q, t["delta"], true) << " | " << fmt(t["ratio"], 3) << " |\n";
     }
-    os << "\n### Scopes by largest latency change\n\n| scope | A ms | B ms | B - A ms | A FLOP/s | B FLOP/s | B - A FLOPs |\n"
+    os << "\n### Scopes by largest latency change\n\n| scope | A ms | B ms | B - A ms | A FLOP/s | B FLOP/s "
+          "| B - A FLOPs |\n"
           "|---|---:|---:|---:|---:|---:|---:|\n";
     for (size_t i = 0; i < scopes.size() && i < top; ++i) {
       const auto& r = scopes[i];
       std::string name = r["name"].get<std::string>();
-      os << "| " << (name.empty() ? "(model)" : name) << (r["in"] == "both" ? "" : " (" + r["in"].get<std::string>() + ")")
-         << " | " << fmt(r["a_latency_ms"]) << " | " << fmt(r["b_latency_ms"]) << " | " << signed_fmt(r["d_latency_ms"])
-         << " | " << rate(r["a_flops_per_s"]) << " | " << rate(r["b_flops_per_s"]) << " | " << signed_count(r["d_flops"])
-         << " |\n";
+      os << "| " << (name.empty() ? "(model)" : name)
+         << (r["in"] == "both" ? "" : " (" + r["in"].get<std::string>() + ")") << " | "
+         << fmt(r["a_latency_ms"]) << " | " << fmt(r["b_latency_ms"]) << " | "
+         << signed_fmt(r["d_latency_ms"]) << " | " << rate(r["a_flops_per_s"]) << " | "
+         << rate(r["b_flops_per_s"]) << " | " << signed_count(r["d_flops"]) << " |\n";
     }
     if (!ops.empty()) {
-      os << "\n### Op types by largest latency change\n\n| op type | A ms | B ms | B - A ms | A FLOP/s | B FLOP/s |\n"
+      os << "\n### Op types by largest latency change\n\n| op type | A ms | B ms | B - A ms | A FLOP/s | B "
+            "FLOP/s |\n"
             "|---|---:|---:|---:|---:|---:|\n";
       for (size_t i = 0; i < ops.size() && i < top; ++i) {
         const auto& r = ops[i];
-        os << "| " << r["op"].get<std::string>() << " | " << fmt(r["a_latency_ms"]) << " | " << fmt(r["b_latency_ms"])
-           << " | " << signed_fmt(r["d_latency_ms"]) << " | " << rate(r["a_flops_per_s"]) << " | "
-           << rate(r["b_flops_per_s"]) << " |\n";
+        os << "| " << r["op"].get<std::string>() << " | " << fmt(r["a_latency_ms"]) << " | "
+           << fmt(r["b_latency_ms"]) << " | " << signed_fmt(r["d_latency_ms"]) << " | "
+           << rate(r["a_flops_per_s"]) << " | " << rate(r["b_flops_per_s"]) << " |\n";
       }
     }
     for (const auto& n : notes) os << "\n> note: " << n << "\n";
@@ -238,42 +250,50 @@ void write_run_diff(std::ostream& os, const std::string& pa, const std::string& 
   }
   os << "------------------------- flopwise diff (measured) -------------------------\n";
   os << "A: " << describe(a) << "\nB: " << describe(b) << "\n\n";
-  os << std::left << std::setw(20) << "" << std::right << std::setw(14) << "A" << std::setw(14) << "B" << std::setw(14)
-     << "B - A" << std::setw(9) << "B / A" << "\n";
+  os << std::left << std::setw(20) << "" << std::right << std::setw(14) << "A" << std::setw(14) << "B"
+     << std::setw(14) << "B - A" << std::setw(9) << "B / A"
+     << "\n";
   for (const auto& t : totals) {
     std::string q = t["quantity"].get<std::string>();
-    os << std::left << std::setw(20) << label(q) << std::right << std::setw(14) << total_cell(q, t["a"], false)
-       << std::setw(14) << total_cell(q, t["b"], false) << std::setw(14) << total_cell(q, t["delta"], true) << std::setw(9)
-       << fmt(t["ratio"], 3) << "\n";
+    os << std::left << std::setw(20) << label(q) << std::right << std::setw(14)
+       << total_cell(q, t["a"], false) << std::setw(14) << total_cell(q, t["b"], false) << std::setw(14)
+       << total_cell(q, t["delta"], true) << std::setw(9) << fmt(t["ratio"], 3) << "\n";
   }
   size_t width = 8;
-  for (size_t i = 0; i < scopes.size() && i < top; ++i) width = std::max(width, scopes[i]["name"].get<std::string>().size() + 10);
+  for (size_t i = 0; i < scopes.size() && i < top; ++i)
+    width = std::max(width, scopes[i]["name"].get<std::string>().size() + 10);
   width = std::min<size_t>(width, 60);
   os << "\nScopes by largest latency change (ms per forward; FLOP/s = static FLOPs / latency):\n";
-  os << std::left << std::setw(static_cast<int>(width)) << "scope" << std::right << std::setw(10) << "A ms" << std::setw(10)
-     << "B ms" << std::setw(10) << "B - A" << std::setw(11) << "A FLOP/s" << std::setw(11) << "B FLOP/s" << std::setw(11)
-     << "B-A FLOPs" << "\n";
+  os << std::left << std::setw(static_cast<int>(width)) << "scope" << std::right << std::setw(10) << "A ms"
+     << std::setw(10) << "B ms" << std::setw(10) << "B - A" << std::setw(11) << "A FLOP/s" << std::setw(11)
+     << "B FLOP/s" << std::setw(11) << "B-A FLOPs"
+     << "\n";
   for (size_t i = 0; i < scopes.size() && i < top; ++i) {
     const auto& r = scopes[i];
     std::string name = r["name"].get<std::string>();
-    name = (name.empty() ? "(model)" : name) + (r["in"] == "both" ? "" : " [" + r["in"].get<std::string>() + "]");
+    name = (name.empty() ? "(model)" : name) +
+           (r["in"] == "both" ? "" : " [" + r["in"].get<std::string>() + "]");
     if (name.size() >= width) name = name.substr(0, width - 4) + "...";
-    os << std::left << std::setw(static_cast<int>(width)) << name << std::right << std::setw(10) << fmt(r["a_latency_ms"])
-       << std::setw(10) << fmt(r["b_latency_ms"]) << std::setw(10) << signed_fmt(r["d_latency_ms"]) << std::setw(11)
-       << rate(r["a_flops_per_s"]) << std::setw(11) << rate(r["b_flops_per_s"]) << std::setw(11) << signed_count(r["d_flops"])
-       << "\n";
+    os << std::left << std::setw(static_cast<int>(width)) << name << std::right << std::setw(10)
+       << fmt(r["a_latency_ms"]) << std::setw(10) << fmt(r["b_latency_ms"]) << std::setw(10)
+       << signed_fmt(r["d_latency_ms"]) << std::setw(11) << rate(r["a_flops_per_s"]) << std::setw(11)
+       << rate(r["b_flops_per_s"]) << std::setw(11) << signed_count(r["d_flops"]) << "\n";
   }
-  if (scopes.size() > top) os << "  ... " << scopes.size() - top << " more (--top N, or --format json for all)\n";
+  if (scopes.size() > top)
+    os << "  ... " << scopes.size() - top << " more (--top N, or --format json for all)\n";
   if (!ops.empty()) {
     os << "\nOp types by largest latency change:\n";
-    os << std::left << std::setw(28) << "op type" << std::right << std::setw(10) << "A ms" << std::setw(10) << "B ms"
-       << std::setw(10) << "B - A" << std::setw(11) << "A FLOP/s" << std::setw(11) << "B FLOP/s" << "\n";
+    os << std::left << std::setw(28) << "op type" << std::right << std::setw(10) << "A ms" << std::setw(10)
+       << "B ms" << std::setw(10) << "B - A" << std::setw(11) << "A FLOP/s" << std::setw(11) << "B FLOP/s"
+       << "\n";
     for (size_t i = 0; i < ops.size() && i < top; ++i) {
       const auto& r = ops[i];
-      std::string name = r["op"].get<std::string>() + (r["in"] == "both" ? "" : " [" + r["in"].get<std::string>() + "]");
-      os << std::left << std::setw(28) << name.substr(0, 27) << std::right << std::setw(10) << fmt(r["a_latency_ms"])
-         << std::setw(10) << fmt(r["b_latency_ms"]) << std::setw(10) << signed_fmt(r["d_latency_ms"]) << std::setw(11)
-         << rate(r["a_flops_per_s"]) << std::setw(11) << rate(r["b_flops_per_s"]) << "\n";
+      std::string name =
+          r["op"].get<std::string>() + (r["in"] == "both" ? "" : " [" + r["in"].get<std::string>() + "]");
+      os << std::left << std::setw(28) << name.substr(0, 27) << std::right << std::setw(10)
+         << fmt(r["a_latency_ms"]) << std::setw(10) << fmt(r["b_latency_ms"]) << std::setw(10)
+         << signed_fmt(r["d_latency_ms"]) << std::setw(11) << rate(r["a_flops_per_s"]) << std::setw(11)
+         << rate(r["b_flops_per_s"]) << "\n";
     }
   }
   for (const auto& n : notes) os << "\nnote: " << n << "\n";

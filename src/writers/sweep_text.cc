@@ -27,22 +27,33 @@ void write_sweep(std::ostream& os, const Sweep& s, const Report& report, const s
       json point = json::object();
       for (size_t i = 0; i < s.names.size(); ++i) point[s.names[i]] = r.point[i];
       auto num = [](const Count& c) { return c.known ? json(c.v) : json(nullptr); };
-      rows.push_back({{"point", point}, {"params", num(r.params)}, {"macs", num(r.macs)}, {"flops", num(r.flops)},
-                      {"memory_bytes", num(r.memory_bytes)}, {"uncounted_nodes", r.uncounted},
-                      {"method", r.reanalysed ? "re-analysed" : "formula"}, {"violates", r.violated}});
+      rows.push_back({{"point", point},
+                      {"params", num(r.params)},
+                      {"macs", num(r.macs)},
+                      {"flops", num(r.flops)},
+                      {"memory_bytes", num(r.memory_bytes)},
+                      {"uncounted_nodes", r.uncounted},
+                      {"method", r.reanalysed ? "re-analysed" : "formula"},
+                      {"violates", r.violated}});
     }
-    auto formula = [](const Count& c) { return c.symbolic() ? json(c.sym.str()) : c.known ? json(c.v) : json(nullptr); };
+    auto formula = [](const Count& c) {
+      return c.symbolic() ? json(c.sym.str()) : c.known ? json(c.v) : json(nullptr);
+    };
     json doc = {{"schema", "flopwise.sweep/1"},
                 {"model", report.path},
                 {"convention", report.convention},
                 {"axes", s.names},
-                {"formulas", {{"params", formula(report.totals.params)}, {"macs", formula(report.totals.macs)},
-                              {"flops", formula(report.totals.flops)},
-                              {"memory_bytes", formula(report.totals.memory_bytes)}}},
+                {"formulas",
+                 {{"params", formula(report.totals.params)},
+                  {"macs", formula(report.totals.macs)},
+                  {"flops", formula(report.totals.flops)},
+                  {"memory_bytes", formula(report.totals.memory_bytes)}}},
                 {"reanalysed_points", s.reanalysed},
-                {"assumptions", [&] {
+                {"assumptions",
+                 [&] {
                    json a = json::array();
-                   for (const auto& x : report.assumptions) a.push_back({{"holds", x.text()}, {"node", x.node}});
+                   for (const auto& x : report.assumptions)
+                     a.push_back({{"holds", x.text()}, {"node", x.node}});
                    return a;
                  }()},
                 {"rows", rows}};
@@ -56,8 +67,8 @@ void write_sweep(std::ostream& os, const Sweep& s, const Report& report, const s
       for (int64_t v : r.point) os << v << ",";
       std::string v;
       for (const auto& x : r.violated) v += (v.empty() ? "" : "; ") + x;
-      os << exact(r.params) << "," << exact(r.macs) << "," << exact(r.flops) << "," << exact(r.memory_bytes) << ","
-         << r.uncounted << "," << (r.reanalysed ? "re-analysed" : "formula") << "," << v << "\n";
+      os << exact(r.params) << "," << exact(r.macs) << "," << exact(r.flops) << "," << exact(r.memory_bytes)
+         << "," << r.uncounted << "," << (r.reanalysed ? "re-analysed" : "formula") << "," << v << "\n";
     }
     return;
   }
@@ -83,22 +94,21 @@ void write_sweep(std::ostream& os, const Sweep& s, const Report& report, const s
   os << "MACs:    " << human(report.totals.macs) << "\n";
   os << "FLOPs:   " << human(report.totals.flops) << " (convention '" << report.convention << "')\n";
   os << "memory:  " << human(report.totals.memory_bytes) << "\n";
-  for (const auto& a : report.assumptions)
-    os << "assumed: " << a.text() << " (node '" << a.node << "')\n";
+  for (const auto& a : report.assumptions) os << "assumed: " << a.text() << " (node '" << a.node << "')\n";
   os << "Each row is the formulas above evaluated exactly at the point"
      << (s.reanalysed ? "; rows marked * were re-analysed (a node's cost has no formula)" : "")
      << (s.violating ? "; rows marked ! break an assumption: the model cannot run there" : "") << ".\n\n";
   for (const auto& n : s.names) os << std::setw(std::max<int>(8, static_cast<int>(n.size()) + 1)) << n;
-  os << std::setw(12) << "params" << std::setw(14) << "MACs" << std::setw(14) << "FLOPs" << std::setw(14) << "memory"
+  os << std::setw(12) << "params" << std::setw(14) << "MACs" << std::setw(14) << "FLOPs" << std::setw(14)
+     << "memory"
      << "\n";
   for (const auto& r : s.rows) {
     for (size_t i = 0; i < r.point.size(); ++i)
       os << std::setw(std::max<int>(8, static_cast<int>(s.names[i].size()) + 1)) << r.point[i];
-    os << std::setw(12) << cell(r, r.params) << std::setw(14) << cell(r, r.macs) << std::setw(14) << cell(r, r.flops)
-       << std::setw(14) << cell(r, r.memory_bytes) << (r.reanalysed ? " *" : "") << (r.violated.empty() ? "" : " !")
-       << "\n";
+    os << std::setw(12) << cell(r, r.params) << std::setw(14) << cell(r, r.macs) << std::setw(14)
+       << cell(r, r.flops) << std::setw(14) << cell(r, r.memory_bytes) << (r.reanalysed ? " *" : "")
+       << (r.violated.empty() ? "" : " !") << "\n";
   }
 }
-
 
 }  // namespace flopwise

@@ -1,7 +1,5 @@
 // Text, CSV and markdown writers. The text layout follows the DeepSpeed flops profiler: a summary,
 // the top modules per depth, then the detailed module tree.
-#include "flopwise/writers.h"
-
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -17,6 +15,7 @@
 #include "flopwise/ops.h"
 #include "flopwise/peak_memory.h"
 #include "flopwise/roofline.h"
+#include "flopwise/writers.h"
 #include "poly_text.h"
 
 namespace flopwise {
@@ -134,10 +133,10 @@ void write_tree(std::ostream& os, const ScopeNode& s, const Totals& total, int m
   std::string held;
   if (s.params_held.known && s.cost.params.known && s.params_held.v != s.cost.params.v)
     held = " (holds " + human(s.params_held) + ")";
-  os << indent << "  " << human(s.cost.params) << held << ", " << pct(s.cost.params, total.params) << " Params, "
-     << with_unit(s.cost.macs, "MACs", human) << ", " << pct(s.cost.macs, total.macs) << " MACs, "
-     << with_unit(s.cost.flops, "FLOPs", human) << ", " << pct(s.cost.flops, total.flops) << " FLOPs, "
-     << with_unit(s.cost.memory_bytes, "B", human);
+  os << indent << "  " << human(s.cost.params) << held << ", " << pct(s.cost.params, total.params)
+     << " Params, " << with_unit(s.cost.macs, "MACs", human) << ", " << pct(s.cost.macs, total.macs)
+     << " MACs, " << with_unit(s.cost.flops, "FLOPs", human) << ", " << pct(s.cost.flops, total.flops)
+     << " FLOPs, " << with_unit(s.cost.memory_bytes, "B", human);
   if (s.cost.uncounted) os << ", " << s.cost.uncounted << " nodes not counted";
   os << (s.children.empty() ? "\n" : ",\n");
   if (max_d < 0 || s.depth < max_d) {
@@ -173,11 +172,12 @@ void write_text(std::ostream& os, const Report& r, const TextOptions& opts) {
   for (size_t i = 0; i < r.symbols.size() && i < kShownSymbols; ++i) {
     const DataDepSymbol& s = r.symbols[i];
     line(os, "data-dependent size",
-         s.bounds_text() + (s.value ? " = " + std::to_string(*s.value) + " (--dim)" : "") + " (" + s.op + " '" +
-             s.node + "'" + (s.scope.empty() ? "" : " in " + s.scope) + ")");
+         s.bounds_text() + (s.value ? " = " + std::to_string(*s.value) + " (--dim)" : "") + " (" + s.op +
+             " '" + s.node + "'" + (s.scope.empty() ? "" : " in " + s.scope) + ")");
   }
   if (r.symbols.size() > kShownSymbols)
-    line(os, "data-dependent size", "and " + std::to_string(r.symbols.size() - kShownSymbols) + " more (JSON: symbols)");
+    line(os, "data-dependent size",
+         "and " + std::to_string(r.symbols.size() - kShownSymbols) + " more (JSON: symbols)");
   line(os, "params", human(t.params));  // initializer dims are always known: params are exact
   if (!r.by_dtype.empty()) {
     std::string w, m;
@@ -196,7 +196,8 @@ void write_text(std::ostream& os, const Report& r, const TextOptions& opts) {
     if (!w.empty()) line(os, "params by dtype (weight bytes)", w);
     if (!r.branch_params.empty()) {
       std::string b;
-      for (const auto& x : r.branch_params) b += (b.empty() ? "" : ", ") + x.node + " " + x.branch + " " + human(x.params);
+      for (const auto& x : r.branch_params)
+        b += (b.empty() ? "" : ", ") + x.node + " " + x.branch + " " + human(x.params);
       line(os, "params inside control flow", b);
     }
     if (mac_types > 1 || !float32_only) line(os, "fwd MACs by precision", m);
@@ -212,15 +213,17 @@ void write_text(std::ostream& os, const Report& r, const TextOptions& opts) {
     std::string at;
     for (const auto& a : pm.at) at += (at.empty() ? "" : "; ") + a;
     auto bytes = [](const Count& c) { return human(c) + (c.known ? "B" : " bytes"); };
-    line(os, "peak activation memory", (pm.unknown_tensors ? ">= " : "") + bytes(pm.peak) +
-                                           (at.empty() ? "" : " (" + at + ")") +
-                                           (pm.unknown_tensors ? ", " + std::to_string(pm.unknown_tensors) + " tensors of unknown size" : ""));
+    line(os, "peak activation memory",
+         (pm.unknown_tensors ? ">= " : "") + bytes(pm.peak) + (at.empty() ? "" : " (" + at + ")") +
+             (pm.unknown_tensors ? ", " + std::to_string(pm.unknown_tensors) + " tensors of unknown size"
+                                 : ""));
     line(os, "weights / KV cache (apart)", bytes(pm.weights) + " / " + bytes(pm.kv_cache));
     line(os, "activations saved for training (estimate)", bytes(pm.saved_for_training));
   }
   if (r.causal)
     line(os, "causal attention (--causal)",
-         std::to_string(r.causal->products) + " attention products counted without the masked upper triangle: " +
+         std::to_string(r.causal->products) +
+             " attention products counted without the masked upper triangle: " +
              human(r.causal->macs_skipped) + " MACs skipped");
   if (r.moe) write_moe_text(os, *r.moe);
   if (t.flops.known && t.memory_bytes.known && t.memory_bytes.v > 0) {
@@ -249,7 +252,7 @@ void write_text(std::ostream& os, const Report& r, const TextOptions& opts) {
     auto top_by = [&](const char* what, auto f, const char* unit) {
       // Per key, in first-seen order among the scopes whose count is exact (so the partial sort below,
       // which breaks ties by that order, ranks as a stable sort would).
-      std::vector<std::pair<size_t, Count>> agg;  // (key slot, sum)
+      std::vector<std::pair<size_t, Count>> agg;         // (key slot, sum)
       std::vector<size_t> pos(key_of.size(), SIZE_MAX);  // key slot -> its position in agg
       for (size_t i = 0; i < at.size(); ++i) {
         const Count& c = f(*at[i]);
@@ -277,9 +280,12 @@ void write_text(std::ostream& os, const Report& r, const TextOptions& opts) {
       }
       os << "}\n";
     };
-    top_by("params", [](const ScopeNode& s) -> const Count& { return s.cost.params; }, "");
-    top_by("MACs  ", [](const ScopeNode& s) -> const Count& { return s.cost.macs; }, "MACs");
-    top_by("FLOPs ", [](const ScopeNode& s) -> const Count& { return s.cost.flops; }, "FLOPs");
+    top_by(
+        "params", [](const ScopeNode& s) -> const Count& { return s.cost.params; }, "");
+    top_by(
+        "MACs  ", [](const ScopeNode& s) -> const Count& { return s.cost.macs; }, "MACs");
+    top_by(
+        "FLOPs ", [](const ScopeNode& s) -> const Count& { return s.cost.flops; }, "FLOPs");
   }
 
   os << "\n------------------------------ Detailed Profile ------------------------------\n";
@@ -353,7 +359,8 @@ void append_body_mac_dtypes(std::string& out, const Report& r, size_t node) {
   if (it == r.body_work.end() || !it->second) return;
   uint32_t types = 0;
   for (const BodyWork& w : *it->second)
-    if (w.mac_dtype != DType::Undefined && !(w.macs.known && w.macs.v == 0) && static_cast<size_t>(w.mac_dtype) < 32)
+    if (w.mac_dtype != DType::Undefined && !(w.macs.known && w.macs.v == 0) &&
+        static_cast<size_t>(w.mac_dtype) < 32)
       types |= 1u << static_cast<size_t>(w.mac_dtype);
   bool first = true;
   for (size_t t = 0; t < 32; ++t)
@@ -430,7 +437,8 @@ void write_markdown(std::ostream& os, const Report& r, const TextOptions& opts) 
   os << "| params | " << total_str(t.params, t) << " |\n";
   for (const auto& d : r.by_dtype)
     if (d.params != Count{})
-      os << "| params " << dtype_name(d.dtype) << " | " << human(d.params) << " (" << human(d.weight_bytes) << "B) |\n";
+      os << "| params " << dtype_name(d.dtype) << " | " << human(d.params) << " (" << human(d.weight_bytes)
+         << "B) |\n";
   os << "| MACs | " << total_str(t.macs, t) << " |\n";
   for (const auto& d : r.by_dtype)
     if (d.macs != Count{}) os << "| MACs " << dtype_name(d.dtype) << " | " << human(d.macs) << " |\n";
@@ -443,8 +451,8 @@ void write_markdown(std::ostream& os, const Report& r, const TextOptions& opts) 
     os << "| activations saved for training (estimate) | " << human(pm.saved_for_training) << "B |\n";
   }
   if (r.causal)
-    os << "| causal attention (--causal) | " << r.causal->products << " products, " << human(r.causal->macs_skipped)
-       << " MACs skipped |\n";
+    os << "| causal attention (--causal) | " << r.causal->products << " products, "
+       << human(r.causal->macs_skipped) << " MACs skipped |\n";
   if (r.moe)
     os << "| MoE: top-" << r.moe->top_k << " of " << r.moe->experts << " experts, activated params | "
        << human(r.moe->activated_params) << " |\n| MoE: activated MACs | "
@@ -455,7 +463,9 @@ void write_markdown(std::ostream& os, const Report& r, const TextOptions& opts) 
     char buf[64];
     std::snprintf(buf, sizeof buf, "%.4g ms", r.roofline->total.seconds * 1e3);
     os << "| latency lower bound (" << r.roofline->hw.name << ") | " << buf
-       << (r.roofline->unbounded_nodes ? " (" + std::to_string(r.roofline->unbounded_nodes) + " nodes not bounded)" : "")
+       << (r.roofline->unbounded_nodes
+               ? " (" + std::to_string(r.roofline->unbounded_nodes) + " nodes not bounded)"
+               : "")
        << " |\n";
   }
   os << "\n";

@@ -4,7 +4,8 @@
 //
 //   cmake -S . -B build-fuzz -DCMAKE_CXX_COMPILER=clang++ -DFLOPWISE_FUZZ=ON -DFLOPWISE_WITH_TORCH=OFF
 //   make -C build-fuzz flopwise_fuzz
-//   build-fuzz/flopwise_fuzz -max_total_time=180 -rss_limit_mb=2048 -timeout=10 CORPUS_DIR tests/fuzz/regressions
+//   build-fuzz/flopwise_fuzz -max_total_time=180 -rss_limit_mb=2048 -timeout=10 CORPUS_DIR
+//   tests/fuzz/regressions
 #include <cstddef>
 #include <cstdint>
 #include <sstream>
@@ -21,7 +22,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
-    flopwise::Model m = flopwise::import_onnx_bytes(std::string(reinterpret_cast<const char*>(data), size), "fuzz.onnx");
+    flopwise::Model m =
+        flopwise::import_onnx_bytes(std::string(reinterpret_cast<const char*>(data), size), "fuzz.onnx");
     flopwise::InferResult inf = flopwise::infer_shapes(m);
     flopwise::Report r = flopwise::build_report(m, inf);
     r.moe = flopwise::find_moe(m, r);
