@@ -376,41 +376,17 @@ const std::vector<ConventionRule>& convention_rules() {
   static const std::vector<ConventionRule> all = {
 #define CONVENTION(name, unit, reproduces, means)
 #define TRAIT(conv, flag)
+// One row per line, as conventions.def reads them.
+// clang-format off
 #define KIND(conv, kind, expr, text) \
-  {#conv,                            \
-   WorkKind::kind,                   \
-   "",                               \
-   "",                               \
-   [](const NodeWork& w) -> Count {  \
-     (void)w;                        \
-     return (expr);                  \
-   },                                \
-   text,                             \
-   false},
-#define OP(conv, op, expr, text)    \
-  {#conv,                           \
-   WorkKind::other,                 \
-   #op,                             \
-   "",                              \
-   [](const NodeWork& w) -> Count { \
-     (void)w;                       \
-     return (expr);                 \
-   },                               \
-   text,                            \
-   false},
+  {#conv, WorkKind::kind, "", "", [](const NodeWork& w) -> Count { (void)w; return (expr); }, text, false},
+#define OP(conv, op, expr, text) \
+  {#conv, WorkKind::other, #op, "", [](const NodeWork& w) -> Count { (void)w; return (expr); }, text, false},
 #define SKIP(conv, op, text) \
   {#conv, WorkKind::other, #op, "", [](const NodeWork&) -> Count { return 0; }, text, true},
-#define CALL(conv, fn, expr, text)  \
-  {#conv,                           \
-   WorkKind::other,                 \
-   "",                              \
-   #fn,                             \
-   [](const NodeWork& w) -> Count { \
-     (void)w;                       \
-     return (expr);                 \
-   },                               \
-   text,                            \
-   false},
+#define CALL(conv, fn, expr, text) \
+  {#conv, WorkKind::other, "", #fn, [](const NodeWork& w) -> Count { (void)w; return (expr); }, text, false},
+// clang-format on
 #include "conventions.def"
 #undef CONVENTION
 #undef TRAIT
