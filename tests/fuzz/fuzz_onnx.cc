@@ -16,6 +16,7 @@
 #include "flopwise/errors.h"
 #include "flopwise/infer.h"
 #include "flopwise/llm.h"
+#include "flopwise/moe.h"
 #include "flopwise/onnx_import.h"
 #include "flopwise/peak_memory.h"
 #include "flopwise/writers.h"
