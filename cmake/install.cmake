@@ -40,3 +40,14 @@ write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/flopwiseConfigVersi
                                  COMPATIBILITY SameMinorVersion)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/flopwiseConfig.cmake ${CMAKE_CURRENT_BINARY_DIR}/flopwiseConfigVersion.cmake
         DESTINATION ${FLOPWISE_INSTALL_CMAKEDIR})
+
+# The Python package, when built: P/<FLOPWISE_PYTHON_INSTALL_DIR>/flopwise (default Debian's layout,
+# lib/python3/dist-packages), its _paths.py naming the installed CLI. (pip install . is setup.py's.)
+if(TARGET flopwise_python)
+  set(FLOPWISE_PYTHON_INSTALL_DIR lib/python3/dist-packages
+      CACHE STRING "where cmake --install puts the Python package, relative to the prefix")
+  install(DIRECTORY python/flopwise DESTINATION ${FLOPWISE_PYTHON_INSTALL_DIR} PATTERN __pycache__ EXCLUDE)
+  install(TARGETS flopwise_python LIBRARY DESTINATION ${FLOPWISE_PYTHON_INSTALL_DIR}/flopwise)
+  install(CODE "file(WRITE \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${FLOPWISE_PYTHON_INSTALL_DIR}/flopwise/_paths.py\"
+    \"# Written by cmake --install: the installed CLI (FLOPWISE_CLI overrides it).\\nCLI = \\\"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_BINDIR}/flopwise\\\"\\n\")")
+endif()

@@ -37,4 +37,16 @@ if [ -e "$build/libflopwise_torch.so" ]; then
   echo "installed CLI on a bad .pt: $msg"
   case $msg in *"not found"*|*"not built"*) echo "FAIL: the installed CLI does not find its plugin"; exit 1 ;; esac
 fi
+# The Python package, when built, is installed too and runs the installed CLI for what it does not do
+# in-process; its analysis of the same file gives the same MACs.
+py=$(sed -n 's/^FLOPWISE_PYTHON_EXECUTABLE:[A-Z]*=//p' "$build/CMakeCache.txt")
+pkg=$prefix/lib/python3/dist-packages
+if [ -n "$py" ] && [ -d "$pkg/flopwise" ]; then
+  pyout=$(cd "$tmp" && PYTHONPATH="$pkg" "$py" -c "
+import flopwise, flopwise._cli as c
+r = flopwise.analyze('$src/models/resnet18.onnx', dims={'batch': 1})
+print(r.totals.macs, c.cli_path())")
+  echo "installed Python package: $pyout"
+  [ "$pyout" = "$expected $prefix/bin/flopwise" ] || { echo "FAIL: the installed Python package"; exit 1; }
+fi
 echo "ok"
