@@ -18,7 +18,7 @@ set(FLOPWISE_LAYER_analyses_DIRS src/analyse src/analysis src/diff)
 set(FLOPWISE_LAYER_analyses_HEADERS analyse.h budget.h diff.h llm.h moe.h ort_profile.h peak_memory.h rational_poly.h
     roofline.h sweep.h verify.h)
 set(FLOPWISE_LAYER_writers_DIRS src/writers)
-set(FLOPWISE_LAYER_writers_HEADERS formats.h report_io.h run_diff.h writers.h)
+set(FLOPWISE_LAYER_writers_HEADERS formats.h report_io.h run_diff.h run_report.h writers.h)
 set(FLOPWISE_LAYER_commands_DIRS src/cli src/runtime src/python)
 set(FLOPWISE_LAYER_commands_HEADERS)
 
