@@ -13,8 +13,10 @@ GPT-2-like decoder, d 32), each under the zoo's seed and perturbation, and write
         with_stack, with_flops, with_modules; schedule wait 1, warmup 1, active 3, so three ProfilerStep#N),
         export_chrome_trace, gzipped. MODE: infer (no_grad forward) or train (forward, cross-entropy loss,
         backward, SGD step, each in a record_function label "forward" / "loss" / "backward" /
-        "optimizer"). EXEC: eager, compiled (torch.compile, compiled and run twice before profiling) or
-        torchscript (torch.jit.trace of the module: the trace's "Module Hierarchy" field).
+        "optimizer"). EXEC: eager, compiled (torch.compile, compiled and run twice before profiling),
+        torchscript (torch.jit.trace of the module: the trace's "Module Hierarchy" field), eager-notf32
+        (eager with torch.backends.cudnn.allow_tf32 = False) or eager-tf32 (eager with
+        torch.backends.cuda.matmul.allow_tf32 = True): the same FLOPs as eager at other kernel times.
         Inputs are the zoo's repeated to batch 8.
   traces/NAME.MODE.EXEC.oracle.json   torch's own view of the same profiled steps: key_averages() rows
         (name, count, cpu/self-cpu/device/self-device time totals in us, flops) and the same grouped by
@@ -59,6 +61,9 @@ TRACES = [
     ("resnet18", "infer", "torchscript"),
     ("bert", "infer", "eager"), ("bert", "train", "eager"), ("bert", "train", "compiled"),
     ("gpt2", "infer", "eager"), ("gpt2", "train", "eager"), ("gpt2", "infer", "compiled"),
+    # Pairs at equal FLOPs for trace diffs: TF32 off for cuDNN's convolutions (on by default), and on for
+    # cuBLAS's products (off by default).
+    ("resnet18", "infer", "eager-notf32"), ("bert", "infer", "eager-tf32"),
 ]
 
 
@@ -124,6 +129,11 @@ def record_trace(name, mode, exe, out_dir, device):
     model.train(train)
     opt = torch.optim.SGD(model.parameters(), lr=1e-3) if train else None
     runner = model
+    tf32 = (torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32)
+    if exe == "eager-notf32":
+        torch.backends.cudnn.allow_tf32 = False
+    elif exe == "eager-tf32":
+        torch.backends.cuda.matmul.allow_tf32 = True
     if exe == "compiled":
         runner = torch.compile(model)
     elif exe == "torchscript":
@@ -158,12 +168,14 @@ def record_trace(name, mode, exe, out_dir, device):
             step()
             torch.cuda.synchronize()
             prof.step()
+    torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = tf32
     with open(raw, "rb") as src, gzip.open(raw + ".gz", "wb", compresslevel=9) as dst:
         shutil.copyfileobj(src, dst)
     os.remove(raw)
     oracle = {"trace": base + ".pt.trace.json.gz", "torch": torch.__version__,
               "device": torch.cuda.get_device_name(0), "batch": TRACE_BATCH, "mode": mode, "exec": exe,
-              "profiled_steps": 3,
+              "profiled_steps": 3, "tf32": {"cudnn": torch.backends.cudnn.allow_tf32 if exe != "eager-notf32" else False,
+                                             "cublas": exe == "eager-tf32" or torch.backends.cuda.matmul.allow_tf32},
               "note": "torch.profiler key_averages() over the three active steps; times in microseconds",
               "by_name": key_rows(prof, False), "by_input_shape": key_rows(prof, True)}
     with open(os.path.join(out_dir, base + ".oracle.json"), "w") as f:
@@ -232,6 +244,7 @@ def main():
     ap.add_argument("--only", nargs="+", default=["expect", "traces", "pt2", "onnx"])
     ap.add_argument("--onnx-models", nargs="*", default=None,
                     help="zoo entries for the dynamo exporter (default: the three fixtures' models)")
+    ap.add_argument("--traces", nargs="*", default=None, help="only these NAME.MODE.EXEC traces")
     ap.add_argument("--deadline", type=float, default=1e9, help="seconds; steps after it are skipped")
     args = ap.parse_args()
     t_end = time.time() + args.deadline
@@ -275,6 +288,8 @@ def main():
             man["steps"].append({"kind": "traces", "skipped": "no CUDA device"})
         else:
             for name, mode, exe in TRACES:
+                if args.traces is not None and f"{name}.{mode}.{exe}" not in args.traces:
+                    continue
                 run("trace", f"{name}.{mode}.{exe}",
                     lambda a=(name, mode, exe): record_trace(*a, os.path.join(args.out, "traces"), "cuda"))
     if "pt2" in args.only:
