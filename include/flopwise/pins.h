@@ -41,5 +41,8 @@ std::set<std::string> input_symbols(const Graph& g);
 InputPin parse_input_pin(const std::string& text);                       // NAME:1x3x224x224[:dtype]
 std::pair<std::string, int64_t> parse_dim_pin(const std::string& text);  // batch=8
 std::pair<std::string, std::vector<int64_t>> parse_value_pin(const std::string& text);  // NAME=4,2
+// The pins of --input, --dim and --value texts, each parsed as above.
+Pins parse_pins(const std::vector<std::string>& inputs, const std::vector<std::string>& dims,
+                const std::vector<std::string>& values);
 
 }  // namespace flopwise

@@ -37,10 +37,7 @@ int run_check(int argc, char** argv) {
                  "counting convention of the FLOPs checked (" + convention_names() + ")");
   if (auto code = parse_command_line(app, argc, argv, "check")) return *code;
 
-  InferOptions cli;
-  for (const auto& s : inputs) cli.inputs.push_back(parse_input_pin(s));
-  for (const auto& s : dims) cli.dims.push_back(parse_dim_pin(s));
-  for (const auto& s : values) cli.values.insert(parse_value_pin(s));
+  const InferOptions cli = parse_pins(inputs, dims, values);
   Budget budget = read_budget_file(budget_path);
   const Convention& conv = find_convention(convention);
 

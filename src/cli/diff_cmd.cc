@@ -77,10 +77,7 @@ int run_diff(int argc, char** argv) {
     return kExitOk;
   }
 
-  InferOptions pins;
-  for (const auto& s : o.inputs) pins.inputs.push_back(parse_input_pin(s));
-  for (const auto& s : o.dims) pins.dims.push_back(parse_dim_pin(s));
-  for (const auto& s : o.values) pins.values.insert(parse_value_pin(s));
+  Pins pins = parse_pins(o.inputs, o.dims, o.values);
   bool have_pins = !o.inputs.empty() || !o.dims.empty() || !o.values.empty();
 
   const Convention& conv = find_convention(o.convention.empty() ? "default" : o.convention);

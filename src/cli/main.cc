@@ -44,13 +44,7 @@ struct Options {
   bool causal = false;
 };
 
-fw::InferOptions infer_options(const Options& o) {
-  fw::InferOptions io;
-  for (const auto& s : o.inputs) io.inputs.push_back(fw::parse_input_pin(s));
-  for (const auto& s : o.dims) io.dims.push_back(fw::parse_dim_pin(s));
-  for (const auto& s : o.values) io.values.insert(fw::parse_value_pin(s));
-  return io;
-}
+fw::InferOptions infer_options(const Options& o) { return fw::parse_pins(o.inputs, o.dims, o.values); }
 
 int run(const Options& o) {
   const fw::Convention& conv = fw::find_convention(o.convention);

@@ -378,10 +378,7 @@ double median_of(std::vector<double> xs) { return percentile(std::move(xs), 0.5)
 int run_ort(const RunOptions& o) {
   OrtProfile prof = read_ort_profile(o.profile);
   std::vector<std::string> bound;
-  Pins user;
-  for (const auto& s : o.inputs) user.inputs.push_back(parse_input_pin(s));
-  for (const auto& s : o.dims) user.dims.push_back(parse_dim_pin(s));
-  for (const auto& s : o.values) user.values.insert(parse_value_pin(s));
+  Pins user = parse_pins(o.inputs, o.dims, o.values);
   const LoadedModel loaded = load(o.model, user);  // read once for both analyses
   Pins pins = profile_pins(loaded, user, prof, bound);
   Analysis analysis = analyse(loaded, pins, find_convention("default"));
@@ -603,10 +600,7 @@ int run(const RunOptions& o) {
            "libtorch-dev, or configure with -DCMAKE_PREFIX_PATH=<LibTorch>, and rebuild)\n";
     return kExitNoRuntime;
   }
-  InferOptions io;
-  for (const auto& s : o.inputs) io.inputs.push_back(parse_input_pin(s));
-  for (const auto& s : o.dims) io.dims.push_back(parse_dim_pin(s));
-  for (const auto& s : o.values) io.values.insert(parse_value_pin(s));
+  Pins io = parse_pins(o.inputs, o.dims, o.values);
   Analysis analysis = analyse(o.model, io, find_convention("default"));
   const Model& model = *analysis.model;
   json request = make_request(o, model);

@@ -112,6 +112,15 @@ int64_t parse_int(const std::string& s, const std::string& what) {
 }
 }  // namespace
 
+Pins parse_pins(const std::vector<std::string>& inputs, const std::vector<std::string>& dims,
+                const std::vector<std::string>& values) {
+  Pins p;
+  for (const auto& s : inputs) p.inputs.push_back(parse_input_pin(s));
+  for (const auto& s : dims) p.dims.push_back(parse_dim_pin(s));
+  for (const auto& s : values) p.values.insert(parse_value_pin(s));
+  return p;
+}
+
 InputPin parse_input_pin(const std::string& text) {
   // [NAME:]SHAPE[:DTYPE], read from the right: the last field is a dtype when it names one, the field
   // before it the shape, and everything before that the name, colons and all (tf2onnx's "input:0",

@@ -50,12 +50,8 @@ std::string report(const std::string& path, const std::vector<std::string>& inpu
                    int top) {
   const fw::Convention& conv = fw::find_convention(convention);
   const fw::Format& fmt = fw::find_format(format);
-  if (!(fmt.outputs & static_cast<unsigned>(fw::Output::Report)))
-    throw fw::UsageError("--format " + format + " does not write a report");
-  fw::Pins pins;
-  for (const auto& s : inputs) pins.inputs.push_back(fw::parse_input_pin(s));
-  for (const auto& s : dims) pins.dims.push_back(fw::parse_dim_pin(s));
-  for (const auto& s : values) pins.values.insert(fw::parse_value_pin(s));
+  fw::require_format(fw::Output::Report, format, "a static report");
+  const fw::Pins pins = fw::parse_pins(inputs, dims, values);
   fw::require_regular_file(path);
   if (fw::detect_format(path) != fw::ModelFormat::Onnx)
     throw fw::InputError(path + ": not an ONNX file (the Python package analyses others with the CLI)");

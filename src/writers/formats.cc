@@ -74,7 +74,9 @@ std::string format_list(Output o) {
 const Format& find_format(const std::string& name) {
   for (const Format& f : formats())
     if (name == f.name || (*f.alias && name == f.alias)) return f;
-  throw UsageError("no output format '" + name + "' (" + format_list(static_cast<Output>(~0u)) + ")");
+  std::string known;
+  for (const Format& f : formats()) known += (known.empty() ? "" : ", ") + std::string(f.name);
+  throw UsageError("no output format '" + name + "' (" + known + ")");
 }
 
 std::string canonical_format(const std::string& name) {
