@@ -6,7 +6,7 @@
 # Layers, lowest first: each with the folders whose files belong to it and the public headers it declares.
 set(FLOPWISE_LAYERS ir shape importers cost analyses writers commands)
 set(FLOPWISE_LAYER_ir_DIRS src/ir)
-set(FLOPWISE_LAYER_ir_HEADERS dim.h errors.h input_file.h ir.h json_text.h limits.h pins.h string_arena.h)
+set(FLOPWISE_LAYER_ir_HEADERS aten_call.h dim.h errors.h input_file.h ir.h json_text.h limits.h pins.h string_arena.h)
 set(FLOPWISE_LAYER_shape_DIRS shape_inference shape_inference/ops)
 set(FLOPWISE_LAYER_shape_HEADERS infer.h ops.h)
 # Importers sit above shape inference: the .pt importer lowers aten ops to ops the registry knows.
@@ -16,9 +16,9 @@ set(FLOPWISE_LAYER_cost_DIRS src/cost)
 set(FLOPWISE_LAYER_cost_HEADERS attention.h convention.h cost.h)
 set(FLOPWISE_LAYER_analyses_DIRS src/analyse src/analysis src/diff)
 set(FLOPWISE_LAYER_analyses_HEADERS analyse.h budget.h diff.h llm.h moe.h ort_profile.h peak_memory.h rational_poly.h
-    roofline.h sweep.h verify.h)
+    roofline.h sweep.h torch_trace.h verify.h)
 set(FLOPWISE_LAYER_writers_DIRS src/writers)
-set(FLOPWISE_LAYER_writers_HEADERS formats.h report_io.h run_diff.h run_report.h writers.h)
+set(FLOPWISE_LAYER_writers_HEADERS formats.h report_io.h run_diff.h run_report.h trace_report.h writers.h)
 set(FLOPWISE_LAYER_commands_DIRS src/cli src/runtime src/python)
 set(FLOPWISE_LAYER_commands_HEADERS)
 

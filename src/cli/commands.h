@@ -16,6 +16,11 @@ int run_diff(int argc, char** argv);
 int run_check(int argc, char** argv);
 // `flopwise run MODEL.pt [options]`: argv[0] is "run".
 int run_run(int argc, char** argv);
+// `flopwise trace TRACE.json[.gz] [options]`: argv[0] is "trace" (trace_cmd.cc).
+int run_trace(int argc, char** argv);
+// `flopwise diff A B` of two PyTorch traces (diff_cmd.cc hands them over): text or json.
+int run_trace_diff(const std::string& a, const std::string& b, const std::string& format,
+                   const std::string& output, int top);
 
 // Parses argv into `app`: nullopt to go on; else the exit code, after --help's text or, for a parse error,
 // one line "flopwise[ COMMAND]: error: ... (see flopwise[ COMMAND] --help)" (exit 2). `command`: "" for the

@@ -12,6 +12,7 @@
 #include "flopwise/formats.h"
 #include "flopwise/report_io.h"
 #include "flopwise/run_diff.h"
+#include "flopwise/torch_trace.h"
 #include "output.h"
 
 namespace flopwise {
@@ -62,6 +63,15 @@ int run_diff(int argc, char** argv) {
                  "counting convention of the FLOPs of a model side (" + convention_names() +
                      "); saved reports keep theirs, and two sides of different conventions are not compared");
   if (auto code = parse_command_line(app, argc, argv, "diff")) return *code;
+
+  // Two PyTorch profiler traces: measured time by scope, op and kernel, with FLOPs (trace_cmd.cc).
+  const bool trace_a = looks_like_torch_trace(o.a), trace_b = looks_like_torch_trace(o.b);
+  if (trace_a || trace_b) {
+    if (trace_a != trace_b)
+      throw UsageError((trace_a ? o.a : o.b) + " is a PyTorch trace and " + (trace_a ? o.b : o.a) +
+                       " is not: diff two traces, or two models / reports");
+    return run_trace_diff(o.a, o.b, o.format, o.output, o.top);
+  }
 
   // Two measured run reports (flopwise run ... --format json): latency and FLOP/s deltas.
   const bool run_a = is_run_report(o.a), run_b = is_run_report(o.b);

@@ -192,6 +192,8 @@ int main(int argc, char** argv) {
     return guarded([&] { return fw::run_diff(argc - 1, argv + 1); });
   if (argc > 1 && std::string(argv[1]) == "check")
     return guarded([&] { return fw::run_check(argc - 1, argv + 1); });
+  if (argc > 1 && std::string(argv[1]) == "trace")
+    return guarded([&] { return fw::run_trace(argc - 1, argv + 1); });
   Options o;
   CLI::App app{
       "flopwise: static cost (params, MACs, FLOPs, memory) of an ONNX or TorchScript model, by module scope"};
@@ -201,6 +203,9 @@ int main(int argc, char** argv) {
       "  flopwise check MODEL --budget FILE.toml  gate CI on budgets (check --help)\n"
       "  flopwise run MODEL.pt [options]          measure latency per module scope (run --help);\n"
       "  flopwise run MODEL.onnx --profile P.json  the same from an ONNX Runtime profile\n"
+      "  flopwise trace TRACE.json[.gz]          a PyTorch profiler trace: measured time and FLOP/s by "
+      "module "
+      "scope and op (trace --help); flopwise diff TRACE_A TRACE_B compares two\n"
       "Exit codes: 0 done, 1 a budget failed (check), 2 bad input or usage, 3 --strict and something not "
       "counted, 4 runtime harness not built (run), 5 the run failed (run), 6 --verify found a shape "
       "disagreement (run), 70 internal error (a bug in flopwise).");

@@ -1,0 +1,162 @@
+// flopwise/torch_trace.h — PyTorch profiler traces (Kineto's Chrome-trace JSON, `*.pt.trace.json[.gz]`): read
+// in one streaming pass (no document in memory), joined with the static cost of every aten op (its recorded
+// shapes and arguments through the TorchScript importer's aten table), and rolled up by module scope, op,
+// kernel, profiler step and phase (forward, backward, optimizer).
+//
+// What the reader keeps of a trace, and how the analysis ties it together:
+//   - cpu_op events (aten ops, autograd nodes, triton launches), user annotations (record_function labels,
+//     ProfilerStep#N, Optimizer.step) and the `nn.Module: Class_N` python_function events of with_stack:
+//     nested per thread by time, they give each op its module scope, its step and its phase;
+//   - kernel, gpu_memcpy and gpu_memset events: each belongs to the op whose "External id" it carries
+//     (the innermost op that launched it); its time is counted to that op's outermost costed ancestor;
+//   - fwdbwd flows: a backward autograd node takes the module scope of the forward op that recorded it;
+//   - [memory] instant events: the peak of "Total Allocated" per device;
+//   - deviceProperties: the GPU's name, matched to the roofline table.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "flopwise/aten_call.h"
+#include "flopwise/roofline.h"
+
+namespace flopwise {
+
+// The static cost of one call: from the cost rules where the aten table lowers it, else why not.
+struct AtenCost {
+  bool costed = false;
+  int64_t macs = 0, flops = 0, bytes = 0;
+  std::string dtype;  // of its largest contraction, else its first input ("float32", "float16")
+  std::string why;    // not costed: the reason in a few words
+};
+
+// Costs a batch of distinct calls (index for index). The commands give the TorchScript plugin's (analyse.h:
+// cost_aten_calls); without it every call comes back not costed, with the reason.
+using AtenCoster = std::function<std::vector<AtenCost>(const std::vector<AtenCall>&)>;
+
+// The TorchScript plugin's coster (src/analyse/aten_cost.cc): loads the plugin on first use (LibTorch);
+// without it every call is not costed, with the reason.
+std::vector<AtenCost> cost_aten_calls(const std::vector<AtenCall>& calls);
+
+enum class TraceKind : uint8_t {
+  CpuOp,           // cat cpu_op (and operator, the older name)
+  Annotation,      // user_annotation: record_function labels, ProfilerStep#N, Optimizer.step#...
+  Module,          // python_function "nn.Module: Class_N"
+  Kernel,          // kernel
+  Memcpy,          // gpu_memcpy
+  Memset,          // gpu_memset
+};
+
+struct TraceEvent {
+  uint32_t name = 0;    // index in TorchTrace::names
+  uint32_t thread = 0;  // index in TorchTrace::threads (CPU: pid/tid; GPU: device/stream)
+  TraceKind kind = TraceKind::CpuOp;
+  double ts = 0, dur = 0;  // microseconds
+  int64_t ext = -1;        // "External id": an op's own; a kernel's launching op's
+  int32_t call = -1;       // index in TorchTrace::calls (an op with recorded shapes)
+  int64_t seq = -1;        // fwdbwd flow id that starts (forward op) or ends (backward node) here
+};
+
+struct TorchTrace {
+  std::string path;
+  std::vector<std::string> names;    // interned event names
+  std::vector<std::string> threads;  // "pid/tid" as written
+  std::vector<AtenCall> calls;       // distinct (op, types, dims, concrete)
+  std::vector<TraceEvent> cpu;       // CpuOp, Annotation, Module
+  std::vector<TraceEvent> gpu;       // Kernel, Memcpy, Memset
+  std::vector<std::pair<int64_t, double>> flow_starts, flow_ends;  // fwdbwd: (id, ts) on the event's thread
+  std::vector<uint32_t> flow_start_thread, flow_end_thread;
+  std::string device;          // deviceProperties[0].name ("NVIDIA H200"); "" when absent
+  int64_t device_memory = 0;   // its totalGlobalMem
+  int64_t device_count = 0;    // entries of deviceProperties
+  std::map<int64_t, int64_t> memory_peak;  // device id (-1: CPU) -> peak "Total Allocated" bytes
+  std::string schema_version, cuda_runtime, trace_name;
+  bool with_stack = false, record_shapes = false;
+  int64_t events = 0;               // trace events read
+  int64_t bytes_read = 0;           // of JSON text (after decompression)
+  std::vector<std::string> warnings;
+};
+
+struct TraceReadOptions {
+  // A .gz that inflates to more than this many times its own size is refused as a gzip bomb (real traces
+  // compress 5-30x).
+  int64_t max_gzip_ratio = 1000;
+};
+
+// Reads a trace (JSON, or gzip-compressed JSON: detected by its magic bytes). Throws InputError (one line) on
+// a missing, truncated, non-JSON or gzip-bomb file and on JSON that is not a PyTorch profiler trace.
+TorchTrace read_torch_trace(const std::string& path, const TraceReadOptions& opts = {});
+
+// Whether `path` (JSON or gzip) starts like a PyTorch trace: a JSON document whose first 64 KiB name
+// "traceEvents" and a Kineto field. Never throws.
+bool looks_like_torch_trace(const std::string& path);
+
+// One row of a roll-up (a module scope, an op name, a kernel name).
+struct TraceRow {
+  std::string name;
+  int64_t calls = 0;
+  double cpu_us = 0;  // host time of the op events (scopes: of the ops counted there, not nested twice)
+  double gpu_us = 0;  // kernel, memcpy and memset time attributed
+  int64_t kernels = 0;
+  int64_t macs = 0, flops = 0, bytes = 0;  // of the costed calls
+  int64_t uncosted = 0;                    // calls whose cost is not known
+  double uncosted_gpu_us = 0;              // their GPU time
+  bool overflow = false;                   // a sum passed int64: counts unknown
+  double bound_us = 0;                     // roofline bound of the costed calls on the trace's hardware
+  double compute_bound_us = 0;             // the part of bound_us in compute-bound calls
+  std::string dtype;                       // op and kernel rows: the dtype of its costed calls' MACs
+  std::string why;                         // uncosted rows: why the cost rules could not price it
+};
+
+struct TraceScope {
+  std::string path;   // "ResNet_0.Sequential_0.BasicBlock_1": the nn.Module stack's names, "" the root
+  std::string label;  // the last level
+  int depth = 0;
+  TraceRow row;       // totals of the scope and everything under it
+  double self_gpu_us = 0;
+  std::vector<int> children;
+};
+
+struct TraceStep {
+  std::string name;         // "ProfilerStep#3"; "whole trace" without steps
+  double cpu_us = 0;        // the annotation's duration
+  double gpu_span_us = 0;   // first kernel start to last kernel end of its kernels
+  double gpu_busy_us = 0;   // union of its kernels' intervals
+};
+
+struct TraceReport {
+  std::string path;
+  std::string device;         // as the trace names it
+  std::optional<Hardware> hw;  // the roofline device (matched, or --hardware)
+  std::string hw_note;         // how it was matched, or why not
+  std::vector<TraceStep> steps;
+  std::map<std::string, TraceRow> phases;  // "forward", "backward", "optimizer", "other"
+  std::vector<TraceScope> scopes;          // pre-order; [0] is the root (the whole trace)
+  std::vector<TraceRow> ops;               // by op name: the costed (outermost) ops and the uncosted ones
+  std::vector<TraceRow> kernels;           // by kernel name
+  std::vector<TraceRow> uncosted;          // op names not costed (with why), by GPU time
+  TraceRow total;
+  double gpu_kernel_us = 0;          // sum of every kernel/memcpy/memset event's duration
+  double unattributed_gpu_us = 0;    // of GPU events whose launching op is absent
+  int64_t unattributed_kernels = 0;
+  double gpu_busy_us = 0, gpu_span_us = 0;  // over the whole trace
+  std::map<int64_t, int64_t> memory_peak;
+  int64_t events = 0, cpu_ops = 0, gpu_events = 0, distinct_calls = 0;
+  std::vector<std::string> warnings;
+};
+
+struct TraceOptions {
+  std::optional<Hardware> hardware;  // --hardware; else matched from the trace's device name
+};
+
+TraceReport analyse_trace(const TorchTrace& t, const AtenCoster& cost, const TraceOptions& opts = {});
+
+// The roofline device of a trace's GPU name ("NVIDIA H200", "NVIDIA A100-SXM4-80GB", "Tesla V100-SXM2-16GB");
+// nullopt when the table has none. `note` says which row and why.
+std::optional<Hardware> match_trace_hardware(const std::string& device, int64_t memory, std::string* note);
+
+}  // namespace flopwise

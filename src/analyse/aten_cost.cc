@@ -1,0 +1,98 @@
+// src/analyse/aten_cost.cc — the cost of recorded aten calls (flopwise/torch_trace.h, cost_aten_calls): the
+// TorchScript plugin lowers each call through the aten table (src/torch/trace_calls.cc), and the shape pass and
+// the cost rules price the IR, exactly as for a .pt's ops. Without the plugin no call is costed, and each says
+// why.
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "../torch/torch_plugin.h"
+#include "flopwise/analyse.h"
+#include "flopwise/cost.h"
+#include "flopwise/infer.h"
+#include "flopwise/torch_trace.h"
+
+namespace flopwise {
+
+namespace {
+
+FlopwiseTorchLowerCallsFn lower_calls_fn(std::string* why) {
+  static FlopwiseTorchLowerCallsFn fn = nullptr;
+  static std::string err;
+  static bool tried = false;
+  if (!tried) {
+    tried = true;
+    std::string plugin = find_torch_plugin();
+    if (plugin.empty()) {
+      err = "TorchScript plugin not built (LibTorch, Debian libtorch-dev): costs need its aten table";
+    } else if (void* h = dlopen(plugin.c_str(), RTLD_NOW | RTLD_LOCAL); !h) {
+      err = std::string("cannot load ") + plugin + ": " + dlerror();
+    } else {
+      fn = reinterpret_cast<FlopwiseTorchLowerCallsFn>(dlsym(h, "flopwise_torch_lower_calls"));
+      if (!fn) err = plugin + " has no flopwise_torch_lower_calls (an older plugin)";
+    }
+  }
+  *why = err;
+  return fn;
+}
+
+AtenCost cost_model(Model& m) {
+  AtenCost c;
+  if (m.graph.nodes.empty()) {
+    c.costed = true;  // nothing to run: a no-op (a view of nothing, a constant)
+    return c;
+  }
+  InferResult inf = infer_shapes(m);
+  Report r = build_report(m, std::move(inf));
+  if (!r.unsupported.empty()) {
+    std::string ops;
+    for (const auto& [op, nodes] : r.unsupported) ops += (ops.empty() ? "" : ", ") + op;
+    c.why = "no cost rule (" + ops + ")";
+    return c;
+  }
+  const Totals& t = r.totals;
+  if (!t.complete() || !t.macs.known || !t.flops.known || !t.memory_bytes.known) {
+    c.why = "counts not known from the recorded shapes";
+    return c;
+  }
+  c.costed = true;
+  c.macs = t.macs.v;
+  c.flops = t.flops.v;
+  c.bytes = t.memory_bytes.v;
+  int64_t best = -1;
+  for (const auto& n : r.nodes)
+    if (n.mac_dtype != DType::Undefined && n.cost.macs.known && n.cost.macs.v > best)
+      best = n.cost.macs.v, c.dtype = dtype_name(n.mac_dtype);
+  if (c.dtype.empty() && !m.graph.inputs.empty()) c.dtype = dtype_name(m.graph.values[m.graph.inputs[0]].dtype);
+  return c;
+}
+
+}  // namespace
+
+std::vector<AtenCost> cost_aten_calls(const std::vector<AtenCall>& calls) {
+  std::vector<AtenCost> out(calls.size());
+  std::string why;
+  FlopwiseTorchLowerCallsFn fn = lower_calls_fn(&why);
+  if (!fn) {
+    for (auto& c : out) c.why = why;
+    return out;
+  }
+  std::vector<Model> models;
+  std::vector<std::string> whys;
+  fn(&calls, &models, &whys);
+  for (size_t i = 0; i < calls.size() && i < models.size(); ++i) {
+    if (!whys[i].empty()) {
+      out[i].why = whys[i];
+      continue;
+    }
+    try {
+      out[i] = cost_model(models[i]);
+    } catch (const std::exception& e) {
+      out[i].why = e.what();
+    }
+  }
+  return out;
+}
+
+}  // namespace flopwise

@@ -1,0 +1,774 @@
+// src/analysis/torch_trace_read.cc — the streaming reader of PyTorch profiler traces (flopwise/torch_trace.h).
+// Owns: the byte source (a file, or a gzip stream inflated chunk by chunk through zlib, with the bomb guard), a
+// pull parser over it that keeps no document (each event is read into a small record and the rest of its
+// text skipped), and what the reader keeps of each event. Memory is the kept records, not the file: a trace
+// of N events costs O(N) small records, and the JSON text is never held beyond one buffer.
+#include <zlib.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <unordered_map>
+
+#include "flopwise/errors.h"
+#include "flopwise/torch_trace.h"
+
+namespace flopwise {
+namespace {
+
+constexpr size_t kChunk = 1 << 20;
+constexpr size_t kMaxString = 64u << 20;  // one JSON string (a kernel name, a stack) longer than this: refused
+
+// Bytes of the file, inflated when it is gzip.
+class Source {
+ public:
+  Source(const std::string& path, const TraceReadOptions& opts) : path_(path), opts_(opts) {
+    require_regular_file(path);
+    f_ = std::fopen(path.c_str(), "rb");
+    if (!f_) throw InputError(path + ": cannot open the trace (" + std::strerror(errno) + ")");
+    in_.resize(kChunk);
+    size_t n = std::fread(in_.data(), 1, in_.size(), f_);
+    in_len_ = n;
+    gzip_ = n >= 2 && static_cast<unsigned char>(in_[0]) == 0x1f && static_cast<unsigned char>(in_[1]) == 0x8b;
+    if (gzip_) {
+      std::memset(&zs_, 0, sizeof zs_);
+      if (inflateInit2(&zs_, 16 + MAX_WBITS) != Z_OK) throw InputError(path + ": zlib cannot start");
+      zs_.next_in = reinterpret_cast<Bytef*>(in_.data());
+      zs_.avail_in = static_cast<uInt>(in_len_);
+      compressed_ = static_cast<int64_t>(in_len_);
+    }
+  }
+  ~Source() {
+    if (gzip_) inflateEnd(&zs_);
+    if (f_) std::fclose(f_);
+  }
+  Source(const Source&) = delete;
+  Source& operator=(const Source&) = delete;
+
+  // Fills `out` with the next bytes; returns how many (0 at the end).
+  size_t read(char* out, size_t cap) {
+    if (!gzip_) {
+      if (in_len_ > 0) {  // the first chunk, read to sniff the magic bytes
+        size_t n = in_len_;
+        std::memcpy(out, in_.data(), n);
+        in_len_ = 0;
+        produced_ += static_cast<int64_t>(n);
+        return n;
+      }
+      size_t n = std::fread(out, 1, cap, f_);
+      produced_ += static_cast<int64_t>(n);
+      return n;
+    }
+    if (ended_) return 0;
+    zs_.next_out = reinterpret_cast<Bytef*>(out);
+    zs_.avail_out = static_cast<uInt>(cap);
+    while (zs_.avail_out == cap) {
+      if (zs_.avail_in == 0) {
+        size_t n = std::fread(in_.data(), 1, in_.size(), f_);
+        if (n == 0) {
+          truncated_gzip_ = true;  // no end of stream: a cut file
+          ended_ = true;
+          break;
+        }
+        compressed_ += static_cast<int64_t>(n);
+        zs_.next_in = reinterpret_cast<Bytef*>(in_.data());
+        zs_.avail_in = static_cast<uInt>(n);
+      }
+      int rc = inflate(&zs_, Z_NO_FLUSH);
+      if (rc == Z_STREAM_END) {
+        // Another gzip member may follow (concatenated files); else the end.
+        if (zs_.avail_in == 0) {
+          size_t n = std::fread(in_.data(), 1, in_.size(), f_);
+          compressed_ += static_cast<int64_t>(n);
+          zs_.next_in = reinterpret_cast<Bytef*>(in_.data());
+          zs_.avail_in = static_cast<uInt>(n);
+        }
+        if (zs_.avail_in == 0) {
+          ended_ = true;
+          break;
+        }
+        inflateReset(&zs_);
+        continue;
+      }
+      if (rc != Z_OK && rc != Z_BUF_ERROR)
+        throw InputError(path_ + ": corrupt gzip data (" + (zs_.msg ? zs_.msg : "inflate failed") + ")");
+      if (rc == Z_BUF_ERROR && zs_.avail_in != 0) throw InputError(path_ + ": corrupt gzip data");
+    }
+    size_t n = cap - zs_.avail_out;
+    produced_ += static_cast<int64_t>(n);
+    if (produced_ > (int64_t{64} << 20) && produced_ / std::max<int64_t>(1, compressed_) > opts_.max_gzip_ratio)
+      throw InputError(path_ + ": inflates to more than " + std::to_string(opts_.max_gzip_ratio) +
+                       " times its size (a gzip bomb?); real traces compress 5-30x");
+    return n;
+  }
+  bool truncated_gzip() const { return truncated_gzip_; }
+  int64_t produced() const { return produced_; }
+
+ private:
+  std::string path_;
+  TraceReadOptions opts_;
+  std::FILE* f_ = nullptr;
+  std::vector<char> in_;
+  size_t in_len_ = 0;
+  bool gzip_ = false, ended_ = false, truncated_gzip_ = false;
+  z_stream zs_{};
+  int64_t compressed_ = 0, produced_ = 0;
+};
+
+// A pull parser over the source: the caller walks the structure it expects and skips the rest.
+class Parser {
+ public:
+  Parser(Source& s, const std::string& path) : src_(s), path_(path), buf_(kChunk) {}
+
+  [[noreturn]] void fail(const std::string& what) {
+    if (at_end_ && src_.truncated_gzip())
+      throw InputError(path_ + ": truncated gzip stream (" + what + " at byte " + std::to_string(offset()) + ")");
+    throw InputError(path_ + ": not valid JSON (" + what + " at byte " + std::to_string(offset()) +
+                     (at_end_ ? "; a truncated trace?" : "") + ")");
+  }
+  int64_t offset() const { return consumed_ + static_cast<int64_t>(pos_); }
+
+  int peek() {
+    if (pos_ == len_ && !refill()) return -1;
+    return static_cast<unsigned char>(buf_[pos_]);
+  }
+  int ws() {  // skips whitespace; the next char, not consumed
+    for (;;) {
+      if (pos_ == len_ && !refill()) return -1;
+      char c = buf_[pos_];
+      if (c == ' ' || c == '\n' || c == '\r' || c == '\t')
+        ++pos_;
+      else
+        return static_cast<unsigned char>(c);
+    }
+  }
+  void expect(char c) {
+    if (ws() != c) fail(std::string("expected '") + c + "'");
+    ++pos_;
+  }
+  // After a member or element: true for ',' (another follows), false for `close`.
+  bool more(char close) {
+    int c = ws();
+    if (c == ',') {
+      ++pos_;
+      return true;
+    }
+    if (c == close) {
+      ++pos_;
+      return false;
+    }
+    fail(std::string("expected ',' or '") + close + "'");
+  }
+  // Opens '{' or '['; false when it is empty (the closer consumed too).
+  bool open(char o, char close) {
+    expect(o);
+    if (ws() == close) {
+      ++pos_;
+      return false;
+    }
+    return true;
+  }
+
+  void string(std::string& out) {
+    out.clear();
+    if (ws() != '"') fail("expected a string");
+    ++pos_;
+    for (;;) {
+      if (pos_ == len_ && !refill()) fail("unterminated string");
+      const char* b = buf_.data() + pos_;
+      const char* e = buf_.data() + len_;
+      const char* q = b;
+      while (q < e && *q != '"' && *q != '\\') ++q;
+      out.append(b, q);
+      pos_ += static_cast<size_t>(q - b);
+      if (out.size() > kMaxString) fail("a string over 64 MiB");
+      if (q == e) continue;
+      ++pos_;
+      if (*q == '"') return;
+      if (pos_ == len_ && !refill()) fail("unterminated string");
+      char c = buf_[pos_++];
+      switch (c) {
+        case 'n':
+          out += '\n';
+          break;
+        case 't':
+          out += '\t';
+          break;
+        case 'r':
+          out += '\r';
+          break;
+        case 'b':
+          out += '\b';
+          break;
+        case 'f':
+          out += '\f';
+          break;
+        case 'u': {
+          unsigned cp = 0;
+          for (int i = 0; i < 4; ++i) {
+            if (pos_ == len_ && !refill()) fail("unterminated string");
+            char h = buf_[pos_++];
+            cp = cp * 16 + static_cast<unsigned>(h >= 'a' ? h - 'a' + 10 : h >= 'A' ? h - 'A' + 10 : h - '0');
+          }
+          if (cp < 0x80) {
+            out += static_cast<char>(cp);
+          } else if (cp < 0x800) {
+            out += static_cast<char>(0xC0 | (cp >> 6));
+            out += static_cast<char>(0x80 | (cp & 0x3F));
+          } else {  // surrogates kept as their 3-byte forms: names only need to stay distinct
+            out += static_cast<char>(0xE0 | (cp >> 12));
+            out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+            out += static_cast<char>(0x80 | (cp & 0x3F));
+          }
+          break;
+        }
+        default:
+          out += c;  // \" \\ \/
+      }
+    }
+  }
+
+  // A scalar token (number, true, false, null) as text.
+  void token(std::string& out) {
+    out.clear();
+    ws();
+    for (;;) {
+      if (pos_ == len_ && !refill()) break;
+      char c = buf_[pos_];
+      if (c == ',' || c == '}' || c == ']' || c == ' ' || c == '\n' || c == '\r' || c == '\t') break;
+      out += c;
+      ++pos_;
+      if (out.size() > 64) fail("a number over 64 characters");
+    }
+    if (out.empty()) fail("expected a value");
+  }
+  double number() {
+    token(tok_);
+    char* end = nullptr;
+    double v = std::strtod(tok_.c_str(), &end);
+    if (end != tok_.c_str() + tok_.size()) fail("expected a number");
+    return v;
+  }
+  // A number, or a string holding one (pid and tid are either); nullopt for anything else (skipped).
+  std::optional<int64_t> integer() {
+    int c = ws();
+    if (c == '"') {
+      string(tok_);
+    } else if (c == '-' || (c >= '0' && c <= '9')) {
+      token(tok_);
+    } else {
+      skip();
+      return std::nullopt;
+    }
+    char* end = nullptr;
+    errno = 0;
+    long long v = std::strtoll(tok_.c_str(), &end, 10);
+    if (end == tok_.c_str() || errno == ERANGE) return std::nullopt;
+    if (*end == '.' || *end == 'e' || *end == 'E') {  // 12.0: an integer written as a double
+      double d = std::strtod(tok_.c_str(), &end);
+      if (d < -9.2e18 || d > 9.2e18) return std::nullopt;
+      return static_cast<int64_t>(d);
+    }
+    return static_cast<int64_t>(v);
+  }
+  // Any value as text: a string's contents, a scalar's token.
+  void text(std::string& out) {
+    int c = ws();
+    if (c == '"')
+      string(out);
+    else if (c == '{' || c == '[')
+      skip(), out.clear();
+    else
+      token(out);
+  }
+  bool boolean() {
+    int c = ws();
+    if (c == 't' || c == 'f') {
+      token(tok_);
+      return tok_ == "true";
+    }
+    skip();
+    return false;
+  }
+
+  // Skips one value of any kind, nesting counted (no recursion: a hostile depth costs nothing).
+  void skip() {
+    int c = ws();
+    if (c == '"') return skip_string();
+    if (c != '{' && c != '[') return token(tok_);
+    int64_t depth = 0;
+    for (;;) {
+      if (pos_ == len_ && !refill()) fail("unterminated object or array");
+      const char* b = buf_.data() + pos_;
+      const char* e = buf_.data() + len_;
+      const char* q = b;
+      while (q < e && *q != '"' && *q != '{' && *q != '[' && *q != '}' && *q != ']') ++q;
+      pos_ += static_cast<size_t>(q - b);
+      if (q == e) continue;
+      ++pos_;
+      if (*q == '"') {
+        --pos_;
+        skip_string();
+      } else if (*q == '{' || *q == '[') {
+        ++depth;
+      } else if (--depth == 0) {
+        return;
+      }
+    }
+  }
+  void skip_string() {
+    ++pos_;  // the opening quote
+    for (;;) {
+      if (pos_ == len_ && !refill()) fail("unterminated string");
+      const char* b = buf_.data() + pos_;
+      const char* e = buf_.data() + len_;
+      const char* q = b;
+      while (q < e && *q != '"' && *q != '\\') ++q;
+      pos_ += static_cast<size_t>(q - b);
+      if (q == e) continue;
+      ++pos_;
+      if (*q == '"') return;
+      if (pos_ == len_ && !refill()) fail("unterminated string");
+      ++pos_;  // the escaped char
+    }
+  }
+  bool at_eof() { return ws() == -1; }
+
+ private:
+  Source& src_;
+  std::string path_;
+  std::vector<char> buf_;
+  size_t pos_ = 0, len_ = 0;
+  int64_t consumed_ = 0;
+  bool at_end_ = false;
+  std::string tok_;
+
+  bool refill() {
+    if (at_end_) return false;
+    consumed_ += static_cast<int64_t>(len_);
+    pos_ = 0;
+    len_ = src_.read(buf_.data(), buf_.size());
+    if (len_ == 0) at_end_ = true;
+    return len_ > 0;
+  }
+};
+
+// What the reader keeps, and the interning tables that make each kept event a small record.
+class Builder {
+ public:
+  explicit Builder(TorchTrace& t) : t_(t) {}
+
+  uint32_t name(const std::string& s) {
+    auto [it, fresh] = names_.try_emplace(s, static_cast<uint32_t>(t_.names.size()));
+    if (fresh) t_.names.push_back(s);
+    return it->second;
+  }
+  uint32_t thread(const std::string& pid, const std::string& tid) {
+    key_.assign(pid).append("/").append(tid);
+    auto [it, fresh] = threads_.try_emplace(key_, static_cast<uint32_t>(t_.threads.size()));
+    if (fresh) t_.threads.push_back(key_);
+    return it->second;
+  }
+  int32_t call(AtenCall& c) {
+    key_.assign(c.op);
+    for (size_t i = 0; i < c.types.size(); ++i) key_.append("\x1f").append(c.types[i]);
+    key_ += '\x1e';
+    for (const auto& arg : c.dims) {
+      key_ += '\x1f';
+      for (const auto& shape : arg) {
+        key_ += '[';
+        for (int64_t d : shape) key_.append(std::to_string(d)).append(",");
+      }
+    }
+    key_ += '\x1e';
+    for (const auto& s : c.concrete) key_.append("\x1f").append(s);
+    auto [it, fresh] = calls_.try_emplace(key_, static_cast<int32_t>(t_.calls.size()));
+    if (fresh) t_.calls.push_back(std::move(c));
+    return it->second;
+  }
+
+ private:
+  TorchTrace& t_;
+  std::unordered_map<std::string, uint32_t> names_, threads_;
+  std::unordered_map<std::string, int32_t> calls_;
+  std::string key_;
+};
+
+// One event's fields, reused from event to event.
+struct RawEvent {
+  std::string ph, cat, name, pid, tid, id;
+  double ts = 0, dur = 0;
+  bool has_ts = false, has_dur = false;
+  int64_t ext = -1, device = -1, allocated = -1;
+  bool has_dims = false;
+  AtenCall call;
+  void clear() {
+    ph.clear(), cat.clear(), name.clear(), pid.clear(), tid.clear(), id.clear();
+    has_ts = has_dur = has_dims = false;
+    ext = device = allocated = -1;
+    call.types.clear(), call.dims.clear(), call.concrete.clear();
+  }
+};
+
+class TraceReader {
+ public:
+  TraceReader(const std::string& path, const TraceReadOptions& opts)
+      : src_(path, opts), p_(src_, path), b_(t_), path_(path) {
+    t_.path = path;
+  }
+
+  TorchTrace read() {
+    int c = p_.ws();
+    if (c == -1) throw InputError(path_ + ": empty file: not a PyTorch profiler trace");
+    if (c == '[') {  // a bare array of events (chrome://tracing's other form)
+      events();
+    } else if (c == '{') {
+      p_.open('{', '}');
+      bool any = true;
+      while (any) {
+        p_.string(key_);
+        p_.expect(':');
+        if (key_ == "traceEvents")
+          events();
+        else if (key_ == "deviceProperties")
+          devices();
+        else if (key_ == "schemaVersion")
+          p_.text(t_.schema_version);
+        else if (key_ == "cuda_runtime_version")
+          p_.text(t_.cuda_runtime);
+        else if (key_ == "traceName")
+          p_.text(t_.trace_name);
+        else if (key_ == "with_stack")
+          t_.with_stack = p_.boolean();
+        else if (key_ == "record_shapes")
+          t_.record_shapes = p_.boolean();
+        else
+          p_.skip();
+        any = p_.more('}');
+      }
+    } else {
+      throw InputError(path_ + ": not JSON (a PyTorch profiler trace is a JSON object with \"traceEvents\")");
+    }
+    if (!p_.at_eof()) p_.fail("text after the end of the trace");
+    t_.bytes_read = src_.produced();
+    if (t_.cpu.empty() && t_.gpu.empty()) {
+      if (saw_ort_)
+        throw InputError(path_ +
+                         ": an ONNX Runtime profile, not a PyTorch trace (flopwise run MODEL.onnx --profile "
+                         "reads it)");
+      throw InputError(path_ + ": no cpu_op or kernel events: not a PyTorch profiler trace (" +
+                       std::to_string(t_.events) + " events read)");
+    }
+    if (skipped_no_time_ > 0)
+      t_.warnings.push_back(std::to_string(skipped_no_time_) +
+                            " event(s) without a numeric ts or dur skipped");
+    if (negative_ > 0)
+      t_.warnings.push_back(std::to_string(negative_) + " event(s) with a negative duration skipped");
+    return std::move(t_);
+  }
+
+ private:
+  Source src_;
+  Parser p_;
+  TorchTrace t_;
+  Builder b_;
+  std::string path_, key_, val_;
+  RawEvent e_;
+  int64_t skipped_no_time_ = 0, negative_ = 0;
+  bool saw_ort_ = false;
+
+  void devices() {
+    if (p_.ws() != '[') return p_.skip();
+    if (!p_.open('[', ']')) return;
+    do {
+      if (p_.ws() != '{') {
+        p_.skip();
+        continue;
+      }
+      ++t_.device_count;
+      std::string name;
+      int64_t mem = 0;
+      if (p_.open('{', '}')) {
+        do {
+          p_.string(key_);
+          p_.expect(':');
+          if (key_ == "name")
+            p_.text(name);
+          else if (key_ == "totalGlobalMem")
+            mem = p_.integer().value_or(0);
+          else
+            p_.skip();
+        } while (p_.more('}'));
+      }
+      if (t_.device_count == 1) t_.device = name, t_.device_memory = mem;
+    } while (p_.more(']'));
+  }
+
+  void events() {
+    if (p_.ws() != '[') throw InputError(path_ + ": \"traceEvents\" is not an array");
+    if (!p_.open('[', ']')) return;
+    do {
+      ++t_.events;
+      if (p_.ws() != '{') {
+        p_.skip();
+        continue;
+      }
+      event();
+    } while (p_.more(']'));
+  }
+
+  void event() {
+    e_.clear();
+    if (p_.open('{', '}')) {
+      do {
+        p_.string(key_);
+        p_.expect(':');
+        switch (key_.size() > 0 ? key_[0] : 0) {
+          case 'p':
+            if (key_ == "ph")
+              p_.text(e_.ph);
+            else if (key_ == "pid")
+              p_.text(e_.pid);
+            else
+              p_.skip();
+            break;
+          case 'c':
+            if (key_ == "cat")
+              p_.text(e_.cat);
+            else
+              p_.skip();
+            break;
+          case 'n':
+            if (key_ == "name")
+              p_.text(e_.name);
+            else
+              p_.skip();
+            break;
+          case 't':
+            if (key_ == "tid") {
+              p_.text(e_.tid);
+            } else if (key_ == "ts") {
+              e_.has_ts = number(&e_.ts);
+            } else {
+              p_.skip();
+            }
+            break;
+          case 'd':
+            if (key_ == "dur")
+              e_.has_dur = number(&e_.dur);
+            else
+              p_.skip();
+            break;
+          case 'i':
+            if (key_ == "id")
+              p_.text(e_.id);
+            else
+              p_.skip();
+            break;
+          case 'a':
+            if (key_ == "args")
+              args();
+            else
+              p_.skip();
+            break;
+          default:
+            p_.skip();
+        }
+      } while (p_.more('}'));
+    }
+    keep();
+  }
+
+  bool number(double* out) {
+    int c = p_.ws();
+    if (c == '-' || (c >= '0' && c <= '9')) {
+      *out = p_.number();
+      return std::isfinite(*out);
+    }
+    if (c == '"') {  // some writers quote ts
+      p_.string(val_);
+      char* end = nullptr;
+      *out = std::strtod(val_.c_str(), &end);
+      return end != val_.c_str() && std::isfinite(*out);
+    }
+    p_.skip();
+    return false;
+  }
+
+  void args() {
+    if (p_.ws() != '{') return p_.skip();
+    if (!p_.open('{', '}')) return;
+    do {
+      p_.string(key_);
+      p_.expect(':');
+      if (key_ == "External id") {
+        e_.ext = p_.integer().value_or(-1);
+      } else if (key_ == "Input Dims") {
+        dims();
+      } else if (key_ == "Input type") {
+        strings(e_.call.types);
+      } else if (key_ == "Concrete Inputs") {
+        strings(e_.call.concrete);
+      } else if (key_ == "Total Allocated") {
+        e_.allocated = p_.integer().value_or(-1);
+      } else if (key_ == "Device Id" || key_ == "device") {
+        e_.device = p_.integer().value_or(-1);
+      } else {
+        p_.skip();
+      }
+    } while (p_.more('}'));
+  }
+
+  void strings(std::vector<std::string>& out) {
+    out.clear();
+    if (p_.ws() != '[') return p_.skip();
+    if (!p_.open('[', ']')) return;
+    do {
+      out.emplace_back();
+      p_.text(out.back());
+      if (out.size() > 100000) p_.fail("an argument list of over 100000 entries");
+    } while (p_.more(']'));
+  }
+
+  // [[8, 3, 64, 64], [], [[1, 16], [16]]]: per argument a shape, nothing, or a list of shapes.
+  void dims() {
+    auto& out = e_.call.dims;
+    out.clear();
+    e_.has_dims = true;
+    if (p_.ws() != '[') return p_.skip();
+    if (!p_.open('[', ']')) return;
+    do {
+      out.emplace_back();
+      auto& arg = out.back();
+      if (p_.ws() != '[') {
+        p_.skip();
+        continue;
+      }
+      if (!p_.open('[', ']')) continue;  // [] : no tensor (or a 0-d one: the type says)
+      if (p_.ws() == '[') {              // a TensorList
+        do {
+          arg.emplace_back();
+          shape(arg.back());
+        } while (p_.more(']'));
+      } else {
+        arg.emplace_back();
+        do {
+          arg.back().push_back(p_.integer().value_or(-1));
+          if (arg.back().size() > 64) p_.fail("a shape of over 64 dims");
+        } while (p_.more(']'));
+      }
+      if (out.size() > 100000) p_.fail("an argument list of over 100000 entries");
+    } while (p_.more(']'));
+  }
+  void shape(std::vector<int64_t>& s) {
+    if (p_.ws() != '[') return p_.skip();
+    if (!p_.open('[', ']')) return;
+    do {
+      s.push_back(p_.integer().value_or(-1));
+      if (s.size() > 64) p_.fail("a shape of over 64 dims");
+    } while (p_.more(']'));
+  }
+
+  void keep() {
+    const std::string& cat = e_.cat;
+    if (cat == "Node" || cat == "Session") saw_ort_ = true;
+    if (e_.ph == "i" || e_.ph == "I") {
+      if (e_.name == "[memory]" && e_.allocated >= 0) {
+        int64_t dev = e_.device;
+        auto& peak = t_.memory_peak[dev];
+        peak = std::max(peak, e_.allocated);
+      }
+      return;
+    }
+    if (cat == "fwdbwd" && (e_.ph == "s" || e_.ph == "f")) {
+      char* end = nullptr;
+      long long id = std::strtoll(e_.id.c_str(), &end, 10);
+      if (end == e_.id.c_str() || !e_.has_ts) return;
+      uint32_t th = b_.thread(e_.pid, e_.tid);
+      if (e_.ph == "s") {
+        t_.flow_starts.emplace_back(id, e_.ts);
+        t_.flow_start_thread.push_back(th);
+      } else {
+        t_.flow_ends.emplace_back(id, e_.ts);
+        t_.flow_end_thread.push_back(th);
+      }
+      return;
+    }
+    if (e_.ph != "X") return;
+    TraceKind kind;
+    if (cat == "cpu_op" || cat == "operator")
+      kind = TraceKind::CpuOp;
+    else if (cat == "user_annotation")
+      kind = TraceKind::Annotation;
+    else if (cat == "python_function" && e_.name.rfind("nn.Module: ", 0) == 0)
+      kind = TraceKind::Module;
+    else if (cat == "kernel" || cat == "Kernel")
+      kind = TraceKind::Kernel;
+    else if (cat == "gpu_memcpy" || cat == "Memcpy")
+      kind = TraceKind::Memcpy;
+    else if (cat == "gpu_memset" || cat == "Memset")
+      kind = TraceKind::Memset;
+    else
+      return;
+    if (!e_.has_ts || !e_.has_dur) {
+      ++skipped_no_time_;
+      return;
+    }
+    if (e_.dur < 0) {
+      ++negative_;
+      return;
+    }
+    TraceEvent ev;
+    ev.kind = kind;
+    ev.ts = e_.ts;
+    ev.dur = e_.dur;
+    ev.ext = e_.ext;
+    ev.name = b_.name(kind == TraceKind::Module ? e_.name.substr(11) : e_.name);
+    ev.thread = b_.thread(e_.pid, e_.tid);
+    if (kind == TraceKind::CpuOp && e_.has_dims && !e_.call.types.empty() &&
+        e_.call.types.size() == e_.call.dims.size()) {
+      e_.call.op = e_.name;
+      ev.call = b_.call(e_.call);
+    }
+    if (kind == TraceKind::Kernel || kind == TraceKind::Memcpy || kind == TraceKind::Memset)
+      t_.gpu.push_back(ev);
+    else
+      t_.cpu.push_back(ev);
+  }
+};
+
+}  // namespace
+
+TorchTrace read_torch_trace(const std::string& path, const TraceReadOptions& opts) {
+  return TraceReader(path, opts).read();
+}
+
+}  // namespace flopwise
+
+namespace flopwise {
+
+bool looks_like_torch_trace(const std::string& path) {
+  try {
+    Source s(path, TraceReadOptions{});
+    std::string head(64 << 10, '\0');
+    size_t got = 0;
+    while (got < head.size()) {
+      size_t n = s.read(&head[got], head.size() - got);
+      if (n == 0) break;
+      got += n;
+    }
+    head.resize(got);
+    size_t i = head.find_first_not_of(" \t\r\n");
+    if (i == std::string::npos || (head[i] != '{' && head[i] != '[')) return false;
+    return head.find("\"traceEvents\"") != std::string::npos &&
+           (head.find("\"cpu_op\"") != std::string::npos || head.find("\"kernel\"") != std::string::npos ||
+            head.find("\"deviceProperties\"") != std::string::npos ||
+            head.find("\"schemaVersion\"") != std::string::npos);
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+}  // namespace flopwise

@@ -1,0 +1,75 @@
+// `flopwise trace TRACE.json[.gz]`: a PyTorch profiler trace's measured time beside the static cost of its ops
+// (flopwise/torch_trace.h), by module scope, phase, op and kernel; and `flopwise diff` of two traces (diff_cmd.cc
+// calls run_trace_diff).
+#include <CLI/CLI.hpp>
+#include <fstream>
+#include <iostream>
+
+#include "commands.h"
+#include "flopwise/errors.h"
+#include "flopwise/roofline.h"
+#include "flopwise/torch_trace.h"
+#include "flopwise/trace_report.h"
+#include "output.h"
+
+namespace flopwise {
+
+namespace {
+
+TraceReport open_trace(const std::string& path, const TraceOptions& to) {
+  TorchTrace t = read_torch_trace(path);
+  return analyse_trace(t, cost_aten_calls, to);
+}
+
+}  // namespace
+
+int run_trace(int argc, char** argv) {
+  std::string path, format = "text", output, hardware, hardware_file;
+  int depth = 3, top = 10;
+  CLI::App app{
+      "flopwise trace: a PyTorch profiler trace (torch.profiler, export_chrome_trace or tensorboard_trace_handler; "
+      "record_shapes=True for FLOPs, with_stack=True or with_modules=True for module scopes) with each op's "
+      "static cost: measured GPU time, FLOPs and achieved FLOP/s by module scope, phase, op and kernel",
+      "flopwise trace"};
+  app.add_option("trace", path, "the trace: *.pt.trace.json or *.json.gz")->required();
+  app.add_option("--format,-f", format, "text | json | csv")->check(CLI::IsMember({"text", "json", "csv"}));
+  app.add_option("--output,-o", output, "write to FILE instead of stdout");
+  app.add_option("--depth", depth, "scope tree levels in the text (default 3; -1: all)");
+  app.add_option("--top", top, "rows of the op, kernel and not-costed tables in the text (default 10; -1: all)");
+  app.add_option("--hardware", hardware,
+                 "roofline device (" + hardware_names_text() +
+                     "); default: the trace's GPU (deviceProperties) when the table has it");
+  app.add_option("--hardware-file", hardware_file, "roofline device from a TOML file");
+  if (auto code = parse_command_line(app, argc, argv, "trace")) return *code;
+  TraceOptions to;
+  if (!hardware.empty() || !hardware_file.empty()) to.hardware = hardware_of(hardware, hardware_file);
+  TraceReport r = open_trace(path, to);
+  std::ofstream file;
+  std::ostream& os = output_stream(output, file);
+  if (format == "json")
+    write_trace_json(os, r);
+  else if (format == "csv")
+    write_trace_csv(os, r);
+  else
+    write_trace_text(os, r, TraceTextOptions{depth, top});
+  os.flush();
+  return kExitOk;
+}
+
+int run_trace_diff(const std::string& a, const std::string& b, const std::string& format, const std::string& output,
+                   int top) {
+  if (format != "text" && format != "json")
+    throw UsageError("a diff of two PyTorch traces is written as text or json, not " + format);
+  TraceReport ra = open_trace(a, {}), rb = open_trace(b, {});
+  TraceDiff d = diff_traces(ra, rb);
+  std::ofstream file;
+  std::ostream& os = output_stream(output, file);
+  if (format == "json")
+    write_trace_diff_json(os, d);
+  else
+    write_trace_diff_text(os, d, TraceTextOptions{3, top < 0 ? 20 : top});
+  os.flush();
+  return kExitOk;
+}
+
+}  // namespace flopwise
