@@ -34,7 +34,12 @@ void collect_depths(const ScopeNode& s, std::vector<std::vector<const ScopeNode*
 // deepspeed_legacy): summary, aggregated profile per depth, detailed profile; no latency rows.
 void write_deepspeed_text(std::ostream& os, const Report& r, const TextOptions& opts);
 void write_json(std::ostream& os, const Report& r);  // schema "flopwise.report/1"
-void write_csv(std::ostream& os, const Report& r);   // one row per node
+// The JSON report a member at a time, for a reader that wants a few of them (the Python module): the keys of
+// `r`'s document in write_json's order, and one member's value as a document of its own (the value's bytes in
+// write_json's document, its lines two spaces less indented). Throws UsageError for a key `r` has not.
+std::vector<std::string> json_report_keys(const Report& r);
+void write_json_member(std::ostream& os, const Report& r, std::string_view key);
+void write_csv(std::ostream& os, const Report& r);  // one row per node
 void write_markdown(std::ostream& os, const Report& r, const TextOptions& opts);
 // A Netron attachment (netron:attachment): every node's params, MACs, FLOPs and memory bytes, shown in
 // Netron's sidebar when opened beside the model.

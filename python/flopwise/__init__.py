@@ -57,6 +57,41 @@ def _tensor_pins(inputs):
     return pins
 
 
+class _Members:
+    """The JSON report's top-level members from an analysis the compiled module keeps, each parsed when first
+    read: `r.totals` parses the totals, the node table only `r.nodes` (or to_dict, to_pandas("node")). A
+    read-only mapping in the report's key order; dict(m) is the whole report."""
+
+    def __init__(self, analysis):
+        self._analysis = analysis
+        self._keys = analysis.keys()
+        self._parsed = {}
+
+    def __getitem__(self, key):
+        try:
+            return self._parsed[key]
+        except KeyError:
+            if key not in self._keys:
+                raise
+        value = self._parsed[key] = json.loads(self._analysis.json(key))
+        return value
+
+    def get(self, key, default=None):
+        return self[key] if key in self._keys else default
+
+    def __contains__(self, key):
+        return key in self._keys
+
+    def keys(self):
+        return list(self._keys)
+
+    def __iter__(self):
+        return iter(self._keys)
+
+    def __len__(self):
+        return len(self._keys)
+
+
 class _Source:
     """A model materialised as a file (temporary for bytes, protos and modules), kept while a Report needs it."""
 
@@ -162,14 +197,10 @@ def analyze(model, inputs=None, *, dims=None, values=None, convention="default",
     """
     src = _Source(model, inputs, export)
     if src.in_process() and not peak_memory and not hardware:
-        native = _native()
         d = [f"{k}={v}" for k, v in (dims or {}).items()]
         vals = [f"{k}=" + ",".join(str(int(x)) for x in v) for k, v in (values or {}).items()]
-
-        def write(fmt, depth=-1):
-            return native.report(src.path, src.pins, d, vals, convention, causal, fmt, depth)
-
-        return Report(json.loads(write("json")), write, keep=src)
+        analysis = _native().analyse(src.path, src.pins, d, vals, convention, causal)
+        return Report(_Members(analysis), analysis.write, keep=src)
     args = [src.path] + _pin_args(src.pins, dims, values) + ["--convention", convention]
     if causal:
         args.append("--causal")

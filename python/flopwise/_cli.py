@@ -25,6 +25,28 @@ def cli_path():
     return found
 
 
+# The classes the CLI names on its JSON error line (README: Exit codes), as the package's exceptions.
+_CLASSES = {"InputError": errors.InputError, "UsageError": errors.UsageError, "ShapeError": errors.ShapeError,
+            "Error": errors.FlopwiseError, "StrictError": errors.StrictError, "RunError": errors.RunError,
+            "InternalError": errors.InternalError}
+
+
+def _typed_error(stderr):
+    """The (class, message) of the CLI's JSON error line ({"error": ..., "message": ...}, written under
+    FLOPWISE_ERROR_FORMAT=json), or None when there is none (a CLI older than that line)."""
+    import json
+
+    for line in reversed(stderr.splitlines()):
+        if line.startswith('{"error":'):
+            try:
+                d = json.loads(line)
+            except ValueError:
+                return None
+            cls = _CLASSES.get(d.get("error"))
+            return (cls, d.get("message", "")) if cls else None
+    return None
+
+
 def _message(stderr):
     """The CLI's one-line message without its "flopwise: error: " prefix."""
     import re
@@ -38,6 +60,7 @@ def _message(stderr):
 
 
 def _error_class(code, msg):
+    """The error class guessed from the exit code and the message: for a CLI that writes no JSON error line."""
     import re
 
     if code == 2:
@@ -54,17 +77,20 @@ def _error_class(code, msg):
 
 
 def run_cli(args, ok=(0,)):
-    """Runs `flopwise ARGS`; returns (exit code, stdout). Exit codes outside `ok` raise the typed error with
-    the CLI's message."""
+    """Runs `flopwise ARGS`; returns (exit code, stdout). Exit codes outside `ok` raise the error class the CLI
+    names (its JSON error line) with the CLI's message."""
     import subprocess
 
-    p = subprocess.run([cli_path()] + [str(a) for a in args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    env = dict(os.environ, FLOPWISE_ERROR_FORMAT="json")
+    p = subprocess.run([cli_path()] + [str(a) for a in args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       env=env)
     out, err = p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
     if p.returncode in ok:
         return p.returncode, out
-    msg = _message(err)
+    typed = _typed_error(err)
+    cls, msg = typed if typed else (None, _message(err))
     if "saved by a newer PyTorch" in err or "PyTorch installation may be too old" in err:
         raise errors.InputError(msg + " (export it with the CLI's PyTorch, or use analyze(..., export=\"onnx\"))")
     if p.returncode < 0:
         raise errors.InternalError(f"flopwise died of signal {-p.returncode}: {err.strip()}")
-    raise _error_class(p.returncode, msg)(msg)
+    raise (cls or _error_class(p.returncode, msg))(msg)

@@ -1,4 +1,5 @@
-"""The Report object: a flopwise.report/1 JSON report as Python objects (README: JSON report)."""
+"""The Report object: a flopwise.report/1 JSON report as Python objects (README: JSON report), read a section
+at a time when the compiled module keeps the analysis."""
 
 from .formula import count
 
@@ -57,15 +58,23 @@ class Report:
     where the analysis made them: llm, moe, causal, roofline, peak_memory, notes, symbols, ... (dicts)."""
 
     def __init__(self, data, source=None, keep=None):
+        # The JSON report: a dict, or a mapping that parses each top-level member when first read.
         self._data = data
-        self._keep = keep  # the temporary model file `source` writes from, alive as long as the report
+        self._keep = keep  # the temporary model file, alive as long as the report
         self._source = source  # how to write the same report in another format (table, HTML)
-        self.totals = Totals(data.get("totals", {}))
-        self._scopes = self._op_types = self._nodes = None
+        self._totals = self._scopes = self._op_types = self._nodes = None
 
     def to_dict(self):
-        """The JSON report exactly as parsed."""
+        """The JSON report, as the CLI's --format json writes it."""
+        if not isinstance(self._data, dict):
+            self._data = dict(self._data)
         return self._data
+
+    @property
+    def totals(self):
+        if self._totals is None:
+            self._totals = Totals(self._data.get("totals", {}))
+        return self._totals
 
     @property
     def schema(self):
@@ -129,7 +138,7 @@ class Report:
 
     def _write(self, fmt, depth=-1):
         if self._source is None:
-            raise ValueError("this report has no model to write it again from (made from a dict)")
+            raise ValueError("this report has no analysis to write it from (made from a dict)")
         return self._source(fmt, depth)
 
     def table(self, depth=3):

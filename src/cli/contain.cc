@@ -26,6 +26,7 @@
 #include "commands.h"
 #include "flopwise/analyse.h"
 #include "flopwise/errors.h"
+#include "output.h"
 
 namespace flopwise {
 
@@ -121,10 +122,11 @@ std::optional<int> contain_torchscript_loads(int argc, char** argv) {
     if (n == 0) {  // the load's time is up
       kill(child, SIGKILL);
       waitpid(child, nullptr, 0);
-      std::cerr
-          << "flopwise: error: " << path << ": loading the TorchScript archive took longer than " << timeout_s
-          << " s and was stopped (LibTorch runs an archive's __setstate__ code when loading it, and it may "
-             "loop); FLOPWISE_LOAD_TIMEOUT_S raises the limit\n";
+      print_error(
+          "flopwise: error: ", "InputError",
+          path + ": loading the TorchScript archive took longer than " + std::to_string(timeout_s) +
+              " s and was stopped (LibTorch runs an archive's __setstate__ code when loading it, and it "
+              "may loop); FLOPWISE_LOAD_TIMEOUT_S raises the limit");
       return kExitBadInput;
     }
     char c = 0;
@@ -146,9 +148,10 @@ std::optional<int> contain_torchscript_loads(int argc, char** argv) {
   const int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
   const char* name = sig ? strsignal(sig) : "unknown";
   if (loading) {
-    std::cerr << "flopwise: error: " << path << ": LibTorch crashed loading the TorchScript archive (signal "
-              << sig << ", " << name << "); the file is malformed, or its data needs more than " << limit_mb
-              << " MB (FLOPWISE_LOAD_MEMORY_MB raises the limit)\n";
+    print_error("flopwise: error: ", "InputError",
+                path + ": LibTorch crashed loading the TorchScript archive (signal " + std::to_string(sig) +
+                    ", " + name + "); the file is malformed, or its data needs more than " +
+                    std::to_string(limit_mb) + " MB (FLOPWISE_LOAD_MEMORY_MB raises the limit)");
     return kExitBadInput;
   }
   if (sig == SIGPIPE) {
@@ -156,8 +159,9 @@ std::optional<int> contain_torchscript_loads(int argc, char** argv) {
     ::signal(SIGPIPE, SIG_DFL);
     ::raise(SIGPIPE);
   }
-  std::cerr << "flopwise: internal error: stopped by signal " << sig << " (" << name
-            << ") after the archive was loaded (please report this with the input)\n";
+  print_error("flopwise: internal error: ", "InternalError",
+              "stopped by signal " + std::to_string(sig) + " (" + name +
+                  ") after the archive was loaded (please report this with the input)");
   return kExitInternal;
 }
 

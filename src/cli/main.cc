@@ -153,9 +153,11 @@ int run(const Options& o) {
   os->flush();
 
   if (o.strict && report.has_unknown_cost()) {
-    std::cerr << "flopwise: --strict: ";
-    if (!report.unsupported.empty()) std::cerr << report.unsupported.size() << " unsupported op type(s); ";
-    std::cerr << report.totals.uncounted << " node(s) with unknown cost\n";
+    std::ostringstream msg;
+    msg << "--strict: ";
+    if (!report.unsupported.empty()) msg << report.unsupported.size() << " unsupported op type(s); ";
+    msg << report.totals.uncounted << " node(s) with unknown cost";
+    fw::print_error("flopwise: ", "StrictError", msg.str());
     return fw::kExitStrict;
   }
   return fw::kExitOk;
@@ -171,12 +173,14 @@ int guarded(F&& f) {
   try {
     return f();
   } catch (const fw::Error& e) {
-    std::cerr << "flopwise: error: " << e.what() << "\n";
+    fw::print_error("flopwise: error: ", fw::error_class(e), e.what());
     return fw::kExitBadInput;
   } catch (const std::bad_alloc&) {
-    std::cerr << "flopwise: internal error: out of memory (please report this with the input)\n";
+    fw::print_error("flopwise: internal error: ", "InternalError",
+                    "out of memory (please report this with the input)");
   } catch (const std::exception& e) {
-    std::cerr << "flopwise: internal error: " << e.what() << " (please report this with the input)\n";
+    fw::print_error("flopwise: internal error: ", "InternalError",
+                    std::string(e.what()) + " (please report this with the input)");
   }
   return fw::kExitInternal;
 }

@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <memory>
 #if defined(__SSE2__)
@@ -12,6 +14,7 @@
 #endif
 
 #include "flopwise/errors.h"
+#include "flopwise/json_text.h"
 
 namespace flopwise {
 
@@ -83,6 +86,23 @@ std::ostream& output_stream(const std::string& path, std::ofstream& file) {
   buf = std::make_unique<ControlEscapingBuf>(file.rdbuf());
   os = std::make_unique<std::ostream>(buf.get());
   return *os;
+}
+
+void print_error(std::string_view prefix, std::string_view cls, const std::string& message) {
+  std::cerr << prefix << message << "\n";
+  const char* format = std::getenv("FLOPWISE_ERROR_FORMAT");
+  if (format && std::strcmp(format, "json") == 0) {
+    nlohmann::ordered_json line = {{"error", cls}, {"message", message}};
+    std::cerr << json_text(line) << "\n";
+  }
+  std::cerr.flush();
+}
+
+const char* error_class(const Error& e) {
+  if (dynamic_cast<const InputError*>(&e)) return "InputError";
+  if (dynamic_cast<const UsageError*>(&e)) return "UsageError";
+  if (dynamic_cast<const ShapeError*>(&e)) return "ShapeError";
+  return "Error";
 }
 
 }  // namespace flopwise

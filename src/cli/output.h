@@ -5,8 +5,11 @@
 #include <ostream>
 #include <streambuf>
 #include <string>
+#include <string_view>
 
 namespace flopwise {
+
+struct Error;
 
 // `path` opened into `file` (-o FILE), or stdout when empty. Throws UsageError when the file cannot be
 // written. What is written goes through a ControlEscapingBuf.
@@ -28,6 +31,17 @@ class ControlEscapingBuf : public std::streambuf {
   bool put(const char* s, std::streamsize n);
   std::streambuf* dest_;
 };
+
+// How a command's error ends it, on stderr: the line `prefix` + `message` ("flopwise: error: " and the
+// message); and, where the environment has FLOPWISE_ERROR_FORMAT=json, then one line of JSON,
+// {"error": "<cls>", "message": "<message>"}, for a program that runs the CLI (the Python package) to tell
+// the error's class without reading its text. `cls` is one of the classes the README's Exit codes names:
+// InputError, UsageError, ShapeError, Error (exit 2), StrictError (3), RunError (4-6), InternalError (70).
+void print_error(std::string_view prefix, std::string_view cls, const std::string& message);
+
+// The class print_error names for a library error: its type's name (InputError, UsageError, ShapeError),
+// Error for any other.
+const char* error_class(const Error& e);
 
 // Installs ControlEscapingBuf on std::cout and std::cerr (once, at the start of main).
 void escape_control_characters_in_std_streams();

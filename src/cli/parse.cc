@@ -4,6 +4,7 @@
 
 #include "commands.h"
 #include "flopwise/errors.h"
+#include "output.h"
 
 namespace flopwise {
 
@@ -14,7 +15,7 @@ std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv, cons
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     const std::string name = command.empty() ? "flopwise" : "flopwise " + command;
-    std::cerr << name << ": error: " << e.what() << " (see " << name << " --help)\n";
+    print_error(name + ": error: ", "UsageError", std::string(e.what()) + " (see " + name + " --help)");
     return kExitBadInput;
   }
   return std::nullopt;

@@ -595,9 +595,10 @@ int run(const RunOptions& o) {
   }
   std::string exe = find_runtime();
   if (exe.empty()) {
-    std::cerr
-        << "flopwise: error: the runtime harness flopwise-runtime is not built (it needs LibTorch: install "
-           "libtorch-dev, or configure with -DCMAKE_PREFIX_PATH=<LibTorch>, and rebuild)\n";
+    print_error(
+        "flopwise: error: ", "RunError",
+        "the runtime harness flopwise-runtime is not built (it needs LibTorch: install libtorch-dev, or "
+        "configure with -DCMAKE_PREFIX_PATH=<LibTorch>, and rebuild)");
     return kExitNoRuntime;
   }
   Pins io = parse_pins(o.inputs, o.dims, o.values);
@@ -623,8 +624,9 @@ int run(const RunOptions& o) {
   std::remove(out.c_str());
   rmdir(dir.c_str());
   if (rc == -1) {
-    std::cerr << "flopwise: error: " << o.model << ": the run did not finish within --timeout " << o.timeout
-              << " s\n";
+    std::ostringstream msg;
+    msg << o.model << ": the run did not finish within --timeout " << o.timeout << " s";
+    print_error("flopwise: error: ", "RunError", msg.str());
     return kExitRunFailed;
   }
   if (rc != 0) {
@@ -642,8 +644,8 @@ int run(const RunOptions& o) {
       msg +=
           "; a traced module keeps the device of the tensors it creates (torch.arange, torch.zeros) as they "
           "were when traced: trace it on the GPU, or script it";
-    std::cerr << "flopwise: error: "
-              << (msg.empty() ? "flopwise-runtime failed (exit " + std::to_string(rc) + ")" : msg) << "\n";
+    print_error("flopwise: error: ", "RunError",
+                msg.empty() ? "flopwise-runtime failed (exit " + std::to_string(rc) + ")" : msg);
     return kExitRunFailed;
   }
   Joined j = join(rep, rt);
@@ -686,9 +688,10 @@ int run(const RunOptions& o) {
     if (ver) write_verify_text(*os, *ver);
   }
   if (ver && !ver->ok()) {
-    std::cerr << "flopwise: error: --verify: " << ver->disagreements.size()
-              << " shape(s) differ between the run and the static analysis, first: " << ver->disagreements[0]
-              << "\n";
+    print_error(
+        "flopwise: error: ", "RunError",
+        "--verify: " + std::to_string(ver->disagreements.size()) +
+            " shape(s) differ between the run and the static analysis, first: " + ver->disagreements[0]);
     return kExitVerifyFailed;
   }
   return kExitOk;

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
@@ -19,6 +20,7 @@
 #endif
 
 #include "flopwise/attention.h"
+#include "flopwise/errors.h"
 #include "flopwise/json_text.h"
 #include "flopwise/llm.h"
 #include "flopwise/moe.h"
@@ -336,7 +338,6 @@ void write_values(JsonWriter& w, const std::vector<std::pair<std::string, std::p
 
 // --hardware: the device, its rates and sources, the latency lower bound and every scope's bound.
 void write_roofline(JsonWriter& w, const RooflineReport& rf) {
-  w.key("roofline");
   w.begin_object();
   w.member("hardware", rf.hw.name);
   w.member("tf32", rf.hw.tf32);
@@ -372,7 +373,6 @@ void write_roofline(JsonWriter& w, const RooflineReport& rf) {
 
 // --phase, --prompt/--generate: the phase, the KV cache and a generation's totals (README: LLM phases).
 void write_llm(JsonWriter& w, const LlmSection& llm) {
-  w.key("llm");
   w.begin_object();
   w.key("phase");
   if (llm.phase == Phase::None)
@@ -454,61 +454,89 @@ void write_string_array(JsonWriter& w, const std::vector<std::string>& vs) {
   w.end_array();
 }
 
-}  // namespace
+// Which of the report's top-level members write_members writes: all of them, as the members of the open
+// document object; one member's value alone, as the whole document; or none, collecting the keys the report
+// has. The one list of members (their order and when each is there) is write_members'.
+class Members {
+ public:
+  static Members all() { return Members(Mode::All, {}, nullptr); }
+  static Members one(std::string_view key) { return Members(Mode::One, key, nullptr); }
+  static Members keys(std::vector<std::string>* out) { return Members(Mode::Keys, {}, out); }
 
-void write_json(std::ostream& os, const Report& r) {
-  JsonWriter w(os);
-  w.begin_object();
-  w.member("schema", "flopwise.report/1");
-
-  w.key("model");
-  w.begin_object();
-  w.member("path", r.path);
-  w.member("format", r.format);
-  w.member("producer", r.producer);
-  // The default domain "" is spelled "ai.onnx"; should both appear, one key, the later value, the
-  // first position (as assigning into a JSON object does).
-  std::vector<std::pair<std::string, int64_t>> opsets;
-  for (const auto& [d, v] : r.opsets) {
-    std::string k = d.empty() ? "ai.onnx" : d;
-    auto it = opsets.begin();
-    while (it != opsets.end() && it->first != k) ++it;  // a handful of domains
-    if (it == opsets.end())
-      opsets.emplace_back(std::move(k), v);
-    else
-      it->second = v;
+  // Whether member `k`'s value is to be written now (its key already placed when writing all).
+  bool want(JsonWriter& w, std::string_view k) {
+    switch (mode_) {
+      case Mode::All:
+        w.key(k);
+        return true;
+      case Mode::One:
+        if (k != key_) return false;
+        found_ = true;
+        return true;
+      case Mode::Keys:
+        keys_->emplace_back(k);
+        return false;
+    }
+    return false;
   }
-  w.key("opset");
-  w.begin_object();
-  for (const auto& [k, v] : opsets) w.member(k, v);
-  w.end_object();
-  w.end_object();
+  bool found() const { return found_; }
 
-  w.member("convention", r.convention);
-  if (!r.notes.empty()) {  // only when there are
-    w.key("notes");
-    write_string_array(w, r.notes);
-  }
-  w.key("inputs");
-  write_values(w, r.inputs);
-  w.key("outputs");
-  write_values(w, r.outputs);
-  w.key("totals");
-  write_totals(w, r.totals);
-  w.member("totals_complete", r.totals.complete());
-  w.key("by_dtype");
-  w.begin_array();
-  for (const auto& d : r.by_dtype) {
+ private:
+  enum class Mode { All, One, Keys };
+  Members(Mode m, std::string_view key, std::vector<std::string>* keys) : mode_(m), key_(key), keys_(keys) {}
+  Mode mode_;
+  std::string_view key_;
+  std::vector<std::string>* keys_;
+  bool found_ = false;
+};
+
+// The report's top-level members, in the order of the schema, each where `m` wants it.
+void write_members(JsonWriter& w, const Report& r, Members& m) {
+  if (m.want(w, "schema")) w.value("flopwise.report/1");
+
+  if (m.want(w, "model")) {
     w.begin_object();
-    w.member("dtype", dtype_name(d.dtype));
-    w.member("params", d.params);
-    w.member("weight_bytes", d.weight_bytes);
-    w.member("macs", d.macs);
+    w.member("path", r.path);
+    w.member("format", r.format);
+    w.member("producer", r.producer);
+    // The default domain "" is spelled "ai.onnx"; should both appear, one key, the later value, the
+    // first position (as assigning into a JSON object does).
+    std::vector<std::pair<std::string, int64_t>> opsets;
+    for (const auto& [d, v] : r.opsets) {
+      std::string k = d.empty() ? "ai.onnx" : d;
+      auto it = opsets.begin();
+      while (it != opsets.end() && it->first != k) ++it;  // a handful of domains
+      if (it == opsets.end())
+        opsets.emplace_back(std::move(k), v);
+      else
+        it->second = v;
+    }
+    w.key("opset");
+    w.begin_object();
+    for (const auto& [k, v] : opsets) w.member(k, v);
+    w.end_object();
     w.end_object();
   }
-  w.end_array();
-  if (!r.branch_params.empty()) {  // only when there are
-    w.key("branch_params");
+
+  if (m.want(w, "convention")) w.value(r.convention);
+  if (!r.notes.empty() && m.want(w, "notes")) write_string_array(w, r.notes);  // only when there are
+  if (m.want(w, "inputs")) write_values(w, r.inputs);
+  if (m.want(w, "outputs")) write_values(w, r.outputs);
+  if (m.want(w, "totals")) write_totals(w, r.totals);
+  if (m.want(w, "totals_complete")) w.value(r.totals.complete());
+  if (m.want(w, "by_dtype")) {
+    w.begin_array();
+    for (const auto& d : r.by_dtype) {
+      w.begin_object();
+      w.member("dtype", dtype_name(d.dtype));
+      w.member("params", d.params);
+      w.member("weight_bytes", d.weight_bytes);
+      w.member("macs", d.macs);
+      w.end_object();
+    }
+    w.end_array();
+  }
+  if (!r.branch_params.empty() && m.want(w, "branch_params")) {  // only when there are
     w.begin_array();
     for (const auto& b : r.branch_params) {
       w.begin_object();
@@ -519,66 +547,66 @@ void write_json(std::ostream& os, const Report& r) {
     }
     w.end_array();
   }
-  w.key("scopes");
-  write_scope(w, *r.scopes);
+  if (m.want(w, "scopes")) write_scope(w, *r.scopes);
 
-  w.key("op_types");
-  w.begin_array();
-  for (const auto& o : r.op_types) {
-    w.begin_object();
-    w.member("op", o.op);
-    w.member("count", o.count);
-    w.member("macs", o.macs);
-    w.member("flops", o.flops);
-    w.member("params", o.params);
-    w.member("memory_bytes", o.memory_bytes);
-    w.end_object();
-  }
-  w.end_array();
-
-  w.key("nodes");
-  w.begin_array();
-  for (const auto& n : r.nodes) {
-    w.begin_object();
-    w.member("name", n.name);
-    w.member("op", op_key(n));
-    w.member("scope", n.scope);
-    w.key("outputs");
+  if (m.want(w, "op_types")) {
     w.begin_array();
-    for (const auto& [name, s] : n.outputs) {
+    for (const auto& o : r.op_types) {
       w.begin_object();
-      w.member("name", name);
-      w.key("shape");
-      write_shape(w, s);
+      w.member("op", o.op);
+      w.member("count", o.count);
+      w.member("macs", o.macs);
+      w.member("flops", o.flops);
+      w.member("params", o.params);
+      w.member("memory_bytes", o.memory_bytes);
       w.end_object();
     }
     w.end_array();
-    w.member("params", n.cost.params);
-    w.member("macs", n.cost.macs);
-    w.member("flops", n.cost.flops);
-    w.member("memory_bytes", n.cost.memory_bytes);
-    w.end_object();
   }
-  w.end_array();
 
-  w.key("unsupported");
-  w.begin_array();
-  for (const auto& [op, names] : r.unsupported) {
-    w.begin_object();
-    w.member("op", op);
-    w.member("count", static_cast<uint64_t>(names.size()));
-    w.key("nodes");
-    write_string_array(w, names);
-    w.end_object();
+  if (m.want(w, "nodes")) {
+    w.begin_array();
+    for (const auto& n : r.nodes) {
+      w.begin_object();
+      w.member("name", n.name);
+      w.member("op", op_key(n));
+      w.member("scope", n.scope);
+      w.key("outputs");
+      w.begin_array();
+      for (const auto& [name, s] : n.outputs) {
+        w.begin_object();
+        w.member("name", name);
+        w.key("shape");
+        write_shape(w, s);
+        w.end_object();
+      }
+      w.end_array();
+      w.member("params", n.cost.params);
+      w.member("macs", n.cost.macs);
+      w.member("flops", n.cost.flops);
+      w.member("memory_bytes", n.cost.memory_bytes);
+      w.end_object();
+    }
+    w.end_array();
   }
-  w.end_array();
 
-  w.key("warnings");
-  write_string_array(w, r.warnings);
-  if (r.roofline) write_roofline(w, *r.roofline);
-  if (r.peak_memory) {
+  if (m.want(w, "unsupported")) {
+    w.begin_array();
+    for (const auto& [op, names] : r.unsupported) {
+      w.begin_object();
+      w.member("op", op);
+      w.member("count", static_cast<uint64_t>(names.size()));
+      w.key("nodes");
+      write_string_array(w, names);
+      w.end_object();
+    }
+    w.end_array();
+  }
+
+  if (m.want(w, "warnings")) write_string_array(w, r.warnings);
+  if (r.roofline && m.want(w, "roofline")) write_roofline(w, *r.roofline);
+  if (r.peak_memory && m.want(w, "peak_memory")) {
     const PeakMemory& pm = *r.peak_memory;
-    w.key("peak_memory");
     w.begin_object();
     w.member("activation_bytes", pm.peak);
     w.key("at");
@@ -591,30 +619,28 @@ void write_json(std::ostream& os, const Report& r) {
     w.member("saved_for_training_bytes_estimate", pm.saved_for_training);
     w.end_object();
   }
-  if (r.causal) {
-    w.key("causal");
+  if (r.causal && m.want(w, "causal")) {
     w.begin_object();
     w.member("attention_products", r.causal->products);
     w.member("masked_score_products", r.causal->masked);
     w.member("macs_skipped", r.causal->macs_skipped);
     w.end_object();
   }
-  if (r.moe) {
-    const MoeSummary& m = *r.moe;
-    w.key("moe");
+  if (r.moe && m.want(w, "moe")) {
+    const MoeSummary& moe = *r.moe;
     w.begin_object();
-    w.member("experts", m.experts);
-    w.member("top_k", m.top_k);
-    w.member("total_params", m.total_params);
-    w.member("activated_params", m.activated_params);
-    w.member("total_macs", m.total_macs);
-    w.member("activated_macs", m.dense ? m.activated_macs : Count::unknown());
-    w.member("total_flops", m.total_flops);
-    w.member("activated_flops", m.dense ? m.activated_flops : Count::unknown());
-    w.member("dense", m.dense);
+    w.member("experts", moe.experts);
+    w.member("top_k", moe.top_k);
+    w.member("total_params", moe.total_params);
+    w.member("activated_params", moe.activated_params);
+    w.member("total_macs", moe.total_macs);
+    w.member("activated_macs", moe.dense ? moe.activated_macs : Count::unknown());
+    w.member("total_flops", moe.total_flops);
+    w.member("activated_flops", moe.dense ? moe.activated_flops : Count::unknown());
+    w.member("dense", moe.dense);
     w.key("layers");
     w.begin_array();
-    for (const auto& l : m.layers) {
+    for (const auto& l : moe.layers) {
       w.begin_object();
       w.member("router", l.router);
       w.member("scope", l.scope);
@@ -627,9 +653,9 @@ void write_json(std::ostream& os, const Report& r) {
     w.end_array();
     w.end_object();
   }
-  if (r.llm) write_llm(w, *r.llm);
-  if (!r.symbols.empty()) {  // data-dependent sizes (flopwise/infer.h, DataDepSymbol): only when there are
-    w.key("symbols");
+  if (r.llm && m.want(w, "llm")) write_llm(w, *r.llm);
+  // data-dependent sizes (flopwise/infer.h, DataDepSymbol): only when there are
+  if (!r.symbols.empty() && m.want(w, "symbols")) {
     w.begin_array();
     for (const auto& s : r.symbols) {
       w.begin_object();
@@ -644,8 +670,7 @@ void write_json(std::ostream& os, const Report& r) {
     }
     w.end_array();
   }
-  if (!r.aliases.empty()) {  // only when there are, like assumptions
-    w.key("dim_aliases");
+  if (!r.aliases.empty() && m.want(w, "dim_aliases")) {  // only when there are, like assumptions
     w.begin_array();
     for (const auto& a : r.aliases) {
       w.begin_object();
@@ -656,8 +681,8 @@ void write_json(std::ostream& os, const Report& r) {
     }
     w.end_array();
   }
-  if (!r.assumptions.empty()) {  // only when there are: reports without any keep their bytes
-    w.key("assumptions");
+  // only when there are: reports without any keep their bytes
+  if (!r.assumptions.empty() && m.want(w, "assumptions")) {
     w.begin_array();
     for (const auto& a : r.assumptions) {
       w.begin_object();
@@ -670,7 +695,33 @@ void write_json(std::ostream& os, const Report& r) {
     }
     w.end_array();
   }
+}
+
+}  // namespace
+
+void write_json(std::ostream& os, const Report& r) {
+  JsonWriter w(os);
+  Members all = Members::all();
+  w.begin_object();
+  write_members(w, r, all);
   w.end_object();
+  w.finish();
+}
+
+std::vector<std::string> json_report_keys(const Report& r) {
+  std::ostringstream none;
+  JsonWriter w(none);
+  std::vector<std::string> keys;
+  Members m = Members::keys(&keys);
+  write_members(w, r, m);
+  return keys;
+}
+
+void write_json_member(std::ostream& os, const Report& r, std::string_view key) {
+  JsonWriter w(os);
+  Members m = Members::one(key);
+  write_members(w, r, m);
+  if (!m.found()) throw UsageError("the JSON report has no member \"" + std::string(key) + "\"");
   w.finish();
 }
 

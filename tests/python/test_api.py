@@ -149,3 +149,22 @@ def test_python_m_flopwise(cli):
     out = subprocess.run([sys.executable, "-m", "flopwise", path, "--dim", "batch=1", "-f", "json"],
                          stdout=subprocess.PIPE, check=True).stdout
     assert json.loads(out) == cli_json(cli, path, "--dim", "batch=1")
+
+
+def test_sections_are_parsed_when_read(cli):
+    path = os.path.join(MODELS, "resnet18.onnx")
+    r = flopwise.analyze(path, dims={"batch": 1})
+    assert r.totals.macs == 1814073344  # torchvision's ResNet-18 at 224x224: 1.814 GMACs
+    assert "nodes" not in r._data._parsed  # the totals alone leave the node table unwritten
+    expect = cli_json(cli, path, "--dim", "batch=1")
+    assert [n["name"] for n in r.nodes] == [n["name"] for n in expect["nodes"]]
+    assert list(r.to_dict()) == list(expect)  # the CLI's members in the CLI's order
+    assert r.to_dict() == expect
+
+
+def test_a_kept_analysis_ends_with_the_interpreter():
+    # The analysis is left to the OS at exit (not freed node by node); the process still ends cleanly.
+    code = ("import flopwise; r = flopwise.analyze(%r, dims={'batch': 1}); print(r.totals.params)"
+            % os.path.join(MODELS, "resnet18.onnx"))
+    out = subprocess.run([sys.executable, "-c", code], stdout=subprocess.PIPE, check=True).stdout
+    assert out.decode().strip() == "11684712"
