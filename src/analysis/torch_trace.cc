@@ -11,16 +11,17 @@
 //     backward autograd node takes the scope of the forward op its fwdbwd flow starts at;
 //   - its phase: backward under an autograd engine node, optimizer under an Optimizer.* label, else forward;
 //   - its step: the ProfilerStep#N annotation whose span holds its start.
-// A GPU event belongs to the op whose External id it carries, and so to that op's owner; one whose op is
-// absent is counted as unattributed (in the totals, not in any op).
+// A GPU event belongs to the op that launched it: the innermost op enclosing, on its thread, the runtime call
+// its correlation id names (else the op whose External id it carries), and so to that op's owner; one whose
+// op is absent is counted as unattributed (in the totals, not in any op).
+#include "flopwise/torch_trace.h"
+
 #include <algorithm>
 #include <cctype>
 #include <map>
 #include <numeric>
 #include <unordered_map>
 #include <unordered_set>
-
-#include "flopwise/torch_trace.h"
 
 namespace flopwise {
 
@@ -133,7 +134,8 @@ TraceReport analyse_trace(const TorchTrace& t, const AtenCoster& cost, const Tra
   std::sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) { return a.ts < b.ts; });
   auto step_of = [&](double ts) -> size_t {
     if (steps.empty()) return 0;
-    auto it = std::upper_bound(steps.begin(), steps.end(), ts, [](double x, const Step& s) { return x < s.ts; });
+    auto it =
+        std::upper_bound(steps.begin(), steps.end(), ts, [](double x, const Step& s) { return x < s.ts; });
     return it == steps.begin() ? 0 : static_cast<size_t>(it - steps.begin() - 1);
   };
   const size_t n_steps = std::max<size_t>(1, steps.size());
@@ -172,8 +174,30 @@ TraceReport analyse_trace(const TorchTrace& t, const AtenCoster& cost, const Tra
   std::vector<uint8_t> phase(n, Forward);
   std::vector<std::vector<uint32_t>> stacks(t.threads.size());
   int64_t overlaps = 0;
+  // Runtime calls are probes in the same sweep: each finds the innermost op open on its thread.
+  std::vector<uint32_t> probes(t.launches.size());
+  std::iota(probes.begin(), probes.end(), 0u);
+  std::sort(probes.begin(), probes.end(),
+            [&](uint32_t a, uint32_t b) { return t.launches[a].ts < t.launches[b].ts; });
+  std::vector<int> launch_op(t.launches.size(), -1);
+  size_t next_probe = 0;
+  auto probe_until = [&](double ts, bool inclusive) {
+    for (; next_probe < probes.size(); ++next_probe) {
+      const TraceLaunch& l = t.launches[probes[next_probe]];
+      if (inclusive ? l.ts > ts : l.ts >= ts) break;
+      if (l.thread >= stacks.size()) continue;
+      auto& st = stacks[l.thread];
+      while (!st.empty() && ev[st.back()].ts + ev[st.back()].dur < l.ts) st.pop_back();
+      for (auto it = st.rbegin(); it != st.rend(); ++it)
+        if (ev[*it].kind == TraceKind::CpuOp) {
+          launch_op[probes[next_probe]] = static_cast<int>(*it);
+          break;
+        }
+    }
+  };
   for (uint32_t i : order) {
     const TraceEvent& e = ev[i];
+    probe_until(e.ts, false);
     auto& st = stacks[e.thread];
     while (!st.empty() && ev[st.back()].ts + ev[st.back()].dur <= e.ts) st.pop_back();
     if (!st.empty()) {
@@ -182,9 +206,15 @@ TraceReport analyse_trace(const TorchTrace& t, const AtenCoster& cost, const Tra
     }
     st.push_back(i);
   }
+  probe_until(1e300, true);
+  std::unordered_map<int64_t, int> op_of_corr;
+  op_of_corr.reserve(t.launches.size());
+  for (size_t l = 0; l < t.launches.size(); ++l)
+    if (launch_op[l] >= 0) op_of_corr.emplace(t.launches[l].corr, launch_op[l]);
   if (overlaps > 0)
-    r.warnings.push_back(std::to_string(overlaps) +
-                         " event(s) end after the event that encloses them (overlapping times; nested anyway)");
+    r.warnings.push_back(
+        std::to_string(overlaps) +
+        " event(s) end after the event that encloses them (overlapping times; nested anyway)");
 
   // Which events have a priced op below them (bit 1), one of non-zero FLOPs (bit 2): children before
   // parents, so reverse time order.
@@ -246,7 +276,8 @@ TraceReport analyse_trace(const TorchTrace& t, const AtenCoster& cost, const Tra
   static const char* kPhase[] = {"forward", "backward", "optimizer"};
   const bool tf32 = r.hw && r.hw->tf32;
   auto scope_chain = [&](int sc, auto&& fn) {
-    for (int s = sc; s >= 0; s = scope_parent[static_cast<size_t>(s)]) fn(r.scopes[static_cast<size_t>(s)].row);
+    for (int s = sc; s >= 0; s = scope_parent[static_cast<size_t>(s)])
+      fn(r.scopes[static_cast<size_t>(s)].row);
   };
   std::map<std::string, std::map<std::string, int64_t>> dtype_macs;  // op name -> dtype -> MACs
 
@@ -257,7 +288,11 @@ TraceReport analyse_trace(const TorchTrace& t, const AtenCoster& cost, const Tra
     const AtenCost* c = is_costed(i) ? &costs[static_cast<size_t>(e.call)] : nullptr;
     double bound = 0, compute = 0;
     if (c && r.hw) {
-      PeakType pt = peak_of(c->dtype, tf32, c->macs > 0);
+      // A trace does not record the TF32 flags: PyTorch's defaults are assumed, cuDNN's on (float32
+      // convolutions on tensor cores), cuBLAS's off (--hardware NAME:tf32 turns products on too).
+      const std::string& opname = t.names[e.name];
+      bool conv = opname.find("conv") != std::string::npos;
+      PeakType pt = peak_of(c->dtype, tf32 || conv, c->macs > 0);
       double peak = r.hw->peak[static_cast<size_t>(pt)];
       if (peak <= 0) peak = r.hw->peak[static_cast<size_t>(PeakType::Float32)];
       bool cb = false;
@@ -283,9 +318,10 @@ TraceReport analyse_trace(const TorchTrace& t, const AtenCoster& cost, const Tra
     TraceRow& orow = op_of(e.name);
     add(orow);
     if (!c && orow.why.empty())
-      orow.why = e.call >= 0 ? costs[static_cast<size_t>(e.call)].why
-                             : (starts_with(t.names[e.name], "aten::") ? "no shapes recorded (record_shapes=False?)"
-                                                                        : "not an aten op");
+      orow.why = e.call >= 0
+                     ? costs[static_cast<size_t>(e.call)].why
+                     : (starts_with(t.names[e.name], "aten::") ? "no shapes recorded (record_shapes=False?)"
+                                                               : "not an aten op");
     if (c && c->macs > 0) dtype_macs[orow.name][c->dtype] += c->macs;
     scope_chain(scope[i], add);
     TraceRow& prow = r.phases[kPhase[phase[i]]];
@@ -294,10 +330,15 @@ TraceReport analyse_trace(const TorchTrace& t, const AtenCoster& cost, const Tra
   }
 
   // GPU events.
+  // External ids: only for GPU events whose correlation finds no launch (traces without runtime events).
   std::unordered_map<int64_t, uint32_t> by_ext;
-  by_ext.reserve(n);
-  for (size_t i = 0; i < n; ++i)
-    if (ev[i].kind == TraceKind::CpuOp && ev[i].ext >= 0) by_ext.emplace(ev[i].ext, static_cast<uint32_t>(i));
+  bool need_ext = false;
+  for (const TraceEvent& g : t.gpu)
+    if (g.ext >= 0 && (g.corr < 0 || !op_of_corr.count(g.corr))) need_ext = true;
+  if (need_ext)
+    for (size_t i = 0; i < n; ++i)
+      if (ev[i].kind == TraceKind::CpuOp && ev[i].ext >= 0)
+        by_ext.emplace(ev[i].ext, static_cast<uint32_t>(i));
   std::vector<std::vector<std::pair<double, double>>> step_iv(n_steps);
   std::vector<std::pair<double, double>> all_iv;
   all_iv.reserve(t.gpu.size());
@@ -312,8 +353,12 @@ TraceReport analyse_trace(const TorchTrace& t, const AtenCoster& cost, const Tra
     TraceRow& krow = r.kernels[kit->second];
     ++krow.calls;
     krow.gpu_us += g.dur;
-    auto it = g.ext >= 0 ? by_ext.find(g.ext) : by_ext.end();
-    if (it == by_ext.end()) {
+    int op_ix = -1;
+    if (auto c = g.corr >= 0 ? op_of_corr.find(g.corr) : op_of_corr.end(); c != op_of_corr.end())
+      op_ix = c->second;
+    else if (auto x = g.ext >= 0 ? by_ext.find(g.ext) : by_ext.end(); x != by_ext.end())
+      op_ix = static_cast<int>(x->second);
+    if (op_ix < 0) {
       r.unattributed_gpu_us += g.dur;
       ++r.unattributed_kernels;
       r.scopes[0].row.gpu_us += g.dur;
@@ -322,7 +367,7 @@ TraceReport analyse_trace(const TorchTrace& t, const AtenCoster& cost, const Tra
       step_iv[step_of(g.ts)].emplace_back(g.ts, g.ts + g.dur);
       continue;
     }
-    size_t op = it->second;
+    size_t op = static_cast<size_t>(op_ix);
     size_t o = owner[op] >= 0 ? static_cast<size_t>(owner[op]) : op;  // an op with priced children: itself
     bool costed = owner[op] >= 0 && is_costed(o);
     auto add = [&](TraceRow& row) {
@@ -348,9 +393,10 @@ TraceReport analyse_trace(const TorchTrace& t, const AtenCoster& cost, const Tra
   }
   r.gpu_busy_us = union_us(all_iv);
   if (r.unattributed_kernels > 0)
-    r.warnings.push_back(std::to_string(r.unattributed_kernels) +
-                         " GPU event(s) whose launching op is not in the trace (no cpu_op with their External "
-                         "id): counted in the totals, not to an op");
+    r.warnings.push_back(
+        std::to_string(r.unattributed_kernels) +
+        " GPU event(s) whose launching op is not in the trace (no cpu_op with their External "
+        "id): counted in the totals, not to an op");
 
   for (size_t s = 0; s < n_steps; ++s) {
     TraceStep st;
@@ -367,6 +413,24 @@ TraceReport analyse_trace(const TorchTrace& t, const AtenCoster& cost, const Tra
     }
     st.gpu_busy_us = union_us(step_iv[s]);
     r.steps.push_back(st);
+  }
+
+  // Faster than the bound: float32 products ran on tensor cores (TF32), or the device is not the row's.
+  if (r.hw && !r.hw->tf32) {
+    std::vector<std::string> fast;
+    for (const auto& row : r.ops)
+      if (row.bound_us > 1.02 * std::max(0.0, row.gpu_us - row.uncosted_gpu_us) && row.macs > 0 &&
+          fast.size() < 3)
+        fast.push_back(row.name);
+    if (!fast.empty()) {
+      std::string list;
+      for (const auto& f : fast) list += (list.empty() ? "" : ", ") + f;
+      r.warnings.push_back(
+          list + " ran faster than " + r.hw->name +
+          "'s float32 bound: TF32 tensor cores were on (torch.backends.cuda.matmul.allow_tf32, "
+          "cudnn.allow_tf32); --hardware " +
+          r.hw->name + ":tf32 bounds them at the TF32 rate");
+    }
   }
 
   // Dtypes of op rows: the one with most MACs.

@@ -1,15 +1,18 @@
-// src/analysis/torch_trace_read.cc — the streaming reader of PyTorch profiler traces (flopwise/torch_trace.h).
-// Owns: the byte source (a file, or a gzip stream inflated chunk by chunk through zlib, with the bomb guard), a
-// pull parser over it that keeps no document (each event is read into a small record and the rest of its
-// text skipped), and what the reader keeps of each event. Memory is the kept records, not the file: a trace
-// of N events costs O(N) small records, and the JSON text is never held beyond one buffer.
+// src/analysis/torch_trace_read.cc — the streaming reader of PyTorch profiler traces
+// (flopwise/torch_trace.h). Owns: the byte source (a file, or a gzip stream inflated chunk by chunk through
+// zlib, with the bomb guard), a pull parser over it that keeps no document (each event is read into a small
+// record and the rest of its text skipped), and what the reader keeps of each event. Memory is the kept
+// records, not the file: a trace of N events costs O(N) small records, and the JSON text is never held beyond
+// one buffer.
 #include <zlib.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <string_view>
 #include <unordered_map>
 
 #include "flopwise/errors.h"
@@ -18,8 +21,11 @@
 namespace flopwise {
 namespace {
 
+using namespace std::string_view_literals;
+
 constexpr size_t kChunk = 1 << 20;
-constexpr size_t kMaxString = 64u << 20;  // one JSON string (a kernel name, a stack) longer than this: refused
+constexpr size_t kMaxString =
+    64u << 20;  // one JSON string (a kernel name, a stack) longer than this: refused
 
 // Bytes of the file, inflated when it is gzip.
 class Source {
@@ -31,7 +37,8 @@ class Source {
     in_.resize(kChunk);
     size_t n = std::fread(in_.data(), 1, in_.size(), f_);
     in_len_ = n;
-    gzip_ = n >= 2 && static_cast<unsigned char>(in_[0]) == 0x1f && static_cast<unsigned char>(in_[1]) == 0x8b;
+    gzip_ =
+        n >= 2 && static_cast<unsigned char>(in_[0]) == 0x1f && static_cast<unsigned char>(in_[1]) == 0x8b;
     if (gzip_) {
       std::memset(&zs_, 0, sizeof zs_);
       if (inflateInit2(&zs_, 16 + MAX_WBITS) != Z_OK) throw InputError(path + ": zlib cannot start");
@@ -98,7 +105,8 @@ class Source {
     }
     size_t n = cap - zs_.avail_out;
     produced_ += static_cast<int64_t>(n);
-    if (produced_ > (int64_t{64} << 20) && produced_ / std::max<int64_t>(1, compressed_) > opts_.max_gzip_ratio)
+    if (produced_ > (int64_t{64} << 20) &&
+        produced_ / std::max<int64_t>(1, compressed_) > opts_.max_gzip_ratio)
       throw InputError(path_ + ": inflates to more than " + std::to_string(opts_.max_gzip_ratio) +
                        " times its size (a gzip bomb?); real traces compress 5-30x");
     return n;
@@ -124,7 +132,8 @@ class Parser {
 
   [[noreturn]] void fail(const std::string& what) {
     if (at_end_ && src_.truncated_gzip())
-      throw InputError(path_ + ": truncated gzip stream (" + what + " at byte " + std::to_string(offset()) + ")");
+      throw InputError(path_ + ": truncated gzip stream (" + what + " at byte " + std::to_string(offset()) +
+                       ")");
     throw InputError(path_ + ": not valid JSON (" + what + " at byte " + std::to_string(offset()) +
                      (at_end_ ? "; a truncated trace?" : "") + ")");
   }
@@ -236,19 +245,24 @@ class Parser {
     ws();
     for (;;) {
       if (pos_ == len_ && !refill()) break;
-      char c = buf_[pos_];
-      if (c == ',' || c == '}' || c == ']' || c == ' ' || c == '\n' || c == '\r' || c == '\t') break;
-      out += c;
-      ++pos_;
+      const char* b = buf_.data() + pos_;
+      const char* e = buf_.data() + len_;
+      const char* q = b;
+      while (q < e && *q != ',' && *q != '}' && *q != ']' && *q != ' ' && *q != '\n' && *q != '\r' &&
+             *q != '\t')
+        ++q;
+      out.append(b, q);
+      pos_ += static_cast<size_t>(q - b);
       if (out.size() > 64) fail("a number over 64 characters");
+      if (q < e) break;
     }
     if (out.empty()) fail("expected a value");
   }
   double number() {
     token(tok_);
-    char* end = nullptr;
-    double v = std::strtod(tok_.c_str(), &end);
-    if (end != tok_.c_str() + tok_.size()) fail("expected a number");
+    double v = 0;
+    auto [end, ec] = std::from_chars(tok_.data(), tok_.data() + tok_.size(), v);
+    if (ec != std::errc() || end != tok_.data() + tok_.size()) fail("expected a number");
     return v;
   }
   // A number, or a string holding one (pid and tid are either); nullopt for anything else (skipped).
@@ -262,16 +276,19 @@ class Parser {
       skip();
       return std::nullopt;
     }
-    char* end = nullptr;
-    errno = 0;
-    long long v = std::strtoll(tok_.c_str(), &end, 10);
-    if (end == tok_.c_str() || errno == ERANGE) return std::nullopt;
+    const char* b = tok_.data();
+    const char* e = b + tok_.size();
+    int64_t v = 0;
+    auto [end, ec] = std::from_chars(b, e, v);
+    if (ec == std::errc() && end == e) return v;
+    if (end == b || ec == std::errc::result_out_of_range) return std::nullopt;
     if (*end == '.' || *end == 'e' || *end == 'E') {  // 12.0: an integer written as a double
-      double d = std::strtod(tok_.c_str(), &end);
-      if (d < -9.2e18 || d > 9.2e18) return std::nullopt;
+      double d = 0;
+      auto [dend, dec] = std::from_chars(b, e, d);
+      if (dec != std::errc() || d < -9.2e18 || d > 9.2e18) return std::nullopt;
       return static_cast<int64_t>(d);
     }
-    return static_cast<int64_t>(v);
+    return v;
   }
   // Any value as text: a string's contents, a scalar's token.
   void text(std::string& out) {
@@ -312,6 +329,29 @@ class Parser {
         --pos_;
         skip_string();
       } else if (*q == '{' || *q == '[') {
+        ++depth;
+      } else if (--depth == 0) {
+        return;
+      }
+    }
+  }
+  // Inside an object, after a member: skips the remaining members and the closing brace.
+  void skip_rest_of_object() {
+    int64_t depth = 1;
+    for (;;) {
+      if (pos_ == len_ && !refill()) fail("unterminated object");
+      const char* b = buf_.data() + pos_;
+      const char* e = buf_.data() + len_;
+      const char* q = b;
+      while (q < e && *q != '"' && *q != '{' && *q != '[' && *q != '}' && *q != ']') ++q;
+      pos_ += static_cast<size_t>(q - b);
+      if (q == e) continue;
+      if (*q == '"') {
+        skip_string();
+        continue;
+      }
+      ++pos_;
+      if (*q == '{' || *q == '[') {
         ++depth;
       } else if (--depth == 0) {
         return;
@@ -366,34 +406,49 @@ class Builder {
     return it->second;
   }
   uint32_t thread(const std::string& pid, const std::string& tid) {
+    if (last_thread_ >= 0 && pid == last_pid_ && tid == last_tid_) return static_cast<uint32_t>(last_thread_);
+    last_pid_ = pid, last_tid_ = tid;
+    last_thread_ = static_cast<int64_t>(thread_slow(pid, tid));
+    return static_cast<uint32_t>(last_thread_);
+  }
+  uint32_t thread_slow(const std::string& pid, const std::string& tid) {
     key_.assign(pid).append("/").append(tid);
     auto [it, fresh] = threads_.try_emplace(key_, static_cast<uint32_t>(t_.threads.size()));
     if (fresh) t_.threads.push_back(key_);
     return it->second;
   }
+  // Distinct calls by a hash of their fields; equal hashes are compared field by field.
   int32_t call(AtenCall& c) {
-    key_.assign(c.op);
-    for (size_t i = 0; i < c.types.size(); ++i) key_.append("\x1f").append(c.types[i]);
-    key_ += '\x1e';
+    uint64_t h = 1469598103934665603ull;
+    auto mix = [&](uint64_t x) { h = (h ^ x) * 1099511628211ull; };
+    auto mix_s = [&](const std::string& x) { mix(std::hash<std::string>()(x)); };
+    mix_s(c.op);
+    for (const auto& x : c.types) mix_s(x);
     for (const auto& arg : c.dims) {
-      key_ += '\x1f';
+      mix(0x9e3779b97f4a7c15ull);
       for (const auto& shape : arg) {
-        key_ += '[';
-        for (int64_t d : shape) key_.append(std::to_string(d)).append(",");
+        mix(0x51ed270b1f3e7a5bull);
+        for (int64_t d : shape) mix(static_cast<uint64_t>(d));
       }
     }
-    key_ += '\x1e';
-    for (const auto& s : c.concrete) key_.append("\x1f").append(s);
-    auto [it, fresh] = calls_.try_emplace(key_, static_cast<int32_t>(t_.calls.size()));
-    if (fresh) t_.calls.push_back(std::move(c));
-    return it->second;
+    for (const auto& x : c.concrete) mix_s(x);
+    auto& bucket = calls_[h];
+    for (int32_t i : bucket) {
+      const AtenCall& o = t_.calls[static_cast<size_t>(i)];
+      if (o.op == c.op && o.types == c.types && o.dims == c.dims && o.concrete == c.concrete) return i;
+    }
+    int32_t ix = static_cast<int32_t>(t_.calls.size());
+    t_.calls.push_back(std::move(c));
+    bucket.push_back(ix);
+    return ix;
   }
 
  private:
   TorchTrace& t_;
   std::unordered_map<std::string, uint32_t> names_, threads_;
-  std::unordered_map<std::string, int32_t> calls_;
-  std::string key_;
+  std::unordered_map<uint64_t, std::vector<int32_t>> calls_;
+  std::string key_, last_pid_, last_tid_;
+  int64_t last_thread_ = -1;
 };
 
 // One event's fields, reused from event to event.
@@ -401,13 +456,13 @@ struct RawEvent {
   std::string ph, cat, name, pid, tid, id;
   double ts = 0, dur = 0;
   bool has_ts = false, has_dur = false;
-  int64_t ext = -1, device = -1, allocated = -1;
+  int64_t ext = -1, device = -1, allocated = -1, corr = -1;
   bool has_dims = false;
   AtenCall call;
   void clear() {
     ph.clear(), cat.clear(), name.clear(), pid.clear(), tid.clear(), id.clear();
     has_ts = has_dur = has_dims = false;
-    ext = device = allocated = -1;
+    ext = device = allocated = corr = -1;
     call.types.clear(), call.dims.clear(), call.concrete.clear();
   }
 };
@@ -430,19 +485,19 @@ class TraceReader {
       while (any) {
         p_.string(key_);
         p_.expect(':');
-        if (key_ == "traceEvents")
+        if (key_ == "traceEvents"sv)
           events();
-        else if (key_ == "deviceProperties")
+        else if (key_ == "deviceProperties"sv)
           devices();
-        else if (key_ == "schemaVersion")
+        else if (key_ == "schemaVersion"sv)
           p_.text(t_.schema_version);
-        else if (key_ == "cuda_runtime_version")
+        else if (key_ == "cuda_runtime_version"sv)
           p_.text(t_.cuda_runtime);
-        else if (key_ == "traceName")
+        else if (key_ == "traceName"sv)
           p_.text(t_.trace_name);
-        else if (key_ == "with_stack")
+        else if (key_ == "with_stack"sv)
           t_.with_stack = p_.boolean();
-        else if (key_ == "record_shapes")
+        else if (key_ == "record_shapes"sv)
           t_.record_shapes = p_.boolean();
         else
           p_.skip();
@@ -494,9 +549,9 @@ class TraceReader {
         do {
           p_.string(key_);
           p_.expect(':');
-          if (key_ == "name")
+          if (key_ == "name"sv)
             p_.text(name);
-          else if (key_ == "totalGlobalMem")
+          else if (key_ == "totalGlobalMem"sv)
             mem = p_.integer().value_or(0);
           else
             p_.skip();
@@ -519,6 +574,36 @@ class TraceReader {
     } while (p_.more(']'));
   }
 
+  static bool relevant(const std::string& cat) {
+    switch (cat.empty() ? 0 : cat[0]) {
+      case 'c':
+        return cat == "cpu_op"sv || cat == "cuda_runtime"sv || cat == "cuda_driver"sv ||
+               cat == "cpu_instant_event"sv;
+      case 'u':
+        return cat == "user_annotation"sv;
+      case 'p':
+        return cat == "python_function"sv;
+      case 'k':
+      case 'K':
+        return cat == "kernel"sv || cat == "Kernel"sv;
+      case 'g':
+        return cat == "gpu_memcpy"sv || cat == "gpu_memset"sv;
+      case 'f':
+        return cat == "fwdbwd"sv;
+      case 'o':
+        return cat == "operator"sv;
+      case 'M':
+        return cat == "Memcpy"sv || cat == "Memset"sv;
+      case 'R':
+        return cat == "Runtime"sv;
+      case 'N':
+      case 'S':
+        return cat == "Node"sv || cat == "Session"sv;  // an ONNX Runtime profile: named in the error
+      default:
+        return false;
+    }
+  }
+
   void event() {
     e_.clear();
     if (p_.open('{', '}')) {
@@ -527,48 +612,53 @@ class TraceReader {
         p_.expect(':');
         switch (key_.size() > 0 ? key_[0] : 0) {
           case 'p':
-            if (key_ == "ph")
+            if (key_ == "ph"sv)
               p_.text(e_.ph);
-            else if (key_ == "pid")
+            else if (key_ == "pid"sv)
               p_.text(e_.pid);
             else
               p_.skip();
             break;
           case 'c':
-            if (key_ == "cat")
+            if (key_ == "cat"sv) {
               p_.text(e_.cat);
-            else
+              if (!relevant(e_.cat)) {  // ac2g and other flows, python frames, traces' own spans: not read
+                p_.skip_rest_of_object();
+                return;
+              }
+            } else {
               p_.skip();
+            }
             break;
           case 'n':
-            if (key_ == "name")
+            if (key_ == "name"sv)
               p_.text(e_.name);
             else
               p_.skip();
             break;
           case 't':
-            if (key_ == "tid") {
+            if (key_ == "tid"sv) {
               p_.text(e_.tid);
-            } else if (key_ == "ts") {
+            } else if (key_ == "ts"sv) {
               e_.has_ts = number(&e_.ts);
             } else {
               p_.skip();
             }
             break;
           case 'd':
-            if (key_ == "dur")
+            if (key_ == "dur"sv)
               e_.has_dur = number(&e_.dur);
             else
               p_.skip();
             break;
           case 'i':
-            if (key_ == "id")
+            if (key_ == "id"sv)
               p_.text(e_.id);
             else
               p_.skip();
             break;
           case 'a':
-            if (key_ == "args")
+            if (key_ == "args"sv)
               args();
             else
               p_.skip();
@@ -603,17 +693,19 @@ class TraceReader {
     do {
       p_.string(key_);
       p_.expect(':');
-      if (key_ == "External id") {
+      if (key_ == "External id"sv || key_ == "external id"sv) {
         e_.ext = p_.integer().value_or(-1);
-      } else if (key_ == "Input Dims") {
+      } else if (key_ == "correlation"sv) {
+        e_.corr = p_.integer().value_or(-1);
+      } else if (key_ == "Input Dims"sv) {
         dims();
-      } else if (key_ == "Input type") {
+      } else if (key_ == "Input type"sv) {
         strings(e_.call.types);
-      } else if (key_ == "Concrete Inputs") {
+      } else if (key_ == "Concrete Inputs"sv) {
         strings(e_.call.concrete);
-      } else if (key_ == "Total Allocated") {
+      } else if (key_ == "Total Allocated"sv) {
         e_.allocated = p_.integer().value_or(-1);
-      } else if (key_ == "Device Id" || key_ == "device") {
+      } else if (key_ == "Device Id"sv || key_ == "device"sv) {
         e_.device = p_.integer().value_or(-1);
       } else {
         p_.skip();
@@ -673,21 +765,21 @@ class TraceReader {
 
   void keep() {
     const std::string& cat = e_.cat;
-    if (cat == "Node" || cat == "Session") saw_ort_ = true;
-    if (e_.ph == "i" || e_.ph == "I") {
-      if (e_.name == "[memory]" && e_.allocated >= 0) {
+    if (cat == "Node"sv || cat == "Session"sv) saw_ort_ = true;
+    if (e_.ph == "i"sv || e_.ph == "I"sv) {
+      if (e_.name == "[memory]"sv && e_.allocated >= 0) {
         int64_t dev = e_.device;
         auto& peak = t_.memory_peak[dev];
         peak = std::max(peak, e_.allocated);
       }
       return;
     }
-    if (cat == "fwdbwd" && (e_.ph == "s" || e_.ph == "f")) {
+    if (cat == "fwdbwd"sv && (e_.ph == "s"sv || e_.ph == "f"sv)) {
       char* end = nullptr;
       long long id = std::strtoll(e_.id.c_str(), &end, 10);
       if (end == e_.id.c_str() || !e_.has_ts) return;
       uint32_t th = b_.thread(e_.pid, e_.tid);
-      if (e_.ph == "s") {
+      if (e_.ph == "s"sv) {
         t_.flow_starts.emplace_back(id, e_.ts);
         t_.flow_start_thread.push_back(th);
       } else {
@@ -697,18 +789,22 @@ class TraceReader {
       return;
     }
     if (e_.ph != "X") return;
+    if (cat == "cuda_runtime"sv || cat == "cuda_driver"sv || cat == "Runtime"sv) {
+      if (e_.corr >= 0 && e_.has_ts) t_.launches.push_back({e_.corr, b_.thread(e_.pid, e_.tid), e_.ts});
+      return;
+    }
     TraceKind kind;
-    if (cat == "cpu_op" || cat == "operator")
+    if (cat == "cpu_op"sv || cat == "operator"sv)
       kind = TraceKind::CpuOp;
-    else if (cat == "user_annotation")
+    else if (cat == "user_annotation"sv)
       kind = TraceKind::Annotation;
-    else if (cat == "python_function" && e_.name.rfind("nn.Module: ", 0) == 0)
+    else if (cat == "python_function"sv && e_.name.rfind("nn.Module: ", 0) == 0)
       kind = TraceKind::Module;
-    else if (cat == "kernel" || cat == "Kernel")
+    else if (cat == "kernel"sv || cat == "Kernel"sv)
       kind = TraceKind::Kernel;
-    else if (cat == "gpu_memcpy" || cat == "Memcpy")
+    else if (cat == "gpu_memcpy"sv || cat == "Memcpy"sv)
       kind = TraceKind::Memcpy;
-    else if (cat == "gpu_memset" || cat == "Memset")
+    else if (cat == "gpu_memset"sv || cat == "Memset"sv)
       kind = TraceKind::Memset;
     else
       return;
@@ -725,6 +821,7 @@ class TraceReader {
     ev.ts = e_.ts;
     ev.dur = e_.dur;
     ev.ext = e_.ext;
+    ev.corr = e_.corr;
     ev.name = b_.name(kind == TraceKind::Module ? e_.name.substr(11) : e_.name);
     ev.thread = b_.thread(e_.pid, e_.tid);
     if (kind == TraceKind::CpuOp && e_.has_dims && !e_.call.types.empty() &&

@@ -1,7 +1,9 @@
-// `flopwise trace TRACE.json[.gz]`: a PyTorch profiler trace's measured time beside the static cost of its ops
-// (flopwise/torch_trace.h), by module scope, phase, op and kernel; and `flopwise diff` of two traces (diff_cmd.cc
-// calls run_trace_diff).
+// `flopwise trace TRACE.json[.gz]`: a PyTorch profiler trace's measured time beside the static cost of its
+// ops (flopwise/torch_trace.h), by module scope, phase, op and kernel; and `flopwise diff` of two traces
+// (diff_cmd.cc calls run_trace_diff).
 #include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 
@@ -17,8 +19,15 @@ namespace flopwise {
 namespace {
 
 TraceReport open_trace(const std::string& path, const TraceOptions& to) {
+  auto t0 = std::chrono::steady_clock::now();
   TorchTrace t = read_torch_trace(path);
-  return analyse_trace(t, cost_aten_calls, to);
+  auto t1 = std::chrono::steady_clock::now();
+  TraceReport r = analyse_trace(t, cost_aten_calls, to);
+  auto t2 = std::chrono::steady_clock::now();
+  if (std::getenv("FLOPWISE_TRACE_TIMING"))
+    std::cerr << "read " << std::chrono::duration<double>(t1 - t0).count() << " s, analyse "
+              << std::chrono::duration<double>(t2 - t1).count() << " s\n";
+  return r;
 }
 
 }  // namespace
@@ -27,7 +36,8 @@ int run_trace(int argc, char** argv) {
   std::string path, format = "text", output, hardware, hardware_file;
   int depth = 3, top = 10;
   CLI::App app{
-      "flopwise trace: a PyTorch profiler trace (torch.profiler, export_chrome_trace or tensorboard_trace_handler; "
+      "flopwise trace: a PyTorch profiler trace (torch.profiler, export_chrome_trace or "
+      "tensorboard_trace_handler; "
       "record_shapes=True for FLOPs, with_stack=True or with_modules=True for module scopes) with each op's "
       "static cost: measured GPU time, FLOPs and achieved FLOP/s by module scope, phase, op and kernel",
       "flopwise trace"};
@@ -35,7 +45,8 @@ int run_trace(int argc, char** argv) {
   app.add_option("--format,-f", format, "text | json | csv")->check(CLI::IsMember({"text", "json", "csv"}));
   app.add_option("--output,-o", output, "write to FILE instead of stdout");
   app.add_option("--depth", depth, "scope tree levels in the text (default 3; -1: all)");
-  app.add_option("--top", top, "rows of the op, kernel and not-costed tables in the text (default 10; -1: all)");
+  app.add_option("--top", top,
+                 "rows of the op, kernel and not-costed tables in the text (default 10; -1: all)");
   app.add_option("--hardware", hardware,
                  "roofline device (" + hardware_names_text() +
                      "); default: the trace's GPU (deviceProperties) when the table has it");
@@ -56,8 +67,8 @@ int run_trace(int argc, char** argv) {
   return kExitOk;
 }
 
-int run_trace_diff(const std::string& a, const std::string& b, const std::string& format, const std::string& output,
-                   int top) {
+int run_trace_diff(const std::string& a, const std::string& b, const std::string& format,
+                   const std::string& output, int top) {
   if (format != "text" && format != "json")
     throw UsageError("a diff of two PyTorch traces is written as text or json, not " + format);
   TraceReport ra = open_trace(a, {}), rb = open_trace(b, {});

@@ -1,0 +1,280 @@
+"""flopwise trace and flopwise diff of two traces, on real PyTorch profiler traces.
+
+Traces: models/gpu/traces (recorded on an H200 with torch 2.11 by models/gpu_fixtures.py; each has an
+oracle.json of torch's own key_averages(), with its `flops`), and models/traces/hta (traces from Holistic Trace
+Analysis' test data, github.com/facebookresearch/HolisticTraceAnalysis tests/data, MIT licence: older Kineto
+versions, an A100 against a V100, an AMD MI250 trace, traces without shapes). Every figure a test compares is
+computed here from the trace's own events with Python's json module: the kernel time, the launching op of each
+kernel (the innermost cpu_op enclosing, on its thread, the cuda_runtime call of the same correlation), the
+outermost aten op above it, and MACs by hand from the recorded Input Dims; or read from torch's oracle.
+"""
+import collections
+import glob
+import gzip
+import json
+import os
+import subprocess
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+GPU = os.path.join(ROOT, "models", "gpu", "traces")
+HTA = os.path.join(ROOT, "models", "traces", "hta")
+CLI = os.environ.get("FLOPWISE_CLI") or os.path.join(ROOT, "build", "flopwise")
+GPU_KINDS = ("kernel", "gpu_memcpy", "gpu_memset")
+
+
+def run(*args, ok=(0,)):
+    p = subprocess.run([CLI, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert p.returncode in ok, (p.returncode, p.stderr.decode())
+    return p
+
+
+def report(path):
+    return json.loads(run("trace", path, "--format", "json").stdout)
+
+
+def load(path):
+    op = gzip.open if path.endswith(".gz") else open
+    with op(path, "rt") as f:
+        d = json.load(f)
+    return d["traceEvents"] if isinstance(d, dict) else d
+
+
+def traces():
+    return sorted(glob.glob(os.path.join(GPU, "*.pt.trace.json.gz")) + glob.glob(os.path.join(HTA, "*.json*")))
+
+
+class Reference:
+    """The trace's events, nested per thread by time, and each GPU event's launching op (independent of
+    flopwise's reader: Python's json, a plain sort and stack)."""
+
+    def __init__(self, path):
+        ev = load(path)
+        self.gpu = [e for e in ev if e.get("ph") == "X" and e.get("cat") in GPU_KINDS and e.get("dur", -1) >= 0]
+        cpu = [e for e in ev if e.get("ph") == "X" and e.get("cat") in ("cpu_op", "user_annotation")]
+        runtime = [e for e in ev if e.get("ph") == "X" and e.get("cat") in ("cuda_runtime", "cuda_driver")]
+        self.events = cpu
+        self.parent = {}
+        launch_op = {}
+        by_thread = collections.defaultdict(list)
+        for e in cpu:
+            by_thread[(e["pid"], e["tid"])].append((e["ts"], -e["dur"], 0, id(e), e))
+        for r in runtime:
+            by_thread[(r["pid"], r["tid"])].append((r["ts"], 0, 1, id(r), r))
+        for items in by_thread.values():
+            items.sort(key=lambda x: (x[0], x[2], x[1], x[3]))
+            stack = []
+            for ts, _, is_runtime, _, e in items:
+                end = lambda x: x["ts"] + x["dur"]
+                if is_runtime:
+                    while stack and end(stack[-1]) < ts:
+                        stack.pop()
+                    ops = [s for s in stack if s["cat"] == "cpu_op"]
+                    corr = e.get("args", {}).get("correlation")
+                    if ops and corr is not None:
+                        launch_op[corr] = ops[-1]
+                    continue
+                while stack and end(stack[-1]) <= ts:
+                    stack.pop()
+                self.parent[id(e)] = stack[-1] if stack else None
+                stack.append(e)
+        self.launch_op = launch_op
+
+    def outermost_aten(self, op):
+        top = op if op["name"].startswith("aten::") else None
+        p = self.parent.get(id(op))
+        while p is not None:
+            if p["cat"] == "cpu_op" and p["name"].startswith("aten::"):
+                top = p
+            p = self.parent.get(id(p))
+        return top
+
+    def gpu_us_by_outer_op(self):
+        out = collections.Counter()
+        for g in self.gpu:
+            op = self.launch_op.get(g.get("args", {}).get("correlation"))
+            top = self.outermost_aten(op) if op else None
+            if top is not None:
+                out[top["name"]] += g["dur"]
+        return out
+
+
+@pytest.mark.parametrize("path", traces(), ids=os.path.basename)
+def test_kernel_time_is_conserved(path):
+    """Every GPU event's time is counted once: attributed to ops, or unattributed, summing to the trace's."""
+    r = report(path)
+    ref = Reference(path)
+    total = sum(g["dur"] for g in ref.gpu)
+    assert r["gpu"]["event_us"] == pytest.approx(total, rel=1e-9, abs=1e-6)
+    ops = sum(o["gpu_us"] for o in r["ops"])
+    assert ops + r["gpu"]["unattributed_us"] == pytest.approx(total, rel=1e-9, abs=1e-6)
+    assert r["totals"]["gpu_us"] == pytest.approx(total, rel=1e-9, abs=1e-6)
+    assert len(ref.gpu) == r["events"]["gpu"]
+
+
+@pytest.mark.parametrize("path", traces(), ids=os.path.basename)
+def test_scope_totals_are_sums(path):
+    """A scope's time, calls and FLOPs are its own ops' plus its children's; the root's are every op's."""
+    r = report(path)
+    scopes = r["scopes"]
+    children = collections.defaultdict(list)  # pre-order with depths: the parent is the last shallower scope
+    stack = []
+    for i, s in enumerate(scopes):
+        while stack and scopes[stack[-1]]["depth"] >= s["depth"]:
+            stack.pop()
+        if stack:
+            children[stack[-1]].append(s)
+        stack.append(i)
+    for i, s in enumerate(scopes):
+        kids = children[i]
+        assert s["gpu_us"] == pytest.approx(s["self_gpu_us"] + sum(k["gpu_us"] for k in kids), rel=1e-9, abs=1e-6)
+        assert s["calls"] >= sum(k["calls"] for k in kids)
+        if s["flops"] is not None:
+            assert s["flops"] >= sum(k["flops"] or 0 for k in kids)
+    root = scopes[0]
+    assert root["calls"] == sum(o["calls"] for o in r["ops"])
+    assert root["flops"] == sum(o["flops"] for o in r["ops"])
+    assert root["cpu_us"] == pytest.approx(sum(o["cpu_us"] for o in r["ops"]), rel=1e-9)
+
+
+def test_ops_own_their_kernels():
+    """On eager traces whose ops are all priced, an op's GPU time is its outermost aten call's kernels."""
+    for name in ("resnet18.infer.eager", "resnet18.infer.eager-notf32", "gpt2.infer.eager", "bert.infer.eager"):
+        path = os.path.join(GPU, name + ".pt.trace.json.gz")
+        r = report(path)
+        assert r["totals"]["uncosted_calls"] == 0, name
+        want = Reference(path).gpu_us_by_outer_op()
+        got = {o["name"]: o["gpu_us"] for o in r["ops"] if o["gpu_us"] > 0}
+        assert set(got) == set(want), name
+        for op, us in want.items():
+            assert got[op] == pytest.approx(us, rel=1e-9), (name, op)
+
+
+def conv2d_macs(args):
+    (n, c, h, w), (o, cg, kh, kw) = args["Input Dims"][0], args["Input Dims"][1]
+    conc = args["Concrete Inputs"]
+    stride, pad, dil = (json.loads(conc[i]) for i in (3, 4, 5))
+    ho = (h + 2 * pad[0] - dil[0] * (kh - 1) - 1) // stride[0] + 1
+    wo = (w + 2 * pad[1] - dil[1] * (kw - 1) - 1) // stride[1] + 1
+    return n * o * ho * wo * cg * kh * kw
+
+
+def test_conv2d_flops_hand_formula_and_torch():
+    """aten::conv2d MACs from the recorded Input Dims (hand formula) and torch's own `flops` (2 per MAC)."""
+    for name in ("resnet18.infer.eager", "resnet18.train.eager"):
+        path = os.path.join(GPU, name + ".pt.trace.json.gz")
+        convs = [e for e in load(path) if e.get("cat") == "cpu_op" and e["name"] == "aten::conv2d"]
+        macs = sum(conv2d_macs(e["args"]) for e in convs)
+        row = next(o for o in report(path)["ops"] if o["name"] == "aten::conv2d")
+        assert row["calls"] == len(convs)
+        assert row["macs"] == macs
+        oracle = json.load(open(os.path.join(GPU, name + ".oracle.json")))
+        torch_flops = next(x["flops"] for x in oracle["by_name"] if x["name"] == "aten::conv2d")
+        assert row["flops"] == torch_flops == 2 * macs  # ResNet's convolutions have no bias
+
+
+def product_macs(name, dims):
+    if name == "aten::mm":
+        (m, k), (_, n) = dims[0], dims[1]
+        return m * n * k
+    if name == "aten::addmm":
+        (m, k), (_, n) = dims[1], dims[2]
+        return m * n * k
+    if name == "aten::bmm":
+        (b, m, k), (_, _, n) = dims[0], dims[1]
+        return b * m * n * k
+    if name == "aten::baddbmm":
+        (b, m, k), (_, _, n) = dims[1], dims[2]
+        return b * m * n * k
+    raise KeyError(name)
+
+
+def test_matrix_products_hand_formula():
+    """mm / addmm / bmm / baddbmm owned by themselves (not under another aten op: backward's mm, a trace's
+    bare matmuls): MACs from the recorded Input Dims."""
+    names = ("aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm")
+    checked = 0
+    for path in traces():
+        ref = Reference(path)
+        want = collections.Counter()
+        calls = collections.Counter()
+        ops = [e for e in ref.events if e["name"] in names and "Input Dims" in e.get("args", {})]
+        for e in ops:
+            if ref.outermost_aten(e) is e:
+                dims = e["args"]["Input Dims"]
+                if any(d == [] or any(x < 0 for x in d) for d in dims[:3] if isinstance(d, list)):
+                    continue
+                want[e["name"]] += product_macs(e["name"], dims)
+                calls[e["name"]] += 1
+        if not want:
+            continue
+        rows = {o["name"]: o for o in report(path)["ops"]}
+        for op, macs in want.items():
+            assert rows[op]["macs"] == macs, (path, op)
+            assert rows[op]["calls"] == calls[op], (path, op)
+            checked += 1
+    assert checked >= 4
+
+
+def test_diff_deltas_are_b_minus_a():
+    """flopwise diff of two traces at equal FLOPs (cuDNN's TF32 off in B): each op's delta is B - A of the
+    GPU time of its kernels, computed here from the two traces' own events."""
+    a = os.path.join(GPU, "resnet18.infer.eager.pt.trace.json.gz")
+    b = os.path.join(GPU, "resnet18.infer.eager-notf32.pt.trace.json.gz")
+    d = json.loads(run("diff", a, b, "--format", "json").stdout)
+    assert d["schema"] == "flopwise.trace_diff/1"
+    ga, gb = Reference(a).gpu_us_by_outer_op(), Reference(b).gpu_us_by_outer_op()
+    ops = {r["name"]: r for r in d["rows"] if r["level"] == "op"}
+    for op in set(ga) | set(gb):
+        assert ops[op]["delta_gpu_us"] == pytest.approx(gb[op] - ga[op], rel=1e-9, abs=1e-6), op
+    conv = ops["aten::conv2d"]
+    assert conv["a"]["flops"] == conv["b"]["flops"]
+    assert conv["status"] == "increased"
+    oracle_a = json.load(open(a.replace(".pt.trace.json.gz", ".oracle.json")))
+    oracle_b = json.load(open(b.replace(".pt.trace.json.gz", ".oracle.json")))
+    dev = lambda o: next(x["device_time_total_us"] for x in o["by_name"] if x["name"] == "aten::conv2d")
+    assert conv["delta_gpu_us"] == pytest.approx(dev(oracle_b) - dev(oracle_a), rel=1e-6)
+    kernels = {r["name"]: r for r in d["rows"] if r["level"] == "kernel"}
+    assert any(r["status"] == "added" for r in kernels.values())
+    assert any(r["status"] == "removed" for r in kernels.values())
+
+
+def test_two_gpus():
+    """An A100 trace against a V100 trace (HTA's trace_diff pair): each side on its own device."""
+    a, b = os.path.join(HTA, "trace_diff_control.json.gz"), os.path.join(HTA, "trace_diff_test.json.gz")
+    if not (os.path.exists(a) and os.path.exists(b)):
+        pytest.skip("HTA pair not present")
+    d = json.loads(run("diff", a, b, "--format", "json").stdout)
+    assert "A100" in d["a"]["device"] and "V100" in d["b"]["device"]
+
+
+def test_device_and_hardware():
+    r = report(os.path.join(GPU, "resnet18.infer.eager.pt.trace.json.gz"))
+    assert r["device"] == "NVIDIA H200" and r["hardware"]["name"] == "h200"
+    assert r["totals"]["bound_us"] > 0
+    r = report(os.path.join(HTA, "mi250_minitoy_train_rocm.json.gz"))
+    assert r["hardware"]["name"] is None and "no roofline row" in r["hardware"]["note"]
+
+
+def test_steps_and_phases():
+    path = os.path.join(GPU, "resnet18.train.eager.pt.trace.json.gz")
+    r = report(path)
+    steps = sorted(e["name"] for e in load(path) if e.get("cat") == "user_annotation"
+                   and e["name"].startswith("ProfilerStep#"))
+    assert [s["name"] for s in r["steps"]] == steps
+    assert set(r["phases"]) == {"forward", "backward", "optimizer"}
+    assert sum(p["gpu_us"] for p in r["phases"].values()) + r["gpu"]["unattributed_us"] == pytest.approx(
+        r["gpu"]["event_us"], rel=1e-9)
+    peak = max(e["args"]["Total Allocated"] for e in load(path) if e.get("name") == "[memory]"
+               and e.get("args", {}).get("Device Id", -1) >= 0)
+    assert r["memory_peak_bytes"]["0"] == peak
+
+
+def test_text_csv_and_modules():
+    path = os.path.join(GPU, "resnet18.infer.eager.pt.trace.json.gz")
+    text = run("trace", path).stdout.decode()
+    assert "by module scope" in text and "ResNet_0" in text and "aten::conv2d" in text
+    csv = run("trace", path, "--format", "csv").stdout.decode().splitlines()
+    assert csv[0].startswith("level,name,calls")
+    assert any(line.startswith('op,"aten::conv2d"') for line in csv)
