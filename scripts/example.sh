@@ -5,7 +5,7 @@
 # (bench/README.md, Fresh machine: where the minutes went). scripts/setup.sh builds everything into build/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PKGS=(cmake g++ make libonnx-dev libprotobuf-dev protobuf-compiler nlohmann-json3-dev libcli11-dev
+PKGS=(cmake g++ make libonnx-dev libprotobuf-dev zlib1g-dev protobuf-compiler nlohmann-json3-dev libcli11-dev
       libtomlplusplus-dev libjemalloc-dev)
 source scripts/packages.sh
 ensure_packages "${PKGS[@]}"

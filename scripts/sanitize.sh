@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 FUZZ_SECONDS="${FUZZ_SECONDS:-180}"
 source scripts/packages.sh
-ensure_packages clang libclang-rt-14-dev
+ensure_packages clang libclang-rt-14-dev python3-pytest
 B=build-asan
 cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DFLOPWISE_SANITIZE=ON \
       -DFLOPWISE_FUZZ=ON -DFLOPWISE_WITH_TORCH=OFF -DFLOPWISE_BUILD_BENCH=OFF -DFLOPWISE_PYTHON=OFF >/dev/null
@@ -16,6 +16,10 @@ export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktra
 # The suite's cases on the ONNX path (the TorchScript ones skip themselves without the plugin); the slow
 # scale and zoo cases are left to the plain build.
 (cd "$B" && ./tests/flopwise_tests -tce="*torchscript*,*zoo*,*bundled .pt*" )
+# PyTorch traces: the bad ones (tests/trace/test_bad_traces.py) and every real one read under the sanitizers
+# (no plugin: each op comes back not costed, the reader and the attribution run as they do with it).
+FLOPWISE_CLI="$B"/flopwise /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/trace/test_bad_traces.py
+for t in models/gpu/traces/*.gz models/traces/hta/*.json*; do "$B"/flopwise trace "$t" >/dev/null; done
 # Every input that ever failed stays in tests/fuzz/regressions: replayed once each.
 "$B"/flopwise_fuzz -runs=0 -artifact_prefix="$B"/replay- tests/fuzz/regressions >/dev/null
 # Fuzzing from the bundled models (a copy: libFuzzer adds what it finds to its first corpus directory). The
