@@ -6,7 +6,9 @@
 // What the reader keeps of a trace, and how the analysis ties it together:
 //   - cpu_op events (aten ops, autograd nodes, triton launches), user annotations (record_function labels,
 //     ProfilerStep#N, Optimizer.step) and the `nn.Module: Class_N` python_function events of with_stack:
-//     nested per thread by time, they give each op its module scope, its step and its phase;
+//     nested per thread by time, they give each op its module scope, its step and its phase; a TorchScript
+//     run's ops carry their scope as "Module Hierarchy" ("TOP(ResNet)::forward.layer1(Sequential)::forward.")
+//     and give the module tree its attribute names;
 //   - kernel, gpu_memcpy and gpu_memset events: each belongs to the op that launched it, the innermost op
 //     enclosing the runtime call its "correlation" names (else the op whose "External id" it carries); its
 //     time is counted to that op's owner (see analyse_trace);
@@ -60,6 +62,7 @@ struct TraceEvent {
   int64_t ext = -1;        // "External id": an op's own; a kernel's launching op's
   int32_t call = -1;       // index in TorchTrace::calls (an op with recorded shapes)
   int64_t corr = -1;       // GPU events: "correlation", the id of the runtime call that launched it
+  int32_t hier = -1;       // an op of a TorchScript run: its "Module Hierarchy" (index in names)
 };
 
 // A CUDA (or HIP) runtime or driver call: the launch a GPU event's correlation names; the op it ran in is the
@@ -164,6 +167,13 @@ struct TraceOptions {
 };
 
 TraceReport analyse_trace(const TorchTrace& t, const AtenCoster& cost, const TraceOptions& opts = {});
+
+// The trace's module scopes matched to a model's static module tree (flopwise run MODEL --profile TRACE):
+// static scope name ("" the root, "layer1.0.conv1") -> indices of TraceReport::scopes. A TorchScript run's
+// scopes carry the attribute names (matched by name); an eager run's carry Class_N (matched by class, in call
+// order, level by level from the scope of the tree's root class). Trace scopes left unmatched count to their
+// nearest matched ancestor (their time is inside its inclusive time).
+std::map<std::string, std::vector<int>> match_trace_scopes(const TraceReport& r, const ScopeNode& root);
 
 // The roofline device of a trace's GPU name ("NVIDIA H200", "NVIDIA A100-SXM4-80GB", "Tesla V100-SXM2-16GB");
 // nullopt when the table has none. `note` says which row and why.

@@ -57,6 +57,29 @@ double union_us(std::vector<std::pair<double, double>>& iv) {
   return busy;
 }
 
+// "TOP(ResNet)::forward.layer1(Sequential)::forward.0(BasicBlock)::forward.conv1(Conv2d)::forward." ->
+// {"ResNet", "layer1", "0", "conv1"}: the root by its class, then each call's instance name; a method of the
+// same module ("SELF(...)") adds no level.
+std::vector<std::string> module_hierarchy(const std::string& h) {
+  std::vector<std::string> out;
+  size_t i = 0;
+  while (i < h.size()) {
+    size_t open = h.find('(', i);
+    if (open == std::string::npos) break;
+    size_t close = h.find(')', open);
+    if (close == std::string::npos) break;
+    std::string inst = h.substr(i, open - i), cls = h.substr(open + 1, close - open - 1);
+    if (out.empty() && inst == "TOP")
+      out.push_back(cls);
+    else if (inst != "SELF" && inst != "self" && !inst.empty())
+      out.push_back(inst);
+    size_t dot = h.find('.', close);  // after "::forward"
+    if (dot == std::string::npos) break;
+    i = dot + 1;
+  }
+  return out;
+}
+
 }  // namespace
 
 std::optional<Hardware> match_trace_hardware(const std::string& device, int64_t memory, std::string* note) {
@@ -149,17 +172,17 @@ TraceReport analyse_trace(const TorchTrace& t, const AtenCoster& cost, const Tra
     flow_end_at[flow_key(t.flow_end_thread[i], t.flow_ends[i].second)] = t.flow_ends[i].first;
   std::unordered_map<int64_t, int> scope_of_flow;  // flow id -> scope of its forward op
 
-  // Scopes: interned by (parent scope, name).
-  std::map<std::pair<int, uint32_t>, int> scope_ix;
+  // Scopes: interned by (parent scope, label).
+  std::map<std::pair<int, std::string>, int> scope_ix;
   r.scopes.emplace_back();
   r.scopes[0].path = "";
   r.scopes[0].label = "(trace)";
   std::vector<int> scope_parent{-1};
-  auto child_scope = [&](int parent, uint32_t name) {
-    auto [it, fresh] = scope_ix.try_emplace({parent, name}, static_cast<int>(r.scopes.size()));
+  auto child_scope = [&](int parent, const std::string& label) {
+    auto [it, fresh] = scope_ix.try_emplace({parent, label}, static_cast<int>(r.scopes.size()));
     if (fresh) {
       TraceScope s;
-      s.label = t.names[name];
+      s.label = label;
       s.path = parent == 0 ? s.label : r.scopes[static_cast<size_t>(parent)].path + "." + s.label;
       s.depth = r.scopes[static_cast<size_t>(parent)].depth + 1;
       r.scopes.push_back(std::move(s));
@@ -169,6 +192,8 @@ TraceReport analyse_trace(const TorchTrace& t, const AtenCoster& cost, const Tra
     return it->second;
   };
 
+  std::unordered_map<int32_t, std::vector<std::string>> hier_levels;
+  std::vector<int> base(n, 0);  // the scope below any TorchScript module levels (Module Hierarchy)
   enum Phase : uint8_t { Forward, Backward, Optimizer };
   std::vector<int> parent(n, -1), scope(n, 0), owner(n, -1);
   std::vector<uint8_t> phase(n, Forward);
@@ -242,7 +267,21 @@ TraceReport analyse_trace(const TorchTrace& t, const AtenCoster& cost, const Tra
     }
     if (e.kind == TraceKind::Module ||
         (e.kind == TraceKind::Annotation && !starts_with(name, "ProfilerStep#")))
-      sc = child_scope(sc, e.name);
+      sc = child_scope(sc, name);
+    if (e.hier >= 0) {
+      // A TorchScript run's op: its module levels from the hierarchy, under the scope the run is in (not
+      // under an enclosing op's levels: aten::_convolution inside aten::conv2d names the same levels again).
+      auto [hit, fresh] = hier_levels.try_emplace(e.hier);
+      if (fresh) hit->second = module_hierarchy(t.names[static_cast<size_t>(e.hier)]);
+      int b = p >= 0 ? base[static_cast<size_t>(p)] : 0;
+      base[i] = b;
+      sc = b;
+      for (const auto& level : hit->second) sc = child_scope(sc, level);
+    } else {
+      base[i] = p >= 0 && ev[static_cast<size_t>(p)].hier >= 0 && e.kind == TraceKind::CpuOp
+                    ? base[static_cast<size_t>(p)]
+                    : sc;
+    }
     if (e.kind == TraceKind::CpuOp && starts_with(name, "autograd::engine::evaluate_function")) ph = Backward;
     if (e.kind == TraceKind::Annotation && starts_with(name, "Optimizer.")) ph = Optimizer;
     scope[i] = sc;
@@ -339,6 +378,7 @@ TraceReport analyse_trace(const TorchTrace& t, const AtenCoster& cost, const Tra
     for (size_t i = 0; i < n; ++i)
       if (ev[i].kind == TraceKind::CpuOp && ev[i].ext >= 0)
         by_ext.emplace(ev[i].ext, static_cast<uint32_t>(i));
+  std::vector<uint8_t> self_launch(n, 0);
   std::vector<std::vector<std::pair<double, double>>> step_iv(n_steps);
   std::vector<std::pair<double, double>> all_iv;
   all_iv.reserve(t.gpu.size());
@@ -376,13 +416,22 @@ TraceReport analyse_trace(const TorchTrace& t, const AtenCoster& cost, const Tra
       if (!costed) row.uncosted_gpu_us += g.dur;
     };
     TraceRow& orow = op_of(ev[o].name);
-    add(orow);
-    if (owner[op] < 0 && orow.why.empty()) orow.why = "its own kernels, beside the priced ops under it";
-    scope_chain(scope[o], add);
-    r.scopes[static_cast<size_t>(scope[o])].self_gpu_us += g.dur;
     TraceRow& prow = r.phases[kPhase[phase[o]]];
     prow.name = kPhase[phase[o]];
+    add(orow);
+    scope_chain(scope[o], add);
     add(prow);
+    r.scopes[static_cast<size_t>(scope[o])].self_gpu_us += g.dur;
+    if (owner[op] < 0) {  // an op whose priced children own their kernels, launching some of its own
+      if (orow.why.empty()) orow.why = "its own kernels, beside the priced ops under it";
+      if (!self_launch[op]) {  // counted once as an uncosted call, wherever it is counted
+        self_launch[op] = 1;
+        auto count = [](TraceRow& row) { ++row.calls, ++row.uncosted; };
+        count(orow);
+        scope_chain(scope[o], count);
+        count(prow);
+      }
+    }
     step_iv[step_of(ev[o].ts)].emplace_back(g.ts, g.ts + g.dur);
   }
   r.gpu_span_us = 0;
@@ -470,6 +519,51 @@ TraceReport analyse_trace(const TorchTrace& t, const AtenCoster& cost, const Tra
   r.total = r.scopes[0].row;
   r.total.name = "total";
   return r;
+}
+
+namespace {
+
+std::string class_of(const std::string& label) {  // "Conv2d_3" -> "Conv2d"
+  size_t u = label.rfind('_');
+  if (u == std::string::npos || u + 1 == label.size()) return label;
+  for (size_t i = u + 1; i < label.size(); ++i)
+    if (!std::isdigit(static_cast<unsigned char>(label[i]))) return label;
+  return label.substr(0, u);
+}
+
+bool same_module(const TraceScope& t, const ScopeNode& s) {
+  return t.label == s.label || (!s.cls.empty() && class_of(t.label) == s.cls);
+}
+
+void match_level(const TraceReport& r, int t, const ScopeNode& s,
+                 std::map<std::string, std::vector<int>>& out) {
+  out[s.name].push_back(t);
+  const auto& kids = r.scopes[static_cast<size_t>(t)].children;
+  size_t cursor = 0;
+  for (const auto& c : s.children) {
+    for (size_t k = cursor; k < kids.size(); ++k)
+      if (same_module(r.scopes[static_cast<size_t>(kids[k])], *c)) {
+        match_level(r, kids[k], *c, out);
+        cursor = k + 1;
+        break;
+      }
+  }
+}
+
+}  // namespace
+
+std::map<std::string, std::vector<int>> match_trace_scopes(const TraceReport& r, const ScopeNode& root) {
+  std::map<std::string, std::vector<int>> out;
+  if (r.scopes.empty()) return out;
+  int start = 0;
+  if (!root.cls.empty())
+    for (size_t i = 1; i < r.scopes.size(); ++i)
+      if (r.scopes[i].label == root.cls || class_of(r.scopes[i].label) == root.cls) {
+        start = static_cast<int>(i);
+        break;
+      }
+  match_level(r, start, root, out);
+  return out;
 }
 
 }  // namespace flopwise

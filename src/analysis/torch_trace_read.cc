@@ -453,14 +453,14 @@ class Builder {
 
 // One event's fields, reused from event to event.
 struct RawEvent {
-  std::string ph, cat, name, pid, tid, id;
+  std::string ph, cat, name, pid, tid, id, hier;
   double ts = 0, dur = 0;
   bool has_ts = false, has_dur = false;
   int64_t ext = -1, device = -1, allocated = -1, corr = -1;
   bool has_dims = false;
   AtenCall call;
   void clear() {
-    ph.clear(), cat.clear(), name.clear(), pid.clear(), tid.clear(), id.clear();
+    ph.clear(), cat.clear(), name.clear(), pid.clear(), tid.clear(), id.clear(), hier.clear();
     has_ts = has_dur = has_dims = false;
     ext = device = allocated = corr = -1;
     call.types.clear(), call.dims.clear(), call.concrete.clear();
@@ -695,6 +695,8 @@ class TraceReader {
       p_.expect(':');
       if (key_ == "External id"sv || key_ == "external id"sv) {
         e_.ext = p_.integer().value_or(-1);
+      } else if (key_ == "Module Hierarchy"sv) {
+        p_.text(e_.hier);
       } else if (key_ == "correlation"sv) {
         e_.corr = p_.integer().value_or(-1);
       } else if (key_ == "Input Dims"sv) {
@@ -822,6 +824,7 @@ class TraceReader {
     ev.dur = e_.dur;
     ev.ext = e_.ext;
     ev.corr = e_.corr;
+    if (kind == TraceKind::CpuOp && !e_.hier.empty()) ev.hier = static_cast<int32_t>(b_.name(e_.hier));
     ev.name = b_.name(kind == TraceKind::Module ? e_.name.substr(11) : e_.name);
     ev.thread = b_.thread(e_.pid, e_.tid);
     if (kind == TraceKind::CpuOp && e_.has_dims && !e_.call.types.empty() &&

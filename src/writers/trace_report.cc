@@ -123,8 +123,9 @@ void write_trace_text(std::ostream& os, const TraceReport& r, const TraceTextOpt
      << " ops; uncosted GPU time " << fixed(r.total.uncosted_gpu_us / 1000, 3) << " ms ("
      << fixed(r.total.gpu_us > 0 ? 100.0 * r.total.uncosted_gpu_us / r.total.gpu_us : 0.0, 1) << " %)\n";
   for (const auto& [dev, bytes] : r.memory_peak)
-    os << "memory peak:    " << (dev < 0 ? std::string("cpu") : "device " + std::to_string(dev)) << " "
-       << fixed(bytes / 1048576.0, 1) << " MiB allocated\n";
+    if (bytes > 0)
+      os << "memory peak:    " << (dev < 0 ? std::string("cpu") : "device " + std::to_string(dev)) << " "
+         << fixed(bytes / 1048576.0, 1) << " MiB allocated\n";
   os << "\nper step (mean of " << r.steps.size()
      << "); FLOPs and MACs from the recorded shapes; TFLOP/s and GB/s "
      << "over the priced ops' GPU time\n";
@@ -314,8 +315,9 @@ void write_trace_diff_text(std::ostream& os, const TraceDiff& d, const TraceText
                          : !r.b   ? "removed"
                          : ma > 0 ? fixed(100.0 * (mb - ma) / ma, 1) + " %"
                                   : "-";
-    auto fl = [](const TraceRow* x, double s) {
-      return !x ? std::string("-") : x->overflow ? std::string("overflow") : si(x->flops / s);
+    const bool kernel = r.level == "kernel";  // kernels carry no FLOPs of their own
+    auto fl = [&](const TraceRow* x, double s) {
+      return !x || kernel ? std::string("-") : x->overflow ? std::string("overflow") : si(x->flops / s);
     };
     auto tf = [](const TraceRow* x) {
       return x && costed_us(*x) > 0 && x->flops > 0 ? fixed(tflops(*x), 2) : std::string("-");
@@ -370,6 +372,7 @@ void write_trace_diff_json(std::ostream& os, const TraceDiff& d) {
     if (x["a"].is_object()) x["a"].erase("name");
     if (x["b"].is_object()) x["b"].erase("name");
     x["delta_gpu_us"] = (r.b ? r.b->gpu_us : 0.0) - (r.a ? r.a->gpu_us : 0.0);
+    x["delta_gpu_us_per_step"] = per_step_ms(r.b, d.b) * 1000 - per_step_ms(r.a, d.a) * 1000;
     x["status"] = !r.a                        ? "added"
                   : !r.b                      ? "removed"
                   : r.b->gpu_us > r.a->gpu_us ? "increased"
