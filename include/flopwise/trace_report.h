@@ -19,6 +19,9 @@ struct TraceTextOptions {
 void write_trace_text(std::ostream& os, const TraceReport& r, const TraceTextOptions& opts);
 void write_trace_json(std::ostream& os, const TraceReport& r);
 void write_trace_csv(std::ostream& os, const TraceReport& r);  // one row per scope, op and kernel
+// The report page of the writers (flopwise/writers.h, write_html): the trace's scope tree as the treemap,
+// sized by measured GPU time first (FLOPs, MACs, memory selectable), per step.
+void write_trace_html(std::ostream& os, const TraceReport& r);
 
 // Two traces side by side, matched by op name, kernel name and scope path.
 struct TraceDiffRow {

@@ -42,7 +42,8 @@ int run_trace(int argc, char** argv) {
       "static cost: measured GPU time, FLOPs and achieved FLOP/s by module scope, phase, op and kernel",
       "flopwise trace"};
   app.add_option("trace", path, "the trace: *.pt.trace.json or *.json.gz")->required();
-  app.add_option("--format,-f", format, "text | json | csv")->check(CLI::IsMember({"text", "json", "csv"}));
+  app.add_option("--format,-f", format, "text | json | csv | html (a treemap of the scopes by measured time)")
+      ->check(CLI::IsMember({"text", "json", "csv", "html"}));
   app.add_option("--output,-o", output, "write to FILE instead of stdout");
   app.add_option("--depth", depth, "scope tree levels in the text (default 3; -1: all)");
   app.add_option("--top", top,
@@ -61,6 +62,8 @@ int run_trace(int argc, char** argv) {
     write_trace_json(os, r);
   else if (format == "csv")
     write_trace_csv(os, r);
+  else if (format == "html")
+    write_trace_html(os, r);
   else
     write_trace_text(os, r, TraceTextOptions{depth, top});
   os.flush();

@@ -112,7 +112,7 @@ if (D.symbolic) $("symnote").textContent = "Costs are formulas in the model's dy
 const palette = ["#3d6fc9","#2f9e8f","#c9733d","#8a5cc9","#c93d6f","#5c9e2f","#c9a63d","#3da6c9","#7a7f8c","#9e2f4a"];
 let zoom = D.scopes, metric = "flops";
 if (D.latency) { const o = document.createElement("option"); o.value = "latency"; o.textContent = "measured latency";
-  $("metric").append(o); }
+  $("metric").append(o); if (D.latency_first) { metric = "latency"; $("metric").value = metric; } }
 const st = location.hash.match(/^#selftest(?:-(\w+))?$/);
 if (st && st[1]) { metric = st[1]; $("metric").value = metric; }
 function val(s) { const v = s.v[metric]; return v === null ? 0 : v; }
@@ -324,13 +324,16 @@ void write_html(std::ostream& os, const Report& r, const Sweep* sweep,
   json ops = json::array();
   for (const auto& o : r.op_types)
     ops.push_back({{"op", o.op}, {"count", o.count}, {"flops", sized(o.flops)}, {"text", human(o.flops)}});
-  json data = {{"summary", summary},
-               {"symbolic", symbolic},
-               {"symbol_value", kSymbolValue},
-               {"scopes", scope_json(*r.scopes, latency_ms)},
-               {"ops", ops},
-               {"sweep", nullptr},
-               {"latency", latency_ms != nullptr}};
+  json data = {
+      {"summary", summary},
+      {"symbolic", symbolic},
+      {"symbol_value", kSymbolValue},
+      {"scopes", scope_json(*r.scopes, latency_ms)},
+      {"ops", ops},
+      {"sweep", nullptr},
+      {"latency", latency_ms != nullptr},
+      // A PyTorch trace's page (flopwise trace --format html) is about measured time: drawn by it first.
+      {"latency_first", latency_ms != nullptr && r.format == "pytorch trace"}};
   if (sweep) {
     json rows = json::array();
     for (const auto& sr : sweep->rows) {

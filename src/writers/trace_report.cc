@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "flopwise/writers.h"
+
 namespace flopwise {
 
 namespace {
@@ -382,6 +384,72 @@ void write_trace_diff_json(std::ostream& os, const TraceDiff& d) {
   }
   j["rows"] = rows;
   os << j.dump(1) << "\n";
+}
+
+// ---- HTML: the report page of the writers (write_html), its tree the trace's scopes, drawn by measured time
+// ----
+
+namespace {
+
+std::string class_label(const std::string& label) {  // "Conv2d_3" -> "Conv2d"
+  size_t u = label.rfind('_');
+  if (u == std::string::npos || u + 1 == label.size()) return "";
+  for (size_t i = u + 1; i < label.size(); ++i)
+    if (!std::isdigit(static_cast<unsigned char>(label[i]))) return "";
+  return label.substr(0, u);
+}
+
+Count count_of(const TraceRow& r, int64_t v, double steps) {
+  if (r.overflow) return Count::unknown();
+  return Count(static_cast<int64_t>(static_cast<double>(v) / steps));
+}
+
+std::unique_ptr<ScopeNode> scope_node(const TraceReport& r, int i, double steps) {
+  const TraceScope& s = r.scopes[static_cast<size_t>(i)];
+  auto n = std::make_unique<ScopeNode>();
+  n->name = s.path;
+  n->label = i == 0 ? "(trace)" : s.label;
+  n->cls = class_label(s.label);
+  n->cost.params = Count(0);
+  n->cost.macs = count_of(s.row, s.row.macs, steps);
+  n->cost.flops = count_of(s.row, s.row.flops, steps);
+  n->cost.memory_bytes = count_of(s.row, s.row.bytes, steps);
+  for (int c : s.children) n->children.push_back(scope_node(r, c, steps));
+  return n;
+}
+
+}  // namespace
+
+void write_trace_html(std::ostream& os, const TraceReport& r) {
+  const double steps = static_cast<double>(std::max<size_t>(1, r.steps.size()));
+  Report rep;
+  rep.path = r.path;
+  rep.format = "pytorch trace";
+  rep.producer = r.device.empty() ? "" : r.device;
+  rep.scopes = scope_node(r, 0, steps);
+  rep.totals.params = Count(0);
+  rep.totals.macs = count_of(r.total, r.total.macs, steps);
+  rep.totals.flops = count_of(r.total, r.total.flops, steps);
+  rep.totals.memory_bytes = count_of(r.total, r.total.bytes, steps);
+  rep.totals.uncounted = r.total.uncosted;
+  for (const auto& o : r.ops) {
+    OpTypeReport t;
+    t.op = o.name;
+    t.count = static_cast<int64_t>(std::llround(static_cast<double>(o.calls) / steps));
+    t.macs = count_of(o, o.macs, steps);
+    t.flops = count_of(o, o.flops, steps);
+    t.memory_bytes = count_of(o, o.bytes, steps);
+    rep.op_types.push_back(t);
+  }
+  rep.warnings.push_back(
+      "per profiler step (the mean of " + std::to_string(r.steps.size()) +
+      "): FLOPs, MACs and bytes of the priced ops; measured latency = GPU time attributed");
+  for (const auto& u : r.uncosted)
+    if (rep.warnings.size() < 12) rep.warnings.push_back("not costed: " + u.name + " (" + u.why + ")");
+  for (const auto& w : r.warnings) rep.warnings.push_back(w);
+  std::map<std::string, double> latency;
+  for (const auto& s : r.scopes) latency[s.path] = s.row.gpu_us / steps / 1000.0;
+  write_html(os, rep, nullptr, &latency);
 }
 
 }  // namespace flopwise

@@ -278,3 +278,16 @@ def test_text_csv_and_modules():
     csv = run("trace", path, "--format", "csv").stdout.decode().splitlines()
     assert csv[0].startswith("level,name,calls")
     assert any(line.startswith('op,"aten::conv2d"') for line in csv)
+
+
+def test_html_page():
+    """The report page, its treemap the trace's scopes sized by measured GPU time first."""
+    path = os.path.join(GPU, "resnet18.infer.eager.pt.trace.json.gz")
+    page = run("trace", path, "--format", "html").stdout.decode()
+    data = json.loads(page.split('<script id="data" type="application/json">')[1].split("</script>")[0])
+    assert data["latency"] and data["latency_first"]
+    root = data["scopes"]
+    r = report(path)
+    steps = len(r["steps"])
+    assert root["v"]["latency"] == pytest.approx(r["totals"]["gpu_us"] / steps / 1000, rel=1e-9)
+    assert root["children"][0]["label"] == "ResNet_0" and root["children"][0]["cls"] == "ResNet"
