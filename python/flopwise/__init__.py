@@ -22,7 +22,7 @@ from .formula import Formula
 from .report import Report, Scope, Totals
 from ._cli import cli_path, run_cli
 
-__all__ = ["analyze", "sweep", "diff", "check", "run", "Report", "Scope", "Totals", "Formula", "Sweep",
+__all__ = ["analyze", "sweep", "diff", "check", "run", "trace", "Report", "Scope", "Totals", "Formula", "Sweep",
            "CheckResult", "FlopwiseError", "InputError", "UsageError", "ShapeError", "StrictError", "RunError",
            "InternalError", "cli_path"]
 
@@ -291,4 +291,13 @@ def run(model, inputs=None, *, dims=None, values=None, export="torchscript", **o
     Options as keywords: iters=20, warmup=3, device="cpu", profile="ort_profile.json" (ONNX)."""
     src = _Source(model, inputs, export)
     args = ["run", src.path] + _pin_args(src.pins, dims, values) + _option_args(opts) + ["--format", "json"]
+    return json.loads(run_cli(args)[1])
+
+
+def trace(path, **opts):
+    """A PyTorch profiler trace (torch.profiler's export_chrome_trace or tensorboard_trace_handler file, .json or
+    .json.gz) with each op's static cost (flopwise trace PATH --format json): the `flopwise.trace/1` dict (README:
+    PyTorch profiler traces). Options as keywords: hardware="a100-80gb". `flopwise.diff(trace_a, trace_b)`
+    compares two traces."""
+    args = ["trace", os.fspath(path)] + _option_args(opts) + ["--format", "json"]
     return json.loads(run_cli(args)[1])

@@ -168,3 +168,13 @@ def test_a_kept_analysis_ends_with_the_interpreter():
             % os.path.join(MODELS, "resnet18.onnx"))
     out = subprocess.run([sys.executable, "-c", code], stdout=subprocess.PIPE, check=True).stdout
     assert out.decode().strip() == "11684712"
+
+
+def test_trace(cli):
+    """flopwise.trace mirrors `flopwise trace --format json`; flopwise.diff of two traces its diff."""
+    import flopwise
+    t = os.path.join(MODELS, "gpu", "traces", "resnet18.infer.eager.pt.trace.json.gz")
+    r = flopwise.trace(t)
+    assert r["schema"] == "flopwise.trace/1" and r == cli_json(cli, "trace", t)
+    d = flopwise.diff(t, os.path.join(MODELS, "gpu", "traces", "resnet18.infer.eager-notf32.pt.trace.json.gz"))
+    assert d["schema"] == "flopwise.trace_diff/1"
