@@ -33,6 +33,7 @@
 #include "flopwise/ort_profile.h"
 #include "flopwise/roofline.h"
 #include "flopwise/run_report.h"
+#include "flopwise/torch_trace.h"
 #include "flopwise/verify.h"
 #include "flopwise/writers.h"
 #include "output.h"
@@ -577,7 +578,97 @@ int run_ort(const RunOptions& o) {
   return kExitOk;
 }
 
+// `flopwise run MODEL --profile TRACE.pt.trace.json[.gz]`: a PyTorch profiler trace's GPU time on MODEL's
+// static module tree, per step (the mean of the trace's steps). The trace's scopes are matched to the tree by
+// match_trace_scopes; a scope's time is the GPU time of the kernels its ops launched. The forward latency is
+// each step's GPU busy time.
+int run_torch_profile(const RunOptions& o) {
+  TraceReport tr = analyse_trace(read_torch_trace(o.profile), cost_aten_calls, TraceOptions{});
+  Analysis analysis = analyse(o.model, parse_pins(o.inputs, o.dims, o.values), find_convention("default"));
+  const Report& rep = analysis.report;
+  const auto matched = match_trace_scopes(tr, *rep.scopes);
+  const double steps = static_cast<double>(std::max<size_t>(1, tr.steps.size()));
+  Joined j;
+  index_scopes(*rep.scopes, j.static_scopes);
+  j.iters = 1;
+  for (const auto& [name, node] : j.static_scopes) {
+    ScopeTime t;
+    if (auto it = matched.find(name); it != matched.end())
+      for (int i : it->second) {
+        t.ms += tr.scopes[static_cast<size_t>(i)].row.gpu_us / steps / 1000.0;
+        ++t.entries;
+      }
+    j.scopes[name] = t;
+  }
+  for (auto& [name, t] : j.scopes) {  // self: what the scope's children do not hold
+    t.self_ms = t.ms;
+    for (const auto& c : j.static_scopes.at(name)->children) t.self_ms -= j.scopes[c->name].ms;
+    t.self_ms = std::max(0.0, t.self_ms);
+  }
+  std::vector<double> step_ms;
+  for (const auto& s : tr.steps) step_ms.push_back(s.gpu_busy_us / 1000.0);
+  j.profiled_fwd_ms = median_of(step_ms);
+  j.op_sum_ms = j.scopes[""].ms;
+  j.unattributed_ms = std::max(0.0, j.profiled_fwd_ms - j.op_sum_ms);
+  for (const auto& op : tr.ops) j.op_ms[op.name] = op.gpu_us / steps / 1000.0;
+  json rt = {{"fwd_ms", step_ms}, {"profiled", {{"iters", step_ms.size()}, {"fwd_ms", step_ms}}}};
+  json sum = summary(rep, rt, j, o);
+  sum.erase("profiling_overhead");
+  json rows = scope_rows(j, with_bounds(o, rep));
+  json ops = json::array();
+  for (const auto& op : tr.ops) {
+    double ms = op.gpu_us / steps / 1000.0, fl = op.overflow ? NAN : static_cast<double>(op.flops) / steps;
+    ops.push_back({{"op", op.name},
+                   {"latency_ms", ms},
+                   {"pct", j.op_sum_ms > 0 ? 100.0 * ms / j.op_sum_ms : 0.0},
+                   {"flops", std::isnan(fl) ? json(nullptr) : json(static_cast<int64_t>(fl))},
+                   {"flops_per_s", ms > 0 && !std::isnan(fl) && op.uncosted == 0 ? json(fl / (ms / 1000.0))
+                                                                                 : json(nullptr)}});
+  }
+  size_t trace_scopes = 0;
+  for (const auto& [name, ix] : matched) trace_scopes += ix.size();
+  std::ofstream file;
+  std::ostream& out = output_stream(o.output, file);
+  if (o.format == "html") {
+    const auto latency = latency_of(j);
+    write_html(out, rep, nullptr, &latency);
+    return kExitOk;
+  }
+  const std::string timing =
+      "PyTorch profiler trace: GPU time of the kernels each scope's ops launched, per step (the mean of " +
+      std::to_string(tr.steps.size()) + "); fwd latency = each step's GPU busy time";
+  if (o.format == "json") {
+    json doc = run_doc(text_options(o), rep,
+                       {{"engine", "pytorch-trace"},
+                        {"profile", o.profile},
+                        {"device", tr.device},
+                        {"steps", tr.steps.size()},
+                        {"timing", timing},
+                        {"matched_scopes", matched.size()},
+                        {"trace_scopes", tr.scopes.size()}},
+                       sum, rows, ops, j.unattributed_ms);
+    out << json_text(doc, 1) << "\n";
+    return kExitOk;
+  }
+  out << "------------------------------ flopwise run ------------------------------\n";
+  out << "model:                 " << o.model << "\n";
+  out << "measured by:           PyTorch profiler trace " << o.profile << " ("
+      << (tr.device.empty() ? "device not named" : tr.device) << ", " << tr.steps.size() << " step(s))\n";
+  out << "scopes matched:        " << matched.size() << " of the model's " << j.static_scopes.size() << " to "
+      << trace_scopes << " of the trace's " << tr.scopes.size() << "\n\n";
+  const auto& f = sum["fwd_latency_ms"];
+  out << "GPU busy per step:                median " << fmt(f["median"]) << " ms, min " << fmt(f["min"])
+      << "\n";
+  out << "model's GPU time per step:        " << fmt(j.op_sum_ms, 3) << " ms\n";
+  out << "fwd FLOPs (static):               " << human(rep.totals.flops) << "\n";
+  out << "\nPer module scope (latency = GPU time of the scope's kernels per step; FLOP/s = static FLOPs / "
+         "that):\n";
+  write_scope_table(out, rows, text_options(o));
+  return kExitOk;
+}
+
 int run(const RunOptions& o) {
+  if (!o.profile.empty() && looks_like_torch_trace(o.profile)) return run_torch_profile(o);
   std::string lower = o.model;
   std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
   bool onnx = detect_format(o.model) == ModelFormat::Onnx ||
@@ -711,8 +802,8 @@ int run_run(int argc, char** argv) {
       ->required();
   app.add_option(
       "--profile", o.profile,
-      "an ONNX Runtime profile (SessionOptions.enable_profiling) of MODEL.onnx: report its measured "
-      "time by module scope instead of running");
+      "report measured time by module scope instead of running: an ONNX Runtime profile "
+      "(SessionOptions.enable_profiling) of MODEL.onnx, or a PyTorch profiler trace (.json[.gz]) of MODEL");
   app.add_option("--input,-i", o.inputs, "pin an input: NAME:1x3x224x224[:dtype]");
   app.add_option("--dim,-d", o.dims, "bind a symbolic dim: batch=8");
   app.add_option("--value", o.values, "pin the contents of a shape-like input");

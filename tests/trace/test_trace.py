@@ -52,7 +52,8 @@ class Reference:
     def __init__(self, path):
         ev = load(path)
         self.gpu = [e for e in ev if e.get("ph") == "X" and e.get("cat") in GPU_KINDS and e.get("dur", -1) >= 0]
-        cpu = [e for e in ev if e.get("ph") == "X" and e.get("cat") in ("cpu_op", "user_annotation")]
+        cpu = [e for e in ev if e.get("ph") == "X" and (e.get("cat") in ("cpu_op", "user_annotation") or (
+            e.get("cat") == "python_function" and str(e.get("name", "")).startswith("nn.Module: ")))]
         runtime = [e for e in ev if e.get("ph") == "X" and e.get("cat") in ("cuda_runtime", "cuda_driver")]
         self.events = cpu
         self.parent = {}
@@ -80,6 +81,23 @@ class Reference:
                 self.parent[id(e)] = stack[-1] if stack else None
                 stack.append(e)
         self.launch_op = launch_op
+
+    def under(self, op, name):
+        p = op
+        while p is not None:
+            if p["name"] == name:
+                return True
+            p = self.parent.get(id(p))
+        return False
+
+    def gpu_us_under(self, name):
+        """GPU time of the events whose launching op runs inside an event called `name`."""
+        total = 0.0
+        for g in self.gpu:
+            op = self.launch_op.get(g.get("args", {}).get("correlation"))
+            if op is not None and self.under(op, name):
+                total += g["dur"]
+        return total
 
     def outermost_aten(self, op):
         top = op if op["name"].startswith("aten::") else None
@@ -291,3 +309,25 @@ def test_html_page():
     steps = len(r["steps"])
     assert root["v"]["latency"] == pytest.approx(r["totals"]["gpu_us"] / steps / 1000, rel=1e-9)
     assert root["children"][0]["label"] == "ResNet_0" and root["children"][0]["cls"] == "ResNet"
+
+
+def test_run_profile_on_the_static_tree():
+    """flopwise run MODEL.pt --profile TRACE: the trace's module scopes on the model's static tree. The model is
+    the zoo's resnet18 (channels/8) the trace was recorded from; Kineto numbers instances by call order, so
+    BasicBlock_0 is layer1.0 and BasicBlock_2 is layer2.0. Times from the trace's own events (Reference)."""
+    model = os.path.join(os.path.dirname(os.path.abspath(CLI)), "pt_zoo", "resnet18.script.pt")
+    if not os.path.exists(model):
+        pytest.skip("build/pt_zoo not generated (needs LibTorch)")
+    path = os.path.join(GPU, "resnet18.infer.eager.pt.trace.json.gz")
+    p = run("run", model, "--input", "x:8x3x64x64", "--profile", path, "--format", "json")
+    doc = json.loads(p.stdout)
+    rows = {r["name"]: r for r in doc["scopes"]}
+    ref = Reference(path)
+    steps = len([e for e in load(path) if str(e.get("name", "")).startswith("ProfilerStep#")
+                 and e.get("cat") == "user_annotation"])
+    for scope, module in (("", "nn.Module: ResNet_0"), ("layer1.0", "nn.Module: BasicBlock_0"),
+                          ("layer2.0", "nn.Module: BasicBlock_2"), ("layer2.0.downsample", "nn.Module: Sequential_2"),
+                          ("fc", "nn.Module: Linear_0")):
+        assert rows[scope]["latency_ms"] == pytest.approx(ref.gpu_us_under(module) / steps / 1000, rel=1e-9), scope
+    trace_flops = report(path)["totals"]["flops"] / steps
+    assert rows[""]["flops"] == trace_flops  # the .pt importer's count and the trace's, the same rules
