@@ -18,6 +18,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <climits>
+#include <cstdint>
 #include <map>
 #include <numeric>
 #include <unordered_map>
@@ -232,10 +234,17 @@ TraceReport analyse_trace(const TorchTrace& t, const AtenCoster& cost, const Tra
     st.push_back(i);
   }
   probe_until(1e300, true);
-  std::unordered_map<int64_t, int> op_of_corr;
+  // correlation -> launching op, sorted (a flat table: a trace has as many launches as kernels).
+  std::vector<std::pair<int64_t, int>> op_of_corr;
   op_of_corr.reserve(t.launches.size());
   for (size_t l = 0; l < t.launches.size(); ++l)
-    if (launch_op[l] >= 0) op_of_corr.emplace(t.launches[l].corr, launch_op[l]);
+    if (launch_op[l] >= 0) op_of_corr.emplace_back(t.launches[l].corr, launch_op[l]);
+  std::sort(op_of_corr.begin(), op_of_corr.end());
+  std::vector<int>().swap(launch_op);
+  auto launcher = [&](int64_t corr) {
+    auto it = std::lower_bound(op_of_corr.begin(), op_of_corr.end(), std::make_pair(corr, INT32_MIN));
+    return it != op_of_corr.end() && it->first == corr ? it->second : -1;
+  };
   if (overlaps > 0)
     r.warnings.push_back(
         std::to_string(overlaps) +
@@ -373,7 +382,7 @@ TraceReport analyse_trace(const TorchTrace& t, const AtenCoster& cost, const Tra
   std::unordered_map<int64_t, uint32_t> by_ext;
   bool need_ext = false;
   for (const TraceEvent& g : t.gpu)
-    if (g.ext >= 0 && (g.corr < 0 || !op_of_corr.count(g.corr))) need_ext = true;
+    if (g.ext >= 0 && (g.corr < 0 || launcher(g.corr) < 0)) need_ext = true;
   if (need_ext)
     for (size_t i = 0; i < n; ++i)
       if (ev[i].kind == TraceKind::CpuOp && ev[i].ext >= 0)
@@ -394,8 +403,8 @@ TraceReport analyse_trace(const TorchTrace& t, const AtenCoster& cost, const Tra
     ++krow.calls;
     krow.gpu_us += g.dur;
     int op_ix = -1;
-    if (auto c = g.corr >= 0 ? op_of_corr.find(g.corr) : op_of_corr.end(); c != op_of_corr.end())
-      op_ix = c->second;
+    if (int l = g.corr >= 0 ? launcher(g.corr) : -1; l >= 0)
+      op_ix = l;
     else if (auto x = g.ext >= 0 ? by_ext.find(g.ext) : by_ext.end(); x != by_ext.end())
       op_ix = static_cast<int>(x->second);
     if (op_ix < 0) {

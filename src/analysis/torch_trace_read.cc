@@ -57,10 +57,10 @@ class Source {
   // Fills `out` with the next bytes; returns how many (0 at the end).
   size_t read(char* out, size_t cap) {
     if (!gzip_) {
-      if (in_len_ > 0) {  // the first chunk, read to sniff the magic bytes
-        size_t n = in_len_;
-        std::memcpy(out, in_.data(), n);
-        in_len_ = 0;
+      if (in_off_ < in_len_) {  // the first chunk, read to sniff the magic bytes
+        size_t n = std::min(cap, in_len_ - in_off_);
+        std::memcpy(out, in_.data() + in_off_, n);
+        in_off_ += n;
         produced_ += static_cast<int64_t>(n);
         return n;
       }
@@ -119,7 +119,7 @@ class Source {
   TraceReadOptions opts_;
   std::FILE* f_ = nullptr;
   std::vector<char> in_;
-  size_t in_len_ = 0;
+  size_t in_len_ = 0, in_off_ = 0;
   bool gzip_ = false, ended_ = false, truncated_gzip_ = false;
   z_stream zs_{};
   int64_t compressed_ = 0, produced_ = 0;

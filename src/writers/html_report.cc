@@ -324,16 +324,15 @@ void write_html(std::ostream& os, const Report& r, const Sweep* sweep,
   json ops = json::array();
   for (const auto& o : r.op_types)
     ops.push_back({{"op", o.op}, {"count", o.count}, {"flops", sized(o.flops)}, {"text", human(o.flops)}});
-  json data = {
-      {"summary", summary},
-      {"symbolic", symbolic},
-      {"symbol_value", kSymbolValue},
-      {"scopes", scope_json(*r.scopes, latency_ms)},
-      {"ops", ops},
-      {"sweep", nullptr},
-      {"latency", latency_ms != nullptr},
-      // A PyTorch trace's page (flopwise trace --format html) is about measured time: drawn by it first.
-      {"latency_first", latency_ms != nullptr && r.format == "pytorch trace"}};
+  json data = {{"summary", summary},
+               {"symbolic", symbolic},
+               {"symbol_value", kSymbolValue},
+               {"scopes", scope_json(*r.scopes, latency_ms)},
+               {"ops", ops},
+               {"sweep", nullptr},
+               {"latency", latency_ms != nullptr}};
+  // A PyTorch trace's page (flopwise trace --format html) is about measured time: drawn by it first.
+  if (latency_ms != nullptr && r.format == "pytorch trace") data["latency_first"] = true;
   if (sweep) {
     json rows = json::array();
     for (const auto& sr : sweep->rows) {
