@@ -43,12 +43,12 @@ using AtenCoster = std::function<std::vector<AtenCost>(const std::vector<AtenCal
 std::vector<AtenCost> cost_aten_calls(const std::vector<AtenCall>& calls);
 
 enum class TraceKind : uint8_t {
-  CpuOp,           // cat cpu_op (and operator, the older name)
-  Annotation,      // user_annotation: record_function labels, ProfilerStep#N, Optimizer.step#...
-  Module,          // python_function "nn.Module: Class_N"
-  Kernel,          // kernel
-  Memcpy,          // gpu_memcpy
-  Memset,          // gpu_memset
+  CpuOp,       // cat cpu_op (and operator, the older name)
+  Annotation,  // user_annotation: record_function labels, ProfilerStep#N, Optimizer.step#...
+  Module,      // python_function "nn.Module: Class_N"
+  Kernel,      // kernel
+  Memcpy,      // gpu_memcpy
+  Memset,      // gpu_memset
 };
 
 struct TraceEvent {
@@ -63,21 +63,21 @@ struct TraceEvent {
 
 struct TorchTrace {
   std::string path;
-  std::vector<std::string> names;    // interned event names
-  std::vector<std::string> threads;  // "pid/tid" as written
-  std::vector<AtenCall> calls;       // distinct (op, types, dims, concrete)
-  std::vector<TraceEvent> cpu;       // CpuOp, Annotation, Module
-  std::vector<TraceEvent> gpu;       // Kernel, Memcpy, Memset
+  std::vector<std::string> names;                                  // interned event names
+  std::vector<std::string> threads;                                // "pid/tid" as written
+  std::vector<AtenCall> calls;                                     // distinct (op, types, dims, concrete)
+  std::vector<TraceEvent> cpu;                                     // CpuOp, Annotation, Module
+  std::vector<TraceEvent> gpu;                                     // Kernel, Memcpy, Memset
   std::vector<std::pair<int64_t, double>> flow_starts, flow_ends;  // fwdbwd: (id, ts) on the event's thread
   std::vector<uint32_t> flow_start_thread, flow_end_thread;
-  std::string device;          // deviceProperties[0].name ("NVIDIA H200"); "" when absent
-  int64_t device_memory = 0;   // its totalGlobalMem
-  int64_t device_count = 0;    // entries of deviceProperties
+  std::string device;                      // deviceProperties[0].name ("NVIDIA H200"); "" when absent
+  int64_t device_memory = 0;               // its totalGlobalMem
+  int64_t device_count = 0;                // entries of deviceProperties
   std::map<int64_t, int64_t> memory_peak;  // device id (-1: CPU) -> peak "Total Allocated" bytes
   std::string schema_version, cuda_runtime, trace_name;
   bool with_stack = false, record_shapes = false;
-  int64_t events = 0;               // trace events read
-  int64_t bytes_read = 0;           // of JSON text (after decompression)
+  int64_t events = 0;      // trace events read
+  int64_t bytes_read = 0;  // of JSON text (after decompression)
   std::vector<std::string> warnings;
 };
 
@@ -116,21 +116,21 @@ struct TraceScope {
   std::string path;   // "ResNet_0.Sequential_0.BasicBlock_1": the nn.Module stack's names, "" the root
   std::string label;  // the last level
   int depth = 0;
-  TraceRow row;       // totals of the scope and everything under it
+  TraceRow row;  // totals of the scope and everything under it
   double self_gpu_us = 0;
   std::vector<int> children;
 };
 
 struct TraceStep {
-  std::string name;         // "ProfilerStep#3"; "whole trace" without steps
-  double cpu_us = 0;        // the annotation's duration
-  double gpu_span_us = 0;   // first kernel start to last kernel end of its kernels
-  double gpu_busy_us = 0;   // union of its kernels' intervals
+  std::string name;        // "ProfilerStep#3"; "whole trace" without steps
+  double cpu_us = 0;       // the annotation's duration
+  double gpu_span_us = 0;  // first kernel start to last kernel end of its kernels
+  double gpu_busy_us = 0;  // union of its kernels' intervals
 };
 
 struct TraceReport {
   std::string path;
-  std::string device;         // as the trace names it
+  std::string device;          // as the trace names it
   std::optional<Hardware> hw;  // the roofline device (matched, or --hardware)
   std::string hw_note;         // how it was matched, or why not
   std::vector<TraceStep> steps;
@@ -140,8 +140,8 @@ struct TraceReport {
   std::vector<TraceRow> kernels;           // by kernel name
   std::vector<TraceRow> uncosted;          // op names not costed (with why), by GPU time
   TraceRow total;
-  double gpu_kernel_us = 0;          // sum of every kernel/memcpy/memset event's duration
-  double unattributed_gpu_us = 0;    // of GPU events whose launching op is absent
+  double gpu_kernel_us = 0;        // sum of every kernel/memcpy/memset event's duration
+  double unattributed_gpu_us = 0;  // of GPU events whose launching op is absent
   int64_t unattributed_kernels = 0;
   double gpu_busy_us = 0, gpu_span_us = 0;  // over the whole trace
   std::map<int64_t, int64_t> memory_peak;

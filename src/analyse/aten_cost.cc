@@ -1,7 +1,7 @@
 // src/analyse/aten_cost.cc — the cost of recorded aten calls (flopwise/torch_trace.h, cost_aten_calls): the
-// TorchScript plugin lowers each call through the aten table (src/torch/trace_calls.cc), and the shape pass and
-// the cost rules price the IR, exactly as for a .pt's ops. Without the plugin no call is costed, and each says
-// why.
+// TorchScript plugin lowers each call through the aten table (src/torch/trace_calls.cc), and the shape pass
+// and the cost rules price the IR, exactly as for a .pt's ops. Without the plugin no call is costed, and each
+// says why.
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -64,7 +64,8 @@ AtenCost cost_model(Model& m) {
   for (const auto& n : r.nodes)
     if (n.mac_dtype != DType::Undefined && n.cost.macs.known && n.cost.macs.v > best)
       best = n.cost.macs.v, c.dtype = dtype_name(n.mac_dtype);
-  if (c.dtype.empty() && !m.graph.inputs.empty()) c.dtype = dtype_name(m.graph.values[m.graph.inputs[0]].dtype);
+  if (c.dtype.empty() && !m.graph.inputs.empty())
+    c.dtype = dtype_name(m.graph.values[m.graph.inputs[0]].dtype);
   return c;
 }
 

@@ -13,14 +13,14 @@
 //   - its step: the ProfilerStep#N annotation whose span holds its start.
 // A GPU event belongs to the op whose External id it carries, and so to that op's owner; one whose op is
 // absent is counted as unattributed (in the totals, not in any op).
+#include "flopwise/torch_trace.h"
+
 #include <algorithm>
 #include <cctype>
 #include <map>
 #include <numeric>
 #include <unordered_map>
 #include <unordered_set>
-
-#include "flopwise/torch_trace.h"
 
 namespace flopwise {
 
@@ -133,7 +133,8 @@ TraceReport analyse_trace(const TorchTrace& t, const AtenCoster& cost, const Tra
   std::sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) { return a.ts < b.ts; });
   auto step_of = [&](double ts) -> size_t {
     if (steps.empty()) return 0;
-    auto it = std::upper_bound(steps.begin(), steps.end(), ts, [](double x, const Step& s) { return x < s.ts; });
+    auto it =
+        std::upper_bound(steps.begin(), steps.end(), ts, [](double x, const Step& s) { return x < s.ts; });
     return it == steps.begin() ? 0 : static_cast<size_t>(it - steps.begin() - 1);
   };
   const size_t n_steps = std::max<size_t>(1, steps.size());
@@ -183,8 +184,9 @@ TraceReport analyse_trace(const TorchTrace& t, const AtenCoster& cost, const Tra
     st.push_back(i);
   }
   if (overlaps > 0)
-    r.warnings.push_back(std::to_string(overlaps) +
-                         " event(s) end after the event that encloses them (overlapping times; nested anyway)");
+    r.warnings.push_back(
+        std::to_string(overlaps) +
+        " event(s) end after the event that encloses them (overlapping times; nested anyway)");
 
   // Which events have a priced op below them (bit 1), one of non-zero FLOPs (bit 2): children before
   // parents, so reverse time order.
@@ -246,7 +248,8 @@ TraceReport analyse_trace(const TorchTrace& t, const AtenCoster& cost, const Tra
   static const char* kPhase[] = {"forward", "backward", "optimizer"};
   const bool tf32 = r.hw && r.hw->tf32;
   auto scope_chain = [&](int sc, auto&& fn) {
-    for (int s = sc; s >= 0; s = scope_parent[static_cast<size_t>(s)]) fn(r.scopes[static_cast<size_t>(s)].row);
+    for (int s = sc; s >= 0; s = scope_parent[static_cast<size_t>(s)])
+      fn(r.scopes[static_cast<size_t>(s)].row);
   };
   std::map<std::string, std::map<std::string, int64_t>> dtype_macs;  // op name -> dtype -> MACs
 
@@ -283,9 +286,10 @@ TraceReport analyse_trace(const TorchTrace& t, const AtenCoster& cost, const Tra
     TraceRow& orow = op_of(e.name);
     add(orow);
     if (!c && orow.why.empty())
-      orow.why = e.call >= 0 ? costs[static_cast<size_t>(e.call)].why
-                             : (starts_with(t.names[e.name], "aten::") ? "no shapes recorded (record_shapes=False?)"
-                                                                        : "not an aten op");
+      orow.why = e.call >= 0
+                     ? costs[static_cast<size_t>(e.call)].why
+                     : (starts_with(t.names[e.name], "aten::") ? "no shapes recorded (record_shapes=False?)"
+                                                               : "not an aten op");
     if (c && c->macs > 0) dtype_macs[orow.name][c->dtype] += c->macs;
     scope_chain(scope[i], add);
     TraceRow& prow = r.phases[kPhase[phase[i]]];
@@ -348,9 +352,10 @@ TraceReport analyse_trace(const TorchTrace& t, const AtenCoster& cost, const Tra
   }
   r.gpu_busy_us = union_us(all_iv);
   if (r.unattributed_kernels > 0)
-    r.warnings.push_back(std::to_string(r.unattributed_kernels) +
-                         " GPU event(s) whose launching op is not in the trace (no cpu_op with their External "
-                         "id): counted in the totals, not to an op");
+    r.warnings.push_back(
+        std::to_string(r.unattributed_kernels) +
+        " GPU event(s) whose launching op is not in the trace (no cpu_op with their External "
+        "id): counted in the totals, not to an op");
 
   for (size_t s = 0; s < n_steps; ++s) {
     TraceStep st;

@@ -1,8 +1,9 @@
-// src/analysis/torch_trace_read.cc — the streaming reader of PyTorch profiler traces (flopwise/torch_trace.h).
-// Owns: the byte source (a file, or a gzip stream inflated chunk by chunk through zlib, with the bomb guard), a
-// pull parser over it that keeps no document (each event is read into a small record and the rest of its
-// text skipped), and what the reader keeps of each event. Memory is the kept records, not the file: a trace
-// of N events costs O(N) small records, and the JSON text is never held beyond one buffer.
+// src/analysis/torch_trace_read.cc — the streaming reader of PyTorch profiler traces
+// (flopwise/torch_trace.h). Owns: the byte source (a file, or a gzip stream inflated chunk by chunk through
+// zlib, with the bomb guard), a pull parser over it that keeps no document (each event is read into a small
+// record and the rest of its text skipped), and what the reader keeps of each event. Memory is the kept
+// records, not the file: a trace of N events costs O(N) small records, and the JSON text is never held beyond
+// one buffer.
 #include <zlib.h>
 
 #include <cerrno>
@@ -19,7 +20,8 @@ namespace flopwise {
 namespace {
 
 constexpr size_t kChunk = 1 << 20;
-constexpr size_t kMaxString = 64u << 20;  // one JSON string (a kernel name, a stack) longer than this: refused
+constexpr size_t kMaxString =
+    64u << 20;  // one JSON string (a kernel name, a stack) longer than this: refused
 
 // Bytes of the file, inflated when it is gzip.
 class Source {
@@ -31,7 +33,8 @@ class Source {
     in_.resize(kChunk);
     size_t n = std::fread(in_.data(), 1, in_.size(), f_);
     in_len_ = n;
-    gzip_ = n >= 2 && static_cast<unsigned char>(in_[0]) == 0x1f && static_cast<unsigned char>(in_[1]) == 0x8b;
+    gzip_ =
+        n >= 2 && static_cast<unsigned char>(in_[0]) == 0x1f && static_cast<unsigned char>(in_[1]) == 0x8b;
     if (gzip_) {
       std::memset(&zs_, 0, sizeof zs_);
       if (inflateInit2(&zs_, 16 + MAX_WBITS) != Z_OK) throw InputError(path + ": zlib cannot start");
@@ -98,7 +101,8 @@ class Source {
     }
     size_t n = cap - zs_.avail_out;
     produced_ += static_cast<int64_t>(n);
-    if (produced_ > (int64_t{64} << 20) && produced_ / std::max<int64_t>(1, compressed_) > opts_.max_gzip_ratio)
+    if (produced_ > (int64_t{64} << 20) &&
+        produced_ / std::max<int64_t>(1, compressed_) > opts_.max_gzip_ratio)
       throw InputError(path_ + ": inflates to more than " + std::to_string(opts_.max_gzip_ratio) +
                        " times its size (a gzip bomb?); real traces compress 5-30x");
     return n;
@@ -124,7 +128,8 @@ class Parser {
 
   [[noreturn]] void fail(const std::string& what) {
     if (at_end_ && src_.truncated_gzip())
-      throw InputError(path_ + ": truncated gzip stream (" + what + " at byte " + std::to_string(offset()) + ")");
+      throw InputError(path_ + ": truncated gzip stream (" + what + " at byte " + std::to_string(offset()) +
+                       ")");
     throw InputError(path_ + ": not valid JSON (" + what + " at byte " + std::to_string(offset()) +
                      (at_end_ ? "; a truncated trace?" : "") + ")");
   }

@@ -1,6 +1,6 @@
-// `flopwise trace TRACE.json[.gz]`: a PyTorch profiler trace's measured time beside the static cost of its ops
-// (flopwise/torch_trace.h), by module scope, phase, op and kernel; and `flopwise diff` of two traces (diff_cmd.cc
-// calls run_trace_diff).
+// `flopwise trace TRACE.json[.gz]`: a PyTorch profiler trace's measured time beside the static cost of its
+// ops (flopwise/torch_trace.h), by module scope, phase, op and kernel; and `flopwise diff` of two traces
+// (diff_cmd.cc calls run_trace_diff).
 #include <CLI/CLI.hpp>
 #include <fstream>
 #include <iostream>
@@ -27,7 +27,8 @@ int run_trace(int argc, char** argv) {
   std::string path, format = "text", output, hardware, hardware_file;
   int depth = 3, top = 10;
   CLI::App app{
-      "flopwise trace: a PyTorch profiler trace (torch.profiler, export_chrome_trace or tensorboard_trace_handler; "
+      "flopwise trace: a PyTorch profiler trace (torch.profiler, export_chrome_trace or "
+      "tensorboard_trace_handler; "
       "record_shapes=True for FLOPs, with_stack=True or with_modules=True for module scopes) with each op's "
       "static cost: measured GPU time, FLOPs and achieved FLOP/s by module scope, phase, op and kernel",
       "flopwise trace"};
@@ -35,7 +36,8 @@ int run_trace(int argc, char** argv) {
   app.add_option("--format,-f", format, "text | json | csv")->check(CLI::IsMember({"text", "json", "csv"}));
   app.add_option("--output,-o", output, "write to FILE instead of stdout");
   app.add_option("--depth", depth, "scope tree levels in the text (default 3; -1: all)");
-  app.add_option("--top", top, "rows of the op, kernel and not-costed tables in the text (default 10; -1: all)");
+  app.add_option("--top", top,
+                 "rows of the op, kernel and not-costed tables in the text (default 10; -1: all)");
   app.add_option("--hardware", hardware,
                  "roofline device (" + hardware_names_text() +
                      "); default: the trace's GPU (deviceProperties) when the table has it");
@@ -56,8 +58,8 @@ int run_trace(int argc, char** argv) {
   return kExitOk;
 }
 
-int run_trace_diff(const std::string& a, const std::string& b, const std::string& format, const std::string& output,
-                   int top) {
+int run_trace_diff(const std::string& a, const std::string& b, const std::string& format,
+                   const std::string& output, int top) {
   if (format != "text" && format != "json")
     throw UsageError("a diff of two PyTorch traces is written as text or json, not " + format);
   TraceReport ra = open_trace(a, {}), rb = open_trace(b, {});

@@ -8,12 +8,23 @@ namespace flopwise {
 
 DType trace_dtype(const std::string& recorded) {
   static const std::pair<const char*, DType> kNames[] = {
-      {"float", DType::Float32},       {"double", DType::Float64},         {"c10::Half", DType::Float16},
-      {"c10::BFloat16", DType::BFloat16}, {"long int", DType::Int64},      {"long", DType::Int64},
-      {"int", DType::Int32},           {"short int", DType::Int16},        {"short", DType::Int16},
-      {"signed char", DType::Int8},    {"unsigned char", DType::UInt8},    {"bool", DType::Bool},
-      {"c10::complex<float>", DType::Complex64}, {"c10::complex<double>", DType::Complex128},
-      {"unsigned short", DType::UInt16}, {"unsigned int", DType::UInt32},  {"unsigned long", DType::UInt64},
+      {"float", DType::Float32},
+      {"double", DType::Float64},
+      {"c10::Half", DType::Float16},
+      {"c10::BFloat16", DType::BFloat16},
+      {"long int", DType::Int64},
+      {"long", DType::Int64},
+      {"int", DType::Int32},
+      {"short int", DType::Int16},
+      {"short", DType::Int16},
+      {"signed char", DType::Int8},
+      {"unsigned char", DType::UInt8},
+      {"bool", DType::Bool},
+      {"c10::complex<float>", DType::Complex64},
+      {"c10::complex<double>", DType::Complex128},
+      {"unsigned short", DType::UInt16},
+      {"unsigned int", DType::UInt32},
+      {"unsigned long", DType::UInt64},
   };
   for (const auto& [name, t] : kNames)
     if (recorded == name) return t;

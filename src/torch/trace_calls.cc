@@ -1,7 +1,8 @@
 // src/torch/trace_calls.cc — recorded aten calls lowered through the aten table (torch_plugin.h,
 // flopwise_torch_lower_calls): a PyTorch trace's op, with its recorded argument types, shapes and concrete
 // scalars, becomes a one-node TorchScript graph (the overload whose schema fits the record), and the lowering
-// that imports a .pt's ops turns it into IR nodes, so a trace's ops are costed by the very rules of .pt files.
+// that imports a .pt's ops turns it into IR nodes, so a trace's ops are costed by the very rules of .pt
+// files.
 #include <torch/csrc/jit/ir/ir.h>
 #include <torch/csrc/jit/runtime/operator.h>
 
@@ -41,7 +42,8 @@ bool fits(const c10::Argument& a, const std::string& rec) {
   if (rec == "TensorList") {
     if (k != TypeKind::ListType) return false;
     bool eopt = false;
-    return unwrap_optional(t->castRaw<c10::ListType>()->getElementType(), &eopt)->kind() == TypeKind::TensorType;
+    return unwrap_optional(t->castRaw<c10::ListType>()->getElementType(), &eopt)->kind() ==
+           TypeKind::TensorType;
   }
   if (rec == "ScalarList") {
     if (k != TypeKind::ListType) return false;
@@ -138,7 +140,8 @@ const c10::FunctionSchema* pick_schema(const AtenCall& call) {
     size_t ns = s.arguments().size(), nr = call.types.size(), common = std::min(ns, nr);
     bool ok = true;
     for (size_t i = 0; ok && i < common; ++i) ok = fits(s.arguments()[i], call.types[i]);
-    for (size_t i = common; ok && i < nr; ++i) ok = !is_tensor_type(call.types[i]) && call.types[i] != "TensorList";
+    for (size_t i = common; ok && i < nr; ++i)
+      ok = !is_tensor_type(call.types[i]) && call.types[i] != "TensorList";
     for (size_t i = common; ok && i < ns; ++i) ok = s.arguments()[i].default_value().has_value();
     if (ok) return &s;
   }
@@ -169,7 +172,9 @@ void build_schemaless(const AtenCall& call, Prepared& p, TensorInput&& tensor_in
     } else if (rec == "ScalarList") {
       bool floats = concrete.find_first_of(".eE") != std::string::npos,
            bools = concrete.find_first_of("TF") != std::string::npos;
-      auto v = list_of(concrete, bools ? TypeKind::BoolType : floats ? TypeKind::FloatType : TypeKind::IntType);
+      auto v = list_of(concrete, bools    ? TypeKind::BoolType
+                                 : floats ? TypeKind::FloatType
+                                          : TypeKind::IntType);
       args.push_back(g.insertConstant(v ? *v : IValue()));
     } else if (rec == "Scalar") {
       auto v = scalar_of(concrete, TypeKind::NumberType);
@@ -188,7 +193,8 @@ void build_schemaless(const AtenCall& call, Prepared& p, TensorInput&& tensor_in
 // naming what does not fit.
 void build(const AtenCall& call, Prepared& p) {
   if (call.op.rfind("aten::", 0) != 0) throw std::runtime_error("not an aten op");
-  if (call.dims.size() != call.types.size()) throw std::runtime_error("Input Dims and Input type differ in length");
+  if (call.dims.size() != call.types.size())
+    throw std::runtime_error("Input Dims and Input type differ in length");
   const c10::FunctionSchema* s = pick_schema(call);
   const bool unknown_op = torch::jit::getAllOperatorsFor(c10::Symbol::fromQualString(call.op)).empty();
   if (!s && !unknown_op) throw std::runtime_error("no overload fits the recorded arguments");
@@ -224,7 +230,8 @@ void build(const AtenCall& call, Prepared& p) {
       args.push_back(g.insertConstant(a.default_value() ? *a.default_value() : IValue()));
     } else if (rec == "TensorList") {
       std::vector<torch::jit::Value*> items;
-      // The element types of a TensorList are not recorded one by one: the first tensor argument's, else float.
+      // The element types of a TensorList are not recorded one by one: the first tensor argument's, else
+      // float.
       std::string et = "float";
       for (const auto& r : call.types)
         if (is_tensor_type(r)) {
@@ -252,7 +259,8 @@ void build(const AtenCall& call, Prepared& p) {
       args.push_back(tensor_input(shapes.empty() ? std::vector<int64_t>{} : shapes[0], rec));
     }
   }
-  torch::jit::Node* n = g.insertNode(g.create(c10::Symbol::fromQualString(call.op), args, s->returns().size()));
+  torch::jit::Node* n =
+      g.insertNode(g.create(c10::Symbol::fromQualString(call.op), args, s->returns().size()));
   for (size_t i = 0; i < s->returns().size(); ++i) n->output(i)->setType(s->returns()[i].type());
   if (!n->maybeSchema()) throw std::runtime_error("the recorded arguments match no schema");
   for (auto* o : n->outputs())

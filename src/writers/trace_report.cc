@@ -40,7 +40,9 @@ const char* bound_kind(const TraceRow& r) {
   if (r.bound_us <= 0) return "";
   return r.compute_bound_us * 2 > r.bound_us ? "compute" : "memory";
 }
-std::string count_text(const TraceRow& r, int64_t v) { return r.overflow ? "overflow" : si(static_cast<double>(v)); }
+std::string count_text(const TraceRow& r, int64_t v) {
+  return r.overflow ? "overflow" : si(static_cast<double>(v));
+}
 
 json row_json(const TraceRow& r, bool has_hw) {
   json j;
@@ -81,13 +83,18 @@ void table_header(std::ostream& os, const std::string& first, size_t w, bool hw)
   if (hw) os << pad("roofline", 10) << "  bound";
   os << "\n";
 }
-void table_row(std::ostream& os, const std::string& first, size_t w, const TraceRow& r, double steps, bool hw) {
-  os << pad(clip(first, w - 1), w, true) << pad(fixed(r.calls / steps, r.calls % static_cast<int64_t>(steps) ? 1 : 0), 8)
+void table_row(std::ostream& os, const std::string& first, size_t w, const TraceRow& r, double steps,
+               bool hw) {
+  os << pad(clip(first, w - 1), w, true)
+     << pad(fixed(r.calls / steps, r.calls % static_cast<int64_t>(steps) ? 1 : 0), 8)
      << pad(fixed(r.cpu_us / steps / 1000, 3), 10) << pad(fixed(r.gpu_us / steps / 1000, 3), 10)
-     << pad(r.uncosted == r.calls && r.calls > 0 ? "-" : count_text(r, static_cast<int64_t>(r.flops / steps)), 11)
+     << pad(r.uncosted == r.calls && r.calls > 0 ? "-" : count_text(r, static_cast<int64_t>(r.flops / steps)),
+            11)
      << pad(costed_us(r) > 0 && r.flops > 0 ? fixed(tflops(r), 2) : "-", 9)
      << pad(costed_us(r) > 0 && r.bytes > 0 ? fixed(gbs(r), 0) : "-", 8);
-  if (hw) os << pad(r.bound_us > 0 && costed_us(r) > 0 ? fixed(roofline_pct(r), 1) + " %" : "-", 10) << "  " << bound_kind(r);
+  if (hw)
+    os << pad(r.bound_us > 0 && costed_us(r) > 0 ? fixed(roofline_pct(r), 1) + " %" : "-", 10) << "  "
+       << bound_kind(r);
   os << "\n";
 }
 
@@ -100,24 +107,26 @@ void write_trace_text(std::ostream& os, const TraceReport& r, const TraceTextOpt
   os << "device:         " << (r.device.empty() ? "(not named)" : r.device);
   os << "; roofline: " << (hw ? r.hw->name : "none") << " (" << r.hw_note << ")\n";
   std::vector<double> cpu, busy, span;
-  for (const auto& s : r.steps) cpu.push_back(s.cpu_us), busy.push_back(s.gpu_busy_us), span.push_back(s.gpu_span_us);
+  for (const auto& s : r.steps)
+    cpu.push_back(s.cpu_us), busy.push_back(s.gpu_busy_us), span.push_back(s.gpu_span_us);
   os << "steps:          " << r.steps.size();
   if (r.steps.size() > 1 || (r.steps.size() == 1 && r.steps[0].name != "whole trace"))
     os << " (" << r.steps.front().name << (r.steps.size() > 1 ? " .. " + r.steps.back().name : "") << ")";
-  os << "; per step, median: CPU " << fixed(median(cpu) / 1000, 3) << " ms, GPU busy " << fixed(median(busy) / 1000, 3)
-     << " ms of a " << fixed(median(span) / 1000, 3) << " ms span ("
+  os << "; per step, median: CPU " << fixed(median(cpu) / 1000, 3) << " ms, GPU busy "
+     << fixed(median(busy) / 1000, 3) << " ms of a " << fixed(median(span) / 1000, 3) << " ms span ("
      << fixed(median(span) > 0 ? 100.0 * median(busy) / median(span) : 0.0, 1) << " % busy)\n";
   os << "events:         " << r.events << " read; " << r.cpu_ops << " ops priced or listed, " << r.gpu_events
      << " GPU events (" << fixed(r.gpu_kernel_us / 1000, 3) << " ms); " << r.distinct_calls
      << " distinct recorded calls\n";
   int64_t uncosted_calls = r.total.uncosted;
-  os << "costed:         " << (r.total.calls - uncosted_calls) << " of " << r.total.calls << " ops; uncosted GPU time "
-     << fixed(r.total.uncosted_gpu_us / 1000, 3) << " ms ("
+  os << "costed:         " << (r.total.calls - uncosted_calls) << " of " << r.total.calls
+     << " ops; uncosted GPU time " << fixed(r.total.uncosted_gpu_us / 1000, 3) << " ms ("
      << fixed(r.total.gpu_us > 0 ? 100.0 * r.total.uncosted_gpu_us / r.total.gpu_us : 0.0, 1) << " %)\n";
   for (const auto& [dev, bytes] : r.memory_peak)
     os << "memory peak:    " << (dev < 0 ? std::string("cpu") : "device " + std::to_string(dev)) << " "
        << fixed(bytes / 1048576.0, 1) << " MiB allocated\n";
-  os << "\nper step (mean of " << r.steps.size() << "); FLOPs and MACs from the recorded shapes; TFLOP/s and GB/s "
+  os << "\nper step (mean of " << r.steps.size()
+     << "); FLOPs and MACs from the recorded shapes; TFLOP/s and GB/s "
      << "over the priced ops' GPU time\n";
   table_header(os, "phase", 34, hw);
   for (const char* p : {"forward", "backward", "optimizer"}) {
@@ -145,7 +154,8 @@ void write_trace_text(std::ostream& os, const TraceReport& r, const TraceTextOpt
   k = 0;
   for (const auto& o : r.kernels) {
     if (opts.top >= 0 && k++ >= opts.top) break;
-    os << pad(clip(o.name, 71), 72, true) << pad(fixed(o.calls / steps, o.calls % static_cast<int64_t>(steps) ? 1 : 0), 8)
+    os << pad(clip(o.name, 71), 72, true)
+       << pad(fixed(o.calls / steps, o.calls % static_cast<int64_t>(steps) ? 1 : 0), 8)
        << pad(fixed(o.gpu_us / steps / 1000, 3), 10)
        << pad(fixed(r.gpu_kernel_us > 0 ? 100.0 * o.gpu_us / r.gpu_kernel_us : 0.0, 1) + " %", 8) << "\n";
   }
@@ -155,10 +165,12 @@ void write_trace_text(std::ostream& os, const TraceReport& r, const TraceTextOpt
     k = 0;
     for (const auto& o : r.uncosted) {
       if (opts.top >= 0 && k++ >= opts.top) {
-        os << "  ... " << (r.uncosted.size() - static_cast<size_t>(opts.top)) << " more (--top, or --format json)\n";
+        os << "  ... " << (r.uncosted.size() - static_cast<size_t>(opts.top))
+           << " more (--top, or --format json)\n";
         break;
       }
-      os << pad(clip(o.name, 47), 48, true) << pad(fixed(o.calls / steps, o.calls % static_cast<int64_t>(steps) ? 1 : 0), 8)
+      os << pad(clip(o.name, 47), 48, true)
+         << pad(fixed(o.calls / steps, o.calls % static_cast<int64_t>(steps) ? 1 : 0), 8)
          << pad(fixed(o.gpu_us / steps / 1000, 3), 10) << "  " << o.why << "\n";
     }
   }
@@ -172,13 +184,19 @@ void write_trace_json(std::ostream& os, const TraceReport& r) {
   j["path"] = r.path;
   j["device"] = r.device;
   j["hardware"] = {{"name", hw ? json(r.hw->name) : json(nullptr)}, {"note", r.hw_note}};
-  j["events"] = {{"read", r.events}, {"ops", r.cpu_ops}, {"gpu", r.gpu_events}, {"distinct_calls", r.distinct_calls}};
-  j["gpu"] = {{"event_us", r.gpu_kernel_us},           {"busy_us", r.gpu_busy_us},
-              {"span_us", r.gpu_span_us},              {"unattributed_us", r.unattributed_gpu_us},
+  j["events"] = {
+      {"read", r.events}, {"ops", r.cpu_ops}, {"gpu", r.gpu_events}, {"distinct_calls", r.distinct_calls}};
+  j["gpu"] = {{"event_us", r.gpu_kernel_us},
+              {"busy_us", r.gpu_busy_us},
+              {"span_us", r.gpu_span_us},
+              {"unattributed_us", r.unattributed_gpu_us},
               {"unattributed_events", r.unattributed_kernels}};
   json steps = json::array();
   for (const auto& s : r.steps)
-    steps.push_back({{"name", s.name}, {"cpu_us", s.cpu_us}, {"gpu_busy_us", s.gpu_busy_us}, {"gpu_span_us", s.gpu_span_us}});
+    steps.push_back({{"name", s.name},
+                     {"cpu_us", s.cpu_us},
+                     {"gpu_busy_us", s.gpu_busy_us},
+                     {"gpu_span_us", s.gpu_span_us}});
   j["steps"] = steps;
   j["totals"] = row_json(r.total, hw);
   json phases = json::object();
@@ -195,8 +213,10 @@ void write_trace_json(std::ostream& os, const TraceReport& r) {
   j["scopes"] = scopes;
   json ops = json::array(), kernels = json::array(), unc = json::array();
   for (const auto& o : r.ops) ops.push_back(row_json(o, hw));
-  for (const auto& o : r.kernels) kernels.push_back({{"name", o.name}, {"calls", o.calls}, {"gpu_us", o.gpu_us}});
-  for (const auto& o : r.uncosted) unc.push_back({{"name", o.name}, {"calls", o.calls}, {"gpu_us", o.gpu_us}, {"why", o.why}});
+  for (const auto& o : r.kernels)
+    kernels.push_back({{"name", o.name}, {"calls", o.calls}, {"gpu_us", o.gpu_us}});
+  for (const auto& o : r.uncosted)
+    unc.push_back({{"name", o.name}, {"calls", o.calls}, {"gpu_us", o.gpu_us}, {"why", o.why}});
   j["ops"] = ops;
   j["kernels"] = kernels;
   j["uncosted"] = unc;
@@ -208,7 +228,8 @@ void write_trace_json(std::ostream& os, const TraceReport& r) {
 }
 
 void write_trace_csv(std::ostream& os, const TraceReport& r) {
-  os << "level,name,calls,cpu_us,gpu_us,kernels,macs,flops,bytes,uncosted_calls,uncosted_gpu_us,achieved_tflops,"
+  os << "level,name,calls,cpu_us,gpu_us,kernels,macs,flops,bytes,uncosted_calls,uncosted_gpu_us,achieved_"
+        "tflops,"
         "bound_us\n";
   auto q = [](const std::string& s) {
     std::string o = "\"";
@@ -216,14 +237,14 @@ void write_trace_csv(std::ostream& os, const TraceReport& r) {
     return o + "\"";
   };
   auto line = [&](const char* level, const std::string& name, const TraceRow& x) {
-    os << level << "," << q(name) << "," << x.calls << "," << fixed(x.cpu_us, 3) << "," << fixed(x.gpu_us, 3) << ","
-       << x.kernels << ",";
+    os << level << "," << q(name) << "," << x.calls << "," << fixed(x.cpu_us, 3) << "," << fixed(x.gpu_us, 3)
+       << "," << x.kernels << ",";
     if (x.overflow)
       os << ",,,";
     else
       os << x.macs << "," << x.flops << "," << x.bytes << ",";
-    os << x.uncosted << "," << fixed(x.uncosted_gpu_us, 3) << "," << fixed(tflops(x), 4) << "," << fixed(x.bound_us, 3)
-       << "\n";
+    os << x.uncosted << "," << fixed(x.uncosted_gpu_us, 3) << "," << fixed(tflops(x), 4) << ","
+       << fixed(x.bound_us, 3) << "\n";
   };
   for (const auto& s : r.scopes) line("scope", s.path, s.row);
   for (const auto& o : r.ops) line("op", o.name, o);
@@ -275,23 +296,30 @@ void write_trace_diff_text(std::ostream& os, const TraceDiff& d, const TraceText
   const TraceReport& b = *d.b;
   double sa = static_cast<double>(std::max<size_t>(1, a.steps.size())),
          sb = static_cast<double>(std::max<size_t>(1, b.steps.size()));
-  os << "A: " << a.path << " (" << (a.device.empty() ? "device not named" : a.device) << ", " << a.steps.size()
-     << " steps)\n";
-  os << "B: " << b.path << " (" << (b.device.empty() ? "device not named" : b.device) << ", " << b.steps.size()
-     << " steps)\n";
-  os << "per step: GPU ms of the events attributed, FLOPs from the recorded shapes, TFLOP/s over the priced ops' "
+  os << "A: " << a.path << " (" << (a.device.empty() ? "device not named" : a.device) << ", "
+     << a.steps.size() << " steps)\n";
+  os << "B: " << b.path << " (" << (b.device.empty() ? "device not named" : b.device) << ", "
+     << b.steps.size() << " steps)\n";
+  os << "per step: GPU ms of the events attributed, FLOPs from the recorded shapes, TFLOP/s over the priced "
+        "ops' "
         "GPU time\n";
   auto hdr = [&](const char* what, size_t w) {
-    os << "\n" << pad(what, w, true) << pad("A ms", 10) << pad("B ms", 10) << pad("delta", 10) << pad("change", 9)
+    os << "\n"
+       << pad(what, w, true) << pad("A ms", 10) << pad("B ms", 10) << pad("delta", 10) << pad("change", 9)
        << pad("A FLOPs", 11) << pad("B FLOPs", 11) << pad("A TFLOP/s", 11) << pad("B TFLOP/s", 11) << "\n";
   };
   auto line = [&](const TraceDiffRow& r, const std::string& label, size_t w) {
     double ma = per_step_ms(r.a, &a), mb = per_step_ms(r.b, &b);
-    std::string change = !r.a ? "added" : !r.b ? "removed" : ma > 0 ? fixed(100.0 * (mb - ma) / ma, 1) + " %" : "-";
+    std::string change = !r.a     ? "added"
+                         : !r.b   ? "removed"
+                         : ma > 0 ? fixed(100.0 * (mb - ma) / ma, 1) + " %"
+                                  : "-";
     auto fl = [](const TraceRow* x, double s) {
       return !x ? std::string("-") : x->overflow ? std::string("overflow") : si(x->flops / s);
     };
-    auto tf = [](const TraceRow* x) { return x && costed_us(*x) > 0 && x->flops > 0 ? fixed(tflops(*x), 2) : std::string("-"); };
+    auto tf = [](const TraceRow* x) {
+      return x && costed_us(*x) > 0 && x->flops > 0 ? fixed(tflops(*x), 2) : std::string("-");
+    };
     os << pad(clip(label, w - 1), w, true) << pad(fixed(ma, 3), 10) << pad(fixed(mb, 3), 10)
        << pad((mb >= ma ? "+" : "") + fixed(mb - ma, 3), 10) << pad(change, 9) << pad(fl(r.a, sa), 11)
        << pad(fl(r.b, sb), 11) << pad(tf(r.a), 11) << pad(tf(r.b), 11) << "\n";
@@ -301,7 +329,9 @@ void write_trace_diff_text(std::ostream& os, const TraceDiff& d, const TraceText
     for (const auto& r : d.rows)
       if (r.level == level) rows.push_back(&r);
     size_t w = std::string(level) == "kernel" ? 60 : 48;
-    hdr(std::string(level) == "scope" ? "scope" : std::string(level) == "op" ? "op (by |delta|)" : "kernel (by |delta|)",
+    hdr(std::string(level) == "scope" ? "scope"
+        : std::string(level) == "op"  ? "op (by |delta|)"
+                                      : "kernel (by |delta|)",
         w);
     if (std::string(level) != "scope")
       std::stable_sort(rows.begin(), rows.end(), [&](const TraceDiffRow* x, const TraceDiffRow* y) {
@@ -311,9 +341,13 @@ void write_trace_diff_text(std::ostream& os, const TraceDiff& d, const TraceText
     int k = 0;
     for (const auto* r : rows) {
       if (std::string(level) == "scope") {
-        int depth = static_cast<int>(std::count(r->name.begin(), r->name.end(), '.')) + (r->name.empty() ? 0 : 1);
+        int depth =
+            static_cast<int>(std::count(r->name.begin(), r->name.end(), '.')) + (r->name.empty() ? 0 : 1);
         if (opts.depth >= 0 && depth > opts.depth) continue;
-        std::string label = r->name.empty() ? "(trace)" : r->name.substr(r->name.rfind('.') == std::string::npos ? 0 : r->name.rfind('.') + 1);
+        std::string label =
+            r->name.empty()
+                ? "(trace)"
+                : r->name.substr(r->name.rfind('.') == std::string::npos ? 0 : r->name.rfind('.') + 1);
         line(*r, std::string(static_cast<size_t>(2 * depth), ' ') + label, w);
       } else {
         if (opts.top >= 0 && k++ >= opts.top) break;
@@ -336,7 +370,11 @@ void write_trace_diff_json(std::ostream& os, const TraceDiff& d) {
     if (x["a"].is_object()) x["a"].erase("name");
     if (x["b"].is_object()) x["b"].erase("name");
     x["delta_gpu_us"] = (r.b ? r.b->gpu_us : 0.0) - (r.a ? r.a->gpu_us : 0.0);
-    x["status"] = !r.a ? "added" : !r.b ? "removed" : r.b->gpu_us > r.a->gpu_us ? "increased" : r.b->gpu_us < r.a->gpu_us ? "decreased" : "same";
+    x["status"] = !r.a                        ? "added"
+                  : !r.b                      ? "removed"
+                  : r.b->gpu_us > r.a->gpu_us ? "increased"
+                  : r.b->gpu_us < r.a->gpu_us ? "decreased"
+                                              : "same";
     rows.push_back(x);
   }
   j["rows"] = rows;
