@@ -398,10 +398,10 @@ void infer_layer_norm_common(InferContext& c, size_t first_stat_output) {
     c.set_output(o, stash_dtype(c.node()), stats_shape(x, axis));
 }
 
-void infer_layer_norm(InferContext& c) { infer_layer_norm_common(c, 1); }
+void infer_ms_layer_norm(InferContext& c) { infer_layer_norm_common(c, 1); }
 
 // LayerNorm 5 per element, + 1 for the scale, + 1 for the bias when present.
-OpCost cost_layer_norm(const CostContext& c) { return cost_per_out_elem(c, 6 + (c.has_input(2) ? 1 : 0)); }
+OpCost cost_ms_layer_norm(const CostContext& c) { return cost_per_out_elem(c, 6 + (c.has_input(2) ? 1 : 0)); }
 
 // RMSNorm: square, sum, normalising multiply = 3 per element (LayerNorm's 5 without mean and
 // subtract), + 1 for the scale.
@@ -501,13 +501,13 @@ std::vector<Dim> fused_operand(const Shape& s, bool trans, bool trans_batch) {
   return out;
 }
 
-struct MatMulDims {
+struct FusedMatMulDims {
   Shape out;
   Dim k;
 };
 
-MatMulDims decode_fused_matmul(const OpView& v) {
-  MatMulDims r;
+FusedMatMulDims decode_fused_matmul(const OpView& v) {
+  FusedMatMulDims r;
   const Shape& a = v.shape(0);
   const Shape& b = v.shape(1);
   if (!a.rank_known || !b.rank_known) return r;
@@ -570,12 +570,12 @@ void infer_bias_softmax(InferContext& c) {
 // FastGelu as 0.5*x*(1 + tanh(x*(c1 + c2*x*x))): x*x, *c2, +c1, *x, tanh, +1, *x, *0.5 = 8, +1 bias.
 OpCost cost_fast_gelu(const CostContext& c) { return cost_per_out_elem(c, 8 + (c.has_input(1) ? 1 : 0)); }
 // Gelu x*0.5*(1 + erf(x/sqrt(2))) = 5; BiasGelu adds the bias first: 6.
-OpCost cost_gelu(const CostContext& c) { return cost_per_out_elem(c, 5); }
+OpCost cost_ms_gelu(const CostContext& c) { return cost_per_out_elem(c, 5); }
 OpCost cost_bias_gelu(const CostContext& c) { return cost_per_out_elem(c, 6); }
 // QuickGelu x*sigmoid(alpha*x): mul, sigmoid, mul.
-OpCost cost_3(const CostContext& c) { return cost_per_out_elem(c, 3); }
+OpCost cost_ms_3(const CostContext& c) { return cost_per_out_elem(c, 3); }
 // BiasAdd x + bias + skip: 2 adds.
-OpCost cost_2(const CostContext& c) { return cost_per_out_elem(c, 2); }
+OpCost cost_ms_2(const CostContext& c) { return cost_per_out_elem(c, 2); }
 // BiasSoftmax: add 1 + softmax 5.
 OpCost cost_6(const CostContext& c) { return cost_per_out_elem(c, 6); }
 
@@ -602,22 +602,22 @@ void register_contrib_ops(OpRegistry& r) {
   // ONNX Runtime registers these two in the default domain too; exported graphs use both spellings.
   // (Default-domain LayerNormalization belongs to the norm family.)
   const char* rms = "4 per element (RMSNorm 3: square, sum, normalise; scale 1)";
-  reg(r, "SimplifiedLayerNormalization", 1, 0, rms, infer_layer_norm, cost_simplified_layer_norm, kMS);
-  reg(r, "SimplifiedLayerNormalization", 1, 0, rms, infer_layer_norm, cost_simplified_layer_norm);
+  reg(r, "SimplifiedLayerNormalization", 1, 0, rms, infer_ms_layer_norm, cost_simplified_layer_norm, kMS);
+  reg(r, "SimplifiedLayerNormalization", 1, 0, rms, infer_ms_layer_norm, cost_simplified_layer_norm);
   reg(r, "LayerNormalization", 1, 0, "per element: LayerNorm 5 + scale 1 + bias 1 (when given)",
-      infer_layer_norm, cost_layer_norm, kMS);
+      infer_ms_layer_norm, cost_ms_layer_norm, kMS);
   reg(r, "EmbedLayerNormalization", 1, 0,
       "per output element: embedding adds (1, 2 with segments) + LayerNorm 5 + affine 2; + 1 per mask "
       "element",
       infer_embed_layer_norm, cost_embed_layer_norm, kMS);
   reg(r, "FusedMatMul", 1, 0, "2*MACs (out * K) + 1 per output element when alpha != 1", infer_fused_matmul,
       cost_fused_matmul, kMS);
-  reg(r, "Gelu", 1, 0, "5 per element (div, erf, add, mul, mul)", infer_same_as_input0, cost_gelu, kMS);
+  reg(r, "Gelu", 1, 0, "5 per element (div, erf, add, mul, mul)", infer_same_as_input0, cost_ms_gelu, kMS);
   reg(r, "BiasGelu", 1, 0, "6 per element (bias add, then Gelu 5)", infer_bias_gelu, cost_bias_gelu, kMS);
   reg(r, "FastGelu", 1, 0, "8 per element (tanh approximation: 3 mul, 1 add, tanh, add, 2 mul) + 1 bias",
       infer_bias_gelu, cost_fast_gelu, kMS);
-  reg(r, "QuickGelu", 1, 0, "3 per element (mul, sigmoid, mul)", infer_same_as_input0, cost_3, kMS);
-  reg(r, "BiasAdd", 1, 0, "2 per element (bias add, skip add)", infer_bias_add, cost_2, kMS);
+  reg(r, "QuickGelu", 1, 0, "3 per element (mul, sigmoid, mul)", infer_same_as_input0, cost_ms_3, kMS);
+  reg(r, "BiasAdd", 1, 0, "2 per element (bias add, skip add)", infer_bias_add, cost_ms_2, kMS);
   reg(r, "BiasSoftmax", 1, 0, "6 per element (bias add 1, softmax 5)", infer_bias_softmax, cost_6, kMS);
 }
 

@@ -153,7 +153,7 @@ void infer_dropout(InferContext& c) {
 
 OpCost cost_5(const CostContext& c) { return cost_per_out_elem(c, 5); }
 OpCost cost_7(const CostContext& c) { return cost_per_out_elem(c, 7); }
-OpCost cost_3(const CostContext& c) { return cost_per_out_elem(c, 3); }
+OpCost cost_lp_norm(const CostContext& c) { return cost_per_out_elem(c, 3); }
 
 }  // namespace
 
@@ -171,7 +171,7 @@ void register_norm_ops(OpRegistry& r) {
   reg(r, "MeanVarianceNormalization", 9, 0, "5 per element (mean, square, mean of squares, subtract, divide)",
       infer_mvn, cost_5);
   reg(r, "LpNormalization", 1, 0, "3 per element (abs or square, sum, divide); per-slice root not counted",
-      infer_lp_norm, cost_3);
+      infer_lp_norm, cost_lp_norm);
   reg(r, "LRN", 1, 0, "size + 5 per element (square, window sum, scale, bias, pow, divide)", infer_lrn,
       cost_lrn);
   reg(r, "Softmax", 1, 0, "5 per element (max, subtract, exp, sum, divide)", infer_softmax, cost_5);

@@ -68,13 +68,13 @@ OpCost cost_dynamic_quantize_linear(const CostContext& c) {
 // ---- integer MatMul ------------------------------------------------------------------------------
 
 // numpy matmul on two ranked shapes: 1-D operands are promoted and their unit dim dropped again.
-struct MatMulDims {
+struct IntMatMulDims {
   Shape out;
   Dim k;
 };
 
-MatMulDims matmul_dims(InferContext* c, const Shape& a, const Shape& b) {
-  MatMulDims r;
+IntMatMulDims matmul_dims(InferContext* c, const Shape& a, const Shape& b) {
+  IntMatMulDims r;
   if (!a.rank_known || !b.rank_known) return r;  // unknown rank
   if (a.rank() == 0 || b.rank() == 0) {
     if (c) c->fail("matmul operands must have rank >= 1, got " + a.str() + " and " + b.str());

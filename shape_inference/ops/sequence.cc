@@ -9,7 +9,7 @@ namespace {
 
 void set_sequence(InferContext& c, size_t i, DType elem) { c.set_output(i, elem, Shape::unknown_rank()); }
 
-DType attr_dtype(const Node& n, DType dflt) {
+DType sequence_attr_dtype(const Node& n, DType dflt) {
   return n.has_attr("dtype") ? static_cast<DType>(n.attr_i("dtype", 0)) : dflt;
 }
 
@@ -25,7 +25,9 @@ void infer_sequence_construct(InferContext& c) {
   set_sequence(c, 0, t);
 }
 
-void infer_sequence_empty(InferContext& c) { set_sequence(c, 0, attr_dtype(c.node(), DType::Float32)); }
+void infer_sequence_empty(InferContext& c) {
+  set_sequence(c, 0, sequence_attr_dtype(c.node(), DType::Float32));
+}
 
 // SequenceInsert(seq, tensor, pos), SequenceErase(seq, pos): a sequence of the same element type.
 void infer_same_sequence(InferContext& c) {

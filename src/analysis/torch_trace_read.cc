@@ -126,9 +126,9 @@ class Source {
 };
 
 // A pull parser over the source: the caller walks the structure it expects and skips the rest.
-class Parser {
+class TraceParser {
  public:
-  Parser(Source& s, const std::string& path) : src_(s), path_(path), buf_(kChunk) {}
+  TraceParser(Source& s, const std::string& path) : src_(s), path_(path), buf_(kChunk) {}
 
   [[noreturn]] void fail(const std::string& what) {
     if (at_end_ && src_.truncated_gzip())
@@ -526,7 +526,7 @@ class TraceReader {
 
  private:
   Source src_;
-  Parser p_;
+  TraceParser p_;
   TorchTrace t_;
   Builder b_;
   std::string path_, key_, val_;

@@ -37,7 +37,7 @@ json entries(const std::vector<DiffEntry>& es) {
   return out;
 }
 
-const char* kPage = R"PAGE(<!DOCTYPE html>
+const char* kDiffPage = R"PAGE(<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>flopwise diff</title>
 <style>
 __BASE_STYLE__
@@ -123,7 +123,7 @@ void write_diff_html(std::ostream& os, const Diff& d) {
                {"scopes", entries(d.scopes)},
                {"ops", entries(d.op_types)},
                {"shapes", shapes}};
-  html::write_page(os, kPage,
+  html::write_page(os, kDiffPage,
                    {{"__BASE_STYLE__", html::kBaseStyle},
                     {"__COMMON_JS__", html::kCommonJs},
                     {"__DATA__", html::script_json(json_text(data))}});

@@ -17,26 +17,27 @@ constexpr unsigned bits(std::initializer_list<Output> os) {
 bool writes(const Format& f, Output o) { return (f.outputs & static_cast<unsigned>(o)) != 0; }
 
 // The report writers of flopwise/writers.h behind one signature.
-void text(std::ostream& os, const Report& r, const TextOptions& t) { write_text(os, r, t); }
-void json(std::ostream& os, const Report& r, const TextOptions&) { write_json(os, r); }
-void csv(std::ostream& os, const Report& r, const TextOptions&) { write_csv(os, r); }
-void markdown(std::ostream& os, const Report& r, const TextOptions& t) { write_markdown(os, r, t); }
-void html(std::ostream& os, const Report& r, const TextOptions&) { write_html(os, r); }
-void netron(std::ostream& os, const Report& r, const TextOptions&) { write_netron(os, r); }
+void as_text(std::ostream& os, const Report& r, const TextOptions& t) { write_text(os, r, t); }
+void as_json(std::ostream& os, const Report& r, const TextOptions&) { write_json(os, r); }
+void as_csv(std::ostream& os, const Report& r, const TextOptions&) { write_csv(os, r); }
+void as_markdown(std::ostream& os, const Report& r, const TextOptions& t) { write_markdown(os, r, t); }
+void as_html(std::ostream& os, const Report& r, const TextOptions&) { write_html(os, r); }
+void as_netron(std::ostream& os, const Report& r, const TextOptions&) { write_netron(os, r); }
 
 }  // namespace
 
 const std::vector<Format>& formats() {
   using O = Output;
   static const std::vector<Format> table = {
-      {"text", "", "", bits({O::Report, O::Sweep, O::Generate, O::Diff, O::RunDiff, O::Check, O::Run}), text},
-      {"json", "", "", bits({O::Report, O::Sweep, O::Generate, O::Diff, O::RunDiff, O::Run}), json},
-      {"csv", "", "", bits({O::Report, O::Sweep}), csv},
+      {"text", "", "", bits({O::Report, O::Sweep, O::Generate, O::Diff, O::RunDiff, O::Check, O::Run}),
+       as_text},
+      {"json", "", "", bits({O::Report, O::Sweep, O::Generate, O::Diff, O::RunDiff, O::Run}), as_json},
+      {"csv", "", "", bits({O::Report, O::Sweep}), as_csv},
       {"markdown", "md", "", bits({O::Report, O::Sweep, O::Generate, O::Diff, O::RunDiff, O::Check}),
-       markdown},
+       as_markdown},
       {"html", "", "one self-contained page", bits({O::Report, O::Sweep, O::Generate, O::Diff, O::Run}),
-       html},
-      {"netron", "", "an attachment Netron shows beside the model", bits({O::Report}), netron},
+       as_html},
+      {"netron", "", "an attachment Netron shows beside the model", bits({O::Report}), as_netron},
   };
   return table;
 }

@@ -102,7 +102,7 @@ ojson align(const json& a, const json& b, const char* key, const std::vector<con
   return rows;
 }
 
-std::string fmt(const ojson& v, int prec = 3) {
+std::string json_fmt(const ojson& v, int prec = 3) {
   if (!v.is_number()) return "-";
   std::ostringstream os;
   os << std::fixed << std::setprecision(prec) << v.get<double>();
@@ -111,7 +111,7 @@ std::string fmt(const ojson& v, int prec = 3) {
 
 std::string signed_fmt(const ojson& v, int prec = 3) {
   if (!v.is_number()) return "-";
-  std::string s = fmt(v, prec);
+  std::string s = json_fmt(v, prec);
   return v.get<double>() > 0 ? "+" + s : s;
 }
 
@@ -210,7 +210,7 @@ void write_run_diff(std::ostream& os, const std::string& pa, const std::string& 
     return t;
   };
   auto total_cell = [](const std::string& t, const ojson& v, bool sign) {
-    if (t == "fwd_latency_ms" || t == "node_time_ms") return sign ? signed_fmt(v) : fmt(v);
+    if (t == "fwd_latency_ms" || t == "node_time_ms") return sign ? signed_fmt(v) : json_fmt(v);
     if (t == "fwd_flops_per_s") return sign && v.is_number() && v.get<double>() > 0 ? "+" + rate(v) : rate(v);
     return sign ? signed_count(v) : count(v);
   };
@@ -220,7 +220,7 @@ void write_run_diff(std::ostream& os, const std::string& pa, const std::string& 
     for (const auto& t : totals) {
       std::string q = t["quantity"].get<std::string>();
       os << "| " << label(q) << " | " << total_cell(q, t["a"], false) << " | " << total_cell(q, t["b"], false)
-         << " | " << total_cell(q, t["delta"], true) << " | " << fmt(t["ratio"], 3) << " |\n";
+         << " | " << total_cell(q, t["delta"], true) << " | " << json_fmt(t["ratio"], 3) << " |\n";
     }
     os << "\n### Scopes by largest latency change\n\n| scope | A ms | B ms | B - A ms | A FLOP/s | B FLOP/s "
           "| B - A FLOPs |\n"
@@ -230,7 +230,7 @@ void write_run_diff(std::ostream& os, const std::string& pa, const std::string& 
       std::string name = r["name"].get<std::string>();
       os << "| " << (name.empty() ? "(model)" : name)
          << (r["in"] == "both" ? "" : " (" + r["in"].get<std::string>() + ")") << " | "
-         << fmt(r["a_latency_ms"]) << " | " << fmt(r["b_latency_ms"]) << " | "
+         << json_fmt(r["a_latency_ms"]) << " | " << json_fmt(r["b_latency_ms"]) << " | "
          << signed_fmt(r["d_latency_ms"]) << " | " << rate(r["a_flops_per_s"]) << " | "
          << rate(r["b_flops_per_s"]) << " | " << signed_count(r["d_flops"]) << " |\n";
     }
@@ -240,8 +240,8 @@ void write_run_diff(std::ostream& os, const std::string& pa, const std::string& 
             "|---|---:|---:|---:|---:|---:|\n";
       for (size_t i = 0; i < ops.size() && i < top; ++i) {
         const auto& r = ops[i];
-        os << "| " << r["op"].get<std::string>() << " | " << fmt(r["a_latency_ms"]) << " | "
-           << fmt(r["b_latency_ms"]) << " | " << signed_fmt(r["d_latency_ms"]) << " | "
+        os << "| " << r["op"].get<std::string>() << " | " << json_fmt(r["a_latency_ms"]) << " | "
+           << json_fmt(r["b_latency_ms"]) << " | " << signed_fmt(r["d_latency_ms"]) << " | "
            << rate(r["a_flops_per_s"]) << " | " << rate(r["b_flops_per_s"]) << " |\n";
       }
     }
@@ -257,7 +257,7 @@ void write_run_diff(std::ostream& os, const std::string& pa, const std::string& 
     std::string q = t["quantity"].get<std::string>();
     os << std::left << std::setw(20) << label(q) << std::right << std::setw(14)
        << total_cell(q, t["a"], false) << std::setw(14) << total_cell(q, t["b"], false) << std::setw(14)
-       << total_cell(q, t["delta"], true) << std::setw(9) << fmt(t["ratio"], 3) << "\n";
+       << total_cell(q, t["delta"], true) << std::setw(9) << json_fmt(t["ratio"], 3) << "\n";
   }
   size_t width = 8;
   for (size_t i = 0; i < scopes.size() && i < top; ++i)
@@ -275,7 +275,7 @@ void write_run_diff(std::ostream& os, const std::string& pa, const std::string& 
            (r["in"] == "both" ? "" : " [" + r["in"].get<std::string>() + "]");
     if (name.size() >= width) name = name.substr(0, width - 4) + "...";
     os << std::left << std::setw(static_cast<int>(width)) << name << std::right << std::setw(10)
-       << fmt(r["a_latency_ms"]) << std::setw(10) << fmt(r["b_latency_ms"]) << std::setw(10)
+       << json_fmt(r["a_latency_ms"]) << std::setw(10) << json_fmt(r["b_latency_ms"]) << std::setw(10)
        << signed_fmt(r["d_latency_ms"]) << std::setw(11) << rate(r["a_flops_per_s"]) << std::setw(11)
        << rate(r["b_flops_per_s"]) << std::setw(11) << signed_count(r["d_flops"]) << "\n";
   }
@@ -291,7 +291,7 @@ void write_run_diff(std::ostream& os, const std::string& pa, const std::string& 
       std::string name =
           r["op"].get<std::string>() + (r["in"] == "both" ? "" : " [" + r["in"].get<std::string>() + "]");
       os << std::left << std::setw(28) << name.substr(0, 27) << std::right << std::setw(10)
-         << fmt(r["a_latency_ms"]) << std::setw(10) << fmt(r["b_latency_ms"]) << std::setw(10)
+         << json_fmt(r["a_latency_ms"]) << std::setw(10) << json_fmt(r["b_latency_ms"]) << std::setw(10)
          << signed_fmt(r["d_latency_ms"]) << std::setw(11) << rate(r["a_flops_per_s"]) << std::setw(11)
          << rate(r["b_flops_per_s"]) << "\n";
     }
