@@ -125,6 +125,14 @@ class Source {
   int64_t compressed_ = 0, produced_ = 0;
 };
 
+// The first '"' or '\\' in [b, e), else e: memchr (vectorised) for the quote, then for an escape before it.
+inline const char* quote_or_escape(const char* b, const char* e) {
+  const void* q = std::memchr(b, '"', static_cast<size_t>(e - b));
+  const char* end = q ? static_cast<const char*>(q) : e;
+  const void* esc = std::memchr(b, '\\', static_cast<size_t>(end - b));
+  return esc ? static_cast<const char*>(esc) : end;
+}
+
 // A pull parser over the source: the caller walks the structure it expects and skips the rest.
 class TraceParser {
  public:
@@ -188,8 +196,7 @@ class TraceParser {
       if (pos_ == len_ && !refill()) fail("unterminated string");
       const char* b = buf_.data() + pos_;
       const char* e = buf_.data() + len_;
-      const char* q = b;
-      while (q < e && *q != '"' && *q != '\\') ++q;
+      const char* q = quote_or_escape(b, e);
       out.append(b, q);
       pos_ += static_cast<size_t>(q - b);
       if (out.size() > kMaxString) fail("a string over 64 MiB");
@@ -364,8 +371,7 @@ class TraceParser {
       if (pos_ == len_ && !refill()) fail("unterminated string");
       const char* b = buf_.data() + pos_;
       const char* e = buf_.data() + len_;
-      const char* q = b;
-      while (q < e && *q != '"' && *q != '\\') ++q;
+      const char* q = quote_or_escape(b, e);
       pos_ += static_cast<size_t>(q - b);
       if (q == e) continue;
       ++pos_;
