@@ -322,31 +322,15 @@ class TraceParser {
     int c = ws();
     if (c == '"') return skip_string();
     if (c != '{' && c != '[') return token(tok_);
-    int64_t depth = 0;
-    for (;;) {
-      if (pos_ == len_ && !refill()) fail("unterminated object or array");
-      const char* b = buf_.data() + pos_;
-      const char* e = buf_.data() + len_;
-      const char* q = b;
-      while (q < e && *q != '"' && *q != '{' && *q != '[' && *q != '}' && *q != ']') ++q;
-      pos_ += static_cast<size_t>(q - b);
-      if (q == e) continue;
-      ++pos_;
-      if (*q == '"') {
-        --pos_;
-        skip_string();
-      } else if (*q == '{' || *q == '[') {
-        ++depth;
-      } else if (--depth == 0) {
-        return;
-      }
-    }
+    ++pos_;
+    skip_nested(1, "unterminated object or array");
   }
   // Inside an object, after a member: skips the remaining members and the closing brace.
-  void skip_rest_of_object() {
-    int64_t depth = 1;
+  void skip_rest_of_object() { skip_nested(1, "unterminated object"); }
+  // Skips to the bracket that closes `depth` open ones.
+  void skip_nested(int64_t depth, const char* what) {
     for (;;) {
-      if (pos_ == len_ && !refill()) fail("unterminated object");
+      if (pos_ == len_ && !refill()) fail(what);
       const char* b = buf_.data() + pos_;
       const char* e = buf_.data() + len_;
       const char* q = b;
@@ -616,61 +600,30 @@ class TraceReader {
       do {
         p_.string(key_);
         p_.expect(':');
-        switch (key_.size() > 0 ? key_[0] : 0) {
-          case 'p':
-            if (key_ == "ph"sv)
-              p_.text(e_.ph);
-            else if (key_ == "pid"sv)
-              p_.text(e_.pid);
-            else
-              p_.skip();
-            break;
-          case 'c':
-            if (key_ == "cat"sv) {
-              p_.text(e_.cat);
-              if (!relevant(e_.cat)) {  // ac2g and other flows, python frames, traces' own spans: not read
-                p_.skip_rest_of_object();
-                return;
-              }
-            } else {
-              p_.skip();
-            }
-            break;
-          case 'n':
-            if (key_ == "name"sv)
-              p_.text(e_.name);
-            else
-              p_.skip();
-            break;
-          case 't':
-            if (key_ == "tid"sv) {
-              p_.text(e_.tid);
-            } else if (key_ == "ts"sv) {
-              e_.has_ts = number(&e_.ts);
-            } else {
-              p_.skip();
-            }
-            break;
-          case 'd':
-            if (key_ == "dur"sv)
-              e_.has_dur = number(&e_.dur);
-            else
-              p_.skip();
-            break;
-          case 'i':
-            if (key_ == "id"sv)
-              p_.text(e_.id);
-            else
-              p_.skip();
-            break;
-          case 'a':
-            if (key_ == "args"sv)
-              args();
-            else
-              p_.skip();
-            break;
-          default:
-            p_.skip();
+        if (key_ == "ph"sv) {
+          p_.text(e_.ph);
+        } else if (key_ == "cat"sv) {
+          p_.text(e_.cat);
+          if (!relevant(e_.cat)) {  // ac2g and other flows, python frames, traces' own spans: not read
+            p_.skip_rest_of_object();
+            return;
+          }
+        } else if (key_ == "name"sv) {
+          p_.text(e_.name);
+        } else if (key_ == "pid"sv) {
+          p_.text(e_.pid);
+        } else if (key_ == "tid"sv) {
+          p_.text(e_.tid);
+        } else if (key_ == "ts"sv) {
+          e_.has_ts = number(&e_.ts);
+        } else if (key_ == "dur"sv) {
+          e_.has_dur = number(&e_.dur);
+        } else if (key_ == "id"sv) {
+          p_.text(e_.id);
+        } else if (key_ == "args"sv) {
+          args();
+        } else {
+          p_.skip();
         }
       } while (p_.more('}'));
     }

@@ -95,31 +95,20 @@ std::optional<IValue> list_of(const std::string& text, TypeKind elem) {
     }
   }
   if (!cur.empty()) items.push_back(cur);
-  if (elem == TypeKind::FloatType) {
-    std::vector<double> v;
-    for (const auto& s : items) {
-      auto x = scalar_of(s, TypeKind::FloatType);
+  // Each item as the element type; the list as the IValue of a list of it.
+  auto convert = [&](auto list, TypeKind k, auto get) -> std::optional<IValue> {
+    for (const auto& item : items) {
+      auto x = scalar_of(item, k);
       if (!x) return std::nullopt;
-      v.push_back(x->toDouble());
+      list.push_back(get(*x));
     }
-    return IValue(v);
-  }
-  if (elem == TypeKind::BoolType) {
-    c10::List<bool> v;
-    for (const auto& s : items) {
-      auto x = scalar_of(s, TypeKind::BoolType);
-      if (!x) return std::nullopt;
-      v.push_back(x->toBool());
-    }
-    return IValue(v);
-  }
-  std::vector<int64_t> v;
-  for (const auto& s : items) {
-    auto x = scalar_of(s, TypeKind::IntType);
-    if (!x) return std::nullopt;
-    v.push_back(x->toInt());
-  }
-  return IValue(v);
+    return IValue(std::move(list));
+  };
+  if (elem == TypeKind::FloatType)
+    return convert(std::vector<double>{}, elem, [](const IValue& x) { return x.toDouble(); });
+  if (elem == TypeKind::BoolType)
+    return convert(c10::List<bool>{}, elem, [](const IValue& x) { return x.toBool(); });
+  return convert(std::vector<int64_t>{}, TypeKind::IntType, [](const IValue& x) { return x.toInt(); });
 }
 
 // The overload of `call.op` whose arguments fit the record, one for one; nullptr when none does.
