@@ -6,13 +6,24 @@
 // one buffer.
 #include <zlib.h>
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
+#include <atomic>
 #include <cerrno>
 #include <charconv>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
 
 #include "flopwise/errors.h"
@@ -51,11 +62,20 @@ class Source {
     if (gzip_) inflateEnd(&zs_);
     if (f_) std::fclose(f_);
   }
+  // A batch of event texts in memory (the parallel reader's workers).
+  explicit Source(std::string_view mem) : mem_(mem), memory_(true) {}
   Source(const Source&) = delete;
   Source& operator=(const Source&) = delete;
 
   // Fills `out` with the next bytes; returns how many (0 at the end).
   size_t read(char* out, size_t cap) {
+    if (memory_) {
+      size_t n = std::min(cap, mem_.size() - mem_off_);
+      std::memcpy(out, mem_.data() + mem_off_, n);
+      mem_off_ += n;
+      produced_ += static_cast<int64_t>(n);
+      return n;
+    }
     if (!gzip_) {
       if (in_off_ < in_len_) {  // the first chunk, read to sniff the magic bytes
         size_t n = std::min(cap, in_len_ - in_off_);
@@ -112,6 +132,15 @@ class Source {
     return n;
   }
   bool truncated_gzip() const { return truncated_gzip_; }
+  // Large enough to read on several threads: 64 MiB of JSON, or 8 MiB of gzip.
+  bool large() const {
+    if (memory_ || !f_) return false;
+    long here = std::ftell(f_);
+    if (here < 0 || std::fseek(f_, 0, SEEK_END) != 0) return false;
+    long size = std::ftell(f_);
+    std::fseek(f_, here, SEEK_SET);
+    return size >= (gzip_ ? (8l << 20) : (64l << 20));
+  }
   int64_t produced() const { return produced_; }
 
  private:
@@ -121,6 +150,9 @@ class Source {
   std::vector<char> in_;
   size_t in_len_ = 0, in_off_ = 0;
   bool gzip_ = false, ended_ = false, truncated_gzip_ = false;
+  std::string_view mem_;
+  size_t mem_off_ = 0;
+  bool memory_ = false;
   z_stream zs_{};
   int64_t compressed_ = 0, produced_ = 0;
 };
@@ -133,10 +165,75 @@ inline const char* quote_or_escape(const char* b, const char* e) {
   return esc ? static_cast<const char*>(esc) : end;
 }
 
+// The first of '"', '{', '[', '}', ']' in [b, e), else e: 16 bytes at a time where SSE2 is there (x86-64).
+inline const char* next_structural(const char* b, const char* e) {
+#ifdef __SSE2__
+  const __m128i quote = _mm_set1_epi8('"'), lb = _mm_set1_epi8('{'), ls = _mm_set1_epi8('['),
+                rb = _mm_set1_epi8('}'), rs = _mm_set1_epi8(']');
+  for (; e - b >= 16; b += 16) {
+    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b));
+    __m128i m = _mm_or_si128(
+        _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, lb)),
+        _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, ls), _mm_cmpeq_epi8(v, rb)), _mm_cmpeq_epi8(v, rs)));
+    if (int bits = _mm_movemask_epi8(m)) return b + __builtin_ctz(static_cast<unsigned>(bits));
+  }
+#endif
+  while (b < e && *b != '"' && *b != '{' && *b != '[' && *b != '}' && *b != ']') ++b;
+  return b;
+}
+
 // A pull parser over the source: the caller walks the structure it expects and skips the rest.
 class TraceParser {
  public:
-  TraceParser(Source& s, const std::string& path) : src_(s), path_(path), buf_(kChunk) {}
+  TraceParser(Source& s, const std::string& path, int64_t base = 0)
+      : src_(s), path_(path), buf_(kChunk), consumed_(base) {}
+
+  // At '{': appends the object's text, braces included, to `into` (strings and nesting followed).
+  void capture_object(std::string& into) {
+    size_t start = pos_;
+    int64_t depth = 0;
+    const size_t limit = into.size() + (256u << 20);
+    for (;;) {
+      if (pos_ == len_) {
+        into.append(buf_.data() + start, pos_ - start);
+        if (into.size() > limit) fail("an event over 256 MiB");
+        if (!refill()) fail("unterminated object");
+        start = 0;
+      }
+      const char* b = buf_.data() + pos_;
+      const char* n = next_structural(b, buf_.data() + len_);
+      pos_ += static_cast<size_t>(n - b);
+      if (pos_ == len_) continue;
+      char c = buf_[pos_++];
+      if (c == '"') {
+        for (;;) {  // to the closing quote, across refills
+          const char* b = buf_.data() + pos_;
+          const char* q = quote_or_escape(b, buf_.data() + len_);
+          pos_ += static_cast<size_t>(q - b);
+          if (pos_ == len_) {
+            into.append(buf_.data() + start, pos_ - start);
+            if (into.size() > limit) fail("an event over 256 MiB");
+            if (!refill()) fail("unterminated string");
+            start = 0;
+            continue;
+          }
+          ++pos_;
+          if (*q == '"') break;
+          if (pos_ == len_) {  // an escape at the end of the buffer: its char is the next buffer's first
+            into.append(buf_.data() + start, pos_ - start);
+            if (!refill()) fail("unterminated string");
+            start = 0;
+          }
+          ++pos_;
+        }
+      } else if (c == '{' || c == '[') {
+        ++depth;
+      } else if ((c == '}' || c == ']') && --depth == 0) {
+        into.append(buf_.data() + start, pos_ - start);
+        return;
+      }
+    }
+  }
 
   [[noreturn]] void fail(const std::string& what) {
     if (at_end_ && src_.truncated_gzip())
@@ -333,8 +430,7 @@ class TraceParser {
       if (pos_ == len_ && !refill()) fail(what);
       const char* b = buf_.data() + pos_;
       const char* e = buf_.data() + len_;
-      const char* q = b;
-      while (q < e && *q != '"' && *q != '{' && *q != '[' && *q != '}' && *q != ']') ++q;
+      const char* q = next_structural(b, e);
       pos_ += static_cast<size_t>(q - b);
       if (q == e) continue;
       if (*q == '"') {
@@ -371,7 +467,7 @@ class TraceParser {
   std::string path_;
   std::vector<char> buf_;
   size_t pos_ = 0, len_ = 0;
-  int64_t consumed_ = 0;
+  int64_t consumed_;
   bool at_end_ = false;
   std::string tok_;
 
@@ -402,9 +498,11 @@ class Builder {
     return static_cast<uint32_t>(last_thread_);
   }
   uint32_t thread_slow(const std::string& pid, const std::string& tid) {
-    key_.assign(pid).append("/").append(tid);
-    auto [it, fresh] = threads_.try_emplace(key_, static_cast<uint32_t>(t_.threads.size()));
-    if (fresh) t_.threads.push_back(key_);
+    return thread_key(key_.assign(pid).append("/").append(tid));
+  }
+  uint32_t thread_key(const std::string& key) {  // "pid/tid"
+    auto [it, fresh] = threads_.try_emplace(key, static_cast<uint32_t>(t_.threads.size()));
+    if (fresh) t_.threads.push_back(key);
     return it->second;
   }
   // Distinct calls by a hash of their fields; equal hashes are compared field by field.
@@ -463,6 +561,26 @@ class TraceReader {
       : src_(path, opts), p_(src_, path), b_(t_), path_(path) {
     t_.path = path;
   }
+  // A worker of the parallel reader: a batch "[event, event, ...]" of the trace at `path`, `base` its offset.
+  TraceReader(std::string_view batch, const std::string& path, int64_t base)
+      : src_(batch), p_(src_, path, base), b_(t_), path_(path) {}
+
+  // What a worker read, for merge().
+  struct Part {
+    TorchTrace t;
+    int64_t skipped_no_time = 0, negative = 0;
+    bool saw_ort = false;
+  };
+  Part read_batch() {
+    if (!p_.open('[', ']')) return {};
+    do {
+      if (p_.ws() == '{')
+        event();
+      else
+        p_.skip();
+    } while (p_.more(']'));
+    return Part{std::move(t_), skipped_no_time_, negative_, saw_ort_};
+  }
 
   TorchTrace read() {
     int c = p_.ws();
@@ -519,6 +637,14 @@ class TraceReader {
   TraceParser p_;
   TorchTrace t_;
   Builder b_;
+  // For benchmarks and checks: FLOPWISE_TRACE_THREADS=0 reads a large trace on one thread too, =N reads any
+  // trace with N workers; FLOPWISE_TRACE_BATCH_KB sets the batch size (default 8 MiB).
+  static int env_int(const char* name, int otherwise) {
+    const char* v = std::getenv(name);
+    return v && *v ? std::atoi(v) : otherwise;
+  }
+  int threads_ = env_int("FLOPWISE_TRACE_THREADS", -1);
+  size_t batch_bytes_ = static_cast<size_t>(std::max(1, env_int("FLOPWISE_TRACE_BATCH_KB", 8192))) << 10;
   std::string path_, key_, val_;
   RawEvent e_;
   int64_t skipped_no_time_ = 0, negative_ = 0;
@@ -553,6 +679,13 @@ class TraceReader {
 
   void events() {
     if (p_.ws() != '[') throw InputError(path_ + ": \"traceEvents\" is not an array");
+    // On two cores the workers and this thread's scan share them: one thread is as fast, with less memory
+    // (bench/README.md); from four cores on, a large trace is read in parallel.
+    const bool cores = std::thread::hardware_concurrency() >= 4;
+    if ((src_.large() && cores && threads_ != 0) || threads_ > 0) return events_parallel();
+    events_sequential();
+  }
+  void events_sequential() {
     if (!p_.open('[', ']')) return;
     do {
       ++t_.events;
@@ -562,6 +695,133 @@ class TraceReader {
       }
       event();
     } while (p_.more(']'));
+  }
+
+  // A large trace: this thread cuts the event array into batches of about 8 MiB of event text (following
+  // strings and nesting, parsing nothing), workers parse the batches, and the parts are merged in batch
+  // order: the same records, in the same order, as one thread reads. The queue holds at most two batches per
+  // worker.
+  void events_parallel() {
+    auto t_start = std::chrono::steady_clock::now();
+    if (!p_.open('[', ']')) return;
+    const size_t workers = threads_ > 0 ? static_cast<size_t>(std::min(threads_, 64))
+                                        : std::max(1u, std::min(8u, std::thread::hardware_concurrency() - 1));
+    struct Batch {
+      size_t index;
+      std::string text;
+      int64_t base;
+    };
+    std::mutex mu;
+    std::condition_variable cv;
+    std::deque<Batch> queue;
+    std::vector<std::optional<Part>> parts;
+    std::exception_ptr error;
+    std::atomic<bool> failed{false};
+    bool done = false;
+    auto work = [&] {
+      for (;;) {
+        Batch b;
+        {
+          std::unique_lock<std::mutex> lock(mu);
+          cv.wait(lock, [&] { return !queue.empty() || done; });
+          if (queue.empty()) return;
+          b = std::move(queue.front());
+          queue.pop_front();
+        }
+        cv.notify_all();
+        try {
+          Part part = TraceReader(b.text, path_, b.base).read_batch();
+          std::lock_guard<std::mutex> lock(mu);
+          if (parts.size() <= b.index) parts.resize(b.index + 1);
+          parts[b.index] = std::move(part);
+        } catch (...) {
+          {
+            std::lock_guard<std::mutex> lock(mu);
+            if (!error) error = std::current_exception();
+          }
+          failed = true;
+          cv.notify_all();
+        }
+      }
+    };
+    std::vector<std::thread> pool;
+    for (size_t i = 0; i < workers; ++i) pool.emplace_back(work);
+    size_t next = 0;
+    Batch cur{0, "[", p_.offset()};
+    auto dispatch = [&] {
+      cur.text += ']';
+      std::unique_lock<std::mutex> lock(mu);
+      cv.wait(lock, [&] { return queue.size() < 2 * workers || failed; });
+      queue.push_back(std::move(cur));
+      lock.unlock();
+      cv.notify_all();
+      cur = Batch{++next, "[", p_.offset()};
+    };
+    try {
+      do {
+        ++t_.events;
+        if (p_.ws() != '{') {
+          p_.skip();
+          continue;
+        }
+        if (cur.text.size() > 1) cur.text += ',';
+        p_.capture_object(cur.text);
+        if (cur.text.size() >= batch_bytes_) dispatch();
+        if (failed) break;
+      } while (p_.more(']'));
+      if (cur.text.size() > 1) dispatch();
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(mu);
+      if (!error) error = std::current_exception();  // the scan's error comes first: it is the earlier byte
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      done = true;
+    }
+    cv.notify_all();
+    auto t_scan = std::chrono::steady_clock::now();
+    for (auto& th : pool) th.join();
+    auto t_join = std::chrono::steady_clock::now();
+    if (error) std::rethrow_exception(error);
+    for (auto& part : parts)
+      if (part) merge(std::move(*part));
+    if (std::getenv("FLOPWISE_TRACE_TIMING"))
+      std::fprintf(stderr, "scan %.3f s, then workers %.3f s, merge %.3f s\n",
+                   std::chrono::duration<double>(t_scan - t_start).count(),
+                   std::chrono::duration<double>(t_join - t_scan).count(),
+                   std::chrono::duration<double>(std::chrono::steady_clock::now() - t_join).count());
+  }
+
+  // A worker's records into this trace: names, threads and calls interned again, events appended.
+  void merge(Part&& part) {
+    TorchTrace& o = part.t;
+    std::vector<uint32_t> names(o.names.size()), threads(o.threads.size());
+    std::vector<int32_t> calls(o.calls.size());
+    for (size_t i = 0; i < o.names.size(); ++i) names[i] = b_.name(o.names[i]);
+    for (size_t i = 0; i < o.threads.size(); ++i) threads[i] = b_.thread_key(o.threads[i]);
+    for (size_t i = 0; i < o.calls.size(); ++i) calls[i] = b_.call(o.calls[i]);
+    for (TraceEvent e : o.cpu) {
+      e.name = names[e.name], e.thread = threads[e.thread];
+      if (e.call >= 0) e.call = calls[static_cast<size_t>(e.call)];
+      if (e.hier >= 0) e.hier = static_cast<int32_t>(names[static_cast<size_t>(e.hier)]);
+      t_.cpu.push_back(e);
+    }
+    for (TraceEvent e : o.gpu) {
+      e.name = names[e.name], e.thread = threads[e.thread];
+      t_.gpu.push_back(e);
+    }
+    for (TraceLaunch l : o.launches) {
+      l.thread = threads[l.thread];
+      t_.launches.push_back(l);
+    }
+    t_.flow_starts.insert(t_.flow_starts.end(), o.flow_starts.begin(), o.flow_starts.end());
+    t_.flow_ends.insert(t_.flow_ends.end(), o.flow_ends.begin(), o.flow_ends.end());
+    for (uint32_t th : o.flow_start_thread) t_.flow_start_thread.push_back(threads[th]);
+    for (uint32_t th : o.flow_end_thread) t_.flow_end_thread.push_back(threads[th]);
+    for (const auto& [dev, peak] : o.memory_peak) t_.memory_peak[dev] = std::max(t_.memory_peak[dev], peak);
+    skipped_no_time_ += part.skipped_no_time;
+    negative_ += part.negative;
+    saw_ort_ = saw_ort_ || part.saw_ort;
   }
 
   static bool relevant(const std::string& cat) {

@@ -22,11 +22,19 @@ TraceReport open_trace(const std::string& path, const TraceOptions& to) {
   auto t0 = std::chrono::steady_clock::now();
   TorchTrace t = read_torch_trace(path);
   auto t1 = std::chrono::steady_clock::now();
-  TraceReport r = analyse_trace(t, cost_aten_calls, to);
+  double cost_s = 0;
+  AtenCoster timed = [&](const std::vector<AtenCall>& calls) {
+    auto c0 = std::chrono::steady_clock::now();
+    auto out = cost_aten_calls(calls);
+    cost_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - c0).count();
+    return out;
+  };
+  TraceReport r = analyse_trace(t, timed, to);
   auto t2 = std::chrono::steady_clock::now();
   if (std::getenv("FLOPWISE_TRACE_TIMING"))
     std::cerr << "read " << std::chrono::duration<double>(t1 - t0).count() << " s, analyse "
-              << std::chrono::duration<double>(t2 - t1).count() << " s\n";
+              << std::chrono::duration<double>(t2 - t1).count() << " s (pricing " << t.calls.size()
+              << " distinct calls " << cost_s << " s)\n";
   return r;
 }
 

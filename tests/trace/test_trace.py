@@ -331,3 +331,14 @@ def test_run_profile_on_the_static_tree():
         assert rows[scope]["latency_ms"] == pytest.approx(ref.gpu_us_under(module) / steps / 1000, rel=1e-9), scope
     trace_flops = report(path)["totals"]["flops"] / steps
     assert rows[""]["flops"] == trace_flops  # the .pt importer's count and the trace's, the same rules
+
+
+@pytest.mark.parametrize("path", traces(), ids=os.path.basename)
+def test_parallel_reader_reads_the_same(path):
+    """A large trace is read by workers in batches and merged in order: the same report as one thread's.
+    Forced here on every trace with 3 workers and 16 KiB batches (many batches per trace)."""
+    one = subprocess.run([CLI, "trace", path, "--format", "json"], stdout=subprocess.PIPE, check=True,
+                         env={**os.environ, "FLOPWISE_TRACE_THREADS": "0"}).stdout
+    many = subprocess.run([CLI, "trace", path, "--format", "json"], stdout=subprocess.PIPE, check=True,
+                          env={**os.environ, "FLOPWISE_TRACE_THREADS": "3", "FLOPWISE_TRACE_BATCH_KB": "16"}).stdout
+    assert one == many
