@@ -85,12 +85,8 @@ struct TorchTrace {
   std::vector<uint32_t> flow_start_thread, flow_end_thread;
   std::string device;                      // deviceProperties[0].name ("NVIDIA H200"); "" when absent
   int64_t device_memory = 0;               // its totalGlobalMem
-  int64_t device_count = 0;                // entries of deviceProperties
   std::map<int64_t, int64_t> memory_peak;  // device id (-1: CPU) -> peak "Total Allocated" bytes
-  std::string schema_version, cuda_runtime, trace_name;
-  bool with_stack = false, record_shapes = false;
-  int64_t events = 0;      // trace events read
-  int64_t bytes_read = 0;  // of JSON text (after decompression)
+  int64_t events = 0;                      // trace events read
   std::vector<std::string> warnings;
 };
 
@@ -167,6 +163,19 @@ struct TraceOptions {
 };
 
 TraceReport analyse_trace(const TorchTrace& t, const AtenCoster& cost, const TraceOptions& opts = {});
+
+// What the commands call (src/analyse/aten_cost.cc): read `path`, price its calls with cost_aten_calls,
+// analyse. `timings`, when given, gets the seconds spent reading, pricing and in the rest of the analysis.
+struct TraceTimings {
+  double read_s = 0, price_s = 0, analyse_s = 0;
+  size_t calls = 0;  // distinct calls priced
+};
+TraceReport analyse_trace_file(const std::string& path, const TraceOptions& opts = {},
+                               TraceTimings* timings = nullptr);
+
+// The class of an nn.Module scope label Kineto writes: "Conv2d_3" -> "Conv2d"; "" for a label of no class
+// (a record_function label, a TorchScript attribute name).
+std::string trace_scope_class(const std::string& label);
 
 // The trace's module scopes matched to a model's static module tree (flopwise run MODEL --profile TRACE):
 // static scope name ("" the root, "layer1.0.conv1") -> indices of TraceReport::scopes. A TorchScript run's

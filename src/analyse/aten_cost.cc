@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 
 #include "../torch/torch_plugin.h"
@@ -94,6 +95,27 @@ std::vector<AtenCost> cost_aten_calls(const std::vector<AtenCall>& calls) {
     }
   }
   return out;
+}
+
+TraceReport analyse_trace_file(const std::string& path, const TraceOptions& opts, TraceTimings* timings) {
+  using clock = std::chrono::steady_clock;
+  auto seconds = [](clock::time_point a, clock::time_point b) {
+    return std::chrono::duration<double>(b - a).count();
+  };
+  auto t0 = clock::now();
+  TorchTrace t = read_torch_trace(path);
+  auto t1 = clock::now();
+  double price_s = 0;
+  AtenCoster priced = [&](const std::vector<AtenCall>& calls) {
+    auto c0 = clock::now();
+    std::vector<AtenCost> out = cost_aten_calls(calls);
+    price_s = seconds(c0, clock::now());
+    return out;
+  };
+  TraceReport r = analyse_trace(t, priced, opts);
+  if (timings)
+    *timings = TraceTimings{seconds(t0, t1), price_s, seconds(t1, clock::now()) - price_s, t.calls.size()};
+  return r;
 }
 
 }  // namespace flopwise

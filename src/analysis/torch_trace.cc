@@ -532,16 +532,8 @@ TraceReport analyse_trace(const TorchTrace& t, const AtenCoster& cost, const Tra
 
 namespace {
 
-std::string class_of(const std::string& label) {  // "Conv2d_3" -> "Conv2d"
-  size_t u = label.rfind('_');
-  if (u == std::string::npos || u + 1 == label.size()) return label;
-  for (size_t i = u + 1; i < label.size(); ++i)
-    if (!std::isdigit(static_cast<unsigned char>(label[i]))) return label;
-  return label.substr(0, u);
-}
-
 bool same_module(const TraceScope& t, const ScopeNode& s) {
-  return t.label == s.label || (!s.cls.empty() && class_of(t.label) == s.cls);
+  return t.label == s.label || (!s.cls.empty() && trace_scope_class(t.label) == s.cls);
 }
 
 void match_level(const TraceReport& r, int t, const ScopeNode& s,
@@ -561,13 +553,21 @@ void match_level(const TraceReport& r, int t, const ScopeNode& s,
 
 }  // namespace
 
+std::string trace_scope_class(const std::string& label) {
+  size_t u = label.rfind('_');
+  if (u == std::string::npos || u + 1 == label.size()) return "";
+  for (size_t i = u + 1; i < label.size(); ++i)
+    if (!std::isdigit(static_cast<unsigned char>(label[i]))) return "";
+  return label.substr(0, u);
+}
+
 std::map<std::string, std::vector<int>> match_trace_scopes(const TraceReport& r, const ScopeNode& root) {
   std::map<std::string, std::vector<int>> out;
   if (r.scopes.empty()) return out;
   int start = 0;
   if (!root.cls.empty())
     for (size_t i = 1; i < r.scopes.size(); ++i)
-      if (r.scopes[i].label == root.cls || class_of(r.scopes[i].label) == root.cls) {
+      if (r.scopes[i].label == root.cls || trace_scope_class(r.scopes[i].label) == root.cls) {
         start = static_cast<int>(i);
         break;
       }

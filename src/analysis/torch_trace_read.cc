@@ -141,7 +141,6 @@ class Source {
     std::fseek(f_, here, SEEK_SET);
     return size >= (gzip_ ? (8l << 20) : (64l << 20));
   }
-  int64_t produced() const { return produced_; }
 
  private:
   std::string path_;
@@ -404,15 +403,6 @@ class TraceParser {
     else
       token(out);
   }
-  bool boolean() {
-    int c = ws();
-    if (c == 't' || c == 'f') {
-      token(tok_);
-      return tok_ == "true";
-    }
-    skip();
-    return false;
-  }
 
   // Skips one value of any kind, nesting counted (no recursion: a hostile depth costs nothing).
   void skip() {
@@ -597,16 +587,6 @@ class TraceReader {
           events();
         else if (key_ == "deviceProperties"sv)
           devices();
-        else if (key_ == "schemaVersion"sv)
-          p_.text(t_.schema_version);
-        else if (key_ == "cuda_runtime_version"sv)
-          p_.text(t_.cuda_runtime);
-        else if (key_ == "traceName"sv)
-          p_.text(t_.trace_name);
-        else if (key_ == "with_stack"sv)
-          t_.with_stack = p_.boolean();
-        else if (key_ == "record_shapes"sv)
-          t_.record_shapes = p_.boolean();
         else
           p_.skip();
         any = p_.more('}');
@@ -615,7 +595,6 @@ class TraceReader {
       throw InputError(path_ + ": not JSON (a PyTorch profiler trace is a JSON object with \"traceEvents\")");
     }
     if (!p_.at_eof()) p_.fail("text after the end of the trace");
-    t_.bytes_read = src_.produced();
     if (t_.cpu.empty() && t_.gpu.empty()) {
       if (saw_ort_)
         throw InputError(path_ +
@@ -653,12 +632,13 @@ class TraceReader {
   void devices() {
     if (p_.ws() != '[') return p_.skip();
     if (!p_.open('[', ']')) return;
+    int devices = 0;  // the first one's name and memory are kept
     do {
       if (p_.ws() != '{') {
         p_.skip();
         continue;
       }
-      ++t_.device_count;
+      ++devices;
       std::string name;
       int64_t mem = 0;
       if (p_.open('{', '}')) {
@@ -673,7 +653,7 @@ class TraceReader {
             p_.skip();
         } while (p_.more('}'));
       }
-      if (t_.device_count == 1) t_.device = name, t_.device_memory = mem;
+      if (devices == 1) t_.device = name, t_.device_memory = mem;
     } while (p_.more(']'));
   }
 
@@ -702,7 +682,6 @@ class TraceReader {
   // order: the same records, in the same order, as one thread reads. The queue holds at most two batches per
   // worker.
   void events_parallel() {
-    auto t_start = std::chrono::steady_clock::now();
     if (!p_.open('[', ']')) return;
     const size_t workers = threads_ > 0 ? static_cast<size_t>(std::min(threads_, 64))
                                         : std::max(1u, std::min(8u, std::thread::hardware_concurrency() - 1));
@@ -779,17 +758,10 @@ class TraceReader {
       done = true;
     }
     cv.notify_all();
-    auto t_scan = std::chrono::steady_clock::now();
     for (auto& th : pool) th.join();
-    auto t_join = std::chrono::steady_clock::now();
     if (error) std::rethrow_exception(error);
     for (auto& part : parts)
       if (part) merge(std::move(*part));
-    if (std::getenv("FLOPWISE_TRACE_TIMING"))
-      std::fprintf(stderr, "scan %.3f s, then workers %.3f s, merge %.3f s\n",
-                   std::chrono::duration<double>(t_scan - t_start).count(),
-                   std::chrono::duration<double>(t_join - t_scan).count(),
-                   std::chrono::duration<double>(std::chrono::steady_clock::now() - t_join).count());
   }
 
   // A worker's records into this trace: names, threads and calls interned again, events appended.

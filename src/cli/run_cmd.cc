@@ -583,7 +583,7 @@ int run_ort(const RunOptions& o) {
 // match_trace_scopes; a scope's time is the GPU time of the kernels its ops launched. The forward latency is
 // each step's GPU busy time.
 int run_torch_profile(const RunOptions& o) {
-  TraceReport tr = analyse_trace(read_torch_trace(o.profile), cost_aten_calls, TraceOptions{});
+  TraceReport tr = analyse_trace_file(o.profile);
   Analysis analysis = analyse(o.model, parse_pins(o.inputs, o.dims, o.values), find_convention("default"));
   const Report& rep = analysis.report;
   const auto matched = match_trace_scopes(tr, *rep.scopes);

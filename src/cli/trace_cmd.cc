@@ -2,7 +2,6 @@
 // ops (flopwise/torch_trace.h), by module scope, phase, op and kernel; and `flopwise diff` of two traces
 // (diff_cmd.cc calls run_trace_diff).
 #include <CLI/CLI.hpp>
-#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -18,23 +17,13 @@ namespace flopwise {
 
 namespace {
 
+// FLOPWISE_TRACE_TIMING=1: where a trace's time went, on stderr (bench/README.md, PyTorch traces at scale).
 TraceReport open_trace(const std::string& path, const TraceOptions& to) {
-  auto t0 = std::chrono::steady_clock::now();
-  TorchTrace t = read_torch_trace(path);
-  auto t1 = std::chrono::steady_clock::now();
-  double cost_s = 0;
-  AtenCoster timed = [&](const std::vector<AtenCall>& calls) {
-    auto c0 = std::chrono::steady_clock::now();
-    auto out = cost_aten_calls(calls);
-    cost_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - c0).count();
-    return out;
-  };
-  TraceReport r = analyse_trace(t, timed, to);
-  auto t2 = std::chrono::steady_clock::now();
+  TraceTimings t;
+  TraceReport r = analyse_trace_file(path, to, &t);
   if (std::getenv("FLOPWISE_TRACE_TIMING"))
-    std::cerr << "read " << std::chrono::duration<double>(t1 - t0).count() << " s, analyse "
-              << std::chrono::duration<double>(t2 - t1).count() << " s (pricing " << t.calls.size()
-              << " distinct calls " << cost_s << " s)\n";
+    std::cerr << "read " << t.read_s << " s, analyse " << t.analyse_s << " s, pricing " << t.calls
+              << " distinct calls " << t.price_s << " s\n";
   return r;
 }
 

@@ -112,8 +112,8 @@ std::optional<IValue> list_of(const std::string& text, TypeKind elem) {
 }
 
 // The overload of `call.op` whose arguments fit the record, one for one; nullptr when none does.
-const c10::FunctionSchema* pick_schema(const AtenCall& call) {
-  const auto& ops = torch::jit::getAllOperatorsFor(c10::Symbol::fromQualString(call.op));
+const c10::FunctionSchema* pick_schema(const AtenCall& call,
+                                       const std::vector<std::shared_ptr<torch::jit::Operator>>& ops) {
   for (const auto& op : ops) {
     const c10::FunctionSchema& s = op->schema();
     if (s.arguments().size() != call.types.size()) continue;
@@ -184,9 +184,9 @@ void build(const AtenCall& call, Prepared& p) {
   if (call.op.rfind("aten::", 0) != 0) throw std::runtime_error("not an aten op");
   if (call.dims.size() != call.types.size())
     throw std::runtime_error("Input Dims and Input type differ in length");
-  const c10::FunctionSchema* s = pick_schema(call);
-  const bool unknown_op = torch::jit::getAllOperatorsFor(c10::Symbol::fromQualString(call.op)).empty();
-  if (!s && !unknown_op) throw std::runtime_error("no overload fits the recorded arguments");
+  const auto& ops = torch::jit::getAllOperatorsFor(c10::Symbol::fromQualString(call.op));
+  const c10::FunctionSchema* s = pick_schema(call, ops);
+  if (!s && !ops.empty()) throw std::runtime_error("no overload fits the recorded arguments");
   p.module = torch::jit::Module(c10::QualifiedName("__torch__.flopwise_trace.Call"));
   p.method = "forward";
   p.graph = std::make_shared<torch::jit::Graph>();

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "flopwise/run_report.h"
 #include "flopwise/writers.h"
 
 namespace flopwise {
@@ -17,22 +18,11 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-std::string fixed(double v, int prec) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", prec, v);
-  return buf;
-}
 std::string pad(const std::string& s, size_t w, bool left = false) {
   if (s.size() >= w) return s;
   return left ? s + std::string(w - s.size(), ' ') : std::string(w - s.size(), ' ') + s;
 }
 std::string clip(const std::string& s, size_t w) { return s.size() <= w ? s : s.substr(0, w - 3) + "..."; }
-std::string si(double v) {  // 1.23 G
-  const char* units[] = {"", " K", " M", " G", " T", " P", " E"};
-  int u = 0;
-  while (std::fabs(v) >= 1000 && u < 6) v /= 1000, ++u;
-  return fixed(v, u == 0 ? 0 : 2) + units[u];
-}
 double costed_us(const TraceRow& r) { return std::max(0.0, r.gpu_us - r.uncosted_gpu_us); }
 // Achieved rates over the GPU time of the priced ops (an uncosted op's time is no one's FLOPs).
 double tflops(const TraceRow& r) { return costed_us(r) > 0 ? r.flops / costed_us(r) / 1e6 : 0; }
@@ -43,7 +33,7 @@ const char* bound_kind(const TraceRow& r) {
   return r.compute_bound_us * 2 > r.bound_us ? "compute" : "memory";
 }
 std::string count_text(const TraceRow& r, int64_t v) {
-  return r.overflow ? "overflow" : si(static_cast<double>(v));
+  return r.overflow ? "overflow" : human(static_cast<double>(v));
 }
 
 json row_json(const TraceRow& r, bool has_hw) {
@@ -88,14 +78,14 @@ void table_header(std::ostream& os, const std::string& first, size_t w, bool hw)
 void table_row(std::ostream& os, const std::string& first, size_t w, const TraceRow& r, double steps,
                bool hw) {
   os << pad(clip(first, w - 1), w, true)
-     << pad(fixed(r.calls / steps, r.calls % static_cast<int64_t>(steps) ? 1 : 0), 8)
-     << pad(fixed(r.cpu_us / steps / 1000, 3), 10) << pad(fixed(r.gpu_us / steps / 1000, 3), 10)
+     << pad(fmt(r.calls / steps, r.calls % static_cast<int64_t>(steps) ? 1 : 0), 8)
+     << pad(fmt(r.cpu_us / steps / 1000, 3), 10) << pad(fmt(r.gpu_us / steps / 1000, 3), 10)
      << pad(r.uncosted == r.calls && r.calls > 0 ? "-" : count_text(r, static_cast<int64_t>(r.flops / steps)),
             11)
-     << pad(costed_us(r) > 0 && r.flops > 0 ? fixed(tflops(r), 2) : "-", 9)
-     << pad(costed_us(r) > 0 && r.bytes > 0 ? fixed(gbs(r), 0) : "-", 8);
+     << pad(costed_us(r) > 0 && r.flops > 0 ? fmt(tflops(r), 2) : "-", 9)
+     << pad(costed_us(r) > 0 && r.bytes > 0 ? fmt(gbs(r), 0) : "-", 8);
   if (hw)
-    os << pad(r.bound_us > 0 && costed_us(r) > 0 ? fixed(roofline_pct(r), 1) + " %" : "-", 10) << "  "
+    os << pad(r.bound_us > 0 && costed_us(r) > 0 ? fmt(roofline_pct(r), 1) + " %" : "-", 10) << "  "
        << bound_kind(r);
   os << "\n";
 }
@@ -114,20 +104,20 @@ void write_trace_text(std::ostream& os, const TraceReport& r, const TraceTextOpt
   os << "steps:          " << r.steps.size();
   if (r.steps.size() > 1 || (r.steps.size() == 1 && r.steps[0].name != "whole trace"))
     os << " (" << r.steps.front().name << (r.steps.size() > 1 ? " .. " + r.steps.back().name : "") << ")";
-  os << "; per step, median: CPU " << fixed(median(cpu) / 1000, 3) << " ms, GPU busy "
-     << fixed(median(busy) / 1000, 3) << " ms of a " << fixed(median(span) / 1000, 3) << " ms span ("
-     << fixed(median(span) > 0 ? 100.0 * median(busy) / median(span) : 0.0, 1) << " % busy)\n";
+  os << "; per step, median: CPU " << fmt(median(cpu) / 1000, 3) << " ms, GPU busy "
+     << fmt(median(busy) / 1000, 3) << " ms of a " << fmt(median(span) / 1000, 3) << " ms span ("
+     << fmt(median(span) > 0 ? 100.0 * median(busy) / median(span) : 0.0, 1) << " % busy)\n";
   os << "events:         " << r.events << " read; " << r.cpu_ops << " ops priced or listed, " << r.gpu_events
-     << " GPU events (" << fixed(r.gpu_kernel_us / 1000, 3) << " ms); " << r.distinct_calls
+     << " GPU events (" << fmt(r.gpu_kernel_us / 1000, 3) << " ms); " << r.distinct_calls
      << " distinct recorded calls\n";
   int64_t uncosted_calls = r.total.uncosted;
   os << "costed:         " << (r.total.calls - uncosted_calls) << " of " << r.total.calls
-     << " ops; uncosted GPU time " << fixed(r.total.uncosted_gpu_us / 1000, 3) << " ms ("
-     << fixed(r.total.gpu_us > 0 ? 100.0 * r.total.uncosted_gpu_us / r.total.gpu_us : 0.0, 1) << " %)\n";
+     << " ops; uncosted GPU time " << fmt(r.total.uncosted_gpu_us / 1000, 3) << " ms ("
+     << fmt(r.total.gpu_us > 0 ? 100.0 * r.total.uncosted_gpu_us / r.total.gpu_us : 0.0, 1) << " %)\n";
   for (const auto& [dev, bytes] : r.memory_peak)
     if (bytes > 0)
       os << "memory peak:    " << (dev < 0 ? std::string("cpu") : "device " + std::to_string(dev)) << " "
-         << fixed(bytes / 1048576.0, 1) << " MiB allocated\n";
+         << fmt(bytes / 1048576.0, 1) << " MiB allocated\n";
   os << "\nper step (mean of " << r.steps.size()
      << "); FLOPs and MACs from the recorded shapes; TFLOP/s and GB/s "
      << "over the priced ops' GPU time\n";
@@ -158,9 +148,9 @@ void write_trace_text(std::ostream& os, const TraceReport& r, const TraceTextOpt
   for (const auto& o : r.kernels) {
     if (opts.top >= 0 && k++ >= opts.top) break;
     os << pad(clip(o.name, 71), 72, true)
-       << pad(fixed(o.calls / steps, o.calls % static_cast<int64_t>(steps) ? 1 : 0), 8)
-       << pad(fixed(o.gpu_us / steps / 1000, 3), 10)
-       << pad(fixed(r.gpu_kernel_us > 0 ? 100.0 * o.gpu_us / r.gpu_kernel_us : 0.0, 1) + " %", 8) << "\n";
+       << pad(fmt(o.calls / steps, o.calls % static_cast<int64_t>(steps) ? 1 : 0), 8)
+       << pad(fmt(o.gpu_us / steps / 1000, 3), 10)
+       << pad(fmt(r.gpu_kernel_us > 0 ? 100.0 * o.gpu_us / r.gpu_kernel_us : 0.0, 1) + " %", 8) << "\n";
   }
   if (!r.uncosted.empty()) {
     os << "\nnot costed (" << r.uncosted.size() << " op names; by GPU time)\n";
@@ -173,8 +163,8 @@ void write_trace_text(std::ostream& os, const TraceReport& r, const TraceTextOpt
         break;
       }
       os << pad(clip(o.name, 47), 48, true)
-         << pad(fixed(o.calls / steps, o.calls % static_cast<int64_t>(steps) ? 1 : 0), 8)
-         << pad(fixed(o.gpu_us / steps / 1000, 3), 10) << "  " << o.why << "\n";
+         << pad(fmt(o.calls / steps, o.calls % static_cast<int64_t>(steps) ? 1 : 0), 8)
+         << pad(fmt(o.gpu_us / steps / 1000, 3), 10) << "  " << o.why << "\n";
     }
   }
   for (const auto& w : r.warnings) os << "warning: " << w << "\n";
@@ -240,14 +230,14 @@ void write_trace_csv(std::ostream& os, const TraceReport& r) {
     return o + "\"";
   };
   auto line = [&](const char* level, const std::string& name, const TraceRow& x) {
-    os << level << "," << q(name) << "," << x.calls << "," << fixed(x.cpu_us, 3) << "," << fixed(x.gpu_us, 3)
+    os << level << "," << q(name) << "," << x.calls << "," << fmt(x.cpu_us, 3) << "," << fmt(x.gpu_us, 3)
        << "," << x.kernels << ",";
     if (x.overflow)
       os << ",,,";
     else
       os << x.macs << "," << x.flops << "," << x.bytes << ",";
-    os << x.uncosted << "," << fixed(x.uncosted_gpu_us, 3) << "," << fixed(tflops(x), 4) << ","
-       << fixed(x.bound_us, 3) << "\n";
+    os << x.uncosted << "," << fmt(x.uncosted_gpu_us, 3) << "," << fmt(tflops(x), 4) << ","
+       << fmt(x.bound_us, 3) << "\n";
   };
   for (const auto& s : r.scopes) line("scope", s.path, s.row);
   for (const auto& o : r.ops) line("op", o.name, o);
@@ -315,17 +305,17 @@ void write_trace_diff_text(std::ostream& os, const TraceDiff& d, const TraceText
     double ma = per_step_ms(r.a, &a), mb = per_step_ms(r.b, &b);
     std::string change = !r.a     ? "added"
                          : !r.b   ? "removed"
-                         : ma > 0 ? fixed(100.0 * (mb - ma) / ma, 1) + " %"
+                         : ma > 0 ? fmt(100.0 * (mb - ma) / ma, 1) + " %"
                                   : "-";
     const bool kernel = r.level == "kernel";  // kernels carry no FLOPs of their own
     auto fl = [&](const TraceRow* x, double s) {
-      return !x || kernel ? std::string("-") : x->overflow ? std::string("overflow") : si(x->flops / s);
+      return !x || kernel ? std::string("-") : x->overflow ? std::string("overflow") : human(x->flops / s);
     };
     auto tf = [](const TraceRow* x) {
-      return x && costed_us(*x) > 0 && x->flops > 0 ? fixed(tflops(*x), 2) : std::string("-");
+      return x && costed_us(*x) > 0 && x->flops > 0 ? fmt(tflops(*x), 2) : std::string("-");
     };
-    os << pad(clip(label, w - 1), w, true) << pad(fixed(ma, 3), 10) << pad(fixed(mb, 3), 10)
-       << pad((mb >= ma ? "+" : "") + fixed(mb - ma, 3), 10) << pad(change, 9) << pad(fl(r.a, sa), 11)
+    os << pad(clip(label, w - 1), w, true) << pad(fmt(ma, 3), 10) << pad(fmt(mb, 3), 10)
+       << pad((mb >= ma ? "+" : "") + fmt(mb - ma, 3), 10) << pad(change, 9) << pad(fl(r.a, sa), 11)
        << pad(fl(r.b, sb), 11) << pad(tf(r.a), 11) << pad(tf(r.b), 11) << "\n";
   };
   for (const char* level : {"scope", "op", "kernel"}) {
@@ -391,14 +381,6 @@ void write_trace_diff_json(std::ostream& os, const TraceDiff& d) {
 
 namespace {
 
-std::string class_label(const std::string& label) {  // "Conv2d_3" -> "Conv2d"
-  size_t u = label.rfind('_');
-  if (u == std::string::npos || u + 1 == label.size()) return "";
-  for (size_t i = u + 1; i < label.size(); ++i)
-    if (!std::isdigit(static_cast<unsigned char>(label[i]))) return "";
-  return label.substr(0, u);
-}
-
 Count count_of(const TraceRow& r, int64_t v, double steps) {
   if (r.overflow) return Count::unknown();
   return Count(static_cast<int64_t>(static_cast<double>(v) / steps));
@@ -409,7 +391,7 @@ std::unique_ptr<ScopeNode> scope_node(const TraceReport& r, int i, double steps)
   auto n = std::make_unique<ScopeNode>();
   n->name = s.path;
   n->label = i == 0 ? "(trace)" : s.label;
-  n->cls = class_label(s.label);
+  n->cls = trace_scope_class(s.label);
   n->cost.params = Count(0);
   n->cost.macs = count_of(s.row, s.row.macs, steps);
   n->cost.flops = count_of(s.row, s.row.flops, steps);
