@@ -87,6 +87,7 @@ struct TorchTrace {
   int64_t device_memory = 0;               // its totalGlobalMem
   std::map<int64_t, int64_t> memory_peak;  // device id (-1: CPU) -> peak "Total Allocated" bytes
   int64_t events = 0;                      // trace events read
+  int read_parts = 1;                      // threads whose reading of a part of the file was kept
   std::vector<std::string> warnings;
 };
 
@@ -168,7 +169,8 @@ TraceReport analyse_trace(const TorchTrace& t, const AtenCoster& cost, const Tra
 // analyse. `timings`, when given, gets the seconds spent reading, pricing and in the rest of the analysis.
 struct TraceTimings {
   double read_s = 0, price_s = 0, analyse_s = 0;
-  size_t calls = 0;  // distinct calls priced
+  size_t calls = 0;    // distinct calls priced
+  int read_parts = 1;  // TorchTrace::read_parts
 };
 TraceReport analyse_trace_file(const std::string& path, const TraceOptions& opts = {},
                                TraceTimings* timings = nullptr);

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <future>
+#include <thread>
 
 #include "../torch/torch_plugin.h"
 #include "flopwise/analyse.h"
@@ -18,24 +20,27 @@ namespace flopwise {
 
 namespace {
 
-FlopwiseTorchLowerCallsFn lower_calls_fn(std::string* why) {
-  static FlopwiseTorchLowerCallsFn fn = nullptr;
-  static std::string err;
-  static bool tried = false;
-  if (!tried) {
-    tried = true;
+// The plugin's entry point, loaded once (thread-safe: analyse_trace_file loads it while the trace is read);
+// without it, why no call can be costed.
+struct LowerCalls {
+  FlopwiseTorchLowerCallsFn fn = nullptr;
+  std::string why;
+};
+const LowerCalls& lower_calls() {
+  static const LowerCalls loaded = [] {
+    LowerCalls l;
     std::string plugin = find_torch_plugin();
     if (plugin.empty()) {
-      err = "TorchScript plugin not built (LibTorch, Debian libtorch-dev): costs need its aten table";
+      l.why = "TorchScript plugin not built (LibTorch, Debian libtorch-dev): costs need its aten table";
     } else if (void* h = dlopen(plugin.c_str(), RTLD_NOW | RTLD_LOCAL); !h) {
-      err = std::string("cannot load ") + plugin + ": " + dlerror();
+      l.why = std::string("cannot load ") + plugin + ": " + dlerror();
     } else {
-      fn = reinterpret_cast<FlopwiseTorchLowerCallsFn>(dlsym(h, "flopwise_torch_lower_calls"));
-      if (!fn) err = plugin + " has no flopwise_torch_lower_calls (an older plugin)";
+      l.fn = reinterpret_cast<FlopwiseTorchLowerCallsFn>(dlsym(h, "flopwise_torch_lower_calls"));
+      if (!l.fn) l.why = plugin + " has no flopwise_torch_lower_calls (an older plugin)";
     }
-  }
-  *why = err;
-  return fn;
+    return l;
+  }();
+  return loaded;
 }
 
 AtenCost cost_model(Model& m) {
@@ -74,10 +79,9 @@ AtenCost cost_model(Model& m) {
 
 std::vector<AtenCost> cost_aten_calls(const std::vector<AtenCall>& calls) {
   std::vector<AtenCost> out(calls.size());
-  std::string why;
-  FlopwiseTorchLowerCallsFn fn = lower_calls_fn(&why);
+  FlopwiseTorchLowerCallsFn fn = lower_calls().fn;
   if (!fn) {
-    for (auto& c : out) c.why = why;
+    for (auto& c : out) c.why = lower_calls().why;
     return out;
   }
   std::vector<Model> models;
@@ -103,6 +107,11 @@ TraceReport analyse_trace_file(const std::string& path, const TraceOptions& opts
     return std::chrono::duration<double>(b - a).count();
   };
   auto t0 = clock::now();
+  // LibTorch's start-up (dlopen, its operator registry: nearly all of the pricing time of a large trace) runs
+  // on another core while this one reads the trace.
+  std::future<void> loading;
+  if (std::thread::hardware_concurrency() >= 2)
+    loading = std::async(std::launch::async, [] { lower_calls(); });
   TorchTrace t = read_torch_trace(path);
   auto t1 = clock::now();
   double price_s = 0;
@@ -114,7 +123,8 @@ TraceReport analyse_trace_file(const std::string& path, const TraceOptions& opts
   };
   TraceReport r = analyse_trace(t, priced, opts);
   if (timings)
-    *timings = TraceTimings{seconds(t0, t1), price_s, seconds(t1, clock::now()) - price_s, t.calls.size()};
+    *timings = TraceTimings{seconds(t0, t1), price_s, seconds(t1, clock::now()) - price_s, t.calls.size(),
+                            t.read_parts};
   return r;
 }
 

@@ -43,8 +43,32 @@ PeakType peak_of(const std::string& dtype, bool tf32, bool has_macs) {
   return tf32 ? PeakType::TF32 : PeakType::Float32;
 }
 
+// Sorts a table that mostly arrives in order (a profiler writes each thread's events in time order, threads
+// one after another): its ascending runs are merged pairwise, O(n log runs), and the result is std::sort's
+// for a strict total order; a table of many runs goes to std::sort.
+template <class T, class Less = std::less<T>>
+void sort_runs(std::vector<T>& v, Less less = Less()) {
+  std::vector<size_t> bounds{0};
+  for (size_t i = 1; i < v.size(); ++i)
+    if (less(v[i], v[i - 1])) bounds.push_back(i);
+  bounds.push_back(v.size());
+  if (bounds.size() > v.size() / 16 + 2) return std::sort(v.begin(), v.end(), less);
+  while (bounds.size() > 2) {  // runs r: [bounds[r], bounds[r + 1])
+    std::vector<size_t> merged{0};
+    size_t r = 0;
+    for (; r + 2 < bounds.size(); r += 2) {
+      std::inplace_merge(v.begin() + static_cast<std::ptrdiff_t>(bounds[r]),
+                         v.begin() + static_cast<std::ptrdiff_t>(bounds[r + 1]),
+                         v.begin() + static_cast<std::ptrdiff_t>(bounds[r + 2]), less);
+      merged.push_back(bounds[r + 2]);
+    }
+    if (r + 1 < bounds.size()) merged.push_back(bounds.back());  // an odd run out: carried to the next pass
+    bounds = std::move(merged);
+  }
+}
+
 double union_us(std::vector<std::pair<double, double>>& iv) {
-  std::sort(iv.begin(), iv.end());
+  sort_runs(iv);
   double busy = 0, cur_b = 0, cur_e = -1;
   bool open = false;
   for (const auto& [b, e] : iv) {
@@ -139,13 +163,22 @@ TraceReport analyse_trace(const TorchTrace& t, const AtenCoster& cost, const Tra
   };
 
   // Time order; an enclosing event first (longer first at the same start).
+  // The keys are sorted where they lie, not the events through indices (millions of events: cache misses).
   std::vector<uint32_t> order(n);
-  std::iota(order.begin(), order.end(), 0u);
-  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-    if (ev[a].ts != ev[b].ts) return ev[a].ts < ev[b].ts;
-    if (ev[a].dur != ev[b].dur) return ev[a].dur > ev[b].dur;
-    return a < b;
-  });
+  {
+    struct Key {
+      double ts, dur;
+      uint32_t i;
+    };
+    std::vector<Key> keys(n);
+    for (uint32_t i = 0; i < n; ++i) keys[i] = {ev[i].ts, ev[i].dur, i};
+    sort_runs(keys, [](const Key& a, const Key& b) {
+      if (a.ts != b.ts) return a.ts < b.ts;
+      if (a.dur != b.dur) return a.dur > b.dur;
+      return a.i < b.i;
+    });
+    for (size_t k = 0; k < n; ++k) order[k] = keys[k].i;
+  }
 
   // Steps: ProfilerStep#N annotations, by start.
   struct Step {
@@ -203,9 +236,12 @@ TraceReport analyse_trace(const TorchTrace& t, const AtenCoster& cost, const Tra
   int64_t overlaps = 0;
   // Runtime calls are probes in the same sweep: each finds the innermost op open on its thread.
   std::vector<uint32_t> probes(t.launches.size());
-  std::iota(probes.begin(), probes.end(), 0u);
-  std::sort(probes.begin(), probes.end(),
-            [&](uint32_t a, uint32_t b) { return t.launches[a].ts < t.launches[b].ts; });
+  {
+    std::vector<std::pair<double, uint32_t>> keys(t.launches.size());
+    for (uint32_t l = 0; l < keys.size(); ++l) keys[l] = {t.launches[l].ts, l};
+    sort_runs(keys);
+    for (size_t k = 0; k < keys.size(); ++k) probes[k] = keys[k].second;
+  }
   std::vector<int> launch_op(t.launches.size(), -1);
   size_t next_probe = 0;
   auto probe_until = [&](double ts, bool inclusive) {
@@ -234,14 +270,31 @@ TraceReport analyse_trace(const TorchTrace& t, const AtenCoster& cost, const Tra
     st.push_back(i);
   }
   probe_until(1e300, true);
-  // correlation -> launching op, sorted (a flat table: a trace has as many launches as kernels).
+  // correlation -> launching op (the first, should two launches share one): a table indexed by correlation
+  // where the ids are dense (CUPTI numbers them in order), else sorted pairs.
   std::vector<std::pair<int64_t, int>> op_of_corr;
   op_of_corr.reserve(t.launches.size());
   for (size_t l = 0; l < t.launches.size(); ++l)
     if (launch_op[l] >= 0) op_of_corr.emplace_back(t.launches[l].corr, launch_op[l]);
-  std::sort(op_of_corr.begin(), op_of_corr.end());
   std::vector<int>().swap(launch_op);
+  int64_t corr_lo = INT64_MAX, corr_hi = INT64_MIN;
+  for (const auto& [corr, op] : op_of_corr)
+    corr_lo = std::min(corr_lo, corr), corr_hi = std::max(corr_hi, corr);
+  std::vector<int> op_at_corr;  // dense: [corr - corr_lo]
+  if (!op_of_corr.empty() && static_cast<uint64_t>(corr_hi) - static_cast<uint64_t>(corr_lo) <
+                                 4 * static_cast<uint64_t>(op_of_corr.size()) + 1024) {
+    op_at_corr.assign(static_cast<size_t>(corr_hi - corr_lo) + 1, -1);
+    for (const auto& [corr, op] : op_of_corr) {
+      int& at = op_at_corr[static_cast<size_t>(corr - corr_lo)];
+      if (at < 0 || op < at) at = op;
+    }
+    std::vector<std::pair<int64_t, int>>().swap(op_of_corr);
+  } else {
+    sort_runs(op_of_corr);
+  }
   auto launcher = [&](int64_t corr) {
+    if (!op_at_corr.empty())
+      return corr >= corr_lo && corr <= corr_hi ? op_at_corr[static_cast<size_t>(corr - corr_lo)] : -1;
     auto it = std::lower_bound(op_of_corr.begin(), op_of_corr.end(), std::make_pair(corr, INT32_MIN));
     return it != op_of_corr.end() && it->first == corr ? it->second : -1;
   };
@@ -266,7 +319,7 @@ TraceReport analyse_trace(const TorchTrace& t, const AtenCoster& cost, const Tra
     const std::string& name = t.names[e.name];
     int p = parent[i];
     int sc = p >= 0 ? scope[static_cast<size_t>(p)] : 0;
-    uint8_t ph = p >= 0 ? phase[static_cast<size_t>(p)] : Forward;
+    uint8_t ph = p >= 0 ? phase[static_cast<size_t>(p)] : static_cast<uint8_t>(Forward);
     if (!flow_end_at.empty()) {
       auto f = flow_end_at.find(flow_key(e.thread, e.ts));
       if (f != flow_end_at.end() && e.kind == TraceKind::CpuOp) {
@@ -322,6 +375,14 @@ TraceReport analyse_trace(const TorchTrace& t, const AtenCoster& cost, const Tra
     return r.ops[it->second];
   };
   static const char* kPhase[] = {"forward", "backward", "optimizer"};
+  TraceRow* phase_rows[3] = {nullptr, nullptr, nullptr};  // r.phases' rows, made on first use
+  auto phase_row = [&](uint8_t ph) -> TraceRow& {
+    if (!phase_rows[ph]) {
+      phase_rows[ph] = &r.phases[kPhase[ph]];
+      phase_rows[ph]->name = kPhase[ph];
+    }
+    return *phase_rows[ph];
+  };
   const bool tf32 = r.hw && r.hw->tf32;
   auto scope_chain = [&](int sc, auto&& fn) {
     for (int s = sc; s >= 0; s = scope_parent[static_cast<size_t>(s)])
@@ -372,8 +433,7 @@ TraceReport analyse_trace(const TorchTrace& t, const AtenCoster& cost, const Tra
                                                                : "not an aten op");
     if (c && c->macs > 0) dtype_macs[orow.name][c->dtype] += c->macs;
     scope_chain(scope[i], add);
-    TraceRow& prow = r.phases[kPhase[phase[i]]];
-    prow.name = kPhase[phase[i]];
+    TraceRow& prow = phase_row(phase[i]);
     add(prow);
   }
 
@@ -425,8 +485,7 @@ TraceReport analyse_trace(const TorchTrace& t, const AtenCoster& cost, const Tra
       if (!costed) row.uncosted_gpu_us += g.dur;
     };
     TraceRow& orow = op_of(ev[o].name);
-    TraceRow& prow = r.phases[kPhase[phase[o]]];
-    prow.name = kPhase[phase[o]];
+    TraceRow& prow = phase_row(phase[o]);
     add(orow);
     scope_chain(scope[o], add);
     add(prow);

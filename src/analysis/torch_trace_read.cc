@@ -4,6 +4,7 @@
 // record and the rest of its text skipped), and what the reader keeps of each event. Memory is the kept
 // records, not the file: a trace of N events costs O(N) small records, and the JSON text is never held beyond
 // one buffer.
+#include <sys/stat.h>
 #include <zlib.h>
 
 #ifdef __SSE2__
@@ -19,6 +20,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -62,8 +64,14 @@ class Source {
     if (gzip_) inflateEnd(&zs_);
     if (f_) std::fclose(f_);
   }
-  // A batch of event texts in memory (the parallel reader's workers).
+  // A batch of event texts in memory (the batch reader's workers).
   explicit Source(std::string_view mem) : mem_(mem), memory_(true) {}
+  // The bytes of a plain (not gzip) file from `offset` on (the range reader's workers).
+  Source(const std::string& path, int64_t offset) : path_(path) {
+    f_ = std::fopen(path.c_str(), "rb");
+    if (!f_ || fseeko(f_, static_cast<off_t>(offset), SEEK_SET) != 0)
+      throw InputError(path + ": cannot reopen the trace (" + std::strerror(errno) + ")");
+  }
   Source(const Source&) = delete;
   Source& operator=(const Source&) = delete;
 
@@ -132,14 +140,20 @@ class Source {
     return n;
   }
   bool truncated_gzip() const { return truncated_gzip_; }
+  bool gzip() const { return gzip_; }
+  // The file's size in bytes (-1 for a batch in memory).
+  int64_t size() const {
+    struct stat st {};
+    if (memory_ || !f_ || fstat(fileno(f_), &st) != 0) return -1;
+    return static_cast<int64_t>(st.st_size);
+  }
   // Large enough to read on several threads: 64 MiB of JSON, or 8 MiB of gzip.
-  bool large() const {
-    if (memory_ || !f_) return false;
-    long here = std::ftell(f_);
-    if (here < 0 || std::fseek(f_, 0, SEEK_END) != 0) return false;
-    long size = std::ftell(f_);
-    std::fseek(f_, here, SEEK_SET);
-    return size >= (gzip_ ? (8l << 20) : (64l << 20));
+  bool large() const { return size() >= (gzip_ ? (int64_t{8} << 20) : (int64_t{64} << 20)); }
+  // A plain file from `offset` on, this source's buffered bytes dropped (the parser's seek).
+  void seek(int64_t offset) {
+    if (gzip_ || memory_ || fseeko(f_, static_cast<off_t>(offset), SEEK_SET) != 0)
+      throw InputError(path_ + ": cannot seek in the trace");
+    in_off_ = in_len_;
   }
 
  private:
@@ -156,36 +170,64 @@ class Source {
   int64_t compressed_ = 0, produced_ = 0;
 };
 
-// The first '"' or '\\' in [b, e), else e: memchr (vectorised) for the quote, then for an escape before it.
+// The parser's buffer holds kChunk bytes and kPad more, so a 16-byte load that starts before the end of the
+// bytes read never leaves it; what it sees past the end is masked.
+constexpr size_t kPad = 64;
+
+// The first '"' or '\\' in [b, e), else e: 16 bytes at a time where SSE2 is there (x86-64). Reads up to 15
+// bytes past e.
 inline const char* quote_or_escape(const char* b, const char* e) {
+#ifdef __SSE2__
+  const __m128i quote = _mm_set1_epi8('"'), esc = _mm_set1_epi8('\\');
+  for (; b < e; b += 16) {
+    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b));
+    if (int bits = _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, esc)))) {
+      const char* r = b + __builtin_ctz(static_cast<unsigned>(bits));
+      return r < e ? r : e;
+    }
+  }
+  return e;
+#else
   const void* q = std::memchr(b, '"', static_cast<size_t>(e - b));
   const char* end = q ? static_cast<const char*>(q) : e;
   const void* esc = std::memchr(b, '\\', static_cast<size_t>(end - b));
   return esc ? static_cast<const char*>(esc) : end;
+#endif
 }
 
-// The first of '"', '{', '[', '}', ']' in [b, e), else e: 16 bytes at a time where SSE2 is there (x86-64).
+// The first of '"', '{', '[', '}', ']' in [b, e), else e: 16 bytes at a time where SSE2 is there. Reads up to
+// 15 bytes past e.
 inline const char* next_structural(const char* b, const char* e) {
 #ifdef __SSE2__
   const __m128i quote = _mm_set1_epi8('"'), lb = _mm_set1_epi8('{'), ls = _mm_set1_epi8('['),
                 rb = _mm_set1_epi8('}'), rs = _mm_set1_epi8(']');
-  for (; e - b >= 16; b += 16) {
+  for (; b < e; b += 16) {
     __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b));
     __m128i m = _mm_or_si128(
         _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, lb)),
         _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, ls), _mm_cmpeq_epi8(v, rb)), _mm_cmpeq_epi8(v, rs)));
-    if (int bits = _mm_movemask_epi8(m)) return b + __builtin_ctz(static_cast<unsigned>(bits));
+    if (int bits = _mm_movemask_epi8(m)) {
+      const char* r = b + __builtin_ctz(static_cast<unsigned>(bits));
+      return r < e ? r : e;
+    }
   }
-#endif
+  return e;
+#else
   while (b < e && *b != '"' && *b != '{' && *b != '[' && *b != '}' && *b != ']') ++b;
   return b;
+#endif
+}
+
+// What ends a scalar token.
+inline bool token_end(char c) {
+  return c == ',' || c == '}' || c == ']' || c == ' ' || c == '\n' || c == '\r' || c == '\t';
 }
 
 // A pull parser over the source: the caller walks the structure it expects and skips the rest.
 class TraceParser {
  public:
   TraceParser(Source& s, const std::string& path, int64_t base = 0)
-      : src_(s), path_(path), buf_(kChunk), consumed_(base) {}
+      : src_(s), path_(path), buf_(kChunk + kPad), consumed_(base) {}
 
   // At '{': appends the object's text, braces included, to `into` (strings and nesting followed).
   void capture_object(std::string& into) {
@@ -293,7 +335,7 @@ class TraceParser {
       const char* b = buf_.data() + pos_;
       const char* e = buf_.data() + len_;
       const char* q = quote_or_escape(b, e);
-      out.append(b, q);
+      out.append(b, static_cast<size_t>(q - b));
       pos_ += static_cast<size_t>(q - b);
       if (out.size() > kMaxString) fail("a string over 64 MiB");
       if (q == e) continue;
@@ -342,6 +384,21 @@ class TraceParser {
     }
   }
 
+  // A member's key: a view of the buffer where it lies there whole and unescaped (nearly always), else of a
+  // copy. Valid until the parser reads on: classify it before anything else.
+  std::string_view key() {
+    if (ws() != '"') fail("expected a string");
+    const char* b = buf_.data() + pos_ + 1;
+    const char* e = buf_.data() + len_;
+    const char* q = quote_or_escape(b, e);
+    if (q < e && *q == '"') {
+      pos_ = static_cast<size_t>(q + 1 - buf_.data());
+      return {b, static_cast<size_t>(q - b)};
+    }
+    string(key_);
+    return key_;
+  }
+
   // A scalar token (number, true, false, null) as text.
   void token(std::string& out) {
     out.clear();
@@ -351,10 +408,8 @@ class TraceParser {
       const char* b = buf_.data() + pos_;
       const char* e = buf_.data() + len_;
       const char* q = b;
-      while (q < e && *q != ',' && *q != '}' && *q != ']' && *q != ' ' && *q != '\n' && *q != '\r' &&
-             *q != '\t')
-        ++q;
-      out.append(b, q);
+      while (q < e && !token_end(*q)) ++q;
+      out.append(b, static_cast<size_t>(q - b));
       pos_ += static_cast<size_t>(q - b);
       if (out.size() > 64) fail("a number over 64 characters");
       if (q < e) break;
@@ -362,6 +417,17 @@ class TraceParser {
     if (out.empty()) fail("expected a value");
   }
   double number() {
+    ws();
+    {  // the usual case: the whole number in the buffer, read where it lies
+      const char* b = buf_.data() + pos_;
+      const char* e = buf_.data() + len_;
+      double v = 0;
+      auto [end, ec] = std::from_chars(b, e, v);
+      if (ec == std::errc() && end < e && token_end(*end)) {
+        pos_ += static_cast<size_t>(end - b);
+        return v;
+      }
+    }
     token(tok_);
     double v = 0;
     auto [end, ec] = std::from_chars(tok_.data(), tok_.data() + tok_.size(), v);
@@ -374,6 +440,14 @@ class TraceParser {
     if (c == '"') {
       string(tok_);
     } else if (c == '-' || (c >= '0' && c <= '9')) {
+      const char* b = buf_.data() + pos_;  // the usual case: an integer in the buffer, read where it lies
+      const char* e = buf_.data() + len_;
+      int64_t v = 0;
+      auto [end, ec] = std::from_chars(b, e, v);
+      if (ec == std::errc() && end < e && token_end(*end)) {
+        pos_ += static_cast<size_t>(end - b);
+        return v;
+      }
       token(tok_);
     } else {
       skip();
@@ -408,7 +482,17 @@ class TraceParser {
   void skip() {
     int c = ws();
     if (c == '"') return skip_string();
-    if (c != '{' && c != '[') return token(tok_);
+    if (c != '{' && c != '[') {
+      const char* b = buf_.data() + pos_;  // the usual case: a scalar ending in the buffer, passed over
+      const char* e = buf_.data() + len_;
+      const char* q = b;
+      while (q < e && !token_end(*q)) ++q;
+      if (q < e && q > b && q - b <= 64) {
+        pos_ += static_cast<size_t>(q - b);
+        return;
+      }
+      return token(tok_);
+    }
     ++pos_;
     skip_nested(1, "unterminated object or array");
   }
@@ -451,6 +535,13 @@ class TraceParser {
     }
   }
   bool at_eof() { return ws() == -1; }
+  // Reads on from byte `offset` of a plain file.
+  void seek(int64_t offset) {
+    src_.seek(offset);
+    consumed_ = offset;
+    pos_ = len_ = 0;
+    at_end_ = false;
+  }
 
  private:
   Source& src_;
@@ -459,13 +550,13 @@ class TraceParser {
   size_t pos_ = 0, len_ = 0;
   int64_t consumed_;
   bool at_end_ = false;
-  std::string tok_;
+  std::string tok_, key_;
 
   bool refill() {
     if (at_end_) return false;
     consumed_ += static_cast<int64_t>(len_);
     pos_ = 0;
-    len_ = src_.read(buf_.data(), buf_.size());
+    len_ = src_.read(buf_.data(), kChunk);
     if (len_ == 0) at_end_ = true;
     return len_ > 0;
   }
@@ -555,12 +646,34 @@ class TraceReader {
   TraceReader(std::string_view batch, const std::string& path, int64_t base)
       : src_(batch), p_(src_, path, base), b_(t_), path_(path) {}
 
+  // A worker of the range reader: the events of the plain file at `path` from the element at byte `from`.
+  TraceReader(const std::string& path, int64_t from)
+      : src_(path, from), p_(src_, path, from), b_(t_), path_(path) {}
+
   // What a worker read, for merge().
   struct Part {
     TorchTrace t;
     int64_t skipped_no_time = 0, negative = 0;
     bool saw_ort = false;
   };
+  // What a range worker read, and where it stopped.
+  struct Range {
+    Part part;
+    bool ended = false;  // at the array's ']': `at` is the byte after it
+    int64_t at = -1;     // else the first element at or after its end (where the next range starts, if real)
+    std::exception_ptr error;
+  };
+  Range read_range(int64_t to, const std::atomic<bool>& cancel) {
+    Range r;
+    try {
+      r.ended = events_until(to, &cancel);
+      r.at = p_.offset();
+    } catch (...) {
+      r.error = std::current_exception();
+    }
+    r.part = Part{std::move(t_), skipped_no_time_, negative_, saw_ort_};
+    return r;
+  }
   Part read_batch() {
     if (!p_.open('[', ']')) return {};
     do {
@@ -659,22 +772,120 @@ class TraceReader {
 
   void events() {
     if (p_.ws() != '[') throw InputError(path_ + ": \"traceEvents\" is not an array");
-    // On two cores the workers and this thread's scan share them: one thread is as fast, with less memory
-    // (bench/README.md); from four cores on, a large trace is read in parallel.
-    const bool cores = std::thread::hardware_concurrency() >= 4;
-    if ((src_.large() && cores && threads_ != 0) || threads_ > 0) return events_parallel();
+    // A large plain file is read in ranges on all cores; a large gzip one is inflated here and parsed by
+    // workers from four cores on (on two, the inflating thread and one worker share them: no faster).
+    const unsigned cores = std::thread::hardware_concurrency();
+    const bool large = threads_ > 0 || (threads_ != 0 && src_.large());
+    if (large && !src_.gzip() && (cores >= 2 || threads_ > 0)) return events_ranges();
+    if (large && (cores >= 4 || threads_ > 0)) return events_parallel();
     events_sequential();
   }
   void events_sequential() {
     if (!p_.open('[', ']')) return;
-    do {
+    events_until(INT64_MAX, nullptr);
+  }
+  // From an element of the event array to the first element at or after byte `to` (false), or to the end of
+  // the array (true, its ']' read).
+  bool events_until(int64_t to, const std::atomic<bool>* cancel) {
+    for (;;) {
+      int c = p_.ws();
+      if (p_.offset() >= to || (cancel && *cancel)) return false;
       ++t_.events;
-      if (p_.ws() != '{') {
+      if (c == '{')
+        event();
+      else
         p_.skip();
-        continue;
+      if (!p_.more(']')) return true;
+    }
+  }
+
+  // A large plain file, on all cores: the rest of the file is cut into ranges, each starting at a line that
+  // opens an object (profilers write an event per line, or several lines each); this thread reads the first
+  // range, a worker each other one, each to the first element at or past its range's end. A range whose
+  // start the range before it lands on exactly starts at an element of the array, so its records are
+  // those one thread reads there; a start not landed on (an object inside an event, a one-line file) is read
+  // again here from where the range before it stopped. Parts are merged in order: the records, and any
+  // error, are one thread's.
+  void events_ranges() {
+    if (!p_.open('[', ']')) return;
+    const int64_t size = src_.size();
+    const size_t parts = threads_ > 0 ? static_cast<size_t>(std::min(threads_, 63)) + 1
+                                      : std::max(2u, std::min(8u, std::thread::hardware_concurrency()));
+    std::vector<int64_t> starts;  // starts[k]: where range k starts; starts[0] is this thread's
+    starts.push_back(p_.offset());
+    for (size_t k = 1; k < parts; ++k) {
+      int64_t guess = starts[0] + static_cast<int64_t>((static_cast<double>(size - starts[0]) * k) / parts);
+      int64_t at = object_line_after(std::max(guess, starts.back() + 1));
+      if (at < 0) break;
+      starts.push_back(at);
+    }
+    starts.push_back(INT64_MAX);
+    const size_t ranges = starts.size() - 1;
+    std::atomic<bool> cancel{false};
+    std::vector<std::future<Range>> work;
+    for (size_t k = 1; k < ranges; ++k)
+      work.push_back(std::async(std::launch::async, [&, k] {
+        return TraceReader(path_, starts[k]).read_range(starts[k + 1], cancel);
+      }));
+    struct Cancel {  // on an error here, the workers stop at their next event
+      std::atomic<bool>& c;
+      ~Cancel() { c = true; }
+    } stop_workers{cancel};
+    size_t k = 1;  // the next range
+    for (;;) {
+      if (events_until(starts[k], nullptr)) return;
+      int64_t at = p_.offset();
+      while (k < ranges && starts[k] < at) ++k;  // ranges stepped over: not starts of elements
+      if (k == ranges) continue;                 // none left: on to the end of the array
+      if (starts[k] > at) continue;              // the next start not reached yet
+      // Landed on range k's start: its part, and the parts after it that it lands on in turn.
+      for (;;) {
+        Range r = work[k - 1].get();
+        if (r.error) std::rethrow_exception(r.error);
+        t_.events += r.part.t.events;
+        ++t_.read_parts;
+        merge(std::move(r.part));
+        if (r.ended) {
+          p_.seek(r.at);
+          return;
+        }
+        ++k;
+        if (k < ranges && r.at == starts[k]) continue;
+        p_.seek(r.at);
+        while (k < ranges && starts[k] < r.at) ++k;
+        break;
       }
-      event();
-    } while (p_.more(']'));
+    }
+  }
+  // The first byte at or after `from` that opens an object as the first non-blank of a line (a raw newline
+  // is never inside a JSON string), or -1 within 16 MiB.
+  int64_t object_line_after(int64_t from) const {
+    std::FILE* f = std::fopen(path_.c_str(), "rb");
+    if (!f) return -1;
+    int64_t found = -1;
+    if (fseeko(f, static_cast<off_t>(from), SEEK_SET) == 0) {
+      std::vector<char> buf(64 << 10);
+      int64_t off = from;
+      bool line_start = false;
+      while (found < 0 && off < from + (int64_t{16} << 20)) {
+        size_t n = std::fread(buf.data(), 1, buf.size(), f);
+        if (n == 0) break;
+        for (size_t i = 0; i < n; ++i) {
+          char c = buf[i];
+          if (c == '\n') {
+            line_start = true;
+          } else if (line_start && c == '{') {
+            found = off + static_cast<int64_t>(i);
+            break;
+          } else if (c != ' ' && c != '\t' && c != '\r') {
+            line_start = false;
+          }
+        }
+        off += static_cast<int64_t>(n);
+      }
+    }
+    std::fclose(f);
+    return found;
   }
 
   // A large trace: this thread cuts the event array into batches of about 8 MiB of event text (following
@@ -826,36 +1037,88 @@ class TraceReader {
     }
   }
 
+  // The event keys read, and the args keys; the rest is skipped.
+  enum class Key { Other, Ph, Cat, Name, Pid, Tid, Ts, Dur, Id, Args };
+  static Key event_key(std::string_view k) {
+    switch (k.size()) {
+      case 2:
+        return k == "ph"sv ? Key::Ph : k == "ts"sv ? Key::Ts : k == "id"sv ? Key::Id : Key::Other;
+      case 3:
+        return k == "cat"sv   ? Key::Cat
+               : k == "pid"sv ? Key::Pid
+               : k == "tid"sv ? Key::Tid
+               : k == "dur"sv ? Key::Dur
+                              : Key::Other;
+      case 4:
+        return k == "name"sv ? Key::Name : k == "args"sv ? Key::Args : Key::Other;
+      default:
+        return Key::Other;
+    }
+  }
+  enum class Arg { Other, Ext, Hier, Corr, Dims, Types, Concrete, Allocated, Device };
+  static Arg arg_key(std::string_view k) {
+    switch (k.size()) {
+      case 6:
+        return k == "device"sv ? Arg::Device : Arg::Other;
+      case 9:
+        return k == "Device Id"sv ? Arg::Device : Arg::Other;
+      case 10:
+        return k == "Input Dims"sv ? Arg::Dims : k == "Input type"sv ? Arg::Types : Arg::Other;
+      case 11:
+        return k == "External id"sv || k == "external id"sv ? Arg::Ext
+               : k == "correlation"sv                       ? Arg::Corr
+                                                            : Arg::Other;
+      case 15:
+        return k == "Concrete Inputs"sv   ? Arg::Concrete
+               : k == "Total Allocated"sv ? Arg::Allocated
+                                          : Arg::Other;
+      case 16:
+        return k == "Module Hierarchy"sv ? Arg::Hier : Arg::Other;
+      default:
+        return Arg::Other;
+    }
+  }
+
   void event() {
     e_.clear();
     if (p_.open('{', '}')) {
       do {
-        p_.string(key_);
+        Key k = event_key(p_.key());
         p_.expect(':');
-        if (key_ == "ph"sv) {
-          p_.text(e_.ph);
-        } else if (key_ == "cat"sv) {
-          p_.text(e_.cat);
-          if (!relevant(e_.cat)) {  // ac2g and other flows, python frames, traces' own spans: not read
-            p_.skip_rest_of_object();
-            return;
-          }
-        } else if (key_ == "name"sv) {
-          p_.text(e_.name);
-        } else if (key_ == "pid"sv) {
-          p_.text(e_.pid);
-        } else if (key_ == "tid"sv) {
-          p_.text(e_.tid);
-        } else if (key_ == "ts"sv) {
-          e_.has_ts = number(&e_.ts);
-        } else if (key_ == "dur"sv) {
-          e_.has_dur = number(&e_.dur);
-        } else if (key_ == "id"sv) {
-          p_.text(e_.id);
-        } else if (key_ == "args"sv) {
-          args();
-        } else {
-          p_.skip();
+        switch (k) {
+          case Key::Ph:
+            p_.text(e_.ph);
+            break;
+          case Key::Cat:
+            p_.text(e_.cat);
+            if (!relevant(e_.cat)) {  // ac2g and other flows, python frames, traces' own spans: not read
+              p_.skip_rest_of_object();
+              return;
+            }
+            break;
+          case Key::Name:
+            p_.text(e_.name);
+            break;
+          case Key::Pid:
+            p_.text(e_.pid);
+            break;
+          case Key::Tid:
+            p_.text(e_.tid);
+            break;
+          case Key::Ts:
+            e_.has_ts = number(&e_.ts);
+            break;
+          case Key::Dur:
+            e_.has_dur = number(&e_.dur);
+            break;
+          case Key::Id:
+            p_.text(e_.id);
+            break;
+          case Key::Args:
+            args();
+            break;
+          case Key::Other:
+            p_.skip();
         }
       } while (p_.more('}'));
     }
@@ -882,26 +1145,35 @@ class TraceReader {
     if (p_.ws() != '{') return p_.skip();
     if (!p_.open('{', '}')) return;
     do {
-      p_.string(key_);
+      Arg k = arg_key(p_.key());
       p_.expect(':');
-      if (key_ == "External id"sv || key_ == "external id"sv) {
-        e_.ext = p_.integer().value_or(-1);
-      } else if (key_ == "Module Hierarchy"sv) {
-        p_.text(e_.hier);
-      } else if (key_ == "correlation"sv) {
-        e_.corr = p_.integer().value_or(-1);
-      } else if (key_ == "Input Dims"sv) {
-        dims();
-      } else if (key_ == "Input type"sv) {
-        strings(e_.call.types);
-      } else if (key_ == "Concrete Inputs"sv) {
-        strings(e_.call.concrete);
-      } else if (key_ == "Total Allocated"sv) {
-        e_.allocated = p_.integer().value_or(-1);
-      } else if (key_ == "Device Id"sv || key_ == "device"sv) {
-        e_.device = p_.integer().value_or(-1);
-      } else {
-        p_.skip();
+      switch (k) {
+        case Arg::Ext:
+          e_.ext = p_.integer().value_or(-1);
+          break;
+        case Arg::Hier:
+          p_.text(e_.hier);
+          break;
+        case Arg::Corr:
+          e_.corr = p_.integer().value_or(-1);
+          break;
+        case Arg::Dims:
+          dims();
+          break;
+        case Arg::Types:
+          strings(e_.call.types);
+          break;
+        case Arg::Concrete:
+          strings(e_.call.concrete);
+          break;
+        case Arg::Allocated:
+          e_.allocated = p_.integer().value_or(-1);
+          break;
+        case Arg::Device:
+          e_.device = p_.integer().value_or(-1);
+          break;
+        case Arg::Other:
+          p_.skip();
       }
     } while (p_.more('}'));
   }

@@ -22,8 +22,8 @@ TraceReport open_trace(const std::string& path, const TraceOptions& to) {
   TraceTimings t;
   TraceReport r = analyse_trace_file(path, to, &t);
   if (std::getenv("FLOPWISE_TRACE_TIMING"))
-    std::cerr << "read " << t.read_s << " s, analyse " << t.analyse_s << " s, pricing " << t.calls
-              << " distinct calls " << t.price_s << " s\n";
+    std::cerr << "read " << t.read_s << " s (" << t.read_parts << " part(s) kept), analyse " << t.analyse_s
+              << " s, pricing " << t.calls << " distinct calls " << t.price_s << " s\n";
   return r;
 }
 

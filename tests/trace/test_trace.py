@@ -13,6 +13,7 @@ import glob
 import gzip
 import json
 import os
+import re
 import subprocess
 
 import pytest
@@ -343,3 +344,57 @@ def test_parallel_reader_reads_the_same(path):
     many = subprocess.run([CLI, "trace", path, "--format", "json"], stdout=subprocess.PIPE, check=True,
                           env={**os.environ, "FLOPWISE_TRACE_THREADS": "3", "FLOPWISE_TRACE_BATCH_KB": "16"}).stdout
     assert one == many
+
+
+def read_both(path, threads="5", parts=None):
+    """flopwise trace's JSON (or error line) read by one thread and by the range reader, forced; `parts`: how
+    many threads' parts the range reader must have kept (FLOPWISE_TRACE_TIMING says)."""
+    def go(n):
+        p = subprocess.run([CLI, "trace", path, "--format", "json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           env={**os.environ, "FLOPWISE_TRACE_THREADS": n, "FLOPWISE_TRACE_TIMING": "1"})
+        err = b"\n".join(l for l in p.stderr.splitlines() if not l.startswith(b"read "))
+        kept = [int(m) for m in re.findall(rb"read [0-9.e-]+ s \(([0-9]+) part", p.stderr)]
+        if parts is not None and n != "0":
+            assert kept == [parts], p.stderr
+        return p.returncode, p.stdout, err
+    return go("0"), go(threads)
+
+
+@pytest.mark.parametrize("path", traces(), ids=os.path.basename)
+def test_range_reader_reads_the_same(path, tmp_path):
+    """A large plain trace is cut into ranges at lines that open an object, read on all cores, and the parts
+    merged in order: the same report as one thread's. Forced here on every trace, as the profiler wrote it
+    (gzip inflated), cut in six ranges."""
+    plain = tmp_path / "plain.json"
+    with (gzip.open if path.endswith(".gz") else open)(path, "rb") as f:
+        plain.write_bytes(f.read())
+    one, many = read_both(str(plain), parts=6 if plain.read_bytes().count(b"\n") > 1000 else None)
+    assert one[0] == 0 and many == one
+
+
+def test_range_reader_false_starts_and_errors(tmp_path):
+    """Range starts that are not events (objects on their own lines inside events), a file without line
+    breaks (no starts at all), and files cut at many places (the error is one thread's, byte for byte)."""
+    d = json.load(gzip.open(os.path.join(GPU, "resnet18.train.eager.pt.trace.json.gz"), "rt"))
+    for e in d["traceEvents"]:
+        e.setdefault("args", {})["extra"] = [{"a": 1}, {"b": [{"c": 2}]}]
+    variants = {"nested.json": json.dumps(d, indent=1), "one_line.json": json.dumps(d),
+                "per_event.json": '{"traceEvents": [\n' + ",\n".join(json.dumps(e) for e in d["traceEvents"])
+                + "\n], \"deviceProperties\": " + json.dumps(d.get("deviceProperties", [])) + "}"}
+    for name, text in variants.items():
+        p = tmp_path / name
+        p.write_text(text)
+        one, many = read_both(str(p), parts={"one_line.json": 1, "per_event.json": 6}.get(name))
+        assert one[0] == 0 and many == one, name
+    text = variants["per_event.json"]
+    for frac in (0.13, 0.37, 0.5, 0.81, 0.999):
+        p = tmp_path / ("cut%g.json" % frac)
+        p.write_text(text[:int(len(text) * frac)])
+        one, many = read_both(str(p))
+        assert one[0] == 2 and many == one, (frac, one[2], many[2])
+    for frac in (0.25, 0.75):  # not JSON in the middle of the first range, of the second (a worker's)
+        at = text.index("\n", int(len(text) * frac)) + 1  # at the start of an event's line
+        p = tmp_path / "broken.json"
+        p.write_text(text[:at] + "]]]" + text[at:])
+        one, many = read_both(str(p), threads="1")
+        assert one[0] == 2 and many == one, (one[2], many[2])
