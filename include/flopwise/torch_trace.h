@@ -54,15 +54,15 @@ enum class TraceKind : uint8_t {
   Memset,      // gpu_memset
 };
 
-struct TraceEvent {
-  uint32_t name = 0;    // index in TorchTrace::names
-  uint32_t thread = 0;  // index in TorchTrace::threads (CPU: pid/tid; GPU: device/stream)
-  TraceKind kind = TraceKind::CpuOp;
+struct TraceEvent {        // 56 bytes: millions of them
   double ts = 0, dur = 0;  // microseconds
   int64_t ext = -1;        // "External id": an op's own; a kernel's launching op's
-  int32_t call = -1;       // index in TorchTrace::calls (an op with recorded shapes)
   int64_t corr = -1;       // GPU events: "correlation", the id of the runtime call that launched it
+  uint32_t name = 0;       // index in TorchTrace::names
+  uint32_t thread = 0;     // index in TorchTrace::threads (CPU: pid/tid; GPU: device/stream)
+  int32_t call = -1;       // index in TorchTrace::calls (an op with recorded shapes)
   int32_t hier = -1;       // an op of a TorchScript run: its "Module Hierarchy" (index in names)
+  TraceKind kind = TraceKind::CpuOp;
 };
 
 // A CUDA (or HIP) runtime or driver call: the launch a GPU event's correlation names; the op it ran in is the

@@ -3,6 +3,9 @@
 // and the cost rules price the IR, exactly as for a .pt's ops. Without the plugin no call is costed, and each
 // says why.
 #include <dlfcn.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>

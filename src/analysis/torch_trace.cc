@@ -439,14 +439,21 @@ TraceReport analyse_trace(const TorchTrace& t, const AtenCoster& cost, const Tra
 
   // GPU events.
   // External ids: only for GPU events whose correlation finds no launch (traces without runtime events).
-  std::unordered_map<int64_t, uint32_t> by_ext;
+  // (External id, op) pairs sorted (the first op of an id first): ids grow with time, so nearly in order.
+  std::vector<std::pair<int64_t, uint32_t>> by_ext;
   bool need_ext = false;
   for (const TraceEvent& g : t.gpu)
     if (g.ext >= 0 && (g.corr < 0 || launcher(g.corr) < 0)) need_ext = true;
-  if (need_ext)
+  if (need_ext) {
     for (size_t i = 0; i < n; ++i)
       if (ev[i].kind == TraceKind::CpuOp && ev[i].ext >= 0)
-        by_ext.emplace(ev[i].ext, static_cast<uint32_t>(i));
+        by_ext.emplace_back(ev[i].ext, static_cast<uint32_t>(i));
+    sort_runs(by_ext);
+  }
+  auto op_of_ext = [&](int64_t ext) {
+    auto it = std::lower_bound(by_ext.begin(), by_ext.end(), std::make_pair(ext, uint32_t{0}));
+    return it != by_ext.end() && it->first == ext ? static_cast<int>(it->second) : -1;
+  };
   std::vector<uint8_t> self_launch(n, 0);
   std::vector<std::vector<std::pair<double, double>>> step_iv(n_steps);
   std::vector<std::pair<double, double>> all_iv;
@@ -465,8 +472,8 @@ TraceReport analyse_trace(const TorchTrace& t, const AtenCoster& cost, const Tra
     int op_ix = -1;
     if (int l = g.corr >= 0 ? launcher(g.corr) : -1; l >= 0)
       op_ix = l;
-    else if (auto x = g.ext >= 0 ? by_ext.find(g.ext) : by_ext.end(); x != by_ext.end())
-      op_ix = static_cast<int>(x->second);
+    else if (g.ext >= 0)
+      op_ix = op_of_ext(g.ext);
     if (op_ix < 0) {
       r.unattributed_gpu_us += g.dur;
       ++r.unattributed_kernels;

@@ -562,6 +562,37 @@ class TraceParser {
   }
 };
 
+// A table read record by record: kept in blocks (no doubling, no copying while it grows), then moved into one
+// vector of its exact size block by block, each freed once copied: the peak is the records and one block, not
+// up to three times the records as a growing vector's.
+template <class T>
+class Blocks {
+ public:
+  void push_back(const T& x) {
+    if (blocks_.empty() || blocks_.back().size() == blocks_.back().capacity()) {
+      blocks_.emplace_back();
+      blocks_.back().reserve(std::min<size_t>(size_t{1} << 16, std::max<size_t>(1024, size_)));
+    }
+    blocks_.back().push_back(x);
+    ++size_;
+  }
+  std::vector<T> take() {
+    std::vector<T> out;
+    out.reserve(size_);
+    for (auto& b : blocks_) {
+      out.insert(out.end(), b.begin(), b.end());
+      std::vector<T>().swap(b);
+    }
+    blocks_.clear();
+    size_ = 0;
+    return out;
+  }
+
+ private:
+  std::vector<std::vector<T>> blocks_;
+  size_t size_ = 0;
+};
+
 // What the reader keeps, and the interning tables that make each kept event a small record.
 class Builder {
  public:
@@ -671,7 +702,7 @@ class TraceReader {
     } catch (...) {
       r.error = std::current_exception();
     }
-    r.part = Part{std::move(t_), skipped_no_time_, negative_, saw_ort_};
+    r.part = Part{records(), skipped_no_time_, negative_, saw_ort_};
     return r;
   }
   Part read_batch() {
@@ -682,7 +713,7 @@ class TraceReader {
       else
         p_.skip();
     } while (p_.more(']'));
-    return Part{std::move(t_), skipped_no_time_, negative_, saw_ort_};
+    return Part{records(), skipped_no_time_, negative_, saw_ort_};
   }
 
   TorchTrace read() {
@@ -708,27 +739,35 @@ class TraceReader {
       throw InputError(path_ + ": not JSON (a PyTorch profiler trace is a JSON object with \"traceEvents\")");
     }
     if (!p_.at_eof()) p_.fail("text after the end of the trace");
-    if (t_.cpu.empty() && t_.gpu.empty()) {
+    TorchTrace t = records();
+    if (t.cpu.empty() && t.gpu.empty()) {
       if (saw_ort_)
         throw InputError(path_ +
                          ": an ONNX Runtime profile, not a PyTorch trace (flopwise run MODEL.onnx --profile "
                          "reads it)");
       throw InputError(path_ + ": no cpu_op or kernel events: not a PyTorch profiler trace (" +
-                       std::to_string(t_.events) + " events read)");
+                       std::to_string(t.events) + " events read)");
     }
     if (skipped_no_time_ > 0)
-      t_.warnings.push_back(std::to_string(skipped_no_time_) +
-                            " event(s) without a numeric ts or dur skipped");
+      t.warnings.push_back(std::to_string(skipped_no_time_) +
+                           " event(s) without a numeric ts or dur skipped");
     if (negative_ > 0)
-      t_.warnings.push_back(std::to_string(negative_) + " event(s) with a negative duration skipped");
-    return std::move(t_);
+      t.warnings.push_back(std::to_string(negative_) + " event(s) with a negative duration skipped");
+    return t;
   }
 
  private:
   Source src_;
   TraceParser p_;
-  TorchTrace t_;
+  TorchTrace t_;  // all but the event tables, kept in blocks while read
+  Blocks<TraceEvent> cpu_, gpu_;
+  Blocks<TraceLaunch> launches_;
   Builder b_;
+
+  TorchTrace records() {
+    t_.cpu = cpu_.take(), t_.gpu = gpu_.take(), t_.launches = launches_.take();
+    return std::move(t_);
+  }
   // For benchmarks and checks: FLOPWISE_TRACE_THREADS=0 reads a large trace on one thread too, =N reads any
   // trace with N workers; FLOPWISE_TRACE_BATCH_KB sets the batch size (default 8 MiB).
   static int env_int(const char* name, int otherwise) {
@@ -987,15 +1026,15 @@ class TraceReader {
       e.name = names[e.name], e.thread = threads[e.thread];
       if (e.call >= 0) e.call = calls[static_cast<size_t>(e.call)];
       if (e.hier >= 0) e.hier = static_cast<int32_t>(names[static_cast<size_t>(e.hier)]);
-      t_.cpu.push_back(e);
+      cpu_.push_back(e);
     }
     for (TraceEvent e : o.gpu) {
       e.name = names[e.name], e.thread = threads[e.thread];
-      t_.gpu.push_back(e);
+      gpu_.push_back(e);
     }
     for (TraceLaunch l : o.launches) {
       l.thread = threads[l.thread];
-      t_.launches.push_back(l);
+      launches_.push_back(l);
     }
     t_.flow_starts.insert(t_.flow_starts.end(), o.flow_starts.begin(), o.flow_starts.end());
     t_.flow_ends.insert(t_.flow_ends.end(), o.flow_ends.begin(), o.flow_ends.end());
@@ -1255,7 +1294,7 @@ class TraceReader {
     }
     if (e_.ph != "X") return;
     if (cat == "cuda_runtime"sv || cat == "cuda_driver"sv || cat == "Runtime"sv) {
-      if (e_.corr >= 0 && e_.has_ts) t_.launches.push_back({e_.corr, b_.thread(e_.pid, e_.tid), e_.ts});
+      if (e_.corr >= 0 && e_.has_ts) launches_.push_back({e_.corr, b_.thread(e_.pid, e_.tid), e_.ts});
       return;
     }
     TraceKind kind;
@@ -1296,9 +1335,9 @@ class TraceReader {
       ev.call = b_.call(e_.call);
     }
     if (kind == TraceKind::Kernel || kind == TraceKind::Memcpy || kind == TraceKind::Memset)
-      t_.gpu.push_back(ev);
+      gpu_.push_back(ev);
     else
-      t_.cpu.push_back(ev);
+      cpu_.push_back(ev);
   }
 };
 
