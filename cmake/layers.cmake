@@ -13,7 +13,7 @@ set(FLOPWISE_LAYER_shape_HEADERS infer.h ops.h)
 set(FLOPWISE_LAYER_importers_DIRS src/import src/torch)
 set(FLOPWISE_LAYER_importers_HEADERS onnx_import.h)
 set(FLOPWISE_LAYER_cost_DIRS src/cost)
-set(FLOPWISE_LAYER_cost_HEADERS attention.h convention.h cost.h)
+set(FLOPWISE_LAYER_cost_HEADERS attention.h convention.h cost.h training.h)
 set(FLOPWISE_LAYER_analyses_DIRS src/analyse src/analysis src/diff)
 set(FLOPWISE_LAYER_analyses_HEADERS analyse.h budget.h diff.h llm.h moe.h ort_profile.h peak_memory.h rational_poly.h
     roofline.h sweep.h torch_trace.h verify.h)

@@ -20,6 +20,7 @@ struct PeakMemory;
 struct CausalDiscount;
 struct MoeSummary;
 struct LlmSection;
+struct TrainingReport;
 struct BodyWork;  // flopwise/ops.h
 
 // Counting options a user asks for; the defaults count the graph as written.
@@ -116,6 +117,7 @@ struct Report {
   std::shared_ptr<const CausalDiscount> causal;    // with --causal (flopwise/attention.h)
   std::shared_ptr<const MoeSummary> moe;  // a mixture-of-experts model's activated counts (flopwise/moe.h)
   std::shared_ptr<const LlmSection> llm;  // with --phase or --prompt/--generate (flopwise/llm.h)
+  std::shared_ptr<const TrainingReport> training;  // with --train (flopwise/training.h)
   bool has_unknown_cost() const;
 };
 

@@ -17,6 +17,7 @@
 #include "flopwise/peak_memory.h"
 #include "flopwise/roofline.h"
 #include "flopwise/sweep.h"
+#include "flopwise/training.h"
 #include "flopwise/writers.h"
 #include "output.h"
 
@@ -42,6 +43,9 @@ struct Options {
   std::string hardware, hardware_file;  // roofline
   bool peak_memory = false;
   bool causal = false;
+  bool train = false;
+  std::vector<std::string> freeze;
+  std::string optimizer = "adamw";
 };
 
 fw::InferOptions infer_options(const Options& o) { return fw::parse_pins(o.inputs, o.dims, o.values); }
@@ -123,6 +127,15 @@ int run(const Options& o) {
   if (llm.any() && !(generation && !axes.empty())) analysis->report.llm = fw::llm_section(plan, reanalyse);
   if (o.peak_memory) {
     analysis->report.peak_memory = std::make_shared<fw::PeakMemory>(fw::peak_memory(*analysis->model, kv));
+  }
+  if (!o.train && (!o.freeze.empty() || o.optimizer != "adamw"))
+    throw fw::UsageError("--freeze and --optimizer describe a training step: add --train");
+  if (o.train) {
+    fw::TrainOptions to;
+    to.freeze = o.freeze;
+    to.optimizer = fw::parse_optimizer(o.optimizer);
+    analysis->report.training =
+        std::make_shared<fw::TrainingReport>(fw::analyse_training(*analysis->model, analysis->report, to));
   }
   if (!o.hardware.empty() || !o.hardware_file.empty()) {
     fw::Hardware hw = fw::hardware_of(o.hardware, o.hardware_file);
@@ -247,6 +260,14 @@ int main(int argc, char** argv) {
   app.add_flag("--peak-memory", o.peak_memory,
                "peak activation memory by liveness over the graph (a formula in the dynamic dims; weights "
                "and KV cache apart)");
+  app.add_flag(
+      "--train", o.train,
+      "one training step, op by op: backward MACs and FLOPs as autograd computes them (a gradient only "
+      "where one is needed), trainable params, gradient and optimizer state bytes (COUNTING.md)");
+  app.add_option(
+      "--freeze", o.freeze,
+      "with --train: a scope (glob) whose parameters are frozen, with everything under it; repeat");
+  app.add_option("--optimizer", o.optimizer, "with --train: sgd | momentum | adam | adamw (default adamw)");
   app.add_option(
       "--sweep", o.sweeps,
       "evaluate the cost formulas over a grid of dims: seq=128,256,512 (list), batch=1..32 (doubling), "

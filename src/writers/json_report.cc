@@ -26,6 +26,7 @@
 #include "flopwise/moe.h"
 #include "flopwise/peak_memory.h"
 #include "flopwise/roofline.h"
+#include "flopwise/training.h"
 #include "flopwise/writers.h"
 #include "poly_text.h"
 
@@ -454,6 +455,52 @@ void write_string_array(JsonWriter& w, const std::vector<std::string>& vs) {
   w.end_array();
 }
 
+// --train: the step's figures, per scope too (flopwise/training.h).
+void write_training(JsonWriter& w, const TrainingReport& t, const Report& r) {
+  auto counts = [&](const TrainCounts& c) {
+    w.member("backward_macs", c.backward_macs);
+    w.member("backward_flops", c.backward_flops);
+    w.member("trainable_params", c.trainable_params);
+  };
+  w.begin_object();
+  w.member("optimizer", std::string(optimizer_name(t.optimizer)));
+  w.key("freeze");
+  write_string_array(w, t.freeze);
+  counts(t.total);
+  w.member("frozen_params", t.frozen_params);
+  w.member("optimizer_flops", t.optimizer_flops);
+  w.member("gradient_bytes", t.gradient_bytes);
+  w.member("optimizer_state_bytes", t.optimizer_state_bytes);
+  w.member("step_flops", t.forward_flops + t.total.backward_flops + t.optimizer_flops);
+  w.member("estimate_backward_flops", t.estimate_backward_flops);
+  w.key("estimated_nodes");
+  write_string_array(w, t.estimated);
+  w.key("scopes");
+  w.begin_array();
+  for (const auto& [name, c] : t.scopes) {
+    w.begin_object();
+    w.member("name", name);
+    counts(c);
+    w.end_object();
+  }
+  w.end_array();
+  w.key("nodes");  // nodes with a backward or trainable params, in graph order
+  w.begin_array();
+  for (size_t i = 0; i < t.nodes.size() && i < r.nodes.size(); ++i) {
+    const TrainCounts& c = t.nodes[i];
+    const Count zero;
+    if (c.backward_flops == zero && c.backward_macs == zero && c.trainable_params == zero) continue;
+    w.begin_object();
+    w.member("name", r.nodes[i].name);
+    counts(c);
+    w.end_object();
+  }
+  w.end_array();
+  w.key("warnings");
+  write_string_array(w, t.warnings);
+  w.end_object();
+}
+
 // Which of the report's top-level members write_members writes: all of them, as the members of the open
 // document object; one member's value alone, as the whole document; or none, collecting the keys the report
 // has. The one list of members (their order and when each is there) is write_members'.
@@ -619,6 +666,7 @@ void write_members(JsonWriter& w, const Report& r, Members& m) {
     w.member("saved_for_training_bytes_estimate", pm.saved_for_training);
     w.end_object();
   }
+  if (r.training && m.want(w, "training")) write_training(w, *r.training, r);
   if (r.causal && m.want(w, "causal")) {
     w.begin_object();
     w.member("attention_products", r.causal->products);

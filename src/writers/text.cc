@@ -15,6 +15,7 @@
 #include "flopwise/ops.h"
 #include "flopwise/peak_memory.h"
 #include "flopwise/roofline.h"
+#include "flopwise/training.h"
 #include "flopwise/writers.h"
 #include "poly_text.h"
 
@@ -124,6 +125,26 @@ std::string shape_list(const std::vector<std::pair<std::string, std::pair<DType,
 
 void line(std::ostream& os, const std::string& k, const std::string& v) { summary_line(os, k, v); }
 
+// --train: the step's lines in the summary, in place of the 2 x forward estimate (flopwise/training.h).
+void write_training_text(std::ostream& os, const TrainingReport& tr, const Totals& t) {
+  auto bytes = [](const Count& c) { return human(c) + (c.known ? "B" : " bytes"); };
+  std::string frozen;
+  for (const auto& f : tr.freeze) frozen += (frozen.empty() ? "" : ", ") + f;
+  line(os, "training step (--train)",
+       std::string("optimizer ") + optimizer_name(tr.optimizer) +
+           (frozen.empty() ? "" : "; frozen: " + frozen));
+  line(os, "trainable params",
+       human(tr.total.trainable_params) +
+           (tr.frozen_params == Count{} ? "" : " (" + human(tr.frozen_params) + " frozen)"));
+  line(os, "bwd MACs", total_str(tr.total.backward_macs, t));
+  line(os, "bwd FLOPs",
+       total_str(tr.total.backward_flops, t) + " (the 2 x fwd rule: " + human(tr.estimate_backward_flops) +
+           ")");
+  line(os, "optimizer FLOPs", human(tr.optimizer_flops));
+  line(os, "fwd+bwd+optimizer FLOPs", total_str(t.flops + tr.total.backward_flops + tr.optimizer_flops, t));
+  line(os, "gradients / optimizer state", bytes(tr.gradient_bytes) + " / " + bytes(tr.optimizer_state_bytes));
+}
+
 void write_tree(std::ostream& os, const ScopeNode& s, const Totals& total, int max_d,
                 const std::string& indent, HumanText& human) {
   std::string head =
@@ -205,8 +226,12 @@ void write_text(std::ostream& os, const Report& r, const TextOptions& opts) {
   if (t.buffers.known && t.buffers.v) line(os, "buffers", human(t.buffers));
   line(os, "fwd MACs", total_str(t.macs, t));
   line(os, "fwd FLOPs", total_str(t.flops, t));
-  line(os, "bwd FLOPs (estimate: 2 x fwd)", total_str(t.backward_flops, t));
-  line(os, "fwd+bwd FLOPs", total_str(t.flops + t.backward_flops, t));
+  if (r.training) {
+    write_training_text(os, *r.training, t);
+  } else {
+    line(os, "bwd FLOPs (estimate: 2 x fwd)", total_str(t.backward_flops, t));
+    line(os, "fwd+bwd FLOPs", total_str(t.flops + t.backward_flops, t));
+  }
   line(os, "memory bytes (read + written)", total_str(t.memory_bytes, t));
   if (r.peak_memory) {
     const PeakMemory& pm = *r.peak_memory;
@@ -315,9 +340,11 @@ void write_text(std::ostream& os, const Report& r, const TextOptions& opts) {
       os << "\n";
     }
   }
-  if (!r.warnings.empty()) {
+  if (!r.warnings.empty() || (r.training && !r.training->warnings.empty())) {
     os << "\n---------------------------------- Warnings ----------------------------------\n";
     for (const auto& w : r.warnings) os << "warning: " << w << "\n";
+    if (r.training)
+      for (const auto& w : r.training->warnings) os << "warning: " << w << "\n";
   }
   os << "------------------------------------------------------------------------------\n";
 }

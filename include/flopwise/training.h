@@ -1,0 +1,56 @@
+// flopwise/training.h — one training step of the graph, op by op (--train): which tensors need a gradient
+// (requires_grad propagated from the trainable parameters: a graph input needs none, a frozen scope's weights
+// none), each op's backward as autograd computes it (a product's input gradient and weight gradient are two
+// products, each computed only where needed), trainable parameters, their gradients, and the optimizer's state
+// and FLOPs. The rules are in COUNTING.md ("The training step").
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "flopwise/dim.h"
+#include "flopwise/ir.h"
+
+namespace flopwise {
+
+struct Report;
+
+enum class Optimizer { Sgd, Momentum, Adam, AdamW };
+
+struct TrainOptions {
+  std::vector<std::string> freeze;  // scope globs (fnmatch): the scope and everything under it
+  Optimizer optimizer = Optimizer::AdamW;
+};
+
+// "sgd" | "momentum" | "adam" | "adamw"; throws UsageError for another name.
+Optimizer parse_optimizer(const std::string& name);
+const char* optimizer_name(Optimizer o);
+
+// The backward of a node, a scope or the model.
+struct TrainCounts {
+  Count backward_macs, backward_flops;
+  Count trainable_params;  // each parameter once, at its first user (as Totals::params)
+  void add(const TrainCounts& o);
+};
+
+struct TrainingReport {
+  Optimizer optimizer = Optimizer::AdamW;
+  std::vector<std::string> freeze;
+  TrainCounts total;
+  Count frozen_params;
+  Count gradient_bytes;         // one gradient per trainable parameter, in its dtype
+  Count optimizer_state_bytes;  // what torch.optim keeps after a step (COUNTING.md)
+  Count optimizer_flops;        // the step's elementwise arithmetic per trainable element
+  Count forward_flops;          // the report's, for the step's total
+  Count estimate_backward_flops;  // the 2 x forward rule, for comparison
+  std::vector<TrainCounts> nodes;                // per Report::nodes entry
+  std::vector<std::pair<std::string, TrainCounts>> scopes;  // scope path ("" the model) -> all under it, pre-order
+  std::vector<std::string> estimated;  // nodes whose backward MACs follow no exact rule (2 x forward taken)
+  std::vector<std::string> warnings;
+};
+
+// The training step of `model` as `report` (build_report's) counted its forward.
+TrainingReport analyse_training(const Model& model, const Report& report, const TrainOptions& opts);
+
+}  // namespace flopwise
