@@ -178,7 +178,7 @@ def _option_args(opts):
 
 
 def analyze(model, inputs=None, *, dims=None, values=None, convention="default", causal=False, peak_memory=False,
-            hardware=None, export="torchscript"):
+            hardware=None, export="torchscript", train=False, freeze=None, optimizer="adamw"):
     """The static cost report of `model`, a Report.
 
     model: a path (.onnx, .pt), ONNX bytes, an onnx.ModelProto, a torch.jit.ScriptModule, or a torch.nn.Module
@@ -188,6 +188,9 @@ def analyze(model, inputs=None, *, dims=None, values=None, convention="default",
     dims: {"batch": 8}: binds symbolic dims (--dim). values: {"shape": [4, 2]}: contents of shape inputs.
     convention: the FLOPs convention (README: Conventions). causal: --causal. peak_memory: --peak-memory.
     hardware: a roofline device name (--hardware).
+    train: one training step (--train): the report's `training` section (backward MACs and FLOPs, trainable
+      params, gradient and optimizer state bytes, per scope). freeze: scope globs whose parameters are frozen
+      (--freeze, each). optimizer: "sgd", "momentum", "adam" or "adamw" (--optimizer).
     export: how a live nn.Module becomes a file. "torchscript" (default): torch.jit.trace with the caller's
       torch, saved to a temporary .pt that the CLI analyses in a child process (module tree and parameter counts
       exact); the CLI's LibTorch must read it: an archive saved by a newer PyTorch raises InputError, then use
@@ -196,7 +199,9 @@ def analyze(model, inputs=None, *, dims=None, values=None, convention="default",
     ONNX is analysed in-process (GIL released), everything else by the `flopwise` executable in a child process.
     """
     src = _Source(model, inputs, export)
-    if src.in_process() and not peak_memory and not hardware:
+    if (freeze or optimizer != "adamw") and not train:
+        raise UsageError("freeze and optimizer describe a training step: add train=True")
+    if src.in_process() and not peak_memory and not hardware and not train:
         d = [f"{k}={v}" for k, v in (dims or {}).items()]
         vals = [f"{k}=" + ",".join(str(int(x)) for x in v) for k, v in (values or {}).items()]
         analysis = _native().analyse(src.path, src.pins, d, vals, convention, causal)
@@ -208,6 +213,10 @@ def analyze(model, inputs=None, *, dims=None, values=None, convention="default",
         args.append("--peak-memory")
     if hardware:
         args += ["--hardware", hardware]
+    if train:
+        args += ["--train", "--optimizer", optimizer]
+        for f in [freeze] if isinstance(freeze, str) else (freeze or []):
+            args += ["--freeze", f]
 
     def write_cli(fmt, depth=-1):
         return run_cli(args + ["--format", fmt, "--depth", str(depth)])[1]

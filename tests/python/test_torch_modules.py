@@ -82,3 +82,22 @@ def test_newer_archive_is_an_input_error(tmp_path):
     with pytest.raises(flopwise.InputError) as e:
         flopwise.analyze(str(newer), ["4x4"])
     assert "export=\"onnx\"" in str(e.value)
+
+
+def test_training_step_of_a_module():
+    """analyze(module, inputs, train=True, freeze=[...]): the backward MACs torch dispatches in
+    loss.backward() (tests/train/oracle.py, the CLI's own test), trainable params as torch counts them."""
+    import os
+    import sys
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "train"))
+    import oracle
+    tv = pytest.importorskip("torchvision")
+    torch.manual_seed(0)
+    m, x = tv.models.resnet18(num_classes=10), (torch.randn(2, 3, 32, 32),)
+    want = oracle.step_figures(m, x, ("conv1", "bn1", "layer1"))
+    r = flopwise.analyze(m.eval(), x, train=True, freeze=["conv1", "bn1", "layer1"], optimizer="sgd")
+    assert r.training["backward_macs"] == want["backward_macs"]
+    assert r.training["trainable_params"] == want["trainable_params"]
+    assert r.training["optimizer_state_bytes"] == 0
+    with pytest.raises(flopwise.UsageError):
+        flopwise.analyze(m, x, freeze=["layer1"])

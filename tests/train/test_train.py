@@ -1,0 +1,166 @@
+"""flopwise --train against torch 1.13 running one training step of the same module (tests/train/oracle.py):
+backward MACs as autograd dispatches them, trainable params as torch counts them, optimizer state as
+torch.optim keeps it. The modules are built here with random weights; each is traced to TorchScript and
+exported to ONNX, and both files must give torch's figures."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+torch = pytest.importorskip("torch")
+torchvision = pytest.importorskip("torchvision")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import oracle  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CLI = os.environ.get("FLOPWISE_CLI") or os.path.join(ROOT, "build", "flopwise")
+
+
+def training(path, *args):
+    p = subprocess.run([CLI, path, "--train", "--format", "json", *args], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE)
+    assert p.returncode == 0, p.stderr.decode()
+    return json.loads(p.stdout)["training"]
+
+
+def export(m, inputs, tmp, name):
+    """The module traced to TorchScript and exported to ONNX (eval mode: the products are the same)."""
+    m.eval()
+    pt, onnx = str(tmp / (name + ".pt")), str(tmp / (name + ".onnx"))
+    with torch.no_grad():
+        torch.jit.trace(m, inputs).save(pt)
+        torch.onnx.export(m, inputs, onnx, opset_version=14)
+    m.train()
+    shapes = ["x%d:%s:%s" % (i, "x".join(map(str, t.shape)), str(t.dtype).replace("torch.", ""))
+              for i, t in enumerate(inputs)]
+    pins = []
+    for s in shapes:
+        pins += ["--input", s.split(":", 1)[1]]
+    return pt, onnx, pins
+
+
+class Resnet(torch.nn.Module):
+    pass
+
+
+@pytest.fixture(scope="module")
+def resnet18(tmp_path_factory):
+    torch.manual_seed(0)
+    m = torchvision.models.resnet18(num_classes=10)
+    x = (torch.randn(2, 3, 64, 64),)
+    pt, onnx, pins = export(m, x, tmp_path_factory.mktemp("r18"), "resnet18")
+    return m, x, pt, onnx, pins
+
+
+FROZEN_BACKBONE = ("conv1", "bn1", "layer1", "layer2")
+
+
+@pytest.mark.parametrize("frozen", [(), FROZEN_BACKBONE], ids=["all", "frozen"])
+def test_resnet18_backward_macs(resnet18, frozen):
+    """All trainable: 2 x forward less the first conv's input gradient (a graph input needs none). Stem,
+    layer1 and layer2 frozen: no weight gradient there, and no input gradient either."""
+    m, x, pt, onnx, pins = resnet18
+    want = oracle.step_figures(m, x, frozen)
+    args = [a for s in frozen for a in ("--freeze", s)]
+    got_pt = training(pt, *pins, *args)
+    assert got_pt["backward_macs"] == want["backward_macs"]
+    assert got_pt["trainable_params"] == want["trainable_params"]
+    assert training(onnx, *args)["backward_macs"] == want["backward_macs"]
+    if frozen:  # the frozen backbone: more than 2x less than the rule's
+        assert want["backward_macs"] * 2 < 2 * oracle.forward_macs(m, x)
+
+
+@pytest.mark.parametrize("name,make", [
+    ("sgd", lambda ps: torch.optim.SGD(ps, lr=0.1)),
+    ("momentum", lambda ps: torch.optim.SGD(ps, lr=0.1, momentum=0.9)),
+    ("adam", lambda ps: torch.optim.Adam(ps)),
+    ("adamw", lambda ps: torch.optim.AdamW(ps)),
+])
+def test_optimizer_state(resnet18, name, make):
+    m, x, pt, onnx, pins = resnet18
+    got = training(pt, *pins, "--optimizer", name)
+    assert got["optimizer_state_bytes"] == oracle.optimizer_state_bytes(m, x, make)
+    assert got["gradient_bytes"] == 4 * sum(p.numel() for p in m.parameters())
+
+
+def test_lstm(tmp_path):
+    """A 2-layer LSTM and a head: 2 x forward less the first layer's input gradient and each layer's
+    hidden-state gradient at the first step (its initial state is zeros made inside the op)."""
+    torch.manual_seed(0)
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.rnn = torch.nn.LSTM(8, 16, num_layers=2)
+            self.head = torch.nn.Linear(16, 4)
+
+        def forward(self, x):
+            return self.head(self.rnn(x)[0])
+
+    m = Net()
+    x = (torch.randn(5, 3, 8),)
+    pt, onnx, pins = export(m, x, tmp_path, "lstm")
+    for frozen in ((), ("rnn",)):
+        want = oracle.step_figures(m, x, frozen)
+        args = [a for s in frozen for a in ("--freeze", s)]
+        assert training(pt, *pins, *args)["backward_macs"] == want["backward_macs"], frozen
+        assert training(onnx, *args)["backward_macs"] == want["backward_macs"], frozen
+
+
+def test_mlp_frozen_middle(tmp_path):
+    """A frozen layer between trainable ones: its input gradient is computed (the first layer needs it), its
+    weight gradient is not."""
+    torch.manual_seed(0)
+    m = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 64), torch.nn.GELU(),
+                            torch.nn.Linear(64, 10))
+    x = (torch.randn(4, 32),)
+    pt, onnx, pins = export(m, x, tmp_path, "mlp")
+    for frozen in ((), ("2",), ("0",), ("0", "2")):
+        want = oracle.step_figures(m, x, frozen)
+        args = [a for s in frozen for a in ("--freeze", s)]
+        got = training(pt, *pins, *args)
+        assert got["backward_macs"] == want["backward_macs"], frozen
+        assert got["trainable_params"] == want["trainable_params"], frozen
+        assert training(onnx, *args)["backward_macs"] == want["backward_macs"], frozen
+
+
+def test_unmatched_freeze_warns(resnet18):
+    m, x, pt, onnx, pins = resnet18
+    got = training(pt, *pins, "--freeze", "no_such_layer")
+    assert any("no_such_layer" in w for w in got["warnings"])
+    assert got["frozen_params"] == 0
+
+
+def test_transformer_encoder_after_embedding(tmp_path):
+    """Token embedding, then two encoder layers and a head: exactly 2 x forward with everything trainable (the
+    embedding's output needs a gradient through its weight); the embedding frozen, the first in-projection's
+    input gradient goes."""
+    torch.manual_seed(0)
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = torch.nn.Embedding(100, 32)
+            layer = torch.nn.TransformerEncoderLayer(32, 4, dim_feedforward=64, dropout=0.1)
+            self.encoder = torch.nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+            self.head = torch.nn.Linear(32, 100)
+
+        def forward(self, tokens):
+            return self.head(self.encoder(self.embed(tokens)))
+
+    m = Net()
+    x = (torch.randint(0, 100, (8, 2)),)
+    pt, onnx, pins = export(m, x, tmp_path, "encoder")
+    fwd = oracle.forward_macs(m.eval(), x)
+    m.train()
+    for frozen in ((), ("embed",)):
+        want = oracle.step_figures(m, x, frozen)
+        if not frozen:
+            assert want["backward_macs"] == 2 * fwd
+        args = [a for s in frozen for a in ("--freeze", s)]
+        got = training(pt, *pins, *args)
+        assert got["backward_macs"] == want["backward_macs"], frozen
+        assert got["trainable_params"] == want["trainable_params"], frozen
+        assert training(onnx, *args)["backward_macs"] == want["backward_macs"], frozen
