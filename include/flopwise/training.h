@@ -1,8 +1,8 @@
 // flopwise/training.h — one training step of the graph, op by op (--train): which tensors need a gradient
 // (requires_grad propagated from the trainable parameters: a graph input needs none, a frozen scope's weights
 // none), each op's backward as autograd computes it (a product's input gradient and weight gradient are two
-// products, each computed only where needed), trainable parameters, their gradients, and the optimizer's state
-// and FLOPs. The rules are in COUNTING.md ("The training step").
+// products, each computed only where needed), trainable parameters, their gradients, and the optimizer's
+// state and FLOPs. The rules are in COUNTING.md ("The training step").
 #pragma once
 
 #include <map>
@@ -39,13 +39,14 @@ struct TrainingReport {
   std::vector<std::string> freeze;
   TrainCounts total;
   Count frozen_params;
-  Count gradient_bytes;         // one gradient per trainable parameter, in its dtype
-  Count optimizer_state_bytes;  // what torch.optim keeps after a step (COUNTING.md)
-  Count optimizer_flops;        // the step's elementwise arithmetic per trainable element
-  Count forward_flops;          // the report's, for the step's total
-  Count estimate_backward_flops;  // the 2 x forward rule, for comparison
-  std::vector<TrainCounts> nodes;                // per Report::nodes entry
-  std::vector<std::pair<std::string, TrainCounts>> scopes;  // scope path ("" the model) -> all under it, pre-order
+  Count gradient_bytes;            // one gradient per trainable parameter, in its dtype
+  Count optimizer_state_bytes;     // what torch.optim keeps after a step (COUNTING.md)
+  Count optimizer_flops;           // the step's elementwise arithmetic per trainable element
+  Count forward_flops;             // the report's, for the step's total
+  Count estimate_backward_flops;   // the 2 x forward rule, for comparison
+  std::vector<TrainCounts> nodes;  // per Report::nodes entry
+  std::vector<std::pair<std::string, TrainCounts>>
+      scopes;                          // scope path ("" the model) -> all under it, pre-order
   std::vector<std::string> estimated;  // nodes whose backward MACs follow no exact rule (2 x forward taken)
   std::vector<std::string> warnings;
 };

@@ -99,8 +99,8 @@ Count numel_of(const Graph& g, int vi) {
 
 // A recurrent op's products split: the input projection (X by W, all steps at once) and the recurrence (the
 // hidden state by R, step by step). False when the shapes do not say.
-bool split_recurrent(const Graph& g, const Node& n, const Count& macs, Count* input_part, Count* recurrent_part,
-                     Count* first_step) {
+bool split_recurrent(const Graph& g, const Node& n, const Count& macs, Count* input_part,
+                     Count* recurrent_part, Count* first_step) {
   if (n.inputs.size() < 3 || n.inputs[0] < 0 || n.inputs[1] < 0 || n.inputs[2] < 0) return false;
   const Shape& x = g.values[static_cast<size_t>(n.inputs[0])].shape;
   const Shape& w = g.values[static_cast<size_t>(n.inputs[1])].shape;
@@ -217,7 +217,7 @@ TrainingReport analyse_training(const Model& model, const Report& report, const 
       // MACs as the forward's.
       bwd = macs * Count{int64_t{grad(0)} + int64_t{grad(1)}};
     } else if (Count in, rec, first; onnx && (n.op == "LSTM" || n.op == "GRU" || n.op == "RNN") &&
-                                         split_recurrent(g, n, macs, &in, &rec, &first)) {
+                                     split_recurrent(g, n, macs, &in, &rec, &first)) {
       // dX and dW: the input projection's; dR: the recurrence's; the hidden state's gradient at every step
       // but the first, unless the initial state needs one too.
       bwd = (grad(0) ? in : Count{}) + (grad(1) ? in : Count{}) + (grad(2) ? rec : Count{}) +
