@@ -171,6 +171,10 @@ struct Value {
 
 class Graph;
 
+// The attribute the TorchScript importer sets on the node an in-place aten op (relu_, add_) became: its
+// output is its first input's storage, modified.
+inline constexpr const char* kInplaceAttr = "flopwise.inplace";
+
 struct TensorAttr {  // an attribute holding a tensor (Constant's value, ConstantOfShape's value)
   DType dtype = DType::Undefined;
   std::vector<int64_t> dims;

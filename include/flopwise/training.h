@@ -31,6 +31,10 @@ const char* optimizer_name(Optimizer o);
 struct TrainCounts {
   Count backward_macs, backward_flops;
   Count trainable_params;  // each parameter once, at its first user (as Totals::params)
+  // Bytes autograd keeps for the backward: the tensors each op's derivative formula needs (torch's
+  // derivatives.yaml), each storage once (views and in-place results share their input's), at the first op
+  // that keeps it; parameters, buffers and the model's inputs apart.
+  Count saved_bytes;
   void add(const TrainCounts& o);
 };
 
@@ -39,12 +43,20 @@ struct TrainingReport {
   std::vector<std::string> freeze;
   TrainCounts total;
   Count frozen_params;
-  Count gradient_bytes;            // one gradient per trainable parameter, in its dtype
-  Count optimizer_state_bytes;     // what torch.optim keeps after a step (COUNTING.md)
-  Count optimizer_flops;           // the step's elementwise arithmetic per trainable element
-  Count forward_flops;             // the report's, for the step's total
-  Count estimate_backward_flops;   // the 2 x forward rule, for comparison
-  std::vector<TrainCounts> nodes;  // per Report::nodes entry
+  Count gradient_bytes;           // one gradient per trainable parameter, in its dtype
+  Count optimizer_state_bytes;    // what torch.optim keeps after a step (COUNTING.md)
+  Count optimizer_flops;          // the step's elementwise arithmetic per trainable element
+  Count forward_flops;            // the report's, for the step's total
+  Count estimate_backward_flops;  // the 2 x forward rule, for comparison
+  Count param_bytes;              // every parameter, trainable or frozen, in its dtype
+  // The largest transient of the backward: one op's output gradients and the input gradients it makes, at
+  // the op (and its scope) where it is largest.
+  Count backward_transient_bytes;
+  std::string transient_at, transient_scope;
+  // params + gradients + optimizer state + saved activations + the backward's largest transient.
+  Count memory_estimate_bytes;
+  std::vector<std::string> saved_estimated;  // ops with no rule of what they keep: their inputs counted
+  std::vector<TrainCounts> nodes;            // per Report::nodes entry
   std::vector<std::pair<std::string, TrainCounts>>
       scopes;                          // scope path ("" the model) -> all under it, pre-order
   std::vector<std::string> estimated;  // nodes whose backward MACs follow no exact rule (2 x forward taken)

@@ -39,6 +39,7 @@ void TrainCounts::add(const TrainCounts& o) {
   backward_macs += o.backward_macs;
   backward_flops += o.backward_flops;
   trainable_params += o.trainable_params;
+  saved_bytes += o.saved_bytes;
 }
 
 namespace {
@@ -92,6 +93,54 @@ bool layout_only(const Node& n) {
   return false;
 }
 
+// Ops whose output is a view of their first input in torch (reshape of a contiguous tensor, transpose,
+// slice, split, expand): it shares the input's storage.
+bool view_op(const Node& n) {
+  if (n.domain == "flopwise") return n.op == "TransposeDims";
+  if (!n.domain.empty() && n.domain != "ai.onnx") return false;
+  static const char* const kOps[] = {"Identity",  "Reshape", "Flatten", "Squeeze", "Unsqueeze",
+                                     "Transpose", "Slice",   "Split",   "Expand"};
+  for (const char* op : kOps)
+    if (n.op == op) return true;
+  return false;
+}
+
+// A view whose elements are not contiguous: a transpose that moves a dim, a split or slice of an axis after
+// the leading ones (dims of 1 before it aside), an expand.
+bool makes_strided_view(const Graph& g, const Node& n) {
+  if (n.op == "Expand") return true;
+  if (n.op == "TransposeDims") return n.attr_i("dim0", 0) != n.attr_i("dim1", 1);
+  if (n.op == "Transpose") {
+    auto it = n.attrs.find("perm");
+    if (it == n.attrs.end()) return true;
+    for (size_t k = 0; k < it->second.ints.size(); ++k)
+      if (it->second.ints[k] != static_cast<int64_t>(k)) return true;
+    return false;
+  }
+  if (n.op != "Split" && n.op != "Slice") return false;
+  const Shape& x = g.values[static_cast<size_t>(n.inputs[0])].shape;
+  if (!x.rank_known) return true;
+  int64_t axis = n.attr_i("axis", 0);
+  if (n.op == "Slice") {  // axes in an input: one leading-axis slice is contiguous, else strided
+    if (n.inputs.size() < 4 || n.inputs[3] < 0) return x.rank() > 1;
+    const Value& axes = g.values[static_cast<size_t>(n.inputs[3])];
+    if (!axes.data || axes.data->is_float || axes.data->ints.size() != 1 || !axes.data->ints[0].is_known())
+      return true;
+    axis = axes.data->ints[0].value();
+  }
+  if (axis < 0) axis += static_cast<int64_t>(x.rank());
+  for (int64_t d = 0; d < axis && d < static_cast<int64_t>(x.rank()); ++d)
+    if (!(x.dims[static_cast<size_t>(d)].is_known() && x.dims[static_cast<size_t>(d)].value() == 1))
+      return true;
+  return false;
+}
+
+bool one_of(const std::string& op, std::initializer_list<const char*> ops) {
+  for (const char* o : ops)
+    if (op == o) return true;
+  return false;
+}
+
 Count numel_of(const Graph& g, int vi) {
   if (vi < 0) return Count::unknown();
   return g.values[static_cast<size_t>(vi)].shape.numel_count();
@@ -132,9 +181,27 @@ TrainingReport analyse_training(const Model& model, const Report& report, const 
   for (size_t v = 0; v < g.values.size(); ++v)
     if (cost_detail::is_stored(g, g.values[v])) roots[v] = {static_cast<int>(v)};
   std::vector<uint8_t> layout_of_stored(n_nodes, 0), frozen_root(g.values.size(), 0);
+  // Storages, as torch lays tensors out: a view's output and an in-place op's result are their first
+  // input's storage; a transpose, or a split or slice past the leading axis, is a view that is not
+  // contiguous, and reshaping such a view (or making it contiguous: an Identity) copies it into a storage of
+  // its own.
+  std::vector<int> storage(g.values.size());
+  std::vector<uint8_t> strided(g.values.size(), 0);  // a view that is not contiguous
+  for (size_t v = 0; v < storage.size(); ++v) storage[v] = static_cast<int>(v);
   for (size_t i = 0; i < n_nodes; ++i) {
     const Node& n = g.nodes[i];
     const bool frozen = freeze.frozen(report.nodes[i].scope);
+    const int in0 = n.inputs.empty() ? -1 : n.inputs[0];
+    if (in0 >= 0 && (view_op(n) || n.has_attr(kInplaceAttr))) {
+      const bool copies =
+          strided[static_cast<size_t>(in0)] && (n.op == "Reshape" || n.op == "Flatten" || n.op == "Identity");
+      const bool strides = !copies && (strided[static_cast<size_t>(in0)] || makes_strided_view(g, n));
+      for (int o : n.outputs)
+        if (o >= 0 && !copies) {
+          storage[static_cast<size_t>(o)] = storage[static_cast<size_t>(in0)];
+          strided[static_cast<size_t>(o)] = strides;
+        }
+    }
     if (layout_only(n)) {
       std::vector<int> under;
       bool all_stored = true;
@@ -160,7 +227,8 @@ TrainingReport analyse_training(const Model& model, const Report& report, const 
           for (int r : roots[static_cast<size_t>(vi)]) frozen_root[static_cast<size_t>(r)] = 1;
   }
 
-  std::vector<uint8_t> needs_grad(g.values.size(), 0), seen(g.values.size(), 0);
+  std::vector<uint8_t> needs_grad(g.values.size(), 0), seen(g.values.size(), 0), kept(g.values.size(), 0);
+  auto bytes_of = [](const Value& v) { return v.shape.numel_count() * Count{dtype_size(v.dtype)}; };
   Count trainable_bytes;
   int64_t trainable_tensors = 0;
   for (size_t i = 0; i < n_nodes; ++i) {
@@ -179,6 +247,7 @@ TrainingReport analyse_training(const Model& model, const Report& report, const 
           seen[static_cast<size_t>(r)] = 1;
           if (cost_detail::stored_role(g, v, n, s, sources, v) == Role::Param) {
             const Count numel = v.shape.numel_count();
+            t.param_bytes += numel * Count{dtype_size(v.dtype)};
             if (frozen_root[static_cast<size_t>(r)]) {
               t.frozen_params += numel;
             } else {
@@ -230,6 +299,117 @@ TrainingReport analyse_training(const Model& model, const Report& report, const 
     }
     tc.backward_macs = bwd;
     tc.backward_flops = bwd * Count{2} + other;
+
+    // What its backward keeps (derivatives.yaml), each storage once.
+    auto keep_value = [&](int vi) {
+      if (vi < 0) return;
+      const size_t st = static_cast<size_t>(storage[static_cast<size_t>(vi)]);
+      const Value& owner = g.values[st];
+      if (kept[st] || owner.is_input || cost_detail::is_stored(g, owner)) return;
+      kept[st] = 1;
+      tc.saved_bytes += bytes_of(owner);
+    };
+    auto keep_in = [&](size_t slot) {
+      if (slot < n.inputs.size()) keep_value(n.inputs[slot]);
+    };
+    auto keep_out = [&](size_t k) {
+      if (k < n.outputs.size()) keep_value(n.outputs[k]);
+    };
+    auto keep_fresh = [&](const Count& elems, DType dt) { tc.saved_bytes += elems * Count{dtype_size(dt)}; };
+    const Shape* x =
+        !n.inputs.empty() && n.inputs[0] >= 0 ? &g.values[static_cast<size_t>(n.inputs[0])].shape : nullptr;
+    const std::string& op = n.op;
+    const bool ext = n.domain == "flopwise";  // the TorchScript importer's own ops
+    if (ext && (op == "TransposeDims" || op == "PackScalars")) {
+      // a view; scalars
+    } else if (ext && op == "AdaptiveAvgPool") {
+      keep_in(0);
+    } else if (ext && op == "AdaptiveMaxPool") {
+      keep_in(0);  // and int64 indices per output element
+      if (!n.outputs.empty() && n.outputs[0] >= 0)
+        keep_fresh(g.values[static_cast<size_t>(n.outputs[0])].shape.numel_count(), DType::Int64);
+    } else if (!onnx && !(n.domain == "com.microsoft" && op == "FusedMatMul")) {
+      for (size_t s = 0; s < n.inputs.size(); ++s) keep_in(s);
+      t.saved_estimated.push_back(n.name + " (" + n.domain + "::" + op + ")");
+    } else if (one_of(op, {"Conv", "ConvTranspose", "MatMul", "Gemm", "FusedMatMul", "Einsum", "Mul"})) {
+      if (grad(1)) keep_in(0);  // an operand for the other's gradient
+      if (grad(0)) keep_in(1);
+    } else if (op == "Div") {
+      if (grad(0) || grad(1)) keep_in(1);
+      if (grad(1)) keep_in(0);
+    } else if (one_of(op,
+                      {"Relu", "Sigmoid", "Tanh", "Exp", "Sqrt", "Softmax", "LogSoftmax", "Reciprocal"})) {
+      keep_out(0);  // the result
+    } else if (one_of(op, {"LeakyRelu",
+                           "Elu",
+                           "Selu",
+                           "Celu",
+                           "Gelu",
+                           "Erf",
+                           "Log",
+                           "Abs",
+                           "Sin",
+                           "Cos",
+                           "HardSigmoid",
+                           "HardSwish",
+                           "Softplus",
+                           "Softsign",
+                           "Mish",
+                           "Clip",
+                           "Pow",
+                           "AveragePool",
+                           "GlobalAveragePool",
+                           "ReduceL2",
+                           "ThresholdedRelu",
+                           "PRelu"})) {
+      keep_in(0);  // the input
+      if (op == "PRelu" && grad(0)) keep_in(1);
+    } else if (op == "BatchNormalization") {
+      keep_in(0);  // and the batch's mean and inverse std, one per channel
+      if (x && x->rank_known && x->rank() >= 2) keep_fresh(Count::of(x->dims[1]) * Count{2}, DType::Float32);
+    } else if (op == "LayerNormalization") {
+      keep_in(0);  // and the mean and inverse std of each normalised row
+      if (x && x->rank_known) {
+        int64_t axis = n.attr_i("axis", -1);
+        if (axis < 0) axis += static_cast<int64_t>(x->rank());
+        Count rows{1};
+        for (int64_t d = 0; d < axis && d < static_cast<int64_t>(x->rank()); ++d)
+          rows = rows * Count::of(x->dims[static_cast<size_t>(d)]);
+        keep_fresh(rows * Count{2}, DType::Float32);
+      }
+    } else if (op == "MaxPool" || op == "GlobalMaxPool") {
+      keep_in(0);  // and the argmax indices, int64 per output element
+      if (n.outputs.size() > 1 && n.outputs[1] >= 0)
+        keep_out(1);
+      else if (!n.outputs.empty() && n.outputs[0] >= 0)
+        keep_fresh(g.values[static_cast<size_t>(n.outputs[0])].shape.numel_count(), DType::Int64);
+    } else if (op == "Gather" || op == "GatherElements" || op == "GatherND") {
+      keep_in(1);  // the indices
+    } else if (op == "Where") {
+      keep_in(0);  // the condition
+    } else if (one_of(op, {"ReduceMax", "ReduceMin"})) {
+      keep_in(0);
+      keep_out(0);
+    } else if (view_op(n) || one_of(op, {"Add", "Sub", "Neg", "Concat", "Cast", "ReduceSum", "ReduceMean",
+                                         "Pad", "Dropout", "Tile", "Sum", "Mean"})) {
+      // sizes only
+    } else {
+      for (size_t s = 0; s < n.inputs.size(); ++s) keep_in(s);
+      t.saved_estimated.push_back(n.name + " (" + op + ")");
+    }
+
+    // The backward's transient at this op: its outputs' gradients and the input gradients it makes.
+    Count transient;
+    for (int o : n.outputs)
+      if (o >= 0 && needs_grad[static_cast<size_t>(o)])
+        transient += bytes_of(g.values[static_cast<size_t>(o)]);
+    for (size_t s = 0; s < n.inputs.size(); ++s)
+      if (grad(s) && !stored_grad[s]) transient += bytes_of(g.values[static_cast<size_t>(n.inputs[s])]);
+    if (t.transient_at.empty() || rank_value(transient) > rank_value(t.backward_transient_bytes)) {
+      t.backward_transient_bytes = transient;
+      t.transient_at = n.name;
+      t.transient_scope = std::string(nr.scope);
+    }
   }
 
   // Scopes: each node's counts in its scope and every scope above it.
@@ -273,10 +453,21 @@ TrainingReport analyse_training(const Model& model, const Report& report, const 
       t.optimizer_flops = p * Count{opts.optimizer == Optimizer::Adam ? 13 : 14};
       break;
   }
+  t.memory_estimate_bytes = t.param_bytes + t.gradient_bytes + t.optimizer_state_bytes + t.total.saved_bytes +
+                            t.backward_transient_bytes;
   t.forward_flops = report.totals.flops;
   t.estimate_backward_flops = report.totals.backward_flops;
   for (const auto& glob : freeze.unused())
     t.warnings.push_back("--freeze '" + glob + "' matches no scope of the model: nothing frozen by it");
+  if (!t.saved_estimated.empty()) {
+    std::string list;
+    for (size_t i = 0; i < t.saved_estimated.size() && i < 8; ++i)
+      list += (i ? ", " : "") + t.saved_estimated[i];
+    if (t.saved_estimated.size() > 8)
+      list += ", and " + std::to_string(t.saved_estimated.size() - 8) + " more";
+    t.warnings.push_back("--train: no rule of what the backward keeps for " + list +
+                         ": their inputs counted");
+  }
   if (!t.estimated.empty()) {
     std::string list;
     for (size_t i = 0; i < t.estimated.size() && i < 8; ++i) list += (i ? ", " : "") + t.estimated[i];

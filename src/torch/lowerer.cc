@@ -92,9 +92,17 @@ void Lowerer::lower(tj::Node* n) {
       lowered = false;
     }
     if (lowered) {
-      // An in-place op returns the tensor it mutated: later readers of its input see the result.
-      if (inplace && !n->outputs().empty() && env_.count(n->output(0)))
-        env_[n->input(0)] = env_[n->output(0)];
+      // An in-place op returns the tensor it mutated: later readers of its input see the result. Its node is
+      // marked: the result shares its input's storage (what --train counts as kept for backward).
+      if (inplace && !n->outputs().empty() && env_.count(n->output(0))) {
+        const JV& out = env_[n->output(0)];
+        if (out.kind == JV::Tensor && out.ir >= 0 && static_cast<size_t>(out.ir) < g_.values.size()) {
+          const int producer = g_.values[static_cast<size_t>(out.ir)].producer;
+          if (producer >= 0)
+            g_.nodes[static_cast<size_t>(producer)].attrs[kInplaceAttr] = Attribute::of_int(1);
+        }
+        env_[n->input(0)] = out;
+      }
       return;
     }
   }

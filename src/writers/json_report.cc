@@ -461,6 +461,7 @@ void write_training(JsonWriter& w, const TrainingReport& t, const Report& r) {
     w.member("backward_macs", c.backward_macs);
     w.member("backward_flops", c.backward_flops);
     w.member("trainable_params", c.trainable_params);
+    w.member("saved_activation_bytes", c.saved_bytes);
   };
   w.begin_object();
   w.member("optimizer", std::string(optimizer_name(t.optimizer)));
@@ -471,6 +472,14 @@ void write_training(JsonWriter& w, const TrainingReport& t, const Report& r) {
   w.member("optimizer_flops", t.optimizer_flops);
   w.member("gradient_bytes", t.gradient_bytes);
   w.member("optimizer_state_bytes", t.optimizer_state_bytes);
+  w.member("param_bytes", t.param_bytes);
+  w.key("backward_transient");
+  w.begin_object();
+  w.member("bytes", t.backward_transient_bytes);
+  w.member("at", t.transient_at);
+  w.member("scope", t.transient_scope);
+  w.end_object();
+  w.member("memory_estimate_bytes", t.memory_estimate_bytes);
   w.member("step_flops", t.forward_flops + t.total.backward_flops + t.optimizer_flops);
   w.member("estimate_backward_flops", t.estimate_backward_flops);
   w.key("estimated_nodes");
@@ -489,7 +498,9 @@ void write_training(JsonWriter& w, const TrainingReport& t, const Report& r) {
   for (size_t i = 0; i < t.nodes.size() && i < r.nodes.size(); ++i) {
     const TrainCounts& c = t.nodes[i];
     const Count zero;
-    if (c.backward_flops == zero && c.backward_macs == zero && c.trainable_params == zero) continue;
+    if (c.backward_flops == zero && c.backward_macs == zero && c.trainable_params == zero &&
+        c.saved_bytes == zero)
+      continue;
     w.begin_object();
     w.member("name", r.nodes[i].name);
     counts(c);

@@ -143,6 +143,11 @@ void write_training_text(std::ostream& os, const TrainingReport& tr, const Total
   line(os, "optimizer FLOPs", human(tr.optimizer_flops));
   line(os, "fwd+bwd+optimizer FLOPs", total_str(t.flops + tr.total.backward_flops + tr.optimizer_flops, t));
   line(os, "gradients / optimizer state", bytes(tr.gradient_bytes) + " / " + bytes(tr.optimizer_state_bytes));
+  line(os, "kept for backward (activations)", bytes(tr.total.saved_bytes));
+  line(os, "training memory estimate",
+       bytes(tr.memory_estimate_bytes) + " (params " + bytes(tr.param_bytes) + ", bwd transient " +
+           bytes(tr.backward_transient_bytes) +
+           (tr.transient_scope.empty() ? "" : " at " + tr.transient_scope) + ")");
 }
 
 void write_tree(std::ostream& os, const ScopeNode& s, const Totals& total, int max_d,

@@ -85,3 +85,22 @@ def optimizer_state_bytes(m, inputs, make):
             if torch.is_tensor(v):
                 total += v.numel() * v.element_size()
     return total
+
+
+def saved_bytes(m, inputs, frozen=()):
+    """Bytes autograd keeps for backward: every tensor saved_tensors_hooks' pack receives during the forward,
+    each storage once, parameters, buffers and the inputs apart (a separate forward from step_figures': torch
+    1.13 refuses a dispatch mode around a backward whose forward ran under these hooks)."""
+    freeze(m, frozen)
+    apart = {t.storage().data_ptr() for t in list(m.parameters()) + list(m.buffers()) + list(inputs)}
+    seen = {}
+
+    def pack(t):
+        st = t.storage()
+        if st.data_ptr() not in apart:
+            seen.setdefault(st.data_ptr(), st.size() * t.element_size())
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        m(*inputs)
+    return sum(seen.values())

@@ -70,6 +70,10 @@ def test_resnet18_backward_macs(resnet18, frozen):
     assert training(onnx, *args)["backward_macs"] == want["backward_macs"]
     if frozen:  # the frozen backbone: more than 2x less than the rule's
         assert want["backward_macs"] * 2 < 2 * oracle.forward_macs(m, x)
+    # What autograd keeps: ReLU its result (in place: the batch norm's output), batch norm its input and two
+    # per-channel statistics, max-pooling its input and int64 indices, a convolution its input where its weight
+    # needs a gradient.
+    assert got_pt["saved_activation_bytes"] == oracle.saved_bytes(m, x, frozen)
 
 
 @pytest.mark.parametrize("name,make", [
@@ -123,6 +127,7 @@ def test_mlp_frozen_middle(tmp_path):
         got = training(pt, *pins, *args)
         assert got["backward_macs"] == want["backward_macs"], frozen
         assert got["trainable_params"] == want["trainable_params"], frozen
+        assert got["saved_activation_bytes"] == oracle.saved_bytes(m, x, frozen), frozen
         assert training(onnx, *args)["backward_macs"] == want["backward_macs"], frozen
 
 
@@ -136,14 +141,16 @@ def test_unmatched_freeze_warns(resnet18):
 def test_transformer_encoder_after_embedding(tmp_path):
     """Token embedding, then two encoder layers and a head: exactly 2 x forward with everything trainable (the
     embedding's output needs a gradient through its weight); the embedding frozen, the first in-projection's
-    input gradient goes."""
+    input gradient goes. Kept bytes: the attention's q, k, v are copies (a reshape of a split is not a view),
+    layer norm keeps two statistics per row, softmax and ReLU their results."""
     torch.manual_seed(0)
 
     class Net(torch.nn.Module):
         def __init__(self):
             super().__init__()
             self.embed = torch.nn.Embedding(100, 32)
-            layer = torch.nn.TransformerEncoderLayer(32, 4, dim_feedforward=64, dropout=0.1)
+            # dropout 0: the traced (eval) graph has no dropout, and --train does not add it (README)
+            layer = torch.nn.TransformerEncoderLayer(32, 4, dim_feedforward=64, dropout=0.0)
             self.encoder = torch.nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
             self.head = torch.nn.Linear(32, 100)
 
@@ -163,4 +170,6 @@ def test_transformer_encoder_after_embedding(tmp_path):
         got = training(pt, *pins, *args)
         assert got["backward_macs"] == want["backward_macs"], frozen
         assert got["trainable_params"] == want["trainable_params"], frozen
+        assert got["saved_activation_bytes"] == oracle.saved_bytes(m, x, frozen), frozen
+        assert not got["warnings"]
         assert training(onnx, *args)["backward_macs"] == want["backward_macs"], frozen
