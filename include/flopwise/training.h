@@ -56,12 +56,23 @@ struct TrainingReport {
   // params + gradients + optimizer state + saved activations + the backward's largest transient.
   Count memory_estimate_bytes;
   std::vector<std::string> saved_estimated;  // ops with no rule of what they keep: their inputs counted
-  std::vector<TrainCounts> nodes;            // per Report::nodes entry
+  // --fit: the largest value of the estimate's one free dim (a batch) for which it fits `fit_limit` bytes.
+  int64_t fit_limit = -1;          // -1: not asked
+  std::string fit_dim;             // the dim searched; "" when the estimate is a number
+  int64_t fit_max = -1;            // its largest value that fits (0: not even 1); -1: unknown
+  Count fit_bytes;                 // the estimate there (or the number)
+  std::vector<TrainCounts> nodes;  // per Report::nodes entry
   std::vector<std::pair<std::string, TrainCounts>>
       scopes;                          // scope path ("" the model) -> all under it, pre-order
   std::vector<std::string> estimated;  // nodes whose backward MACs follow no exact rule (2 x forward taken)
   std::vector<std::string> warnings;
 };
+
+// --fit: the largest value of the memory estimate's free dim for which it is at most `limit_bytes` (the
+// estimate grows with it), searched exactly on its formula; sets the fit_* fields, or a warning where the
+// estimate has no free dim to search (then it says whether the number fits) or several (bind all but one with
+// --dim).
+void fit_training(TrainingReport& t, int64_t limit_bytes);
 
 // The training step of `model` as `report` (build_report's) counted its forward.
 TrainingReport analyse_training(const Model& model, const Report& report, const TrainOptions& opts);

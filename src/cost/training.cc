@@ -5,6 +5,7 @@
 
 #include <fnmatch.h>
 
+#include <optional>
 #include <unordered_map>
 
 #include "flopwise/cost.h"
@@ -475,6 +476,53 @@ TrainingReport analyse_training(const Model& model, const Report& report, const 
     t.warnings.push_back("--train: no exact backward rule for " + list + ": 2 x forward MACs taken");
   }
   return t;
+}
+
+void fit_training(TrainingReport& t, int64_t limit_bytes) {
+  t.fit_limit = limit_bytes;
+  const Count& est = t.memory_estimate_bytes;
+  if (est.known) {
+    t.fit_bytes = est;
+    return;
+  }
+  if (!est.symbolic()) {
+    t.warnings.push_back(
+        "--fit: the training memory estimate is not known (a count overflowed or is unknown)");
+    return;
+  }
+  const std::vector<std::string> syms = est.sym.symbols();
+  if (syms.size() != 1) {
+    std::string list;
+    for (const auto& x : syms) list += (list.empty() ? "" : ", ") + x;
+    t.warnings.push_back("--fit: the estimate depends on " + list +
+                         ": bind all but one with --dim NAME=VALUE");
+    return;
+  }
+  t.fit_dim = syms[0];
+  auto at = [&](int64_t v) -> std::optional<int64_t> {
+    return est.sym.substitute({{t.fit_dim, v}}).maybe_value();
+  };
+  auto fits = [&](int64_t v) {
+    auto b = at(v);
+    return b && *b <= limit_bytes;
+  };
+  if (!fits(1)) {
+    t.fit_max = 0;
+    if (auto b = at(1)) t.fit_bytes = Count{*b};
+    return;
+  }
+  int64_t lo = 1, hi = 2;  // fits(lo), and hi is the first power of two found not to
+  while (hi < (int64_t{1} << 40) && fits(hi)) lo = hi, hi *= 2;
+  if (fits(hi)) {
+    t.warnings.push_back("--fit: the estimate fits at " + t.fit_dim + " = 2^40: it does not grow with it");
+    return;
+  }
+  while (hi - lo > 1) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    (fits(mid) ? lo : hi) = mid;
+  }
+  t.fit_max = lo;
+  t.fit_bytes = Count{*at(lo)};
 }
 
 }  // namespace flopwise

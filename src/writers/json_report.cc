@@ -480,6 +480,24 @@ void write_training(JsonWriter& w, const TrainingReport& t, const Report& r) {
   w.member("scope", t.transient_scope);
   w.end_object();
   w.member("memory_estimate_bytes", t.memory_estimate_bytes);
+  if (t.fit_limit >= 0) {
+    w.key("fit");
+    w.begin_object();
+    w.member("limit_bytes", t.fit_limit);
+    w.key("dim");
+    if (t.fit_dim.empty())
+      w.null();
+    else
+      w.value(t.fit_dim);
+    w.key("max_value");
+    if (t.fit_max < 0)
+      w.null();
+    else
+      w.value(t.fit_max);
+    w.member("estimate_bytes", t.fit_bytes);
+    w.member("fits", t.fit_dim.empty() ? t.fit_bytes.known && t.fit_bytes.v <= t.fit_limit : t.fit_max > 0);
+    w.end_object();
+  }
   w.member("step_flops", t.forward_flops + t.total.backward_flops + t.optimizer_flops);
   w.member("estimate_backward_flops", t.estimate_backward_flops);
   w.key("estimated_nodes");

@@ -148,6 +148,17 @@ void write_training_text(std::ostream& os, const TrainingReport& tr, const Total
        bytes(tr.memory_estimate_bytes) + " (params " + bytes(tr.param_bytes) + ", bwd transient " +
            bytes(tr.backward_transient_bytes) +
            (tr.transient_scope.empty() ? "" : " at " + tr.transient_scope) + ")");
+  if (tr.fit_limit >= 0) {
+    const std::string key = "fits " + human(Count{tr.fit_limit}) + "B (--fit)";
+    if (tr.fit_dim.empty() && tr.fit_bytes.known)
+      line(os, key, tr.fit_bytes.v <= tr.fit_limit ? "yes" : "no");
+    else if (tr.fit_max == 0)
+      line(os, key, "no, not at " + tr.fit_dim + " = 1 (" + bytes(tr.fit_bytes) + ")");
+    else if (tr.fit_max > 0)
+      line(os, key,
+           tr.fit_dim + " <= " + std::to_string(tr.fit_max) + " (" + bytes(tr.fit_bytes) + " at " +
+               std::to_string(tr.fit_max) + ")");
+  }
 }
 
 void write_tree(std::ostream& os, const ScopeNode& s, const Totals& total, int max_d,

@@ -173,3 +173,17 @@ def test_transformer_encoder_after_embedding(tmp_path):
         assert got["saved_activation_bytes"] == oracle.saved_bytes(m, x, frozen), frozen
         assert not got["warnings"]
         assert training(onnx, *args)["backward_macs"] == want["backward_macs"], frozen
+
+
+def test_fit_is_the_largest_batch():
+    """--fit 24GB on the bundled ResNet-18 (batch symbolic): the estimate at the batch found fits, one more does
+    not (each read from a run with the batch bound)."""
+    model = os.path.join(ROOT, "models", "resnet18.onnx")
+    fit = training(model, "--fit", "24GB")["fit"]
+    assert fit["dim"] == "batch" and fit["fits"] and fit["limit_bytes"] == 24 * 10**9
+    at = lambda b: training(model, "--dim", "batch=%d" % b)["memory_estimate_bytes"]  # noqa: E731
+    assert at(fit["max_value"]) == fit["estimate_bytes"] <= 24 * 10**9 < at(fit["max_value"] + 1)
+    bound = training(model, "--dim", "batch=%d" % (fit["max_value"] + 1), "--fit", "24 GB")["fit"]
+    assert bound["dim"] is None and not bound["fits"]
+    p = subprocess.run([CLI, model, "--train", "--fit", "lots"], stderr=subprocess.PIPE)
+    assert p.returncode == 2 and b"--fit" in p.stderr
