@@ -20,6 +20,9 @@ enum class Optimizer { Sgd, Momentum, Adam, AdamW };
 
 struct TrainOptions {
   std::vector<std::string> freeze;  // scope globs (fnmatch): the scope and everything under it
+  // Activation checkpointing: scope globs whose forward keeps only what enters the scope and runs again in
+  // the backward (torch.utils.checkpoint).
+  std::vector<std::string> checkpoint;
   Optimizer optimizer = Optimizer::AdamW;
 };
 
@@ -40,7 +43,7 @@ struct TrainCounts {
 
 struct TrainingReport {
   Optimizer optimizer = Optimizer::AdamW;
-  std::vector<std::string> freeze;
+  std::vector<std::string> freeze, checkpoint;
   TrainCounts total;
   Count frozen_params;
   Count gradient_bytes;           // one gradient per trainable parameter, in its dtype

@@ -45,7 +45,7 @@ struct Options {
   bool peak_memory = false;
   bool causal = false;
   bool train = false;
-  std::vector<std::string> freeze;
+  std::vector<std::string> freeze, checkpoint;
   std::string optimizer = "adamw";
   std::string fit;  // a size: 24GB
 };
@@ -172,11 +172,13 @@ int run(const Options& o) {
   if (o.peak_memory) {
     analysis->report.peak_memory = std::make_shared<fw::PeakMemory>(fw::peak_memory(*analysis->model, kv));
   }
-  if (!o.train && (!o.freeze.empty() || o.optimizer != "adamw" || !o.fit.empty()))
-    throw fw::UsageError("--freeze, --optimizer and --fit describe a training step: add --train");
+  if (!o.train && (!o.freeze.empty() || !o.checkpoint.empty() || o.optimizer != "adamw" || !o.fit.empty()))
+    throw fw::UsageError(
+        "--freeze, --checkpoint, --optimizer and --fit describe a training step: add --train");
   if (o.train) {
     fw::TrainOptions to;
     to.freeze = o.freeze;
+    to.checkpoint = o.checkpoint;
     to.optimizer = fw::parse_optimizer(o.optimizer);
     auto training =
         std::make_shared<fw::TrainingReport>(fw::analyse_training(*analysis->model, analysis->report, to));
@@ -318,6 +320,10 @@ int main(int argc, char** argv) {
   app.add_option(
       "--freeze", o.freeze,
       "with --train: a scope (glob) whose parameters are frozen, with everything under it; repeat");
+  app.add_option(
+      "--checkpoint", o.checkpoint,
+      "with --train: a scope (glob) run under activation checkpointing: it keeps only what enters it "
+      "and runs its forward again in the backward; repeat");
   app.add_option("--optimizer", o.optimizer, "with --train: sgd | momentum | adam | adamw (default adamw)");
   app.add_option(
       "--fit", o.fit,

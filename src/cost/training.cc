@@ -6,6 +6,7 @@
 #include <fnmatch.h>
 
 #include <optional>
+#include <set>
 #include <unordered_map>
 
 #include "flopwise/cost.h"
@@ -47,29 +48,30 @@ namespace {
 
 using cost_detail::Role;
 
-// Which scopes --freeze names: a glob matching the scope or any scope above it.
-class FreezeMatcher {
+// Which scopes a list of globs names (--freeze, --checkpoint): a glob matching the scope or any scope above
+// it; the region is the outermost scope matched.
+class ScopeGlobs {
  public:
-  explicit FreezeMatcher(const std::vector<std::string>& globs) : globs_(globs), used_(globs.size(), false) {}
-  bool frozen(std::string_view scope) {
-    if (globs_.empty()) return false;
-    auto [it, fresh] = memo_.try_emplace(std::string(scope), false);
-    if (!fresh) return it->second;
-    bool hit = false;
-    for (size_t i = 0; i < globs_.size(); ++i) {
+  explicit ScopeGlobs(const std::vector<std::string>& globs) : globs_(globs), used_(globs.size(), false) {}
+  // The outermost scope of `scope`'s chain that a glob matches, or nullptr.
+  const std::string* region(std::string_view scope) {
+    if (globs_.empty()) return nullptr;
+    auto [it, fresh] = memo_.try_emplace(std::string(scope));
+    if (fresh) {
       for (size_t end = 0;; ++end) {  // each prefix ending at a '.', then the whole scope
         end = scope.find('.', end);
         std::string prefix(scope.substr(0, end));
-        if (fnmatch(globs_[i].c_str(), prefix.c_str(), 0) == 0) {
-          used_[i] = true;
-          hit = true;
-          break;
-        }
-        if (end == std::string_view::npos) break;
+        for (size_t i = 0; i < globs_.size(); ++i)
+          if (fnmatch(globs_[i].c_str(), prefix.c_str(), 0) == 0) {
+            used_[i] = true;
+            if (!it->second) it->second = std::move(prefix);
+          }
+        if (it->second || end == std::string_view::npos) break;
       }
     }
-    return it->second = hit;
+    return it->second ? &*it->second : nullptr;
   }
+  bool matches(std::string_view scope) { return region(scope) != nullptr; }
   std::vector<std::string> unused() const {
     std::vector<std::string> out;
     for (size_t i = 0; i < globs_.size(); ++i)
@@ -80,7 +82,7 @@ class FreezeMatcher {
  private:
   const std::vector<std::string>& globs_;
   std::vector<bool> used_;
-  std::unordered_map<std::string, bool> memo_;
+  std::unordered_map<std::string, std::optional<std::string>> memo_;
 };
 
 // Ops that only move or retype their input's elements (no arithmetic, no gradient of their own to compute
@@ -169,8 +171,12 @@ TrainingReport analyse_training(const Model& model, const Report& report, const 
   TrainingReport t;
   t.optimizer = opts.optimizer;
   t.freeze = opts.freeze;
+  t.checkpoint = opts.checkpoint;
   t.nodes.resize(report.nodes.size());
-  FreezeMatcher freeze(opts.freeze);
+  ScopeGlobs freeze(opts.freeze), checkpoint(opts.checkpoint);
+  // --checkpoint: each node's region (its outermost checkpointed scope), nullptr outside any.
+  std::vector<const std::string*> region(std::min(g.nodes.size(), report.nodes.size()), nullptr);
+  std::vector<uint8_t> has_backward(region.size(), 0);
   cost_detail::WeightSources sources(g);
   const size_t n_nodes = std::min(g.nodes.size(), report.nodes.size());
 
@@ -191,7 +197,8 @@ TrainingReport analyse_training(const Model& model, const Report& report, const 
   for (size_t v = 0; v < storage.size(); ++v) storage[v] = static_cast<int>(v);
   for (size_t i = 0; i < n_nodes; ++i) {
     const Node& n = g.nodes[i];
-    const bool frozen = freeze.frozen(report.nodes[i].scope);
+    const bool frozen = freeze.matches(report.nodes[i].scope);
+    region[i] = checkpoint.region(report.nodes[i].scope);
     const int in0 = n.inputs.empty() ? -1 : n.inputs[0];
     if (in0 >= 0 && (view_op(n) || n.has_attr(kInplaceAttr))) {
       const bool copies =
@@ -300,8 +307,10 @@ TrainingReport analyse_training(const Model& model, const Report& report, const 
     }
     tc.backward_macs = bwd;
     tc.backward_flops = bwd * Count{2} + other;
+    has_backward[i] = 1;
 
-    // What its backward keeps (derivatives.yaml), each storage once.
+    // What its backward keeps (derivatives.yaml), each storage once; in a checkpointed region, only what
+    // enters the region (its forward runs again in the backward and keeps the rest then).
     auto keep_value = [&](int vi) {
       if (vi < 0) return;
       const size_t st = static_cast<size_t>(storage[static_cast<size_t>(vi)]);
@@ -321,7 +330,15 @@ TrainingReport analyse_training(const Model& model, const Report& report, const 
         !n.inputs.empty() && n.inputs[0] >= 0 ? &g.values[static_cast<size_t>(n.inputs[0])].shape : nullptr;
     const std::string& op = n.op;
     const bool ext = n.domain == "flopwise";  // the TorchScript importer's own ops
-    if (ext && (op == "TransposeDims" || op == "PackScalars")) {
+    if (region[i]) {
+      for (size_t s = 0; s < n.inputs.size(); ++s) {
+        const int vi = n.inputs[s];
+        const int p = vi >= 0 ? g.values[static_cast<size_t>(vi)].producer : -1;
+        const std::string* from =
+            p >= 0 && static_cast<size_t>(p) < region.size() ? region[static_cast<size_t>(p)] : nullptr;
+        if (!from || *from != *region[i]) keep_in(s);
+      }
+    } else if (ext && (op == "TransposeDims" || op == "PackScalars")) {
       // a view; scalars
     } else if (ext && op == "AdaptiveAvgPool") {
       keep_in(0);
@@ -413,6 +430,16 @@ TrainingReport analyse_training(const Model& model, const Report& report, const 
     }
   }
 
+  // --checkpoint: a region with a backward runs its forward again during it, every node of it.
+  std::set<std::string> active;
+  for (size_t i = 0; i < region.size(); ++i)
+    if (region[i] && has_backward[i]) active.insert(*region[i]);
+  for (size_t i = 0; i < region.size(); ++i)
+    if (region[i] && active.count(*region[i])) {
+      t.nodes[i].backward_macs += report.nodes[i].cost.macs;
+      t.nodes[i].backward_flops += report.nodes[i].cost.flops;
+    }
+
   // Scopes: each node's counts in its scope and every scope above it.
   std::unordered_map<std::string_view, TrainCounts> by_scope;
   for (size_t i = 0; i < n_nodes; ++i) {
@@ -460,6 +487,9 @@ TrainingReport analyse_training(const Model& model, const Report& report, const 
   t.estimate_backward_flops = report.totals.backward_flops;
   for (const auto& glob : freeze.unused())
     t.warnings.push_back("--freeze '" + glob + "' matches no scope of the model: nothing frozen by it");
+  for (const auto& glob : checkpoint.unused())
+    t.warnings.push_back("--checkpoint '" + glob +
+                         "' matches no scope of the model: nothing checkpointed by it");
   if (!t.saved_estimated.empty()) {
     std::string list;
     for (size_t i = 0; i < t.saved_estimated.size() && i < 8; ++i)

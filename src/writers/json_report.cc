@@ -467,6 +467,8 @@ void write_training(JsonWriter& w, const TrainingReport& t, const Report& r) {
   w.member("optimizer", std::string(optimizer_name(t.optimizer)));
   w.key("freeze");
   write_string_array(w, t.freeze);
+  w.key("checkpoint");
+  write_string_array(w, t.checkpoint);
   counts(t.total);
   w.member("frozen_params", t.frozen_params);
   w.member("optimizer_flops", t.optimizer_flops);

@@ -130,9 +130,11 @@ void write_training_text(std::ostream& os, const TrainingReport& tr, const Total
   auto bytes = [](const Count& c) { return human(c) + (c.known ? "B" : " bytes"); };
   std::string frozen;
   for (const auto& f : tr.freeze) frozen += (frozen.empty() ? "" : ", ") + f;
+  std::string ckpt;
+  for (const auto& c : tr.checkpoint) ckpt += (ckpt.empty() ? "" : ", ") + c;
   line(os, "training step (--train)",
        std::string("optimizer ") + optimizer_name(tr.optimizer) +
-           (frozen.empty() ? "" : "; frozen: " + frozen));
+           (frozen.empty() ? "" : "; frozen: " + frozen) + (ckpt.empty() ? "" : "; checkpointed: " + ckpt));
   line(os, "trainable params",
        human(tr.total.trainable_params) +
            (tr.frozen_params == Count{} ? "" : " (" + human(tr.frozen_params) + " frozen)"));

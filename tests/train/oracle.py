@@ -87,6 +87,15 @@ def optimizer_state_bytes(m, inputs, make):
     return total
 
 
+_KEEP = []  # the pack hook of saved_bytes while it runs
+
+
+def keep(t):
+    """Counts `t` as kept (what torch.utils.checkpoint holds in its closure, not through saved_tensors_hooks)."""
+    if _KEEP:
+        _KEEP[-1](t)
+
+
 def saved_bytes(m, inputs, frozen=()):
     """Bytes autograd keeps for backward: every tensor saved_tensors_hooks' pack receives during the forward,
     each storage once, parameters, buffers and the inputs apart (a separate forward from step_figures': torch
@@ -101,6 +110,10 @@ def saved_bytes(m, inputs, frozen=()):
             seen.setdefault(st.data_ptr(), st.size() * t.element_size())
         return t
 
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-        m(*inputs)
+    _KEEP.append(pack)
+    try:
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+            m(*inputs)
+    finally:
+        _KEEP.pop()
     return sum(seen.values())

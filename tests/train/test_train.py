@@ -187,3 +187,44 @@ def test_fit_is_the_largest_batch():
     assert bound["dim"] is None and not bound["fits"]
     p = subprocess.run([CLI, model, "--train", "--fit", "lots"], stderr=subprocess.PIPE)
     assert p.returncode == 2 and b"--fit" in p.stderr
+
+
+def test_checkpointed_block(tmp_path):
+    """--checkpoint SCOPE against torch.utils.checkpoint (non-reentrant) around the same block: the block's
+    forward products run again in the backward (the dispatch mode sees them), and it keeps only what enters
+    it (torch holds its inputs in the checkpoint's closure: added to the saved_tensors_hooks count here)."""
+    from torch.utils.checkpoint import checkpoint
+    torch.manual_seed(0)
+
+    def conv_bn(cin, cout):
+        return [torch.nn.Conv2d(cin, cout, 3, padding=1, bias=False), torch.nn.BatchNorm2d(cout), torch.nn.ReLU()]
+
+    class Net(torch.nn.Module):
+        def __init__(self, ckpt):
+            super().__init__()
+            self.ckpt = ckpt
+            self.stem = torch.nn.Sequential(*conv_bn(3, 8))
+            self.block = torch.nn.Sequential(*conv_bn(8, 16), *conv_bn(16, 16))
+            self.head = torch.nn.Sequential(torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(16, 4))
+
+        def forward(self, x):
+            x = self.stem(x)
+            if self.ckpt:
+                oracle.keep(x)
+                x = checkpoint(self.block, x, use_reentrant=False)
+            else:
+                x = self.block(x)
+            return self.head(x)
+
+    plain, ckpt = Net(False), Net(True)
+    ckpt.load_state_dict(plain.state_dict())
+    x = (torch.randn(2, 3, 16, 16),)
+    pt, onnx, pins = export(plain, x, tmp_path, "ckpt")
+    want = oracle.step_figures(ckpt, x)
+    assert want["backward_macs"] > oracle.step_figures(plain, x)["backward_macs"]  # the recomputation
+    got = training(pt, *pins, "--checkpoint", "block")
+    assert got["checkpoint"] == ["block"]
+    assert got["backward_macs"] == want["backward_macs"]
+    assert got["saved_activation_bytes"] == oracle.saved_bytes(ckpt, x)
+    assert got["saved_activation_bytes"] < training(pt, *pins)["saved_activation_bytes"]
+    assert training(onnx, "--checkpoint", "block")["backward_macs"] == want["backward_macs"]
