@@ -13,6 +13,7 @@
 #include "flopwise/report_io.h"
 #include "flopwise/run_diff.h"
 #include "flopwise/torch_trace.h"
+#include "flopwise/training.h"
 #include "output.h"
 
 namespace flopwise {
@@ -24,17 +25,25 @@ struct DiffArgs {
   std::vector<std::string> inputs, dims, values;
   std::string format = "text", output, sort = "flops", convention;
   int top = -1;
+  bool train = false;
+  std::vector<std::string> freeze, checkpoint;
+  std::string optimizer = "adamw";
 };
 
-// A model is loaded and analysed with the pins; a saved report is read as it is.
-Report open_side(const std::string& path, const InferOptions& pins, bool have_pins, const Convention& conv) {
+// A model is loaded and analysed with the pins (and its training step with --train); a saved report is read
+// as it is.
+Report open_side(const std::string& path, const InferOptions& pins, bool have_pins, const Convention& conv,
+                 const TrainOptions* train) {
   if (detect_format(path) == ModelFormat::ReportJson || looks_like_json_report(path)) {
-    if (have_pins)
+    if (have_pins || train)
       std::cerr << "flopwise: note: " << path
-                << " is a saved report; --input/--dim/--value do not apply to it\n";
+                << " is a saved report; --input/--dim/--value and --train do not apply to it\n";
     return read_report_json(path);
   }
-  return analyse(path, pins, conv).report;
+  Analysis a = analyse(path, pins, conv);
+  if (train)
+    a.report.training = std::make_shared<TrainingReport>(analyse_training(*a.model, a.report, *train));
+  return std::move(a.report);
 }
 
 }  // namespace
@@ -62,6 +71,13 @@ int run_diff(int argc, char** argv) {
   app.add_option("--convention", o.convention,
                  "counting convention of the FLOPs of a model side (" + convention_names() +
                      "); saved reports keep theirs, and two sides of different conventions are not compared");
+  app.add_flag("--train", o.train,
+               "compare the two models' training steps too: backward MACs and FLOPs, trainable params, kept "
+               "activations, optimizer state, the memory estimate (flopwise --train)");
+  app.add_option("--freeze", o.freeze, "with --train: a scope (glob) frozen on both sides; repeat");
+  app.add_option("--checkpoint", o.checkpoint,
+                 "with --train: a scope (glob) checkpointed on both sides; repeat");
+  app.add_option("--optimizer", o.optimizer, "with --train: sgd | momentum | adam | adamw (default adamw)");
   if (auto code = parse_command_line(app, argc, argv, "diff")) return *code;
 
   // Two PyTorch profiler traces: measured time by scope, op and kernel, with FLOPs (trace_cmd.cc).
@@ -91,8 +107,12 @@ int run_diff(int argc, char** argv) {
   bool have_pins = !o.inputs.empty() || !o.dims.empty() || !o.values.empty();
 
   const Convention& conv = find_convention(o.convention.empty() ? "default" : o.convention);
-  Report ra = open_side(o.a, pins, have_pins, conv);
-  Report rb = open_side(o.b, pins, have_pins, conv);
+  if (!o.train && (!o.freeze.empty() || !o.checkpoint.empty() || o.optimizer != "adamw"))
+    throw UsageError("--freeze, --checkpoint and --optimizer describe a training step: add --train");
+  std::optional<TrainOptions> train;
+  if (o.train) train = TrainOptions{o.freeze, o.checkpoint, parse_optimizer(o.optimizer)};
+  Report ra = open_side(o.a, pins, have_pins, conv, train ? &*train : nullptr);
+  Report rb = open_side(o.b, pins, have_pins, conv, train ? &*train : nullptr);
   if (ra.convention != rb.convention)
     throw UsageError("cannot compare FLOPs counted in different conventions: " + o.a + " is '" +
                      ra.convention + "', " + o.b + " is '" + rb.convention +

@@ -12,6 +12,8 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "flopwise/training.h"
+
 namespace flopwise {
 
 std::optional<int64_t> Figures::get(const std::string& key) const {
@@ -73,6 +75,16 @@ Figures totals_figures(const Totals& t) {
              {"backward_flops", opt(t.backward_flops)},
              {"uncounted_nodes", t.uncounted}};
   return f;
+}
+
+// --train on both sides: the step's figures after the forward's (flopwise/training.h).
+void add_training(Figures& f, const TrainingReport& t) {
+  f.items.push_back({"train_backward_macs", opt(t.total.backward_macs)});
+  f.items.push_back({"train_backward_flops", opt(t.total.backward_flops)});
+  f.items.push_back({"trainable_params", opt(t.total.trainable_params)});
+  f.items.push_back({"saved_activation_bytes", opt(t.total.saved_bytes)});
+  f.items.push_back({"optimizer_state_bytes", opt(t.optimizer_state_bytes)});
+  f.items.push_back({"memory_estimate_bytes", opt(t.memory_estimate_bytes)});
 }
 
 Figures scope_figures(const ScopeNode& s) {
@@ -463,6 +475,10 @@ Diff diff_reports(const Report& a, const Report& b, const DiffOptions& opts) {
   d.b_path = b.path;
   d.a = totals_figures(a.totals);
   d.b = totals_figures(b.totals);
+  if (a.training && b.training) {
+    add_training(d.a, *a.training);
+    add_training(d.b, *b.training);
+  }
   d.delta = subtract(d.b, d.a);
   if (a.convention != b.convention)
     d.warnings.push_back("the reports use different conventions: " + a.convention + " vs " + b.convention);

@@ -129,9 +129,15 @@ void print_md(std::ostream& os, const Table& t, size_t left) {
 
 Table totals_table(const Diff& d) {
   Table t{{"total", "A", "B", "delta", "change"}};
-  for (const char* k : {"params", "macs", "flops", "memory_bytes", "uncounted_nodes"}) {
+  for (const char* k : {"params", "macs", "flops", "memory_bytes", "train_backward_macs",
+                        "train_backward_flops", "trainable_params", "saved_activation_bytes",
+                        "optimizer_state_bytes", "memory_estimate_bytes", "uncounted_nodes"}) {
     if (std::string(k) == "uncounted_nodes" && d.a.get(k).value_or(0) == 0 && d.b.get(k).value_or(0) == 0)
       continue;
+    const bool forward = std::string(k) == "params" || std::string(k) == "macs" ||
+                         std::string(k) == "flops" || std::string(k) == "memory_bytes" ||
+                         std::string(k) == "uncounted_nodes";
+    if (!forward && !d.a.get(k) && !d.b.get(k)) continue;  // --train's rows, when the diff has them
     t.push_back({k, plain_human(d.a.get(k)), plain_human(d.b.get(k)), signed_human(d.delta.get(k)),
                  pct_str(percent_change(d.a.get(k), d.b.get(k)))});
   }

@@ -228,3 +228,23 @@ def test_checkpointed_block(tmp_path):
     assert got["saved_activation_bytes"] == oracle.saved_bytes(ckpt, x)
     assert got["saved_activation_bytes"] < training(pt, *pins)["saved_activation_bytes"]
     assert training(onnx, "--checkpoint", "block")["backward_macs"] == want["backward_macs"]
+
+
+def test_diff_of_training_steps():
+    """flopwise diff A B --train: each side's step as `flopwise MODEL --train` counts it, and the deltas."""
+    a, b = (os.path.join(ROOT, "models", m + ".onnx") for m in ("resnet18", "resnet34"))
+    args = ["--dim", "batch=2", "--freeze", "layer[12]", "--optimizer", "sgd"]
+    p = subprocess.run([CLI, "diff", a, b, "--train", "--format", "json", *args], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE)
+    assert p.returncode == 0, p.stderr.decode()
+    d = json.loads(p.stdout)
+    for side, path in (("a", a), ("b", b)):
+        t = training(path, *args)
+        assert d[side]["train_backward_macs"] == t["backward_macs"]
+        assert d[side]["trainable_params"] == t["trainable_params"]
+        assert d[side]["saved_activation_bytes"] == t["saved_activation_bytes"]
+        assert d[side]["memory_estimate_bytes"] == t["memory_estimate_bytes"]
+    assert d["delta"]["train_backward_macs"] == d["b"]["train_backward_macs"] - d["a"]["train_backward_macs"]
+    plain = json.loads(subprocess.run([CLI, "diff", a, b, "--format", "json", "--dim", "batch=2"],
+                                      stdout=subprocess.PIPE).stdout)
+    assert "train_backward_macs" not in plain["a"]
