@@ -16,6 +16,7 @@
 #include "flopwise/cost.h"
 #include "flopwise/infer.h"
 #include "flopwise/llm.h"
+#include "flopwise/training.h"
 
 namespace flopwise {
 
@@ -62,6 +63,8 @@ struct VariantBudget {
   // [llm]: the phase, or the generation (prompt and generate), the variant is analysed at, as the CLI's
   // --phase and --prompt/--generate; a variant's table replaces the top level's whole.
   std::optional<LlmRequest> llm;
+  // [train] (top level only: every variant's step): freeze, checkpoint, optimizer, as --train's options.
+  std::optional<TrainOptions> train;
 };
 
 struct Budget {
@@ -83,6 +86,11 @@ extern const char* const kScopeQuantities[5];
 // growth per token at the variant's dims), kv_bytes_end, generation_macs, generation_flops and
 // generation_memory_bytes (a generation's: the last four need [llm] prompt and generate).
 extern const char* const kLlmQuantities[5];
+// [limits] on the training step (Report::training, flopwise --train): train_backward_macs,
+// train_backward_flops, trainable_params, saved_activation_bytes, optimizer_state_bytes,
+// memory_estimate_bytes (at the variant's dims: "the step fits 24 GB at batch 32"). The step is the one
+// [train] describes, or --train's defaults without it.
+extern const char* const kTrainQuantities[6];
 
 // Activation bytes: the bytes of every tensor a node outputs (numel x dtype size), summed over all
 // nodes, per scope (including sub-scopes; "" = the whole model). `uncounted` nodes had an output of

@@ -17,6 +17,9 @@ namespace flopwise {
 const char* const kTotalQuantities[6] = {"params", "buffers",      "macs",
                                          "flops",  "memory_bytes", "activation_bytes"};
 const char* const kScopeQuantities[5] = {"params", "macs", "flops", "memory_bytes", "activation_bytes"};
+const char* const kTrainQuantities[6] = {"train_backward_macs",   "train_backward_flops",
+                                         "trainable_params",      "saved_activation_bytes",
+                                         "optimizer_state_bytes", "memory_estimate_bytes"};
 const char* const kLlmQuantities[5] = {"kv_bytes_per_token", "kv_bytes_end", "generation_macs",
                                        "generation_flops", "generation_memory_bytes"};
 
@@ -189,10 +192,11 @@ struct Parser {
       bool known = false;
       for (size_t i = 0; i < count; ++i) known |= key == names[i];
       for (size_t i = 0; llm && i < 5; ++i) known |= key == kLlmQuantities[i];
+      for (size_t i = 0; llm && i < 6; ++i) known |= key == kTrainQuantities[i];
       if (!known)
         fail(k.source(), where,
              "unknown key '" + key + "' (expected " + list(names, count) +
-                 (llm ? ", " + list(kLlmQuantities, 5) : "") + ")");
+                 (llm ? ", " + list(kLlmQuantities, 5) + ", " + list(kTrainQuantities, 6) : "") + ")");
       out[key] = size(v, where + " " + key);
     }
   }
@@ -222,6 +226,30 @@ struct Parser {
       fail(t.source(), where,
            "a generation sums both phases itself: give phase, or prompt and generate, not both");
     return r;
+  }
+
+  // [train]: freeze = ["layer1", ...], checkpoint = [...], optimizer = "adamw", as --train's options.
+  TrainOptions train(const toml::table& t, const std::string& where) const {
+    TrainOptions o;
+    for (auto&& [k, v] : t) {
+      std::string key(k.str());
+      if (key == "freeze" || key == "checkpoint") {
+        if (!v.is_array()) fail(v.source(), where + " " + key, "expected an array of scope globs");
+        for (const auto& e : *v.as_array()) {
+          if (!e.is_string()) fail(e.source(), where + " " + key, "expected an array of scope globs");
+          (key == "freeze" ? o.freeze : o.checkpoint).push_back(e.as_string()->get());
+        }
+      } else if (key == "optimizer") {
+        try {
+          o.optimizer = parse_optimizer(string(v, where + " optimizer"));
+        } catch (const UsageError&) {
+          fail(v.source(), where + " optimizer", "expected \"sgd\", \"momentum\", \"adam\" or \"adamw\"");
+        }
+      } else {
+        fail(k.source(), where, "unknown key '" + key + "' (expected freeze, checkpoint, optimizer)");
+      }
+    }
+    return o;
   }
 
   // A generation's limit (kv_bytes_end, generation_*) where the variant asks for no generation.
@@ -279,6 +307,8 @@ struct Parser {
         limits(table(node, where), where, kTotalQuantities, 6, v.limits, nullptr, true);
       } else if (key == "llm") {
         v.llm = llm(table(node, where), where);
+      } else if (key == "train" && top) {
+        v.train = train(table(node, where), where);
       } else if (key == "scope") {
         std::string w = ctx.empty() ? "[[scope]]" : "[[" + ctx + ".scope]]";
         if (!node.is_array_of_tables())
@@ -333,7 +363,7 @@ struct Parser {
       } else if (key == "variant" && top) {
         // handled by the caller
       } else {
-        std::string known = top ? "inputs, dims, values, limits, scope, baseline, llm, variant"
+        std::string known = top ? "inputs, dims, values, limits, scope, baseline, llm, train, variant"
                                 : "name, inputs, dims, values, limits, scope, baseline, llm";
         fail(k.source(), ctx.empty() ? "top level" : "[[" + ctx + "]]",
              "unknown key '" + key + "' (expected " + known + ")");

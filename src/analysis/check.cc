@@ -127,6 +127,27 @@ Figure llm_figure(const CheckSubject& s, const std::string& q) {
   return Figure{std::nullopt, 0, "unknown: a node, or a cache tensor's dims or dtype, not known"};
 }
 
+// A training figure (kTrainQuantities) of the report's training step.
+Figure train_figure(const CheckSubject& s, const std::string& q) {
+  const TrainingReport* t = s.report.training.get();
+  if (!t)
+    return Figure{std::nullopt, 0,
+                  s.activation
+                      ? "the report has no training step"
+                      : "not in the saved report: check the model (a saved report has no training step)"};
+  const Count& c = q == "train_backward_macs"      ? t->total.backward_macs
+                   : q == "train_backward_flops"   ? t->total.backward_flops
+                   : q == "trainable_params"       ? t->total.trainable_params
+                   : q == "saved_activation_bytes" ? t->total.saved_bytes
+                   : q == "optimizer_state_bytes"  ? t->optimizer_state_bytes
+                                                   : t->memory_estimate_bytes;
+  if (c.known) return Figure{c.v, s.report.totals.uncounted, ""};
+  if (c.symbolic())
+    return Figure{std::nullopt, 0,
+                  "a formula in dims left unbound, " + c.as_dim().str() + ": bind them in [dims]"};
+  return Figure{std::nullopt, 0, "unknown: a count overflowed or a node's shapes are not known"};
+}
+
 // A limit holds when the figure is fully counted and within it. A lower bound already over the
 // limit fails as exceeded; otherwise an incomplete figure fails as unknown (it cannot be shown to hold).
 void judge_size(CheckRow& row, const Figure& f, const SizeLimit& lim) {
@@ -233,6 +254,13 @@ CheckResult check_budget(const Budget& b, const InferOptions& cli, const Analyse
       if (it == limits.end()) continue;
       CheckRow row = make_row(v->name, "llm", q);
       judge_size(row, llm_figure(subj, q), it->second);
+      res.rows.push_back(row);
+    }
+    for (const char* q : kTrainQuantities) {
+      auto it = limits.find(q);
+      if (it == limits.end()) continue;
+      CheckRow row = make_row(v->name, "train", q);
+      judge_size(row, train_figure(subj, q), it->second);
       res.rows.push_back(row);
     }
 

@@ -13,6 +13,7 @@
 #include "flopwise/formats.h"
 #include "flopwise/llm.h"
 #include "flopwise/report_io.h"
+#include "flopwise/training.h"
 #include "output.h"
 
 namespace flopwise {
@@ -49,6 +50,19 @@ int run_check(int argc, char** argv) {
     if (!loaded || !accepts(*loaded, pins)) loaded = load(model, pins);
     return analyse(*loaded, pins, conv);
   };
+  // The training step where the budget describes one ([train]) or limits one of its figures.
+  bool wants_training = budget.top.train.has_value();
+  for (const VariantBudget* v : {&budget.top})
+    for (const auto& [q, l] : v->limits)
+      for (const char* t : kTrainQuantities) wants_training = wants_training || q == t;
+  for (const auto& v : budget.variants)
+    for (const auto& [q, l] : v.limits)
+      for (const char* t : kTrainQuantities) wants_training = wants_training || q == t;
+  const TrainOptions train = budget.top.train.value_or(TrainOptions{});
+  auto with_training = [&](Analysis& a) {
+    if (wants_training)
+      a.report.training = std::make_shared<TrainingReport>(analyse_training(*a.model, a.report, train));
+  };
   Analyse subject = [&](const InferOptions& pins, const LlmRequest* llm) {
     if (saved_report) {
       if (!pins.inputs.empty() || !pins.dims.empty() || !pins.values.empty())
@@ -75,6 +89,7 @@ int run_check(int argc, char** argv) {
     }
     if (!llm) {
       Analysis a = analyse_at(pins);
+      with_training(a);
       CheckSubject s{std::move(a.report), activation_bytes(*a.model)};
       s.report.path = model;
       return s;
@@ -93,6 +108,7 @@ int run_check(int argc, char** argv) {
     at.dims.insert(at.dims.end(), plan.bindings.begin(), plan.bindings.end());
     Analysis a = analyse_at(at);
     if (!plan.note.empty()) a.report.notes.push_back(plan.note);
+    with_training(a);
     a.report.llm = llm_section(plan, [&](const std::vector<std::pair<std::string, int64_t>>& extra) {
       InferOptions step = at;
       step.dims.insert(step.dims.end(), extra.begin(), extra.end());

@@ -248,3 +248,25 @@ def test_diff_of_training_steps():
     plain = json.loads(subprocess.run([CLI, "diff", a, b, "--format", "json", "--dim", "batch=2"],
                                       stdout=subprocess.PIPE).stdout)
     assert "train_backward_macs" not in plain["a"]
+
+
+def test_budget_on_the_training_step(tmp_path):
+    """flopwise check: [train] and limits on the step's figures ("the step fits 24 GB at batch 32"), judged on
+    the figures `flopwise MODEL --train` gives with the same options."""
+    model = os.path.join(ROOT, "models", "resnet18.onnx")
+    t = training(model, "--dim", "batch=32", "--freeze", "conv1", "--freeze", "layer[12]")
+    budget = tmp_path / "b.toml"
+
+    def check(limit_bwd):
+        budget.write_text('[dims]\nbatch = 32\n[train]\nfreeze = ["conv1", "layer[12]"]\n[limits]\n'
+                          'memory_estimate_bytes = "24G"\ntrain_backward_flops = "%d"\n' % limit_bwd)
+        return subprocess.run([CLI, "check", model, "--budget", str(budget)], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE)
+
+    assert t["memory_estimate_bytes"] <= 24 * 10**9
+    assert check(t["backward_flops"]).returncode == 0
+    p = check(t["backward_flops"] - 1)
+    assert p.returncode == 1 and str(t["backward_flops"]).encode() in p.stdout
+    budget.write_text('[train]\noptimizer = "lion"\n')
+    p = subprocess.run([CLI, "check", model, "--budget", str(budget)], stderr=subprocess.PIPE)
+    assert p.returncode == 2 and b"optimizer" in p.stderr
