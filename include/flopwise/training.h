@@ -59,6 +59,10 @@ struct TrainingReport {
   // params + gradients + optimizer state + saved activations + the backward's largest transient.
   Count memory_estimate_bytes;
   std::vector<std::string> saved_estimated;  // ops with no rule of what they keep: their inputs counted
+  // Per trained token, where the model's input is token ids ([batch, seq] integers): the step's forward and
+  // backward FLOPs over batch x seq, the attention products' share of them apart, beside the 6 x params rule.
+  // Unknown where the division is not exact.
+  Count tokens, flops_per_token, attention_flops_per_token, six_params;
   // --fit: the largest value of the estimate's one free dim (a batch) for which it fits `fit_limit` bytes.
   int64_t fit_limit = -1;          // -1: not asked
   std::string fit_dim;             // the dim searched; "" when the estimate is a number

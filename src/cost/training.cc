@@ -9,6 +9,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "flopwise/attention.h"
 #include "flopwise/cost.h"
 #include "flopwise/errors.h"
 #include "stored_tensors.h"
@@ -480,6 +481,28 @@ TrainingReport analyse_training(const Model& model, const Report& report, const 
       t.optimizer_state_bytes = trainable_bytes * Count{2} + Count{4 * trainable_tensors};
       t.optimizer_flops = p * Count{opts.optimizer == Optimizer::Adam ? 13 : 14};
       break;
+  }
+  // Per trained token: a decoder's or encoder's [batch, seq] token ids.
+  for (int in : g.inputs) {
+    const Value& v = g.values[static_cast<size_t>(in)];
+    if ((v.dtype == DType::Int64 || v.dtype == DType::Int32) && v.shape.rank_known && v.shape.rank() == 2) {
+      t.tokens = v.shape.numel_count();
+      break;
+    }
+  }
+  if (t.tokens.exact() && !(t.tokens.known && t.tokens.v <= 0)) {
+    auto per_token = [&](const Count& c) {
+      if (!c.exact()) return Count::unknown();
+      const Dim q = c.as_dim() / t.tokens.as_dim();
+      return q.is_unknown() ? Count::unknown() : Count::of(q);
+    };
+    Count attention;
+    for (const auto& ap : find_attention_products(g))
+      if (ap.node < t.nodes.size())
+        attention += report.nodes[ap.node].cost.flops + t.nodes[ap.node].backward_flops;
+    t.flops_per_token = per_token(report.totals.flops + t.total.backward_flops);
+    t.attention_flops_per_token = per_token(attention);
+    t.six_params = t.total.trainable_params * Count{6};
   }
   t.memory_estimate_bytes = t.param_bytes + t.gradient_bytes + t.optimizer_state_bytes + t.total.saved_bytes +
                             t.backward_transient_bytes;

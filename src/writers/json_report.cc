@@ -501,6 +501,15 @@ void write_training(JsonWriter& w, const TrainingReport& t, const Report& r) {
     w.end_object();
   }
   w.member("step_flops", t.forward_flops + t.total.backward_flops + t.optimizer_flops);
+  if (t.tokens.exact()) {
+    w.key("per_token");
+    w.begin_object();
+    w.member("tokens", t.tokens);
+    w.member("flops", t.flops_per_token);
+    w.member("attention_flops", t.attention_flops_per_token);
+    w.member("six_params", t.six_params);
+    w.end_object();
+  }
   w.member("estimate_backward_flops", t.estimate_backward_flops);
   w.key("estimated_nodes");
   write_string_array(w, t.estimated);

@@ -145,6 +145,12 @@ void write_training_text(std::ostream& os, const TrainingReport& tr, const Total
   line(os, "optimizer FLOPs", human(tr.optimizer_flops));
   line(os, "fwd+bwd+optimizer FLOPs", total_str(t.flops + tr.total.backward_flops + tr.optimizer_flops, t));
   line(os, "gradients / optimizer state", bytes(tr.gradient_bytes) + " / " + bytes(tr.optimizer_state_bytes));
+  if (tr.flops_per_token.exact())
+    line(os, "fwd+bwd FLOPs per trained token",
+         human(tr.flops_per_token) + " (the 6 x params rule: " + human(tr.six_params) +
+             (tr.attention_flops_per_token.exact() ? "; attention " + human(tr.attention_flops_per_token)
+                                                   : "") +
+             ")");
   line(os, "kept for backward (activations)", bytes(tr.total.saved_bytes));
   line(os, "training memory estimate",
        bytes(tr.memory_estimate_bytes) + " (params " + bytes(tr.param_bytes) + ", bwd transient " +
@@ -495,6 +501,20 @@ void write_markdown(std::ostream& os, const Report& r, const TextOptions& opts) 
     os << "| weights / KV cache | " << human(pm.weights) << "B / " << human(pm.kv_cache) << "B |\n";
     os << "| activations saved for training (estimate) | " << human(pm.saved_for_training) << "B |\n";
   }
+  if (r.training) {
+    const TrainingReport& tr = *r.training;
+    os << "| training step (--train), optimizer | " << optimizer_name(tr.optimizer) << " |\n";
+    os << "| trainable params | " << human(tr.total.trainable_params) << " |\n";
+    os << "| bwd MACs | " << total_str(tr.total.backward_macs, t) << " |\n";
+    os << "| bwd FLOPs (2 x fwd rule: " << human(tr.estimate_backward_flops) << ") | "
+       << total_str(tr.total.backward_flops, t) << " |\n";
+    os << "| optimizer FLOPs | " << human(tr.optimizer_flops) << " |\n";
+    os << "| gradients / optimizer state | " << human(tr.gradient_bytes) << "B / "
+       << human(tr.optimizer_state_bytes) << "B |\n";
+    os << "| kept for backward | " << human(tr.total.saved_bytes) << "B |\n";
+    os << "| training memory estimate | " << human(tr.memory_estimate_bytes) << "B |\n";
+  }
+
   if (r.causal)
     os << "| causal attention (--causal) | " << r.causal->products << " products, "
        << human(r.causal->macs_skipped) << " MACs skipped |\n";
