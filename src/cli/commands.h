@@ -3,6 +3,9 @@
 
 #include <optional>
 #include <string>
+#include <vector>
+
+#include "flopwise/training.h"
 
 namespace CLI {
 class App;
@@ -26,6 +29,18 @@ int run_trace_diff(const std::string& a, const std::string& b, const std::string
 // one line "flopwise[ COMMAND]: error: ... (see flopwise[ COMMAND] --help)" (exit 2). `command`: "" for the
 // static report, "diff", "check", "run" (parse.cc).
 std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv, const std::string& command);
+
+// The training step's options (--train, --freeze, --checkpoint, --optimizer), as the static report and diff
+// take them (parse.cc). `both`: diff's wording ("on both sides").
+struct TrainArgs {
+  bool train = false;
+  std::vector<std::string> freeze, checkpoint;
+  std::string optimizer = "adamw";
+  // The options with --train; nullopt without. Throws UsageError for a training option without --train
+  // (`also`: another such option the command has set, named in the message) or an unknown optimizer.
+  std::optional<TrainOptions> options(bool also = false, const char* also_name = "") const;
+};
+void add_train_options(CLI::App& app, TrainArgs& t, bool both);
 
 // When an argument names a TorchScript file: forks; the child returns nullopt and runs the command with its
 // archive loads limited and watched; the parent returns the command's exit code (contain.cc).

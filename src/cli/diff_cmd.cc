@@ -25,9 +25,7 @@ struct DiffArgs {
   std::vector<std::string> inputs, dims, values;
   std::string format = "text", output, sort = "flops", convention;
   int top = -1;
-  bool train = false;
-  std::vector<std::string> freeze, checkpoint;
-  std::string optimizer = "adamw";
+  TrainArgs train;
 };
 
 // A model is loaded and analysed with the pins (and its training step with --train); a saved report is read
@@ -71,13 +69,7 @@ int run_diff(int argc, char** argv) {
   app.add_option("--convention", o.convention,
                  "counting convention of the FLOPs of a model side (" + convention_names() +
                      "); saved reports keep theirs, and two sides of different conventions are not compared");
-  app.add_flag("--train", o.train,
-               "compare the two models' training steps too: backward MACs and FLOPs, trainable params, kept "
-               "activations, optimizer state, the memory estimate (flopwise --train)");
-  app.add_option("--freeze", o.freeze, "with --train: a scope (glob) frozen on both sides; repeat");
-  app.add_option("--checkpoint", o.checkpoint,
-                 "with --train: a scope (glob) checkpointed on both sides; repeat");
-  app.add_option("--optimizer", o.optimizer, "with --train: sgd | momentum | adam | adamw (default adamw)");
+  add_train_options(app, o.train, true);
   if (auto code = parse_command_line(app, argc, argv, "diff")) return *code;
 
   // Two PyTorch profiler traces: measured time by scope, op and kernel, with FLOPs (trace_cmd.cc).
@@ -107,10 +99,7 @@ int run_diff(int argc, char** argv) {
   bool have_pins = !o.inputs.empty() || !o.dims.empty() || !o.values.empty();
 
   const Convention& conv = find_convention(o.convention.empty() ? "default" : o.convention);
-  if (!o.train && (!o.freeze.empty() || !o.checkpoint.empty() || o.optimizer != "adamw"))
-    throw UsageError("--freeze, --checkpoint and --optimizer describe a training step: add --train");
-  std::optional<TrainOptions> train;
-  if (o.train) train = TrainOptions{o.freeze, o.checkpoint, parse_optimizer(o.optimizer)};
+  const std::optional<TrainOptions> train = o.train.options();
   Report ra = open_side(o.a, pins, have_pins, conv, train ? &*train : nullptr);
   Report rb = open_side(o.b, pins, have_pins, conv, train ? &*train : nullptr);
   if (ra.convention != rb.convention)

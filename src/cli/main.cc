@@ -44,9 +44,7 @@ struct Options {
   std::string hardware, hardware_file;  // roofline
   bool peak_memory = false;
   bool causal = false;
-  bool train = false;
-  std::vector<std::string> freeze, checkpoint;
-  std::string optimizer = "adamw";
+  fw::TrainArgs train;
   std::string fit;  // a size: 24GB
 };
 
@@ -172,16 +170,9 @@ int run(const Options& o) {
   if (o.peak_memory) {
     analysis->report.peak_memory = std::make_shared<fw::PeakMemory>(fw::peak_memory(*analysis->model, kv));
   }
-  if (!o.train && (!o.freeze.empty() || !o.checkpoint.empty() || o.optimizer != "adamw" || !o.fit.empty()))
-    throw fw::UsageError(
-        "--freeze, --checkpoint, --optimizer and --fit describe a training step: add --train");
-  if (o.train) {
-    fw::TrainOptions to;
-    to.freeze = o.freeze;
-    to.checkpoint = o.checkpoint;
-    to.optimizer = fw::parse_optimizer(o.optimizer);
+  if (const std::optional<fw::TrainOptions> to = o.train.options(!o.fit.empty(), "--fit")) {
     auto training =
-        std::make_shared<fw::TrainingReport>(fw::analyse_training(*analysis->model, analysis->report, to));
+        std::make_shared<fw::TrainingReport>(fw::analyse_training(*analysis->model, analysis->report, *to));
     if (!o.fit.empty()) {
       std::optional<int64_t> limit = parse_bytes(o.fit);
       if (!limit || *limit <= 0)
@@ -313,18 +304,7 @@ int main(int argc, char** argv) {
   app.add_flag("--peak-memory", o.peak_memory,
                "peak activation memory by liveness over the graph (a formula in the dynamic dims; weights "
                "and KV cache apart)");
-  app.add_flag(
-      "--train", o.train,
-      "one training step, op by op: backward MACs and FLOPs as autograd computes them (a gradient only "
-      "where one is needed), trainable params, gradient and optimizer state bytes (COUNTING.md)");
-  app.add_option(
-      "--freeze", o.freeze,
-      "with --train: a scope (glob) whose parameters are frozen, with everything under it; repeat");
-  app.add_option(
-      "--checkpoint", o.checkpoint,
-      "with --train: a scope (glob) run under activation checkpointing: it keeps only what enters it "
-      "and runs its forward again in the backward; repeat");
-  app.add_option("--optimizer", o.optimizer, "with --train: sgd | momentum | adam | adamw (default adamw)");
+  fw::add_train_options(app, o.train, false);
   app.add_option(
       "--fit", o.fit,
       "with --train: a memory size (24GB, 80GiB): the largest value of the free dim (the batch) for "

@@ -21,4 +21,33 @@ std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv, cons
   return std::nullopt;
 }
 
+void add_train_options(CLI::App& app, TrainArgs& t, bool both) {
+  const std::string side = both ? " on both sides" : "";
+  app.add_flag(
+      "--train", t.train,
+      both ? "compare the two models' training steps too: backward MACs and FLOPs, trainable params, kept "
+             "activations, optimizer state, the memory estimate (flopwise --train)"
+           : "one training step, op by op: backward MACs and FLOPs as autograd computes them (a gradient "
+             "only where one is needed), trainable params, kept activations, gradient and optimizer "
+             "state bytes, a memory estimate (README: The training step)");
+  app.add_option("--freeze", t.freeze,
+                 "with --train: a scope (glob) whose parameters are frozen" + side +
+                     ", with everything under it; repeat");
+  app.add_option("--checkpoint", t.checkpoint,
+                 "with --train: a scope (glob) run under activation checkpointing" + side +
+                     ": it keeps only what enters it and runs its forward again in the backward; repeat");
+  app.add_option("--optimizer", t.optimizer, "with --train: sgd | momentum | adam | adamw (default adamw)");
+}
+
+std::optional<TrainOptions> TrainArgs::options(bool also, const char* also_name) const {
+  if (!train) {
+    if (!freeze.empty() || !checkpoint.empty() || optimizer != "adamw" || also)
+      throw UsageError(std::string("--freeze, --checkpoint, --optimizer") +
+                       (also_name[0] ? std::string(", ") + also_name : std::string()) +
+                       " describe a training step: add --train");
+    return std::nullopt;
+  }
+  return TrainOptions{freeze, checkpoint, parse_optimizer(optimizer)};
+}
+
 }  // namespace flopwise
