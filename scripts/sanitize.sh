@@ -22,6 +22,13 @@ export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktra
 # (no plugin: each op comes back not costed, the reader and the attribution run as they do with it).
 FLOPWISE_CLI="$B"/flopwise /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/trace/test_bad_traces.py
 for t in models/gpu/traces/*.gz models/traces/hta/*.json*; do "$B"/flopwise trace "$t" >/dev/null; done
+# The training step (--train, with --freeze, --checkpoint, --fit, and diff / check on it) on the bundled ONNX
+# models and the shipped ones (symbolic dims, and bound).
+for m in models/*.onnx models/shipped/*.onnx; do
+  "$B"/flopwise "$m" --train --freeze 'layer1*' --checkpoint 'h.0*' --fit 24GB -f json >/dev/null
+done
+"$B"/flopwise models/gpt2.onnx --train --dim batch=2 --dim seq=16 -f markdown >/dev/null
+"$B"/flopwise diff models/resnet18.onnx models/resnet34.onnx --train --dim batch=2 >/dev/null
 # Every input that ever failed stays in tests/fuzz/regressions: replayed once each.
 "$B"/flopwise_fuzz -runs=0 -artifact_prefix="$B"/replay- tests/fuzz/regressions >/dev/null
 # Fuzzing from the bundled models (a copy: libFuzzer adds what it finds to its first corpus directory). The

@@ -18,6 +18,7 @@
 #include "flopwise/peak_memory.h"
 #include "flopwise/roofline.h"
 #include "flopwise/sweep.h"
+#include "flopwise/training.h"
 #include "flopwise/writers.h"
 #include "html_page.h"
 
@@ -293,6 +294,19 @@ void write_html(std::ostream& os, const Report& r, const Sweep* sweep,
         (r.peak_memory->unknown_tensors ? ">= " : "") + human(r.peak_memory->peak) + "B");
     row("weights / KV cache", human(r.peak_memory->weights) + "B / " + human(r.peak_memory->kv_cache) + "B");
     row("activations saved for training (estimate)", human(r.peak_memory->saved_for_training) + "B");
+  }
+  if (r.training) {  // --train: the step's summary rows (flopwise/training.h)
+    const TrainingReport& t = *r.training;
+    const std::string at_least = r.totals.uncounted ? ">= " : "";
+    row("training step", std::string("optimizer ") + optimizer_name(t.optimizer));
+    row("trainable params", human(t.total.trainable_params) + " (" + human(t.frozen_params) + " frozen)");
+    row("bwd MACs", at_least + human(t.total.backward_macs));
+    row("bwd FLOPs", at_least + human(t.total.backward_flops) +
+                         " (2 x fwd rule: " + human(t.estimate_backward_flops) + ")");
+    row("gradients / optimizer state",
+        human(t.gradient_bytes) + "B / " + human(t.optimizer_state_bytes) + "B");
+    row("kept for backward", human(t.total.saved_bytes) + "B");
+    row("training memory estimate", human(t.memory_estimate_bytes) + "B");
   }
   if (r.roofline) {
     char buf[64];
