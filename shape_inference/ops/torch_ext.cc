@@ -50,6 +50,38 @@ void infer_transpose_dims(InferContext& c) {
   c.set_output(0, c.in_dtype(0), Shape(out));
 }
 
+// ConvolutionBackward(grad_output, input, weight) attrs output_mask [gi, gw, gb], transposed: torch's
+// aten::convolution_backward as a PyTorch trace records it. Outputs: the input's gradient (its shape), the
+// weight's (its shape), the bias's ([C_out]); each computed only where output_mask says.
+void infer_conv_backward(InferContext& c) {
+  const DType t = c.in_dtype(0);
+  c.set_output(0, t, c.in_shape(1));
+  c.set_output(1, t, c.in_shape(2));
+  const Shape& w = c.in_shape(2);
+  const bool transposed = c.node().attr_i("transposed", 0) != 0;
+  const int64_t groups = c.node().attr_i("groups", 1);
+  if (w.rank_known && w.rank() >= 2)
+    c.set_output(2, t, Shape({transposed ? w.dims[1] * Dim(groups) : w.dims[0]}));
+  else
+    c.set_output_dtype(2, t);
+}
+
+// Each of the input's and the weight's gradients is a convolution of the forward's MACs (output elements x
+// in-channels per group x kernel; a transposed convolution's forward output is this call's input); the bias's
+// gradient sums the output's gradient (1 FLOP per element).
+OpCost cost_conv_backward(const CostContext& c) {
+  auto mask = c.node.attr_ints("output_mask");
+  const Shape& w = c.in_shape(2);
+  if (mask.size() != 3 || !w.rank_known || w.rank() < 3) return OpCost{Count::unknown(), Count::unknown()};
+  const bool transposed = c.node.attr_i("transposed", 0) != 0;
+  Count per_out = Count::of(w.dims[1]);
+  for (size_t d = 2; d < w.rank(); ++d) per_out = per_out * Count::of(w.dims[d]);
+  const Count forward = (transposed ? c.in_numel(1) : c.in_numel(0)) * per_out;
+  const Count macs = forward * Count{(mask[0] != 0) + (mask[1] != 0)};
+  const Count bias = mask[2] != 0 ? c.in_numel(0) : Count{};
+  return OpCost{macs, macs * Count{2} + bias, bias};
+}
+
 }  // namespace
 
 void register_torch_ext_ops(OpRegistry& r) {
@@ -60,6 +92,10 @@ void register_torch_ext_ops(OpRegistry& r) {
       cost_per_in_elem_1, d);
   reg(r, "PackScalars", 1, 0, "layout only (shape arithmetic)", infer_pack_scalars, cost_zero, d);
   reg(r, "TransposeDims", 1, 0, "layout only", infer_transpose_dims, cost_zero, d);
+  reg(r, "ConvolutionBackward", 1, 0,
+      "MACs = the forward convolution's x (input gradient + weight gradient, as output_mask asks); FLOPs = "
+      "2*MACs + the bias gradient's sum (1 per output-gradient element)",
+      infer_conv_backward, cost_conv_backward, d);
 }
 
 }  // namespace flopwise

@@ -282,6 +282,33 @@ bool lower_adaptive_pool(Lowerer& L, Node* n, const std::string& op) {
   return true;
 }
 
+// aten::convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
+// output_padding, groups, output_mask): a PyTorch trace's backward of a convolution (a TorchScript graph has
+// none) -> flopwise::ConvolutionBackward, its output_mask saying which gradients run.
+bool lower_convolution_backward(Lowerer& L, Node* n, const std::string&) {
+  if (n->inputs().size() != 11) return false;
+  const JV& m = L.in(n, 10);
+  std::vector<int64_t> mask;
+  if (m.kind == JV::Known && m.iv.isBoolList()) {
+    for (bool b : m.iv.toBoolList()) mask.push_back(b);
+  } else if (auto ints = L.known_ints(m)) {
+    mask = *ints;
+  }
+  auto transposed = L.known_int(L.in(n, 7));
+  auto groups = L.known_int(L.in(n, 9));
+  if (mask.size() != 3 || !transposed || !groups) return false;
+  std::vector<std::string> names;
+  for (size_t k = 0; k < 3; ++k) names.push_back(Lowerer::ir_name(n->output(k)));
+  auto outs =
+      L.emit("ConvolutionBackward", {L.as_ir(L.in(n, 0)), L.as_ir(L.in(n, 1)), L.as_ir(L.in(n, 2))}, names,
+             {{"output_mask", ais(mask)},
+              {"transposed", Attribute::of_int(*transposed)},
+              {"groups", Attribute::of_int(*groups)}},
+             "flopwise");
+  for (size_t k = 0; k < 3 && k < outs.size(); ++k) L.set_ir(n->output(k), outs[k]);
+  return true;
+}
+
 // aten::upsample_*(input, output_size?, [align_corners,] scale_factors?) (the .vec overloads) or
 // (input, output_size, [align_corners,] scales...) -> Resize with scales [1, 1, s...] or sizes
 // [N, C, output_size...].
@@ -382,6 +409,7 @@ void register_aten_nn(AtenTable& t) {
   t.add({"max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
          "max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d_with_indices"},
         lower_pool);
+  t.add({"convolution_backward"}, lower_convolution_backward);
   t.add({"adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d",
          "adaptive_max_pool2d", "adaptive_max_pool3d"},
         lower_adaptive_pool);

@@ -193,6 +193,30 @@ def test_conv2d_flops_hand_formula_and_torch():
         assert row["flops"] == torch_flops == 2 * macs  # ResNet's convolutions have no bias
 
 
+def test_convolution_backward_hand_formula():
+    """aten::convolution_backward (a training trace's backward of each convolution): the forward's MACs for each
+    gradient its output_mask asks (input's, weight's), from the recorded grad_output and weight dims; the bias
+    gradient's sum as FLOPs. ResNet-18's training trace: most of its GPU time, unpriced before."""
+    path = os.path.join(GPU, "resnet18.train.eager.pt.trace.json.gz")
+    calls = [e for e in load(path) if e.get("cat") == "cpu_op" and e["name"] == "aten::convolution_backward"]
+    assert calls
+    macs = flops = 0
+    for e in calls:
+        grad_out, _, (o, cg, kh, kw) = e["args"]["Input Dims"][:3]
+        conc = e["args"]["Concrete Inputs"]
+        assert conc[7] == "False"  # not transposed
+        mask = [m == "True" for m in conc[10].strip("[]").split(", ")]
+        fwd = grad_out[0] * grad_out[1] * grad_out[2] * grad_out[3] * cg * kh * kw
+        m = fwd * (mask[0] + mask[1])
+        macs += m
+        flops += 2 * m + (grad_out[0] * grad_out[1] * grad_out[2] * grad_out[3] if mask[2] else 0)
+    r = report(path)
+    row = next(o for o in r["ops"] if o["name"] == "aten::convolution_backward")
+    assert row["calls"] == len(calls) and row["uncosted_calls"] == 0
+    assert row["macs"] == macs and row["flops"] == flops
+    assert r["totals"]["uncosted_gpu_us"] < 0.2 * r["totals"]["gpu_us"]
+
+
 def product_macs(name, dims):
     if name == "aten::mm":
         (m, k), (_, n) = dims[0], dims[1]
