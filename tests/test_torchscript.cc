@@ -532,6 +532,38 @@ TEST_CASE("torch_ext ops (flopwise domain)") {
        -1,
        "flopwise",
        1},
+      // aten::convolution_backward as a training trace records it: the forward's MACs (8*64*2*2 outputs x
+      // 64*3*3) for each gradient output_mask asks; the bias gradient's sum, 1 per grad_output element.
+      {"convolution backward, input and weight gradients",
+       "ConvolutionBackward",
+       {"8x64x2x2", "8x64x2x2", "64x64x3x3"},
+       {{"output_mask", A::ints({1, 1, 0})}, {"transposed", A::i(0)}, {"groups", A::i(1)}},
+       {"8x64x2x2", "64x64x3x3", "64"},
+       2 * 2048 * 576,
+       4 * 2048 * 576,
+       "flopwise",
+       1},
+      {"convolution backward, weight and bias gradients",
+       "ConvolutionBackward",
+       {"8x64x2x2", "8x64x2x2", "64x64x3x3"},
+       {{"output_mask", A::ints({0, 1, 1})}, {"transposed", A::i(0)}, {"groups", A::i(1)}},
+       {"8x64x2x2", "64x64x3x3", "64"},
+       2048 * 576,
+       2 * 2048 * 576 + 2048,
+       "flopwise",
+       1},
+      // A transposed convolution's forward output is this call's grad_output; its forward MACs are its
+      // input's
+      // elements (1*8*4*4) x out-channels per group x kernel (4*3*3); the bias has out-channels x groups.
+      {"convolution backward, transposed, all gradients",
+       "ConvolutionBackward",
+       {"1x4x8x8", "1x8x4x4", "8x4x3x3"},
+       {{"output_mask", A::ints({1, 1, 1})}, {"transposed", A::i(1)}, {"groups", A::i(1)}},
+       {"1x8x4x4", "8x4x3x3", "4"},
+       2 * 128 * 36,
+       4 * 128 * 36 + 256,
+       "flopwise",
+       1},
   };
   for (const auto& tc : cases) check_case(tc);
   // PackScalars keeps symbolic contents: [s, 3]
