@@ -31,10 +31,6 @@ struct Percent {
 };
 std::optional<Percent> parse_percent(const std::string& text);
 
-// Glob over full scope names: `*` matches within one dotted segment, `**` across segments, `?` one
-// character other than '.'. "layer4.*" matches layer4.0 and layer4.1, not layer4.0.conv1.
-bool scope_glob_match(const std::string& pattern, const std::string& name);
-
 struct SizeLimit {
   std::string text;  // as written ("4.2G")
   int64_t value = 0;

@@ -125,6 +125,11 @@ struct Report {
 // every dim at 1000 (the leading term dominates), an unknown one last.
 int64_t rank_value(const Count& c);
 
+// Glob over full scope names, as budgets, --freeze and --checkpoint take them: `*` matches within one dotted
+// segment, `**` across segments, `?` one character other than '.'. "layer4.*" matches layer4.0 and layer4.1,
+// not layer4.0.conv1.
+bool scope_glob_match(const std::string& pattern, const std::string& name);
+
 // A node's op type as reports key it: "Conv", or "domain::Op" outside the default domain.
 std::string op_key(const Node& n);
 std::string op_key(const NodeReport& n);

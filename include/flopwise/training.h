@@ -19,7 +19,7 @@ struct Report;
 enum class Optimizer { Sgd, Momentum, Adam, AdamW };
 
 struct TrainOptions {
-  std::vector<std::string> freeze;  // scope globs (fnmatch): the scope and everything under it
+  std::vector<std::string> freeze;  // scope globs (scope_glob_match): the scope and everything under it
   // Activation checkpointing: scope globs whose forward keeps only what enters the scope and runs again in
   // the backward (torch.utils.checkpoint).
   std::vector<std::string> checkpoint;
@@ -61,7 +61,8 @@ struct TrainingReport {
   std::vector<std::string> saved_estimated;  // ops with no rule of what they keep: their inputs counted
   // Per trained token, where the model's input is token ids ([batch, seq] integers): the step's forward and
   // backward FLOPs over batch x seq, the attention products' share of them apart, beside the 6 x params rule.
-  // Unknown where the division is not exact.
+  // Unknown where the division is not exact. `per_token`: the model has such an input (else all four unset).
+  bool per_token = false;
   Count tokens, flops_per_token, attention_flops_per_token, six_params;
   // --fit: the largest value of the estimate's one free dim (a batch) for which it fits `fit_limit` bytes.
   int64_t fit_limit = -1;          // -1: not asked

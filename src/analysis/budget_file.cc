@@ -104,27 +104,6 @@ std::optional<Percent> parse_percent(const std::string& text) {
   return p;
 }
 
-bool scope_glob_match(const std::string& pattern, const std::string& name) {
-  // Recursive matcher: a star tries every split that does not cross a "." (two stars: any split).
-  std::function<bool(size_t, size_t)> match = [&](size_t p, size_t s) -> bool {
-    while (p < pattern.size()) {
-      if (pattern[p] == '*') {
-        bool deep = p + 1 < pattern.size() && pattern[p + 1] == '*';
-        size_t next = p + (deep ? 2 : 1);
-        for (size_t k = s;; ++k) {
-          if (match(next, k)) return true;
-          if (k >= name.size() || (!deep && name[k] == '.')) return false;
-        }
-      }
-      if (s >= name.size()) return false;
-      if (pattern[p] == '?' ? name[s] == '.' : pattern[p] != name[s]) return false;
-      ++p, ++s;
-    }
-    return s == name.size();
-  };
-  return match(0, 0);
-}
-
 namespace {
 
 struct Parser {

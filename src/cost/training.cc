@@ -3,8 +3,6 @@
 // parameters' gradients and the optimizer's state and FLOPs, rolled up by scope as the report's tree.
 #include "flopwise/training.h"
 
-#include <fnmatch.h>
-
 #include <optional>
 #include <set>
 #include <unordered_map>
@@ -49,8 +47,8 @@ namespace {
 
 using cost_detail::Role;
 
-// Which scopes a list of globs names (--freeze, --checkpoint): a glob matching the scope or any scope above
-// it; the region is the outermost scope matched.
+// Which scopes a list of scope globs names (--freeze, --checkpoint; scope_glob_match, as budgets): a glob
+// matching the scope or any scope above it; the region is the outermost scope matched.
 class ScopeGlobs {
  public:
   explicit ScopeGlobs(const std::vector<std::string>& globs) : globs_(globs), used_(globs.size(), false) {}
@@ -63,7 +61,7 @@ class ScopeGlobs {
         end = scope.find('.', end);
         std::string prefix(scope.substr(0, end));
         for (size_t i = 0; i < globs_.size(); ++i)
-          if (fnmatch(globs_[i].c_str(), prefix.c_str(), 0) == 0) {
+          if (scope_glob_match(globs_[i], prefix)) {
             used_[i] = true;
             if (!it->second) it->second = std::move(prefix);
           }
@@ -490,7 +488,8 @@ TrainingReport analyse_training(const Model& model, const Report& report, const 
       break;
     }
   }
-  if (t.tokens.exact() && !(t.tokens.known && t.tokens.v <= 0)) {
+  t.per_token = t.tokens.exact() && !(t.tokens.known && t.tokens.v <= 0);
+  if (t.per_token) {
     auto per_token = [&](const Count& c) {
       if (!c.exact()) return Count::unknown();
       const Dim q = c.as_dim() / t.tokens.as_dim();

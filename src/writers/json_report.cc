@@ -501,7 +501,7 @@ void write_training(JsonWriter& w, const TrainingReport& t, const Report& r) {
     w.end_object();
   }
   w.member("step_flops", t.forward_flops + t.total.backward_flops + t.optimizer_flops);
-  if (t.tokens.exact()) {
+  if (t.per_token) {
     w.key("per_token");
     w.begin_object();
     w.member("tokens", t.tokens);

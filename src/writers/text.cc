@@ -145,7 +145,7 @@ void write_training_text(std::ostream& os, const TrainingReport& tr, const Total
   line(os, "optimizer FLOPs", human(tr.optimizer_flops));
   line(os, "fwd+bwd+optimizer FLOPs", total_str(t.flops + tr.total.backward_flops + tr.optimizer_flops, t));
   line(os, "gradients / optimizer state", bytes(tr.gradient_bytes) + " / " + bytes(tr.optimizer_state_bytes));
-  if (tr.flops_per_token.exact())
+  if (tr.per_token)
     line(os, "fwd+bwd FLOPs per trained token",
          human(tr.flops_per_token) + " (the 6 x params rule: " + human(tr.six_params) +
              (tr.attention_flops_per_token.exact() ? "; attention " + human(tr.attention_flops_per_token)
