@@ -113,7 +113,14 @@ TEST_CASE("budget: sizes, percents and scope globs") {
   CHECK_FALSE(parse_size("4.2X"));
   CHECK_FALSE(parse_size("G"));
   CHECK_FALSE(parse_size("-1M"));
-  CHECK_FALSE(parse_size("99999999999T"));  // past int64
+  CHECK_FALSE(parse_size("99999999999T"));            // past int64
+  CHECK(parse_size("24GB") == int64_t{24000000000});  // bytes, as --fit and memory limits write them
+  CHECK(parse_size("24 GB") == int64_t{24000000000});
+  CHECK(parse_size("80GiB") == int64_t{80} * 1024 * 1024 * 1024);
+  CHECK(parse_size("1.5KiB") == int64_t{1536});
+  CHECK(parse_size("512B") == int64_t{512});
+  CHECK_FALSE(parse_size("1Gi"));  // binary only with B
+  CHECK_FALSE(parse_size("GB"));
   auto p = flopwise::parse_percent("2.5%");
   REQUIRE(p);
   CHECK(p->num == 25);

@@ -20,7 +20,8 @@
 
 namespace flopwise {
 
-// "4.2G" -> 4200000000: decimal SI suffixes K/M/G/T (1K = 1000), optional fraction, plain integers.
+// "4.2G" -> 4200000000: decimal SI suffixes K/M/G/T (1K = 1000), optional fraction, plain integers; sizes in
+// bytes too: "24GB", "80GiB" (binary: 1 GiB = 1024^3), "512B".
 // nullopt when the text is not such a size or is not a whole number.
 std::optional<int64_t> parse_size(const std::string& text);
 

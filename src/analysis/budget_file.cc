@@ -45,30 +45,36 @@ std::optional<int64_t> parse_size(const std::string& text) {
   }
   if (digits == 0) return std::nullopt;
   while (i < n && text[i] == ' ') ++i;
-  int exp = 0;
-  if (i < n) {
+  int exp = 0;  // of 1000, or of 1024 with an 'i' (KiB, GiB)
+  if (i < n && text[i] != 'B') {
     switch (text[i]) {
       case 'K':
       case 'k':
-        exp = 3;
+        exp = 1;
         break;
       case 'M':
-        exp = 6;
+        exp = 2;
         break;
       case 'G':
-        exp = 9;
+        exp = 3;
         break;
       case 'T':
-        exp = 12;
+        exp = 4;
         break;
       default:
         return std::nullopt;
     }
     ++i;
   }
+  const bool binary = i < n && text[i] == 'i';
+  if (binary) ++i;
+  if (i < n && text[i] == 'B')
+    ++i;  // bytes: "24GB", "80GiB", "512B"
+  else if (binary)
+    return std::nullopt;
   while (i < n && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
   if (i != n) return std::nullopt;
-  for (int e = 0; e < exp; ++e) mant *= 10;
+  for (int e = 0; e < exp; ++e) mant *= binary ? 1024 : 1000;
   __int128 den = 1;
   for (int f = 0; f < frac_digits; ++f) den *= 10;
   if (mant % den != 0) return std::nullopt;  // "1.5" is not a whole count

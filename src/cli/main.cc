@@ -1,6 +1,5 @@
 // flopwise CLI: the program boundary. The only place errors become messages and exit codes.
 #include <CLI/CLI.hpp>
-#include <cctype>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -10,6 +9,7 @@
 
 #include "commands.h"
 #include "flopwise/analyse.h"
+#include "flopwise/budget.h"
 #include "flopwise/convention.h"
 #include "flopwise/cost.h"
 #include "flopwise/errors.h"
@@ -47,48 +47,6 @@ struct Options {
   fw::TrainArgs train;
   std::string fit;  // a size: 24GB
 };
-
-// A memory size: "24GB", "24 GB", "80GiB", "512MB", "1.5TB", a number of bytes. Decimal units are powers of
-// 1000 (as GPU vendors write 80 GB), binary ones (KiB, MiB, GiB, TiB) of 1024.
-std::optional<int64_t> parse_bytes(const std::string& text) {
-  std::string t;
-  for (char c : text)
-    if (c != ' ') t += c;
-  size_t i = 0;
-  while (i < t.size() && (std::isdigit(static_cast<unsigned char>(t[i])) || t[i] == '.')) ++i;
-  if (i == 0) return std::nullopt;
-  double v = 0;
-  try {
-    size_t used = 0;
-    v = std::stod(t.substr(0, i), &used);
-    if (used != i) return std::nullopt;
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-  std::string unit = t.substr(i);
-  for (auto& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  static const std::pair<const char*, double> kUnits[] = {{"", 1},
-                                                          {"B", 1},
-                                                          {"K", 1e3},
-                                                          {"KB", 1e3},
-                                                          {"M", 1e6},
-                                                          {"MB", 1e6},
-                                                          {"G", 1e9},
-                                                          {"GB", 1e9},
-                                                          {"T", 1e12},
-                                                          {"TB", 1e12},
-                                                          {"KIB", 1024.0},
-                                                          {"MIB", 1048576.0},
-                                                          {"GIB", 1073741824.0},
-                                                          {"TIB", 1099511627776.0}};
-  for (const auto& [u, k] : kUnits)
-    if (unit == u) {
-      const double bytes = v * k;
-      if (!(bytes >= 1) || bytes > 9.2e18) return std::nullopt;
-      return static_cast<int64_t>(bytes);
-    }
-  return std::nullopt;
-}
 
 fw::InferOptions infer_options(const Options& o) { return fw::parse_pins(o.inputs, o.dims, o.values); }
 
@@ -174,9 +132,9 @@ int run(const Options& o) {
     auto training =
         std::make_shared<fw::TrainingReport>(fw::analyse_training(*analysis->model, analysis->report, *to));
     if (!o.fit.empty()) {
-      std::optional<int64_t> limit = parse_bytes(o.fit);
+      std::optional<int64_t> limit = fw::parse_size(o.fit);
       if (!limit || *limit <= 0)
-        throw fw::UsageError("--fit: '" + o.fit + "' is not a size (24GB, 80GiB, 16e9)");
+        throw fw::UsageError("--fit: '" + o.fit + "' is not a size (24GB, 80GiB, 24000000000)");
       fw::fit_training(*training, *limit);
     }
     analysis->report.training = training;
