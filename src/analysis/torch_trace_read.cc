@@ -416,18 +416,19 @@ class TraceParser {
     }
     if (out.empty()) fail("expected a value");
   }
+  // The usual case of a number: whole in the buffer, read where it lies (consumed when it is).
+  template <class T>
+  bool number_in_place(T* v) {
+    const char* b = buf_.data() + pos_;
+    const char* e = buf_.data() + len_;
+    auto [end, ec] = std::from_chars(b, e, *v);
+    if (ec != std::errc() || end == e || !token_end(*end)) return false;
+    pos_ += static_cast<size_t>(end - b);
+    return true;
+  }
   double number() {
     ws();
-    {  // the usual case: the whole number in the buffer, read where it lies
-      const char* b = buf_.data() + pos_;
-      const char* e = buf_.data() + len_;
-      double v = 0;
-      auto [end, ec] = std::from_chars(b, e, v);
-      if (ec == std::errc() && end < e && token_end(*end)) {
-        pos_ += static_cast<size_t>(end - b);
-        return v;
-      }
-    }
+    if (double v = 0; number_in_place(&v)) return v;
     token(tok_);
     double v = 0;
     auto [end, ec] = std::from_chars(tok_.data(), tok_.data() + tok_.size(), v);
@@ -440,14 +441,7 @@ class TraceParser {
     if (c == '"') {
       string(tok_);
     } else if (c == '-' || (c >= '0' && c <= '9')) {
-      const char* b = buf_.data() + pos_;  // the usual case: an integer in the buffer, read where it lies
-      const char* e = buf_.data() + len_;
-      int64_t v = 0;
-      auto [end, ec] = std::from_chars(b, e, v);
-      if (ec == std::errc() && end < e && token_end(*end)) {
-        pos_ += static_cast<size_t>(end - b);
-        return v;
-      }
+      if (int64_t v = 0; number_in_place(&v)) return v;
       token(tok_);
     } else {
       skip();

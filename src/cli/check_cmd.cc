@@ -52,12 +52,11 @@ int run_check(int argc, char** argv) {
   };
   // The training step where the budget describes one ([train]) or limits one of its figures.
   bool wants_training = budget.top.train.has_value();
-  for (const VariantBudget* v : {&budget.top})
-    for (const auto& [q, l] : v->limits)
-      for (const char* t : kTrainQuantities) wants_training = wants_training || q == t;
-  for (const auto& v : budget.variants)
-    for (const auto& [q, l] : v.limits)
-      for (const char* t : kTrainQuantities) wants_training = wants_training || q == t;
+  auto limits_training = [&](const VariantBudget& v) {
+    for (const char* t : kTrainQuantities) wants_training = wants_training || v.limits.count(t);
+  };
+  limits_training(budget.top);
+  for (const auto& v : budget.variants) limits_training(v);
   const TrainOptions train = budget.top.train.value_or(TrainOptions{});
   auto with_training = [&](Analysis& a) {
     if (wants_training)

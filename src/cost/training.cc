@@ -84,27 +84,27 @@ class ScopeGlobs {
   std::unordered_map<std::string, std::optional<std::string>> memo_;
 };
 
+bool one_of(const std::string& op, std::initializer_list<const char*> ops) {
+  for (const char* o : ops)
+    if (op == o) return true;
+  return false;
+}
+
 // Ops that only move or retype their input's elements (no arithmetic, no gradient of their own to compute
 // beyond passing it back).
 bool layout_only(const Node& n) {
-  if (!n.domain.empty() && n.domain != "ai.onnx") return false;
-  static const char* const kOps[] = {"Identity", "Reshape", "Transpose", "Squeeze", "Unsqueeze", "Flatten",
-                                     "Cast",     "Concat",  "Slice",     "Split",   "Gather",    "Expand"};
-  for (const char* op : kOps)
-    if (n.op == op) return true;
-  return false;
+  return (n.domain.empty() || n.domain == "ai.onnx") &&
+         one_of(n.op, {"Identity", "Reshape", "Transpose", "Squeeze", "Unsqueeze", "Flatten", "Cast",
+                       "Concat", "Slice", "Split", "Gather", "Expand"});
 }
 
 // Ops whose output is a view of their first input in torch (reshape of a contiguous tensor, transpose,
 // slice, split, expand): it shares the input's storage.
 bool view_op(const Node& n) {
   if (n.domain == "flopwise") return n.op == "TransposeDims";
-  if (!n.domain.empty() && n.domain != "ai.onnx") return false;
-  static const char* const kOps[] = {"Identity",  "Reshape", "Flatten", "Squeeze", "Unsqueeze",
-                                     "Transpose", "Slice",   "Split",   "Expand"};
-  for (const char* op : kOps)
-    if (n.op == op) return true;
-  return false;
+  return (n.domain.empty() || n.domain == "ai.onnx") &&
+         one_of(n.op, {"Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Slice",
+                       "Split", "Expand"});
 }
 
 // A view whose elements are not contiguous: a transpose that moves a dim, a split or slice of an axis after
@@ -134,12 +134,6 @@ bool makes_strided_view(const Graph& g, const Node& n) {
   for (int64_t d = 0; d < axis && d < static_cast<int64_t>(x.rank()); ++d)
     if (!(x.dims[static_cast<size_t>(d)].is_known() && x.dims[static_cast<size_t>(d)].value() == 1))
       return true;
-  return false;
-}
-
-bool one_of(const std::string& op, std::initializer_list<const char*> ops) {
-  for (const char* o : ops)
-    if (op == o) return true;
   return false;
 }
 
