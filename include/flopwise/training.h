@@ -2,7 +2,9 @@
 // (requires_grad propagated from the trainable parameters: a graph input needs none, a frozen scope's weights
 // none), each op's backward as autograd computes it (a product's input gradient and weight gradient are two
 // products, each computed only where needed), trainable parameters, their gradients, and the optimizer's
-// state and FLOPs. The rules are in COUNTING.md ("The training step").
+// state and FLOPs; the forward as model.train() runs it (dropout active, batch norm on batch statistics), and
+// under --precision the dtypes torch.autocast gives each op. The rules are in README.md ("The training
+// step").
 #pragma once
 
 #include <map>
@@ -18,21 +20,34 @@ struct Report;
 
 enum class Optimizer { Sgd, Momentum, Adam, AdamW };
 
+// --precision: fp32, or torch.autocast's mixed precision (CUDA's op lists) in bfloat16 or float16. Weights,
+// gradients and optimizer state stay in the parameters' dtype (fp32 master weights); a product runs in the
+// low dtype on low-precision copies of its operands, the ops of autocast's fp32 list on fp32 copies, other
+// ops in their inputs' dtype; fp16-mixed adds torch.cuda.amp.GradScaler's unscale and inf check.
+enum class Precision { Fp32, Bf16Mixed, Fp16Mixed };
+
 struct TrainOptions {
   std::vector<std::string> freeze;  // scope globs (scope_glob_match): the scope and everything under it
   // Activation checkpointing: scope globs whose forward keeps only what enters the scope and runs again in
   // the backward (torch.utils.checkpoint).
   std::vector<std::string> checkpoint;
   Optimizer optimizer = Optimizer::AdamW;
+  Precision precision = Precision::Fp32;
 };
 
 // "sgd" | "momentum" | "adam" | "adamw"; throws UsageError for another name.
 Optimizer parse_optimizer(const std::string& name);
 const char* optimizer_name(Optimizer o);
+// "fp32" | "bf16-mixed" | "fp16-mixed"; throws UsageError for another name.
+Precision parse_precision(const std::string& name);
+const char* precision_name(Precision p);
 
 // The backward of a node, a scope or the model.
 struct TrainCounts {
   Count backward_macs, backward_flops;
+  // The forward's FLOPs in train mode beyond the report's (an eval run's): an active dropout's mask and
+  // multiply, a batch norm's batch statistics.
+  Count forward_extra_flops;
   Count trainable_params;  // each parameter once, at its first user (as Totals::params)
   // Bytes autograd keeps for the backward: the tensors each op's derivative formula needs (torch's
   // derivatives.yaml), each storage once (views and in-place results share their input's), at the first op
@@ -43,13 +58,14 @@ struct TrainCounts {
 
 struct TrainingReport {
   Optimizer optimizer = Optimizer::AdamW;
+  Precision precision = Precision::Fp32;
   std::vector<std::string> freeze, checkpoint;
   TrainCounts total;
   Count frozen_params;
   Count gradient_bytes;           // one gradient per trainable parameter, in its dtype
   Count optimizer_state_bytes;    // what torch.optim keeps after a step (COUNTING.md)
   Count optimizer_flops;          // the step's elementwise arithmetic per trainable element
-  Count forward_flops;            // the report's, for the step's total
+  Count forward_flops;            // the forward in train mode: the report's + total.forward_extra_flops
   Count estimate_backward_flops;  // the 2 x forward rule, for comparison
   Count param_bytes;              // every parameter, trainable or frozen, in its dtype
   // The largest transient of the backward: one op's output gradients and the input gradients it makes, at

@@ -178,7 +178,8 @@ def _option_args(opts):
 
 
 def analyze(model, inputs=None, *, dims=None, values=None, convention="default", causal=False, peak_memory=False,
-            hardware=None, export="torchscript", train=False, freeze=None, optimizer="adamw", checkpoint=None):
+            hardware=None, export="torchscript", train=False, freeze=None, optimizer="adamw", checkpoint=None,
+            precision="fp32"):
     """The static cost report of `model`, a Report.
 
     model: a path (.onnx, .pt), ONNX bytes, an onnx.ModelProto, a torch.jit.ScriptModule, or a torch.nn.Module
@@ -191,7 +192,8 @@ def analyze(model, inputs=None, *, dims=None, values=None, convention="default",
     train: one training step (--train): the report's `training` section (backward MACs and FLOPs, trainable
       params, gradient and optimizer state bytes, per scope). freeze: scope globs whose parameters are frozen
       (--freeze, each). optimizer: "sgd", "momentum", "adam" or "adamw" (--optimizer). checkpoint: scope globs
-      run under activation checkpointing (--checkpoint, each).
+      run under activation checkpointing (--checkpoint, each). precision: "fp32", "bf16-mixed" or "fp16-mixed"
+      (--precision).
     export: how a live nn.Module becomes a file. "torchscript" (default): torch.jit.trace with the caller's
       torch, saved to a temporary .pt that the CLI analyses in a child process (module tree and parameter counts
       exact); the CLI's LibTorch must read it: an archive saved by a newer PyTorch raises InputError, then use
@@ -200,8 +202,8 @@ def analyze(model, inputs=None, *, dims=None, values=None, convention="default",
     ONNX is analysed in-process (GIL released), everything else by the `flopwise` executable in a child process.
     """
     src = _Source(model, inputs, export)
-    if (freeze or checkpoint or optimizer != "adamw") and not train:
-        raise UsageError("freeze, checkpoint and optimizer describe a training step: add train=True")
+    if (freeze or checkpoint or optimizer != "adamw" or precision != "fp32") and not train:
+        raise UsageError("freeze, checkpoint, optimizer and precision describe a training step: add train=True")
     if src.in_process() and not peak_memory and not hardware and not train:
         d = [f"{k}={v}" for k, v in (dims or {}).items()]
         vals = [f"{k}=" + ",".join(str(int(x)) for x in v) for k, v in (values or {}).items()]
@@ -215,7 +217,7 @@ def analyze(model, inputs=None, *, dims=None, values=None, convention="default",
     if hardware:
         args += ["--hardware", hardware]
     if train:
-        args += ["--train", "--optimizer", optimizer]
+        args += ["--train", "--optimizer", optimizer, "--precision", precision]
         for f in [freeze] if isinstance(freeze, str) else (freeze or []):
             args += ["--freeze", f]
         for c in [checkpoint] if isinstance(checkpoint, str) else (checkpoint or []):

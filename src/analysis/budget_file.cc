@@ -213,7 +213,8 @@ struct Parser {
     return r;
   }
 
-  // [train]: freeze = ["layer1", ...], checkpoint = [...], optimizer = "adamw", as --train's options.
+  // [train]: freeze = ["layer1", ...], checkpoint = [...], optimizer = "adamw", precision = "bf16-mixed", as
+  // --train's options.
   TrainOptions train(const toml::table& t, const std::string& where) const {
     TrainOptions o;
     for (auto&& [k, v] : t) {
@@ -230,8 +231,15 @@ struct Parser {
         } catch (const UsageError&) {
           fail(v.source(), where + " optimizer", "expected \"sgd\", \"momentum\", \"adam\" or \"adamw\"");
         }
+      } else if (key == "precision") {
+        try {
+          o.precision = parse_precision(string(v, where + " precision"));
+        } catch (const UsageError&) {
+          fail(v.source(), where + " precision", "expected \"fp32\", \"bf16-mixed\" or \"fp16-mixed\"");
+        }
       } else {
-        fail(k.source(), where, "unknown key '" + key + "' (expected freeze, checkpoint, optimizer)");
+        fail(k.source(), where,
+             "unknown key '" + key + "' (expected freeze, checkpoint, optimizer, precision)");
       }
     }
     return o;

@@ -37,17 +37,21 @@ void add_train_options(CLI::App& app, TrainArgs& t, bool both) {
                  "with --train: a scope (glob) run under activation checkpointing" + side +
                      ": it keeps only what enters it and runs its forward again in the backward; repeat");
   app.add_option("--optimizer", t.optimizer, "with --train: sgd | momentum | adam | adamw (default adamw)");
+  app.add_option(
+      "--precision", t.precision,
+      "with --train: fp32 (default) | bf16-mixed | fp16-mixed: torch.autocast's dtypes for what the "
+      "backward keeps (CUDA's op lists), fp32 weights, gradients and optimizer state");
 }
 
 std::optional<TrainOptions> TrainArgs::options(bool also, const char* also_name) const {
   if (!train) {
-    if (!freeze.empty() || !checkpoint.empty() || optimizer != "adamw" || also)
-      throw UsageError(std::string("--freeze, --checkpoint, --optimizer") +
+    if (!freeze.empty() || !checkpoint.empty() || optimizer != "adamw" || precision != "fp32" || also)
+      throw UsageError(std::string("--freeze, --checkpoint, --optimizer, --precision") +
                        (also_name[0] ? std::string(", ") + also_name : std::string()) +
                        " describe a training step: add --train");
     return std::nullopt;
   }
-  return TrainOptions{freeze, checkpoint, parse_optimizer(optimizer)};
+  return TrainOptions{freeze, checkpoint, parse_optimizer(optimizer), parse_precision(precision)};
 }
 
 }  // namespace flopwise

@@ -36,7 +36,27 @@ const char* optimizer_name(Optimizer o) {
   return "?";
 }
 
+Precision parse_precision(const std::string& name) {
+  if (name == "fp32") return Precision::Fp32;
+  if (name == "bf16-mixed") return Precision::Bf16Mixed;
+  if (name == "fp16-mixed") return Precision::Fp16Mixed;
+  throw UsageError("--precision: '" + name + "' is not one of fp32, bf16-mixed, fp16-mixed");
+}
+
+const char* precision_name(Precision p) {
+  switch (p) {
+    case Precision::Fp32:
+      return "fp32";
+    case Precision::Bf16Mixed:
+      return "bf16-mixed";
+    case Precision::Fp16Mixed:
+      return "fp16-mixed";
+  }
+  return "?";
+}
+
 void TrainCounts::add(const TrainCounts& o) {
+  forward_extra_flops += o.forward_extra_flops;
   backward_macs += o.backward_macs;
   backward_flops += o.backward_flops;
   trainable_params += o.trainable_params;
@@ -137,6 +157,78 @@ bool makes_strided_view(const Graph& g, const Node& n) {
   return false;
 }
 
+// An ONNX Dropout's probability: its ratio input (opset 12 on) or attribute, 0.5 where neither is given;
+// nullopt where the input is computed.
+std::optional<double> dropout_ratio(const Graph& g, const Node& n) {
+  if (n.inputs.size() > 1 && n.inputs[1] >= 0) {
+    const Value& r = g.values[static_cast<size_t>(n.inputs[1])];
+    if (r.data && r.data->is_float && r.data->floats.size() == 1) return r.data->floats[0];
+    return std::nullopt;
+  }
+  return n.attr_f("ratio", 0.5);
+}
+
+bool is_dropout(const Node& n) { return (n.domain.empty() || n.domain == "ai.onnx") && n.op == "Dropout"; }
+
+// A BatchNormalization counted as an inference one (2 FLOPs per element): in train mode it computes the batch
+// statistics (7 per element, as ONNX's training_mode counts it).
+bool bn_inference(const Node& n) {
+  if (!(n.domain.empty() || n.domain == "ai.onnx") || n.op != "BatchNormalization") return false;
+  if (n.opset >= 14) return n.attr_i("training_mode", 0) == 0;
+  return n.outputs.size() < 2;
+}
+
+// torch.autocast's treatment of an op (CUDA's lists, aten/src/ATen/autocast_mode.cpp): products run in the
+// low dtype, the fp32 list's ops in float32, the promote list's in the widest input dtype; other ops in
+// their inputs' dtype.
+enum class Autocast : uint8_t { None, Low, Fp32, Promote };
+
+Autocast autocast_of(const Node& n) {
+  if (n.domain == "com.microsoft" && n.op == "FusedMatMul") return Autocast::Low;
+  if (!(n.domain.empty() || n.domain == "ai.onnx")) return Autocast::None;
+  if (one_of(n.op, {"Conv", "ConvTranspose", "MatMul", "Gemm", "Einsum", "LSTM", "GRU", "RNN", "PRelu"}))
+    return Autocast::Low;
+  if (one_of(n.op, {"Softmax",
+                    "LogSoftmax",
+                    "LayerNormalization",
+                    "GroupNormalization",
+                    "Exp",
+                    "Log",
+                    "Pow",
+                    "Reciprocal",
+                    "Softplus",
+                    "ReduceSum",
+                    "ReduceProd",
+                    "ReduceL1",
+                    "ReduceL2",
+                    "ReduceLogSumExp",
+                    "LpNormalization",
+                    "CumSum",
+                    "Tan",
+                    "Sinh",
+                    "Cosh",
+                    "Asin",
+                    "Acos"}))
+    return Autocast::Fp32;
+  if (n.op == "Concat") return Autocast::Promote;
+  return Autocast::None;
+}
+
+DType widest(DType a, DType b) {
+  if (a == DType::Undefined || a == b) return b;
+  if (b == DType::Undefined) return a;
+  if (a == DType::Float64 || b == DType::Float64) return DType::Float64;
+  return DType::Float32;  // float32 with anything, or float16 with bfloat16
+}
+
+// The first eight names of a list, and how many more.
+std::string first_eight(const std::vector<std::string>& names) {
+  std::string list;
+  for (size_t i = 0; i < names.size() && i < 8; ++i) list += (i ? ", " : "") + names[i];
+  if (names.size() > 8) list += ", and " + std::to_string(names.size() - 8) + " more";
+  return list;
+}
+
 Count numel_of(const Graph& g, int vi) {
   if (vi < 0) return Count::unknown();
   return g.values[static_cast<size_t>(vi)].shape.numel_count();
@@ -163,6 +255,7 @@ TrainingReport analyse_training(const Model& model, const Report& report, const 
   const Graph& g = model.graph;
   TrainingReport t;
   t.optimizer = opts.optimizer;
+  t.precision = opts.precision;
   t.freeze = opts.freeze;
   t.checkpoint = opts.checkpoint;
   t.nodes.resize(report.nodes.size());
@@ -193,7 +286,8 @@ TrainingReport analyse_training(const Model& model, const Report& report, const 
     const bool frozen = freeze.matches(report.nodes[i].scope);
     region[i] = checkpoint.region(report.nodes[i].scope);
     const int in0 = n.inputs.empty() ? -1 : n.inputs[0];
-    if (in0 >= 0 && (view_op(n) || n.has_attr(kInplaceAttr))) {
+    const bool no_dropout = is_dropout(n) && dropout_ratio(g, n) == 0.0;  // returns its input
+    if (in0 >= 0 && (view_op(n) || no_dropout || n.has_attr(kInplaceAttr))) {
       const bool copies =
           strided[static_cast<size_t>(in0)] && (n.op == "Reshape" || n.op == "Flatten" || n.op == "Identity");
       const bool strides = !copies && (strided[static_cast<size_t>(in0)] || makes_strided_view(g, n));
@@ -228,8 +322,65 @@ TrainingReport analyse_training(const Model& model, const Report& report, const 
           for (int r : roots[static_cast<size_t>(vi)]) frozen_root[static_cast<size_t>(r)] = 1;
   }
 
+  // --precision: each value's dtype under torch.autocast (CUDA's lists); an op's operand autocast casts is a
+  // copy of its own. A layout-only op of stored tensors alone stays in their dtype (a weight's transpose: the
+  // product casts it); an op of activations runs in theirs, whatever dtype a parameter beside them has (a
+  // bias, a norm's scale).
+  const bool mixed = opts.precision != Precision::Fp32;
+  const DType low = opts.precision == Precision::Fp16Mixed ? DType::Float16 : DType::BFloat16;
+  std::vector<DType> adt(g.values.size());
+  for (size_t v = 0; v < adt.size(); ++v) adt[v] = g.values[v].dtype;
+  if (mixed)
+    for (size_t i = 0; i < n_nodes; ++i) {
+      const Node& n = g.nodes[i];
+      const Autocast kind = autocast_of(n);
+      if ((n.domain.empty() || n.domain == "ai.onnx") && (n.op == "Cast" || n.op == "CastLike")) continue;
+      DType acts = DType::Undefined, stored = DType::Undefined;
+      for (int vi : n.inputs)
+        if (vi >= 0 && is_float(adt[static_cast<size_t>(vi)])) {
+          DType& d = roots[static_cast<size_t>(vi)].empty() ? acts : stored;
+          d = widest(d, adt[static_cast<size_t>(vi)]);
+        }
+      const DType run = kind == Autocast::Promote  ? widest(acts, stored)
+                        : acts != DType::Undefined ? acts
+                                                   : stored;
+      for (int o : n.outputs) {
+        if (o < 0 || !is_float(g.values[static_cast<size_t>(o)].dtype)) continue;
+        DType& d = adt[static_cast<size_t>(o)];
+        if (kind == Autocast::Low)
+          d = low;
+        else if (kind == Autocast::Fp32)
+          d = d == DType::Float64 ? d : DType::Float32;
+        else if (run != DType::Undefined)
+          d = run;
+      }
+    }
+  // The dtype of the copy autocast makes of node n's operand at `slot`, or Undefined where it takes it as is.
+  auto copy_to = [&](const Node& n, size_t slot) {
+    if (!mixed || slot >= n.inputs.size() || n.inputs[slot] < 0) return DType::Undefined;
+    const DType d = adt[static_cast<size_t>(n.inputs[slot])];
+    if (!is_float(d)) return DType::Undefined;
+    DType want = DType::Undefined;
+    switch (autocast_of(n)) {
+      case Autocast::Low:
+        want = low;
+        break;
+      case Autocast::Fp32:
+        want = d == DType::Float64 ? d : DType::Float32;
+        break;
+      case Autocast::Promote:
+        if (!n.outputs.empty() && n.outputs[0] >= 0) want = adt[static_cast<size_t>(n.outputs[0])];
+        break;
+      case Autocast::None:
+        break;
+    }
+    return want == d ? DType::Undefined : want;
+  };
+
   std::vector<uint8_t> needs_grad(g.values.size(), 0), seen(g.values.size(), 0), kept(g.values.size(), 0);
-  auto bytes_of = [](const Value& v) { return v.shape.numel_count() * Count{dtype_size(v.dtype)}; };
+  std::vector<uint8_t> cast_kept(mixed ? g.values.size() : 0, 0);  // a parameter's cached copy, kept
+  auto bytes_of = [&](int vi) { return numel_of(g, vi) * Count{dtype_size(adt[static_cast<size_t>(vi)])}; };
+  std::vector<std::string> unknown_dropout;
   Count trainable_bytes;
   int64_t trainable_tensors = 0;
   for (size_t i = 0; i < n_nodes; ++i) {
@@ -237,6 +388,17 @@ TrainingReport analyse_training(const Model& model, const Report& report, const 
     const NodeReport& nr = report.nodes[i];
     TrainCounts& tc = t.nodes[i];
     if (layout_of_stored[i]) continue;  // its output's parameters are decided where they are used
+    // The forward in train mode: an active dropout draws its mask and multiplies (2 per element), a batch
+    // norm computes its batch's statistics (7 per element, where the report counted 2).
+    const Count out_elems = n.outputs.empty() ? Count::unknown() : numel_of(g, n.outputs[0]);
+    std::optional<double> ratio;
+    if (is_dropout(n)) {
+      ratio = dropout_ratio(g, n);
+      if (!ratio) unknown_dropout.push_back(n.name);
+      if (!ratio || *ratio > 0) tc.forward_extra_flops = out_elems * Count{2};
+    } else if (bn_inference(n)) {
+      tc.forward_extra_flops = out_elems * Count{5};
+    }
     // Parameters first used here (directly or through layout-only ops): trainable unless frozen.
     std::vector<uint8_t> stored_grad(n.inputs.size(), 0);
     for (size_t s = 0; s < n.inputs.size(); ++s) {
@@ -277,7 +439,8 @@ TrainingReport analyse_training(const Model& model, const Report& report, const 
     if (!any_out) continue;  // no gradient flows back through this node
 
     const Count& macs = nr.cost.macs;
-    const Count other = nr.cost.flops - macs * Count{2};  // the op's arithmetic beside its products
+    // the op's arithmetic beside its products, in train mode
+    const Count other = nr.cost.flops + tc.forward_extra_flops - macs * Count{2};
     const bool onnx = n.domain.empty() || n.domain == "ai.onnx";
     Count bwd;
     if ((onnx && (n.op == "Conv" || n.op == "ConvTranspose" || n.op == "MatMul" || n.op == "Gemm")) ||
@@ -310,15 +473,24 @@ TrainingReport analyse_training(const Model& model, const Report& report, const 
       const Value& owner = g.values[st];
       if (kept[st] || owner.is_input || cost_detail::is_stored(g, owner)) return;
       kept[st] = 1;
-      tc.saved_bytes += bytes_of(owner);
+      tc.saved_bytes += bytes_of(static_cast<int>(st));
     };
+    auto keep_fresh = [&](const Count& elems, DType dt) { tc.saved_bytes += elems * Count{dtype_size(dt)}; };
     auto keep_in = [&](size_t slot) {
-      if (slot < n.inputs.size()) keep_value(n.inputs[slot]);
+      if (slot >= n.inputs.size() || n.inputs[slot] < 0) return;
+      const DType copy = copy_to(n, slot);
+      if (copy == DType::Undefined) return keep_value(n.inputs[slot]);
+      // autocast's copy: one per trainable parameter (autocast caches those), else one per use
+      const auto& r = roots[static_cast<size_t>(n.inputs[slot])];
+      if (r.size() == 1 && needs_grad[static_cast<size_t>(r[0])]) {
+        if (cast_kept[static_cast<size_t>(r[0])]) return;
+        cast_kept[static_cast<size_t>(r[0])] = 1;
+      }
+      keep_fresh(numel_of(g, n.inputs[slot]), copy);
     };
     auto keep_out = [&](size_t k) {
       if (k < n.outputs.size()) keep_value(n.outputs[k]);
     };
-    auto keep_fresh = [&](const Count& elems, DType dt) { tc.saved_bytes += elems * Count{dtype_size(dt)}; };
     const Shape* x =
         !n.inputs.empty() && n.inputs[0] >= 0 ? &g.values[static_cast<size_t>(n.inputs[0])].shape : nullptr;
     const std::string& op = n.op;
@@ -342,7 +514,10 @@ TrainingReport analyse_training(const Model& model, const Report& report, const 
     } else if (!onnx && !(n.domain == "com.microsoft" && op == "FusedMatMul")) {
       for (size_t s = 0; s < n.inputs.size(); ++s) keep_in(s);
       t.saved_estimated.push_back(n.name + " (" + n.domain + "::" + op + ")");
-    } else if (one_of(op, {"Conv", "ConvTranspose", "MatMul", "Gemm", "FusedMatMul", "Einsum", "Mul"})) {
+    } else if (op == "Conv" || op == "ConvTranspose") {
+      keep_in(0);  // one formula (convolution_backward) for every gradient: both operands, whichever is asked
+      keep_in(1);
+    } else if (one_of(op, {"MatMul", "Gemm", "FusedMatMul", "Einsum", "Mul"})) {
       if (grad(1)) keep_in(0);  // an operand for the other's gradient
       if (grad(0)) keep_in(1);
     } else if (op == "Div") {
@@ -394,6 +569,18 @@ TrainingReport analyse_training(const Model& model, const Report& report, const 
         keep_out(1);
       else if (!n.outputs.empty() && n.outputs[0] >= 0)
         keep_fresh(g.values[static_cast<size_t>(n.outputs[0])].shape.numel_count(), DType::Int64);
+    } else if (is_dropout(n)) {
+      // An active dropout keeps its mask: a bool per element as CUDA's fused kernel (aten::native_dropout)
+      // keeps it (torch's CPU path keeps its noise in the input's dtype instead); Dropout2d/3d one per
+      // channel.
+      if (n.outputs.size() > 1 && n.outputs[1] >= 0) {
+        keep_out(1);  // the mask as an output of its own (ONNX's, aten::native_dropout's)
+      } else if (!ratio || *ratio > 0) {
+        Count elems = out_elems;
+        if (n.attr_i("flopwise.per_channel", 0) && x && x->rank_known && x->rank() >= 2)
+          elems = Count::of(x->dims[0]) * Count::of(x->dims[1]);
+        keep_fresh(elems, DType::Bool);
+      }
     } else if (op == "Gather" || op == "GatherElements" || op == "GatherND") {
       keep_in(1);  // the indices
     } else if (op == "Where") {
@@ -412,10 +599,9 @@ TrainingReport analyse_training(const Model& model, const Report& report, const 
     // The backward's transient at this op: its outputs' gradients and the input gradients it makes.
     Count transient;
     for (int o : n.outputs)
-      if (o >= 0 && needs_grad[static_cast<size_t>(o)])
-        transient += bytes_of(g.values[static_cast<size_t>(o)]);
+      if (o >= 0 && needs_grad[static_cast<size_t>(o)]) transient += bytes_of(o);
     for (size_t s = 0; s < n.inputs.size(); ++s)
-      if (grad(s) && !stored_grad[s]) transient += bytes_of(g.values[static_cast<size_t>(n.inputs[s])]);
+      if (grad(s) && !stored_grad[s]) transient += bytes_of(n.inputs[s]);
     if (t.transient_at.empty() || rank_value(transient) > rank_value(t.backward_transient_bytes)) {
       t.backward_transient_bytes = transient;
       t.transient_at = n.name;
@@ -474,6 +660,9 @@ TrainingReport analyse_training(const Model& model, const Report& report, const 
       t.optimizer_flops = p * Count{opts.optimizer == Optimizer::Adam ? 13 : 14};
       break;
   }
+  // torch.cuda.amp.GradScaler: each gradient unscaled and checked for infinities before the step.
+  if (opts.precision == Precision::Fp16Mixed) t.optimizer_flops += p * Count{2};
+  t.forward_flops = report.totals.flops + t.total.forward_extra_flops;
   // Per trained token: a decoder's or encoder's [batch, seq] token ids.
   for (int in : g.inputs) {
     const Value& v = g.values[static_cast<size_t>(in)];
@@ -493,33 +682,29 @@ TrainingReport analyse_training(const Model& model, const Report& report, const 
     for (const auto& ap : find_attention_products(g))
       if (ap.node < t.nodes.size())
         attention += report.nodes[ap.node].cost.flops + t.nodes[ap.node].backward_flops;
-    t.flops_per_token = per_token(report.totals.flops + t.total.backward_flops);
+    t.flops_per_token = per_token(t.forward_flops + t.total.backward_flops);
     t.attention_flops_per_token = per_token(attention);
     t.six_params = t.total.trainable_params * Count{6};
   }
   t.memory_estimate_bytes = t.param_bytes + t.gradient_bytes + t.optimizer_state_bytes + t.total.saved_bytes +
                             t.backward_transient_bytes;
-  t.forward_flops = report.totals.flops;
   t.estimate_backward_flops = report.totals.backward_flops;
   for (const auto& glob : freeze.unused())
     t.warnings.push_back("--freeze '" + glob + "' matches no scope of the model: nothing frozen by it");
   for (const auto& glob : checkpoint.unused())
     t.warnings.push_back("--checkpoint '" + glob +
                          "' matches no scope of the model: nothing checkpointed by it");
+  if (!unknown_dropout.empty()) {
+    t.warnings.push_back("--train: dropout probability computed in the graph for " +
+                         first_eight(unknown_dropout) + ": counted as active");
+  }
   if (!t.saved_estimated.empty()) {
-    std::string list;
-    for (size_t i = 0; i < t.saved_estimated.size() && i < 8; ++i)
-      list += (i ? ", " : "") + t.saved_estimated[i];
-    if (t.saved_estimated.size() > 8)
-      list += ", and " + std::to_string(t.saved_estimated.size() - 8) + " more";
-    t.warnings.push_back("--train: no rule of what the backward keeps for " + list +
+    t.warnings.push_back("--train: no rule of what the backward keeps for " + first_eight(t.saved_estimated) +
                          ": their inputs counted");
   }
   if (!t.estimated.empty()) {
-    std::string list;
-    for (size_t i = 0; i < t.estimated.size() && i < 8; ++i) list += (i ? ", " : "") + t.estimated[i];
-    if (t.estimated.size() > 8) list += ", and " + std::to_string(t.estimated.size() - 8) + " more";
-    t.warnings.push_back("--train: no exact backward rule for " + list + ": 2 x forward MACs taken");
+    t.warnings.push_back("--train: no exact backward rule for " + first_eight(t.estimated) +
+                         ": 2 x forward MACs taken");
   }
   return t;
 }

@@ -27,14 +27,16 @@ struct Emitter {
     return tmp(what, "LayerNormalization", {x, w, b}, {{"axis", ai(-1)}, {"epsilon", af(eps)}});
   }
   // softmax(q k^T / sqrt(d) + mask) v over the last two dims; returns (output, probabilities).
-  std::pair<int, int> sdpa(int q, int k, int v, int mask, double scale) {
+  // Dropout on the probabilities (dropout_p > 0: a file traced in train mode) before the second product.
+  std::pair<int, int> sdpa(int q, int k, int v, int mask, double scale, double dropout = 0.0) {
     int kt =
         L.emit_tmp(o, "attn/k_t", "TransposeDims", {k}, {{"dim0", ai(-2)}, {"dim1", ai(-1)}}, "flopwise");
     int s = tmp("attn/scores", "MatMul", {q, kt});
     s = tmp("attn/scaled", "Mul", {s, L.const_float(scale)});
     if (mask >= 0) s = tmp("attn/masked", "Add", {s, mask});
     int p = tmp("attn/probs", "Softmax", {s}, {{"axis", ai(-1)}});
-    return {tmp("attn/context", "MatMul", {p, v}), p};
+    int pd = dropout > 0.0 ? tmp("attn/dropout", "Dropout", {p, L.const_float(dropout)}) : p;
+    return {tmp("attn/context", "MatMul", {pd, v}), p};
   }
   // Multi-head attention on batch-first [B, L, E] inputs with packed in-projection weights [3E, E].
   std::pair<int, int> mha(int query, int key, int value, int64_t heads, int64_t embed, int qkv_w, int qkv_b,
@@ -139,9 +141,10 @@ bool lower_sdpa(Lowerer& L, Node* n, const std::string&) {
   const Shape qs = L.facts(q).shape;  // a copy: emitting reallocates the values
   if (!qs.dims.back().is_known()) return false;
   int mask = n->inputs().size() > 3 ? opt_ir(L, L.in(n, 3)) : -1;
+  const double dropout = n->inputs().size() > 4 ? L.known_num(L.in(n, 4)).value_or(0.0) : 0.0;
   Emitter e{L, n->output(0)};
   auto [out, probs] = e.sdpa(q, L.as_ir(L.in(n, 1)), L.as_ir(L.in(n, 2)), mask,
-                             1.0 / std::sqrt(static_cast<double>(qs.dims.back().value())));
+                             1.0 / std::sqrt(static_cast<double>(qs.dims.back().value())), dropout);
   L.set_ir(n->output(0), L.emit("Identity", {out}, {Lowerer::ir_name(n->output(0))})[0]);
   if (n->outputs().size() > 1) L.set_ir(n->output(1), probs);
   return true;

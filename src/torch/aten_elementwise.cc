@@ -69,6 +69,32 @@ bool lower_identity(Lowerer& L, Node* n, const std::string&) {
   return true;
 }
 
+// dropout(x, p, train) and feature_dropout (Dropout2d/3d: one draw per channel): an ONNX Dropout with the
+// probability the file records, identity in the forward report (an eval run), active under --train.
+bool lower_dropout(Lowerer& L, Node* n, const std::string& op) {
+  int x = L.as_ir(L.in(n, 0));
+  if (x < 0) return false;
+  auto p = n->inputs().size() > 1 ? L.known_num(L.in(n, 1)) : std::nullopt;
+  if (!p || *p <= 0.0) return lower_identity(L, n, op);
+  Attrs a;
+  if (op == "feature_dropout") a["flopwise.per_channel"] = ai(1);
+  L.emit_to(n->output(), "Dropout", {x, L.const_float(*p)}, std::move(a));
+  return true;
+}
+
+// native_dropout(x, p, train) -> (out, mask): the kernel F.dropout runs on CUDA (and what torch's
+// decompositions record); the mask a bool per element, as ONNX's second output.
+bool lower_native_dropout(Lowerer& L, Node* n, const std::string&) {
+  int x = L.as_ir(L.in(n, 0));
+  auto p = n->inputs().size() > 1 ? L.known_num(L.in(n, 1)) : std::nullopt;
+  if (x < 0 || !p || n->outputs().size() != 2) return false;
+  auto outs = L.emit("Dropout", {x, L.const_float(*p)},
+                     {Lowerer::ir_name(n->output(0)), Lowerer::ir_name(n->output(1))}, {}, "", 13);
+  L.set_ir(n->output(0), outs[0]);
+  L.set_ir(n->output(1), outs[1]);
+  return true;
+}
+
 bool lower_unary(Lowerer& L, Node* n, const std::string& op) {
   const JV& x = L.in(n, 0);
   if (!Lowerer::is_tensor(x) && x.kind != JV::ScalarIR) return false;
@@ -212,9 +238,11 @@ bool lower_softmax(Lowerer& L, Node* n, const std::string& op) {
 }  // namespace
 
 void register_aten_elementwise(AtenTable& t) {
-  // Identity at runtime in an eval run (dropout: training is false), or a copy: layout only.
-  t.add({"contiguous", "detach", "dropout", "feature_dropout", "alpha_dropout", "feature_alpha_dropout",
-         "clone", "alias", "lift_fresh", "positive", "resolve_conj", "resolve_neg"},
+  // Identity at runtime in an eval run (alpha dropout: training is false), or a copy: layout only.
+  t.add({"dropout", "feature_dropout"}, lower_dropout);
+  t.add("native_dropout", lower_native_dropout);
+  t.add({"contiguous", "detach", "alpha_dropout", "feature_alpha_dropout", "clone", "alias", "lift_fresh",
+         "positive", "resolve_conj", "resolve_neg"},
         lower_identity);
   for (const auto& [op, onnx] : unary_ops()) t.add(op, lower_unary);
   for (const auto& [op, onnx] : binary_ops()) t.add(op, lower_binary);

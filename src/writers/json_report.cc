@@ -458,6 +458,7 @@ void write_string_array(JsonWriter& w, const std::vector<std::string>& vs) {
 // --train: the step's figures, per scope too (flopwise/training.h).
 void write_training(JsonWriter& w, const TrainingReport& t, const Report& r) {
   auto counts = [&](const TrainCounts& c) {
+    w.member("forward_extra_flops", c.forward_extra_flops);
     w.member("backward_macs", c.backward_macs);
     w.member("backward_flops", c.backward_flops);
     w.member("trainable_params", c.trainable_params);
@@ -465,11 +466,13 @@ void write_training(JsonWriter& w, const TrainingReport& t, const Report& r) {
   };
   w.begin_object();
   w.member("optimizer", std::string(optimizer_name(t.optimizer)));
+  w.member("precision", std::string(precision_name(t.precision)));
   w.key("freeze");
   write_string_array(w, t.freeze);
   w.key("checkpoint");
   write_string_array(w, t.checkpoint);
   counts(t.total);
+  w.member("forward_flops", t.forward_flops);
   w.member("frozen_params", t.frozen_params);
   w.member("optimizer_flops", t.optimizer_flops);
   w.member("gradient_bytes", t.gradient_bytes);
@@ -528,7 +531,7 @@ void write_training(JsonWriter& w, const TrainingReport& t, const Report& r) {
     const TrainCounts& c = t.nodes[i];
     const Count zero;
     if (c.backward_flops == zero && c.backward_macs == zero && c.trainable_params == zero &&
-        c.saved_bytes == zero)
+        c.saved_bytes == zero && c.forward_extra_flops == zero)
       continue;
     w.begin_object();
     w.member("name", r.nodes[i].name);

@@ -134,16 +134,22 @@ void write_training_text(std::ostream& os, const TrainingReport& tr, const Total
   for (const auto& c : tr.checkpoint) ckpt += (ckpt.empty() ? "" : ", ") + c;
   line(os, "training step (--train)",
        std::string("optimizer ") + optimizer_name(tr.optimizer) +
+           (tr.precision == Precision::Fp32 ? "" : std::string(", ") + precision_name(tr.precision)) +
            (frozen.empty() ? "" : "; frozen: " + frozen) + (ckpt.empty() ? "" : "; checkpointed: " + ckpt));
   line(os, "trainable params",
        human(tr.total.trainable_params) +
            (tr.frozen_params == Count{} ? "" : " (" + human(tr.frozen_params) + " frozen)"));
+  if (tr.total.forward_extra_flops != Count{})
+    line(os, "fwd FLOPs in train mode",
+         total_str(tr.forward_flops, t) + " (dropout masks, batch statistics: +" +
+             human(tr.total.forward_extra_flops) + ")");
   line(os, "bwd MACs", total_str(tr.total.backward_macs, t));
   line(os, "bwd FLOPs",
        total_str(tr.total.backward_flops, t) + " (the 2 x fwd rule: " + human(tr.estimate_backward_flops) +
            ")");
   line(os, "optimizer FLOPs", human(tr.optimizer_flops));
-  line(os, "fwd+bwd+optimizer FLOPs", total_str(t.flops + tr.total.backward_flops + tr.optimizer_flops, t));
+  line(os, "fwd+bwd+optimizer FLOPs",
+       total_str(tr.forward_flops + tr.total.backward_flops + tr.optimizer_flops, t));
   line(os, "gradients / optimizer state", bytes(tr.gradient_bytes) + " / " + bytes(tr.optimizer_state_bytes));
   if (tr.per_token)
     line(os, "fwd+bwd FLOPs per trained token",
@@ -504,7 +510,9 @@ void write_markdown(std::ostream& os, const Report& r, const TextOptions& opts) 
   if (r.training) {
     const TrainingReport& tr = *r.training;
     os << "| training step (--train), optimizer | " << optimizer_name(tr.optimizer) << " |\n";
+    os << "| precision | " << precision_name(tr.precision) << " |\n";
     os << "| trainable params | " << human(tr.total.trainable_params) << " |\n";
+    os << "| fwd FLOPs in train mode | " << total_str(tr.forward_flops, t) << " |\n";
     os << "| bwd MACs | " << total_str(tr.total.backward_macs, t) << " |\n";
     os << "| bwd FLOPs (2 x fwd rule: " << human(tr.estimate_backward_flops) << ") | "
        << total_str(tr.total.backward_flops, t) << " |\n";

@@ -4,9 +4,11 @@ Backward MACs: a TorchDispatchMode around loss.backward() counts the products au
 bmm, baddbmm; convolution_backward by its output_mask, each of grad_input and grad_weight costing the forward
 convolution's MACs). Trainable params: sum(p.numel() for p in m.parameters() if p.requires_grad). Optimizer
 state: the bytes of every tensor in opt.state after one step. See ../shared/design/training-step.md."""
+import contextlib
 from math import prod
 
 import torch
+import torch.nn.functional as F
 from torch.utils._python_dispatch import TorchDispatchMode
 
 aten = torch.ops.aten
@@ -117,3 +119,26 @@ def saved_bytes(m, inputs, frozen=()):
     finally:
         _KEEP.pop()
     return sum(seen.values())
+
+
+@contextlib.contextmanager
+def cuda_dropout():
+    """F.dropout as CUDA runs it: torch's fused kernel, aten::native_dropout (which torch also runs on CPU),
+    keeping a bool mask; torch's CPU path would keep a noise tensor in the input's dtype instead."""
+    plain = F.dropout
+
+    def fused(x, p=0.5, training=True, inplace=False):
+        return torch.native_dropout(x, p, training)[0] if training and 0 < p < 1 else plain(x, p, training)
+
+    F.dropout = fused
+    try:
+        yield
+    finally:
+        F.dropout = plain
+
+
+def mixed(precision):
+    """torch.autocast on this CPU for --precision (bf16-mixed; torch 1.13's CPU autocast has no float16)."""
+    if precision == "fp32":
+        return contextlib.nullcontext()
+    return torch.autocast("cpu", dtype=torch.bfloat16)

@@ -133,6 +133,93 @@ def test_mlp_frozen_middle(tmp_path):
         assert training(onnx, *args)["backward_macs"] == want["backward_macs"], frozen
 
 
+@pytest.mark.parametrize("frozen", [(), FROZEN_BACKBONE, ("layer3",)], ids=["all", "frozen", "middle"])
+def test_resnet18_mixed_precision(resnet18, frozen):
+    """--precision bf16-mixed against torch.autocast (bfloat16, on this CPU: its lists agree with CUDA's on a
+    CNN's ops): convolutions and the head run on bfloat16 copies, the first one of the float32 input, each
+    trainable weight's copy made once (autocast's cache), a frozen one's per use; a convolution keeps both
+    operands whichever gradient is asked (one formula), batch norm, ReLU and pooling work in bfloat16.
+    Weights, gradients and optimizer state stay float32."""
+    m, x, pt, onnx, pins = resnet18
+    args = [a for s in frozen for a in ("--freeze", s)]
+    with oracle.mixed("bf16-mixed"):
+        want = oracle.saved_bytes(m, x, frozen)
+    got = training(pt, *pins, "--precision", "bf16-mixed", *args)
+    assert got["precision"] == "bf16-mixed"
+    assert got["saved_activation_bytes"] == want
+    assert training(pt, *pins, *args)["saved_activation_bytes"] == oracle.saved_bytes(m, x, frozen)
+    assert got["gradient_bytes"] == 4 * oracle.step_figures(m, x, frozen)["trainable_params"]
+    fp16 = training(pt, *pins, "--precision", "fp16-mixed", *args)
+    assert fp16["saved_activation_bytes"] == want  # float16 and bfloat16 have the same width
+    # torch.cuda.amp.GradScaler: unscale and inf check, 2 per gradient element, before AdamW's 14
+    assert fp16["optimizer_flops"] == 16 * got["trainable_params"]
+
+
+def test_dropout_in_train_mode(tmp_path):
+    """A dropout traced in eval mode (the .pt records its probability) and exported in training mode (ONNX keeps
+    its Dropout): active under --train, it keeps a bool mask (as CUDA's fused kernel does: the oracle runs
+    that kernel) and its output is a tensor of its own that the next product keeps; its forward is 2 FLOPs per
+    element (mask and multiply)."""
+    torch.manual_seed(0)
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a, self.drop = torch.nn.Linear(16, 32), torch.nn.Dropout(0.3)
+            self.b, self.c = torch.nn.Linear(32, 32), torch.nn.Linear(32, 4)
+
+        def forward(self, x):
+            return self.c(torch.relu(self.b(self.drop(torch.relu(self.a(x))))))
+
+    m = Net()
+    x = (torch.randn(8, 16),)
+    pt, _, pins = export(m, x, tmp_path, "dropout")
+    onnx = str(tmp_path / "dropout_train.onnx")
+    torch.onnx.export(m, x, onnx, training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False)
+    m.train()
+    for precision in ("fp32", "bf16-mixed"):
+        for frozen in ((), ("b",)):
+            args = ["--precision", precision] + [a for s in frozen for a in ("--freeze", s)]
+            with oracle.cuda_dropout(), oracle.mixed(precision):
+                want = oracle.saved_bytes(m, x, frozen)
+            for path, p in ((pt, pins), (onnx, [])):
+                got = training(path, *p, *args)
+                assert got["saved_activation_bytes"] == want, (path, args)
+                assert got["forward_extra_flops"] == 2 * 8 * 32, (path, args)
+
+
+def test_transformer_with_dropout(tmp_path):
+    """A TransformerEncoder with dropout 0.1 traced in train mode (where nn.MultiheadAttention's dropout on the
+    attention probabilities is recorded: an eval trace drops it): backward MACs and kept bytes as torch's step
+    with CUDA's dropout kernel; the ONNX exported in training mode gives the same backward MACs."""
+    torch.manual_seed(0)
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = torch.nn.Embedding(50, 32)
+            layer = torch.nn.TransformerEncoderLayer(32, 4, 64, dropout=0.1, batch_first=True)
+            self.encoder = torch.nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+
+        def forward(self, tokens):
+            return self.encoder(self.embed(tokens))
+
+    m = Net().train()
+    x = (torch.randint(0, 50, (2, 7)),)
+    pt, onnx = str(tmp_path / "enc.pt"), str(tmp_path / "enc.onnx")
+    torch.jit.trace(m, x, check_trace=False).save(pt)
+    torch.onnx.export(m, x, onnx, training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False)
+    with oracle.cuda_dropout():
+        want = oracle.step_figures(m, x)
+    with oracle.cuda_dropout():
+        kept = oracle.saved_bytes(m, x)
+    got = training(pt, "--input", "2x7:int64")
+    assert got["backward_macs"] == want["backward_macs"]
+    assert got["saved_activation_bytes"] == kept
+    assert not got["warnings"]
+    assert training(onnx)["backward_macs"] == want["backward_macs"]
+
+
 def test_unmatched_freeze_warns(resnet18):
     m, x, pt, onnx, pins = resnet18
     got = training(pt, *pins, "--freeze", "no_such_layer")
@@ -151,7 +238,7 @@ def test_transformer_encoder_after_embedding(tmp_path):
         def __init__(self):
             super().__init__()
             self.embed = torch.nn.Embedding(100, 32)
-            # dropout 0: the traced (eval) graph has no dropout, and --train does not add it (README)
+            # dropout 0: test_transformer_with_dropout has it
             layer = torch.nn.TransformerEncoderLayer(32, 4, dim_feedforward=64, dropout=0.0)
             self.encoder = torch.nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
             self.head = torch.nn.Linear(32, 100)
@@ -284,7 +371,8 @@ def test_per_token_of_a_decoder():
     t = d["training"]
     pt = t["per_token"]
     assert pt["tokens"] == 32
-    assert pt["flops"] * 32 == d["totals"]["flops"] + t["backward_flops"]
+    assert t["forward_flops"] == d["totals"]["flops"]  # no dropout or batch norm in this export
+    assert pt["flops"] * 32 == t["forward_flops"] + t["backward_flops"]
     assert pt["six_params"] == 6 * t["trainable_params"]
     assert 0 < pt["attention_flops"] < pt["flops"]
     sym = training(model)["per_token"]  # dims unbound: a formula in seq
