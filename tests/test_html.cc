@@ -160,3 +160,30 @@ TEST_CASE("run --profile --format html: measured latency is a metric of the page
     CHECK(c["area"].get<double>() / area == doctest::Approx(c["value"].get<double>() / total).epsilon(1e-6));
   }
 }
+
+TEST_CASE(
+    "--train --format html: the backward's FLOPs per scope are a metric of the page, cells sized by them") {
+  if (chromium().empty()) {
+    MESSAGE("skipped: chromium is not installed (scripts/test.sh installs Debian's chromium)");
+    return;
+  }
+  auto dir = scratch_dir("html_train");
+  std::string cmd = model_path("resnet18.onnx") + " --dim batch=1 --train --freeze layer1";
+  std::string page = (dir / "train.html").string();
+  REQUIRE(run_cli(cmd + " --format html -o " + page, dir).code == 0);
+  json rep = json::parse(run_cli(cmd + " --format json", dir).out);
+  std::map<std::string, double> bwd;  // the JSON report's per-scope figures
+  for (const auto& s : rep["training"]["scopes"]) bwd[s["name"].get<std::string>()] = s["backward_flops"];
+  json st = selftest(dump_dom("file://" + page + "#selftest-bwd_flops", dir));
+  CHECK(st["errors"].empty());
+  CHECK(st["metric"] == "bwd_flops");
+  REQUIRE(!st["before"].empty());
+  double area = 0, total = 0;
+  for (const auto& c : st["before"]) area += c["area"].get<double>(), total += c["value"].get<double>();
+  for (const auto& c : st["before"]) {
+    CAPTURE(c["scope"]);
+    CHECK(c["value"].get<double>() == doctest::Approx(bwd.at(c["scope"].get<std::string>())));
+    CHECK(c["area"].get<double>() / area == doctest::Approx(c["value"].get<double>() / total).epsilon(1e-6));
+  }
+  CHECK(bwd.at("layer1") > 0);  // frozen, it still passes the gradient back to the trainable stem
+}

@@ -221,6 +221,24 @@ DType widest(DType a, DType b) {
   return DType::Float32;  // float32 with anything, or float16 with bfloat16
 }
 
+// A recurrent op's steps and hidden elements per step, over its directions: batch x hidden x directions.
+struct RnnSteps {
+  Count steps, per_step;
+};
+
+bool rnn_steps(const Graph& g, const Node& n, RnnSteps* out) {
+  if (n.inputs.size() < 3 || n.inputs[0] < 0 || n.inputs[2] < 0 || n.outputs.empty() || n.outputs[0] < 0)
+    return false;
+  const Shape& x = g.values[static_cast<size_t>(n.inputs[0])].shape;
+  const Shape& r = g.values[static_cast<size_t>(n.inputs[2])].shape;  // [directions, gates x hidden, hidden]
+  if (!x.rank_known || x.rank() != 3 || !r.rank_known || r.rank() != 3) return false;
+  const bool batch_first = n.attr_i("layout", 0) != 0;
+  out->steps = Count::of(batch_first ? x.dims[1] : x.dims[0]);
+  out->per_step =
+      Count::of(batch_first ? x.dims[0] : x.dims[1]) * Count::of(r.dims[2]) * Count::of(r.dims[0]);
+  return true;
+}
+
 // The first eight names of a list, and how many more.
 std::string first_eight(const std::vector<std::string>& names) {
   std::string list;
@@ -569,6 +587,17 @@ TrainingReport analyse_training(const Model& model, const Report& report, const 
         keep_out(1);
       else if (!n.outputs.empty() && n.outputs[0] >= 0)
         keep_fresh(g.values[static_cast<size_t>(n.outputs[0])].shape.numel_count(), DType::Int64);
+    } else if (RnnSteps steps; one_of(op, {"LSTM", "GRU", "RNN"}) && rnn_steps(g, n, &steps)) {
+      // torch's recurrent cells, step by step (per direction): an LSTM or GRU keeps its gates, its previous
+      // cell state (or the GRU's products) and their activations, 6 per hidden element and step, and the
+      // previous hidden state for R's gradient; a tanh/ReLU RNN its outputs and the initial state for R's.
+      // The input for W's gradient.
+      if (grad(1)) keep_in(0);
+      const DType dt = adt[static_cast<size_t>(n.outputs[0])];
+      if (op == "RNN")
+        keep_fresh(steps.per_step * steps.steps + (grad(2) ? steps.per_step : Count{}), dt);
+      else
+        keep_fresh(steps.per_step * steps.steps * Count{grad(2) ? 7 : 6}, dt);
     } else if (is_dropout(n)) {
       // An active dropout keeps its mask: a bool per element as CUDA's fused kernel (aten::native_dropout)
       // keeps it (torch's CPU path keeps its noise in the input's dtype instead); Dropout2d/3d one per

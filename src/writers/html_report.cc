@@ -10,6 +10,8 @@
 #include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <string_view>
+#include <unordered_map>
 
 #include "flopwise/attention.h"
 #include "flopwise/json_text.h"
@@ -43,9 +45,12 @@ json sized(const Count& c) {
 
 json text(const Count& c) { return human(c); }
 
-json scope_json(const ScopeNode& s, const std::map<std::string, double>* latency) {
+// `train`: --train's figures per scope (the backward's FLOPs, what it keeps) as two more metrics.
+using TrainByScope = std::unordered_map<std::string_view, const TrainCounts*>;
+
+json scope_json(const ScopeNode& s, const std::map<std::string, double>* latency, const TrainByScope* train) {
   json ch = json::array();
-  for (const auto& c : s.children) ch.push_back(scope_json(*c, latency));
+  for (const auto& c : s.children) ch.push_back(scope_json(*c, latency, train));
   json j = {{"name", s.name},
             {"label", s.label},
             {"cls", s.cls},
@@ -67,6 +72,15 @@ json scope_json(const ScopeNode& s, const std::map<std::string, double>* latency
     std::snprintf(buf, sizeof buf, "%.3f ms", ms);
     j["v"]["latency"] = ms;
     j["t"]["latency"] = buf;
+  }
+  if (train) {
+    auto it = train->find(s.name);
+    const TrainCounts none;
+    const TrainCounts& c = it == train->end() ? none : *it->second;
+    j["v"]["bwd_flops"] = sized(c.backward_flops);
+    j["t"]["bwd_flops"] = text(c.backward_flops);
+    j["v"]["kept"] = sized(c.saved_bytes);
+    j["t"]["kept"] = text(c.saved_bytes);
   }
   return j;
 }
@@ -112,6 +126,11 @@ if (D.symbolic) $("symnote").textContent = "Costs are formulas in the model's dy
 // Treemap (squarified).
 const palette = ["#3d6fc9","#2f9e8f","#c9733d","#8a5cc9","#c93d6f","#5c9e2f","#c9a63d","#3da6c9","#7a7f8c","#9e2f4a"];
 let zoom = D.scopes, metric = "flops";
+const cols = ["cls", "params", "macs", "flops", "memory"];
+if (D.training) for (const [k, name] of [["bwd_flops", "bwd FLOPs (--train)"], ["kept", "kept for backward"]]) {
+  const o = document.createElement("option"); o.value = k; o.textContent = name; $("metric").append(o);
+  const th = document.createElement("th"); th.dataset.k = k; th.textContent = name;
+  document.querySelector("#tree thead tr").append(th); cols.push(k); }
 if (D.latency) { const o = document.createElement("option"); o.value = "latency"; o.textContent = "measured latency";
   $("metric").append(o); if (D.latency_first) { metric = "latency"; $("metric").value = metric; } }
 const st = location.hash.match(/^#selftest(?:-(\w+))?$/);
@@ -189,7 +208,7 @@ function rows(s, depth, body) {
   const t = document.createElement("span"); t.className = "tog"; t.textContent = s.children.length ? (s.open === false ? "▸" : "▾") : "";
   t.addEventListener("click", () => { s.open = s.open === false; drawTree(); });
   td.append(t, document.createTextNode(s.label || "(model)")); tr.append(td);
-  for (const k of ["cls", "params", "macs", "flops", "memory"]) { const c = document.createElement("td");
+  for (const k of cols) { const c = document.createElement("td");
     c.textContent = k === "cls" ? s.cls : s.t[k]; tr.append(c); }
   body.append(tr);
   if (s.open === false) return;
@@ -340,10 +359,14 @@ void write_html(std::ostream& os, const Report& r, const Sweep* sweep,
   json ops = json::array();
   for (const auto& o : r.op_types)
     ops.push_back({{"op", o.op}, {"count", o.count}, {"flops", sized(o.flops)}, {"text", human(o.flops)}});
+  TrainByScope train;
+  if (r.training)
+    for (const auto& [name, c] : r.training->scopes) train.emplace(name, &c);
   json data = {{"summary", summary},
                {"symbolic", symbolic},
                {"symbol_value", kSymbolValue},
-               {"scopes", scope_json(*r.scopes, latency_ms)},
+               {"scopes", scope_json(*r.scopes, latency_ms, r.training ? &train : nullptr)},
+               {"training", r.training != nullptr},
                {"ops", ops},
                {"sweep", nullptr},
                {"latency", latency_ms != nullptr}};
