@@ -74,6 +74,16 @@ def test_resnet18_backward_macs(resnet18, frozen):
     # per-channel statistics, max-pooling its input and int64 indices, a convolution its input where its weight
     # needs a gradient.
     assert got_pt["saved_activation_bytes"] == oracle.saved_bytes(m, x, frozen)
+    # The forward in train mode (the file was traced in eval mode): each batch norm computes its batch's
+    # statistics, 7 FLOPs per element where the inference report counts 2 (COUNTING.md); elements from torch.
+    bn_elems = []
+    hooks = [b.register_forward_hook(lambda mod, i, o: bn_elems.append(o.numel()))
+             for b in m.modules() if isinstance(b, torch.nn.BatchNorm2d)]
+    with torch.no_grad():
+        m(*x)
+    for h in hooks:
+        h.remove()
+    assert got_pt["forward_extra_flops"] == 5 * sum(bn_elems)
 
 
 @pytest.mark.parametrize("name,make", [
