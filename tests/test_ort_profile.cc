@@ -291,7 +291,7 @@ TEST_CASE("run --profile: torchvision models the mapping was not written against
     std::string model, level;
   };
   for (const Case& c : {Case{"mobilenet_v3_small", "disabled"}, Case{"mobilenet_v3_small", "all"},
-                        Case{"convnext_tiny", "all"}}) {
+                        Case{"convnext_tiny", "all"}, Case{"vgg11", "all"}}) {
     CAPTURE(c.model);
     CAPTURE(c.level);
     std::string prof = zoo + c.model + "." + c.level + ".json";

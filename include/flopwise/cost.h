@@ -21,6 +21,7 @@ struct CausalDiscount;
 struct MoeSummary;
 struct LlmSection;
 struct TrainingReport;
+struct LatencyPrediction;
 struct BodyWork;  // flopwise/ops.h
 
 // Counting options a user asks for; the defaults count the graph as written.
@@ -53,6 +54,10 @@ struct NodeReport {
   // (a QDQ model's MatMul), which a quantising runtime runs in int8. UInt8 and Int8 both read as Int8.
   DType mac_dtype = DType::Undefined;
   uint32_t param_dtypes = 0;  // bit t set: it holds params of DType t (a mixed node has several)
+  // The kernel calls a runtime makes for it, where each has an overhead of its own: a batched MatMul's
+  // matrix products (its output's leading dims, where both operands have them), a grouped convolution's
+  // groups times its batch; 1 for any other node (and where the shapes do not say).
+  int64_t calls = 1;
 };
 
 // Params stored inside one control-flow body of a node (an If's then_branch, a Loop's body).
@@ -117,7 +122,8 @@ struct Report {
   std::shared_ptr<const CausalDiscount> causal;    // with --causal (flopwise/attention.h)
   std::shared_ptr<const MoeSummary> moe;  // a mixture-of-experts model's activated counts (flopwise/moe.h)
   std::shared_ptr<const LlmSection> llm;  // with --phase or --prompt/--generate (flopwise/llm.h)
-  std::shared_ptr<const TrainingReport> training;  // with --train (flopwise/training.h)
+  std::shared_ptr<const TrainingReport> training;       // with --train (flopwise/training.h)
+  std::shared_ptr<const LatencyPrediction> prediction;  // with --predict (flopwise/calibration.h)
   bool has_unknown_cost() const;
 };
 

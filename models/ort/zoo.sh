@@ -13,10 +13,12 @@ ROOT="$(cd "$HERE/../.." && pwd)"
 TMP="$(mktemp -d)"
 trap 'rm -rf "$TMP"' EXIT
 # mobilenet_v3_small: HardSwish, which ORT runs as its function body (HardSigmoid + Mul kernels);
-# convnext_tiny: the transpose optimiser runs layer-scale Muls in NHWC (level "all" only).
-for name in mobilenet_v3_small convnext_tiny; do
+# convnext_tiny: the transpose optimiser runs layer-scale Muls in NHWC (level "all" only);
+# vgg11: GemmActivationFusion's kernels named "fused <Gemm node>" (level "all" only).
+# ZOO="vgg11" makes only those.
+for name in ${ZOO:-mobilenet_v3_small convnext_tiny vgg11}; do
   levels="disabled all"
-  [[ $name == convnext_tiny ]] && levels="all"
+  [[ $name == convnext_tiny || $name == vgg11 ]] && levels="all"
   /usr/bin/python3 "$ROOT/bench/export_torchvision.py" "$name" "$TMP" >/dev/null
   cp "$TMP/$name.onnx" "$HERE/zoo/$name.onnx"
   for level in $levels; do

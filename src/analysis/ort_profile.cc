@@ -7,7 +7,8 @@
 //   2. output:    the name is an original value's name plus suffixes ORT appends ("_nchwc", "_bn_nchwc":
 //                 the NCHWc layout transformer names its Conv/Pool kernels after the output they replace).
 //   3. fusion:    the name is "<node>/<Something>Fusion/" (MatMulScaleFusion, MatmulTransposeFusion),
-//                 nested when fusions apply in turn: the fused node is named after the node it started from.
+//                 nested when fusions apply in turn: the fused node is named after the node it started from;
+//                 or "fused <node>" (GemmActivationFusion's FusedGemm).
 //   4. structure: a name ORT made up ("BiasGelu", "BiasGelu_token_3"): the kernel claims the original
 //                 nodes no kernel kept that lie, in the graph, between the mapped kernels run just before
 //                 and just after it; the kernels that follow it with no nodes of their own are the rest of
@@ -269,6 +270,12 @@ ProfileAttribution attribute_profile(const Model& model, const Report& report, c
       if (int prod = producer_of_value(stem_v); prod >= 0) seed[k] = prod, ka.method = MapMethod::output;
     }
     if (seed[k] >= 0) continue;
+    // "fused <node>": GemmActivationFusion names its FusedGemm so (a Gemm and the Relu after it).
+    if (key.rfind("fused ", 0) == 0)
+      if (auto it = node_by_name.find(key.substr(6)); it != node_by_name.end()) {
+        seed[k] = it->second, ka.method = MapMethod::fusion;
+        continue;
+      }
     // "<node>/XFusion/", nested when fusions apply in turn: "<node>/AFusion//BFusion//AFusion/".
     std::string stem = key;
     for (int depth = 0; depth < 16 && seed[k] < 0; ++depth) {

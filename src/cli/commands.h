@@ -19,6 +19,8 @@ int run_diff(int argc, char** argv);
 int run_check(int argc, char** argv);
 // `flopwise run MODEL.pt [options]`: argv[0] is "run".
 int run_run(int argc, char** argv);
+// `flopwise calibrate RUN.json... [-o CALIB.json]`: argv[0] is "calibrate" (calibrate_cmd.cc).
+int run_calibrate(int argc, char** argv);
 // `flopwise trace TRACE.json[.gz] [options]`: argv[0] is "trace" (trace_cmd.cc).
 int run_trace(int argc, char** argv);
 // `flopwise diff A B` of two PyTorch traces (diff_cmd.cc hands them over): text or json.

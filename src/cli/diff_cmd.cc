@@ -5,6 +5,7 @@
 
 #include "commands.h"
 #include "flopwise/analyse.h"
+#include "flopwise/calibration.h"
 #include "flopwise/convention.h"
 #include "flopwise/cost.h"
 #include "flopwise/diff.h"
@@ -26,21 +27,24 @@ struct DiffArgs {
   std::string format = "text", output, sort = "flops", convention;
   int top = -1;
   TrainArgs train;
+  std::string predict;  // a calibration file
 };
 
 // A model is loaded and analysed with the pins (and its training step with --train); a saved report is read
 // as it is.
 Report open_side(const std::string& path, const InferOptions& pins, bool have_pins, const Convention& conv,
-                 const TrainOptions* train) {
+                 const TrainOptions* train, const Calibration* calib, const std::string& calib_path) {
   if (detect_format(path) == ModelFormat::ReportJson || looks_like_json_report(path)) {
-    if (have_pins || train)
+    if (have_pins || train || calib)
       std::cerr << "flopwise: note: " << path
-                << " is a saved report; --input/--dim/--value and --train do not apply to it\n";
+                << " is a saved report; --input/--dim/--value, --train and --predict do not apply to it\n";
     return read_report_json(path);
   }
   Analysis a = analyse(path, pins, conv);
   if (train)
     a.report.training = std::make_shared<TrainingReport>(analyse_training(*a.model, a.report, *train));
+  if (calib)
+    a.report.prediction = std::make_shared<LatencyPrediction>(predict_latency(a.report, *calib, calib_path));
   return std::move(a.report);
 }
 
@@ -70,6 +74,8 @@ int run_diff(int argc, char** argv) {
                  "counting convention of the FLOPs of a model side (" + convention_names() +
                      "); saved reports keep theirs, and two sides of different conventions are not compared");
   add_train_options(app, o.train, true);
+  app.add_option("--predict", o.predict,
+                 "a calibration file (flopwise calibrate): both sides' predicted latency and its change");
   if (auto code = parse_command_line(app, argc, argv, "diff")) return *code;
 
   // Two PyTorch profiler traces: measured time by scope, op and kernel, with FLOPs (trace_cmd.cc).
@@ -100,8 +106,11 @@ int run_diff(int argc, char** argv) {
 
   const Convention& conv = find_convention(o.convention.empty() ? "default" : o.convention);
   const std::optional<TrainOptions> train = o.train.options();
-  Report ra = open_side(o.a, pins, have_pins, conv, train ? &*train : nullptr);
-  Report rb = open_side(o.b, pins, have_pins, conv, train ? &*train : nullptr);
+  std::optional<Calibration> calib;
+  if (!o.predict.empty()) calib = read_calibration(o.predict);
+  const Calibration* cp = calib ? &*calib : nullptr;
+  Report ra = open_side(o.a, pins, have_pins, conv, train ? &*train : nullptr, cp, o.predict);
+  Report rb = open_side(o.b, pins, have_pins, conv, train ? &*train : nullptr, cp, o.predict);
   if (ra.convention != rb.convention)
     throw UsageError("cannot compare FLOPs counted in different conventions: " + o.a + " is '" +
                      ra.convention + "', " + o.b + " is '" + rb.convention +

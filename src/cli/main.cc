@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "flopwise/analyse.h"
 #include "flopwise/budget.h"
+#include "flopwise/calibration.h"
 #include "flopwise/convention.h"
 #include "flopwise/cost.h"
 #include "flopwise/errors.h"
@@ -45,7 +46,8 @@ struct Options {
   bool peak_memory = false;
   bool causal = false;
   fw::TrainArgs train;
-  std::string fit;  // a size: 24GB
+  std::string fit;      // a size: 24GB
+  std::string predict;  // a calibration file (flopwise calibrate)
 };
 
 fw::InferOptions infer_options(const Options& o) { return fw::parse_pins(o.inputs, o.dims, o.values); }
@@ -143,6 +145,9 @@ int run(const Options& o) {
     fw::Hardware hw = fw::hardware_of(o.hardware, o.hardware_file);
     analysis->report.roofline = std::make_shared<fw::RooflineReport>(fw::roofline(analysis->report, hw));
   }
+  if (!o.predict.empty())
+    analysis->report.prediction = std::make_shared<fw::LatencyPrediction>(
+        fw::predict_latency(analysis->report, fw::read_calibration(o.predict), o.predict));
   keep->push_back(analysis);
   const fw::Report& report = analysis->report;
   if (!axes.empty()) {
@@ -213,6 +218,8 @@ int main(int argc, char** argv) {
     return guarded([&] { return fw::run_check(argc - 1, argv + 1); });
   if (argc > 1 && std::string(argv[1]) == "trace")
     return guarded([&] { return fw::run_trace(argc - 1, argv + 1); });
+  if (argc > 1 && std::string(argv[1]) == "calibrate")
+    return guarded([&] { return fw::run_calibrate(argc - 1, argv + 1); });
   Options o;
   CLI::App app{
       "flopwise: static cost (params, MACs, FLOPs, memory) of an ONNX or TorchScript model, by module scope"};
@@ -225,6 +232,8 @@ int main(int argc, char** argv) {
       "  flopwise trace TRACE.json[.gz]          a PyTorch profiler trace: measured time and FLOP/s by "
       "module "
       "scope and op (trace --help); flopwise diff TRACE_A TRACE_B compares two\n"
+      "  flopwise calibrate RUN.json... -o C.json  fit latency per op type from measured runs; then "
+      "flopwise MODEL --predict C.json\n"
       "Exit codes: 0 done, 1 a budget failed (check), 2 bad input or usage, 3 --strict and something not "
       "counted, 4 runtime harness not built (run), 5 the run failed (run), 6 --verify found a shape "
       "disagreement (run), 70 internal error (a bug in flopwise).");
@@ -267,6 +276,9 @@ int main(int argc, char** argv) {
       "--fit", o.fit,
       "with --train: a memory size (24GB, 80GiB): the largest value of the free dim (the batch) for "
       "which the training memory estimate fits it");
+  app.add_option("--predict", o.predict,
+                 "a calibration file (flopwise calibrate): predicted latency per scope and in total on the "
+                 "device it was measured on, with its error band");
   app.add_option(
       "--sweep", o.sweeps,
       "evaluate the cost formulas over a grid of dims: seq=128,256,512 (list), batch=1..32 (doubling), "

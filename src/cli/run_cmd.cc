@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <iomanip>
 #include <iostream>
 #include <map>
@@ -26,6 +27,7 @@
 
 #include "commands.h"
 #include "flopwise/analyse.h"
+#include "flopwise/calibration.h"
 #include "flopwise/cost.h"
 #include "flopwise/errors.h"
 #include "flopwise/formats.h"
@@ -188,6 +190,29 @@ struct Joined {
   double profiled_fwd_ms = 0, op_sum_ms = 0, unattributed_ms = 0;
   int iters = 0;
 };
+
+// The run's measured units for flopwise calibrate (flopwise/calibration.h): each unit of the report at the
+// runtime's granularity with its static counts and measured time per forward (0: not measured).
+json measured_units(const Report& rep, Granularity g, const std::function<double(const CostUnit&)>& ms) {
+  int64_t unknown = 0;
+  json units = json::array();
+  for (const CostUnit& u : cost_units(rep, g, &unknown))
+    units.push_back({{"name", u.name},
+                     {"op", u.op},
+                     {"flops", u.flops},
+                     {"bytes", u.bytes},
+                     {"calls", u.calls},
+                     {"ms", ms(u)}});
+  return {{"granularity", granularity_name(g)}, {"not_numbers", unknown}, {"units", units}};
+}
+
+// A scope's own time (its ops, children apart), per forward: LibTorch's and a trace's unit of measure.
+json scope_self_units(const Report& rep, const Joined& j) {
+  return measured_units(rep, Granularity::Module, [&](const CostUnit& u) {
+    auto it = j.scopes.find(u.name);
+    return it == j.scopes.end() ? 0.0 : it->second.self_ms;
+  });
+}
 
 void index_scopes(const ScopeNode& s, std::map<std::string, const ScopeNode*>& out) {
   out[s.name] = &s;
@@ -507,6 +532,14 @@ int run_ort(const RunOptions& o) {
                           {"outside_runs_ms", prof.outside_runs_us / 1000.0},
                           {"listed", listed},
                           {"kernels", kernels}};
+    std::map<std::string, double> node_ms;  // each kernel's time over the nodes it covers, by share
+    for (const auto& k : kernels)
+      for (const auto& n : k["nodes"])
+        node_ms[n["node"].get<std::string>()] += k["latency_ms"].get<double>() * n["share"].get<double>();
+    doc["measured_units"] = measured_units(rep, Granularity::Node, [&](const CostUnit& u) {
+      auto it = node_ms.find(u.name);
+      return it == node_ms.end() ? 0.0 : it->second;
+    });
     *os << json_text(doc, 1) << "\n";
     return kExitOk;
   }
@@ -647,6 +680,7 @@ int run_torch_profile(const RunOptions& o) {
                         {"matched_scopes", matched.size()},
                         {"trace_scopes", tr.scopes.size()}},
                        sum, rows, ops, j.unattributed_ms);
+    doc["measured_units"] = scope_self_units(rep, j);
     out << json_text(doc, 1) << "\n";
     return kExitOk;
   }
@@ -765,6 +799,7 @@ int run(const RunOptions& o) {
                         {"iters", rt["iters"]},
                         {"profile_iters", rt["profiled"]["iters"]}},
                        sum, rows, op_rows(j), j.unattributed_ms);
+    doc["measured_units"] = scope_self_units(rep, j);
     if (ver)
       doc["verify"] = {{"ok", ver->ok()},
                        {"executed_ops", ver->executed},

@@ -186,6 +186,31 @@ struct ReportBuilder {
     r.causal = causal;
   }
 
+  // NodeReport::calls: a batched product's matrices, a grouped convolution's groups times batch.
+  int64_t kernel_calls(const Node& n) const {
+    const bool onnx = n.domain.empty() || n.domain == "ai.onnx";
+    const bool matmul = (onnx && n.op == "MatMul") || (n.domain == "com.microsoft" && n.op == "FusedMatMul");
+    if ((!matmul && !(onnx && n.op == "Conv")) || n.outputs.empty() || n.outputs[0] < 0 ||
+        n.inputs.size() < 2 || n.inputs[1] < 0)
+      return 1;
+    const Shape& y = g.values[static_cast<size_t>(n.outputs[0])].shape;
+    if (!y.rank_known || y.rank() < 2) return 1;
+    int64_t calls = 1;
+    if (matmul) {
+      const Shape& b = g.values[static_cast<size_t>(n.inputs[1])].shape;
+      if (!b.rank_known || b.rank() <= 2) return 1;  // a weight matrix: one product of all rows
+      for (size_t d = 0; d + 2 < y.rank(); ++d) {
+        if (!y.dims[d].is_known() || y.dims[d].value() <= 0) return 1;
+        if (__builtin_mul_overflow(calls, y.dims[d].value(), &calls)) return 1;
+      }
+      return calls;
+    }
+    const int64_t groups = n.attr_i("group", 1);
+    if (!y.dims[0].is_known() || y.dims[0].value() <= 0 || groups <= 0) return 1;
+    if (__builtin_mul_overflow(groups, y.dims[0].value(), &calls)) return 1;
+    return calls;
+  }
+
   // One node: its report, params and buffers, bytes, MACs and FLOPs, scope and op type.
   void cost_node(const Node& n) {
     const size_t node_index = static_cast<size_t>(&n - g.nodes.data());
@@ -208,6 +233,7 @@ struct ReportBuilder {
     }
     if (!n.subgraphs.empty()) count_body_weights(n, nr, mem);
     nr.cost.memory_bytes = mem;
+    nr.calls = kernel_calls(n);
 
     const OpRecord* rec = record_of(n);
     nr.supported = rec != nullptr;

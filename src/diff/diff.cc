@@ -12,6 +12,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "flopwise/calibration.h"
 #include "flopwise/training.h"
 
 namespace flopwise {
@@ -85,6 +86,11 @@ void add_training(Figures& f, const TrainingReport& t) {
   f.items.push_back({"saved_activation_bytes", opt(t.total.saved_bytes)});
   f.items.push_back({"optimizer_state_bytes", opt(t.optimizer_state_bytes)});
   f.items.push_back({"memory_estimate_bytes", opt(t.memory_estimate_bytes)});
+}
+
+// --predict on both sides: the predicted latency, in microseconds (flopwise/calibration.h).
+void add_prediction(Figures& f, const LatencyPrediction& p) {
+  f.items.push_back({"predicted_latency_us", static_cast<int64_t>(std::llround(p.total_ms * 1e3))});
 }
 
 Figures scope_figures(const ScopeNode& s) {
@@ -478,6 +484,10 @@ Diff diff_reports(const Report& a, const Report& b, const DiffOptions& opts) {
   if (a.training && b.training) {
     add_training(d.a, *a.training);
     add_training(d.b, *b.training);
+  }
+  if (a.prediction && b.prediction) {
+    add_prediction(d.a, *a.prediction);
+    add_prediction(d.b, *b.prediction);
   }
   d.delta = subtract(d.b, d.a);
   if (a.convention != b.convention)

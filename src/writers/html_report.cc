@@ -14,6 +14,7 @@
 #include <unordered_map>
 
 #include "flopwise/attention.h"
+#include "flopwise/calibration.h"
 #include "flopwise/json_text.h"
 #include "flopwise/llm.h"
 #include "flopwise/moe.h"
@@ -329,6 +330,7 @@ void write_html(std::ostream& os, const Report& r, const Sweep* sweep,
     row("kept for backward", human(t.total.saved_bytes) + "B");
     row("training memory estimate", human(t.memory_estimate_bytes) + "B");
   }
+  if (r.prediction) row("predicted latency (--predict)", prediction_summary(*r.prediction));
   if (r.roofline) {
     char buf[64];
     std::snprintf(buf, sizeof buf, "%.4g ms", r.roofline->total.seconds * 1e3);

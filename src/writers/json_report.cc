@@ -20,6 +20,7 @@
 #endif
 
 #include "flopwise/attention.h"
+#include "flopwise/calibration.h"
 #include "flopwise/errors.h"
 #include "flopwise/json_text.h"
 #include "flopwise/llm.h"
@@ -710,6 +711,38 @@ void write_members(JsonWriter& w, const Report& r, Members& m) {
     w.end_object();
   }
   if (r.training && m.want(w, "training")) write_training(w, *r.training, r);
+  if (r.prediction && m.want(w, "prediction")) {  // --predict (flopwise/calibration.h)
+    const LatencyPrediction& p = *r.prediction;
+    w.begin_object();
+    w.member("calibration", p.calibration);
+    w.member("device", p.device);
+    w.member("runtime", p.runtime);
+    w.member("total_ms", p.total_ms);
+    w.member("band_ms", p.band_ms);
+    w.key("unseen_ops");
+    write_string_array(w, p.unseen);
+    w.member("unpredicted_nodes", p.unpredicted);
+    w.key("scopes");
+    w.begin_array();
+    for (const auto& [name, ms] : p.scopes) {
+      w.begin_object();
+      w.member("name", name);
+      w.member("ms", ms);
+      w.end_object();
+    }
+    w.end_array();
+    w.key("units");
+    w.begin_array();
+    for (const auto& [u, ms] : p.units) {
+      w.begin_object();
+      w.member("name", u.name);
+      w.member("op", u.op);
+      w.member("ms", ms);
+      w.end_object();
+    }
+    w.end_array();
+    w.end_object();
+  }
   if (r.causal && m.want(w, "causal")) {
     w.begin_object();
     w.member("attention_products", r.causal->products);

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "flopwise/attention.h"
+#include "flopwise/calibration.h"
 #include "flopwise/llm.h"
 #include "flopwise/moe.h"
 #include "flopwise/ops.h"
@@ -275,6 +276,7 @@ void write_text(std::ostream& os, const Report& r, const TextOptions& opts) {
     line(os, "weights / KV cache (apart)", bytes(pm.weights) + " / " + bytes(pm.kv_cache));
     line(os, "activations saved for training (estimate)", bytes(pm.saved_for_training));
   }
+  if (r.prediction) line(os, "predicted latency (--predict)", prediction_summary(*r.prediction));
   if (r.causal)
     line(os, "causal attention (--causal)",
          std::to_string(r.causal->products) +
@@ -532,6 +534,7 @@ void write_markdown(std::ostream& os, const Report& r, const TextOptions& opts) 
        << (r.moe->dense ? human(r.moe->activated_macs) : std::string("?")) << " |\n";
   if (r.llm)
     for (const auto& [k, v] : llm_summary_rows(*r.llm)) os << "| " << k << " | " << v << " |\n";
+  if (r.prediction) os << "| predicted latency (--predict) | " << prediction_summary(*r.prediction) << " |\n";
   if (r.roofline) {
     char buf[64];
     std::snprintf(buf, sizeof buf, "%.4g ms", r.roofline->total.seconds * 1e3);

@@ -1,0 +1,142 @@
+#!/usr/bin/python3
+"""Leave-one-family-out accuracy of `flopwise calibrate` + `--predict` (bench/README.md, "Predicted latency").
+
+    /usr/bin/python3 bench/calibration/loo.py RUN_DIR [--flopwise build/flopwise] [--weighting W]
+
+RUN_DIR holds NAME.run.json files (`flopwise run ... --format json`, one runtime: bench/calibration/
+ort_data.sh or torch_data.sh). Each model's family is its name up to the first digit or '_' that names a
+size (FAMILIES below, else the name itself). For every family: calibrate on every other family's runs,
+predict each of its models with `flopwise MODEL --predict` (the model file and input bindings the run report
+names), and compare the predicted total with what the run measured: the sum of the units it times (kernel
+time: ORT's node time, LibTorch's op sum) and the median forward latency. Three predictors side by side:
+  per-op     the calibration as flopwise writes it (one fit per op type, the all-ops fit for rare types);
+  all-ops    one fit for every op (calibrate --min-samples 1000000);
+  FLOP/s     the static FLOPs at the calibration models' median FLOP/s (what a FLOP count alone predicts).
+Prints, per predictor, the share of models within +-10 % and +-20 % of the measured op sum and of the wall
+median, the median absolute error, and the mean per-model Spearman rank correlation of the depth-1 scopes'
+predicted and measured times."""
+import argparse
+import glob
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+
+FAMILIES = {
+    "resnext": "resnet", "wide_resnet": "resnet", "resnet": "resnet", "mobilenet_v2": "mobilenet",
+    "mobilenet_v3": "mobilenet", "efficientnet": "efficientnet", "densenet": "densenet", "vgg": "vgg",
+    "squeezenet": "squeezenet", "shufflenet": "shufflenet", "regnet": "regnet", "mnasnet": "mnasnet",
+    "googlenet": "inception", "inception": "inception", "alexnet": "alexnet", "convnext": "convnext",
+    "vit": "vit", "swin": "swin", "bert": "transformer_lm", "gpt2": "transformer_lm", "lstm_lm": "rnn_lm",
+    "gru_lm": "rnn_lm", "unet": "unet", "r3d": "video", "mc3": "video", "r2plus1d": "video",
+}
+
+
+def family(name):
+    for prefix in sorted(FAMILIES, key=len, reverse=True):
+        if name.startswith(prefix):
+            return FAMILIES[prefix]
+    return name
+
+
+def run(cmd):
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if p.returncode:
+        sys.exit("failed: %s\n%s" % (" ".join(cmd), p.stderr))
+    return p.stdout
+
+
+def spearman(a, b):
+    def ranks(v):
+        order = sorted(range(len(v)), key=lambda i: v[i])
+        r = [0.0] * len(v)
+        i = 0
+        while i < len(order):
+            j = i
+            while j + 1 < len(order) and v[order[j + 1]] == v[order[i]]:
+                j += 1
+            for k in range(i, j + 1):
+                r[order[k]] = (i + j) / 2
+            i = j + 1
+        return r
+    if len(a) < 3:
+        return None
+    ra, rb = ranks(a), ranks(b)
+    ma, mb = statistics.mean(ra), statistics.mean(rb)
+    num = sum((x - ma) * (y - mb) for x, y in zip(ra, rb))
+    den = (sum((x - ma) ** 2 for x in ra) * sum((y - mb) ** 2 for y in rb)) ** 0.5
+    return num / den if den else None
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("runs")
+    ap.add_argument("--flopwise", default=os.path.join(os.path.dirname(__file__), "..", "..", "build", "flopwise"))
+    ap.add_argument("--json", help="write the per-model rows here")
+    ap.add_argument("--weighting", default="absolute")
+    args = ap.parse_args()
+    fw = args.flopwise
+    runs = {}
+    for path in sorted(glob.glob(os.path.join(args.runs, "*.run.json"))):
+        name = os.path.basename(path)[: -len(".run.json")]
+        doc = json.load(open(path))
+        runs[name] = (path, doc)
+    fams = {}
+    for name in runs:
+        fams.setdefault(family(name), []).append(name)
+    rows = []
+    tmp = tempfile.mkdtemp()
+    for fam, members in sorted(fams.items()):
+        train = [runs[n][0] for n in runs if family(n) != fam]
+        per_op, all_ops = os.path.join(tmp, fam + ".json"), os.path.join(tmp, fam + ".all.json")
+        w = ["--weighting", args.weighting]
+        run([fw, "calibrate", *train, "-o", per_op, *w])
+        run([fw, "calibrate", *train, "-o", all_ops, "--min-samples", "1000000", *w])
+        # FLOP/s of the calibration models: static FLOPs / measured op sum, median over them
+        rates = [d["static_totals"]["flops"] / (d["summary"]["profiled_op_sum_ms"] * 1e-3)
+                 for n, (p, d) in runs.items() if family(n) != fam and d["summary"].get("profiled_op_sum_ms")]
+        rate = statistics.median(rates)
+        for n in members:
+            path, d = runs[n]
+            model = d["model"]["path"]
+            pins = []
+            for b in d["runtime"].get("input_bindings", []):
+                pins += ["--dim", b]
+            got = {}
+            for label, calib in (("per-op", per_op), ("all-ops", all_ops)):
+                rep = json.loads(run([fw, model, *pins, "--predict", calib, "--format", "json"]))
+                got[label] = rep["prediction"]
+            got_flops = rep["totals"]["flops"] / rate * 1e3
+            measured = {s["name"]: s["latency_ms"] for s in d["scopes"]}
+            op_sum = d["summary"]["profiled_op_sum_ms"]
+            wall = d["summary"]["fwd_latency_ms"]["median"]
+            row = {"model": n, "family": fam, "op_sum_ms": op_sum, "wall_ms": wall, "flops": rep["totals"]["flops"]}
+            for label, p in got.items():
+                row[label] = p["total_ms"]
+                top = [s for s in p["scopes"] if s["name"] and "." not in s["name"] and s["name"] in measured]
+                row[label + " rank"] = spearman([s["ms"] for s in top], [measured[s["name"]] for s in top])
+            row["FLOP/s"] = got_flops
+            rows.append(row)
+            print("%-22s %-14s op sum %9.3f ms  per-op %9.3f  all-ops %9.3f  FLOP/s %9.3f" % (
+                n, fam, op_sum, row["per-op"], row["all-ops"], got_flops), file=sys.stderr)
+    if args.json:
+        json.dump(rows, open(args.json, "w"), indent=1)
+    print("| predictor | models | within 10 % (op sum) | within 20 % (op sum) | median abs. error | "
+          "within 10 % (wall) | within 20 % (wall) | scope rank corr. (mean) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for label in ("per-op", "all-ops", "FLOP/s"):
+        err = [r[label] / r["op_sum_ms"] - 1 for r in rows]
+        werr = [r[label] / r["wall_ms"] - 1 for r in rows]
+        ranks = [r[label + " rank"] for r in rows if r.get(label + " rank") is not None]
+        print("| %s | %d | %.0f %% | %.0f %% | %.1f %% | %.0f %% | %.0f %% | %s |" % (
+            label, len(rows), 100 * sum(abs(e) <= 0.1 for e in err) / len(err),
+            100 * sum(abs(e) <= 0.2 for e in err) / len(err), 100 * statistics.median(abs(e) for e in err),
+            100 * sum(abs(e) <= 0.1 for e in werr) / len(werr), 100 * sum(abs(e) <= 0.2 for e in werr) / len(werr),
+            "%.2f" % statistics.mean(ranks) if ranks else "-"))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,111 @@
+// flopwise/calibration.h — predicted latency on a user's device, calibrated from their own measurements
+// (flopwise calibrate, --predict). A calibration fits, per op type, a node's measured time as
+//     t = a * FLOPs + b * bytes + c * calls          (a, b, c >= 0: non-negative least squares)
+// on absolute time by default (the long units, which make a model's total, count most), from units measured
+// on one device and runtime (ONNX Runtime profiles node by node; LibTorch runs module by module). `calls`:
+// the kernel calls a unit makes (a batched product's matrices). An op type with too few units, or none,
+// takes the fit of all units together. The file is JSON a person can
+// read: the device, the runtime, each fit with its residuals, and the models it saw.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "flopwise/cost.h"
+
+namespace flopwise {
+
+// What a runtime's measurements time: ONNX Runtime's profile each node (a kernel's time split over the nodes
+// it covers), a LibTorch run each module scope's own ops (its `self_ms`, children apart).
+enum class Granularity { Node, Module };
+const char* granularity_name(Granularity g);
+
+// A unit of the report a measurement times: one node, or the nodes directly in one module scope, with their
+// static FLOPs and memory bytes summed; `op` its op type (a scope's: that of its node with the most FLOPs,
+// then bytes), `calls` the kernel calls its working nodes make (NodeReport::calls: a batched product's
+// matrices, a grouped convolution's groups; 1 for other nodes).
+struct CostUnit {
+  std::string name, op, scope;  // name: the node's, or the scope path
+  double flops = 0, bytes = 0, calls = 1;
+};
+
+// The report's units at granularity g; nodes whose counts are not numbers are left out, counted in
+// *unknown.
+std::vector<CostUnit> cost_units(const Report& r, Granularity g, int64_t* unknown);
+
+// One measured unit: its counts and the time it took, of a model.
+struct TimedSample {
+  CostUnit unit;
+  double ms = 0;
+  std::string model;
+};
+
+// t_ms = per_gflop_ms * FLOPs / 1e9 + per_mb_ms * bytes / 1e6 + per_call_ms * calls.
+struct LatencyFit {
+  double per_gflop_ms = 0, per_mb_ms = 0, per_call_ms = 0;
+  size_t samples = 0;
+  double rel_rms = 0;  // root mean square of the samples' relative residuals, prediction / measured - 1
+  double measured_ms = 0, predicted_ms = 0;  // the samples' sums
+  double predict(double flops, double bytes, double calls) const {
+    return per_gflop_ms * flops * 1e-9 + per_mb_ms * bytes * 1e-6 + per_call_ms * calls;
+  }
+};
+
+// How the residuals are weighted: each sample's relative error alike (`relative`: 1 / t), absolute time
+// (`absolute`: the long units dominate, as they dominate a model's total), or between (`sqrt`: 1 / sqrt(t)).
+enum class Weighting { Relative, Sqrt, Absolute };
+const char* weighting_name(Weighting w);
+Weighting parse_weighting(const std::string& name);  // throws UsageError
+
+// The fit of `samples`: weighted non-negative least squares, exact (every support of the three coefficients
+// is solved with Eigen and the best feasible one kept). Samples with no time are left out.
+LatencyFit fit_latency(const std::vector<const TimedSample*>& samples, Weighting w = Weighting::Absolute);
+
+struct CalibratedModel {  // a model the calibration saw, and how well the fit predicts its total
+  std::string name;
+  double measured_ms = 0, predicted_ms = 0;
+};
+
+struct Calibration {
+  std::string device, runtime, threads;  // as the measured reports say
+  Granularity granularity = Granularity::Node;
+  Weighting weighting = Weighting::Absolute;
+  size_t min_samples = 3;                       // fewer samples of an op type: it takes the all-ops fit
+  LatencyFit all;                               // every sample: for an op type not fitted on its own
+  std::map<std::string, LatencyFit> ops;
+  std::vector<CalibratedModel> models;
+  double model_rel_rms = 0;  // root mean square of the models' relative errors: the prediction's band
+  std::vector<std::string> sources;  // the measured files
+};
+
+// Fits every op type with at least `min_samples` samples, and all samples together; the models' totals
+// (every sample of a model) give model_rel_rms. Throws InputError when no sample has a time.
+Calibration calibrate(const std::vector<TimedSample>& samples, Granularity g, size_t min_samples = 3,
+                      Weighting w = Weighting::Absolute);
+
+std::string calibration_json(const Calibration& c);
+// Reads calibration_json's output; throws InputError naming the file and what is wrong.
+Calibration read_calibration(const std::string& path);
+
+// --predict: each unit's time (the calibration's granularity) by its op type's fit, or the all-ops fit where
+// the calibration has none for the type (listed in `unseen`), summed per scope and for the model. Units whose
+// counts are not numbers are not predicted (counted in `unpredicted`). A unit of no FLOPs and no bytes (a
+// shape computation a runtime folds) is predicted at 0.
+struct LatencyPrediction {
+  std::string calibration;  // the file
+  std::string device, runtime;
+  double total_ms = 0, band_ms = 0;  // band: total x the calibration's model_rel_rms
+  std::vector<std::pair<CostUnit, double>> units;
+  std::vector<std::pair<std::string, double>> scopes;  // scope path ("" the model) -> ms, tree order
+  std::vector<std::string> unseen;                     // op types predicted with the all-ops fit
+  int64_t unpredicted = 0;
+};
+
+LatencyPrediction predict_latency(const Report& r, const Calibration& c, const std::string& path);
+
+// "3.21 ms +- 0.18 ms (cpu onnxruntime)": the summary line of every report format.
+std::string prediction_summary(const LatencyPrediction& p);
+
+}  // namespace flopwise

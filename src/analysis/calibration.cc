@@ -1,0 +1,344 @@
+// src/analysis/calibration.cc — latency calibrated from measurements (flopwise/calibration.h): the units a
+// runtime times, the per-op-type non-negative least-squares fits (Eigen), the calibration file, and the
+// prediction of a report.
+#include "flopwise/calibration.h"
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <unordered_map>
+
+#include "flopwise/errors.h"
+
+namespace flopwise {
+
+const char* granularity_name(Granularity g) { return g == Granularity::Node ? "node" : "module"; }
+
+std::vector<CostUnit> cost_units(const Report& r, Granularity g, int64_t* unknown) {
+  std::vector<CostUnit> out;
+  std::unordered_map<std::string_view, size_t> at;  // scope -> its unit (module granularity)
+  std::vector<double> top;                          // the unit's op's node FLOPs and bytes, to pick the op
+  std::vector<double> top_bytes;
+  *unknown = 0;
+  for (const NodeReport& n : r.nodes) {
+    const Totals& c = n.cost;
+    if (!c.flops.known || !c.memory_bytes.known || !n.supported) {
+      ++*unknown;
+      continue;
+    }
+    const double flops = static_cast<double>(c.flops.v), bytes = static_cast<double>(c.memory_bytes.v);
+    const bool works = flops > 0 || bytes > 0;
+    const double calls = static_cast<double>(n.calls);
+    if (g == Granularity::Node) {
+      out.push_back({std::string(n.name), std::string(n.op), std::string(n.scope), flops, bytes, calls});
+      continue;
+    }
+    auto [it, fresh] = at.try_emplace(n.scope, out.size());
+    if (fresh) {
+      out.push_back({std::string(n.scope), std::string(n.op), std::string(n.scope), 0, 0, 0});
+      top.push_back(-1);
+      top_bytes.push_back(-1);
+    }
+    CostUnit& u = out[it->second];
+    u.flops += flops;
+    u.bytes += bytes;
+    u.calls += works ? calls : 0;
+    if (flops > top[it->second] || (flops == top[it->second] && bytes > top_bytes[it->second])) {
+      top[it->second] = flops;
+      top_bytes[it->second] = bytes;
+      u.op = std::string(n.op);
+    }
+  }
+  return out;
+}
+
+const char* weighting_name(Weighting w) {
+  switch (w) {
+    case Weighting::Relative:
+      return "relative";
+    case Weighting::Sqrt:
+      return "sqrt";
+    case Weighting::Absolute:
+      return "absolute";
+  }
+  return "?";
+}
+
+Weighting parse_weighting(const std::string& name) {
+  if (name == "relative") return Weighting::Relative;
+  if (name == "sqrt") return Weighting::Sqrt;
+  if (name == "absolute") return Weighting::Absolute;
+  throw UsageError("--weighting: '" + name + "' is not one of relative, sqrt, absolute");
+}
+
+LatencyFit fit_latency(const std::vector<const TimedSample*>& samples, Weighting weighting) {
+  std::vector<const TimedSample*> s;
+  for (const TimedSample* x : samples)
+    if (x->ms > 0 && std::isfinite(x->ms)) s.push_back(x);
+  LatencyFit f;
+  f.samples = s.size();
+  if (s.empty()) return f;
+  // Rows weighted by measured time^-p (p = 1: min sum (prediction / measured - 1)^2; p = 0: min sum
+  // (prediction - measured)^2). Columns scaled to unit maximum so that FLOPs, bytes and counts of very
+  // different sizes solve alike.
+  const double power = weighting == Weighting::Relative ? 1.0 : weighting == Weighting::Sqrt ? 0.5 : 0.0;
+  const Eigen::Index n = static_cast<Eigen::Index>(s.size());
+  Eigen::MatrixXd a(n, 3);
+  for (Eigen::Index i = 0; i < n; ++i) {
+    const CostUnit& u = s[static_cast<size_t>(i)]->unit;
+    const double t = s[static_cast<size_t>(i)]->ms;
+    const double w = std::pow(t, -power);
+    a(i, 0) = u.flops * 1e-9 * w;
+    a(i, 1) = u.bytes * 1e-6 * w;
+    a(i, 2) = u.calls * w;
+  }
+  Eigen::VectorXd b(n);
+  for (Eigen::Index i = 0; i < n; ++i) {
+    const double t = s[static_cast<size_t>(i)]->ms;
+    b(i) = t * std::pow(t, -power);
+  }
+  Eigen::Vector3d scale;
+  for (int j = 0; j < 3; ++j) scale(j) = a.col(j).cwiseAbs().maxCoeff();
+  // Non-negative least squares over three coefficients, exactly: the optimum is the unconstrained least
+  // squares on its support, so solve every support and keep the best whose coefficients are all >= 0.
+  Eigen::Vector3d best = Eigen::Vector3d::Zero();
+  double best_err = b.squaredNorm();  // all zero
+  for (int mask = 1; mask < 8; ++mask) {
+    std::vector<int> cols;
+    for (int j = 0; j < 3; ++j)
+      if ((mask >> j & 1) && scale(j) > 0) cols.push_back(j);
+    if (cols.size() != static_cast<size_t>(__builtin_popcount(static_cast<unsigned>(mask)))) continue;
+    Eigen::MatrixXd as(n, static_cast<Eigen::Index>(cols.size()));
+    for (size_t k = 0; k < cols.size(); ++k)
+      as.col(static_cast<Eigen::Index>(k)) = a.col(cols[k]) / scale(cols[k]);
+    const Eigen::VectorXd x = as.colPivHouseholderQr().solve(b);
+    if (!x.allFinite() || (x.array() < 0).any()) continue;
+    const double err = (as * x - b).squaredNorm();
+    if (err < best_err) {
+      best_err = err;
+      best.setZero();
+      for (size_t k = 0; k < cols.size(); ++k)
+        best(cols[k]) = x(static_cast<Eigen::Index>(k)) / scale(cols[k]);
+    }
+  }
+  f.per_gflop_ms = best(0);
+  f.per_mb_ms = best(1);
+  f.per_call_ms = best(2);
+  double sq = 0;
+  for (const TimedSample* x : s) {
+    const double p = f.predict(x->unit.flops, x->unit.bytes, x->unit.calls);
+    sq += (p / x->ms - 1) * (p / x->ms - 1);
+    f.measured_ms += x->ms;
+    f.predicted_ms += p;
+  }
+  f.rel_rms = std::sqrt(sq / static_cast<double>(s.size()));
+  return f;
+}
+
+namespace {
+
+const LatencyFit* calib_fit_for(const Calibration& c, const std::string& op) {
+  auto it = c.ops.find(op);
+  return it != c.ops.end() ? &it->second : nullptr;
+}
+
+}  // namespace
+
+Calibration calibrate(const std::vector<TimedSample>& samples, Granularity g, size_t min_samples,
+                      Weighting w) {
+  Calibration c;
+  c.granularity = g;
+  c.weighting = w;
+  c.min_samples = min_samples;
+  std::map<std::string, std::vector<const TimedSample*>> by_op;
+  std::vector<const TimedSample*> all;
+  for (const TimedSample& s : samples)
+    if (s.ms > 0 && std::isfinite(s.ms)) {
+      by_op[s.unit.op].push_back(&s);
+      all.push_back(&s);
+    }
+  if (all.empty()) throw InputError("calibrate: no measured unit has a time: nothing to fit");
+  c.all = fit_latency(all, w);
+  for (const auto& [op, v] : by_op)
+    if (v.size() >= min_samples) c.ops[op] = fit_latency(v, w);
+  // Each model's total as the calibration predicts it, against its measured total.
+  std::map<std::string, CalibratedModel> models;
+  for (const TimedSample* s : all) {
+    CalibratedModel& m = models[s->model];
+    m.name = s->model;
+    m.measured_ms += s->ms;
+    const LatencyFit* f = calib_fit_for(c, s->unit.op);
+    m.predicted_ms += (f ? *f : c.all).predict(s->unit.flops, s->unit.bytes, s->unit.calls);
+  }
+  double sq = 0;
+  for (auto& [name, m] : models) {
+    sq += (m.predicted_ms / m.measured_ms - 1) * (m.predicted_ms / m.measured_ms - 1);
+    c.models.push_back(m);
+  }
+  c.model_rel_rms = std::sqrt(sq / static_cast<double>(models.size()));
+  return c;
+}
+
+namespace {
+
+using nlohmann::ordered_json;
+
+ordered_json calib_fit_json(const LatencyFit& f) {
+  return {{"per_gflop_ms", f.per_gflop_ms}, {"per_mb_ms", f.per_mb_ms},     {"per_call_ms", f.per_call_ms},
+          {"samples", f.samples},           {"rel_rms", f.rel_rms},         {"measured_ms", f.measured_ms},
+          {"predicted_ms", f.predicted_ms}};
+}
+
+}  // namespace
+
+std::string calibration_json(const Calibration& c) {
+  ordered_json j;
+  j["schema"] = "flopwise.calibration/1";
+  j["model"] = "t_ms = per_gflop_ms * FLOPs / 1e9 + per_mb_ms * bytes / 1e6 + per_call_ms * calls";
+  j["device"] = c.device;
+  j["runtime"] = c.runtime;
+  j["threads"] = c.threads;
+  j["granularity"] = granularity_name(c.granularity);
+  j["weighting"] = weighting_name(c.weighting);
+  j["min_samples"] = c.min_samples;
+  j["model_rel_rms"] = c.model_rel_rms;
+  j["all_ops"] = calib_fit_json(c.all);
+  ordered_json ops = ordered_json::object();
+  for (const auto& [op, f] : c.ops) ops[op] = calib_fit_json(f);
+  j["ops"] = ops;
+  ordered_json models = ordered_json::array();
+  for (const auto& m : c.models)
+    models.push_back({{"name", m.name}, {"measured_ms", m.measured_ms}, {"predicted_ms", m.predicted_ms}});
+  j["models"] = models;
+  j["sources"] = c.sources;
+  return j.dump(1) + "\n";
+}
+
+namespace {
+
+double calib_number(const nlohmann::json& o, const char* key, const std::string& where) {
+  auto it = o.find(key);
+  if (it == o.end() || !it->is_number()) throw InputError(where + ": '" + key + "' is missing or not a number");
+  const double v = it->get<double>();
+  if (!std::isfinite(v) || v < 0) throw InputError(where + ": '" + key + "' must be a finite number >= 0");
+  return v;
+}
+
+LatencyFit calib_fit_from(const nlohmann::json& o, const std::string& where) {
+  if (!o.is_object()) throw InputError(where + ": expected an object");
+  LatencyFit f;
+  f.per_gflop_ms = calib_number(o, "per_gflop_ms", where);
+  f.per_mb_ms = calib_number(o, "per_mb_ms", where);
+  f.per_call_ms = calib_number(o, "per_call_ms", where);
+  f.samples = static_cast<size_t>(calib_number(o, "samples", where));
+  f.rel_rms = calib_number(o, "rel_rms", where);
+  f.measured_ms = calib_number(o, "measured_ms", where);
+  f.predicted_ms = calib_number(o, "predicted_ms", where);
+  return f;
+}
+
+std::string calib_string(const nlohmann::json& o, const char* key, const std::string& where) {
+  auto it = o.find(key);
+  if (it == o.end() || !it->is_string()) throw InputError(where + ": '" + key + "' is missing or not a string");
+  return it->get<std::string>();
+}
+
+}  // namespace
+
+Calibration read_calibration(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError("calibration " + path + ": cannot open");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string where = "calibration " + path;
+  nlohmann::json j = nlohmann::json::parse(ss.str(), nullptr, false);
+  if (j.is_discarded()) throw InputError(where + ": not JSON (truncated?)");
+  if (!j.is_object() || j.value("schema", "") != "flopwise.calibration/1")
+    throw InputError(where + ": not a flopwise calibration (schema flopwise.calibration/1; made by flopwise "
+                             "calibrate)");
+  Calibration c;
+  c.device = calib_string(j, "device", where);
+  c.runtime = calib_string(j, "runtime", where);
+  c.threads = calib_string(j, "threads", where);
+  const std::string g = calib_string(j, "granularity", where);
+  if (g != "node" && g != "module") throw InputError(where + ": granularity '" + g + "' is not node or module");
+  c.granularity = g == "node" ? Granularity::Node : Granularity::Module;
+  c.min_samples = static_cast<size_t>(calib_number(j, "min_samples", where));
+  try {
+    c.weighting = parse_weighting(calib_string(j, "weighting", where));
+  } catch (const UsageError& e) {
+    throw InputError(where + ": " + e.what());
+  }
+  c.model_rel_rms = calib_number(j, "model_rel_rms", where);
+  c.all = calib_fit_from(j.contains("all_ops") ? j["all_ops"] : nlohmann::json(), where + " all_ops");
+  if (!j.contains("ops") || !j["ops"].is_object()) throw InputError(where + ": 'ops' is missing");
+  for (const auto& [op, f] : j["ops"].items()) c.ops[op] = calib_fit_from(f, where + " ops." + op);
+  if (j.contains("models") && j["models"].is_array())
+    for (const auto& m : j["models"])
+      if (m.is_object())
+        c.models.push_back({m.value("name", ""), calib_number(m, "measured_ms", where + " models"),
+                            calib_number(m, "predicted_ms", where + " models")});
+  if (j.contains("sources") && j["sources"].is_array())
+    for (const auto& s : j["sources"])
+      if (s.is_string()) c.sources.push_back(s.get<std::string>());
+  return c;
+}
+
+std::string prediction_summary(const LatencyPrediction& p) {
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "%.4g ms +- %.2g ms", p.total_ms, p.band_ms);
+  std::string s = buf;
+  s += " (calibrated on " + p.device + ", " + p.runtime + ")";
+  if (!p.unseen.empty()) {
+    s += "; not calibrated, the all-ops fit: ";
+    for (size_t i = 0; i < p.unseen.size(); ++i) s += (i ? ", " : "") + p.unseen[i];
+  }
+  if (p.unpredicted) s += "; " + std::to_string(p.unpredicted) + " nodes not predicted (counts not numbers)";
+  return s;
+}
+
+LatencyPrediction predict_latency(const Report& r, const Calibration& c, const std::string& path) {
+  LatencyPrediction p;
+  p.calibration = path;
+  p.device = c.device;
+  p.runtime = c.runtime;
+  std::set<std::string> unseen;
+  std::unordered_map<std::string, double> by_scope;
+  for (CostUnit& u : cost_units(r, c.granularity, &p.unpredicted)) {
+    double ms = 0;
+    if (u.flops > 0 || u.bytes > 0) {
+      const LatencyFit* f = calib_fit_for(c, u.op);
+      if (!f) unseen.insert(u.op);
+      ms = (f ? *f : c.all).predict(u.flops, u.bytes, u.calls);
+    }
+    p.total_ms += ms;
+    std::string_view s = u.scope;
+    by_scope[""] += ms;
+    for (size_t end = 0; !s.empty(); ++end) {
+      end = s.find('.', end);
+      by_scope[std::string(s.substr(0, end))] += ms;
+      if (end == std::string_view::npos) break;
+    }
+    p.units.emplace_back(std::move(u), ms);
+  }
+  p.band_ms = p.total_ms * c.model_rel_rms;
+  p.unseen.assign(unseen.begin(), unseen.end());
+  if (r.scopes) {
+    std::vector<const ScopeNode*> stack{r.scopes.get()};
+    while (!stack.empty()) {
+      const ScopeNode* s = stack.back();
+      stack.pop_back();
+      auto it = by_scope.find(s->name);
+      p.scopes.emplace_back(s->name, it != by_scope.end() ? it->second : 0.0);
+      for (auto ch = s->children.rbegin(); ch != s->children.rend(); ++ch) stack.push_back(ch->get());
+    }
+  }
+  return p;
+}
+
+}  // namespace flopwise

@@ -1,0 +1,161 @@
+// `flopwise calibrate RUN.json...`: fits the latency of each op type on one device from measured run
+// reports (`flopwise run ... --format json`: ONNX Runtime profiles node by node, LibTorch runs and PyTorch
+// traces module by module) and writes the calibration file `flopwise MODEL --predict` reads
+// (flopwise/calibration.h).
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "commands.h"
+#include "flopwise/calibration.h"
+#include "flopwise/errors.h"
+#include "output.h"
+
+namespace flopwise {
+
+namespace {
+
+using nlohmann::json;
+
+struct Measured {
+  std::string runtime, device, threads;
+  Granularity granularity = Granularity::Node;
+};
+
+// A run report's runtime, device, threads and granularity, and its units as samples of `model`.
+Measured read_run(const std::string& path, std::vector<TimedSample>* out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": cannot open");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  json d = json::parse(ss.str(), nullptr, false);
+  if (d.is_discarded()) throw InputError(path + ": not JSON (truncated?)");
+  if (!d.is_object() || d.value("schema", "") != "flopwise.run/1")
+    throw InputError(path + ": not a run report (flopwise run ... --format json: schema flopwise.run/1)");
+  if (!d.contains("measured_units") || !d["measured_units"].is_object())
+    throw InputError(path + ": a run report without measured_units (written before flopwise calibrate "
+                            "existed): run flopwise run again");
+  const json& rt = d.contains("runtime") && d["runtime"].is_object() ? d["runtime"] : json::object();
+  Measured m;
+  m.runtime = rt.value("engine", "libtorch");
+  if (m.runtime == "onnxruntime") {
+    std::string p;
+    if (rt.contains("providers") && rt["providers"].is_array())
+      for (const auto& x : rt["providers"])
+        if (x.is_string()) p += (p.empty() ? "" : "+") + x.get<std::string>();
+    m.device = p;
+    m.threads = "as the profile was recorded";
+  } else {
+    m.device = rt.value("device", std::string());
+    if (rt.contains("device_name") && rt["device_name"].is_string() && !rt["device_name"].get<std::string>().empty())
+      m.device += " (" + rt["device_name"].get<std::string>() + ")";
+    m.threads = rt.contains("threads") && rt["threads"].is_number() ? std::to_string(rt["threads"].get<int>())
+                                                                     : "not recorded";
+  }
+  const json& mu = d["measured_units"];
+  const std::string g = mu.value("granularity", "");
+  if (g != "node" && g != "module") throw InputError(path + ": measured_units granularity '" + g + "'");
+  m.granularity = g == "node" ? Granularity::Node : Granularity::Module;
+  std::string model = path;
+  if (d.contains("model") && d["model"].is_object()) model = d["model"].value("path", path);
+  if (!mu.contains("units") || !mu["units"].is_array()) throw InputError(path + ": measured_units has no units");
+  for (const auto& u : mu["units"]) {
+    if (!u.is_object()) throw InputError(path + ": a measured unit is not an object");
+    TimedSample s;
+    s.model = model;
+    s.unit.name = u.value("name", "");
+    s.unit.op = u.value("op", "");
+    s.unit.scope = s.unit.name;
+    auto num = [&](const char* k) {
+      if (!u.contains(k) || !u[k].is_number()) throw InputError(path + ": a measured unit's '" + k + "' is not a number");
+      const double v = u[k].get<double>();
+      if (!std::isfinite(v) || v < 0) throw InputError(path + ": a measured unit's '" + k + "' is negative");
+      return v;
+    };
+    s.unit.flops = num("flops");
+    s.unit.bytes = num("bytes");
+    s.unit.calls = num("calls");
+    s.ms = num("ms");
+    out->push_back(std::move(s));
+  }
+  return m;
+}
+
+void write_summary(std::ostream& os, const Calibration& c) {
+  char buf[256];
+  os << "calibration: " << c.runtime << " on " << c.device << ", threads " << c.threads << ", "
+     << granularity_name(c.granularity) << " by " << granularity_name(c.granularity) << ", " << c.models.size()
+     << " model(s)\n";
+  os << "t = a * GFLOPs + b * MB + c * calls, non-negative least squares, " << weighting_name(c.weighting)
+     << " residuals\n\n";
+  std::snprintf(buf, sizeof buf, "%-24s %8s %14s %14s %14s %9s\n", "op", "samples", "a ms/GFLOP", "b ms/MB",
+                "c ms/call", "rel rms");
+  os << buf;
+  auto row = [&](const std::string& op, const LatencyFit& f) {
+    std::snprintf(buf, sizeof buf, "%-24s %8zu %14.6g %14.6g %14.6g %8.1f%%\n", op.c_str(), f.samples,
+                  f.per_gflop_ms, f.per_mb_ms, f.per_call_ms, 100 * f.rel_rms);
+    os << buf;
+  };
+  for (const auto& [op, f] : c.ops) row(op, f);
+  row("(all ops)", c.all);
+  os << "\nmodel                                          measured ms  predicted ms    error\n";
+  for (const auto& m : c.models) {
+    std::snprintf(buf, sizeof buf, "%-46s %11.4g %13.4g %+7.1f%%\n", m.name.c_str(), m.measured_ms,
+                  m.predicted_ms, 100 * (m.predicted_ms / m.measured_ms - 1));
+    os << buf;
+  }
+  std::snprintf(buf, sizeof buf, "\nthe models' totals: %.1f %% rms relative error (the prediction's band)\n",
+                100 * c.model_rel_rms);
+  os << buf;
+}
+
+}  // namespace
+
+int run_calibrate(int argc, char** argv) {
+  std::vector<std::string> runs;
+  std::string output;
+  size_t min_samples = 3;
+  std::string weighting = "absolute";
+  CLI::App app{
+      "flopwise calibrate: fit each op type's latency on one device from measured run reports (flopwise "
+      "run ... --format json, LibTorch or ONNX Runtime profiles) and write the calibration --predict reads",
+      "flopwise calibrate"};
+  app.add_option("runs", runs, "run reports of models measured on one device and runtime")->required();
+  app.add_option("--output,-o", output, "the calibration file to write (JSON); without it, only the summary");
+  app.add_option("--min-samples", min_samples,
+                 "fewer measured units of an op type: it takes the all-ops fit (default 3)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--weighting", weighting,
+                 "the fit's residuals: absolute (default: the long units count most, as in a model's total) | "
+                 "sqrt | relative (every unit's relative error alike)");
+  if (auto code = parse_command_line(app, argc, argv, "calibrate")) return *code;
+  std::vector<TimedSample> samples;
+  Measured first;
+  std::set<std::string> devices;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    Measured m = read_run(runs[i], &samples);
+    if (i == 0) first = m;
+    if (m.runtime != first.runtime || m.granularity != first.granularity)
+      throw UsageError(runs[i] + " was measured by " + m.runtime + ", " + runs[0] + " by " + first.runtime +
+                       ": a calibration is of one runtime");
+    devices.insert(m.device);
+  }
+  Calibration c = calibrate(samples, first.granularity, min_samples, parse_weighting(weighting));
+  c.runtime = first.runtime;
+  for (const auto& d : devices) c.device += (c.device.empty() ? "" : ", ") + d;
+  c.threads = first.threads;
+  c.sources = runs;
+  if (!output.empty()) {
+    std::ofstream f(output, std::ios::binary);
+    if (!f) throw InputError(output + ": cannot write");
+    f << calibration_json(c);
+  }
+  write_summary(std::cout, c);
+  return kExitOk;
+}
+
+}  // namespace flopwise

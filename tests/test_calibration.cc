@@ -1,0 +1,173 @@
+// Latency calibration (flopwise calibrate, --predict; flopwise/calibration.h): the fit recovers known
+// coefficients from synthetic timings exactly, never goes negative, a calibration file round-trips, a bad
+// file is a clear error, and a prediction is the sum of its units' predictions, by scope too. Accuracy on
+// measured models: bench/README.md ("Predicted latency").
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <fstream>
+#include <set>
+
+#include "cli_util.h"
+#include "flopwise/analyse.h"
+#include "flopwise/calibration.h"
+#include "flopwise/convention.h"
+#include "flopwise/errors.h"
+
+using namespace fwtest;
+
+namespace {
+
+// A unit of op `op` whose time is exactly a * GFLOPs + b * MB + c * calls.
+flopwise::TimedSample synthetic(const std::string& op, double flops, double bytes, double calls, double a,
+                                double b, double c, const std::string& model = "m") {
+  flopwise::TimedSample s;
+  s.unit = {op + std::to_string(flops), op, "", flops, bytes, calls};
+  s.ms = a * flops * 1e-9 + b * bytes * 1e-6 + c * calls;
+  s.model = model;
+  return s;
+}
+
+std::vector<const flopwise::TimedSample*> ptrs(const std::vector<flopwise::TimedSample>& v) {
+  std::vector<const flopwise::TimedSample*> p;
+  for (const auto& s : v) p.push_back(&s);
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("calibration fit: known coefficients from synthetic timings, recovered exactly") {
+  std::vector<flopwise::TimedSample> v;
+  // FLOPs, bytes and node counts varied independently over orders of magnitude
+  for (int i = 0; i < 12; ++i)
+    v.push_back(synthetic("Conv", 1e6 * (1 + i * i * 37 % 101), 1e4 * (3 + i * 7 % 13), 1 + i % 3, 9.5, 0.02,
+                          0.004));
+  const flopwise::LatencyFit f = flopwise::fit_latency(ptrs(v));
+  CHECK(f.samples == 12);
+  CHECK(f.per_gflop_ms == doctest::Approx(9.5).epsilon(1e-9));
+  CHECK(f.per_mb_ms == doctest::Approx(0.02).epsilon(1e-9));
+  CHECK(f.per_call_ms == doctest::Approx(0.004).epsilon(1e-9));
+  CHECK(f.rel_rms < 1e-9);
+  CHECK(f.predicted_ms == doctest::Approx(f.measured_ms).epsilon(1e-12));
+
+  // A time that falls with bytes cannot be fitted with b < 0: b is 0 and the rest fits what it can.
+  std::vector<flopwise::TimedSample> neg;
+  for (int i = 0; i < 8; ++i) neg.push_back(synthetic("Add", 1e5 * (1 + i), 1e5 * (1 + i % 4), 1, 5, 0, 0.01));
+  for (auto& s : neg) s.ms -= 1e-4 * s.unit.bytes * 1e-6;
+  const flopwise::LatencyFit g = flopwise::fit_latency(ptrs(neg));
+  CHECK(g.per_mb_ms == 0.0);
+  CHECK(g.per_gflop_ms >= 0.0);
+  CHECK(g.per_call_ms >= 0.0);
+
+  // Samples with no time (a node the runtime folded away) are left out.
+  v.push_back(synthetic("Conv", 1e9, 1e6, 1, 0, 0, 0));
+  CHECK(flopwise::fit_latency(ptrs(v)).samples == 12);
+}
+
+TEST_CASE("calibrate: an op type per fit, the all-ops fit for rare ones, models' totals, and the file") {
+  std::vector<flopwise::TimedSample> v;
+  for (int i = 0; i < 6; ++i) v.push_back(synthetic("MatMul", 1e7 * (1 + i), 1e5 * (2 + i % 3), 1, 6, 0.05, 0.001,
+                                                    i % 2 ? "a.onnx" : "b.onnx"));
+  v.push_back(synthetic("Relu", 1e5, 1e6, 1, 0, 0.1, 0.002, "a.onnx"));  // one sample: below min_samples
+  const flopwise::Calibration c = flopwise::calibrate(v, flopwise::Granularity::Node, 3);
+  REQUIRE(c.ops.count("MatMul"));
+  CHECK(!c.ops.count("Relu"));
+  CHECK(c.ops.at("MatMul").per_gflop_ms == doctest::Approx(6).epsilon(1e-9));
+  CHECK(c.all.samples == 7);
+  REQUIRE(c.models.size() == 2);
+  double measured = 0;
+  for (const auto& s : v)
+    if (s.model == "a.onnx") measured += s.ms;
+  CHECK(c.models[0].name == "a.onnx");
+  CHECK(c.models[0].measured_ms == doctest::Approx(measured));
+  CHECK_THROWS_AS(flopwise::calibrate({}, flopwise::Granularity::Node), flopwise::InputError);
+
+  auto dir = scratch_dir("calibration");
+  const std::string path = (dir / "c.json").string();
+  {
+    std::ofstream(path) << flopwise::calibration_json(c);
+  }
+  const flopwise::Calibration r = flopwise::read_calibration(path);
+  CHECK(r.granularity == c.granularity);
+  CHECK(r.min_samples == c.min_samples);
+  CHECK(r.model_rel_rms == doctest::Approx(c.model_rel_rms));
+  REQUIRE(r.ops.size() == c.ops.size());
+  for (const auto& [op, f] : c.ops) {
+    CAPTURE(op);
+    CHECK(r.ops.at(op).per_gflop_ms == doctest::Approx(f.per_gflop_ms).epsilon(1e-9));
+    CHECK(r.ops.at(op).per_mb_ms == doctest::Approx(f.per_mb_ms).epsilon(1e-9));
+    CHECK(r.ops.at(op).per_call_ms == doctest::Approx(f.per_call_ms).epsilon(1e-9));
+    CHECK(r.ops.at(op).samples == f.samples);
+  }
+  CHECK(r.all.per_call_ms == doctest::Approx(c.all.per_call_ms).epsilon(1e-9));
+  CHECK(r.models.size() == 2);
+
+  // Bad files: one clear error each.
+  std::string text = flopwise::calibration_json(c);
+  for (const std::string& bad : {text.substr(0, text.size() / 2), std::string("{\"schema\": \"other\"}"),
+                                 std::string("[1, 2]")}) {
+    std::ofstream(path, std::ios::trunc) << bad;
+    CHECK_THROWS_AS(flopwise::read_calibration(path), flopwise::InputError);
+  }
+  std::string negative = text;
+  negative.replace(negative.find("\"per_mb_ms\": ") + 13, 1, "-");
+  std::ofstream(path, std::ios::trunc) << negative;
+  CHECK_THROWS_AS(flopwise::read_calibration(path), flopwise::InputError);
+  CHECK_THROWS_AS(flopwise::read_calibration((dir / "absent.json").string()), flopwise::InputError);
+}
+
+TEST_CASE("--predict: the total and every scope are the sums of their units' predictions") {
+  flopwise::Pins pins;
+  pins.dims.emplace_back("batch", 1);
+  flopwise::Analysis a =
+      flopwise::analyse(model_path("resnet18.onnx"), pins, flopwise::find_convention("default"));
+  flopwise::Calibration c;
+  c.device = "test";
+  c.runtime = "synthetic";
+  c.model_rel_rms = 0.1;
+  c.all = {1, 0.5, 0.01, 10, 0, 0, 0};
+  c.ops["Conv"] = {10, 0.02, 0.004, 10, 0, 0, 0};
+  const flopwise::LatencyPrediction p = flopwise::predict_latency(a.report, c, "c.json");
+  CHECK(p.unpredicted == 0);
+  REQUIRE(p.units.size() == a.report.nodes.size());
+  double sum = 0, layer1 = 0;
+  for (size_t i = 0; i < p.units.size(); ++i) {
+    const auto& [u, ms] = p.units[i];
+    const flopwise::NodeReport& n = a.report.nodes[i];
+    CHECK(u.name == n.name);
+    const auto& f = u.op == "Conv" ? c.ops["Conv"] : c.all;
+    const double want = u.flops > 0 || u.bytes > 0
+                            ? f.predict(static_cast<double>(n.cost.flops.v), static_cast<double>(n.cost.memory_bytes.v),
+                                        static_cast<double>(n.calls))
+                            : 0.0;
+    CHECK(ms == doctest::Approx(want));
+    sum += ms;
+    if (u.scope.rfind("layer1", 0) == 0) layer1 += ms;
+  }
+  CHECK(p.total_ms == doctest::Approx(sum));
+  CHECK(p.band_ms == doctest::Approx(0.1 * sum));
+  REQUIRE(!p.scopes.empty());
+  CHECK(p.scopes[0].first.empty());
+  CHECK(p.scopes[0].second == doctest::Approx(sum));
+  bool found = false;
+  for (const auto& [name, ms] : p.scopes)
+    if (name == "layer1") {
+      found = true;
+      CHECK(ms == doctest::Approx(layer1));
+    }
+  CHECK(found);
+  // Every op type but Conv took the all-ops fit, and says so.
+  CHECK(std::find(p.unseen.begin(), p.unseen.end(), "Relu") != p.unseen.end());
+  CHECK(std::find(p.unseen.begin(), p.unseen.end(), "Conv") == p.unseen.end());
+
+  // Module granularity: one unit per scope holding nodes.
+  c.granularity = flopwise::Granularity::Module;
+  const flopwise::LatencyPrediction m = flopwise::predict_latency(a.report, c, "c.json");
+  std::set<std::string> scopes;
+  for (const auto& n : a.report.nodes) scopes.insert(std::string(n.scope));
+  CHECK(m.units.size() == scopes.size());
+  double msum = 0, flops = 0;
+  for (const auto& [u, ms] : m.units) msum += ms, flops += u.flops;
+  CHECK(m.total_ms == doctest::Approx(msum));
+  CHECK(flops == doctest::Approx(static_cast<double>(a.report.totals.flops.v)));
+}
