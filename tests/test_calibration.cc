@@ -40,8 +40,8 @@ TEST_CASE("calibration fit: known coefficients from synthetic timings, recovered
   std::vector<flopwise::TimedSample> v;
   // FLOPs, bytes and node counts varied independently over orders of magnitude
   for (int i = 0; i < 12; ++i)
-    v.push_back(synthetic("Conv", 1e6 * (1 + i * i * 37 % 101), 1e4 * (3 + i * 7 % 13), 1 + i % 3, 9.5, 0.02,
-                          0.004));
+    v.push_back(
+        synthetic("Conv", 1e6 * (1 + i * i * 37 % 101), 1e4 * (3 + i * 7 % 13), 1 + i % 3, 9.5, 0.02, 0.004));
   const flopwise::LatencyFit f = flopwise::fit_latency(ptrs(v));
   CHECK(f.samples == 12);
   CHECK(f.per_gflop_ms == doctest::Approx(9.5).epsilon(1e-9));
@@ -52,7 +52,8 @@ TEST_CASE("calibration fit: known coefficients from synthetic timings, recovered
 
   // A time that falls with bytes cannot be fitted with b < 0: b is 0 and the rest fits what it can.
   std::vector<flopwise::TimedSample> neg;
-  for (int i = 0; i < 8; ++i) neg.push_back(synthetic("Add", 1e5 * (1 + i), 1e5 * (1 + i % 4), 1, 5, 0, 0.01));
+  for (int i = 0; i < 8; ++i)
+    neg.push_back(synthetic("Add", 1e5 * (1 + i), 1e5 * (1 + i % 4), 1, 5, 0, 0.01));
   for (auto& s : neg) s.ms -= 1e-4 * s.unit.bytes * 1e-6;
   const flopwise::LatencyFit g = flopwise::fit_latency(ptrs(neg));
   CHECK(g.per_mb_ms == 0.0);
@@ -66,8 +67,9 @@ TEST_CASE("calibration fit: known coefficients from synthetic timings, recovered
 
 TEST_CASE("calibrate: an op type per fit, the all-ops fit for rare ones, models' totals, and the file") {
   std::vector<flopwise::TimedSample> v;
-  for (int i = 0; i < 6; ++i) v.push_back(synthetic("MatMul", 1e7 * (1 + i), 1e5 * (2 + i % 3), 1, 6, 0.05, 0.001,
-                                                    i % 2 ? "a.onnx" : "b.onnx"));
+  for (int i = 0; i < 6; ++i)
+    v.push_back(synthetic("MatMul", 1e7 * (1 + i), 1e5 * (2 + i % 3), 1, 6, 0.05, 0.001,
+                          i % 2 ? "a.onnx" : "b.onnx"));
   v.push_back(synthetic("Relu", 1e5, 1e6, 1, 0, 0.1, 0.002, "a.onnx"));  // one sample: below min_samples
   const flopwise::Calibration c = flopwise::calibrate(v, flopwise::Granularity::Node, 3);
   REQUIRE(c.ops.count("MatMul"));
@@ -84,9 +86,7 @@ TEST_CASE("calibrate: an op type per fit, the all-ops fit for rare ones, models'
 
   auto dir = scratch_dir("calibration");
   const std::string path = (dir / "c.json").string();
-  {
-    std::ofstream(path) << flopwise::calibration_json(c);
-  }
+  { std::ofstream(path) << flopwise::calibration_json(c); }
   const flopwise::Calibration r = flopwise::read_calibration(path);
   CHECK(r.granularity == c.granularity);
   CHECK(r.min_samples == c.min_samples);
@@ -104,8 +104,8 @@ TEST_CASE("calibrate: an op type per fit, the all-ops fit for rare ones, models'
 
   // Bad files: one clear error each.
   std::string text = flopwise::calibration_json(c);
-  for (const std::string& bad : {text.substr(0, text.size() / 2), std::string("{\"schema\": \"other\"}"),
-                                 std::string("[1, 2]")}) {
+  for (const std::string& bad :
+       {text.substr(0, text.size() / 2), std::string("{\"schema\": \"other\"}"), std::string("[1, 2]")}) {
     std::ofstream(path, std::ios::trunc) << bad;
     CHECK_THROWS_AS(flopwise::read_calibration(path), flopwise::InputError);
   }
@@ -136,10 +136,10 @@ TEST_CASE("--predict: the total and every scope are the sums of their units' pre
     const flopwise::NodeReport& n = a.report.nodes[i];
     CHECK(u.name == n.name);
     const auto& f = u.op == "Conv" ? c.ops["Conv"] : c.all;
-    const double want = u.flops > 0 || u.bytes > 0
-                            ? f.predict(static_cast<double>(n.cost.flops.v), static_cast<double>(n.cost.memory_bytes.v),
-                                        static_cast<double>(n.calls))
-                            : 0.0;
+    const double want = u.flops > 0 || u.bytes > 0 ? f.predict(static_cast<double>(n.cost.flops.v),
+                                                               static_cast<double>(n.cost.memory_bytes.v),
+                                                               static_cast<double>(n.calls))
+                                                   : 0.0;
     CHECK(ms == doctest::Approx(want));
     sum += ms;
     if (u.scope.rfind("layer1", 0) == 0) layer1 += ms;

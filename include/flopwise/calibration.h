@@ -72,11 +72,11 @@ struct Calibration {
   std::string device, runtime, threads;  // as the measured reports say
   Granularity granularity = Granularity::Node;
   Weighting weighting = Weighting::Absolute;
-  size_t min_samples = 3;                       // fewer samples of an op type: it takes the all-ops fit
-  LatencyFit all;                               // every sample: for an op type not fitted on its own
+  size_t min_samples = 3;  // fewer samples of an op type: it takes the all-ops fit
+  LatencyFit all;          // every sample: for an op type not fitted on its own
   std::map<std::string, LatencyFit> ops;
   std::vector<CalibratedModel> models;
-  double model_rel_rms = 0;  // root mean square of the models' relative errors: the prediction's band
+  double model_rel_rms = 0;          // root mean square of the models' relative errors: the prediction's band
   std::vector<std::string> sources;  // the measured files
 };
 

@@ -189,8 +189,8 @@ namespace {
 using nlohmann::ordered_json;
 
 ordered_json calib_fit_json(const LatencyFit& f) {
-  return {{"per_gflop_ms", f.per_gflop_ms}, {"per_mb_ms", f.per_mb_ms},     {"per_call_ms", f.per_call_ms},
-          {"samples", f.samples},           {"rel_rms", f.rel_rms},         {"measured_ms", f.measured_ms},
+  return {{"per_gflop_ms", f.per_gflop_ms}, {"per_mb_ms", f.per_mb_ms}, {"per_call_ms", f.per_call_ms},
+          {"samples", f.samples},           {"rel_rms", f.rel_rms},     {"measured_ms", f.measured_ms},
           {"predicted_ms", f.predicted_ms}};
 }
 
@@ -223,7 +223,8 @@ namespace {
 
 double calib_number(const nlohmann::json& o, const char* key, const std::string& where) {
   auto it = o.find(key);
-  if (it == o.end() || !it->is_number()) throw InputError(where + ": '" + key + "' is missing or not a number");
+  if (it == o.end() || !it->is_number())
+    throw InputError(where + ": '" + key + "' is missing or not a number");
   const double v = it->get<double>();
   if (!std::isfinite(v) || v < 0) throw InputError(where + ": '" + key + "' must be a finite number >= 0");
   return v;
@@ -244,7 +245,8 @@ LatencyFit calib_fit_from(const nlohmann::json& o, const std::string& where) {
 
 std::string calib_string(const nlohmann::json& o, const char* key, const std::string& where) {
   auto it = o.find(key);
-  if (it == o.end() || !it->is_string()) throw InputError(where + ": '" + key + "' is missing or not a string");
+  if (it == o.end() || !it->is_string())
+    throw InputError(where + ": '" + key + "' is missing or not a string");
   return it->get<std::string>();
 }
 
@@ -259,14 +261,16 @@ Calibration read_calibration(const std::string& path) {
   nlohmann::json j = nlohmann::json::parse(ss.str(), nullptr, false);
   if (j.is_discarded()) throw InputError(where + ": not JSON (truncated?)");
   if (!j.is_object() || j.value("schema", "") != "flopwise.calibration/1")
-    throw InputError(where + ": not a flopwise calibration (schema flopwise.calibration/1; made by flopwise "
-                             "calibrate)");
+    throw InputError(where +
+                     ": not a flopwise calibration (schema flopwise.calibration/1; made by flopwise "
+                     "calibrate)");
   Calibration c;
   c.device = calib_string(j, "device", where);
   c.runtime = calib_string(j, "runtime", where);
   c.threads = calib_string(j, "threads", where);
   const std::string g = calib_string(j, "granularity", where);
-  if (g != "node" && g != "module") throw InputError(where + ": granularity '" + g + "' is not node or module");
+  if (g != "node" && g != "module")
+    throw InputError(where + ": granularity '" + g + "' is not node or module");
   c.granularity = g == "node" ? Granularity::Node : Granularity::Module;
   c.min_samples = static_cast<size_t>(calib_number(j, "min_samples", where));
   try {

@@ -37,8 +37,9 @@ Measured read_run(const std::string& path, std::vector<TimedSample>* out) {
   if (!d.is_object() || d.value("schema", "") != "flopwise.run/1")
     throw InputError(path + ": not a run report (flopwise run ... --format json: schema flopwise.run/1)");
   if (!d.contains("measured_units") || !d["measured_units"].is_object())
-    throw InputError(path + ": a run report without measured_units (written before flopwise calibrate "
-                            "existed): run flopwise run again");
+    throw InputError(path +
+                     ": a run report without measured_units (written before flopwise calibrate "
+                     "existed): run flopwise run again");
   const json& rt = d.contains("runtime") && d["runtime"].is_object() ? d["runtime"] : json::object();
   Measured m;
   m.runtime = rt.value("engine", "libtorch");
@@ -51,10 +52,11 @@ Measured read_run(const std::string& path, std::vector<TimedSample>* out) {
     m.threads = "as the profile was recorded";
   } else {
     m.device = rt.value("device", std::string());
-    if (rt.contains("device_name") && rt["device_name"].is_string() && !rt["device_name"].get<std::string>().empty())
+    if (rt.contains("device_name") && rt["device_name"].is_string() &&
+        !rt["device_name"].get<std::string>().empty())
       m.device += " (" + rt["device_name"].get<std::string>() + ")";
     m.threads = rt.contains("threads") && rt["threads"].is_number() ? std::to_string(rt["threads"].get<int>())
-                                                                     : "not recorded";
+                                                                    : "not recorded";
   }
   const json& mu = d["measured_units"];
   const std::string g = mu.value("granularity", "");
@@ -62,7 +64,8 @@ Measured read_run(const std::string& path, std::vector<TimedSample>* out) {
   m.granularity = g == "node" ? Granularity::Node : Granularity::Module;
   std::string model = path;
   if (d.contains("model") && d["model"].is_object()) model = d["model"].value("path", path);
-  if (!mu.contains("units") || !mu["units"].is_array()) throw InputError(path + ": measured_units has no units");
+  if (!mu.contains("units") || !mu["units"].is_array())
+    throw InputError(path + ": measured_units has no units");
   for (const auto& u : mu["units"]) {
     if (!u.is_object()) throw InputError(path + ": a measured unit is not an object");
     TimedSample s;
@@ -71,7 +74,8 @@ Measured read_run(const std::string& path, std::vector<TimedSample>* out) {
     s.unit.op = u.value("op", "");
     s.unit.scope = s.unit.name;
     auto num = [&](const char* k) {
-      if (!u.contains(k) || !u[k].is_number()) throw InputError(path + ": a measured unit's '" + k + "' is not a number");
+      if (!u.contains(k) || !u[k].is_number())
+        throw InputError(path + ": a measured unit's '" + k + "' is not a number");
       const double v = u[k].get<double>();
       if (!std::isfinite(v) || v < 0) throw InputError(path + ": a measured unit's '" + k + "' is negative");
       return v;
@@ -88,8 +92,8 @@ Measured read_run(const std::string& path, std::vector<TimedSample>* out) {
 void write_summary(std::ostream& os, const Calibration& c) {
   char buf[256];
   os << "calibration: " << c.runtime << " on " << c.device << ", threads " << c.threads << ", "
-     << granularity_name(c.granularity) << " by " << granularity_name(c.granularity) << ", " << c.models.size()
-     << " model(s)\n";
+     << granularity_name(c.granularity) << " by " << granularity_name(c.granularity) << ", "
+     << c.models.size() << " model(s)\n";
   os << "t = a * GFLOPs + b * MB + c * calls, non-negative least squares, " << weighting_name(c.weighting)
      << " residuals\n\n";
   std::snprintf(buf, sizeof buf, "%-24s %8s %14s %14s %14s %9s\n", "op", "samples", "a ms/GFLOP", "b ms/MB",
@@ -129,9 +133,10 @@ int run_calibrate(int argc, char** argv) {
   app.add_option("--min-samples", min_samples,
                  "fewer measured units of an op type: it takes the all-ops fit (default 3)")
       ->check(CLI::PositiveNumber);
-  app.add_option("--weighting", weighting,
-                 "the fit's residuals: absolute (default: the long units count most, as in a model's total) | "
-                 "sqrt | relative (every unit's relative error alike)");
+  app.add_option(
+      "--weighting", weighting,
+      "the fit's residuals: absolute (default: the long units count most, as in a model's total) | "
+      "sqrt | relative (every unit's relative error alike)");
   if (auto code = parse_command_line(app, argc, argv, "calibrate")) return *code;
   std::vector<TimedSample> samples;
   Measured first;
