@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "cli_util.h"
@@ -15,6 +16,7 @@
 #include "flopwise/errors.h"
 
 using namespace fwtest;
+using json = nlohmann::json;
 
 namespace {
 
@@ -170,4 +172,75 @@ TEST_CASE("--predict: the total and every scope are the sums of their units' pre
   for (const auto& [u, ms] : m.units) msum += ms, flops += u.flops;
   CHECK(m.total_ms == doctest::Approx(msum));
   CHECK(flops == doctest::Approx(static_cast<double>(a.report.totals.flops.v)));
+}
+
+TEST_CASE(
+    "flopwise calibrate on the bundled models' ONNX Runtime profiles, then --predict and diff --predict") {
+  auto dir = scratch_dir("calibrate_cli");
+  const std::string ort = std::string(FLOPWISE_SOURCE_DIR) + "/models/ort/";
+  struct M {
+    std::string name, dims;
+  };
+  const std::vector<M> models = {{"resnet18", "--dim batch=1"},
+                                 {"mobilenet_v2", "--dim batch=1"},
+                                 {"bert", "--dim batch=1 --dim seq=64"},
+                                 {"gpt2", "--dim batch=1 --dim seq=64"}};
+  std::string runs;
+  for (const auto& m : models) {
+    const std::string run = (dir / (m.name + ".run.json")).string();
+    CliRun r = run_cli("run " + model_path(m.name + ".onnx") + " --profile " + ort + m.name +
+                           ".disabled.json --format json -o " + run,
+                       dir);
+    REQUIRE_MESSAGE(r.code == 0, r.err);
+    json doc = json::parse(slurp(run));
+    // Every kernel's time is on the units: their sum is the kernels' (each a median over the measured runs),
+    // which is the node time (the median of the runs' sums) within the runs' spread.
+    double ms = 0, kernels = 0;
+    for (const auto& u : doc["measured_units"]["units"]) ms += u["ms"].get<double>();
+    for (const auto& k : doc["attribution"]["kernels"]) kernels += k["latency_ms"].get<double>();
+    CHECK(doc["measured_units"]["granularity"] == "node");
+    CHECK(ms == doctest::Approx(kernels).epsilon(1e-9));
+    CHECK(ms == doctest::Approx(doc["summary"]["profiled_op_sum_ms"].get<double>()).epsilon(0.1));
+    runs += " " + run;
+  }
+  const std::string calib = (dir / "cpu.calib.json").string();
+  CliRun c = run_cli("calibrate" + runs + " -o " + calib, dir);
+  REQUIRE_MESSAGE(c.code == 0, c.err);
+  CHECK(c.out.find("Conv") != std::string::npos);
+  json cj = json::parse(slurp(calib));
+  CHECK(cj["schema"] == "flopwise.calibration/1");
+  CHECK(cj["runtime"] == "onnxruntime");
+  CHECK(cj["models"].size() == models.size());
+
+  CliRun p =
+      run_cli(model_path("resnet18.onnx") + " --dim batch=1 --predict " + calib + " --format json", dir);
+  REQUIRE_MESSAGE(p.code == 0, p.err);
+  json pr = json::parse(p.out)["prediction"];
+  double sum = 0;
+  for (const auto& u : pr["units"]) sum += u["ms"].get<double>();
+  CHECK(pr["total_ms"].get<double>() == doctest::Approx(sum));
+  CHECK(pr["total_ms"].get<double>() > 0);
+  CHECK(pr["scopes"][0]["ms"].get<double>() == doctest::Approx(sum));
+  CHECK(run_cli(model_path("resnet18.onnx") + " --dim batch=1 --predict " + calib, dir)
+            .out.find("predicted latency") != std::string::npos);
+
+  CliRun d = run_cli("diff " + model_path("resnet18.onnx") + " " + model_path("resnet34.onnx") +
+                         " --dim batch=1 --predict " + calib + " --format json",
+                     dir);
+  REQUIRE_MESSAGE(d.code == 0, d.err);
+  json dj = json::parse(d.out);
+  CHECK(dj["delta"]["predicted_latency_us"].get<int64_t>() ==
+        dj["b"]["predicted_latency_us"].get<int64_t>() - dj["a"]["predicted_latency_us"].get<int64_t>());
+  CHECK(dj["b"]["predicted_latency_us"].get<int64_t>() > dj["a"]["predicted_latency_us"].get<int64_t>());
+
+  // Bad input: one line, exit 2.
+  const std::string report = (dir / "report.json").string();
+  REQUIRE(run_cli(model_path("resnet18.onnx") + " --dim batch=1 --format json -o " + report, dir).code == 0);
+  CliRun bad = run_cli("calibrate " + report, dir);
+  CHECK(bad.code == 2);
+  CHECK(bad.err.find("not a run report") != std::string::npos);
+  CHECK(run_cli(model_path("resnet18.onnx") + " --predict " + report, dir).code == 2);
+  std::ofstream(dir / "cut.json") << slurp(calib).substr(0, 100);
+  CHECK(run_cli(model_path("resnet18.onnx") + " --predict " + (dir / "cut.json").string(), dir).code == 2);
+  CHECK(run_cli("calibrate " + (dir / "cut.json").string(), dir).code == 2);
 }
