@@ -233,6 +233,26 @@ TEST_CASE(
         dj["b"]["predicted_latency_us"].get<int64_t>() - dj["a"]["predicted_latency_us"].get<int64_t>());
   CHECK(dj["b"]["predicted_latency_us"].get<int64_t>() > dj["a"]["predicted_latency_us"].get<int64_t>());
 
+  // --sweep: each point's prediction from the units' formulas, as --predict gives it with the dims bound.
+  CliRun sw = run_cli(
+      model_path("bert.onnx") + " --dim batch=1 --sweep seq=16,64 --predict " + calib + " --format json",
+      dir);
+  REQUIRE_MESSAGE(sw.code == 0, sw.err);
+  json rows = json::parse(sw.out)["rows"];
+  REQUIRE(rows.size() == 2);
+  for (const auto& row : rows) {
+    const int64_t seq = row["point"]["seq"].get<int64_t>();
+    CAPTURE(seq);
+    json at =
+        json::parse(run_cli(model_path("bert.onnx") + " --dim batch=1 --dim seq=" + std::to_string(seq) +
+                                " --predict " + calib + " --format json",
+                            dir)
+                        .out);
+    CHECK(row["predicted_ms"].get<double>() ==
+          doctest::Approx(at["prediction"]["total_ms"].get<double>()).epsilon(1e-6));  // JSON: 9 digits
+  }
+  CHECK(rows[1]["predicted_ms"].get<double>() > rows[0]["predicted_ms"].get<double>());
+
   // Bad input: one line, exit 2.
   const std::string report = (dir / "report.json").string();
   REQUIRE(run_cli(model_path("resnet18.onnx") + " --dim batch=1 --format json -o " + report, dir).code == 0);

@@ -187,3 +187,36 @@ TEST_CASE(
   }
   CHECK(bwd.at("layer1") > 0);  // frozen, it still passes the gradient back to the trainable stem
 }
+
+TEST_CASE(
+    "--predict --format html: the predicted latency per scope is a metric of the page, cells sized by it") {
+  if (chromium().empty()) {
+    MESSAGE("skipped: chromium is not installed (scripts/test.sh installs Debian's chromium)");
+    return;
+  }
+  auto dir = scratch_dir("html_predict");
+  const std::string model = model_path("resnet18.onnx"), run = (dir / "run.json").string(),
+                    calib = (dir / "c.json").string();
+  REQUIRE(run_cli("run " + model + " --profile " + std::string(FLOPWISE_SOURCE_DIR) +
+                      "/models/ort/resnet18.disabled.json --format json -o " + run,
+                  dir)
+              .code == 0);
+  REQUIRE(run_cli("calibrate " + run + " -o " + calib, dir).code == 0);
+  std::string cmd = model + " --dim batch=1 --predict " + calib;
+  std::string page = (dir / "predict.html").string();
+  REQUIRE(run_cli(cmd + " --format html -o " + page, dir).code == 0);
+  json rep = json::parse(run_cli(cmd + " --format json", dir).out);
+  std::map<std::string, double> ms;  // the JSON report's per-scope predictions
+  for (const auto& s : rep["prediction"]["scopes"]) ms[s["name"].get<std::string>()] = s["ms"];
+  json st = selftest(dump_dom("file://" + page + "#selftest-predicted", dir));
+  CHECK(st["errors"].empty());
+  CHECK(st["metric"] == "predicted");
+  REQUIRE(!st["before"].empty());
+  double area = 0, total = 0;
+  for (const auto& c : st["before"]) area += c["area"].get<double>(), total += c["value"].get<double>();
+  for (const auto& c : st["before"]) {
+    CAPTURE(c["scope"]);
+    CHECK(c["value"].get<double>() == doctest::Approx(ms.at(c["scope"].get<std::string>())));
+    CHECK(c["area"].get<double>() / area == doctest::Approx(c["value"].get<double>() / total).epsilon(1e-6));
+  }
+}

@@ -32,8 +32,10 @@ struct CostUnit {
 };
 
 // The report's units at granularity g; nodes whose counts are not numbers are left out, counted in
-// *unknown.
-std::vector<CostUnit> cost_units(const Report& r, Granularity g, int64_t* unknown);
+// *unknown. `at`: symbolic counts evaluated with these dims bound (a sweep's point).
+using DimValues = std::vector<std::pair<std::string, int64_t>>;
+std::vector<CostUnit> cost_units(const Report& r, Granularity g, int64_t* unknown,
+                                 const DimValues* at = nullptr);
 
 // One measured unit: its counts and the time it took, of a model.
 struct TimedSample {
@@ -103,7 +105,8 @@ struct LatencyPrediction {
   int64_t unpredicted = 0;
 };
 
-LatencyPrediction predict_latency(const Report& r, const Calibration& c, const std::string& path);
+LatencyPrediction predict_latency(const Report& r, const Calibration& c, const std::string& path,
+                                  const DimValues* at = nullptr);
 
 // "3.21 ms +- 0.18 ms (cpu onnxruntime)": the summary line of every report format.
 std::string prediction_summary(const LatencyPrediction& p);

@@ -29,6 +29,7 @@ struct SweepRow {
   int64_t uncounted = 0;              // nodes whose cost is not in the totals (">=" figures)
   bool reanalysed = false;            // the formulas could not give this point: the model was analysed at it
   std::vector<std::string> violated;  // the report's assumptions that fail here (the model cannot run)
+  double predicted_ms = -1;  // --predict: the latency predicted at the point; -1 not asked or unknown
 };
 
 struct Sweep {

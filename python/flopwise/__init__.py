@@ -179,7 +179,7 @@ def _option_args(opts):
 
 def analyze(model, inputs=None, *, dims=None, values=None, convention="default", causal=False, peak_memory=False,
             hardware=None, export="torchscript", train=False, freeze=None, optimizer="adamw", checkpoint=None,
-            precision="fp32"):
+            precision="fp32", predict=None):
     """The static cost report of `model`, a Report.
 
     model: a path (.onnx, .pt), ONNX bytes, an onnx.ModelProto, a torch.jit.ScriptModule, or a torch.nn.Module
@@ -194,6 +194,8 @@ def analyze(model, inputs=None, *, dims=None, values=None, convention="default",
       (--freeze, each). optimizer: "sgd", "momentum", "adam" or "adamw" (--optimizer). checkpoint: scope globs
       run under activation checkpointing (--checkpoint, each). precision: "fp32", "bf16-mixed" or "fp16-mixed"
       (--precision).
+    predict: a calibration file (flopwise calibrate): the report's `prediction` (predicted latency per scope and
+      in total, --predict).
     export: how a live nn.Module becomes a file. "torchscript" (default): torch.jit.trace with the caller's
       torch, saved to a temporary .pt that the CLI analyses in a child process (module tree and parameter counts
       exact); the CLI's LibTorch must read it: an archive saved by a newer PyTorch raises InputError, then use
@@ -204,7 +206,7 @@ def analyze(model, inputs=None, *, dims=None, values=None, convention="default",
     src = _Source(model, inputs, export)
     if (freeze or checkpoint or optimizer != "adamw" or precision != "fp32") and not train:
         raise UsageError("freeze, checkpoint, optimizer and precision describe a training step: add train=True")
-    if src.in_process() and not peak_memory and not hardware and not train:
+    if src.in_process() and not peak_memory and not hardware and not train and not predict:
         d = [f"{k}={v}" for k, v in (dims or {}).items()]
         vals = [f"{k}=" + ",".join(str(int(x)) for x in v) for k, v in (values or {}).items()]
         analysis = _native().analyse(src.path, src.pins, d, vals, convention, causal)
@@ -216,6 +218,8 @@ def analyze(model, inputs=None, *, dims=None, values=None, convention="default",
         args.append("--peak-memory")
     if hardware:
         args += ["--hardware", hardware]
+    if predict:
+        args += ["--predict", os.fspath(predict)]
     if train:
         args += ["--train", "--optimizer", optimizer, "--precision", precision]
         for f in [freeze] if isinstance(freeze, str) else (freeze or []):

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <unordered_map>
@@ -19,26 +20,38 @@ namespace flopwise {
 
 const char* granularity_name(Granularity g) { return g == Granularity::Node ? "node" : "module"; }
 
-std::vector<CostUnit> cost_units(const Report& r, Granularity g, int64_t* unknown) {
+namespace {
+
+// A count's value, with `at`'s dims bound where it is a formula; nullopt where it is not a number.
+std::optional<double> count_value(const Count& c, const DimValues* at) {
+  if (c.known) return static_cast<double>(c.v);
+  if (at && c.symbolic())
+    if (auto v = c.sym.substitute(*at).maybe_value()) return static_cast<double>(*v);
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::vector<CostUnit> cost_units(const Report& r, Granularity g, int64_t* unknown, const DimValues* at) {
   std::vector<CostUnit> out;
-  std::unordered_map<std::string_view, size_t> at;  // scope -> its unit (module granularity)
-  std::vector<double> top;                          // the unit's op's node FLOPs and bytes, to pick the op
+  std::unordered_map<std::string_view, size_t> unit_of;  // scope -> its unit (module granularity)
+  std::vector<double> top;  // the unit's op's node FLOPs and bytes, to pick the op
   std::vector<double> top_bytes;
   *unknown = 0;
   for (const NodeReport& n : r.nodes) {
-    const Totals& c = n.cost;
-    if (!c.flops.known || !c.memory_bytes.known || !n.supported) {
+    const std::optional<double> f = count_value(n.cost.flops, at), b = count_value(n.cost.memory_bytes, at);
+    if (!f || !b || !n.supported) {
       ++*unknown;
       continue;
     }
-    const double flops = static_cast<double>(c.flops.v), bytes = static_cast<double>(c.memory_bytes.v);
+    const double flops = *f, bytes = *b;
     const bool works = flops > 0 || bytes > 0;
     const double calls = static_cast<double>(n.calls);
     if (g == Granularity::Node) {
       out.push_back({std::string(n.name), std::string(n.op), std::string(n.scope), flops, bytes, calls});
       continue;
     }
-    auto [it, fresh] = at.try_emplace(n.scope, out.size());
+    auto [it, fresh] = unit_of.try_emplace(n.scope, out.size());
     if (fresh) {
       out.push_back({std::string(n.scope), std::string(n.op), std::string(n.scope), 0, 0, 0});
       top.push_back(-1);
@@ -306,14 +319,15 @@ std::string prediction_summary(const LatencyPrediction& p) {
   return s;
 }
 
-LatencyPrediction predict_latency(const Report& r, const Calibration& c, const std::string& path) {
+LatencyPrediction predict_latency(const Report& r, const Calibration& c, const std::string& path,
+                                  const DimValues* at) {
   LatencyPrediction p;
   p.calibration = path;
   p.device = c.device;
   p.runtime = c.runtime;
   std::set<std::string> unseen;
   std::unordered_map<std::string, double> by_scope;
-  for (CostUnit& u : cost_units(r, c.granularity, &p.unpredicted)) {
+  for (CostUnit& u : cost_units(r, c.granularity, &p.unpredicted, at)) {
     double ms = 0;
     if (u.flops > 0 || u.bytes > 0) {
       const LatencyFit* f = calib_fit_for(c, u.op);

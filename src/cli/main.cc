@@ -145,14 +145,24 @@ int run(const Options& o) {
     fw::Hardware hw = fw::hardware_of(o.hardware, o.hardware_file);
     analysis->report.roofline = std::make_shared<fw::RooflineReport>(fw::roofline(analysis->report, hw));
   }
-  if (!o.predict.empty())
-    analysis->report.prediction = std::make_shared<fw::LatencyPrediction>(
-        fw::predict_latency(analysis->report, fw::read_calibration(o.predict), o.predict));
+  std::optional<fw::Calibration> calib;
+  if (!o.predict.empty()) {
+    calib = fw::read_calibration(o.predict);
+    analysis->report.prediction =
+        std::make_shared<fw::LatencyPrediction>(fw::predict_latency(analysis->report, *calib, o.predict));
+  }
   keep->push_back(analysis);
   const fw::Report& report = analysis->report;
   if (!axes.empty()) {
     fw::require_format(fw::Output::Sweep, o.format, "--sweep");
     fw::Sweep sw = fw::run_sweep(report, axes, reanalyse);
+    if (calib)  // --predict: each point's units evaluated from their formulas
+      for (fw::SweepRow& row : sw.rows) {
+        fw::DimValues at;
+        for (size_t i = 0; i < sw.names.size(); ++i) at.emplace_back(sw.names[i], row.point[i]);
+        const fw::LatencyPrediction p = fw::predict_latency(report, *calib, o.predict, &at);
+        if (p.unpredicted == 0) row.predicted_ms = p.total_ms;
+      }
     std::ofstream file;
     std::ostream& os = fw::output_stream(o.output, file);
     if (o.format == "html")

@@ -49,9 +49,13 @@ json text(const Count& c) { return human(c); }
 // `train`: --train's figures per scope (the backward's FLOPs, what it keeps) as two more metrics.
 using TrainByScope = std::unordered_map<std::string_view, const TrainCounts*>;
 
-json scope_json(const ScopeNode& s, const std::map<std::string, double>* latency, const TrainByScope* train) {
+// `predicted`: --predict's milliseconds per scope, one more metric.
+using MsByScope = std::unordered_map<std::string_view, double>;
+
+json scope_json(const ScopeNode& s, const std::map<std::string, double>* latency, const TrainByScope* train,
+                const MsByScope* predicted) {
   json ch = json::array();
-  for (const auto& c : s.children) ch.push_back(scope_json(*c, latency, train));
+  for (const auto& c : s.children) ch.push_back(scope_json(*c, latency, train, predicted));
   json j = {{"name", s.name},
             {"label", s.label},
             {"cls", s.cls},
@@ -82,6 +86,14 @@ json scope_json(const ScopeNode& s, const std::map<std::string, double>* latency
     j["t"]["bwd_flops"] = text(c.backward_flops);
     j["v"]["kept"] = sized(c.saved_bytes);
     j["t"]["kept"] = text(c.saved_bytes);
+  }
+  if (predicted) {
+    auto it = predicted->find(s.name);
+    const double ms = it == predicted->end() ? 0.0 : it->second;
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3f ms", ms);
+    j["v"]["predicted"] = ms;
+    j["t"]["predicted"] = buf;
   }
   return j;
 }
@@ -132,6 +144,10 @@ if (D.training) for (const [k, name] of [["bwd_flops", "bwd FLOPs (--train)"], [
   const o = document.createElement("option"); o.value = k; o.textContent = name; $("metric").append(o);
   const th = document.createElement("th"); th.dataset.k = k; th.textContent = name;
   document.querySelector("#tree thead tr").append(th); cols.push(k); }
+if (D.prediction) { const o = document.createElement("option"); o.value = "predicted";
+  o.textContent = "predicted latency (--predict)"; $("metric").append(o);
+  const th = document.createElement("th"); th.dataset.k = "predicted"; th.textContent = "predicted";
+  document.querySelector("#tree thead tr").append(th); cols.push("predicted"); }
 if (D.latency) { const o = document.createElement("option"); o.value = "latency"; o.textContent = "measured latency";
   $("metric").append(o); if (D.latency_first) { metric = "latency"; $("metric").value = metric; } }
 const st = location.hash.match(/^#selftest(?:-(\w+))?$/);
@@ -364,11 +380,16 @@ void write_html(std::ostream& os, const Report& r, const Sweep* sweep,
   TrainByScope train;
   if (r.training)
     for (const auto& [name, c] : r.training->scopes) train.emplace(name, &c);
+  MsByScope predicted;
+  if (r.prediction)
+    for (const auto& [name, ms] : r.prediction->scopes) predicted.emplace(name, ms);
   json data = {{"summary", summary},
                {"symbolic", symbolic},
                {"symbol_value", kSymbolValue},
-               {"scopes", scope_json(*r.scopes, latency_ms, r.training ? &train : nullptr)},
+               {"scopes", scope_json(*r.scopes, latency_ms, r.training ? &train : nullptr,
+                                     r.prediction ? &predicted : nullptr)},
                {"training", r.training != nullptr},
+               {"prediction", r.prediction != nullptr},
                {"ops", ops},
                {"sweep", nullptr},
                {"latency", latency_ms != nullptr}};

@@ -1,4 +1,5 @@
 // src/writers/sweep_text.cc — a sweep as text, CSV, markdown or JSON (flopwise/sweep.h).
+#include <cstdio>
 #include <iomanip>
 #include <nlohmann/json.hpp>
 
@@ -21,6 +22,14 @@ std::string exact(const Count& c) {
 
 void write_sweep(std::ostream& os, const Sweep& s, const Report& report, const std::string& format) {
   using json = nlohmann::ordered_json;
+  bool predicted = false;  // --predict: a column of the predicted latency
+  for (const auto& r : s.rows) predicted = predicted || r.predicted_ms >= 0;
+  auto ms = [](const SweepRow& r) {
+    if (r.predicted_ms < 0) return std::string("?");
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.4g", r.predicted_ms);
+    return std::string(buf);
+  };
   if (format == "json") {
     json rows = json::array();
     for (const auto& r : s.rows) {
@@ -35,6 +44,7 @@ void write_sweep(std::ostream& os, const Sweep& s, const Report& report, const s
                       {"uncounted_nodes", r.uncounted},
                       {"method", r.reanalysed ? "re-analysed" : "formula"},
                       {"violates", r.violated}});
+      if (predicted) rows.back()["predicted_ms"] = r.predicted_ms >= 0 ? json(r.predicted_ms) : json(nullptr);
     }
     auto formula = [](const Count& c) {
       return c.symbolic() ? json(c.sym.str()) : c.known ? json(c.v) : json(nullptr);
@@ -62,13 +72,15 @@ void write_sweep(std::ostream& os, const Sweep& s, const Report& report, const s
   }
   if (format == "csv") {
     for (const auto& n : s.names) os << n << ",";
-    os << "params,macs,flops,memory_bytes,uncounted_nodes,method,violates\n";
+    os << "params,macs,flops,memory_bytes,uncounted_nodes,method,violates"
+       << (predicted ? ",predicted_ms" : "") << "\n";
     for (const auto& r : s.rows) {
       for (int64_t v : r.point) os << v << ",";
       std::string v;
       for (const auto& x : r.violated) v += (v.empty() ? "" : "; ") + x;
       os << exact(r.params) << "," << exact(r.macs) << "," << exact(r.flops) << "," << exact(r.memory_bytes)
-         << "," << r.uncounted << "," << (r.reanalysed ? "re-analysed" : "formula") << "," << v << "\n";
+         << "," << r.uncounted << "," << (r.reanalysed ? "re-analysed" : "formula") << "," << v
+         << (predicted ? "," + (r.predicted_ms >= 0 ? ms(r) : std::string()) : std::string()) << "\n";
     }
     return;
   }
@@ -77,15 +89,16 @@ void write_sweep(std::ostream& os, const Sweep& s, const Report& report, const s
     os << "## flopwise sweep: " << report.path << "\n\n";
     os << "FLOPs = `" << human(report.totals.flops) << "`\n\n|";
     for (const auto& n : s.names) os << " " << n << " |";
-    os << " params | MACs | FLOPs | memory bytes |\n|";
+    os << " params | MACs | FLOPs | memory bytes |" << (predicted ? " predicted ms |" : "") << "\n|";
     for (size_t i = 0; i < s.names.size(); ++i) os << "---:|";
-    os << "---:|---:|---:|---:|\n";
+    os << "---:|---:|---:|---:|" << (predicted ? "---:|" : "") << "\n";
     for (const auto& r : s.rows) {
       os << "|";
       for (int64_t v : r.point) os << " " << v << " |";
       os << " " << cell(r, r.params) << " | " << cell(r, r.macs) << " | " << cell(r, r.flops) << " | "
          << cell(r, r.memory_bytes) << (r.reanalysed ? " (re-analysed)" : "")
-         << (r.violated.empty() ? "" : " (violates " + r.violated[0] + ")") << " |\n";
+         << (r.violated.empty() ? "" : " (violates " + r.violated[0] + ")") << " |"
+         << (predicted ? " " + ms(r) + " |" : "") << "\n";
     }
     return;
   }
@@ -100,14 +113,14 @@ void write_sweep(std::ostream& os, const Sweep& s, const Report& report, const s
      << (s.violating ? "; rows marked ! break an assumption: the model cannot run there" : "") << ".\n\n";
   for (const auto& n : s.names) os << std::setw(std::max<int>(8, static_cast<int>(n.size()) + 1)) << n;
   os << std::setw(12) << "params" << std::setw(14) << "MACs" << std::setw(14) << "FLOPs" << std::setw(14)
-     << "memory"
-     << "\n";
+     << "memory" << (predicted ? "  predicted ms" : "") << "\n";
   for (const auto& r : s.rows) {
     for (size_t i = 0; i < r.point.size(); ++i)
       os << std::setw(std::max<int>(8, static_cast<int>(s.names[i].size()) + 1)) << r.point[i];
     os << std::setw(12) << cell(r, r.params) << std::setw(14) << cell(r, r.macs) << std::setw(14)
-       << cell(r, r.flops) << std::setw(14) << cell(r, r.memory_bytes) << (r.reanalysed ? " *" : "")
-       << (r.violated.empty() ? "" : " !") << "\n";
+       << cell(r, r.flops) << std::setw(14) << cell(r, r.memory_bytes);
+    if (predicted) os << std::setw(14) << ms(r);
+    os << (r.reanalysed ? " *" : "") << (r.violated.empty() ? "" : " !") << "\n";
   }
 }
 

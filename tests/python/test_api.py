@@ -178,3 +178,17 @@ def test_trace(cli):
     assert r["schema"] == "flopwise.trace/1" and r == cli_json(cli, "trace", t)
     d = flopwise.diff(t, os.path.join(MODELS, "gpu", "traces", "resnet18.infer.eager-notf32.pt.trace.json.gz"))
     assert d["schema"] == "flopwise.trace_diff/1"
+
+
+def test_predicted_latency(cli, tmp_path):
+    """analyze(model, predict=CALIB): the report's prediction section as the CLI writes it (a calibration from
+    the bundled ResNet-18's ONNX Runtime profile, flopwise calibrate)."""
+    model = os.path.join(MODELS, "resnet18.onnx")
+    run, calib = str(tmp_path / "r.json"), str(tmp_path / "c.json")
+    subprocess.run([cli, "run", model, "--profile", os.path.join(MODELS, "ort", "resnet18.disabled.json"),
+                    "--format", "json", "-o", run], check=True)
+    subprocess.run([cli, "calibrate", run, "-o", calib], check=True, stdout=subprocess.DEVNULL)
+    r = flopwise.analyze(model, dims={"batch": 1}, predict=calib)
+    assert r.prediction == cli_json(cli, model, "--dim", "batch=1", "--predict", calib)["prediction"]
+    assert r.prediction["total_ms"] > 0
+    assert flopwise.analyze(model, dims={"batch": 1}).prediction is None

@@ -101,3 +101,4 @@ def test_training_step_of_a_module():
     assert r.training["optimizer_state_bytes"] == 0
     with pytest.raises(flopwise.UsageError):
         flopwise.analyze(m, x, freeze=["layer1"])
+
