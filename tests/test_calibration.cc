@@ -134,7 +134,8 @@ TEST_CASE("--predict: the total and every scope are the sums of their units' pre
   REQUIRE(p.units.size() == a.report.nodes.size());
   double sum = 0, layer1 = 0;
   for (size_t i = 0; i < p.units.size(); ++i) {
-    const auto& [u, ms] = p.units[i];
+    const flopwise::PredictedUnit& u = p.units[i];
+    const double ms = u.ms;
     const flopwise::NodeReport& n = a.report.nodes[i];
     CHECK(u.name == n.name);
     const auto& f = u.op == "Conv" ? c.ops["Conv"] : c.all;
@@ -169,7 +170,7 @@ TEST_CASE("--predict: the total and every scope are the sums of their units' pre
   for (const auto& n : a.report.nodes) scopes.insert(std::string(n.scope));
   CHECK(m.units.size() == scopes.size());
   double msum = 0, flops = 0;
-  for (const auto& [u, ms] : m.units) msum += ms, flops += u.flops;
+  for (const auto& u : m.units) msum += u.ms, flops += u.flops;
   CHECK(m.total_ms == doctest::Approx(msum));
   CHECK(flops == doctest::Approx(static_cast<double>(a.report.totals.flops.v)));
 }

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "flopwise/cost.h"
@@ -95,11 +96,17 @@ Calibration read_calibration(const std::string& path);
 // the calibration has none for the type (listed in `unseen`), summed per scope and for the model. Units whose
 // counts are not numbers are not predicted (counted in `unpredicted`). A unit of no FLOPs and no bytes (a
 // shape computation a runtime folds) is predicted at 0.
+// A predicted unit: views of the report's strings (the prediction lives in the report it is of).
+struct PredictedUnit {
+  std::string_view name, op, scope;
+  double flops = 0, bytes = 0, calls = 0, ms = 0;
+};
+
 struct LatencyPrediction {
   std::string calibration;  // the file
   std::string device, runtime;
   double total_ms = 0, band_ms = 0;  // band: total x the calibration's model_rel_rms
-  std::vector<std::pair<CostUnit, double>> units;
+  std::vector<PredictedUnit> units;
   std::vector<std::pair<std::string, double>> scopes;  // scope path ("" the model) -> ms, tree order
   std::vector<std::string> unseen;                     // op types predicted with the all-ops fit
   int64_t unpredicted = 0;

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
@@ -32,11 +33,14 @@ std::optional<double> count_value(const Count& c, const DimValues* at) {
 
 }  // namespace
 
-std::vector<CostUnit> cost_units(const Report& r, Granularity g, int64_t* unknown, const DimValues* at) {
-  std::vector<CostUnit> out;
+namespace {
+
+// The report's units at granularity g as views of its strings, in node order (a scope's unit where its
+// first node is); nodes whose counts are not numbers are counted in *unknown.
+std::vector<PredictedUnit> units_of(const Report& r, Granularity g, int64_t* unknown, const DimValues* at) {
+  std::vector<PredictedUnit> out;
   std::unordered_map<std::string_view, size_t> unit_of;  // scope -> its unit (module granularity)
-  std::vector<double> top;  // the unit's op's node FLOPs and bytes, to pick the op
-  std::vector<double> top_bytes;
+  std::vector<std::pair<double, double>> top;            // the FLOPs and bytes of the node that named its op
   *unknown = 0;
   for (const NodeReport& n : r.nodes) {
     const std::optional<double> f = count_value(n.cost.flops, at), b = count_value(n.cost.memory_bytes, at);
@@ -45,28 +49,36 @@ std::vector<CostUnit> cost_units(const Report& r, Granularity g, int64_t* unknow
       continue;
     }
     const double flops = *f, bytes = *b;
-    const bool works = flops > 0 || bytes > 0;
     const double calls = static_cast<double>(n.calls);
     if (g == Granularity::Node) {
-      out.push_back({std::string(n.name), std::string(n.op), std::string(n.scope), flops, bytes, calls});
+      out.push_back({n.name, n.op, n.scope, flops, bytes, calls, 0});
       continue;
     }
     auto [it, fresh] = unit_of.try_emplace(n.scope, out.size());
     if (fresh) {
-      out.push_back({std::string(n.scope), std::string(n.op), std::string(n.scope), 0, 0, 0});
-      top.push_back(-1);
-      top_bytes.push_back(-1);
+      out.push_back({n.scope, n.op, n.scope, 0, 0, 0, 0});
+      top.emplace_back(-1, -1);
     }
-    CostUnit& u = out[it->second];
+    PredictedUnit& u = out[it->second];
     u.flops += flops;
     u.bytes += bytes;
-    u.calls += works ? calls : 0;
-    if (flops > top[it->second] || (flops == top[it->second] && bytes > top_bytes[it->second])) {
-      top[it->second] = flops;
-      top_bytes[it->second] = bytes;
-      u.op = std::string(n.op);
+    u.calls += flops > 0 || bytes > 0 ? calls : 0;
+    auto& [tf, tb] = top[it->second];
+    if (flops > tf || (flops == tf && bytes > tb)) {
+      tf = flops;
+      tb = bytes;
+      u.op = n.op;
     }
   }
+  return out;
+}
+
+}  // namespace
+
+std::vector<CostUnit> cost_units(const Report& r, Granularity g, int64_t* unknown, const DimValues* at) {
+  std::vector<CostUnit> out;
+  for (const PredictedUnit& u : units_of(r, g, unknown, at))
+    out.push_back({std::string(u.name), std::string(u.op), std::string(u.scope), u.flops, u.bytes, u.calls});
   return out;
 }
 
@@ -325,36 +337,42 @@ LatencyPrediction predict_latency(const Report& r, const Calibration& c, const s
   p.calibration = path;
   p.device = c.device;
   p.runtime = c.runtime;
-  std::set<std::string> unseen;
-  std::unordered_map<std::string, double> by_scope;
-  for (CostUnit& u : cost_units(r, c.granularity, &p.unpredicted, at)) {
-    double ms = 0;
+  std::set<std::string_view> unseen;
+  std::unordered_map<std::string_view, double> own;  // innermost scope -> its units' time
+  // Op types are interned in the report: one lookup per distinct op, by where its characters are.
+  std::unordered_map<const char*, const LatencyFit*> fits;
+  p.units = units_of(r, c.granularity, &p.unpredicted, at);
+  std::string_view run_scope;  // consecutive units of one scope, summed before one lookup
+  double run_ms = 0;
+  for (PredictedUnit& u : p.units) {
     if (u.flops > 0 || u.bytes > 0) {
-      const LatencyFit* f = calib_fit_for(c, u.op);
-      if (!f) unseen.insert(u.op);
-      ms = (f ? *f : c.all).predict(u.flops, u.bytes, u.calls);
+      auto [it, fresh] = fits.try_emplace(u.op.data(), nullptr);
+      if (fresh) it->second = calib_fit_for(c, std::string(u.op));
+      if (!it->second) unseen.insert(u.op);
+      u.ms = (it->second ? *it->second : c.all).predict(u.flops, u.bytes, u.calls);
     }
-    p.total_ms += ms;
-    std::string_view s = u.scope;
-    by_scope[""] += ms;
-    for (size_t end = 0; !s.empty(); ++end) {
-      end = s.find('.', end);
-      by_scope[std::string(s.substr(0, end))] += ms;
-      if (end == std::string_view::npos) break;
+    p.total_ms += u.ms;
+    if (u.scope != run_scope) {
+      if (run_ms != 0) own[run_scope] += run_ms;
+      run_scope = u.scope;
+      run_ms = 0;
     }
-    p.units.emplace_back(std::move(u), ms);
+    run_ms += u.ms;
   }
+  if (run_ms != 0) own[run_scope] += run_ms;
   p.band_ms = p.total_ms * c.model_rel_rms;
-  p.unseen.assign(unseen.begin(), unseen.end());
-  if (r.scopes) {
-    std::vector<const ScopeNode*> stack{r.scopes.get()};
-    while (!stack.empty()) {
-      const ScopeNode* s = stack.back();
-      stack.pop_back();
-      auto it = by_scope.find(s->name);
-      p.scopes.emplace_back(s->name, it != by_scope.end() ? it->second : 0.0);
-      for (auto ch = s->children.rbegin(); ch != s->children.rend(); ++ch) stack.push_back(ch->get());
-    }
+  for (std::string_view op : unseen) p.unseen.emplace_back(op);
+  if (r.scopes) {  // each scope: its own units and its children's, in tree order
+    std::function<double(const ScopeNode&)> sum = [&](const ScopeNode& s) {
+      const size_t at_index = p.scopes.size();
+      p.scopes.emplace_back(s.name, 0.0);
+      auto it = own.find(s.name);
+      double ms = it != own.end() ? it->second : 0.0;
+      for (const auto& ch : s.children) ms += sum(*ch);
+      p.scopes[at_index].second = ms;
+      return ms;
+    };
+    sum(*r.scopes);
   }
   return p;
 }

@@ -733,11 +733,11 @@ void write_members(JsonWriter& w, const Report& r, Members& m) {
     w.end_array();
     w.key("units");
     w.begin_array();
-    for (const auto& [u, ms] : p.units) {
+    for (const PredictedUnit& u : p.units) {
       w.begin_object();
       w.member("name", u.name);
       w.member("op", u.op);
-      w.member("ms", ms);
+      w.member("ms", u.ms);
       w.end_object();
     }
     w.end_array();
