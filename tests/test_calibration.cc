@@ -95,7 +95,8 @@ TEST_CASE("calibrate: an op type per fit, the all-ops fit for rare ones, models'
   CHECK(r.model_rel_rms == doctest::Approx(c.model_rel_rms));
   REQUIRE(r.ops.size() == c.ops.size());
   for (const auto& [op, f] : c.ops) {
-    CAPTURE(op);
+    const std::string& op_ = op;  // clang 14 cannot capture a structured binding
+    CAPTURE(op_);
     CHECK(r.ops.at(op).per_gflop_ms == doctest::Approx(f.per_gflop_ms).epsilon(1e-9));
     CHECK(r.ops.at(op).per_mb_ms == doctest::Approx(f.per_mb_ms).epsilon(1e-9));
     CHECK(r.ops.at(op).per_call_ms == doctest::Approx(f.per_call_ms).epsilon(1e-9));

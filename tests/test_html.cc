@@ -44,6 +44,21 @@ json selftest(const std::string& dom) {
   return json::parse(text);
 }
 
+// A page drawn by `metric` (#selftest-METRIC): no errors, each top cell's value the report's figure for its
+// scope (`want`), its area in proportion to its value.
+void check_cells_sized_by(const json& st, const std::string& metric, const std::map<std::string, double>& want) {
+  CHECK(st["errors"].empty());
+  CHECK(st["metric"] == metric);
+  REQUIRE(!st["before"].empty());
+  double area = 0, total = 0;
+  for (const auto& c : st["before"]) area += c["area"].get<double>(), total += c["value"].get<double>();
+  for (const auto& c : st["before"]) {
+    CAPTURE(c["scope"]);
+    CHECK(c["value"].get<double>() == doctest::Approx(want.at(c["scope"].get<std::string>())));
+    CHECK(c["area"].get<double>() / area == doctest::Approx(c["value"].get<double>() / total).epsilon(1e-6));
+  }
+}
+
 }  // namespace
 
 TEST_CASE(
@@ -174,17 +189,7 @@ TEST_CASE(
   json rep = json::parse(run_cli(cmd + " --format json", dir).out);
   std::map<std::string, double> bwd;  // the JSON report's per-scope figures
   for (const auto& s : rep["training"]["scopes"]) bwd[s["name"].get<std::string>()] = s["backward_flops"];
-  json st = selftest(dump_dom("file://" + page + "#selftest-bwd_flops", dir));
-  CHECK(st["errors"].empty());
-  CHECK(st["metric"] == "bwd_flops");
-  REQUIRE(!st["before"].empty());
-  double area = 0, total = 0;
-  for (const auto& c : st["before"]) area += c["area"].get<double>(), total += c["value"].get<double>();
-  for (const auto& c : st["before"]) {
-    CAPTURE(c["scope"]);
-    CHECK(c["value"].get<double>() == doctest::Approx(bwd.at(c["scope"].get<std::string>())));
-    CHECK(c["area"].get<double>() / area == doctest::Approx(c["value"].get<double>() / total).epsilon(1e-6));
-  }
+  check_cells_sized_by(selftest(dump_dom("file://" + page + "#selftest-bwd_flops", dir)), "bwd_flops", bwd);
   CHECK(bwd.at("layer1") > 0);  // frozen, it still passes the gradient back to the trainable stem
 }
 
@@ -208,15 +213,5 @@ TEST_CASE(
   json rep = json::parse(run_cli(cmd + " --format json", dir).out);
   std::map<std::string, double> ms;  // the JSON report's per-scope predictions
   for (const auto& s : rep["prediction"]["scopes"]) ms[s["name"].get<std::string>()] = s["ms"];
-  json st = selftest(dump_dom("file://" + page + "#selftest-predicted", dir));
-  CHECK(st["errors"].empty());
-  CHECK(st["metric"] == "predicted");
-  REQUIRE(!st["before"].empty());
-  double area = 0, total = 0;
-  for (const auto& c : st["before"]) area += c["area"].get<double>(), total += c["value"].get<double>();
-  for (const auto& c : st["before"]) {
-    CAPTURE(c["scope"]);
-    CHECK(c["value"].get<double>() == doctest::Approx(ms.at(c["scope"].get<std::string>())));
-    CHECK(c["area"].get<double>() / area == doctest::Approx(c["value"].get<double>() / total).epsilon(1e-6));
-  }
+  check_cells_sized_by(selftest(dump_dom("file://" + page + "#selftest-predicted", dir)), "predicted", ms);
 }

@@ -3,8 +3,9 @@
 
     /usr/bin/python3 bench/calibration/loo.py RUN_DIR [--flopwise build/flopwise] [--weighting W]
 
-RUN_DIR holds NAME.run.json files (`flopwise run ... --format json`, one runtime: bench/calibration/
-ort_data.sh or torch_data.sh). Each model's family is its name up to the first digit or '_' that names a
+RUN_DIR holds NAME.run.json or NAME.rK.run.json files (`flopwise run ... --format json`, one runtime:
+bench/calibration/ort_data.sh or torch_data.sh; rK: the K-th of repeated measurements of NAME, each a sample
+of the calibration, their median the held-out model's measured time). Each model's family is its name up to the first digit or '_' that names a
 size (FAMILIES below, else the name itself). For every family: calibrate on every other family's runs,
 predict each of its models with `flopwise MODEL --predict` (the model file and input bindings the run report
 names), and compare the predicted total with what the run measured: the sum of the units it times (kernel
@@ -79,28 +80,27 @@ def main():
     ap.add_argument("--weighting", default="absolute")
     args = ap.parse_args()
     fw = args.flopwise
-    runs = {}
+    runs = {}  # model -> [(path, doc)], its repeats
     for path in sorted(glob.glob(os.path.join(args.runs, "*.run.json"))):
-        name = os.path.basename(path)[: -len(".run.json")]
-        doc = json.load(open(path))
-        runs[name] = (path, doc)
+        name = re.sub(r"\.r\d+$", "", os.path.basename(path)[: -len(".run.json")])
+        runs.setdefault(name, []).append((path, json.load(open(path))))
     fams = {}
     for name in runs:
         fams.setdefault(family(name), []).append(name)
     rows = []
     tmp = tempfile.mkdtemp()
     for fam, members in sorted(fams.items()):
-        train = [runs[n][0] for n in runs if family(n) != fam]
+        train = [p for n in runs if family(n) != fam for p, _ in runs[n]]
         per_op, all_ops = os.path.join(tmp, fam + ".json"), os.path.join(tmp, fam + ".all.json")
         w = ["--weighting", args.weighting]
         run([fw, "calibrate", *train, "-o", per_op, *w])
         run([fw, "calibrate", *train, "-o", all_ops, "--min-samples", "1000000", *w])
         # FLOP/s of the calibration models: static FLOPs / measured op sum, median over them
         rates = [d["static_totals"]["flops"] / (d["summary"]["profiled_op_sum_ms"] * 1e-3)
-                 for n, (p, d) in runs.items() if family(n) != fam and d["summary"].get("profiled_op_sum_ms")]
+                 for n in runs if family(n) != fam for p, d in runs[n] if d["summary"].get("profiled_op_sum_ms")]
         rate = statistics.median(rates)
         for n in members:
-            path, d = runs[n]
+            path, d = runs[n][0]
             model = d["model"]["path"]
             pins = []
             for b in d["runtime"].get("input_bindings", []):
@@ -110,10 +110,13 @@ def main():
                 rep = json.loads(run([fw, model, *pins, "--predict", calib, "--format", "json"]))
                 got[label] = rep["prediction"]
             got_flops = rep["totals"]["flops"] / rate * 1e3
-            measured = {s["name"]: s["latency_ms"] for s in d["scopes"]}
-            op_sum = d["summary"]["profiled_op_sum_ms"]
-            wall = d["summary"]["fwd_latency_ms"]["median"]
-            row = {"model": n, "family": fam, "op_sum_ms": op_sum, "wall_ms": wall, "flops": rep["totals"]["flops"]}
+            measured = {s["name"]: statistics.median(s2["latency_ms"] for _, d2 in runs[n] for s2 in d2["scopes"]
+                                                     if s2["name"] == s["name"]) for s in d["scopes"]}
+            sums = [d2["summary"]["profiled_op_sum_ms"] for _, d2 in runs[n]]
+            op_sum = statistics.median(sums)
+            wall = statistics.median(d2["summary"]["fwd_latency_ms"]["median"] for _, d2 in runs[n])
+            row = {"model": n, "family": fam, "op_sum_ms": op_sum, "wall_ms": wall, "flops": rep["totals"]["flops"],
+                   "repeats": len(sums), "spread": (max(sums) - min(sums)) / op_sum}
             for label, p in got.items():
                 row[label] = p["total_ms"]
                 top = [s for s in p["scopes"] if s["name"] and "." not in s["name"] and s["name"] in measured]
@@ -122,6 +125,11 @@ def main():
             rows.append(row)
             print("%-22s %-14s op sum %9.3f ms  per-op %9.3f  all-ops %9.3f  FLOP/s %9.3f" % (
                 n, fam, op_sum, row["per-op"], row["all-ops"], got_flops), file=sys.stderr)
+    spreads = [r["spread"] for r in rows if r["repeats"] > 1]
+    if spreads:
+        print("repeatability: %d models measured %d times; (max - min) / median of a model's op sums: median %.1f %%, "
+              "largest %.1f %%" % (len(spreads), max(r["repeats"] for r in rows), 100 * statistics.median(spreads),
+                                   100 * max(spreads)))
     if args.json:
         json.dump(rows, open(args.json, "w"), indent=1)
     print("| predictor | models | within 10 % (op sum) | within 20 % (op sum) | median abs. error | "

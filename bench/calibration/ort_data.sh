@@ -4,8 +4,9 @@
 # 1x3x224x224), runs each through ONNX Runtime (onnxruntime-node, CPU, one thread, graph optimisation
 # LEVEL: "disabled" by default, where every kernel is one node of the file; RUNS runs: the first is ORT's
 # warm-up) with profiling on (models/ort/profile.js), and writes
-# OUT/NAME.run.json = `flopwise run NAME.onnx --profile ... --format json`. The bundled BERT and GPT-2
-# profiles (models/ort/) join them as the language-model family.
+# OUT/NAME.rK.run.json = `flopwise run NAME.onnx --profile ... --format json`. The bundled BERT, BERT-6 and
+# GPT-2 profiles (models/ort/) join them as the language-model family. The weights (NAME.onnx.data) stay in
+# OUT for the repeats; flopwise itself never reads them.
 #   ORT_NODE_MODULES=DIR/node_modules bash bench/calibration/ort_data.sh /tmp/cal-ort
 set -euo pipefail
 OUT="$1"
@@ -18,16 +19,24 @@ mkdir -p "$OUT"
 MODELS="${MODELS:-resnet18 resnet34 resnet50 mobilenet_v2 mobilenet_v3_small mobilenet_v3_large efficientnet_b0
   efficientnet_b1 densenet121 vgg11 vgg13 squeezenet1_0 squeezenet1_1 shufflenet_v2_x0_5 shufflenet_v2_x1_0
   regnet_y_400mf regnet_x_400mf mnasnet0_5 mnasnet1_0 googlenet alexnet convnext_tiny swin_t}"
+# REPEAT=K: every model profiled K times, the rounds interleaved (all models, then all again) so that a slow
+# spell of the machine does not fall on one model: OUT/NAME.rK.run.json.
+REPEAT="${REPEAT:-1}"
 for name in $MODELS; do
-  [[ -f "$OUT/$name.run.json" ]] && continue
-  /usr/bin/python3 "$ROOT/bench/export_torchvision.py" "$name" "$OUT" >/dev/null
-  NODE_PATH="$ORT_NODE_MODULES" node "$ROOT/models/ort/profile.js" "$OUT/$name.onnx" "$LEVEL" "$OUT/$name.prof.json" \
-    "$RUNS" input=1x3x224x224:float32 >/dev/null
-  "$FW" run "$OUT/$name.onnx" --profile "$OUT/$name.prof.json" --format json -o "$OUT/$name.run.json"
-  rm -f "$OUT/$name.onnx.data"
-  echo "$name"
+  [[ -f "$OUT/$name.onnx" ]] || /usr/bin/python3 "$ROOT/bench/export_torchvision.py" "$name" "$OUT" >/dev/null
 done
+for ((k = 1; k <= REPEAT; k++)); do
+  for name in $MODELS; do
+    run="$OUT/$name.r$k.run.json"
+    [[ -f "$run" ]] && continue
+    NODE_PATH="$ORT_NODE_MODULES" node "$ROOT/models/ort/profile.js" "$OUT/$name.onnx" "$LEVEL" \
+      "$OUT/$name.r$k.prof.json" "$RUNS" input=1x3x224x224:float32 >/dev/null
+    "$FW" run "$OUT/$name.onnx" --profile "$OUT/$name.r$k.prof.json" --format json -o "$run"
+    echo "$name $k"
+  done
+done
+# The bundled language models' profiles (one each, recorded once: models/ort/profiles.sh).
 for name in bert bert6 gpt2; do
   "$FW" run "$ROOT/models/$name.onnx" --profile "$ROOT/models/ort/$name.$LEVEL.json" --format json \
-    -o "$OUT/$name.run.json"
+    -o "$OUT/$name.r1.run.json"
 done

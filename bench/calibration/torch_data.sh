@@ -2,7 +2,7 @@
 # bench/calibration/torch_data.sh OUT: the LibTorch side of the calibration benchmark (bench/README.md,
 # "Predicted latency"). Builds the TorchScript zoo (models/torch_zoo.py: narrow models of every torchvision
 # family, language models, a UNet; random weights) and measures each traced file with
-# `flopwise run NAME.trace.pt --device cpu --threads 1 --format json` into OUT/NAME.run.json.
+# `flopwise run NAME.trace.pt --device cpu --threads 1 --format json` into OUT/NAME.rK.run.json.
 #   bash bench/calibration/torch_data.sh /tmp/cal-torch
 set -euo pipefail
 OUT="$1"
@@ -15,9 +15,14 @@ ONLY="${ONLY:-resnet18 resnet50 resnext50_32x4d wide_resnet50_2 vgg11_bn alexnet
   swin bert gpt2 lstm_lm gru_lm unet r3d_18 mc3_18 r2plus1d_18}"
 # shellcheck disable=SC2086
 [[ -f "$OUT/zoo/zoo.json" ]] || /usr/bin/python3 "$ROOT/models/torch_zoo.py" --out "$OUT/zoo" --only $ONLY >/dev/null
-for name in $ONLY; do
-  [[ -f "$OUT/$name.run.json" || ! -f "$OUT/zoo/$name.trace.pt" ]] && continue
-  "$FW" run "$OUT/zoo/$name.trace.pt" --device cpu --threads 1 --warmup 2 --iters 10 --profile-iters 5 \
-    --format json -o "$OUT/$name.run.json" || echo "failed: $name"
-  echo "$name"
+# REPEAT=K: every model measured K times, the rounds interleaved: OUT/NAME.rK.run.json.
+REPEAT="${REPEAT:-1}"
+for ((k = 1; k <= REPEAT; k++)); do
+  for name in $ONLY; do
+    run="$OUT/$name.r$k.run.json"
+    [[ -f "$run" || ! -f "$OUT/zoo/$name.trace.pt" ]] && continue
+    "$FW" run "$OUT/zoo/$name.trace.pt" --device cpu --threads 1 --warmup 2 --iters 10 --profile-iters 5 \
+      --format json -o "$run" || echo "failed: $name"
+    echo "$name $k"
+  done
 done
