@@ -46,7 +46,8 @@ json selftest(const std::string& dom) {
 
 // A page drawn by `metric` (#selftest-METRIC): no errors, each top cell's value the report's figure for its
 // scope (`want`), its area in proportion to its value.
-void check_cells_sized_by(const json& st, const std::string& metric, const std::map<std::string, double>& want) {
+void check_cells_sized_by(const json& st, const std::string& metric,
+                          const std::map<std::string, double>& want) {
   CHECK(st["errors"].empty());
   CHECK(st["metric"] == metric);
   REQUIRE(!st["before"].empty());
