@@ -78,6 +78,7 @@ def main():
     ap.add_argument("--flopwise", default=os.path.join(os.path.dirname(__file__), "..", "..", "build", "flopwise"))
     ap.add_argument("--json", help="write the per-model rows here")
     ap.add_argument("--weighting", default="absolute")
+    ap.add_argument("--min-samples", default="10", help="calibrate's --min-samples for the per-op predictor")
     args = ap.parse_args()
     fw = args.flopwise
     runs = {}  # model -> [(path, doc)], its repeats
@@ -93,7 +94,7 @@ def main():
         train = [p for n in runs if family(n) != fam for p, _ in runs[n]]
         per_op, all_ops = os.path.join(tmp, fam + ".json"), os.path.join(tmp, fam + ".all.json")
         w = ["--weighting", args.weighting]
-        run([fw, "calibrate", *train, "-o", per_op, *w])
+        run([fw, "calibrate", *train, "-o", per_op, "--min-samples", args.min_samples, *w])
         run([fw, "calibrate", *train, "-o", all_ops, "--min-samples", "1000000", *w])
         # FLOP/s of the calibration models: static FLOPs / measured op sum, median over them
         rates = [d["static_totals"]["flops"] / (d["summary"]["profiled_op_sum_ms"] * 1e-3)

@@ -75,7 +75,7 @@ struct Calibration {
   std::string device, runtime, threads;  // as the measured reports say
   Granularity granularity = Granularity::Node;
   Weighting weighting = Weighting::Absolute;
-  size_t min_samples = 3;  // fewer samples of an op type: it takes the all-ops fit
+  size_t min_samples = 10;  // fewer samples of an op type: it takes the all-ops fit
   LatencyFit all;          // every sample: for an op type not fitted on its own
   std::map<std::string, LatencyFit> ops;
   std::vector<CalibratedModel> models;
@@ -85,7 +85,7 @@ struct Calibration {
 
 // Fits every op type with at least `min_samples` samples, and all samples together; the models' totals
 // (every sample of a model) give model_rel_rms. Throws InputError when no sample has a time.
-Calibration calibrate(const std::vector<TimedSample>& samples, Granularity g, size_t min_samples = 3,
+Calibration calibrate(const std::vector<TimedSample>& samples, Granularity g, size_t min_samples = 10,
                       Weighting w = Weighting::Absolute);
 
 std::string calibration_json(const Calibration& c);

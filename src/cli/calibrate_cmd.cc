@@ -122,7 +122,7 @@ void write_summary(std::ostream& os, const Calibration& c) {
 int run_calibrate(int argc, char** argv) {
   std::vector<std::string> runs;
   std::string output;
-  size_t min_samples = 3;
+  size_t min_samples = 10;
   std::string weighting = "absolute";
   CLI::App app{
       "flopwise calibrate: fit each op type's latency on one device from measured run reports (flopwise "
@@ -131,7 +131,7 @@ int run_calibrate(int argc, char** argv) {
   app.add_option("runs", runs, "run reports of models measured on one device and runtime")->required();
   app.add_option("--output,-o", output, "the calibration file to write (JSON); without it, only the summary");
   app.add_option("--min-samples", min_samples,
-                 "fewer measured units of an op type: it takes the all-ops fit (default 3)")
+                 "fewer measured units of an op type: it takes the all-ops fit (default 10)")
       ->check(CLI::PositiveNumber);
   app.add_option(
       "--weighting", weighting,
