@@ -76,7 +76,7 @@ struct Calibration {
   Granularity granularity = Granularity::Node;
   Weighting weighting = Weighting::Absolute;
   size_t min_samples = 10;  // fewer samples of an op type: it takes the all-ops fit
-  LatencyFit all;          // every sample: for an op type not fitted on its own
+  LatencyFit all;           // every sample: for an op type not fitted on its own
   std::map<std::string, LatencyFit> ops;
   std::vector<CalibratedModel> models;
   double model_rel_rms = 0;          // root mean square of the models' relative errors: the prediction's band
