@@ -327,7 +327,10 @@ std::string prediction_summary(const LatencyPrediction& p) {
     s += "; not calibrated, the all-ops fit: ";
     for (size_t i = 0; i < p.unseen.size(); ++i) s += (i ? ", " : "") + p.unseen[i];
   }
-  if (p.unpredicted) s += "; " + std::to_string(p.unpredicted) + " nodes not predicted (counts not numbers)";
+  if (p.unpredicted)
+    s += "; " + std::to_string(p.unpredicted) +
+         " nodes not predicted: their counts are not numbers (formulas in the model's dims: bind them with "
+         "--dim NAME=VALUE, or --sweep them)";
   return s;
 }
 
