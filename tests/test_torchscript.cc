@@ -566,6 +566,36 @@ TEST_CASE("torch_ext ops (flopwise domain)") {
        1},
   };
   for (const auto& tc : cases) check_case(tc);
+  // Batch norm's backward by hand, 8x64x2x2 = 2048 input elements: all gradients 9 per element (both sums,
+  // then the normalised combination), the weight's and bias's only 4 + 1.
+  check_case({"batch norm backward, all gradients",
+              "BatchNormBackward",
+              {"8x64x2x2", "8x64x2x2"},
+              {{"output_mask", A::ints({1, 1, 1})}},
+              {"8x64x2x2", "64", "64"},
+              0,
+              9 * 2048,
+              "flopwise",
+              1});
+  check_case({"batch norm backward, weight and bias only (a frozen input)",
+              "BatchNormBackward",
+              {"8x64x2x2", "8x64x2x2"},
+              {{"output_mask", A::ints({0, 1, 1})}},
+              {"8x64x2x2", "64", "64"},
+              0,
+              5 * 2048,
+              "flopwise",
+              1});
+  // Max pooling's backward: 1 per output gradient (2x64x16x16 = 32768), into the input's shape.
+  check_case({"max pool backward",
+              "MaxPoolBackward",
+              {"2x64x16x16", "2x64x16x16:int64"},
+              {{"input_shape", A::ints({2, 64, 32, 32})}},
+              {"2x64x32x32"},
+              0,
+              32768,
+              "flopwise",
+              1});
   // PackScalars keeps symbolic contents: [s, 3]
   auto r = run_op("PackScalars", {"scalar:int64=2", "scalar:int64=3"}, {}, 1, "flopwise", 1);
   REQUIRE(r.out(0).data);

@@ -82,6 +82,41 @@ OpCost cost_conv_backward(const CostContext& c) {
   return OpCost{macs, macs * Count{2} + bias, bias};
 }
 
+// BatchNormBackward(grad_output, input) attr output_mask [gi, gw, gb]: torch's batch-norm backward
+// (native_batch_norm_backward, cudnn_batch_norm_backward, miopen_batch_norm_backward) as a training trace
+// records it. Outputs: the input's gradient (its shape), the weight's and the bias's ([C], dim 1).
+void infer_bn_backward(InferContext& c) {
+  const DType t = c.in_dtype(0);
+  const Shape& x = c.in_shape(1);
+  c.set_output(0, t, x);
+  for (size_t k = 1; k < 3; ++k) {
+    if (x.rank_known && x.rank() >= 2)
+      c.set_output(k, t, Shape({x.dims[1]}));
+    else
+      c.set_output_dtype(k, t);
+  }
+}
+
+// Per input element: the bias's gradient sums grad_output (1); the weight's sums grad_output x the
+// normalised input (x - mean) x invstd (4); the input's needs both sums and then (dy - mean(dy) - xhat x
+// mean(dy xhat)) x weight x invstd (9 with the sums).
+OpCost cost_bn_backward(const CostContext& c) {
+  auto mask = c.node.attr_ints("output_mask");
+  if (mask.size() != 3) return OpCost{Count{}, Count::unknown()};
+  const int64_t per = mask[0] ? 9 : (mask[1] ? 4 : 0) + (mask[2] ? 1 : 0);
+  return OpCost{Count{}, c.in_numel(1) * Count{per}};
+}
+
+// MaxPoolBackward(grad_output, indices) attr input_shape: max pooling's backward (torch's
+// max_pool2d_with_indices_backward / max_pool3d_...): each output gradient added at its argmax in a zeroed
+// input-shaped gradient, 1 per grad_output element.
+void infer_maxpool_backward(InferContext& c) {
+  auto shape = c.node().attr_ints("input_shape");
+  std::vector<Dim> dims;
+  for (auto d : shape) dims.push_back(Dim(d));
+  c.set_output(0, c.in_dtype(0), Shape(dims));
+}
+
 }  // namespace
 
 void register_torch_ext_ops(OpRegistry& r) {
@@ -96,6 +131,12 @@ void register_torch_ext_ops(OpRegistry& r) {
       "MACs = the forward convolution's x (input gradient + weight gradient, as output_mask asks); FLOPs = "
       "2*MACs + the bias gradient's sum (1 per output-gradient element)",
       infer_conv_backward, cost_conv_backward, d);
+  reg(r, "BatchNormBackward", 1, 0,
+      "per input element: 9 with the input's gradient (both sums, then the normalised combination); else 4 "
+      "for the weight's (sum of dy x xhat) + 1 for the bias's (sum of dy)",
+      infer_bn_backward, cost_bn_backward, d);
+  reg(r, "MaxPoolBackward", 1, 0, "1 per grad_output element (added at its argmax)", infer_maxpool_backward,
+      cost_per_in_elem_1, d);
 }
 
 }  // namespace flopwise

@@ -309,6 +309,47 @@ bool lower_convolution_backward(Lowerer& L, Node* n, const std::string&) {
   return true;
 }
 
+// A trace's batch-norm backward -> flopwise::BatchNormBackward(grad_output, input):
+// native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean, save_invstd,
+// train, eps, output_mask), and cuDNN's and MIOpen's (input, grad_output, weight, ...), which compute all
+// three gradients.
+bool lower_batch_norm_backward(Lowerer& L, Node* n, const std::string& op) {
+  const bool native = op == "native_batch_norm_backward";
+  if (n->inputs().size() < (native ? 10u : 8u) || n->outputs().size() != 3) return false;
+  std::vector<int64_t> mask{1, 1, 1};
+  if (native) {
+    const JV& m = L.in(n, 9);
+    mask.clear();
+    if (m.kind == JV::Known && m.iv.isBoolList()) {
+      for (bool b : m.iv.toBoolList()) mask.push_back(b);
+    } else if (auto ints = L.known_ints(m)) {
+      mask = *ints;
+    }
+    if (mask.size() != 3) return false;
+  }
+  const int dy = L.as_ir(L.in(n, native ? 0 : 1)), x = L.as_ir(L.in(n, native ? 1 : 0));
+  if (dy < 0 || x < 0) return false;
+  std::vector<std::string> names;
+  for (size_t k = 0; k < 3; ++k) names.push_back(Lowerer::ir_name(n->output(k)));
+  auto outs = L.emit("BatchNormBackward", {dy, x}, names, {{"output_mask", ais(mask)}}, "flopwise");
+  for (size_t k = 0; k < 3 && k < outs.size(); ++k) L.set_ir(n->output(k), outs[k]);
+  return true;
+}
+
+// max_pool{2,3}d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode,
+// indices) -> flopwise::MaxPoolBackward(grad_output, indices), the input's shape as an attribute.
+bool lower_max_pool_backward(Lowerer& L, Node* n, const std::string&) {
+  if (n->inputs().size() != 8) return false;
+  const int dy = L.as_ir(L.in(n, 0)), x = L.as_ir(L.in(n, 1)), idx = L.as_ir(L.in(n, 7));
+  if (dy < 0 || x < 0 || idx < 0) return false;
+  const Shape s = L.facts(x).shape;  // a copy: emitting reallocates the values
+  if (!s.fully_known()) return false;
+  std::vector<int64_t> dims;
+  for (const auto& d : s.dims) dims.push_back(d.value());
+  L.emit_to(n->output(), "MaxPoolBackward", {dy, idx}, {{"input_shape", ais(dims)}}, "flopwise");
+  return true;
+}
+
 // aten::upsample_*(input, output_size?, [align_corners,] scale_factors?) (the .vec overloads) or
 // (input, output_size, [align_corners,] scales...) -> Resize with scales [1, 1, s...] or sizes
 // [N, C, output_size...].
@@ -410,6 +451,9 @@ void register_aten_nn(AtenTable& t) {
          "max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d_with_indices"},
         lower_pool);
   t.add({"convolution_backward"}, lower_convolution_backward);
+  t.add({"native_batch_norm_backward", "cudnn_batch_norm_backward", "miopen_batch_norm_backward"},
+        lower_batch_norm_backward);
+  t.add({"max_pool2d_with_indices_backward", "max_pool3d_with_indices_backward"}, lower_max_pool_backward);
   t.add({"adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d",
          "adaptive_max_pool2d", "adaptive_max_pool3d"},
         lower_adaptive_pool);
