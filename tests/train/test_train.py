@@ -398,6 +398,17 @@ def test_budget_on_the_training_step(tmp_path):
     budget.write_text('[train]\noptimizer = "lion"\n')
     p = subprocess.run([CLI, "check", model, "--budget", str(budget)], stderr=subprocess.PIPE)
     assert p.returncode == 2 and b"optimizer" in p.stderr
+    # [train] precision: the limit judged on --precision's figures
+    mixed = training(model, "--dim", "batch=32", "--precision", "bf16-mixed")
+    budget.write_text('[dims]\nbatch = 32\n[train]\nprecision = "bf16-mixed"\n[limits]\n'
+                      'saved_activation_bytes = "%d"\n' % mixed["saved_activation_bytes"])
+    assert subprocess.run([CLI, "check", model, "--budget", str(budget)], stdout=subprocess.PIPE).returncode == 0
+    budget.write_text(budget.read_text().replace('"%d"' % mixed["saved_activation_bytes"],
+                                                 '"%d"' % (mixed["saved_activation_bytes"] - 1)))
+    assert subprocess.run([CLI, "check", model, "--budget", str(budget)], stdout=subprocess.PIPE).returncode == 1
+    budget.write_text('[train]\nprecision = "fp8"\n')
+    p = subprocess.run([CLI, "check", model, "--budget", str(budget)], stderr=subprocess.PIPE)
+    assert p.returncode == 2 and b"precision" in p.stderr
 
 
 def test_per_token_of_a_decoder():
