@@ -265,4 +265,21 @@ TEST_CASE(
   std::ofstream(dir / "cut.json") << slurp(calib).substr(0, 100);
   CHECK(run_cli(model_path("resnet18.onnx") + " --predict " + (dir / "cut.json").string(), dir).code == 2);
   CHECK(run_cli("calibrate " + (dir / "cut.json").string(), dir).code == 2);
+  // A run report whose members have the wrong types: one line, exit 2, never an internal error.
+  json hostile = json::parse(slurp(dir / "resnet18.run.json"));
+  hostile["measured_units"]["units"][0]["name"] = 5;
+  std::ofstream(dir / "hostile.json") << hostile.dump();
+  CliRun h = run_cli("calibrate " + (dir / "hostile.json").string(), dir);
+  CHECK(h.code == 2);
+  CHECK(h.err.find("not a run report") != std::string::npos);
+  hostile = json::parse(slurp(dir / "resnet18.run.json"));
+  hostile["measured_units"]["units"][0]["ms"] = -1;
+  std::ofstream(dir / "hostile.json", std::ios::trunc) << hostile.dump();
+  CHECK(run_cli("calibrate " + (dir / "hostile.json").string(), dir).code == 2);
+  json bad_calib = json::parse(slurp(calib));
+  bad_calib["models"][0]["name"] = json::array();
+  std::ofstream(dir / "bad_calib.json") << bad_calib.dump();
+  CHECK(run_cli(model_path("resnet18.onnx") + " --dim batch=1 --predict " + (dir / "bad_calib.json").string(),
+                dir)
+            .code == 2);
 }

@@ -277,7 +277,21 @@ std::string calib_string(const nlohmann::json& o, const char* key, const std::st
 
 }  // namespace
 
+namespace {
+Calibration read_calibration_json(const std::string& path);
+}  // namespace
+
 Calibration read_calibration(const std::string& path) {
+  try {
+    return read_calibration_json(path);
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError("calibration " + path + ": not as flopwise calibrate writes it (" + e.what() + ")");
+  }
+}
+
+namespace {
+
+Calibration read_calibration_json(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError("calibration " + path + ": cannot open");
   std::stringstream ss;
@@ -317,6 +331,8 @@ Calibration read_calibration(const std::string& path) {
       if (s.is_string()) c.sources.push_back(s.get<std::string>());
   return c;
 }
+
+}  // namespace
 
 std::string prediction_summary(const LatencyPrediction& p) {
   char buf[96];

@@ -26,8 +26,19 @@ struct Measured {
   Granularity granularity = Granularity::Node;
 };
 
-// A run report's runtime, device, threads and granularity, and its units as samples of `model`.
+Measured read_run_json(const std::string& path, std::vector<TimedSample>* out);
+
+// A run report's runtime, device, threads and granularity, and its units as samples of `model`; a member of
+// the wrong type is a bad file (exit 2), as a missing one is.
 Measured read_run(const std::string& path, std::vector<TimedSample>* out) {
+  try {
+    return read_run_json(path, out);
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(path + ": not a run report as flopwise run writes it (" + e.what() + ")");
+  }
+}
+
+Measured read_run_json(const std::string& path, std::vector<TimedSample>* out) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path + ": cannot open");
   std::stringstream ss;
