@@ -7,6 +7,7 @@
 #include <onnx/onnx_pb.h>
 
 #include "flopwise/cost.h"
+#include "flopwise/errors.h"
 #include "flopwise/infer.h"
 #include "flopwise/onnx_import.h"
 #include "flopwise/training.h"
@@ -104,4 +105,23 @@ TEST_CASE("training step with a checkpointed layer: it keeps what enters it and 
   auto t = step("4", ck);
   CHECK(v(t.total.backward_macs) == 2048 + 2 * 1024 + 2048);  // a's forward again
   CHECK(v(t.total.saved_bytes) == 4 * 32 * 4);                // b's input; a keeps only x, an input
+}
+
+TEST_CASE("training step in mixed precision, by hand: autocast's 16-bit copies kept, master weights fp32") {
+  flopwise::TrainOptions bf;
+  bf.precision = flopwise::Precision::Bf16Mixed;
+  auto t = step("4", bf);
+  // a keeps a bfloat16 copy of x (4x16, for W1's gradient: not the model's input); ReLU's result is bfloat16
+  // (4x32), kept by ReLU and by b once; b keeps W2's bfloat16 copy (32x8) for its input's gradient.
+  CHECK(v(t.total.saved_bytes) == 2 * 4 * 16 + 2 * 4 * 32 + 2 * 32 * 8);
+  CHECK(v(t.total.backward_macs) == 2048 + 2 * 1024);    // the products do not change
+  CHECK(v(t.gradient_bytes) == 4 * (16 * 32 + 32 * 8));  // fp32 gradients of fp32 master weights
+  CHECK(v(t.optimizer_flops) == 14 * (16 * 32 + 32 * 8));
+  flopwise::TrainOptions fp16 = bf;
+  fp16.precision = flopwise::Precision::Fp16Mixed;
+  t = step("4", fp16);
+  CHECK(v(t.total.saved_bytes) == 2 * 4 * 16 + 2 * 4 * 32 + 2 * 32 * 8);
+  CHECK(v(t.optimizer_flops) == 16 * (16 * 32 + 32 * 8));  // GradScaler: unscale and inf check, 2 each
+  CHECK_THROWS_AS(flopwise::parse_precision("fp8"), flopwise::UsageError);
+  CHECK(std::string(flopwise::precision_name(flopwise::parse_precision("bf16-mixed"))) == "bf16-mixed");
 }
