@@ -7,7 +7,7 @@
 # the minutes went). scripts/setup.sh builds everything into build/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PKGS=(cmake g++ make libonnx-dev libprotobuf-dev zlib1g-dev protobuf-compiler nlohmann-json3-dev libcli11-dev
+PKGS=(cmake g++ make libonnx-dev libprotobuf-dev zlib1g-dev protobuf-compiler nlohmann-json3-dev libcli11-dev libeigen3-dev
       libtomlplusplus-dev libjemalloc-dev ninja-build)
 source scripts/packages.sh
 ensure_packages "${PKGS[@]}"
