@@ -136,6 +136,11 @@ constexpr size_t kNumWorkKinds = 0
 std::string_view work_kind_name(WorkKind k);
 std::string_view work_kind_doc(WorkKind k);
 
+// A BatchNormalization that computes its batch's statistics (its cost then 7 FLOPs per element, else 2):
+// the training_mode attribute (opset >= 14), or any output beyond Y (older opsets). --train counts the
+// others as model.train() runs them.
+bool batch_norm_training(const Node& n);
+
 using ShapeFn = void (*)(InferContext&);
 using CostFn = OpCost (*)(const CostContext&);
 

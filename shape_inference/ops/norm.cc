@@ -23,13 +23,6 @@ Dim channel_dim(const Shape& x) {
 }
 
 // ---- BatchNormalization ----------------------------------------------------------------------
-// Training: the training_mode attribute (opset >= 14), or any output beyond Y (older opsets).
-bool bn_training(const Node& n) {
-  if (n.opset >= 14) return n.attr_i("training_mode", 0) != 0;
-  for (size_t i = 1; i < n.outputs.size(); ++i)
-    if (n.outputs[i] >= 0) return true;
-  return false;
-}
 
 // Y: X's shape. Training outputs (running mean/var; opset < 14 also saved mean/var): [C].
 void infer_batch_norm(InferContext& c) {
@@ -48,7 +41,9 @@ void infer_batch_norm(InferContext& c) {
 
 // Inference: 2 per element (folded scale and shift). Training: 7 per element (batch statistics as
 // LayerNorm's 5, plus scale and shift); the [C]-sized running-stat updates are not counted.
-OpCost cost_batch_norm(const CostContext& c) { return cost_per_out_elem(c, bn_training(c.node) ? 7 : 2); }
+OpCost cost_batch_norm(const CostContext& c) {
+  return cost_per_out_elem(c, batch_norm_training(c.node) ? 7 : 2);
+}
 
 // ---- LayerNormalization ----------------------------------------------------------------------
 // Y: X's shape; Mean, InvStdDev: X's shape with dims [axis, rank) set to 1, element type stash_type.
@@ -156,6 +151,13 @@ OpCost cost_7(const CostContext& c) { return cost_per_out_elem(c, 7); }
 OpCost cost_lp_norm(const CostContext& c) { return cost_per_out_elem(c, 3); }
 
 }  // namespace
+
+bool batch_norm_training(const Node& n) {
+  if (n.opset >= 14) return n.attr_i("training_mode", 0) != 0;
+  for (size_t i = 1; i < n.outputs.size(); ++i)
+    if (n.outputs[i] >= 0) return true;
+  return false;
+}
 
 void register_norm_ops(OpRegistry& r) {
   reg(r, "BatchNormalization", 1, 0,

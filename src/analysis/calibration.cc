@@ -7,15 +7,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
-#include <sstream>
 #include <unordered_map>
 
 #include "flopwise/errors.h"
+#include "flopwise/input_file.h"
 
 namespace flopwise {
 
@@ -30,10 +29,6 @@ std::optional<double> count_value(const Count& c, const DimValues* at) {
     if (auto v = c.sym.substitute(*at).maybe_value()) return static_cast<double>(*v);
   return std::nullopt;
 }
-
-}  // namespace
-
-namespace {
 
 // The report's units at granularity g as views of its strings, in node order (a scope's unit where its
 // first node is); nodes whose counts are not numbers are counted in *unknown.
@@ -114,6 +109,7 @@ LatencyFit fit_latency(const std::vector<const TimedSample*>& samples, Weighting
   const double power = weighting == Weighting::Relative ? 1.0 : weighting == Weighting::Sqrt ? 0.5 : 0.0;
   const Eigen::Index n = static_cast<Eigen::Index>(s.size());
   Eigen::MatrixXd a(n, 3);
+  Eigen::VectorXd b(n);
   for (Eigen::Index i = 0; i < n; ++i) {
     const CostUnit& u = s[static_cast<size_t>(i)]->unit;
     const double t = s[static_cast<size_t>(i)]->ms;
@@ -121,11 +117,7 @@ LatencyFit fit_latency(const std::vector<const TimedSample*>& samples, Weighting
     a(i, 0) = u.flops * 1e-9 * w;
     a(i, 1) = u.bytes * 1e-6 * w;
     a(i, 2) = u.calls * w;
-  }
-  Eigen::VectorXd b(n);
-  for (Eigen::Index i = 0; i < n; ++i) {
-    const double t = s[static_cast<size_t>(i)]->ms;
-    b(i) = t * std::pow(t, -power);
+    b(i) = t * w;
   }
   Eigen::Vector3d scale;
   for (int j = 0; j < 3; ++j) scale(j) = a.col(j).cwiseAbs().maxCoeff();
@@ -275,29 +267,9 @@ std::string calib_string(const nlohmann::json& o, const char* key, const std::st
   return it->get<std::string>();
 }
 
-}  // namespace
-
-namespace {
-Calibration read_calibration_json(const std::string& path);
-}  // namespace
-
-Calibration read_calibration(const std::string& path) {
-  try {
-    return read_calibration_json(path);
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError("calibration " + path + ": not as flopwise calibrate writes it (" + e.what() + ")");
-  }
-}
-
-namespace {
-
 Calibration read_calibration_json(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError("calibration " + path + ": cannot open");
-  std::stringstream ss;
-  ss << in.rdbuf();
   const std::string where = "calibration " + path;
-  nlohmann::json j = nlohmann::json::parse(ss.str(), nullptr, false);
+  nlohmann::json j = nlohmann::json::parse(read_input_file(path, " the calibration"), nullptr, false);
   if (j.is_discarded()) throw InputError(where + ": not JSON (truncated?)");
   if (!j.is_object() || j.value("schema", "") != "flopwise.calibration/1")
     throw InputError(where +
@@ -333,6 +305,14 @@ Calibration read_calibration_json(const std::string& path) {
 }
 
 }  // namespace
+
+Calibration read_calibration(const std::string& path) {
+  try {
+    return read_calibration_json(path);
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError("calibration " + path + ": not as flopwise calibrate writes it (" + e.what() + ")");
+  }
+}
 
 std::string prediction_summary(const LatencyPrediction& p) {
   char buf[96];

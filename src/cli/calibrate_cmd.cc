@@ -8,11 +8,11 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <sstream>
 
 #include "commands.h"
 #include "flopwise/calibration.h"
 #include "flopwise/errors.h"
+#include "flopwise/input_file.h"
 #include "output.h"
 
 namespace flopwise {
@@ -26,24 +26,8 @@ struct Measured {
   Granularity granularity = Granularity::Node;
 };
 
-Measured read_run_json(const std::string& path, std::vector<TimedSample>* out);
-
-// A run report's runtime, device, threads and granularity, and its units as samples of `model`; a member of
-// the wrong type is a bad file (exit 2), as a missing one is.
-Measured read_run(const std::string& path, std::vector<TimedSample>* out) {
-  try {
-    return read_run_json(path, out);
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError(path + ": not a run report as flopwise run writes it (" + e.what() + ")");
-  }
-}
-
 Measured read_run_json(const std::string& path, std::vector<TimedSample>* out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot open");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  json d = json::parse(ss.str(), nullptr, false);
+  json d = json::parse(read_input_file(path, " the run report"), nullptr, false);
   if (d.is_discarded()) throw InputError(path + ": not JSON (truncated?)");
   if (!d.is_object() || d.value("schema", "") != "flopwise.run/1")
     throw InputError(path + ": not a run report (flopwise run ... --format json: schema flopwise.run/1)");
@@ -98,6 +82,16 @@ Measured read_run_json(const std::string& path, std::vector<TimedSample>* out) {
     out->push_back(std::move(s));
   }
   return m;
+}
+
+// A run report's runtime, device, threads and granularity, and its units as samples of `model`; a member of
+// the wrong type is a bad file (exit 2), as a missing one is.
+Measured read_run(const std::string& path, std::vector<TimedSample>* out) {
+  try {
+    return read_run_json(path, out);
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(path + ": not a run report as flopwise run writes it (" + e.what() + ")");
+  }
 }
 
 void write_summary(std::ostream& os, const Calibration& c) {
@@ -166,9 +160,8 @@ int run_calibrate(int argc, char** argv) {
   c.threads = first.threads;
   c.sources = runs;
   if (!output.empty()) {
-    std::ofstream f(output, std::ios::binary);
-    if (!f) throw InputError(output + ": cannot write");
-    f << calibration_json(c);
+    std::ofstream file;
+    output_stream(output, file) << calibration_json(c);
   }
   write_summary(std::cout, c);
   return kExitOk;

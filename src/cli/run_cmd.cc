@@ -477,6 +477,7 @@ int run_ort(const RunOptions& o) {
 
   // How the kernels were mapped; kernels with no original node are listed.
   json methods = json::object(), listed = json::array(), kernels = json::array();
+  std::map<std::string, double> node_ms;  // each kernel's time over the nodes it covers, by share
   std::set<std::string> providers;
   for (const auto& [m, us] : at.method_us)
     methods[map_method_name(m)] = at.total_us > 0 ? 100.0 * us / at.total_us : 0.0;
@@ -487,8 +488,10 @@ int run_ort(const RunOptions& o) {
     std::vector<double> us(kern.us.begin() + static_cast<std::ptrdiff_t>(first), kern.us.end());
     double ms = median_of(us) / 1000.0;
     json nodes = json::array();
-    for (const auto& [i, share] : ka.nodes)
+    for (const auto& [i, share] : ka.nodes) {
       nodes.push_back({{"node", analysis.model->graph.nodes[i].name}, {"share", share}});
+      node_ms[analysis.model->graph.nodes[i].name] += ms * share;
+    }
     kernels.push_back({{"kernel", kern.key},
                        {"op", kern.op},
                        {"provider", kern.provider},
@@ -532,10 +535,6 @@ int run_ort(const RunOptions& o) {
                           {"outside_runs_ms", prof.outside_runs_us / 1000.0},
                           {"listed", listed},
                           {"kernels", kernels}};
-    std::map<std::string, double> node_ms;  // each kernel's time over the nodes it covers, by share
-    for (const auto& k : kernels)
-      for (const auto& n : k["nodes"])
-        node_ms[n["node"].get<std::string>()] += k["latency_ms"].get<double>() * n["share"].get<double>();
     doc["measured_units"] = measured_units(rep, Granularity::Node, [&](const CostUnit& u) {
       auto it = node_ms.find(u.name);
       return it == node_ms.end() ? 0.0 : it->second;

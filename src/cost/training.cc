@@ -10,6 +10,7 @@
 #include "flopwise/attention.h"
 #include "flopwise/cost.h"
 #include "flopwise/errors.h"
+#include "flopwise/ops.h"
 #include "stored_tensors.h"
 
 namespace flopwise {
@@ -171,11 +172,10 @@ std::optional<double> dropout_ratio(const Graph& g, const Node& n) {
 bool is_dropout(const Node& n) { return (n.domain.empty() || n.domain == "ai.onnx") && n.op == "Dropout"; }
 
 // A BatchNormalization counted as an inference one (2 FLOPs per element): in train mode it computes the batch
-// statistics (7 per element, as ONNX's training_mode counts it).
+// statistics (7 per element, as the op's cost counts a training one).
 bool bn_inference(const Node& n) {
-  if (!(n.domain.empty() || n.domain == "ai.onnx") || n.op != "BatchNormalization") return false;
-  if (n.opset >= 14) return n.attr_i("training_mode", 0) == 0;
-  return n.outputs.size() < 2;
+  return (n.domain.empty() || n.domain == "ai.onnx") && n.op == "BatchNormalization" &&
+         !batch_norm_training(n);
 }
 
 // torch.autocast's treatment of an op (CUDA's lists, aten/src/ATen/autocast_mode.cpp): products run in the
