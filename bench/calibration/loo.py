@@ -77,27 +77,41 @@ def main():
     ap.add_argument("runs")
     ap.add_argument("--flopwise", default=os.path.join(os.path.dirname(__file__), "..", "..", "build", "flopwise"))
     ap.add_argument("--json", help="write the per-model rows here")
-    ap.add_argument("--weighting", default="absolute")
+    ap.add_argument("--weighting", default="sqrt")
     ap.add_argument("--min-samples", default="10", help="calibrate's --min-samples for the per-op predictor")
+    ap.add_argument("--statistic", default="fastest", choices=("fastest", "median"),
+                    help="calibrate's --statistic, and what a held-out model measured: the sum of its units' "
+                         "fastest times over all its repeats (fastest) or the median of its repeats' op sums")
+    ap.add_argument("--no-variants", action="store_true",
+                    help="calibrate without the units' kernel variants (one fit per op type), for comparison")
     args = ap.parse_args()
     fw = args.flopwise
     runs = {}  # model -> [(path, doc)], its repeats
     for path in sorted(glob.glob(os.path.join(args.runs, "*.run.json"))):
         name = re.sub(r"\.r\d+$", "", os.path.basename(path)[: -len(".run.json")])
         runs.setdefault(name, []).append((path, json.load(open(path))))
+    tmp = tempfile.mkdtemp()
+    if args.no_variants:  # copies of the reports without the units' variants
+        for name, reps in runs.items():
+            for i, (path, d) in enumerate(reps):
+                for u in d["measured_units"]["units"]:
+                    u.pop("variant", None)
+                copy = os.path.join(tmp, os.path.basename(path))
+                json.dump(d, open(copy, "w"))
+                reps[i] = (copy, d)
     fams = {}
     for name in runs:
         fams.setdefault(family(name), []).append(name)
     rows = []
-    tmp = tempfile.mkdtemp()
     for fam, members in sorted(fams.items()):
         train = [p for n in runs if family(n) != fam for p, _ in runs[n]]
         per_op, all_ops = os.path.join(tmp, fam + ".json"), os.path.join(tmp, fam + ".all.json")
-        w = ["--weighting", args.weighting]
+        w = ["--weighting", args.weighting, "--statistic", args.statistic]
         run([fw, "calibrate", *train, "-o", per_op, "--min-samples", args.min_samples, *w])
         run([fw, "calibrate", *train, "-o", all_ops, "--min-samples", "1000000", *w])
         # FLOP/s of the calibration models: static FLOPs / measured op sum, median over them
-        rates = [d["static_totals"]["flops"] / (d["summary"]["profiled_op_sum_ms"] * 1e-3)
+        key = "min_ms" if args.statistic == "fastest" else "ms"
+        rates = [d["static_totals"]["flops"] / (sum(u[key] for u in d["measured_units"]["units"]) * 1e-3)
                  for n in runs if family(n) != fam for p, d in runs[n] if d["summary"].get("profiled_op_sum_ms")]
         rate = statistics.median(rates)
         for n in members:
@@ -115,7 +129,17 @@ def main():
                                                      if s2["name"] == s["name"]) for s in d["scopes"]}
             sums = [d2["summary"]["profiled_op_sum_ms"] for _, d2 in runs[n]]
             op_sum = statistics.median(sums)
-            wall = statistics.median(d2["summary"]["fwd_latency_ms"]["median"] for _, d2 in runs[n])
+            if args.statistic == "fastest":  # each unit's fastest time over every repeat, summed
+                fastest = {}
+                for _, d2 in runs[n]:
+                    for u in d2["measured_units"]["units"]:
+                        if u["min_ms"] > 0:
+                            fastest[u["name"]] = min(fastest.get(u["name"], u["min_ms"]), u["min_ms"])
+                op_sum = sum(fastest.values())
+            if args.statistic == "fastest":  # the fastest forward of all repeats
+                wall = min(d2["summary"]["fwd_latency_ms"]["min"] for _, d2 in runs[n])
+            else:
+                wall = statistics.median(d2["summary"]["fwd_latency_ms"]["median"] for _, d2 in runs[n])
             row = {"model": n, "family": fam, "op_sum_ms": op_sum, "wall_ms": wall, "flops": rep["totals"]["flops"],
                    "repeats": len(sums), "spread": (max(sums) - min(sums)) / op_sum}
             for label, p in got.items():

@@ -15,13 +15,15 @@ ONLY="${ONLY:-resnet18 resnet50 resnext50_32x4d wide_resnet50_2 vgg11_bn alexnet
   swin bert gpt2 lstm_lm gru_lm unet r3d_18 mc3_18 r2plus1d_18}"
 # shellcheck disable=SC2086
 [[ -f "$OUT/zoo/zoo.json" ]] || /usr/bin/python3 "$ROOT/models/torch_zoo.py" --out "$OUT/zoo" --only $ONLY >/dev/null
-# REPEAT=K: every model measured K times, the rounds interleaved: OUT/NAME.rK.run.json.
+# REPEAT=K: every model measured K times, the rounds interleaved: OUT/NAME.rK.run.json. PROFILE_ITERS: the
+# profiled forwards of each run (each unit's fastest is over them).
 REPEAT="${REPEAT:-1}"
+PROFILE_ITERS="${PROFILE_ITERS:-20}"
 for ((k = 1; k <= REPEAT; k++)); do
   for name in $ONLY; do
     run="$OUT/$name.r$k.run.json"
     [[ -f "$run" || ! -f "$OUT/zoo/$name.trace.pt" ]] && continue
-    "$FW" run "$OUT/zoo/$name.trace.pt" --device cpu --threads 1 --warmup 2 --iters 10 --profile-iters 5 \
+    "$FW" run "$OUT/zoo/$name.trace.pt" --device cpu --threads 1 --warmup 2 --iters 10 --profile-iters "$PROFILE_ITERS" \
       --format json -o "$run" || echo "failed: $name"
     echo "$name $k"
   done

@@ -1,11 +1,13 @@
 // flopwise/calibration.h — predicted latency on a user's device, calibrated from their own measurements
 // (flopwise calibrate, --predict). A calibration fits, per op type, a node's measured time as
 //     t = a * FLOPs + b * bytes + c * calls          (a, b, c >= 0: non-negative least squares)
-// on absolute time by default (the long units, which make a model's total, count most), from units measured
-// on one device and runtime (ONNX Runtime profiles node by node; LibTorch runs module by module). `calls`:
-// the kernel calls a unit makes (a batched product's matrices). An op type with too few units, or none,
-// takes the fit of all units together. The file is JSON a person can
-// read: the device, the runtime, each fit with its residuals, and the models it saw.
+// from units measured on one device and runtime (ONNX Runtime profiles node by node; LibTorch runs module by
+// module). `calls`: the kernel calls a unit makes (a batched product's matrices). An op type whose kernels
+// differ (a convolution's depthwise, grouped, pointwise and spatial kernels, a batched MatMul) is fitted at
+// every level of its key with data ("Conv/depthwise/3x3", "Conv/depthwise", "Conv"); an op type with too
+// few units, or none, takes the fit of all units together. The time fitted is by default each unit's
+// fastest run (what a shared machine reproduces). The file is JSON a person can read: the device, the
+// runtime, each fit with its residuals, and the models it saw.
 #pragma once
 
 #include <map>
@@ -29,6 +31,7 @@ const char* granularity_name(Granularity g);
 // matrices, a grouped convolution's groups; 1 for other nodes).
 struct CostUnit {
   std::string name, op, scope;  // name: the node's, or the scope path
+  std::string variant;          // NodeReport::variant of the node that named its op ("" for most)
   double flops = 0, bytes = 0, calls = 1;
 };
 
@@ -57,14 +60,15 @@ struct LatencyFit {
 };
 
 // How the residuals are weighted: each sample's relative error alike (`relative`: 1 / t), absolute time
-// (`absolute`: the long units dominate, as they dominate a model's total), or between (`sqrt`: 1 / sqrt(t)).
+// (`absolute`: the long units dominate, as they dominate a model's total), or between (`sqrt`: 1 / sqrt(t),
+// the default: the best held-out totals on both runtimes of bench/README.md, "Predicted latency").
 enum class Weighting { Relative, Sqrt, Absolute };
 const char* weighting_name(Weighting w);
 Weighting parse_weighting(const std::string& name);  // throws UsageError
 
 // The fit of `samples`: weighted non-negative least squares, exact (every support of the three coefficients
 // is solved with Eigen and the best feasible one kept). Samples with no time are left out.
-LatencyFit fit_latency(const std::vector<const TimedSample*>& samples, Weighting w = Weighting::Absolute);
+LatencyFit fit_latency(const std::vector<const TimedSample*>& samples, Weighting w = Weighting::Sqrt);
 
 struct CalibratedModel {  // a model the calibration saw, and how well the fit predicts its total
   std::string name;
@@ -73,8 +77,11 @@ struct CalibratedModel {  // a model the calibration saw, and how well the fit p
 
 struct Calibration {
   std::string device, runtime, threads;  // as the measured reports say
+  // Which of a unit's measured times was fitted: "fastest" (its fastest run: what a shared machine
+  // reproduces, within a few % where medians move by 20 %) or "median".
+  std::string statistic = "fastest";
   Granularity granularity = Granularity::Node;
-  Weighting weighting = Weighting::Absolute;
+  Weighting weighting = Weighting::Sqrt;
   size_t min_samples = 10;  // fewer samples of an op type: it takes the all-ops fit
   LatencyFit all;           // every sample: for an op type not fitted on its own
   std::map<std::string, LatencyFit> ops;
@@ -85,26 +92,33 @@ struct Calibration {
 
 // Fits every op type with at least `min_samples` samples, and all samples together; the models' totals
 // (every sample of a model) give model_rel_rms. Throws InputError when no sample has a time.
+// Op types with variants (NodeReport::variant) are fitted at every level the data allows: "Conv",
+// "Conv/depthwise", "Conv/depthwise/3x3"; a unit takes the fit of its longest key fitted.
 Calibration calibrate(const std::vector<TimedSample>& samples, Granularity g, size_t min_samples = 10,
-                      Weighting w = Weighting::Absolute);
+                      Weighting w = Weighting::Sqrt);
 
 std::string calibration_json(const Calibration& c);
 // Reads calibration_json's output; throws InputError naming the file and what is wrong.
 Calibration read_calibration(const std::string& path);
 
-// --predict: each unit's time (the calibration's granularity) by its op type's fit, or the all-ops fit where
-// the calibration has none for the type (listed in `unseen`), summed per scope and for the model. Units whose
-// counts are not numbers are not predicted (counted in `unpredicted`). A unit of no FLOPs and no bytes (a
-// shape computation a runtime folds) is predicted at 0.
-// A predicted unit: views of the report's strings (the prediction lives in the report it is of).
+// The key of `op` with `variant` ("Conv/depthwise/3x3"), and the fit a unit of it takes: the longest of its
+// prefixes the calibration fitted ("Conv/depthwise/3x3", "Conv/depthwise", "Conv"); nullptr where none.
+std::string calibration_key(std::string_view op, std::string_view variant);
+const LatencyFit* calibration_fit(const Calibration& c, std::string_view op, std::string_view variant);
+
+// --predict: each unit's time (the calibration's granularity) by its op type's fit (calibration_fit), or the
+// all-ops fit where the calibration has none for the type (listed in `unseen`), summed per scope and for the
+// model. Units whose counts are not numbers are not predicted (counted in `unpredicted`). A unit of no FLOPs
+// and no bytes (a shape computation a runtime folds) is predicted at 0. A predicted unit: views of the
+// report's strings (the prediction lives in the report it is of).
 struct PredictedUnit {
-  std::string_view name, op, scope;
+  std::string_view name, op, scope, variant;
   double flops = 0, bytes = 0, calls = 0, ms = 0;
 };
 
 struct LatencyPrediction {
   std::string calibration;  // the file
-  std::string device, runtime;
+  std::string device, runtime, statistic;
   double total_ms = 0, band_ms = 0;  // band: total x the calibration's model_rel_rms
   std::vector<PredictedUnit> units;
   std::vector<std::pair<std::string, double>> scopes;  // scope path ("" the model) -> ms, tree order
@@ -115,7 +129,7 @@ struct LatencyPrediction {
 LatencyPrediction predict_latency(const Report& r, const Calibration& c, const std::string& path,
                                   const DimValues* at = nullptr);
 
-// "3.21 ms +- 0.18 ms (cpu onnxruntime)": the summary line of every report format.
+// "3.21 ms +- 0.18 ms fastest (calibrated on cpu, onnxruntime)": the summary line of every report format.
 std::string prediction_summary(const LatencyPrediction& p);
 
 }  // namespace flopwise

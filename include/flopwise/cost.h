@@ -58,6 +58,11 @@ struct NodeReport {
   // matrix products (its output's leading dims, where both operands have them), a grouped convolution's
   // groups times its batch; 1 for any other node (and where the shapes do not say).
   int64_t calls = 1;
+  // The kind of kernel a runtime picks for it, where one op type runs several with their own speeds (a view
+  // of interned characters, "" for most nodes): a Conv's "depthwise/3x3", "grouped", "pointwise" or
+  // "spatial/3x3" (its kernel's dims), a MatMul's "batched" (calls > 1). flopwise calibrate fits each
+  // "op/variant" with data, falling back to shorter prefixes ("Conv/depthwise", "Conv").
+  std::string_view variant;
 };
 
 // Params stored inside one control-flow body of a node (an If's then_branch, a Loop's body).

@@ -46,12 +46,12 @@ std::vector<PredictedUnit> units_of(const Report& r, Granularity g, int64_t* unk
     const double flops = *f, bytes = *b;
     const double calls = static_cast<double>(n.calls);
     if (g == Granularity::Node) {
-      out.push_back({n.name, n.op, n.scope, flops, bytes, calls, 0});
+      out.push_back({n.name, n.op, n.scope, n.variant, flops, bytes, calls, 0});
       continue;
     }
     auto [it, fresh] = unit_of.try_emplace(n.scope, out.size());
     if (fresh) {
-      out.push_back({n.scope, n.op, n.scope, 0, 0, 0, 0});
+      out.push_back({n.scope, n.op, n.scope, n.variant, 0, 0, 0, 0});
       top.emplace_back(-1, -1);
     }
     PredictedUnit& u = out[it->second];
@@ -63,6 +63,7 @@ std::vector<PredictedUnit> units_of(const Report& r, Granularity g, int64_t* unk
       tf = flops;
       tb = bytes;
       u.op = n.op;
+      u.variant = n.variant;
     }
   }
   return out;
@@ -73,7 +74,8 @@ std::vector<PredictedUnit> units_of(const Report& r, Granularity g, int64_t* unk
 std::vector<CostUnit> cost_units(const Report& r, Granularity g, int64_t* unknown, const DimValues* at) {
   std::vector<CostUnit> out;
   for (const PredictedUnit& u : units_of(r, g, unknown, at))
-    out.push_back({std::string(u.name), std::string(u.op), std::string(u.scope), u.flops, u.bytes, u.calls});
+    out.push_back({std::string(u.name), std::string(u.op), std::string(u.scope), std::string(u.variant),
+                   u.flops, u.bytes, u.calls});
   return out;
 }
 
@@ -157,14 +159,21 @@ LatencyFit fit_latency(const std::vector<const TimedSample*>& samples, Weighting
   return f;
 }
 
-namespace {
-
-const LatencyFit* calib_fit_for(const Calibration& c, const std::string& op) {
-  auto it = c.ops.find(op);
-  return it != c.ops.end() ? &it->second : nullptr;
+std::string calibration_key(std::string_view op, std::string_view variant) {
+  std::string k(op);
+  if (!variant.empty()) k.append("/").append(variant);
+  return k;
 }
 
-}  // namespace
+const LatencyFit* calibration_fit(const Calibration& c, std::string_view op, std::string_view variant) {
+  std::string k = calibration_key(op, variant);
+  while (true) {
+    if (auto it = c.ops.find(k); it != c.ops.end()) return &it->second;
+    const size_t slash = k.rfind('/');
+    if (slash == std::string::npos || slash < op.size()) return nullptr;
+    k.resize(slash);
+  }
+}
 
 Calibration calibrate(const std::vector<TimedSample>& samples, Granularity g, size_t min_samples,
                       Weighting w) {
@@ -172,11 +181,17 @@ Calibration calibrate(const std::vector<TimedSample>& samples, Granularity g, si
   c.granularity = g;
   c.weighting = w;
   c.min_samples = min_samples;
-  std::map<std::string, std::vector<const TimedSample*>> by_op;
+  std::map<std::string, std::vector<const TimedSample*>> by_op;  // every level of each unit's key
   std::vector<const TimedSample*> all;
   for (const TimedSample& s : samples)
     if (s.ms > 0 && std::isfinite(s.ms)) {
-      by_op[s.unit.op].push_back(&s);
+      std::string k = calibration_key(s.unit.op, s.unit.variant);
+      by_op[k].push_back(&s);
+      for (size_t slash = k.rfind('/'); slash != std::string::npos && slash >= s.unit.op.size();
+           slash = k.rfind('/', slash - 1)) {
+        by_op[k.substr(0, slash)].push_back(&s);
+        if (slash == 0) break;
+      }
       all.push_back(&s);
     }
   if (all.empty()) throw InputError("calibrate: no measured unit has a time: nothing to fit");
@@ -189,7 +204,7 @@ Calibration calibrate(const std::vector<TimedSample>& samples, Granularity g, si
     CalibratedModel& m = models[s->model];
     m.name = s->model;
     m.measured_ms += s->ms;
-    const LatencyFit* f = calib_fit_for(c, s->unit.op);
+    const LatencyFit* f = calibration_fit(c, s->unit.op, s->unit.variant);
     m.predicted_ms += (f ? *f : c.all).predict(s->unit.flops, s->unit.bytes, s->unit.calls);
   }
   double sq = 0;
@@ -220,6 +235,7 @@ std::string calibration_json(const Calibration& c) {
   j["device"] = c.device;
   j["runtime"] = c.runtime;
   j["threads"] = c.threads;
+  j["statistic"] = c.statistic;
   j["granularity"] = granularity_name(c.granularity);
   j["weighting"] = weighting_name(c.weighting);
   j["min_samples"] = c.min_samples;
@@ -279,6 +295,9 @@ Calibration read_calibration_json(const std::string& path) {
   c.device = calib_string(j, "device", where);
   c.runtime = calib_string(j, "runtime", where);
   c.threads = calib_string(j, "threads", where);
+  c.statistic = j.contains("statistic") ? calib_string(j, "statistic", where) : "median";
+  if (c.statistic != "fastest" && c.statistic != "median")
+    throw InputError(where + ": statistic '" + c.statistic + "' is not fastest or median");
   const std::string g = calib_string(j, "granularity", where);
   if (g != "node" && g != "module")
     throw InputError(where + ": granularity '" + g + "' is not node or module");
@@ -318,7 +337,8 @@ std::string prediction_summary(const LatencyPrediction& p) {
   char buf[96];
   std::snprintf(buf, sizeof buf, "%.4g ms +- %.2g ms", p.total_ms, p.band_ms);
   std::string s = buf;
-  s += " (calibrated on " + p.device + ", " + p.runtime + ")";
+  s += std::string(p.statistic == "fastest" ? " fastest" : " median") + " (calibrated on " + p.device + ", " +
+       p.runtime + ")";
   if (!p.unseen.empty()) {
     s += "; not calibrated, the all-ops fit: ";
     for (size_t i = 0; i < p.unseen.size(); ++i) s += (i ? ", " : "") + p.unseen[i];
@@ -336,17 +356,19 @@ LatencyPrediction predict_latency(const Report& r, const Calibration& c, const s
   p.calibration = path;
   p.device = c.device;
   p.runtime = c.runtime;
+  p.statistic = c.statistic;
   std::set<std::string_view> unseen;
   std::unordered_map<std::string_view, double> own;  // innermost scope -> its units' time
-  // Op types are interned in the report: one lookup per distinct op, by where its characters are.
-  std::unordered_map<const char*, const LatencyFit*> fits;
+  // Op types and variants are interned in the report: one lookup per distinct pair, by where their
+  // characters are.
+  std::map<std::pair<const char*, const char*>, const LatencyFit*> fits;
   p.units = units_of(r, c.granularity, &p.unpredicted, at);
   std::string_view run_scope;  // consecutive units of one scope, summed before one lookup
   double run_ms = 0;
   for (PredictedUnit& u : p.units) {
     if (u.flops > 0 || u.bytes > 0) {
-      auto [it, fresh] = fits.try_emplace(u.op.data(), nullptr);
-      if (fresh) it->second = calib_fit_for(c, std::string(u.op));
+      auto [it, fresh] = fits.try_emplace(std::make_pair(u.op.data(), u.variant.data()), nullptr);
+      if (fresh) it->second = calibration_fit(c, u.op, u.variant);
       if (!it->second) unseen.insert(u.op);
       u.ms = (it->second ? *it->second : c.all).predict(u.flops, u.bytes, u.calls);
     }

@@ -3,11 +3,15 @@
 // traces module by module) and writes the calibration file `flopwise MODEL --predict` reads
 // (flopwise/calibration.h).
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <tuple>
 
 #include "commands.h"
 #include "flopwise/calibration.h"
@@ -26,7 +30,7 @@ struct Measured {
   Granularity granularity = Granularity::Node;
 };
 
-Measured read_run_json(const std::string& path, std::vector<TimedSample>* out) {
+Measured read_run_json(const std::string& path, bool fastest, std::vector<TimedSample>* out) {
   json d = json::parse(read_input_file(path, " the run report"), nullptr, false);
   if (d.is_discarded()) throw InputError(path + ": not JSON (truncated?)");
   if (!d.is_object() || d.value("schema", "") != "flopwise.run/1")
@@ -67,6 +71,7 @@ Measured read_run_json(const std::string& path, std::vector<TimedSample>* out) {
     s.model = model;
     s.unit.name = u.value("name", "");
     s.unit.op = u.value("op", "");
+    s.unit.variant = u.value("variant", "");
     s.unit.scope = s.unit.name;
     auto num = [&](const char* k) {
       if (!u.contains(k) || !u[k].is_number())
@@ -78,7 +83,11 @@ Measured read_run_json(const std::string& path, std::vector<TimedSample>* out) {
     s.unit.flops = num("flops");
     s.unit.bytes = num("bytes");
     s.unit.calls = num("calls");
-    s.ms = num("ms");
+    if (fastest && !u.contains("min_ms"))
+      throw InputError(path +
+                       ": a run report without its units' fastest times (written before they were kept): run "
+                       "flopwise run again, or calibrate with --statistic median");
+    s.ms = num(fastest ? "min_ms" : "ms");
     out->push_back(std::move(s));
   }
   return m;
@@ -86,12 +95,46 @@ Measured read_run_json(const std::string& path, std::vector<TimedSample>* out) {
 
 // A run report's runtime, device, threads and granularity, and its units as samples of `model`; a member of
 // the wrong type is a bad file (exit 2), as a missing one is.
-Measured read_run(const std::string& path, std::vector<TimedSample>* out) {
+Measured read_run(const std::string& path, bool fastest, std::vector<TimedSample>* out) {
   try {
-    return read_run_json(path, out);
+    return read_run_json(path, fastest, out);
   } catch (const nlohmann::json::exception& e) {
     throw InputError(path + ": not a run report as flopwise run writes it (" + e.what() + ")");
   }
+}
+
+// Repeated measurements of one model pooled: a unit (the same model file, name and counts) measured by
+// several reports is one sample, its fastest time (fastest) or the median of its times (median). Units with
+// no time in any report keep 0 (not measured). First-seen order.
+std::vector<TimedSample> pool_repeats(std::vector<TimedSample> samples, bool fastest, size_t* pooled) {
+  std::map<std::tuple<std::string, std::string, double, double, double>, size_t> index;
+  std::vector<TimedSample> out;
+  std::vector<std::vector<double>> times;
+  for (TimedSample& s : samples) {
+    auto [it, fresh] =
+        index.try_emplace({s.model, s.unit.name, s.unit.flops, s.unit.bytes, s.unit.calls}, out.size());
+    if (fresh) {
+      out.push_back(std::move(s));
+      times.emplace_back();
+    } else {
+      ++*pooled;
+    }
+    const double ms = fresh ? out.back().ms : s.ms;
+    if (ms > 0 && std::isfinite(ms)) times[it->second].push_back(ms);
+  }
+  for (size_t i = 0; i < out.size(); ++i) {
+    std::vector<double>& t = times[i];
+    if (t.empty()) {
+      out[i].ms = 0;
+    } else if (fastest) {
+      out[i].ms = *std::min_element(t.begin(), t.end());
+    } else {
+      std::sort(t.begin(), t.end());
+      const size_t h = t.size() / 2;
+      out[i].ms = t.size() % 2 ? t[h] : (t[h - 1] + t[h]) / 2;
+    }
+  }
+  return out;
 }
 
 void write_summary(std::ostream& os, const Calibration& c) {
@@ -100,7 +143,7 @@ void write_summary(std::ostream& os, const Calibration& c) {
      << granularity_name(c.granularity) << " by " << granularity_name(c.granularity) << ", "
      << c.models.size() << " model(s)\n";
   os << "t = a * GFLOPs + b * MB + c * calls, non-negative least squares, " << weighting_name(c.weighting)
-     << " residuals\n\n";
+     << " residuals, each unit's " << (c.statistic == "fastest" ? "fastest run" : "median run") << "\n\n";
   std::snprintf(buf, sizeof buf, "%-24s %8s %14s %14s %14s %9s\n", "op", "samples", "a ms/GFLOP", "b ms/MB",
                 "c ms/call", "rel rms");
   os << buf;
@@ -128,7 +171,8 @@ int run_calibrate(int argc, char** argv) {
   std::vector<std::string> runs;
   std::string output;
   size_t min_samples = 10;
-  std::string weighting = "absolute";
+  std::string weighting = "sqrt";
+  std::string statistic = "fastest";
   CLI::App app{
       "flopwise calibrate: fit each op type's latency on one device from measured run reports (flopwise "
       "run ... --format json, LibTorch or ONNX Runtime profiles) and write the calibration --predict reads",
@@ -138,23 +182,31 @@ int run_calibrate(int argc, char** argv) {
   app.add_option("--min-samples", min_samples,
                  "fewer measured units of an op type: it takes the all-ops fit (default 10)")
       ->check(CLI::PositiveNumber);
-  app.add_option(
-      "--weighting", weighting,
-      "the fit's residuals: absolute (default: the long units count most, as in a model's total) | "
-      "sqrt | relative (every unit's relative error alike)");
+  app.add_option("--weighting", weighting,
+                 "the fit's residuals: sqrt (default: residuals / sqrt(t), the best predicted totals in "
+                 "bench/README.md) | absolute (the long units count most) | relative (every unit's relative "
+                 "error alike)");
+  app.add_option("--statistic", statistic,
+                 "which of a unit's run times to fit: fastest (default: each unit's fastest run, what a "
+                 "shared machine reproduces) | median; repeated reports of one model are pooled")
+      ->check(CLI::IsMember({"fastest", "median"}));
   if (auto code = parse_command_line(app, argc, argv, "calibrate")) return *code;
+  const bool fastest = statistic == "fastest";
   std::vector<TimedSample> samples;
   Measured first;
   std::set<std::string> devices;
   for (size_t i = 0; i < runs.size(); ++i) {
-    Measured m = read_run(runs[i], &samples);
+    Measured m = read_run(runs[i], fastest, &samples);
     if (i == 0) first = m;
     if (m.runtime != first.runtime || m.granularity != first.granularity)
       throw UsageError(runs[i] + " was measured by " + m.runtime + ", " + runs[0] + " by " + first.runtime +
                        ": a calibration is of one runtime");
     devices.insert(m.device);
   }
+  size_t pooled = 0;
+  samples = pool_repeats(std::move(samples), fastest, &pooled);
   Calibration c = calibrate(samples, first.granularity, min_samples, parse_weighting(weighting));
+  c.statistic = statistic;
   c.runtime = first.runtime;
   for (const auto& d : devices) c.device += (c.device.empty() ? "" : ", ") + d;
   c.threads = first.threads;

@@ -178,8 +178,9 @@ double percentile(std::vector<double> xs, double p) {
 
 // Measured time per scope, joined with the static tree: inclusive op-sum per forward, calls per forward.
 struct ScopeTime {
-  double ms = 0;       // sum of top-level op durations in the scope or below, per profiled forward
-  double self_ms = 0;  // of ops directly in the scope
+  double ms = 0;            // sum of top-level op durations in the scope or below, per profiled forward
+  double self_ms = 0;       // of ops directly in the scope
+  double self_min_ms = -1;  // self_ms in the fastest iteration (-1: not measured iteration by iteration)
   int64_t entries = 0;
 };
 
@@ -191,26 +192,38 @@ struct Joined {
   int iters = 0;
 };
 
+// A unit's measured time per forward: the median (or mean) of the runs, and the fastest run's.
+struct UnitTime {
+  double ms = 0, min_ms = 0;  // 0: not measured
+};
+
 // The run's measured units for flopwise calibrate (flopwise/calibration.h): each unit of the report at the
-// runtime's granularity with its static counts and measured time per forward (0: not measured).
-json measured_units(const Report& rep, Granularity g, const std::function<double(const CostUnit&)>& ms) {
+// runtime's granularity with its static counts and measured times per forward.
+json measured_units(const Report& rep, Granularity g, const std::function<UnitTime(const CostUnit&)>& time) {
   int64_t unknown = 0;
   json units = json::array();
-  for (const CostUnit& u : cost_units(rep, g, &unknown))
+  for (const CostUnit& u : cost_units(rep, g, &unknown)) {
+    const UnitTime t = time(u);
     units.push_back({{"name", u.name},
                      {"op", u.op},
+                     {"variant", u.variant},
                      {"flops", u.flops},
                      {"bytes", u.bytes},
                      {"calls", u.calls},
-                     {"ms", ms(u)}});
+                     {"ms", t.ms},
+                     {"min_ms", t.min_ms}});
+  }
   return {{"granularity", granularity_name(g)}, {"not_numbers", unknown}, {"units", units}};
 }
 
-// A scope's own time (its ops, children apart), per forward: LibTorch's and a trace's unit of measure.
+// A scope's own time (its ops, children apart), per forward: LibTorch's and a trace's unit of measure. Where
+// the iterations were not told apart (a trace's steps), the fastest is the mean.
 json scope_self_units(const Report& rep, const Joined& j) {
   return measured_units(rep, Granularity::Module, [&](const CostUnit& u) {
     auto it = j.scopes.find(u.name);
-    return it == j.scopes.end() ? 0.0 : it->second.self_ms;
+    if (it == j.scopes.end()) return UnitTime{};
+    const ScopeTime& t = it->second;
+    return UnitTime{t.self_ms, t.self_min_ms >= 0 ? t.self_min_ms : t.self_ms};
   });
 }
 
@@ -228,6 +241,7 @@ Joined join(const Report& rep, const json& rt) {
   j.profiled_fwd_ms = percentile(fwd, 0.5);
   std::vector<std::string> prev;
   int prev_iter = -1;
+  std::map<std::string, std::map<int, double>> self_by_iter;  // scope -> iteration -> its own ops' time
   for (const auto& op : prof.at("ops")) {
     std::string scope = op.value("scope", "");
     // A scope the static tree lacks (a module the lowering inlined differently) counts to its nearest
@@ -242,12 +256,20 @@ Joined join(const Report& rep, const json& rt) {
       if (std::find(prev.begin(), prev.end(), a) == prev.end()) t.entries++;
     }
     j.scopes[chain.back()].self_ms += ms;
+    self_by_iter[chain.back()][op.value("iter", 0)] += ms;
     j.op_ms[op.value("name", "")] += ms;
     j.op_sum_ms += ms;
     prev = chain;
   }
   double n = std::max(1, j.iters);
   for (auto& [k, t] : j.scopes) t.ms /= n, t.self_ms /= n;
+  // The fastest iteration's own time, of scopes that ran in every iteration (else the mean stands).
+  for (const auto& [scope, by_iter] : self_by_iter)
+    if (static_cast<int>(by_iter.size()) == j.iters) {
+      double lo = INFINITY;
+      for (const auto& [iter, ms] : by_iter) lo = std::min(lo, ms);
+      j.scopes[scope].self_min_ms = lo;
+    }
   for (auto& [k, ms] : j.op_ms) ms /= n;
   j.op_sum_ms /= n;
   j.unattributed_ms = std::max(0.0, j.profiled_fwd_ms - j.op_sum_ms);
@@ -477,7 +499,7 @@ int run_ort(const RunOptions& o) {
 
   // How the kernels were mapped; kernels with no original node are listed.
   json methods = json::object(), listed = json::array(), kernels = json::array();
-  std::map<std::string, double> node_ms;  // each kernel's time over the nodes it covers, by share
+  std::map<std::string, UnitTime> node_ms;  // each kernel's time over the nodes it covers, by share
   std::set<std::string> providers;
   for (const auto& [m, us] : at.method_us)
     methods[map_method_name(m)] = at.total_us > 0 ? 100.0 * us / at.total_us : 0.0;
@@ -487,10 +509,13 @@ int run_ort(const RunOptions& o) {
     providers.insert(kern.provider);
     std::vector<double> us(kern.us.begin() + static_cast<std::ptrdiff_t>(first), kern.us.end());
     double ms = median_of(us) / 1000.0;
+    const double min_ms = us.empty() ? 0.0 : *std::min_element(us.begin(), us.end()) / 1000.0;
     json nodes = json::array();
     for (const auto& [i, share] : ka.nodes) {
       nodes.push_back({{"node", analysis.model->graph.nodes[i].name}, {"share", share}});
-      node_ms[analysis.model->graph.nodes[i].name] += ms * share;
+      UnitTime& t = node_ms[analysis.model->graph.nodes[i].name];
+      t.ms += ms * share;
+      t.min_ms += min_ms * share;
     }
     kernels.push_back({{"kernel", kern.key},
                        {"op", kern.op},
@@ -537,7 +562,7 @@ int run_ort(const RunOptions& o) {
                           {"kernels", kernels}};
     doc["measured_units"] = measured_units(rep, Granularity::Node, [&](const CostUnit& u) {
       auto it = node_ms.find(u.name);
-      return it == node_ms.end() ? 0.0 : it->second;
+      return it == node_ms.end() ? UnitTime{} : it->second;
     });
     *os << json_text(doc, 1) << "\n";
     return kExitOk;

@@ -211,6 +211,29 @@ struct ReportBuilder {
     return calls;
   }
 
+  // NodeReport::variant: a convolution's kind of kernel, a batched product.
+  std::string kernel_variant(const Node& n, int64_t calls) const {
+    const bool onnx = n.domain.empty() || n.domain == "ai.onnx";
+    if (!onnx) return "";
+    if (n.op == "MatMul") return calls > 1 ? "batched" : "";
+    if (n.op != "Conv" || n.inputs.size() < 2 || n.inputs[1] < 0) return "";
+    const Shape& w = g.values[static_cast<size_t>(n.inputs[1])].shape;  // [M, C / group, k1, k2, ...]
+    if (!w.rank_known || w.rank() < 3) return "";
+    std::string k;
+    bool ones = true;
+    for (size_t d = 2; d < w.rank(); ++d) {
+      if (!w.dims[d].is_known()) return "";
+      k += (k.empty() ? "" : "x") + std::to_string(w.dims[d].value());
+      ones = ones && w.dims[d].value() == 1;
+    }
+    const int64_t groups = n.attr_i("group", 1);
+    if (groups > 1) {
+      if (w.dims[1].is_known() && w.dims[1].value() == 1) return "depthwise/" + k;
+      return "grouped";
+    }
+    return ones ? "pointwise" : "spatial/" + k;
+  }
+
   // One node: its report, params and buffers, bytes, MACs and FLOPs, scope and op type.
   void cost_node(const Node& n) {
     const size_t node_index = static_cast<size_t>(&n - g.nodes.data());
@@ -234,6 +257,7 @@ struct ReportBuilder {
     if (!n.subgraphs.empty()) count_body_weights(n, nr, mem);
     nr.cost.memory_bytes = mem;
     nr.calls = kernel_calls(n);
+    if (const std::string v = kernel_variant(n, nr.calls); !v.empty()) nr.variant = r.strings.intern(v);
 
     const OpRecord* rec = record_of(n);
     nr.supported = rec != nullptr;

@@ -717,6 +717,7 @@ void write_members(JsonWriter& w, const Report& r, Members& m) {
     w.member("calibration", p.calibration);
     w.member("device", p.device);
     w.member("runtime", p.runtime);
+    w.member("statistic", p.statistic);
     w.member("total_ms", p.total_ms);
     w.member("band_ms", p.band_ms);
     w.key("unseen_ops");
@@ -737,6 +738,7 @@ void write_members(JsonWriter& w, const Report& r, Members& m) {
       w.begin_object();
       w.member("name", u.name);
       w.member("op", u.op);
+      if (!u.variant.empty()) w.member("variant", u.variant);
       w.member("ms", u.ms);
       w.end_object();
     }
