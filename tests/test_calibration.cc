@@ -119,6 +119,41 @@ TEST_CASE("calibrate: an op type per fit, the all-ops fit for rare ones, models'
   CHECK(c.models[0].measured_ms == doctest::Approx(measured));
   CHECK_THROWS_AS(flopwise::calibrate({}, flopwise::Granularity::Node), flopwise::InputError);
 
+  // Variants: each level of a key with enough samples is fitted ("Conv/depthwise/3x3", "Conv/depthwise",
+  // "Conv"); a unit takes its longest fitted key. A key whose units all took no time (a runtime's folded
+  // constants) is fitted as taking none; one with too few timed units among untimed ones is not fitted.
+  {
+    std::vector<flopwise::TimedSample> k;
+    for (int i = 0; i < 4; ++i) {
+      k.push_back(synthetic("Conv", 1e6 * (1 + i), 1e4 * (1 + i % 3), 1 + i % 2, 30, 0.1, 0.01));
+      k.back().unit.variant = "depthwise/3x3";
+      k.push_back(synthetic("Conv", 1e6 * (2 + i), 1e4 * (2 + i % 3), 1 + i % 2, 30, 0.1, 0.01));
+      k.back().unit.variant = "depthwise/5x5";
+      k.push_back(synthetic("Conv", 1e8 * (1 + i), 1e5 * (1 + i % 3), 1, 8, 0.02, 0.001));
+      k.back().unit.variant = "pointwise";
+      k.push_back(synthetic("Constant", 0, 4096 * (1 + i), 1, 0, 0, 0));
+      k.push_back(synthetic("Shape", 0, 64, 1, 0, 0, 0));
+    }
+    k.push_back(synthetic("Shape", 0, 64, 1, 0, 0, 0.003));
+    const flopwise::Calibration kc = flopwise::calibrate(k, flopwise::Granularity::Node, 4);
+    CHECK(kc.ops.count("Conv/depthwise/3x3"));
+    CHECK(kc.ops.count("Conv/depthwise/5x5"));
+    REQUIRE(kc.ops.count("Conv/depthwise"));
+    CHECK(kc.ops.at("Conv/depthwise").samples == 8);
+    CHECK(kc.ops.at("Conv/depthwise").per_gflop_ms == doctest::Approx(30).epsilon(1e-9));
+    CHECK(kc.ops.at("Conv").samples == 12);
+    CHECK(kc.ops.at("Conv/pointwise").per_gflop_ms == doctest::Approx(8).epsilon(1e-9));
+    REQUIRE(kc.ops.count("Constant"));
+    CHECK(kc.ops.at("Constant").samples == 4);
+    CHECK(kc.ops.at("Constant").predict(0, 1e6, 1) == 0.0);
+    CHECK(!kc.ops.count("Shape"));  // 1 timed unit of 5: the all-ops fit
+    CHECK(flopwise::calibration_fit(kc, "Conv", "depthwise/7x7") == &kc.ops.at("Conv/depthwise"));
+    CHECK(flopwise::calibration_fit(kc, "Conv", "grouped") == &kc.ops.at("Conv"));
+    CHECK(flopwise::calibration_fit(kc, "Conv", "") == &kc.ops.at("Conv"));
+    CHECK(flopwise::calibration_fit(kc, "Relu", "") == nullptr);
+    CHECK(flopwise::calibration_key("Conv", "pointwise") == "Conv/pointwise");
+  }
+
   auto dir = scratch_dir("calibration");
   const std::string path = (dir / "c.json").string();
   { std::ofstream(path) << flopwise::calibration_json(c); }
@@ -163,16 +198,21 @@ TEST_CASE("--predict: the total and every scope are the sums of their units' pre
   c.model_rel_rms = 0.1;
   c.all = {1, 0.5, 0.01, 10, 0, 0, 0};
   c.ops["Conv"] = {10, 0.02, 0.004, 10, 0, 0, 0};
+  c.ops["Conv/spatial/3x3"] = {20, 0.01, 0.002, 10, 0, 0, 0};  // 3x3 convolutions apart
   const flopwise::LatencyPrediction p = flopwise::predict_latency(a.report, c, "c.json");
   CHECK(p.unpredicted == 0);
   REQUIRE(p.units.size() == a.report.nodes.size());
   double sum = 0, layer1 = 0;
+  int three_by_three = 0;
   for (size_t i = 0; i < p.units.size(); ++i) {
     const flopwise::PredictedUnit& u = p.units[i];
     const double ms = u.ms;
     const flopwise::NodeReport& n = a.report.nodes[i];
     CHECK(u.name == n.name);
-    const auto& f = u.op == "Conv" ? c.ops["Conv"] : c.all;
+    three_by_three += u.variant == "spatial/3x3";
+    const auto& f = u.op != "Conv"               ? c.all
+                    : u.variant == "spatial/3x3" ? c.ops["Conv/spatial/3x3"]
+                                                 : c.ops["Conv"];
     const double want = u.flops > 0 || u.bytes > 0 ? f.predict(static_cast<double>(n.cost.flops.v),
                                                                static_cast<double>(n.cost.memory_bytes.v),
                                                                static_cast<double>(n.calls))
@@ -181,6 +221,7 @@ TEST_CASE("--predict: the total and every scope are the sums of their units' pre
     sum += ms;
     if (u.scope.rfind("layer1", 0) == 0) layer1 += ms;
   }
+  CHECK(three_by_three == 16);  // ResNet-18's blocks: 8 x 2 3x3 convolutions; its stem is 7x7
   CHECK(p.total_ms == doctest::Approx(sum));
   CHECK(p.band_ms == doctest::Approx(0.1 * sum));
   REQUIRE(!p.scopes.empty());

@@ -19,7 +19,7 @@ mkdir -p "$OUT"
 MODELS="${MODELS:-resnet18 resnet34 resnet50 mobilenet_v2 mobilenet_v3_small mobilenet_v3_large efficientnet_b0
   efficientnet_b1 densenet121 vgg11 vgg13 squeezenet1_0 squeezenet1_1 shufflenet_v2_x0_5 shufflenet_v2_x1_0
   regnet_y_400mf regnet_x_400mf mnasnet0_5 mnasnet1_0 googlenet alexnet convnext_tiny swin_t
-  resnext50_32x4d}"
+  resnext50_32x4d vit_b_16}"
 # REPEAT=K: every model profiled K times, the rounds interleaved (all models, then all again) so that a slow
 # spell of the machine does not fall on one model: OUT/NAME.rK.run.json.
 REPEAT="${REPEAT:-1}"

@@ -181,38 +181,55 @@ Calibration calibrate(const std::vector<TimedSample>& samples, Granularity g, si
   c.granularity = g;
   c.weighting = w;
   c.min_samples = min_samples;
-  std::map<std::string, std::vector<const TimedSample*>> by_op;  // every level of each unit's key
-  std::vector<const TimedSample*> all;
-  for (const TimedSample& s : samples)
-    if (s.ms > 0 && std::isfinite(s.ms)) {
-      std::string k = calibration_key(s.unit.op, s.unit.variant);
-      by_op[k].push_back(&s);
-      for (size_t slash = k.rfind('/'); slash != std::string::npos && slash >= s.unit.op.size();
-           slash = k.rfind('/', slash - 1)) {
-        by_op[k.substr(0, slash)].push_back(&s);
-        if (slash == 0) break;
-      }
-      all.push_back(&s);
+  // Every level of each unit's key, with the units measured at 0 (a node the runtime ran no kernel for: a
+  // constant, a folded shape computation): a key whose units all took no time is fitted as taking none.
+  std::map<std::string, std::vector<const TimedSample*>> by_op;
+  std::vector<const TimedSample*> all, measured;  // all: the timed units; measured: with those at 0
+  for (const TimedSample& s : samples) {
+    if (!(s.ms >= 0) || !std::isfinite(s.ms)) continue;
+    std::string k = calibration_key(s.unit.op, s.unit.variant);
+    by_op[k].push_back(&s);
+    for (size_t slash = k.rfind('/'); slash != std::string::npos && slash >= s.unit.op.size();
+         slash = k.rfind('/', slash - 1)) {
+      by_op[k.substr(0, slash)].push_back(&s);
+      if (slash == 0) break;
     }
+    measured.push_back(&s);
+    if (s.ms > 0) all.push_back(&s);
+  }
   if (all.empty()) throw InputError("calibrate: no measured unit has a time: nothing to fit");
   c.all = fit_latency(all, w);
-  for (const auto& [op, v] : by_op)
-    if (v.size() >= min_samples) c.ops[op] = fit_latency(v, w);
+  for (const auto& [op, v] : by_op) {
+    const size_t timed = static_cast<size_t>(
+        std::count_if(v.begin(), v.end(), [](const TimedSample* s) { return s->ms > 0; }));
+    if (timed >= min_samples) {
+      c.ops[op] = fit_latency(v, w);
+    } else if (timed == 0 && v.size() >= min_samples) {
+      LatencyFit none;  // takes no time
+      none.samples = v.size();
+      c.ops[op] = none;
+    }
+  }
   // Each model's total as the calibration predicts it, against its measured total.
   std::map<std::string, CalibratedModel> models;
-  for (const TimedSample* s : all) {
+  for (const TimedSample* s : measured) {
     CalibratedModel& m = models[s->model];
     m.name = s->model;
     m.measured_ms += s->ms;
+    if (s->unit.flops == 0 && s->unit.bytes == 0) continue;  // as predict_latency: 0
     const LatencyFit* f = calibration_fit(c, s->unit.op, s->unit.variant);
     m.predicted_ms += (f ? *f : c.all).predict(s->unit.flops, s->unit.bytes, s->unit.calls);
   }
   double sq = 0;
+  size_t timed_models = 0;  // a model none of whose units took time has no relative error
   for (auto& [name, m] : models) {
-    sq += (m.predicted_ms / m.measured_ms - 1) * (m.predicted_ms / m.measured_ms - 1);
+    if (m.measured_ms > 0) {
+      sq += (m.predicted_ms / m.measured_ms - 1) * (m.predicted_ms / m.measured_ms - 1);
+      ++timed_models;
+    }
     c.models.push_back(m);
   }
-  c.model_rel_rms = std::sqrt(sq / static_cast<double>(models.size()));
+  c.model_rel_rms = timed_models ? std::sqrt(sq / static_cast<double>(timed_models)) : 0.0;
   return c;
 }
 
