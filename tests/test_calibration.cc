@@ -152,6 +152,12 @@ TEST_CASE("calibrate: an op type per fit, the all-ops fit for rare ones, models'
     CHECK(flopwise::calibration_fit(kc, "Conv", "") == &kc.ops.at("Conv"));
     CHECK(flopwise::calibration_fit(kc, "Relu", "") == nullptr);
     CHECK(flopwise::calibration_key("Conv", "pointwise") == "Conv/pointwise");
+    using Keys = std::vector<std::string>;
+    CHECK(flopwise::calibration_keys("Conv", "depthwise/3x3") ==
+          Keys{"Conv/depthwise/3x3", "Conv/depthwise", "Conv"});
+    CHECK(flopwise::calibration_keys("Gemm", "matrix") == Keys{"Gemm/matrix", "product/matrix", "Gemm"});
+    CHECK(flopwise::calibration_keys("MatMul", "batched") == Keys{"MatMul/batched", "MatMul"});
+    CHECK(flopwise::calibration_keys("Relu", "") == Keys{"Relu"});
   }
 
   auto dir = scratch_dir("calibration");

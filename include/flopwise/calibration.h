@@ -101,9 +101,13 @@ std::string calibration_json(const Calibration& c);
 // Reads calibration_json's output; throws InputError naming the file and what is wrong.
 Calibration read_calibration(const std::string& path);
 
-// The key of `op` with `variant` ("Conv/depthwise/3x3"), and the fit a unit of it takes: the longest of its
-// prefixes the calibration fitted ("Conv/depthwise/3x3", "Conv/depthwise", "Conv"); nullptr where none.
+// The key of `op` with `variant` ("Conv/depthwise/3x3"); the keys a unit of it is fitted under, longest
+// first: the key's prefixes down to the op ("Conv/depthwise/3x3", "Conv/depthwise", "Conv"), where a
+// MatMul's or Gemm's matrix or vector products also share "product/matrix" or "product/vector" before their
+// op's own key (both are one GEMM kernel: a Gemm of a kind no calibration model had takes MatMul's);
+// and the fit a unit takes: its first key the calibration fitted, nullptr where none.
 std::string calibration_key(std::string_view op, std::string_view variant);
+std::vector<std::string> calibration_keys(std::string_view op, std::string_view variant);
 const LatencyFit* calibration_fit(const Calibration& c, std::string_view op, std::string_view variant);
 
 // --predict: each unit's time (the calibration's granularity) by its op type's fit (calibration_fit), or the
@@ -129,7 +133,8 @@ struct LatencyPrediction {
 LatencyPrediction predict_latency(const Report& r, const Calibration& c, const std::string& path,
                                   const DimValues* at = nullptr);
 
-// "3.21 ms +- 0.18 ms fastest (calibrated on cpu, onnxruntime)": the summary line of every report format.
+// "3.21 ms +- 0.18 ms (each op's fastest run; calibrated on cpu, onnxruntime)": the summary line of every
+// report format.
 std::string prediction_summary(const LatencyPrediction& p);
 
 }  // namespace flopwise

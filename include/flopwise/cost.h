@@ -60,8 +60,9 @@ struct NodeReport {
   int64_t calls = 1;
   // The kind of kernel a runtime picks for it, where one op type runs several with their own speeds (a view
   // of interned characters, "" for most nodes): a Conv's "depthwise/3x3", "grouped", "pointwise" or
-  // "spatial/3x3" (its kernel's dims), a MatMul's "batched" (calls > 1). flopwise calibrate fits each
-  // "op/variant" with data, falling back to shorter prefixes ("Conv/depthwise", "Conv").
+  // "spatial/3x3" (its kernel's dims); a MatMul's or Gemm's "batched" (calls > 1), "vector" (one output
+  // row) or "matrix". flopwise calibrate fits each "op/variant" with data, falling back to shorter keys
+  // (calibration_keys: "Conv/depthwise", "Conv").
   std::string_view variant;
 };
 

@@ -30,6 +30,24 @@ std::optional<double> count_value(const Count& c, const DimValues* at) {
   return std::nullopt;
 }
 
+// A node's variant, where `at` (a sweep's point) binds the dims a product's kind depends on: a MatMul's or
+// Gemm's output rows (NodeReport::variant, which cost.cc leaves empty where they are formulas).
+std::string_view variant_at(const NodeReport& n, const DimValues* at) {
+  if (!n.variant.empty() || !at || n.calls != 1 || (n.op != "MatMul" && n.op != "Gemm") ||
+      !(n.domain.empty() || n.domain == "ai.onnx") || n.outputs.empty())
+    return n.variant;
+  const Shape& y = n.outputs[0].second;
+  if (!y.rank_known || y.rank() < 2) return n.variant;
+  bool one_row = true;
+  for (size_t d = 0; d + 1 < y.rank(); ++d) {
+    const std::optional<int64_t> v =
+        y.dims[d].is_symbolic() ? y.dims[d].substitute(*at).maybe_value() : y.dims[d].maybe_value();
+    if (!v) return n.variant;
+    one_row = one_row && *v == 1;
+  }
+  return one_row ? "vector" : "matrix";
+}
+
 // The report's units at granularity g as views of its strings, in node order (a scope's unit where its
 // first node is); nodes whose counts are not numbers are counted in *unknown.
 std::vector<PredictedUnit> units_of(const Report& r, Granularity g, int64_t* unknown, const DimValues* at) {
@@ -46,12 +64,12 @@ std::vector<PredictedUnit> units_of(const Report& r, Granularity g, int64_t* unk
     const double flops = *f, bytes = *b;
     const double calls = static_cast<double>(n.calls);
     if (g == Granularity::Node) {
-      out.push_back({n.name, n.op, n.scope, n.variant, flops, bytes, calls, 0});
+      out.push_back({n.name, n.op, n.scope, variant_at(n, at), flops, bytes, calls, 0});
       continue;
     }
     auto [it, fresh] = unit_of.try_emplace(n.scope, out.size());
     if (fresh) {
-      out.push_back({n.scope, n.op, n.scope, n.variant, 0, 0, 0, 0});
+      out.push_back({n.scope, n.op, n.scope, variant_at(n, at), 0, 0, 0, 0});
       top.emplace_back(-1, -1);
     }
     PredictedUnit& u = out[it->second];
@@ -63,7 +81,7 @@ std::vector<PredictedUnit> units_of(const Report& r, Granularity g, int64_t* unk
       tf = flops;
       tb = bytes;
       u.op = n.op;
-      u.variant = n.variant;
+      u.variant = variant_at(n, at);
     }
   }
   return out;
@@ -165,14 +183,22 @@ std::string calibration_key(std::string_view op, std::string_view variant) {
   return k;
 }
 
-const LatencyFit* calibration_fit(const Calibration& c, std::string_view op, std::string_view variant) {
-  std::string k = calibration_key(op, variant);
-  while (true) {
-    if (auto it = c.ops.find(k); it != c.ops.end()) return &it->second;
-    const size_t slash = k.rfind('/');
-    if (slash == std::string::npos || slash < op.size()) return nullptr;
-    k.resize(slash);
+std::vector<std::string> calibration_keys(std::string_view op, std::string_view variant) {
+  std::vector<std::string> keys{calibration_key(op, variant)};
+  while (keys.back().size() > op.size()) {
+    const size_t slash = keys.back().rfind('/');
+    if (slash == std::string::npos || slash < op.size()) break;
+    keys.push_back(keys.back().substr(0, slash));
   }
+  if ((op == "MatMul" || op == "Gemm") && (variant == "matrix" || variant == "vector"))
+    keys.insert(keys.end() - 1, "product/" + std::string(variant));
+  return keys;
+}
+
+const LatencyFit* calibration_fit(const Calibration& c, std::string_view op, std::string_view variant) {
+  for (const std::string& k : calibration_keys(op, variant))
+    if (auto it = c.ops.find(k); it != c.ops.end()) return &it->second;
+  return nullptr;
 }
 
 Calibration calibrate(const std::vector<TimedSample>& samples, Granularity g, size_t min_samples,
@@ -187,13 +213,7 @@ Calibration calibrate(const std::vector<TimedSample>& samples, Granularity g, si
   std::vector<const TimedSample*> all, measured;  // all: the timed units; measured: with those at 0
   for (const TimedSample& s : samples) {
     if (!(s.ms >= 0) || !std::isfinite(s.ms)) continue;
-    std::string k = calibration_key(s.unit.op, s.unit.variant);
-    by_op[k].push_back(&s);
-    for (size_t slash = k.rfind('/'); slash != std::string::npos && slash >= s.unit.op.size();
-         slash = k.rfind('/', slash - 1)) {
-      by_op[k.substr(0, slash)].push_back(&s);
-      if (slash == 0) break;
-    }
+    for (const std::string& k : calibration_keys(s.unit.op, s.unit.variant)) by_op[k].push_back(&s);
     measured.push_back(&s);
     if (s.ms > 0) all.push_back(&s);
   }
@@ -354,8 +374,8 @@ std::string prediction_summary(const LatencyPrediction& p) {
   char buf[96];
   std::snprintf(buf, sizeof buf, "%.4g ms +- %.2g ms", p.total_ms, p.band_ms);
   std::string s = buf;
-  s += std::string(p.statistic == "fastest" ? " fastest" : " median") + " (calibrated on " + p.device + ", " +
-       p.runtime + ")";
+  s += std::string(p.statistic == "fastest" ? " (each op's fastest run" : " (each op's median run") +
+       "; calibrated on " + p.device + ", " + p.runtime + ")";
   if (!p.unseen.empty()) {
     s += "; not calibrated, the all-ops fit: ";
     for (size_t i = 0; i < p.unseen.size(); ++i) s += (i ? ", " : "") + p.unseen[i];

@@ -215,7 +215,18 @@ struct ReportBuilder {
   std::string kernel_variant(const Node& n, int64_t calls) const {
     const bool onnx = n.domain.empty() || n.domain == "ai.onnx";
     if (!onnx) return "";
-    if (n.op == "MatMul") return calls > 1 ? "batched" : "";
+    if ((n.op == "MatMul" || n.op == "Gemm") && !n.outputs.empty() && n.outputs[0] >= 0) {
+      if (calls > 1) return "batched";
+      // One output row: a matrix-vector product (memory-bound, a kernel of its own), else matrix-matrix.
+      const Shape& y = g.values[static_cast<size_t>(n.outputs[0])].shape;
+      if (!y.rank_known || y.rank() < 2) return "";
+      bool one_row = true;
+      for (size_t d = 0; d + 1 < y.rank(); ++d) {
+        if (!y.dims[d].is_known()) return "";
+        one_row = one_row && y.dims[d].value() == 1;
+      }
+      return one_row ? "vector" : "matrix";
+    }
     if (n.op != "Conv" || n.inputs.size() < 2 || n.inputs[1] < 0) return "";
     const Shape& w = g.values[static_cast<size_t>(n.inputs[1])].shape;  // [M, C / group, k1, k2, ...]
     if (!w.rank_known || w.rank() < 3) return "";
