@@ -119,6 +119,29 @@ TEST_CASE("calibrate: an op type per fit, the all-ops fit for rare ones, models'
   CHECK(c.models[0].measured_ms == doctest::Approx(measured));
   CHECK_THROWS_AS(flopwise::calibrate({}, flopwise::Granularity::Node), flopwise::InputError);
 
+  // The forward from the op sum: walls made exactly 1.25 x op sum + 0.05 ms per unit are recovered.
+  {
+    std::vector<flopwise::TimedSample> m;
+    std::map<std::string, double> walls, sums, units;
+    for (int i = 0; i < 12; ++i) {
+      const std::string model = "m" + std::to_string(i % 4);
+      m.push_back(synthetic("MatMul", 1e7 * (1 + i * i % 7), 1e5 * (1 + i % 5), 1, 6, 0.05, 0.001, model));
+      sums[model] += m.back().ms;
+      units[model] += 1;
+    }
+    m.push_back(synthetic("Relu", 1e5, 1e6, 1, 0, 0.1, 0.002, "m0"));
+    sums["m0"] += m.back().ms;
+    units["m0"] += 1;
+    for (const auto& [model, sum] : sums) walls[model] = 1.25 * sum + 0.05 * units[model];
+    const flopwise::Calibration wc =
+        flopwise::calibrate(m, flopwise::Granularity::Node, 3, flopwise::Weighting::Sqrt, &walls);
+    CHECK(wc.wall.models == 4);
+    CHECK(wc.wall.per_op_ms == doctest::Approx(1.25).epsilon(1e-9));
+    CHECK(wc.wall.per_unit_ms == doctest::Approx(0.05).epsilon(1e-9));
+    CHECK(wc.wall.rel_rms < 1e-9);
+    CHECK(flopwise::calibrate(m, flopwise::Granularity::Node, 3).wall.models == 0);  // no forwards: no fit
+  }
+
   // Variants: each level of a key with enough samples is fitted ("Conv/depthwise/3x3", "Conv/depthwise",
   // "Conv"); a unit takes its longest fitted key. A key whose units all took no time (a runtime's folded
   // constants) is fitted as taking none; one with too few timed units among untimed ones is not fitted.
@@ -296,6 +319,23 @@ TEST_CASE(
   CHECK(cj["runtime"] == "onnxruntime");
   CHECK(cj["models"].size() == models.size());
   CHECK(cj["statistic"] == "fastest");
+  // Each model's forward: its fastest measured model_run in the ORT profile itself.
+  for (const auto& mj : cj["models"]) {
+    const std::string name = mj["name"].get<std::string>();
+    const std::string stem = name.substr(name.rfind('/') + 1, name.size() - name.rfind('/') - 6);
+    CAPTURE(stem);
+    json prof = json::parse(slurp(ort + stem + ".disabled.json"));
+    std::vector<std::pair<double, double>> run_dur;  // (start, dur) of each model_run
+    for (const auto& e : prof)
+      if (e.value("cat", "") == "Session" && e.value("name", "") == "model_run")
+        run_dur.emplace_back(e["ts"].get<double>(), e["dur"].get<double>());
+    std::sort(run_dur.begin(), run_dur.end());
+    double fastest = 1e300;
+    for (size_t r = 1; r < run_dur.size(); ++r) fastest = std::min(fastest, run_dur[r].second / 1000.0);
+    CHECK(mj["wall_ms"].get<double>() == doctest::Approx(fastest).epsilon(1e-9));
+  }
+  REQUIRE(cj.contains("wall"));
+  CHECK(cj["wall"]["models"] == models.size());
   // Convolutions are fitted by kind where there are 10 samples or more. By the architectures (torchvision):
   // MobileNetV2 has 17 depthwise 3x3 convolutions (one per inverted residual block), 34 pointwise (16
   // expansions, 17 projections, the last 1x1 to 1280) and a 3x3 stem; ResNet-18 has 16 3x3 convolutions in
@@ -343,6 +383,19 @@ TEST_CASE(
   for (const auto& u : pr["units"]) sum += u["ms"].get<double>();
   CHECK(pr["total_ms"].get<double>() == doctest::Approx(sum));
   CHECK(pr["total_ms"].get<double>() > 0);
+  {  // the forward: the wall fit of the file, on the total and the units with FLOPs or bytes
+    json nodes =
+        json::parse(run_cli(model_path("resnet18.onnx") + " --dim batch=1 --format json", dir).out)["nodes"];
+    double timed = 0;
+    for (const auto& n : nodes)
+      timed += (n["flops"].is_number() && n["flops"].get<double>() > 0) ||
+               (n["memory_bytes"].is_number() && n["memory_bytes"].get<double>() > 0);
+    CHECK(timed > 0);
+    CHECK(pr["wall_ms"].get<double>() ==
+          doctest::Approx(cj["wall"]["per_op_ms"].get<double>() * pr["total_ms"].get<double>() +
+                          cj["wall"]["per_unit_ms"].get<double>() * timed)
+              .epsilon(1e-6));
+  }
   CHECK(pr["scopes"][0]["ms"].get<double>() == doctest::Approx(sum));
   CHECK(run_cli(model_path("resnet18.onnx") + " --dim batch=1 --predict " + calib, dir)
             .out.find("predicted latency") != std::string::npos);

@@ -73,6 +73,17 @@ LatencyFit fit_latency(const std::vector<const TimedSample*>& samples, Weighting
 struct CalibratedModel {  // a model the calibration saw, and how well the fit predicts its total
   std::string name;
   double measured_ms = 0, predicted_ms = 0;
+  double wall_ms = 0;  // its measured forward (fastest or median, as the statistic); 0: not known
+};
+
+// A model's forward latency from its op sum: the runtime's own time between and around the units,
+//     wall = per_op_ms * op sum + per_unit_ms * units      (>= 0; units: those with FLOPs or bytes)
+// fitted over the calibration models' measured forwards (non-negative least squares, sqrt weighting).
+struct WallFit {
+  double per_op_ms = 0, per_unit_ms = 0;  // per_op_ms: a ratio (ms of forward per ms of op sum)
+  size_t models = 0;                      // 0: no fit (the reports had no forward times)
+  double rel_rms = 0;
+  double predict(double op_sum_ms, double units) const { return per_op_ms * op_sum_ms + per_unit_ms * units; }
 };
 
 struct Calibration {
@@ -87,6 +98,7 @@ struct Calibration {
   std::map<std::string, LatencyFit> ops;
   std::vector<CalibratedModel> models;
   double model_rel_rms = 0;          // root mean square of the models' relative errors: the prediction's band
+  WallFit wall;                      // the forward latency from the op sum
   std::vector<std::string> sources;  // the measured files
 };
 
@@ -94,8 +106,9 @@ struct Calibration {
 // (every sample of a model) give model_rel_rms. Throws InputError when no sample has a time.
 // Op types with variants (NodeReport::variant) are fitted at every level the data allows: "Conv",
 // "Conv/depthwise", "Conv/depthwise/3x3"; a unit takes the fit of its longest key fitted.
+// `walls`: each model's measured forward (ms), for the WallFit; models without one are left out of it.
 Calibration calibrate(const std::vector<TimedSample>& samples, Granularity g, size_t min_samples = 10,
-                      Weighting w = Weighting::Sqrt);
+                      Weighting w = Weighting::Sqrt, const std::map<std::string, double>* walls = nullptr);
 
 std::string calibration_json(const Calibration& c);
 // Reads calibration_json's output; throws InputError naming the file and what is wrong.
@@ -124,6 +137,8 @@ struct LatencyPrediction {
   std::string calibration;  // the file
   std::string device, runtime, statistic;
   double total_ms = 0, band_ms = 0;  // band: total x the calibration's model_rel_rms
+  double wall_ms = -1;               // the forward latency (WallFit); -1: the calibration has no wall fit
+  int64_t timed_units = 0;           // units with FLOPs or bytes
   std::vector<PredictedUnit> units;
   std::vector<std::pair<std::string, double>> scopes;  // scope path ("" the model) -> ms, tree order
   std::vector<std::string> unseen;                     // op types predicted with the all-ops fit

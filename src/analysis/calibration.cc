@@ -116,6 +116,40 @@ Weighting parse_weighting(const std::string& name) {
   throw UsageError("--weighting: '" + name + "' is not one of relative, sqrt, absolute");
 }
 
+namespace {
+
+// min |a x - b| over x >= 0, x of a's (up to three) columns, exactly: the optimum is the unconstrained least
+// squares on its support, so solve every support and keep the best whose coefficients are all >= 0. Columns
+// are scaled to unit maximum so that counts of very different sizes solve alike; an all-zero column stays 0.
+Eigen::Vector3d nnls3(const Eigen::MatrixXd& a, const Eigen::VectorXd& b) {
+  const Eigen::Index n = a.rows();
+  Eigen::Vector3d scale;
+  for (int j = 0; j < 3; ++j) scale(j) = a.col(j).cwiseAbs().maxCoeff();
+  Eigen::Vector3d best = Eigen::Vector3d::Zero();
+  double best_err = b.squaredNorm();  // all zero
+  for (int mask = 1; mask < 8; ++mask) {
+    std::vector<int> cols;
+    for (int j = 0; j < 3; ++j)
+      if ((mask >> j & 1) && scale(j) > 0) cols.push_back(j);
+    if (cols.size() != static_cast<size_t>(__builtin_popcount(static_cast<unsigned>(mask)))) continue;
+    Eigen::MatrixXd as(n, static_cast<Eigen::Index>(cols.size()));
+    for (size_t k = 0; k < cols.size(); ++k)
+      as.col(static_cast<Eigen::Index>(k)) = a.col(cols[k]) / scale(cols[k]);
+    const Eigen::VectorXd x = as.colPivHouseholderQr().solve(b);
+    if (!x.allFinite() || (x.array() < 0).any()) continue;
+    const double err = (as * x - b).squaredNorm();
+    if (err < best_err) {
+      best_err = err;
+      best.setZero();
+      for (size_t k = 0; k < cols.size(); ++k)
+        best(cols[k]) = x(static_cast<Eigen::Index>(k)) / scale(cols[k]);
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
 LatencyFit fit_latency(const std::vector<const TimedSample*>& samples, Weighting weighting) {
   std::vector<const TimedSample*> s;
   for (const TimedSample* x : samples)
@@ -139,30 +173,7 @@ LatencyFit fit_latency(const std::vector<const TimedSample*>& samples, Weighting
     a(i, 2) = u.calls * w;
     b(i) = t * w;
   }
-  Eigen::Vector3d scale;
-  for (int j = 0; j < 3; ++j) scale(j) = a.col(j).cwiseAbs().maxCoeff();
-  // Non-negative least squares over three coefficients, exactly: the optimum is the unconstrained least
-  // squares on its support, so solve every support and keep the best whose coefficients are all >= 0.
-  Eigen::Vector3d best = Eigen::Vector3d::Zero();
-  double best_err = b.squaredNorm();  // all zero
-  for (int mask = 1; mask < 8; ++mask) {
-    std::vector<int> cols;
-    for (int j = 0; j < 3; ++j)
-      if ((mask >> j & 1) && scale(j) > 0) cols.push_back(j);
-    if (cols.size() != static_cast<size_t>(__builtin_popcount(static_cast<unsigned>(mask)))) continue;
-    Eigen::MatrixXd as(n, static_cast<Eigen::Index>(cols.size()));
-    for (size_t k = 0; k < cols.size(); ++k)
-      as.col(static_cast<Eigen::Index>(k)) = a.col(cols[k]) / scale(cols[k]);
-    const Eigen::VectorXd x = as.colPivHouseholderQr().solve(b);
-    if (!x.allFinite() || (x.array() < 0).any()) continue;
-    const double err = (as * x - b).squaredNorm();
-    if (err < best_err) {
-      best_err = err;
-      best.setZero();
-      for (size_t k = 0; k < cols.size(); ++k)
-        best(cols[k]) = x(static_cast<Eigen::Index>(k)) / scale(cols[k]);
-    }
-  }
+  const Eigen::Vector3d best = nnls3(a, b);
   f.per_gflop_ms = best(0);
   f.per_mb_ms = best(1);
   f.per_call_ms = best(2);
@@ -201,8 +212,8 @@ const LatencyFit* calibration_fit(const Calibration& c, std::string_view op, std
   return nullptr;
 }
 
-Calibration calibrate(const std::vector<TimedSample>& samples, Granularity g, size_t min_samples,
-                      Weighting w) {
+Calibration calibrate(const std::vector<TimedSample>& samples, Granularity g, size_t min_samples, Weighting w,
+                      const std::map<std::string, double>* walls) {
   Calibration c;
   c.granularity = g;
   c.weighting = w;
@@ -250,6 +261,43 @@ Calibration calibrate(const std::vector<TimedSample>& samples, Granularity g, si
     c.models.push_back(m);
   }
   c.model_rel_rms = timed_models ? std::sqrt(sq / static_cast<double>(timed_models)) : 0.0;
+
+  // The forward from the op sum, over the models whose forward was measured (rows weighted 1 / sqrt(wall)).
+  if (walls) {
+    std::map<std::string, double> units;  // a model's units with FLOPs or bytes
+    for (const TimedSample* s : measured)
+      if (s->unit.flops > 0 || s->unit.bytes > 0) units[s->model] += 1;
+    std::vector<CalibratedModel*> timed;
+    for (CalibratedModel& m : c.models) {
+      auto it = walls->find(m.name);
+      if (it != walls->end() && it->second > 0 && std::isfinite(it->second) && m.measured_ms > 0) {
+        m.wall_ms = it->second;
+        timed.push_back(&m);
+      }
+    }
+    if (!timed.empty()) {
+      const Eigen::Index n = static_cast<Eigen::Index>(timed.size());
+      Eigen::MatrixXd a = Eigen::MatrixXd::Zero(n, 3);
+      Eigen::VectorXd b(n);
+      for (Eigen::Index i = 0; i < n; ++i) {
+        const CalibratedModel& m = *timed[static_cast<size_t>(i)];
+        const double wt = 1 / std::sqrt(m.wall_ms);
+        a(i, 0) = m.measured_ms * wt;
+        a(i, 1) = units[m.name] * wt;
+        b(i) = m.wall_ms * wt;
+      }
+      const Eigen::Vector3d x = nnls3(a, b);
+      c.wall.per_op_ms = x(0);
+      c.wall.per_unit_ms = x(1);
+      c.wall.models = timed.size();
+      double wsq = 0;
+      for (const CalibratedModel* m : timed) {
+        const double r = c.wall.predict(m->measured_ms, units[m->name]) / m->wall_ms - 1;
+        wsq += r * r;
+      }
+      c.wall.rel_rms = std::sqrt(wsq / static_cast<double>(timed.size()));
+    }
+  }
   return c;
 }
 
@@ -281,9 +329,18 @@ std::string calibration_json(const Calibration& c) {
   ordered_json ops = ordered_json::object();
   for (const auto& [op, f] : c.ops) ops[op] = calib_fit_json(f);
   j["ops"] = ops;
+  if (c.wall.models > 0)
+    j["wall"] = {{"model", "forward_ms = per_op_ms * op sum + per_unit_ms * units"},
+                 {"per_op_ms", c.wall.per_op_ms},
+                 {"per_unit_ms", c.wall.per_unit_ms},
+                 {"models", c.wall.models},
+                 {"rel_rms", c.wall.rel_rms}};
   ordered_json models = ordered_json::array();
-  for (const auto& m : c.models)
-    models.push_back({{"name", m.name}, {"measured_ms", m.measured_ms}, {"predicted_ms", m.predicted_ms}});
+  for (const auto& m : c.models) {
+    ordered_json mj = {{"name", m.name}, {"measured_ms", m.measured_ms}, {"predicted_ms", m.predicted_ms}};
+    if (m.wall_ms > 0) mj["wall_ms"] = m.wall_ms;
+    models.push_back(mj);
+  }
   j["models"] = models;
   j["sources"] = c.sources;
   return j.dump(1) + "\n";
@@ -349,6 +406,14 @@ Calibration read_calibration_json(const std::string& path) {
   c.all = calib_fit_from(j.contains("all_ops") ? j["all_ops"] : nlohmann::json(), where + " all_ops");
   if (!j.contains("ops") || !j["ops"].is_object()) throw InputError(where + ": 'ops' is missing");
   for (const auto& [op, f] : j["ops"].items()) c.ops[op] = calib_fit_from(f, where + " ops." + op);
+  if (j.contains("wall")) {
+    const nlohmann::json& w = j["wall"];
+    if (!w.is_object()) throw InputError(where + ": 'wall' is not an object");
+    c.wall.per_op_ms = calib_number(w, "per_op_ms", where + " wall");
+    c.wall.per_unit_ms = calib_number(w, "per_unit_ms", where + " wall");
+    c.wall.models = static_cast<size_t>(calib_number(w, "models", where + " wall"));
+    c.wall.rel_rms = calib_number(w, "rel_rms", where + " wall");
+  }
   if (j.contains("models") && j["models"].is_array())
     for (const auto& m : j["models"])
       if (m.is_object())
@@ -376,6 +441,10 @@ std::string prediction_summary(const LatencyPrediction& p) {
   std::string s = buf;
   s += std::string(p.statistic == "fastest" ? " (each op's fastest run" : " (each op's median run") +
        "; calibrated on " + p.device + ", " + p.runtime + ")";
+  if (p.wall_ms >= 0) {
+    std::snprintf(buf, sizeof buf, "; forward %.4g ms", p.wall_ms);
+    s += buf;
+  }
   if (!p.unseen.empty()) {
     s += "; not calibrated, the all-ops fit: ";
     for (size_t i = 0; i < p.unseen.size(); ++i) s += (i ? ", " : "") + p.unseen[i];
@@ -419,6 +488,8 @@ LatencyPrediction predict_latency(const Report& r, const Calibration& c, const s
   }
   if (run_ms != 0) own[run_scope] += run_ms;
   p.band_ms = p.total_ms * c.model_rel_rms;
+  for (const PredictedUnit& u : p.units) p.timed_units += u.flops > 0 || u.bytes > 0;
+  if (c.wall.models > 0) p.wall_ms = c.wall.predict(p.total_ms, static_cast<double>(p.timed_units));
   for (std::string_view op : unseen) p.unseen.emplace_back(op);
   if (r.scopes) {  // each scope: its own units and its children's, in tree order
     std::function<double(const ScopeNode&)> sum = [&](const ScopeNode& s) {

@@ -28,6 +28,8 @@ using nlohmann::json;
 struct Measured {
   std::string runtime, device, threads;
   Granularity granularity = Granularity::Node;
+  std::string model;
+  double wall_ms = 0;  // the forward latency the report measured (fastest or median); 0: none
 };
 
 Measured read_run_json(const std::string& path, bool fastest, std::vector<TimedSample>* out) {
@@ -63,6 +65,16 @@ Measured read_run_json(const std::string& path, bool fastest, std::vector<TimedS
   m.granularity = g == "node" ? Granularity::Node : Granularity::Module;
   std::string model = path;
   if (d.contains("model") && d["model"].is_object()) model = d["model"].value("path", path);
+  m.model = model;
+  if (d.contains("summary") && d["summary"].is_object() && d["summary"].contains("fwd_latency_ms") &&
+      d["summary"]["fwd_latency_ms"].is_object()) {
+    const json& f = d["summary"]["fwd_latency_ms"];
+    const char* key = fastest ? "min" : "median";
+    if (f.contains(key) && f[key].is_number()) {
+      const double v = f[key].get<double>();
+      if (std::isfinite(v) && v > 0) m.wall_ms = v;
+    }
+  }
   if (!mu.contains("units") || !mu["units"].is_array())
     throw InputError(path + ": measured_units has no units");
   for (const auto& u : mu["units"]) {
@@ -163,6 +175,12 @@ void write_summary(std::ostream& os, const Calibration& c) {
   std::snprintf(buf, sizeof buf, "\nthe models' totals: %.1f %% rms relative error (the prediction's band)\n",
                 100 * c.model_rel_rms);
   os << buf;
+  if (c.wall.models > 0) {
+    std::snprintf(buf, sizeof buf,
+                  "forward = %.4g x op sum + %.4g ms x units (%zu models' forwards, %.1f %% rms)\n",
+                  c.wall.per_op_ms, c.wall.per_unit_ms, c.wall.models, 100 * c.wall.rel_rms);
+    os << buf;
+  }
 }
 
 }  // namespace
@@ -195,8 +213,10 @@ int run_calibrate(int argc, char** argv) {
   std::vector<TimedSample> samples;
   Measured first;
   std::set<std::string> devices;
+  std::map<std::string, std::vector<double>> walls;  // model -> its reports' forwards
   for (size_t i = 0; i < runs.size(); ++i) {
     Measured m = read_run(runs[i], fastest, &samples);
+    if (m.wall_ms > 0) walls[m.model].push_back(m.wall_ms);
     if (i == 0) first = m;
     if (m.runtime != first.runtime || m.granularity != first.granularity)
       throw UsageError(runs[i] + " was measured by " + m.runtime + ", " + runs[0] + " by " + first.runtime +
@@ -205,7 +225,13 @@ int run_calibrate(int argc, char** argv) {
   }
   size_t pooled = 0;
   samples = pool_repeats(std::move(samples), fastest, &pooled);
-  Calibration c = calibrate(samples, first.granularity, min_samples, parse_weighting(weighting));
+  std::map<std::string, double> wall;  // pooled as the units are: the fastest, or the median
+  for (auto& [model, v] : walls) {
+    std::sort(v.begin(), v.end());
+    const size_t h = v.size() / 2;
+    wall[model] = fastest ? v.front() : v.size() % 2 ? v[h] : (v[h - 1] + v[h]) / 2;
+  }
+  Calibration c = calibrate(samples, first.granularity, min_samples, parse_weighting(weighting), &wall);
   c.statistic = statistic;
   c.runtime = first.runtime;
   for (const auto& d : devices) c.device += (c.device.empty() ? "" : ", ") + d;

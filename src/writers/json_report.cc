@@ -720,6 +720,11 @@ void write_members(JsonWriter& w, const Report& r, Members& m) {
     w.member("statistic", p.statistic);
     w.member("total_ms", p.total_ms);
     w.member("band_ms", p.band_ms);
+    w.key("wall_ms");  // the forward latency (the calibration's WallFit), null without one
+    if (p.wall_ms >= 0)
+      w.value(p.wall_ms);
+    else
+      w.null();
     w.key("unseen_ops");
     write_string_array(w, p.unseen);
     w.member("unpredicted_nodes", p.unpredicted);
