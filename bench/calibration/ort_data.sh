@@ -46,11 +46,7 @@ for ((k = 1; k <= REPEAT; k++)); do
       cp "$ROOT/models/$name.onnx" "$OUT/"
       /usr/bin/python3 "$ROOT/models/ort/zero_weights.py" "$OUT/$name.onnx" >/dev/null
     fi
-    mapfile -t specs < <(/usr/bin/python3 -c '
-import json, sys
-e = json.load(open(sys.argv[1]))
-for k, v in e["inputs"].items():
-    print(k + "=" + "x".join(map(str, v)) + (":float32" if len(v) == 4 else ":int64"))' "$ROOT/models/$name.expect.json")
+    mapfile -t specs < <(/usr/bin/python3 "$ROOT/models/ort/input_specs.py" "$ROOT/models/$name.expect.json")
     NODE_PATH="$ORT_NODE_MODULES" node "$ROOT/models/ort/profile.js" "$OUT/$name.onnx" "$LEVEL" \
       "$OUT/$name.r$k.prof.json" "$RUNS" "${specs[@]}" >/dev/null
     "$FW" run "$OUT/$name.onnx" --profile "$OUT/$name.r$k.prof.json" --format json -o "$run"

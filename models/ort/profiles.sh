@@ -18,11 +18,7 @@ for name in resnet18 mobilenet_v2 bert bert6 gpt2; do
   cp "$MODELS/$name.onnx" "$TMP/"
   /usr/bin/python3 "$HERE/zero_weights.py" "$TMP/$name.onnx" >/dev/null
   # Inputs: name=1x3x224x224:float32 from the expectation's "inputs" (token ids are int64).
-  mapfile -t specs < <(/usr/bin/python3 -c '
-import json, sys
-e = json.load(open(sys.argv[1]))
-for k, v in e["inputs"].items():
-    print(k + "=" + "x".join(map(str, v)) + (":float32" if len(v) == 4 else ":int64"))' "$MODELS/$name.expect.json")
+  mapfile -t specs < <(/usr/bin/python3 "$HERE/input_specs.py" "$MODELS/$name.expect.json")
   for level in disabled all; do
     NODE_PATH="$ORT_NODE_MODULES" node "$HERE/profile.js" "$TMP/$name.onnx" "$level" "$HERE/$name.$level.json" \
       "$RUNS" "${specs[@]}"
