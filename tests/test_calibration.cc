@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -408,6 +409,20 @@ TEST_CASE(
   CHECK(dj["delta"]["predicted_latency_us"].get<int64_t>() ==
         dj["b"]["predicted_latency_us"].get<int64_t>() - dj["a"]["predicted_latency_us"].get<int64_t>());
   CHECK(dj["b"]["predicted_latency_us"].get<int64_t>() > dj["a"]["predicted_latency_us"].get<int64_t>());
+  CHECK(dj["delta"]["predicted_forward_us"].get<int64_t>() ==
+        dj["b"]["predicted_forward_us"].get<int64_t>() - dj["a"]["predicted_forward_us"].get<int64_t>());
+  CHECK(dj["b"]["predicted_forward_us"].get<int64_t>() > 0);
+  {  // the text diff: both rows in ms, the delta B - A
+    CliRun dt = run_cli("diff " + model_path("resnet18.onnx") + " " + model_path("resnet34.onnx") +
+                            " --dim batch=1 --predict " + calib,
+                        dir);
+    REQUIRE_MESSAGE(dt.code == 0, dt.err);
+    char want[64];
+    std::snprintf(want, sizeof want, "%+.3f ms", dj["delta"]["predicted_latency_us"].get<double>() / 1e3);
+    CHECK(dt.out.find("predicted_latency") != std::string::npos);
+    CHECK(dt.out.find("predicted_forward") != std::string::npos);
+    CHECK(dt.out.find(want) != std::string::npos);
+  }
 
   // --sweep: each point's prediction from the units' formulas, as --predict gives it with the dims bound.
   CliRun sw = run_cli(

@@ -88,9 +88,12 @@ void add_training(Figures& f, const TrainingReport& t) {
   f.items.push_back({"memory_estimate_bytes", opt(t.memory_estimate_bytes)});
 }
 
-// --predict on both sides: the predicted latency, in microseconds (flopwise/calibration.h).
+// --predict on both sides: the predicted latency (the op sum) and forward, in microseconds
+// (flopwise/calibration.h); the forward only where the calibration fitted one.
 void add_prediction(Figures& f, const LatencyPrediction& p) {
   f.items.push_back({"predicted_latency_us", static_cast<int64_t>(std::llround(p.total_ms * 1e3))});
+  if (p.wall_ms >= 0)
+    f.items.push_back({"predicted_forward_us", static_cast<int64_t>(std::llround(p.wall_ms * 1e3))});
 }
 
 Figures scope_figures(const ScopeNode& s) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 #include "flopwise/diff.h"
 #include "flopwise/json_text.h"
@@ -129,15 +130,28 @@ void print_md(std::ostream& os, const Table& t, size_t left) {
 
 Table totals_table(const Diff& d) {
   Table t{{"total", "A", "B", "delta", "change"}};
-  for (const char* k : {"params", "macs", "flops", "memory_bytes", "train_backward_macs",
-                        "train_backward_flops", "trainable_params", "saved_activation_bytes",
-                        "optimizer_state_bytes", "memory_estimate_bytes", "uncounted_nodes"}) {
+  for (const char* k :
+       {"params", "macs", "flops", "memory_bytes", "train_backward_macs", "train_backward_flops",
+        "trainable_params", "saved_activation_bytes", "optimizer_state_bytes", "memory_estimate_bytes",
+        "predicted_latency_us", "predicted_forward_us", "uncounted_nodes"}) {
     if (std::string(k) == "uncounted_nodes" && d.a.get(k).value_or(0) == 0 && d.b.get(k).value_or(0) == 0)
       continue;
     const bool forward = std::string(k) == "params" || std::string(k) == "macs" ||
                          std::string(k) == "flops" || std::string(k) == "memory_bytes" ||
                          std::string(k) == "uncounted_nodes";
     if (!forward && !d.a.get(k) && !d.b.get(k)) continue;  // --train's rows, when the diff has them
+    if (std::string_view(k).substr(std::string_view(k).size() - 3) == "_us") {  // --predict: in ms
+      auto ms = [](std::optional<int64_t> v, bool sign) {
+        if (!v) return std::string("unknown");
+        char buf[48];
+        std::snprintf(buf, sizeof buf, sign ? "%+.3f ms" : "%.3f ms", static_cast<double>(*v) / 1e3);
+        return std::string(buf);
+      };
+      t.push_back({std::string(k).substr(0, std::string(k).size() - 3), ms(d.a.get(k), false),
+                   ms(d.b.get(k), false), ms(d.delta.get(k), true),
+                   pct_str(percent_change(d.a.get(k), d.b.get(k)))});
+      continue;
+    }
     t.push_back({k, plain_human(d.a.get(k)), plain_human(d.b.get(k)), signed_human(d.delta.get(k)),
                  pct_str(percent_change(d.a.get(k), d.b.get(k)))});
   }
