@@ -17,6 +17,7 @@
 #include "flopwise/calibration.h"
 #include "flopwise/convention.h"
 #include "flopwise/errors.h"
+#include "ort_util.h"
 
 using namespace fwtest;
 using json = nlohmann::json;
@@ -38,11 +39,7 @@ flopwise::TimedSample synthetic(const std::string& op, double flops, double byte
 // first, summed.
 double profile_kernel_ms(const std::string& path, bool fastest = false) {
   json doc = json::parse(slurp(path));
-  std::vector<std::pair<double, double>> runs;
-  for (const auto& e : doc)
-    if (e.value("cat", "") == "Session" && e.value("name", "") == "model_run")
-      runs.emplace_back(e["ts"].get<double>(), e["ts"].get<double>() + e["dur"].get<double>());
-  std::sort(runs.begin(), runs.end());
+  const std::vector<std::pair<double, double>> runs = ort_model_runs(doc);
   REQUIRE(runs.size() >= 2);
   std::map<std::string, std::vector<double>> us;  // kernel -> its time in each measured run
   for (const auto& e : doc) {
@@ -326,13 +323,10 @@ TEST_CASE(
     const std::string stem = name.substr(name.rfind('/') + 1, name.size() - name.rfind('/') - 6);
     CAPTURE(stem);
     json prof = json::parse(slurp(ort + stem + ".disabled.json"));
-    std::vector<std::pair<double, double>> run_dur;  // (start, dur) of each model_run
-    for (const auto& e : prof)
-      if (e.value("cat", "") == "Session" && e.value("name", "") == "model_run")
-        run_dur.emplace_back(e["ts"].get<double>(), e["dur"].get<double>());
-    std::sort(run_dur.begin(), run_dur.end());
-    double fastest = 1e300;
-    for (size_t r = 1; r < run_dur.size(); ++r) fastest = std::min(fastest, run_dur[r].second / 1000.0);
+    const auto runs = ort_model_runs(prof);
+    double fastest = 1e300;  // of the measured runs (the first is ORT's warm-up)
+    for (size_t r = 1; r < runs.size(); ++r)
+      fastest = std::min(fastest, (runs[r].second - runs[r].first) / 1000.0);
     CHECK(mj["wall_ms"].get<double>() == doctest::Approx(fastest).epsilon(1e-9));
   }
   REQUIRE(cj.contains("wall"));

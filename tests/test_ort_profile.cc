@@ -11,6 +11,7 @@
 #include <set>
 
 #include "cli_util.h"
+#include "ort_util.h"
 
 using namespace fwtest;
 using json = nlohmann::json;
@@ -26,11 +27,7 @@ std::string profile_path(const std::string& model, const std::string& level) {
 // Node time per run straight from the profile: the durations of the "Node" events inside each model_run.
 std::vector<double> node_us_per_run(const std::string& path) {
   json doc = json::parse(slurp(path));
-  std::vector<std::pair<double, double>> runs;
-  for (const auto& e : doc)
-    if (e.value("cat", "") == "Session" && e.value("name", "") == "model_run")
-      runs.emplace_back(e["ts"].get<double>(), e["ts"].get<double>() + e["dur"].get<double>());
-  std::sort(runs.begin(), runs.end());
+  const std::vector<std::pair<double, double>> runs = ort_model_runs(doc);
   std::vector<double> us(runs.size(), 0.0);
   for (const auto& e : doc) {
     if (e.value("cat", "") != "Node") continue;

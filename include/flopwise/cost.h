@@ -66,6 +66,11 @@ struct NodeReport {
   std::string_view variant;
 };
 
+// A MatMul's or Gemm's kind of product (NodeReport::variant) from its output's shape: "vector" (one output
+// row) or "matrix"; "" where a leading dim is not a number. `at` binds the model's dims first (a sweep's
+// point), where the report's shapes keep them as formulas.
+const char* product_kind(const Shape& y, const std::vector<std::pair<std::string, int64_t>>* at = nullptr);
+
 // Params stored inside one control-flow body of a node (an If's then_branch, a Loop's body).
 struct BranchParams {
   std::string node, branch;

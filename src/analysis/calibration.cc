@@ -30,22 +30,13 @@ std::optional<double> count_value(const Count& c, const DimValues* at) {
   return std::nullopt;
 }
 
-// A node's variant, where `at` (a sweep's point) binds the dims a product's kind depends on: a MatMul's or
-// Gemm's output rows (NodeReport::variant, which cost.cc leaves empty where they are formulas).
+// A node's variant, where `at` (a sweep's point) binds the dims a product's kind depends on (cost.cc leaves
+// it empty where they are formulas).
 std::string_view variant_at(const NodeReport& n, const DimValues* at) {
   if (!n.variant.empty() || !at || n.calls != 1 || (n.op != "MatMul" && n.op != "Gemm") ||
       !(n.domain.empty() || n.domain == "ai.onnx") || n.outputs.empty())
     return n.variant;
-  const Shape& y = n.outputs[0].second;
-  if (!y.rank_known || y.rank() < 2) return n.variant;
-  bool one_row = true;
-  for (size_t d = 0; d + 1 < y.rank(); ++d) {
-    const std::optional<int64_t> v =
-        y.dims[d].is_symbolic() ? y.dims[d].substitute(*at).maybe_value() : y.dims[d].maybe_value();
-    if (!v) return n.variant;
-    one_row = one_row && *v == 1;
-  }
-  return one_row ? "vector" : "matrix";
+  return product_kind(n.outputs[0].second, at);
 }
 
 // The report's units at granularity g as views of its strings, in node order (a scope's unit where its

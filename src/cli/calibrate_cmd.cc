@@ -115,6 +115,13 @@ Measured read_run(const std::string& path, bool fastest, std::vector<TimedSample
   }
 }
 
+// The fastest or the median of `t` (not empty), as --statistic pools a model's repeats.
+double pool_times(std::vector<double> t, bool fastest) {
+  std::sort(t.begin(), t.end());
+  const size_t h = t.size() / 2;
+  return fastest ? t.front() : t.size() % 2 ? t[h] : (t[h - 1] + t[h]) / 2;
+}
+
 // Repeated measurements of one model pooled: a unit (the same model file, name and counts) measured by
 // several reports is one sample, its fastest time (fastest) or the median of its times (median). Units with
 // no time in any report keep 0 (not measured). First-seen order.
@@ -134,18 +141,8 @@ std::vector<TimedSample> pool_repeats(std::vector<TimedSample> samples, bool fas
     const double ms = fresh ? out.back().ms : s.ms;
     if (ms > 0 && std::isfinite(ms)) times[it->second].push_back(ms);
   }
-  for (size_t i = 0; i < out.size(); ++i) {
-    std::vector<double>& t = times[i];
-    if (t.empty()) {
-      out[i].ms = 0;
-    } else if (fastest) {
-      out[i].ms = *std::min_element(t.begin(), t.end());
-    } else {
-      std::sort(t.begin(), t.end());
-      const size_t h = t.size() / 2;
-      out[i].ms = t.size() % 2 ? t[h] : (t[h - 1] + t[h]) / 2;
-    }
-  }
+  for (size_t i = 0; i < out.size(); ++i)
+    out[i].ms = times[i].empty() ? 0 : pool_times(std::move(times[i]), fastest);
   return out;
 }
 
@@ -226,11 +223,7 @@ int run_calibrate(int argc, char** argv) {
   size_t pooled = 0;
   samples = pool_repeats(std::move(samples), fastest, &pooled);
   std::map<std::string, double> wall;  // pooled as the units are: the fastest, or the median
-  for (auto& [model, v] : walls) {
-    std::sort(v.begin(), v.end());
-    const size_t h = v.size() / 2;
-    wall[model] = fastest ? v.front() : v.size() % 2 ? v[h] : (v[h - 1] + v[h]) / 2;
-  }
+  for (auto& [model, v] : walls) wall[model] = pool_times(std::move(v), fastest);
   Calibration c = calibrate(samples, first.granularity, min_samples, parse_weighting(weighting), &wall);
   c.statistic = statistic;
   c.runtime = first.runtime;

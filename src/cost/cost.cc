@@ -22,6 +22,19 @@
 
 namespace flopwise {
 
+// One output row: a matrix-vector product (memory-bound, a kernel of its own), else matrix-matrix.
+const char* product_kind(const Shape& y, const std::vector<std::pair<std::string, int64_t>>* at) {
+  if (!y.rank_known || y.rank() < 2) return "";
+  bool one_row = true;
+  for (size_t d = 0; d + 1 < y.rank(); ++d) {
+    const std::optional<int64_t> v =
+        at && y.dims[d].is_symbolic() ? y.dims[d].substitute(*at).maybe_value() : y.dims[d].maybe_value();
+    if (!v) return "";
+    one_row = one_row && *v == 1;
+  }
+  return one_row ? "vector" : "matrix";
+}
+
 void Totals::add_rollup(const Totals& n) {
   bool any_unknown = false;
   auto add = [&](Count& into, const Count& c) {
@@ -216,16 +229,7 @@ struct ReportBuilder {
     const bool onnx = n.domain.empty() || n.domain == "ai.onnx";
     if (!onnx) return "";
     if ((n.op == "MatMul" || n.op == "Gemm") && !n.outputs.empty() && n.outputs[0] >= 0) {
-      if (calls > 1) return "batched";
-      // One output row: a matrix-vector product (memory-bound, a kernel of its own), else matrix-matrix.
-      const Shape& y = g.values[static_cast<size_t>(n.outputs[0])].shape;
-      if (!y.rank_known || y.rank() < 2) return "";
-      bool one_row = true;
-      for (size_t d = 0; d + 1 < y.rank(); ++d) {
-        if (!y.dims[d].is_known()) return "";
-        one_row = one_row && y.dims[d].value() == 1;
-      }
-      return one_row ? "vector" : "matrix";
+      return calls > 1 ? "batched" : product_kind(g.values[static_cast<size_t>(n.outputs[0])].shape);
     }
     if (n.op != "Conv" || n.inputs.size() < 2 || n.inputs[1] < 0) return "";
     const Shape& w = g.values[static_cast<size_t>(n.inputs[1])].shape;  // [M, C / group, k1, k2, ...]
