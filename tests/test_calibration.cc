@@ -214,6 +214,69 @@ TEST_CASE("calibrate: an op type per fit, the all-ops fit for rare ones, models'
   CHECK_THROWS_AS(flopwise::read_calibration((dir / "absent.json").string()), flopwise::InputError);
 }
 
+TEST_CASE("local correction: the kernel formula by hand, a model never corrects itself, the file") {
+  // Points at (log10 (FLOPs + 1), log10 (bytes + 1)); a unit of 1e6 - 1 FLOPs and 1e4 - 1 bytes sits at (6,
+  // 4).
+  flopwise::LocalCorrection l;
+  l.points = {{6.0, 4.0, std::log(2.0), 0}, {6.1, 4.0, std::log(2.0), 1}, {9.0, 7.0, -1.0, 1}};
+  const double k2 = std::exp(-1.0);  // d = 0.1 = the bandwidth; the third point is beyond 4 bandwidths
+  CHECK(flopwise::local_factor(l, 1e6 - 1, 1e4 - 1, 0.1, 1) ==
+        doctest::Approx(std::exp((1 + k2) * std::log(2.0) / (1 + k2 + 1))).epsilon(1e-12));
+  CHECK(flopwise::local_factor(l, 1e6 - 1, 1e4 - 1, 0.1, 1, /*skip_model=*/0) ==
+        doctest::Approx(std::exp(k2 * std::log(2.0) / (k2 + 1))).epsilon(1e-12));
+  CHECK(flopwise::local_factor(l, 1e3, 1e2, 0.1, 1) == 1.0);          // no point near: the linear fit stands
+  CHECK(flopwise::local_factor(l, 1e6 - 1, 1e4 - 1, 0.0, 1) == 1.0);  // switched off
+
+  // Times of one op type exactly 10 ms/GFLOP, except the small units of model "b", which take twice that:
+  // the fit's residuals there become points; a new unit near them is priced up, one far from them is not.
+  std::vector<flopwise::TimedSample> v;
+  for (int i = 0; i < 8; ++i) v.push_back(synthetic("Conv", 1e8 * (1 + i), 0, 0, 10, 0, 0, "a"));
+  for (int i = 0; i < 4; ++i) {
+    v.push_back(synthetic("Conv", 1e6 * (1 + 0.01 * i), 0, 0, 10, 0, 0, "b"));
+    v.back().ms *= 2;
+  }
+  const flopwise::Calibration c = flopwise::calibrate(v, flopwise::Granularity::Node, 3);
+  REQUIRE(c.local.count("Conv"));
+  CHECK(c.local.at("Conv").points.size() == 12);  // one per model and configuration
+  const flopwise::LatencyFit& f = c.ops.at("Conv");
+  const double near =
+      flopwise::local_factor(c.local.at("Conv"), 1.005e6, 0, c.local_bandwidth, c.local_prior);
+  CHECK(near > 1.3);  // four points of residual ~ln 2 (less the fit's own tilt) around it
+  CHECK(flopwise::local_factor(c.local.at("Conv"), 3e10, 0, c.local_bandwidth, c.local_prior) == 1.0);
+  // Each model's total is predicted without its own points: "b" has no other model's point near its units,
+  // so its prediction is the linear fit's alone.
+  REQUIRE(c.models.size() == 2);
+  CHECK(c.models[1].name == "b");
+  double linear_b = 0;
+  for (const auto& s : v)
+    if (s.model == "b") linear_b += f.predict(s.unit.flops, s.unit.bytes, s.unit.calls);
+  CHECK(c.models[1].predicted_ms == doctest::Approx(linear_b).epsilon(1e-9));
+  CHECK(flopwise::calibrate(v, flopwise::Granularity::Node, 3, flopwise::Weighting::Sqrt, nullptr, 0)
+            .local.empty());
+
+  // The file keeps the points (4 decimals) and the kernel's settings; a bad point is a clear error.
+  auto dir = scratch_dir("calibration_local");
+  const std::string path = (dir / "c.json").string();
+  const std::string text = flopwise::calibration_json(c);
+  { std::ofstream(path) << text; }
+  const flopwise::Calibration r = flopwise::read_calibration(path);
+  CHECK(r.local_bandwidth == c.local_bandwidth);
+  CHECK(r.local_prior == c.local_prior);
+  REQUIRE(r.local.count("Conv"));
+  CHECK(flopwise::local_factor(r.local.at("Conv"), 1.005e6, 0, r.local_bandwidth, r.local_prior) ==
+        doctest::Approx(near).epsilon(1e-3));
+  const size_t at = text.find("\"points\": {");
+  REQUIRE(at != std::string::npos);
+  for (const std::string& bad_point :
+       {std::string("[1, 2]"), std::string("[6, 4, 1e9]"), std::string("\"x\"")}) {
+    std::string bad = text;
+    const size_t open = bad.find('[', bad.find('[', at) + 1);  // the first point of the first key
+    bad.replace(open, bad.find(']', open) - open + 1, bad_point);
+    std::ofstream(path, std::ios::trunc) << bad;
+    CHECK_THROWS_AS(flopwise::read_calibration(path), flopwise::InputError);
+  }
+}
+
 TEST_CASE("--predict: the total and every scope are the sums of their units' predictions") {
   flopwise::Pins pins;
   pins.dims.emplace_back("batch", 1);

@@ -1,5 +1,6 @@
 // conv family: Conv, ConvTranspose, DeformConv. Shapes of rows named "(onnx test_x)" are the output
 // dims of ONNX's backend node test test_x; costs are derived by hand.
+#include "flopwise/cost.h"
 #include "op_test_util.h"
 
 using namespace fwtest;
@@ -131,3 +132,27 @@ TEST_CASE("conv ops: symbolic spatial arithmetic") {
   CHECK(t.out(0).dtype == DType::Float32);
 }
 // clang-format on
+
+TEST_CASE("conv ops: the kind of kernel a calibration fits apart (NodeReport::variant)") {
+  // PyTorch's CPU convolution (aten/src/ATen/native/Convolution.cpp, use_mkldnn) takes oneDNN for batch 1 and
+  // groups 1 only when a kernel is larger than 3 on both axes or the input has more than 20,480 elements
+  // (N*C*H*W); below, its own im2col + GEMM: "/small".
+  auto variant = [](const std::vector<std::string>& in, const std::map<std::string, Attribute>& attrs = {}) {
+    OneNode one = run_op("Conv", in, attrs);
+    Report r = build_report(one.model, one.result);
+    REQUIRE(r.nodes.size() == 1);
+    return std::string(r.nodes[0].variant);
+  };
+  CHECK(variant({"1x8x16x16", "8x8x3x3"}) == "spatial/3x3/small");    // 2,048 input elements
+  CHECK(variant({"1x20x32x32", "8x20x3x3"}) == "spatial/3x3/small");  // 20,480: not above
+  CHECK(variant({"1x21x32x32", "8x21x3x3"}) == "spatial/3x3");        // 21,504
+  CHECK(variant({"1x8x16x16", "8x8x1x3"}) == "spatial/1x3/small");    // 1 <= 3 on one axis
+  CHECK(variant({"1x8x16x16", "8x8x5x5"}) == "spatial/5x5");          // larger than 3 on both axes
+  CHECK(variant({"2x8x16x16", "8x8x3x3"}) == "spatial/3x3");          // batch 2
+  CHECK(variant({"N,8,16,16", "8x8x3x3"}) == "spatial/3x3/small");    // per sample where the batch is a dim
+  CHECK(variant({"1,8,H,W", "8x8x3x3"}) == "spatial/3x3");            // unknown size: not small
+  CHECK(variant({"1x8x16x16", "8x8x1x1"}) == "pointwise");
+  CHECK(variant({"1x8x16x16", "8x1x3x3"}, {{"group", A::i(8)}}) == "depthwise/3x3");
+  CHECK(variant({"1x8x16x16", "8x2x3x3"}, {{"group", A::i(4)}}) == "grouped");
+  CHECK(variant({"1x4x4x8x8", "8x4x3x3x3"}) == "spatial/3x3x3");  // 3-D: no size class
+}

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Leave-one-family-out accuracy of `flopwise calibrate` + `--predict` (bench/README.md, "Predicted latency").
 
-    /usr/bin/python3 bench/calibration/loo.py RUN_DIR [--flopwise build/flopwise] [--weighting W]
+    /usr/bin/python3 bench/calibration/loo.py RUN_DIR [--extra SUITE_DIR] [--flopwise build/flopwise] [--weighting W]
 
 RUN_DIR holds NAME.run.json or NAME.rK.run.json files (`flopwise run ... --format json`, one runtime:
 bench/calibration/ort_data.sh or torch_data.sh; rK: the K-th of repeated measurements of NAME, each a sample
@@ -10,7 +10,8 @@ size (FAMILIES below, else the name itself). For every family: calibrate on ever
 predict each of its models with `flopwise MODEL --predict` (the model file and input bindings the run report
 names), and compare the predicted total with what the run measured: the sum of the units it times (kernel
 time: ORT's node time, LibTorch's op sum), and the predicted forward (the calibration's wall fit) with the
-measured forward latency. Three predictors side by side:
+measured forward latency. --extra DIR: more run reports (the calibration suite's, bench/calibration/suite_data.sh)
+in every family's calibration; they are never predicted. Three predictors side by side:
   per-op     the calibration as flopwise writes it (one fit per op type, the all-ops fit for rare types);
   all-ops    one fit for every op (calibrate --min-samples 1000000);
   FLOP/s     the static FLOPs at the calibration models' median FLOP/s (what a FLOP count alone predicts).
@@ -78,6 +79,9 @@ def main():
     ap.add_argument("runs")
     ap.add_argument("--flopwise", default=os.path.join(os.path.dirname(__file__), "..", "..", "build", "flopwise"))
     ap.add_argument("--json", help="write the per-model rows here")
+    ap.add_argument("--extra", action="append", default=[],
+                    help="a directory of more run reports (the calibration suite, bench/calibration/suite_data.sh) "
+                         "in every fold's calibration, never held out")
     ap.add_argument("--weighting", default="sqrt")
     ap.add_argument("--min-samples", default="10", help="calibrate's --min-samples for the per-op predictor")
     ap.add_argument("--statistic", default="fastest", choices=("fastest", "median"),
@@ -85,8 +89,10 @@ def main():
                          "fastest times over all its repeats (fastest) or the median of its repeats' op sums")
     ap.add_argument("--no-variants", action="store_true",
                     help="calibrate without the units' kernel variants (one fit per op type), for comparison")
+    ap.add_argument("--local-bandwidth", default=None, help="calibrate's --local-bandwidth (default: its own)")
     args = ap.parse_args()
     fw = args.flopwise
+    local = ["--local-bandwidth", args.local_bandwidth] if args.local_bandwidth is not None else []
     runs = {}  # model -> [(path, doc)], its repeats
     for path in sorted(glob.glob(os.path.join(args.runs, "*.run.json"))):
         name = re.sub(r"\.r\d+$", "", os.path.basename(path)[: -len(".run.json")])
@@ -100,15 +106,16 @@ def main():
                 copy = os.path.join(tmp, os.path.basename(path))
                 json.dump(d, open(copy, "w"))
                 reps[i] = (copy, d)
+    extra = [p for d in args.extra for p in sorted(glob.glob(os.path.join(d, "*.run.json")))]
     fams = {}
     for name in runs:
         fams.setdefault(family(name), []).append(name)
     rows = []
     for fam, members in sorted(fams.items()):
-        train = [p for n in runs if family(n) != fam for p, _ in runs[n]]
+        train = [p for n in runs if family(n) != fam for p, _ in runs[n]] + extra
         per_op, all_ops = os.path.join(tmp, fam + ".json"), os.path.join(tmp, fam + ".all.json")
         w = ["--weighting", args.weighting, "--statistic", args.statistic]
-        run([fw, "calibrate", *train, "-o", per_op, "--min-samples", args.min_samples, *w])
+        run([fw, "calibrate", *train, "-o", per_op, "--min-samples", args.min_samples, *w, *local])
         run([fw, "calibrate", *train, "-o", all_ops, "--min-samples", "1000000", *w])
         # FLOP/s of the calibration models: static FLOPs / measured op sum, median over them
         key = "min_ms" if args.statistic == "fastest" else "ms"

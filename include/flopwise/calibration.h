@@ -86,6 +86,24 @@ struct WallFit {
   double predict(double op_sum_ms, double units) const { return per_op_ms * op_sum_ms + per_unit_ms * units; }
 };
 
+// A fit's local correction: where the calibration's units of one key ran faster or slower than the key's
+// linear fit at some sizes (narrow convolutions, attention over few tokens), a unit near them takes their
+// mean log residual, by Gaussian kernel regression in (log10 (FLOPs + 1), log10 (bytes + 1)):
+//     t = fit(u) * exp(sum_i k_i r_i / (sum_i k_i + prior)),   k_i = exp(-d_i^2 / bandwidth^2)
+// r_i = ln(measured / fitted) of point i (one per calibration model and configuration: a model's identical
+// layers averaged), d_i its distance to u. Far from every point the sum is ~0 and the linear fit stands.
+struct LocalPoint {
+  double log_flops = 0, log_bytes = 0, residual = 0;
+  int model = -1;  // the calibration model it came from, while calibrating (-1: read from a file)
+};
+struct LocalCorrection {
+  std::vector<LocalPoint> points;  // sorted by log_flops
+};
+// The factor exp(...) above for a unit of `flops` and `bytes`; points of `skip_model` left out (>= 0: the
+// calibration's own models, each predicted as if it had not been measured).
+double local_factor(const LocalCorrection& l, double flops, double bytes, double bandwidth, double prior,
+                    int skip_model = -1);
+
 struct Calibration {
   std::string device, runtime, threads;  // as the measured reports say
   // Which of a unit's measured times was fitted: "fastest" (its fastest run: what a shared machine
@@ -97,8 +115,11 @@ struct Calibration {
   LatencyFit all;           // every sample: for an op type not fitted on its own
   std::map<std::string, LatencyFit> ops;
   std::vector<CalibratedModel> models;
-  double model_rel_rms = 0;          // root mean square of the models' relative errors: the prediction's band
-  WallFit wall;                      // the forward latency from the op sum
+  double model_rel_rms = 0;  // root mean square of the models' relative errors: the prediction's band
+  WallFit wall;              // the forward latency from the op sum
+  // The local corrections, by the key of the fit they correct (empty: none; local_bandwidth 0: switched off).
+  double local_bandwidth = 0.1, local_prior = 1;
+  std::map<std::string, LocalCorrection> local;
   std::vector<std::string> sources;  // the measured files
 };
 
@@ -107,8 +128,11 @@ struct Calibration {
 // Op types with variants (NodeReport::variant) are fitted at every level the data allows: "Conv",
 // "Conv/depthwise", "Conv/depthwise/3x3"; a unit takes the fit of its longest key fitted.
 // `walls`: each model's measured forward (ms), for the WallFit; models without one are left out of it.
+// `local_bandwidth`: the local corrections' kernel width in decades (0: none). The models' predicted totals
+// (and so model_rel_rms, the band) use each model's corrections without its own points: held out.
 Calibration calibrate(const std::vector<TimedSample>& samples, Granularity g, size_t min_samples = 10,
-                      Weighting w = Weighting::Sqrt, const std::map<std::string, double>* walls = nullptr);
+                      Weighting w = Weighting::Sqrt, const std::map<std::string, double>* walls = nullptr,
+                      double local_bandwidth = 0.1);
 
 std::string calibration_json(const Calibration& c);
 // Reads calibration_json's output; throws InputError naming the file and what is wrong.
@@ -122,8 +146,11 @@ Calibration read_calibration(const std::string& path);
 std::string calibration_key(std::string_view op, std::string_view variant);
 std::vector<std::string> calibration_keys(std::string_view op, std::string_view variant);
 const LatencyFit* calibration_fit(const Calibration& c, std::string_view op, std::string_view variant);
+// The key of that fit (a key of c.ops), nullptr where none.
+const std::string* calibration_fit_key(const Calibration& c, std::string_view op, std::string_view variant);
 
-// --predict: each unit's time (the calibration's granularity) by its op type's fit (calibration_fit), or the
+// --predict: each unit's time (the calibration's granularity) by its op type's fit (calibration_fit) times
+// that fit's local correction, or the
 // all-ops fit where the calibration has none for the type (listed in `unseen`), summed per scope and for the
 // model. Units whose counts are not numbers are not predicted (counted in `unpredicted`). A unit of no FLOPs
 // and no bytes (a shape computation a runtime folds) is predicted at 0. A predicted unit: views of the

@@ -22,7 +22,7 @@ from .formula import Formula
 from .report import Report, Scope, Totals
 from ._cli import cli_path, run_cli
 
-__all__ = ["analyze", "sweep", "diff", "check", "run", "trace", "Report", "Scope", "Totals", "Formula", "Sweep",
+__all__ = ["analyze", "sweep", "diff", "check", "run", "trace", "calibrate", "Report", "Scope", "Totals", "Formula", "Sweep",
            "CheckResult", "FlopwiseError", "InputError", "UsageError", "ShapeError", "StrictError", "RunError",
            "InternalError", "cli_path"]
 
@@ -319,3 +319,19 @@ def trace(path, **opts):
     compares two traces."""
     args = ["trace", os.fspath(path)] + _option_args(opts) + ["--format", "json"]
     return json.loads(run_cli(args)[1])
+
+
+def calibrate(runs, output=None, **opts):
+    """Fits the latency of each kind of op on one device from run reports (flopwise calibrate RUNS... -o OUTPUT:
+    `run(...)`'s reports saved as JSON, LibTorch or ONNX Runtime profiles) and returns the calibration as a dict;
+    written to `output` when given, for `analyze(..., predict=output)`. Options as keywords: min_samples=10,
+    weighting="sqrt", statistic="fastest", local_bandwidth=0.1. `flopwise.suite.calibrate_device` measures a
+    device that has no reports yet."""
+    import tempfile
+
+    runs = [os.fspath(runs)] if isinstance(runs, (str, os.PathLike)) else [os.fspath(r) for r in runs]
+    with tempfile.TemporaryDirectory(prefix="flopwise-") as tmp:
+        path = os.fspath(output) if output is not None else os.path.join(tmp, "calibration.json")
+        run_cli(["calibrate", *runs, "-o", path] + _option_args(opts))
+        with open(path) as f:
+            return json.load(f)

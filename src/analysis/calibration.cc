@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 
 #include "flopwise/errors.h"
@@ -197,18 +198,54 @@ std::vector<std::string> calibration_keys(std::string_view op, std::string_view 
   return keys;
 }
 
-const LatencyFit* calibration_fit(const Calibration& c, std::string_view op, std::string_view variant) {
+const std::string* calibration_fit_key(const Calibration& c, std::string_view op, std::string_view variant) {
   for (const std::string& k : calibration_keys(op, variant))
-    if (auto it = c.ops.find(k); it != c.ops.end()) return &it->second;
+    if (auto it = c.ops.find(k); it != c.ops.end()) return &it->first;
   return nullptr;
 }
 
+const LatencyFit* calibration_fit(const Calibration& c, std::string_view op, std::string_view variant) {
+  const std::string* k = calibration_fit_key(c, op, variant);
+  return k ? &c.ops.find(*k)->second : nullptr;
+}
+
+namespace {
+
+// What local_factor's window search needs: the points in log10 FLOPs order.
+void sort_points(LocalCorrection& l) {
+  std::stable_sort(l.points.begin(), l.points.end(),
+                   [](const LocalPoint& a, const LocalPoint& b) { return a.log_flops < b.log_flops; });
+}
+
+}  // namespace
+
+double local_factor(const LocalCorrection& l, double flops, double bytes, double bandwidth, double prior,
+                    int skip_model) {
+  if (!(bandwidth > 0) || l.points.empty()) return 1;
+  const double lf = std::log10(flops + 1), lb = std::log10(bytes + 1);
+  const double reach = 4 * bandwidth;  // exp(-16): beyond it a point weighs nothing
+  auto it = std::lower_bound(l.points.begin(), l.points.end(), lf - reach,
+                             [](const LocalPoint& p, double v) { return p.log_flops < v; });
+  double wsum = 0, rsum = 0;
+  for (; it != l.points.end() && it->log_flops <= lf + reach; ++it) {
+    if (skip_model >= 0 && it->model == skip_model) continue;
+    const double df = it->log_flops - lf, db = it->log_bytes - lb;
+    const double d2 = df * df + db * db;
+    if (d2 > reach * reach) continue;
+    const double k = std::exp(-d2 / (bandwidth * bandwidth));
+    wsum += k;
+    rsum += k * it->residual;
+  }
+  return std::exp(rsum / (wsum + prior));
+}
+
 Calibration calibrate(const std::vector<TimedSample>& samples, Granularity g, size_t min_samples, Weighting w,
-                      const std::map<std::string, double>* walls) {
+                      const std::map<std::string, double>* walls, double local_bandwidth) {
   Calibration c;
   c.granularity = g;
   c.weighting = w;
   c.min_samples = min_samples;
+  c.local_bandwidth = local_bandwidth;
   // Every level of each unit's key, with the units measured at 0 (a node the runtime ran no kernel for: a
   // constant, a folded shape computation): a key whose units all took no time is fitted as taking none.
   std::map<std::string, std::vector<const TimedSample*>> by_op;
@@ -232,15 +269,43 @@ Calibration calibrate(const std::vector<TimedSample>& samples, Granularity g, si
       c.ops[op] = none;
     }
   }
-  // Each model's total as the calibration predicts it, against its measured total.
+  // The local corrections: each timed unit's log residual against its fit, one point per model and
+  // configuration (a model's identical layers and pooled repeats averaged).
+  std::map<std::string, int> model_id;
+  for (const TimedSample* s : measured) model_id.try_emplace(s->model, static_cast<int>(model_id.size()));
+  if (local_bandwidth > 0) {
+    std::map<std::tuple<const std::string*, int, double, double, double>, std::pair<double, int>> points;
+    for (const TimedSample* s : all) {
+      if (s->unit.flops == 0 && s->unit.bytes == 0) continue;
+      const std::string* key = calibration_fit_key(c, s->unit.op, s->unit.variant);
+      if (!key) continue;
+      const double fitted = c.ops.find(*key)->second.predict(s->unit.flops, s->unit.bytes, s->unit.calls);
+      if (!(fitted > 0)) continue;
+      auto& [sum, n] = points[{key, model_id[s->model], s->unit.flops, s->unit.bytes, s->unit.calls}];
+      sum += std::log(s->ms / fitted);
+      ++n;
+    }
+    for (const auto& [at, r] : points) {
+      const auto& [key, model, flops, bytes, calls] = at;
+      c.local[*key].points.push_back(
+          {std::log10(flops + 1), std::log10(bytes + 1), r.first / r.second, model});
+    }
+    for (auto& [key, l] : c.local) sort_points(l);
+  }
+  // Each model's total as the calibration predicts it without its own points, against its measured total.
   std::map<std::string, CalibratedModel> models;
   for (const TimedSample* s : measured) {
     CalibratedModel& m = models[s->model];
     m.name = s->model;
     m.measured_ms += s->ms;
     if (s->unit.flops == 0 && s->unit.bytes == 0) continue;  // as predict_latency: 0
-    const LatencyFit* f = calibration_fit(c, s->unit.op, s->unit.variant);
-    m.predicted_ms += (f ? *f : c.all).predict(s->unit.flops, s->unit.bytes, s->unit.calls);
+    const std::string* key = calibration_fit_key(c, s->unit.op, s->unit.variant);
+    double ms = (key ? c.ops.find(*key)->second : c.all).predict(s->unit.flops, s->unit.bytes, s->unit.calls);
+    if (key)
+      if (auto l = c.local.find(*key); l != c.local.end())
+        ms *= local_factor(l->second, s->unit.flops, s->unit.bytes, c.local_bandwidth, c.local_prior,
+                           model_id[s->model]);
+    m.predicted_ms += ms;
   }
   double sq = 0;
   size_t timed_models = 0;  // a model none of whose units took time has no relative error
@@ -334,6 +399,24 @@ std::string calibration_json(const Calibration& c) {
   }
   j["models"] = models;
   j["sources"] = c.sources;
+  // Last: the points are long, the rest is what a person reads.
+  if (!c.local.empty()) {
+    ordered_json points = ordered_json::object();
+    auto rounded = [](double v) { return std::round(v * 1e4) / 1e4; };
+    for (const auto& [key, l] : c.local) {
+      ordered_json a = ordered_json::array();
+      for (const LocalPoint& p : l.points)
+        a.push_back({rounded(p.log_flops), rounded(p.log_bytes), rounded(p.residual)});
+      points[key] = a;
+    }
+    j["local"] = {{"model",
+                   "t_ms = fit * exp(sum k_i r_i / (sum k_i + prior)), k_i = exp(-d_i^2 / bandwidth^2), d_i: "
+                   "distance in (log10 (FLOPs + 1), log10 (bytes + 1)) to point i = [log10 (FLOPs + 1), "
+                   "log10 (bytes + 1), ln(measured / fit)]"},
+                  {"bandwidth", c.local_bandwidth},
+                  {"prior", c.local_prior},
+                  {"points", points}};
+  }
   return j.dump(1) + "\n";
 }
 
@@ -405,6 +488,29 @@ Calibration read_calibration_json(const std::string& path) {
     c.wall.models = static_cast<size_t>(calib_number(w, "models", where + " wall"));
     c.wall.rel_rms = calib_number(w, "rel_rms", where + " wall");
   }
+  c.local_bandwidth = 0;
+  if (j.contains("local")) {
+    const nlohmann::json& l = j["local"];
+    if (!l.is_object() || !l.contains("points") || !l["points"].is_object())
+      throw InputError(where + ": 'local' is not an object with 'points'");
+    c.local_bandwidth = calib_number(l, "bandwidth", where + " local");
+    c.local_prior = calib_number(l, "prior", where + " local");
+    for (const auto& [key, a] : l["points"].items()) {
+      if (!a.is_array()) throw InputError(where + ": local points of '" + key + "' are not an array");
+      LocalCorrection& lc = c.local[key];
+      for (const auto& p : a) {
+        if (!p.is_array() || p.size() != 3 || !p[0].is_number() || !p[1].is_number() || !p[2].is_number())
+          throw InputError(where + ": a local point of '" + key +
+                           "' is not [log10 FLOPs, log10 bytes, residual]");
+        LocalPoint lp{p[0].get<double>(), p[1].get<double>(), p[2].get<double>()};
+        if (!std::isfinite(lp.log_flops) || !std::isfinite(lp.log_bytes) || !std::isfinite(lp.residual) ||
+            lp.log_flops < 0 || lp.log_bytes < 0 || std::abs(lp.residual) > 50)
+          throw InputError(where + ": a local point of '" + key + "' is out of range");
+        lc.points.push_back(lp);
+      }
+      sort_points(lc);
+    }
+  }
   if (j.contains("models") && j["models"].is_array())
     for (const auto& m : j["models"])
       if (m.is_object())
@@ -458,16 +564,33 @@ LatencyPrediction predict_latency(const Report& r, const Calibration& c, const s
   std::unordered_map<std::string_view, double> own;  // innermost scope -> its units' time
   // Op types and variants are interned in the report: one lookup per distinct pair, by where their
   // characters are.
-  std::map<std::pair<const char*, const char*>, const LatencyFit*> fits;
+  struct Fitted {
+    const LatencyFit* fit = nullptr;
+    const LocalCorrection* local = nullptr;
+  };
+  std::map<std::pair<const char*, const char*>, Fitted> fits;
+  std::map<std::tuple<const LocalCorrection*, double, double>, double> factors;  // repeated layers: one sum
   p.units = units_of(r, c.granularity, &p.unpredicted, at);
   std::string_view run_scope;  // consecutive units of one scope, summed before one lookup
   double run_ms = 0;
   for (PredictedUnit& u : p.units) {
     if (u.flops > 0 || u.bytes > 0) {
-      auto [it, fresh] = fits.try_emplace(std::make_pair(u.op.data(), u.variant.data()), nullptr);
-      if (fresh) it->second = calibration_fit(c, u.op, u.variant);
-      if (!it->second) unseen.insert(u.op);
-      u.ms = (it->second ? *it->second : c.all).predict(u.flops, u.bytes, u.calls);
+      auto [it, fresh] = fits.try_emplace(std::make_pair(u.op.data(), u.variant.data()));
+      Fitted& f = it->second;
+      if (fresh) {
+        if (const std::string* key = calibration_fit_key(c, u.op, u.variant)) {
+          f.fit = &c.ops.find(*key)->second;
+          if (auto l = c.local.find(*key); l != c.local.end()) f.local = &l->second;
+        }
+      }
+      if (!f.fit) unseen.insert(u.op);
+      u.ms = (f.fit ? *f.fit : c.all).predict(u.flops, u.bytes, u.calls);
+      if (f.local) {
+        auto [fi, new_factor] = factors.try_emplace({f.local, u.flops, u.bytes}, 1.0);
+        if (new_factor)
+          fi->second = local_factor(*f.local, u.flops, u.bytes, c.local_bandwidth, c.local_prior);
+        u.ms *= fi->second;
+      }
     }
     p.total_ms += u.ms;
     if (u.scope != run_scope) {

@@ -163,6 +163,16 @@ void write_summary(std::ostream& os, const Calibration& c) {
   };
   for (const auto& [op, f] : c.ops) row(op, f);
   row("(all ops)", c.all);
+  if (!c.local.empty()) {
+    size_t points = 0;
+    for (const auto& [key, l] : c.local) points += l.points.size();
+    std::snprintf(
+        buf, sizeof buf,
+        "\nlocal corrections: %zu points over %zu fits, kernel width %.3g decades (each model below "
+        "predicted without its own points)\n",
+        points, c.local.size(), c.local_bandwidth);
+    os << buf;
+  }
   os << "\nmodel                                          measured ms  predicted ms    error\n";
   for (const auto& m : c.models) {
     std::snprintf(buf, sizeof buf, "%-46s %11.4g %13.4g %+7.1f%%\n", m.name.c_str(), m.measured_ms,
@@ -188,6 +198,7 @@ int run_calibrate(int argc, char** argv) {
   size_t min_samples = 10;
   std::string weighting = "sqrt";
   std::string statistic = "fastest";
+  double bandwidth = 0.1;
   CLI::App app{
       "flopwise calibrate: fit each op type's latency on one device from measured run reports (flopwise "
       "run ... --format json, LibTorch or ONNX Runtime profiles) and write the calibration --predict reads",
@@ -205,6 +216,10 @@ int run_calibrate(int argc, char** argv) {
                  "which of a unit's run times to fit: fastest (default: each unit's fastest run, what a "
                  "shared machine reproduces) | median; repeated reports of one model are pooled")
       ->check(CLI::IsMember({"fastest", "median"}));
+  app.add_option("--local-bandwidth", bandwidth,
+                 "the local corrections' kernel width, in decades of FLOPs and bytes (default 0.1; 0: the "
+                 "linear fits alone)")
+      ->check(CLI::Range(0.0, 10.0));
   if (auto code = parse_command_line(app, argc, argv, "calibrate")) return *code;
   const bool fastest = statistic == "fastest";
   std::vector<TimedSample> samples;
@@ -224,7 +239,8 @@ int run_calibrate(int argc, char** argv) {
   samples = pool_repeats(std::move(samples), fastest, &pooled);
   std::map<std::string, double> wall;  // pooled as the units are: the fastest, or the median
   for (auto& [model, v] : walls) wall[model] = pool_times(std::move(v), fastest);
-  Calibration c = calibrate(samples, first.granularity, min_samples, parse_weighting(weighting), &wall);
+  Calibration c =
+      calibrate(samples, first.granularity, min_samples, parse_weighting(weighting), &wall, bandwidth);
   c.statistic = statistic;
   c.runtime = first.runtime;
   for (const auto& d : devices) c.device += (c.device.empty() ? "" : ", ") + d;

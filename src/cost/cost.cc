@@ -246,7 +246,21 @@ struct ReportBuilder {
       if (w.dims[1].is_known() && w.dims[1].value() == 1) return "depthwise/" + k;
       return "grouped";
     }
-    return ones ? "pointwise" : "spatial/" + k;
+    if (ones) return "pointwise";
+    // A small input: PyTorch's CPU convolution (batch 1, groups 1, a kernel not larger than 3 on both axes)
+    // takes oneDNN only above 20,480 input elements and its own im2col + GEMM below, several times slower
+    // per FLOP (aten Convolution.cpp, use_mkldnn). Calibrations fall back to "spatial/KxK" without it.
+    if (n.inputs[0] < 0 || w.rank() != 4 || (w.dims[2].value() > 3 && w.dims[3].value() > 3))
+      return "spatial/" + k;
+    const Shape& x = g.values[static_cast<size_t>(n.inputs[0])].shape;
+    if (!x.rank_known || x.rank() != 4 || (x.dims[0].is_known() && x.dims[0].value() != 1))
+      return "spatial/" + k;
+    int64_t numel = 1;  // per sample; stops above the threshold (no overflow)
+    for (size_t d = 1; d < 4 && numel > 0 && numel <= 20480; ++d)
+      numel = x.dims[d].is_known() && x.dims[d].value() >= 0
+                  ? numel * std::min<int64_t>(x.dims[d].value(), 20481)
+                  : -1;
+    return numel > 0 && numel <= 20480 ? "spatial/" + k + "/small" : "spatial/" + k;
   }
 
   // One node: its report, params and buffers, bytes, MACs and FLOPs, scope and op type.
