@@ -436,11 +436,50 @@ TEST_CASE(
   CliRun p =
       run_cli(model_path("resnet18.onnx") + " --dim batch=1 --predict " + calib + " --format json", dir);
   REQUIRE_MESSAGE(p.code == 0, p.err);
-  json pr = json::parse(p.out)["prediction"];
+  const json predicted_report = json::parse(p.out);
+  json pr = predicted_report["prediction"];
+  // node granularity (ORT): each node's prediction is its `predicted_ms` in `nodes`, no units array
+  CHECK(pr["granularity"] == "node");
+  CHECK_FALSE(pr.contains("units"));
   double sum = 0;
-  for (const auto& u : pr["units"]) sum += u["ms"].get<double>();
+  int predicted_nodes = 0, depthwise = 0;
+  for (const auto& n : predicted_report["nodes"])
+    if (n.contains("predicted_ms")) {
+      sum += n["predicted_ms"].get<double>();
+      ++predicted_nodes;
+    }
+  CHECK(predicted_nodes > 0);
   CHECK(pr["total_ms"].get<double>() == doctest::Approx(sum));
   CHECK(pr["total_ms"].get<double>() > 0);
+  const std::string mobilenet_cmd = model_path("mobilenet_v2.onnx") + " --dim batch=1 --predict " + calib;
+  const json mobilenet = json::parse(run_cli(mobilenet_cmd + " --format json", dir).out);
+  for (const auto& n : mobilenet["nodes"]) depthwise += n.value("variant", "") == "depthwise/3x3";
+  // torchvision's MobileNetV2: one depthwise 3x3 convolution per inverted residual block
+  CHECK(depthwise == 17);
+  // module granularity (a LibTorch calibration): one unit per scope, in prediction.units
+  {
+    json mod = json::parse(slurp(calib));
+    mod["granularity"] = "module";
+    std::ofstream(dir / "module.json") << mod.dump();
+    CliRun pm = run_cli(model_path("resnet18.onnx") + " --dim batch=1 --predict " +
+                            (dir / "module.json").string() + " --format json",
+                        dir);
+    REQUIRE_MESSAGE(pm.code == 0, pm.err);
+    const json module_report = json::parse(pm.out);
+    const json& prm = module_report["prediction"];
+    CHECK(prm["granularity"] == "module");
+    REQUIRE(prm.contains("units"));
+    double msum = 0;
+    std::set<std::string> names;
+    for (const auto& u : prm["units"]) {
+      msum += u["ms"].get<double>();
+      names.insert(u["name"].get<std::string>());
+    }
+    CHECK(names.size() == prm["units"].size());  // one per scope
+    CHECK(names.count("layer1.0"));
+    CHECK(prm["total_ms"].get<double>() == doctest::Approx(msum));
+    for (const auto& n : module_report["nodes"]) CHECK_FALSE(n.contains("predicted_ms"));
+  }
   {  // the forward: the wall fit of the file, on the total and the units with FLOPs or bytes
     json nodes =
         json::parse(run_cli(model_path("resnet18.onnx") + " --dim batch=1 --format json", dir).out)["nodes"];

@@ -158,14 +158,16 @@ const std::string* calibration_fit_key(const Calibration& c, std::string_view op
 struct PredictedUnit {
   std::string_view name, op, scope, variant;
   double flops = 0, bytes = 0, calls = 0, ms = 0;
+  int64_t node = -1;  // its node's index in Report::nodes (node granularity; -1: a scope's unit)
 };
 
 struct LatencyPrediction {
   std::string calibration;  // the file
   std::string device, runtime, statistic;
-  double total_ms = 0, band_ms = 0;  // band: total x the calibration's model_rel_rms
-  double wall_ms = -1;               // the forward latency (WallFit); -1: the calibration has no wall fit
-  int64_t timed_units = 0;           // units with FLOPs or bytes
+  Granularity granularity = Granularity::Node;  // the calibration's: what a unit is
+  double total_ms = 0, band_ms = 0;             // band: total x the calibration's model_rel_rms
+  double wall_ms = -1;      // the forward latency (WallFit); -1: the calibration has no wall fit
+  int64_t timed_units = 0;  // units with FLOPs or bytes
   std::vector<PredictedUnit> units;
   std::vector<std::pair<std::string, double>> scopes;  // scope path ("" the model) -> ms, tree order
   std::vector<std::string> unseen;                     // op types predicted with the all-ops fit

@@ -44,6 +44,7 @@ std::string_view variant_at(const NodeReport& n, const DimValues* at) {
 // first node is); nodes whose counts are not numbers are counted in *unknown.
 std::vector<PredictedUnit> units_of(const Report& r, Granularity g, int64_t* unknown, const DimValues* at) {
   std::vector<PredictedUnit> out;
+  if (g == Granularity::Node) out.reserve(r.nodes.size());
   std::unordered_map<std::string_view, size_t> unit_of;  // scope -> its unit (module granularity)
   std::vector<std::pair<double, double>> top;            // the FLOPs and bytes of the node that named its op
   *unknown = 0;
@@ -56,12 +57,12 @@ std::vector<PredictedUnit> units_of(const Report& r, Granularity g, int64_t* unk
     const double flops = *f, bytes = *b;
     const double calls = static_cast<double>(n.calls);
     if (g == Granularity::Node) {
-      out.push_back({n.name, n.op, n.scope, variant_at(n, at), flops, bytes, calls, 0});
+      out.push_back({n.name, n.op, n.scope, variant_at(n, at), flops, bytes, calls, 0, &n - r.nodes.data()});
       continue;
     }
     auto [it, fresh] = unit_of.try_emplace(n.scope, out.size());
     if (fresh) {
-      out.push_back({n.scope, n.op, n.scope, variant_at(n, at), 0, 0, 0, 0});
+      out.push_back({n.scope, n.op, n.scope, variant_at(n, at), 0, 0, 0, 0, -1});
       top.emplace_back(-1, -1);
     }
     PredictedUnit& u = out[it->second];
@@ -560,6 +561,7 @@ LatencyPrediction predict_latency(const Report& r, const Calibration& c, const s
   p.device = c.device;
   p.runtime = c.runtime;
   p.statistic = c.statistic;
+  p.granularity = c.granularity;
   std::set<std::string_view> unseen;
   std::unordered_map<std::string_view, double> own;  // innermost scope -> its units' time
   // Op types and variants are interned in the report: one lookup per distinct pair, by where their
