@@ -5,6 +5,7 @@
 //   RNN  1 (+2 with B) + 1                      = 2, or 4 with B
 //   GRU  3 (+6 with B) + 8                      = 11, or 17 with B
 //   LSTM 4 (+8 with B) + 9 (+6 with peepholes)  = 13, or 21 with B, 27 with B and P
+#include "flopwise/cost.h"
 #include "op_test_util.h"
 
 using namespace fwtest;
@@ -100,3 +101,21 @@ TEST_CASE("rnn ops: RNN") {
   }
 }
 // clang-format on
+
+TEST_CASE(
+    "rnn ops: a recurrent layer's kernel calls are its time steps times directions (NodeReport::calls)") {
+  // Each time step runs the cell's products once per direction: what a calibration's per-call term prices.
+  auto calls = [](const std::vector<std::string>& in, const std::map<std::string, Attribute>& attrs) {
+    OneNode one = run_op("LSTM", in, attrs, 3);
+    Report r = build_report(one.model, one.result);
+    REQUIRE(r.nodes.size() == 1);
+    return r.nodes[0].calls;
+  };
+  // X [seq 16, batch 2, input 8], W [dirs, 4*hidden, 8], R [dirs, 4*hidden, hidden]
+  CHECK(calls({"16x2x8", "1x12x8", "1x12x3"}, {{"hidden_size", A::i(3)}}) == 16);
+  CHECK(calls({"16x2x8", "2x12x8", "2x12x3"},
+              {{"hidden_size", A::i(3)}, {"direction", A::s("bidirectional")}}) == 32);
+  CHECK(calls({"2x16x8", "1x12x8", "1x12x3"}, {{"hidden_size", A::i(3)}, {"layout", A::i(1)}}) ==
+        16);                                                                     // batch first
+  CHECK(calls({"S,2,8", "1x12x8", "1x12x3"}, {{"hidden_size", A::i(3)}}) == 1);  // steps unknown: one call
+}

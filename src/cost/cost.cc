@@ -199,9 +199,21 @@ struct ReportBuilder {
     r.causal = causal;
   }
 
-  // NodeReport::calls: a batched product's matrices, a grouped convolution's groups times batch.
+  // NodeReport::calls: a batched product's matrices, a grouped convolution's groups times batch, a recurrent
+  // layer's time steps times directions (each step runs the cell's products once).
   int64_t kernel_calls(const Node& n) const {
     const bool onnx = n.domain.empty() || n.domain == "ai.onnx";
+    if (onnx && (n.op == "LSTM" || n.op == "GRU" || n.op == "RNN") && !n.inputs.empty() && n.inputs[0] >= 0) {
+      const Shape& x =
+          g.values[static_cast<size_t>(n.inputs[0])].shape;  // [seq, batch, in] (layout 1: batch first)
+      const size_t seq_axis = n.attr_i("layout", 0) == 1 ? 1 : 0;
+      if (!x.rank_known || x.rank() != 3 || !x.dims[seq_axis].is_known() || x.dims[seq_axis].value() <= 0)
+        return 1;
+      const int64_t dirs = n.attr_s("direction", "forward") == "bidirectional" ? 2 : 1;
+      int64_t calls = 1;
+      if (__builtin_mul_overflow(x.dims[seq_axis].value(), dirs, &calls)) return 1;
+      return calls;
+    }
     const bool matmul = (onnx && n.op == "MatMul") || (n.domain == "com.microsoft" && n.op == "FusedMatMul");
     if ((!matmul && !(onnx && n.op == "Conv")) || n.outputs.empty() || n.outputs[0] < 0 ||
         n.inputs.size() < 2 || n.inputs[1] < 0)
