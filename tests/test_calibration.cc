@@ -93,6 +93,21 @@ TEST_CASE("calibration fit: known coefficients from synthetic timings, recovered
   CHECK(g.per_gflop_ms >= 0.0);
   CHECK(g.per_call_ms >= 0.0);
 
+  // A fixed time per unit beside the calls' (a grouped convolution: one oneDNN call, `calls` its groups):
+  // recovered too, where the calls differ between units.
+  std::vector<flopwise::TimedSample> fixed;
+  for (int i = 0; i < 10; ++i) {
+    fixed.push_back(
+        synthetic("Conv", 1e6 * (1 + i * i % 7), 1e4 * (2 + i % 5), 8 << (i % 4), 20, 0.05, 1e-4));
+    fixed.back().ms += 0.03;
+  }
+  const flopwise::LatencyFit d = flopwise::fit_latency(ptrs(fixed));
+  CHECK(d.per_gflop_ms == doctest::Approx(20).epsilon(1e-9));
+  CHECK(d.per_call_ms == doctest::Approx(1e-4).epsilon(1e-9));
+  CHECK(d.per_unit_ms == doctest::Approx(0.03).epsilon(1e-9));
+  CHECK(d.predict(1e6, 1e4, 8) == doctest::Approx(20e-3 + 0.05e-2 + 8e-4 + 0.03).epsilon(1e-12));
+  CHECK(f.per_unit_ms < 1e-12);  // none in the data: none fitted
+
   // Samples with no time (a node the runtime folded away) are left out.
   v.push_back(synthetic("Conv", 1e9, 1e6, 1, 0, 0, 0));
   CHECK(flopwise::fit_latency(ptrs(v)).samples == 12);
@@ -195,6 +210,7 @@ TEST_CASE("calibrate: an op type per fit, the all-ops fit for rare ones, models'
     CHECK(r.ops.at(op).per_gflop_ms == doctest::Approx(f.per_gflop_ms).epsilon(1e-9));
     CHECK(r.ops.at(op).per_mb_ms == doctest::Approx(f.per_mb_ms).epsilon(1e-9));
     CHECK(r.ops.at(op).per_call_ms == doctest::Approx(f.per_call_ms).epsilon(1e-9));
+    CHECK(r.ops.at(op).per_unit_ms == doctest::Approx(f.per_unit_ms).epsilon(1e-9));
     CHECK(r.ops.at(op).samples == f.samples);
   }
   CHECK(r.all.per_call_ms == doctest::Approx(c.all.per_call_ms).epsilon(1e-9));
@@ -227,12 +243,14 @@ TEST_CASE("local correction: the kernel formula by hand, a model never corrects 
   CHECK(flopwise::local_factor(l, 1e3, 1e2, 0.1, 1) == 1.0);          // no point near: the linear fit stands
   CHECK(flopwise::local_factor(l, 1e6 - 1, 1e4 - 1, 0.0, 1) == 1.0);  // switched off
 
-  // Times of one op type exactly 10 ms/GFLOP, except the small units of model "b", which take twice that:
-  // the fit's residuals there become points; a new unit near them is priced up, one far from them is not.
+  // Times of one op type exactly 10 ms/GFLOP, except the units of model "b" near 1e8 FLOPs, which take twice
+  // that: the fit's residuals there become points; a new unit near them is priced up, one far from them is
+  // not. Model "a" has no unit within 4 kernel widths of b's.
   std::vector<flopwise::TimedSample> v;
-  for (int i = 0; i < 8; ++i) v.push_back(synthetic("Conv", 1e8 * (1 + i), 0, 0, 10, 0, 0, "a"));
+  for (double flops : {1e5, 3e5, 1e6, 3e6, 1e9, 3e9, 1e10, 3e10})
+    v.push_back(synthetic("Conv", flops, 0, 0, 10, 0, 0, "a"));
   for (int i = 0; i < 4; ++i) {
-    v.push_back(synthetic("Conv", 1e6 * (1 + 0.01 * i), 0, 0, 10, 0, 0, "b"));
+    v.push_back(synthetic("Conv", 1e8 * (1 + 0.01 * i), 0, 0, 10, 0, 0, "b"));
     v.back().ms *= 2;
   }
   const flopwise::Calibration c = flopwise::calibrate(v, flopwise::Granularity::Node, 3);
@@ -240,9 +258,9 @@ TEST_CASE("local correction: the kernel formula by hand, a model never corrects 
   CHECK(c.local.at("Conv").points.size() == 12);  // one per model and configuration
   const flopwise::LatencyFit& f = c.ops.at("Conv");
   const double near =
-      flopwise::local_factor(c.local.at("Conv"), 1.005e6, 0, c.local_bandwidth, c.local_prior);
+      flopwise::local_factor(c.local.at("Conv"), 1.005e8, 0, c.local_bandwidth, c.local_prior);
   CHECK(near > 1.3);  // four points of residual ~ln 2 (less the fit's own tilt) around it
-  CHECK(flopwise::local_factor(c.local.at("Conv"), 3e10, 0, c.local_bandwidth, c.local_prior) == 1.0);
+  CHECK(flopwise::local_factor(c.local.at("Conv"), 3e12, 0, c.local_bandwidth, c.local_prior) == 1.0);
   // Each model's total is predicted without its own points: "b" has no other model's point near its units,
   // so its prediction is the linear fit's alone.
   REQUIRE(c.models.size() == 2);
@@ -263,7 +281,7 @@ TEST_CASE("local correction: the kernel formula by hand, a model never corrects 
   CHECK(r.local_bandwidth == c.local_bandwidth);
   CHECK(r.local_prior == c.local_prior);
   REQUIRE(r.local.count("Conv"));
-  CHECK(flopwise::local_factor(r.local.at("Conv"), 1.005e6, 0, r.local_bandwidth, r.local_prior) ==
+  CHECK(flopwise::local_factor(r.local.at("Conv"), 1.005e8, 0, r.local_bandwidth, r.local_prior) ==
         doctest::Approx(near).epsilon(1e-3));
   const size_t at = text.find("\"points\": {");
   REQUIRE(at != std::string::npos);
@@ -286,9 +304,9 @@ TEST_CASE("--predict: the total and every scope are the sums of their units' pre
   c.device = "test";
   c.runtime = "synthetic";
   c.model_rel_rms = 0.1;
-  c.all = {1, 0.5, 0.01, 10, 0, 0, 0};
-  c.ops["Conv"] = {10, 0.02, 0.004, 10, 0, 0, 0};
-  c.ops["Conv/spatial/3x3"] = {20, 0.01, 0.002, 10, 0, 0, 0};  // 3x3 convolutions apart
+  c.all = {1, 0.5, 0.01, 0, 10, 0, 0, 0};
+  c.ops["Conv"] = {10, 0.02, 0.004, 0, 10, 0, 0, 0};
+  c.ops["Conv/spatial/3x3"] = {20, 0.01, 0.002, 0, 10, 0, 0, 0};  // 3x3 convolutions apart
   const flopwise::LatencyPrediction p = flopwise::predict_latency(a.report, c, "c.json");
   CHECK(p.unpredicted == 0);
   REQUIRE(p.units.size() == a.report.nodes.size());

@@ -1,6 +1,6 @@
 // flopwise/calibration.h — predicted latency on a user's device, calibrated from their own measurements
 // (flopwise calibrate, --predict). A calibration fits, per op type, a node's measured time as
-//     t = a * FLOPs + b * bytes + c * calls          (a, b, c >= 0: non-negative least squares)
+//     t = a * FLOPs + b * bytes + c * calls + d      (a, b, c, d >= 0: non-negative least squares)
 // from units measured on one device and runtime (ONNX Runtime profiles node by node; LibTorch runs module by
 // module). `calls`: the kernel calls a unit makes (a batched product's matrices). An op type whose kernels
 // differ (a convolution's depthwise, grouped, pointwise and spatial kernels, a batched MatMul) is fitted at
@@ -48,14 +48,16 @@ struct TimedSample {
   std::string model;
 };
 
-// t_ms = per_gflop_ms * FLOPs / 1e9 + per_mb_ms * bytes / 1e6 + per_call_ms * calls.
+// t_ms = per_gflop_ms * FLOPs / 1e9 + per_mb_ms * bytes / 1e6 + per_call_ms * calls + per_unit_ms.
+// per_unit_ms: a unit's fixed time apart from its calls (one oneDNN grouped convolution is one call, not one
+// per group); fitted only where the units' calls differ (else it is per_call_ms).
 struct LatencyFit {
-  double per_gflop_ms = 0, per_mb_ms = 0, per_call_ms = 0;
+  double per_gflop_ms = 0, per_mb_ms = 0, per_call_ms = 0, per_unit_ms = 0;
   size_t samples = 0;
   double rel_rms = 0;  // root mean square of the samples' relative residuals, prediction / measured - 1
   double measured_ms = 0, predicted_ms = 0;  // the samples' sums
   double predict(double flops, double bytes, double calls) const {
-    return per_gflop_ms * flops * 1e-9 + per_mb_ms * bytes * 1e-6 + per_call_ms * calls;
+    return per_gflop_ms * flops * 1e-9 + per_mb_ms * bytes * 1e-6 + per_call_ms * calls + per_unit_ms;
   }
 };
 

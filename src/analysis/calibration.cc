@@ -111,27 +111,28 @@ Weighting parse_weighting(const std::string& name) {
 
 namespace {
 
-// min |a x - b| over x >= 0, x of a's (up to three) columns, exactly: the optimum is the unconstrained least
-// squares on its support, so solve every support and keep the best whose coefficients are all >= 0. Columns
-// are scaled to unit maximum so that counts of very different sizes solve alike; an all-zero column stays 0.
-Eigen::Vector3d nnls3(const Eigen::MatrixXd& a, const Eigen::VectorXd& b) {
-  const Eigen::Index n = a.rows();
-  Eigen::Vector3d scale;
-  for (int j = 0; j < 3; ++j) scale(j) = a.col(j).cwiseAbs().maxCoeff();
-  Eigen::Vector3d best = Eigen::Vector3d::Zero();
+// min |a x - b| over x >= 0, x of a's (up to four) columns, exactly: the optimum is the unconstrained least
+// squares on its support, so solve every support and keep the best whose coefficients are all >= 0 (on a
+// tie, the first support: fewer and earlier columns). Columns are scaled to unit maximum so that counts of
+// very different sizes solve alike; an all-zero column stays 0.
+Eigen::VectorXd nnls(const Eigen::MatrixXd& a, const Eigen::VectorXd& b) {
+  const Eigen::Index n = a.rows(), m = a.cols();
+  Eigen::VectorXd scale(m);
+  for (Eigen::Index j = 0; j < m; ++j) scale(j) = n ? a.col(j).cwiseAbs().maxCoeff() : 0.0;
+  Eigen::VectorXd best = Eigen::VectorXd::Zero(m);
   double best_err = b.squaredNorm();  // all zero
-  for (int mask = 1; mask < 8; ++mask) {
-    std::vector<int> cols;
-    for (int j = 0; j < 3; ++j)
+  for (unsigned mask = 1; mask < (1u << m); ++mask) {
+    std::vector<Eigen::Index> cols;
+    for (Eigen::Index j = 0; j < m; ++j)
       if ((mask >> j & 1) && scale(j) > 0) cols.push_back(j);
-    if (cols.size() != static_cast<size_t>(__builtin_popcount(static_cast<unsigned>(mask)))) continue;
+    if (cols.size() != static_cast<size_t>(__builtin_popcount(mask))) continue;
     Eigen::MatrixXd as(n, static_cast<Eigen::Index>(cols.size()));
     for (size_t k = 0; k < cols.size(); ++k)
       as.col(static_cast<Eigen::Index>(k)) = a.col(cols[k]) / scale(cols[k]);
     const Eigen::VectorXd x = as.colPivHouseholderQr().solve(b);
     if (!x.allFinite() || (x.array() < 0).any()) continue;
     const double err = (as * x - b).squaredNorm();
-    if (err < best_err) {
+    if (err < best_err * (1 - 1e-12)) {  // a support must be better beyond rounding to replace the first
       best_err = err;
       best.setZero();
       for (size_t k = 0; k < cols.size(); ++k)
@@ -155,7 +156,10 @@ LatencyFit fit_latency(const std::vector<const TimedSample*>& samples, Weighting
   // different sizes solve alike.
   const double power = weighting == Weighting::Relative ? 1.0 : weighting == Weighting::Sqrt ? 0.5 : 0.0;
   const Eigen::Index n = static_cast<Eigen::Index>(s.size());
-  Eigen::MatrixXd a(n, 3);
+  // The fourth column, a unit's own fixed time, only where calls are not all 1 (else it is the third).
+  const bool calls_vary =
+      std::any_of(s.begin(), s.end(), [](const TimedSample* x) { return x->unit.calls != 1; });
+  Eigen::MatrixXd a = Eigen::MatrixXd::Zero(n, 4);
   Eigen::VectorXd b(n);
   for (Eigen::Index i = 0; i < n; ++i) {
     const CostUnit& u = s[static_cast<size_t>(i)]->unit;
@@ -164,12 +168,14 @@ LatencyFit fit_latency(const std::vector<const TimedSample*>& samples, Weighting
     a(i, 0) = u.flops * 1e-9 * w;
     a(i, 1) = u.bytes * 1e-6 * w;
     a(i, 2) = u.calls * w;
+    if (calls_vary) a(i, 3) = w;
     b(i) = t * w;
   }
-  const Eigen::Vector3d best = nnls3(a, b);
+  const Eigen::VectorXd best = nnls(a, b);
   f.per_gflop_ms = best(0);
   f.per_mb_ms = best(1);
   f.per_call_ms = best(2);
+  f.per_unit_ms = best(3);
   double sq = 0;
   for (const TimedSample* x : s) {
     const double p = f.predict(x->unit.flops, x->unit.bytes, x->unit.calls);
@@ -343,7 +349,7 @@ Calibration calibrate(const std::vector<TimedSample>& samples, Granularity g, si
         a(i, 1) = units[m.name] * wt;
         b(i) = m.wall_ms * wt;
       }
-      const Eigen::Vector3d x = nnls3(a, b);
+      const Eigen::VectorXd x = nnls(a.leftCols(2), b);
       c.wall.per_op_ms = x(0);
       c.wall.per_unit_ms = x(1);
       c.wall.models = timed.size();
@@ -363,9 +369,9 @@ namespace {
 using nlohmann::ordered_json;
 
 ordered_json calib_fit_json(const LatencyFit& f) {
-  return {{"per_gflop_ms", f.per_gflop_ms}, {"per_mb_ms", f.per_mb_ms}, {"per_call_ms", f.per_call_ms},
-          {"samples", f.samples},           {"rel_rms", f.rel_rms},     {"measured_ms", f.measured_ms},
-          {"predicted_ms", f.predicted_ms}};
+  return {{"per_gflop_ms", f.per_gflop_ms}, {"per_mb_ms", f.per_mb_ms},      {"per_call_ms", f.per_call_ms},
+          {"per_unit_ms", f.per_unit_ms},   {"samples", f.samples},          {"rel_rms", f.rel_rms},
+          {"measured_ms", f.measured_ms},   {"predicted_ms", f.predicted_ms}};
 }
 
 }  // namespace
@@ -373,7 +379,8 @@ ordered_json calib_fit_json(const LatencyFit& f) {
 std::string calibration_json(const Calibration& c) {
   ordered_json j;
   j["schema"] = "flopwise.calibration/1";
-  j["model"] = "t_ms = per_gflop_ms * FLOPs / 1e9 + per_mb_ms * bytes / 1e6 + per_call_ms * calls";
+  j["model"] =
+      "t_ms = per_gflop_ms * FLOPs / 1e9 + per_mb_ms * bytes / 1e6 + per_call_ms * calls + per_unit_ms";
   j["device"] = c.device;
   j["runtime"] = c.runtime;
   j["threads"] = c.threads;
@@ -438,6 +445,7 @@ LatencyFit calib_fit_from(const nlohmann::json& o, const std::string& where) {
   f.per_gflop_ms = calib_number(o, "per_gflop_ms", where);
   f.per_mb_ms = calib_number(o, "per_mb_ms", where);
   f.per_call_ms = calib_number(o, "per_call_ms", where);
+  f.per_unit_ms = o.contains("per_unit_ms") ? calib_number(o, "per_unit_ms", where) : 0.0;  // stop 48 on
   f.samples = static_cast<size_t>(calib_number(o, "samples", where));
   f.rel_rms = calib_number(o, "rel_rms", where);
   f.measured_ms = calib_number(o, "measured_ms", where);

@@ -151,14 +151,14 @@ void write_summary(std::ostream& os, const Calibration& c) {
   os << "calibration: " << c.runtime << " on " << c.device << ", threads " << c.threads << ", "
      << granularity_name(c.granularity) << " by " << granularity_name(c.granularity) << ", "
      << c.models.size() << " model(s)\n";
-  os << "t = a * GFLOPs + b * MB + c * calls, non-negative least squares, " << weighting_name(c.weighting)
+  os << "t = a * GFLOPs + b * MB + c * calls + d, non-negative least squares, " << weighting_name(c.weighting)
      << " residuals, each unit's " << (c.statistic == "fastest" ? "fastest run" : "median run") << "\n\n";
-  std::snprintf(buf, sizeof buf, "%-24s %8s %14s %14s %14s %9s\n", "op", "samples", "a ms/GFLOP", "b ms/MB",
-                "c ms/call", "rel rms");
+  std::snprintf(buf, sizeof buf, "%-24s %8s %14s %14s %14s %14s %9s\n", "op", "samples", "a ms/GFLOP",
+                "b ms/MB", "c ms/call", "d ms/unit", "rel rms");
   os << buf;
   auto row = [&](const std::string& op, const LatencyFit& f) {
-    std::snprintf(buf, sizeof buf, "%-24s %8zu %14.6g %14.6g %14.6g %8.1f%%\n", op.c_str(), f.samples,
-                  f.per_gflop_ms, f.per_mb_ms, f.per_call_ms, 100 * f.rel_rms);
+    std::snprintf(buf, sizeof buf, "%-24s %8zu %14.6g %14.6g %14.6g %14.6g %8.1f%%\n", op.c_str(), f.samples,
+                  f.per_gflop_ms, f.per_mb_ms, f.per_call_ms, f.per_unit_ms, 100 * f.rel_rms);
     os << buf;
   };
   for (const auto& [op, f] : c.ops) row(op, f);
