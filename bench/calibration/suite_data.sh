@@ -33,11 +33,7 @@ for ((k = 1; k <= REPEAT; k++)); do
     run="$OUT/$name.r$k.run.json"
     [[ -f "$run" ]] && continue
     if [[ "$RUNTIME" == ort ]]; then
-      mapfile -t specs < <(/usr/bin/python3 -c 'import json, sys
-for e in json.load(open(sys.argv[1])):
-    if e["name"] == sys.argv[2]:
-        for i in e["inputs"]:
-            print("%s=%s:%s" % (i["name"], "x".join(map(str, i["shape"])), i["dtype"]))' "$OUT/suite.json" "$name")
+      mapfile -t specs < <(/usr/bin/python3 "$ROOT/models/ort/input_specs.py" "$OUT/suite.json" "$name")
       NODE_PATH="$ORT_NODE_MODULES" node "$ROOT/models/ort/profile.js" "$OUT/$name.onnx" disabled \
         "$OUT/$name.r$k.prof.json" "$RUNS" "${specs[@]}" >/dev/null
       "$FW" run "$OUT/$name.onnx" --profile "$OUT/$name.r$k.prof.json" --format json -o "$run"

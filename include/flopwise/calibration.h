@@ -148,15 +148,13 @@ Calibration read_calibration(const std::string& path);
 std::string calibration_key(std::string_view op, std::string_view variant);
 std::vector<std::string> calibration_keys(std::string_view op, std::string_view variant);
 const LatencyFit* calibration_fit(const Calibration& c, std::string_view op, std::string_view variant);
-// The key of that fit (a key of c.ops), nullptr where none.
-const std::string* calibration_fit_key(const Calibration& c, std::string_view op, std::string_view variant);
 
 // --predict: each unit's time (the calibration's granularity) by its op type's fit (calibration_fit) times
-// that fit's local correction, or the
-// all-ops fit where the calibration has none for the type (listed in `unseen`), summed per scope and for the
-// model. Units whose counts are not numbers are not predicted (counted in `unpredicted`). A unit of no FLOPs
-// and no bytes (a shape computation a runtime folds) is predicted at 0. A predicted unit: views of the
-// report's strings (the prediction lives in the report it is of).
+// that key's local correction, or by the all-ops fit where the calibration has none for the type (listed in
+// `unseen`), summed per scope and for the model. Units whose counts are not numbers are not predicted
+// (counted in `unpredicted`). A unit of no FLOPs and no bytes (a shape computation a runtime folds) is
+// predicted at 0. A predicted unit: views of the report's strings (the prediction lives in the report it is
+// of).
 struct PredictedUnit {
   std::string_view name, op, scope, variant;
   double flops = 0, bytes = 0, calls = 0, ms = 0;

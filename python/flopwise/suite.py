@@ -331,17 +331,24 @@ def video_net(rng):
     return nn.Sequential(*layers), [("input", (1, 3, t0, side, side), torch.float32)], desc
 
 
-def network(seed):
+def network(seed, small=False):
+    """The network of `seed`: (kind, module in eval mode, inputs as (name, shape, dtype), blocks described);
+    `small`: the sizes of narrow test models (SMALL)."""
+    global SMALL
     rng = random.Random(seed)
     kind = rng.choices(["conv", "transformer", "recurrent", "video"], weights=[4, 3, 2, 2])[0]
     torch.manual_seed(seed)
-    if kind == "conv":
-        model, inputs, desc = conv_net(rng)
-    elif kind == "video":
-        model, inputs, desc = video_net(rng)
-    else:
-        model = Transformer(rng) if kind == "transformer" else Recurrent(rng)
-        inputs, desc = model.inputs(), model.desc
+    SMALL, before = small, SMALL  # read by the builders below (r8, pick, Transformer)
+    try:
+        if kind == "conv":
+            model, inputs, desc = conv_net(rng)
+        elif kind == "video":
+            model, inputs, desc = video_net(rng)
+        else:
+            model = Transformer(rng) if kind == "transformer" else Recurrent(rng)
+            inputs, desc = model.inputs(), model.desc
+    finally:
+        SMALL = before
     return kind, model.eval(), inputs, desc
 
 
@@ -354,12 +361,10 @@ def write(out, count=40, seed=1000, onnx=True, torchscript=True, small=False):
     suite_K.onnx.data) and/or suite_K.trace.pt (torch.jit.trace, eval, no grad, with the extra file
     flopwise_inputs.json that `flopwise` reads its inputs from), and suite.json (each network's kind, seed,
     inputs and blocks). `small`: the sizes of narrow test models (SMALL). Returns suite.json's list."""
-    global SMALL
-    SMALL = small
     os.makedirs(out, exist_ok=True)
     listing = []
     for k in range(count):
-        kind, model, inputs, desc = network(seed + k)
+        kind, model, inputs, desc = network(seed + k, small)
         name = f"suite_{k}"
         x = example(inputs)
         names = [n for n, _, _ in inputs]

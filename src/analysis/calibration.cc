@@ -205,15 +205,30 @@ std::vector<std::string> calibration_keys(std::string_view op, std::string_view 
   return keys;
 }
 
-const std::string* calibration_fit_key(const Calibration& c, std::string_view op, std::string_view variant) {
+namespace {
+
+// What a unit of (op, variant) is predicted with: its first fitted key, that key's fit and local correction;
+// without a fitted key, the all-ops fit and no correction.
+struct Fitted {
+  const std::string* key = nullptr;  // nullptr: the all-ops fit
+  const LatencyFit* fit = nullptr;
+  const LocalCorrection* local = nullptr;
+};
+
+Fitted fitted(const Calibration& c, std::string_view op, std::string_view variant) {
   for (const std::string& k : calibration_keys(op, variant))
-    if (auto it = c.ops.find(k); it != c.ops.end()) return &it->first;
-  return nullptr;
+    if (auto it = c.ops.find(k); it != c.ops.end()) {
+      auto l = c.local.find(k);
+      return {&it->first, &it->second, l != c.local.end() ? &l->second : nullptr};
+    }
+  return {nullptr, &c.all, nullptr};
 }
 
+}  // namespace
+
 const LatencyFit* calibration_fit(const Calibration& c, std::string_view op, std::string_view variant) {
-  const std::string* k = calibration_fit_key(c, op, variant);
-  return k ? &c.ops.find(*k)->second : nullptr;
+  const Fitted f = fitted(c, op, variant);
+  return f.key ? f.fit : nullptr;
 }
 
 namespace {
@@ -284,12 +299,12 @@ Calibration calibrate(const std::vector<TimedSample>& samples, Granularity g, si
     std::map<std::tuple<const std::string*, int, double, double, double>, std::pair<double, int>> points;
     for (const TimedSample* s : all) {
       if (s->unit.flops == 0 && s->unit.bytes == 0) continue;
-      const std::string* key = calibration_fit_key(c, s->unit.op, s->unit.variant);
-      if (!key) continue;
-      const double fitted = c.ops.find(*key)->second.predict(s->unit.flops, s->unit.bytes, s->unit.calls);
-      if (!(fitted > 0)) continue;
-      auto& [sum, n] = points[{key, model_id[s->model], s->unit.flops, s->unit.bytes, s->unit.calls}];
-      sum += std::log(s->ms / fitted);
+      const Fitted f = fitted(c, s->unit.op, s->unit.variant);
+      if (!f.key) continue;
+      const double fit_ms = f.fit->predict(s->unit.flops, s->unit.bytes, s->unit.calls);
+      if (!(fit_ms > 0)) continue;
+      auto& [sum, n] = points[{f.key, model_id[s->model], s->unit.flops, s->unit.bytes, s->unit.calls}];
+      sum += std::log(s->ms / fit_ms);
       ++n;
     }
     for (const auto& [at, r] : points) {
@@ -306,12 +321,11 @@ Calibration calibrate(const std::vector<TimedSample>& samples, Granularity g, si
     m.name = s->model;
     m.measured_ms += s->ms;
     if (s->unit.flops == 0 && s->unit.bytes == 0) continue;  // as predict_latency: 0
-    const std::string* key = calibration_fit_key(c, s->unit.op, s->unit.variant);
-    double ms = (key ? c.ops.find(*key)->second : c.all).predict(s->unit.flops, s->unit.bytes, s->unit.calls);
-    if (key)
-      if (auto l = c.local.find(*key); l != c.local.end())
-        ms *= local_factor(l->second, s->unit.flops, s->unit.bytes, c.local_bandwidth, c.local_prior,
-                           model_id[s->model]);
+    const Fitted f = fitted(c, s->unit.op, s->unit.variant);
+    double ms = f.fit->predict(s->unit.flops, s->unit.bytes, s->unit.calls);
+    if (f.local)
+      ms *= local_factor(*f.local, s->unit.flops, s->unit.bytes, c.local_bandwidth, c.local_prior,
+                         model_id[s->model]);
     m.predicted_ms += ms;
   }
   double sq = 0;
@@ -340,7 +354,7 @@ Calibration calibrate(const std::vector<TimedSample>& samples, Granularity g, si
     }
     if (!timed.empty()) {
       const Eigen::Index n = static_cast<Eigen::Index>(timed.size());
-      Eigen::MatrixXd a = Eigen::MatrixXd::Zero(n, 3);
+      Eigen::MatrixXd a(n, 2);
       Eigen::VectorXd b(n);
       for (Eigen::Index i = 0; i < n; ++i) {
         const CalibratedModel& m = *timed[static_cast<size_t>(i)];
@@ -349,7 +363,7 @@ Calibration calibrate(const std::vector<TimedSample>& samples, Granularity g, si
         a(i, 1) = units[m.name] * wt;
         b(i) = m.wall_ms * wt;
       }
-      const Eigen::VectorXd x = nnls(a.leftCols(2), b);
+      const Eigen::VectorXd x = nnls(a, b);
       c.wall.per_op_ms = x(0);
       c.wall.per_unit_ms = x(1);
       c.wall.models = timed.size();
@@ -574,10 +588,6 @@ LatencyPrediction predict_latency(const Report& r, const Calibration& c, const s
   std::unordered_map<std::string_view, double> own;  // innermost scope -> its units' time
   // Op types and variants are interned in the report: one lookup per distinct pair, by where their
   // characters are.
-  struct Fitted {
-    const LatencyFit* fit = nullptr;
-    const LocalCorrection* local = nullptr;
-  };
   std::map<std::pair<const char*, const char*>, Fitted> fits;
   std::map<std::tuple<const LocalCorrection*, double, double>, double> factors;  // repeated layers: one sum
   p.units = units_of(r, c.granularity, &p.unpredicted, at);
@@ -586,15 +596,10 @@ LatencyPrediction predict_latency(const Report& r, const Calibration& c, const s
   for (PredictedUnit& u : p.units) {
     if (u.flops > 0 || u.bytes > 0) {
       auto [it, fresh] = fits.try_emplace(std::make_pair(u.op.data(), u.variant.data()));
-      Fitted& f = it->second;
-      if (fresh) {
-        if (const std::string* key = calibration_fit_key(c, u.op, u.variant)) {
-          f.fit = &c.ops.find(*key)->second;
-          if (auto l = c.local.find(*key); l != c.local.end()) f.local = &l->second;
-        }
-      }
-      if (!f.fit) unseen.insert(u.op);
-      u.ms = (f.fit ? *f.fit : c.all).predict(u.flops, u.bytes, u.calls);
+      if (fresh) it->second = fitted(c, u.op, u.variant);
+      const Fitted& f = it->second;
+      if (!f.key) unseen.insert(u.op);
+      u.ms = f.fit->predict(u.flops, u.bytes, u.calls);
       if (f.local) {
         auto [fi, new_factor] = factors.try_emplace({f.local, u.flops, u.bytes}, 1.0);
         if (new_factor)

@@ -267,11 +267,10 @@ struct ReportBuilder {
     const Shape& x = g.values[static_cast<size_t>(n.inputs[0])].shape;
     if (!x.rank_known || x.rank() != 4 || (x.dims[0].is_known() && x.dims[0].value() != 1))
       return "spatial/" + k;
-    int64_t numel = 1;  // per sample; stops above the threshold (no overflow)
-    for (size_t d = 1; d < 4 && numel > 0 && numel <= 20480; ++d)
-      numel = x.dims[d].is_known() && x.dims[d].value() >= 0
-                  ? numel * std::min<int64_t>(x.dims[d].value(), 20481)
-                  : -1;
+    int64_t numel = 1;  // per sample
+    for (size_t d = 1; d < 4; ++d)
+      if (!x.dims[d].is_known() || __builtin_mul_overflow(numel, x.dims[d].value(), &numel))
+        return "spatial/" + k;
     return numel > 0 && numel <= 20480 ? "spatial/" + k + "/small" : "spatial/" + k;
   }
 

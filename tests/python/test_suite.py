@@ -38,7 +38,7 @@ def test_kinds_and_files(written):
 def test_counts_exact(written):
     out, listing = written
     for e in listing:
-        kind, model, inputs, _ = suite.network(e["seed"])
+        kind, model, inputs, _ = suite.network(e["seed"], small=True)
         x = suite.example(inputs)
         r = flopwise.analyze(str(out / (e["name"] + ".trace.pt")))
         assert r.totals.params == sum(p.numel() for p in model.parameters()), e["name"]
