@@ -28,7 +28,11 @@ namespace {
 flopwise::TimedSample synthetic(const std::string& op, double flops, double bytes, double calls, double a,
                                 double b, double c, const std::string& model = "m") {
   flopwise::TimedSample s;
-  s.unit = {op + std::to_string(flops), op, "", "", flops, bytes, calls};
+  s.unit.name = op + std::to_string(flops);
+  s.unit.op = op;
+  s.unit.flops = flops;
+  s.unit.bytes = bytes;
+  s.unit.calls = calls;
   s.ms = a * flops * 1e-9 + b * bytes * 1e-6 + c * calls;
   s.model = model;
   return s;
@@ -111,6 +115,83 @@ TEST_CASE("calibration fit: known coefficients from synthetic timings, recovered
   // Samples with no time (a node the runtime folded away) are left out.
   v.push_back(synthetic("Conv", 1e9, 1e6, 1, 0, 0, 0));
   CHECK(flopwise::fit_latency(ptrs(v)).samples == 12);
+}
+
+TEST_CASE("calibration fit: parameter bytes apart from activation bytes, recovered exactly") {
+  // t = a * GFLOPs + b * activation MB + e * parameter MB + c * calls: reference BLAS's GEMM runs an inner
+  // loop per weight, so a weight byte costs other than an activation byte.
+  std::vector<flopwise::TimedSample> v;
+  for (int i = 0; i < 14; ++i) {
+    const double params = 1e4 * (1 + i * 5 % 11), activations = 1e4 * (2 + i * 3 % 7);
+    v.push_back(synthetic("MatMul", 1e6 * (1 + i * i * 13 % 29), activations + params, 1, 7, 0.03, 0.002));
+    v.back().unit.param_bytes = params;
+    v.back().ms += (0.4 - 0.03) * params * 1e-6;  // synthetic() charged them as activations
+  }
+  const flopwise::LatencyFit f = flopwise::fit_latency(ptrs(v));
+  CHECK(f.per_gflop_ms == doctest::Approx(7).epsilon(1e-9));
+  CHECK(f.per_mb_ms == doctest::Approx(0.03).epsilon(1e-9));
+  CHECK(f.per_param_mb_ms == doctest::Approx(0.4).epsilon(1e-9));
+  CHECK(f.per_call_ms == doctest::Approx(0.002).epsilon(1e-9));
+  CHECK(f.rel_rms < 1e-9);
+  // Reports without parameter bytes (before stop 49): parameters cost what activations cost.
+  for (auto& s : v) s.unit.param_bytes = 0;
+  const flopwise::LatencyFit g = flopwise::fit_latency(ptrs(v));
+  CHECK(g.per_param_mb_ms == g.per_mb_ms);
+}
+
+TEST_CASE("calibrate: a module's unit of several op types, each part by its own op's fit, solved jointly") {
+  // LibTorch times a module's own ops together: a Swin attention is its projections' MatMuls, its Softmax
+  // and its Adds in one unit. Known coefficients per op type (a, b, c as synthetic(); the unit's fixed time
+  // its top op's); Softmax never runs alone, so only the joint fit can find it.
+  struct Coef {
+    double a, b, c;
+  };
+  const std::map<std::string, Coef> coef = {
+      {"MatMul", {8, 0.02, 0.003}}, {"Softmax", {0, 0.3, 0.002}}, {"Add", {0, 0.05, 0.001}}};
+  auto part = [&](const std::string& op, double flops, double bytes) {
+    flopwise::CostPart p{op, "", flops, bytes, 1, 0};
+    const Coef& k = coef.at(op);
+    return std::pair{p, k.a * flops * 1e-9 + k.b * bytes * 1e-6 + k.c};
+  };
+  std::vector<flopwise::TimedSample> v;
+  for (int i = 0; i < 12; ++i)  // MatMuls alone
+    v.push_back(synthetic("MatMul", 1e6 * (1 + i * i * 7 % 23), 1e4 * (1 + i * 5 % 9), 1, 8, 0.02, 0.003,
+                          i % 2 ? "a" : "b"));
+  for (int i = 0; i < 24; ++i) {  // attention: MatMuls, a Softmax, and in two of three an Add
+    flopwise::TimedSample s;
+    s.model = i % 3 ? "c" : "d";
+    s.unit.name = s.unit.scope = "attn" + std::to_string(i);
+    s.unit.op = "MatMul";
+    std::vector<std::pair<flopwise::CostPart, double>> parts = {
+        part("MatMul", 2e6 * (1 + i % 5), 3e4 * (1 + i * 3 % 7)), part("Softmax", 0, 1e4 * (1 + i * 7 % 11))};
+    if (i % 3) parts.push_back(part("Add", 0, 2e4 * (1 + i % 4)));
+    for (auto [p, ms] : parts) {
+      s.unit.parts.push_back(p);
+      s.unit.flops += p.flops;
+      s.unit.bytes += p.bytes;
+      s.unit.calls += p.calls;
+      s.ms += ms;
+    }
+    s.unit.calls -= 1;  // synthetic's default 1 left out
+    v.push_back(s);
+  }
+  const flopwise::Calibration c = flopwise::calibrate(v, flopwise::Granularity::Module, 10);
+  for (const auto& [op, k] : coef) {
+    INFO(op);
+    REQUIRE(c.ops.count(op));
+    const flopwise::LatencyFit& f = c.ops.at(op);
+    CHECK(f.per_gflop_ms == doctest::Approx(k.a).epsilon(1e-6));
+    CHECK(f.per_mb_ms == doctest::Approx(k.b).epsilon(1e-6));
+    CHECK(f.per_call_ms + f.per_unit_ms == doctest::Approx(k.c).epsilon(1e-6));
+  }
+  // Every model's total predicted as measured (no local correction needed).
+  for (const auto& m : c.models) CHECK(m.predicted_ms == doctest::Approx(m.measured_ms).epsilon(1e-6));
+  // The file keeps it: read back, the same coefficients.
+  const std::string path = (scratch_dir("calib_parts") / "c.json").string();
+  std::ofstream(path) << flopwise::calibration_json(c);
+  const flopwise::Calibration back = flopwise::read_calibration(path);
+  CHECK(back.ops.at("Softmax").per_mb_ms == doctest::Approx(c.ops.at("Softmax").per_mb_ms).epsilon(1e-9));
+  CHECK(back.ops.at("MatMul").per_param_mb_ms == doctest::Approx(c.ops.at("MatMul").per_param_mb_ms));
 }
 
 TEST_CASE("calibrate: an op type per fit, the all-ops fit for rare ones, models' totals, and the file") {
@@ -304,9 +385,9 @@ TEST_CASE("--predict: the total and every scope are the sums of their units' pre
   c.device = "test";
   c.runtime = "synthetic";
   c.model_rel_rms = 0.1;
-  c.all = {1, 0.5, 0.01, 0, 10, 0, 0, 0};
-  c.ops["Conv"] = {10, 0.02, 0.004, 0, 10, 0, 0, 0};
-  c.ops["Conv/spatial/3x3"] = {20, 0.01, 0.002, 0, 10, 0, 0, 0};  // 3x3 convolutions apart
+  c.all = {1, 0.5, 0.01, 0, 10, 0, 0, 0, 0.25};  // the last: ms per MB of parameters
+  c.ops["Conv"] = {10, 0.02, 0.004, 0, 10, 0, 0, 0, 0.03};
+  c.ops["Conv/spatial/3x3"] = {20, 0.01, 0.002, 0, 10, 0, 0, 0, 0.005};  // 3x3 convolutions apart
   const flopwise::LatencyPrediction p = flopwise::predict_latency(a.report, c, "c.json");
   CHECK(p.unpredicted == 0);
   REQUIRE(p.units.size() == a.report.nodes.size());
@@ -321,10 +402,12 @@ TEST_CASE("--predict: the total and every scope are the sums of their units' pre
     const auto& f = u.op != "Conv"               ? c.all
                     : u.variant == "spatial/3x3" ? c.ops["Conv/spatial/3x3"]
                                                  : c.ops["Conv"];
-    const double want = u.flops > 0 || u.bytes > 0 ? f.predict(static_cast<double>(n.cost.flops.v),
-                                                               static_cast<double>(n.cost.memory_bytes.v),
-                                                               static_cast<double>(n.calls))
-                                                   : 0.0;
+    // float32 parameters: 4 bytes each of the node's memory bytes
+    const double want =
+        u.flops > 0 || u.bytes > 0
+            ? f.predict(static_cast<double>(n.cost.flops.v), static_cast<double>(n.cost.memory_bytes.v),
+                        static_cast<double>(n.calls), 4.0 * static_cast<double>(n.cost.params.v))
+            : 0.0;
     CHECK(ms == doctest::Approx(want));
     sum += ms;
     if (u.scope.rfind("layer1", 0) == 0) layer1 += ms;

@@ -143,13 +143,13 @@ TEST_CASE("conv ops: the kind of kernel a calibration fits apart (NodeReport::va
     REQUIRE(r.nodes.size() == 1);
     return std::string(r.nodes[0].variant);
   };
-  CHECK(variant({"1x8x16x16", "8x8x3x3"}) == "spatial/3x3/small");    // 2,048 input elements
-  CHECK(variant({"1x20x32x32", "8x20x3x3"}) == "spatial/3x3/small");  // 20,480: not above
+  CHECK(variant({"1x8x16x16", "8x8x3x3"}) == "spatial/small/3x3");    // 2,048 input elements
+  CHECK(variant({"1x20x32x32", "8x20x3x3"}) == "spatial/small/3x3");  // 20,480: not above
   CHECK(variant({"1x21x32x32", "8x21x3x3"}) == "spatial/3x3");        // 21,504
-  CHECK(variant({"1x8x16x16", "8x8x1x3"}) == "spatial/1x3/small");    // 1 <= 3 on one axis
+  CHECK(variant({"1x8x16x16", "8x8x1x3"}) == "spatial/small/1x3");    // 1 <= 3 on one axis
   CHECK(variant({"1x8x16x16", "8x8x5x5"}) == "spatial/5x5");          // larger than 3 on both axes
   CHECK(variant({"2x8x16x16", "8x8x3x3"}) == "spatial/3x3");          // batch 2
-  CHECK(variant({"N,8,16,16", "8x8x3x3"}) == "spatial/3x3/small");    // per sample where the batch is a dim
+  CHECK(variant({"N,8,16,16", "8x8x3x3"}) == "spatial/small/3x3");    // per sample where the batch is a dim
   CHECK(variant({"1,8,H,W", "8x8x3x3"}) == "spatial/3x3");            // unknown size: not small
   CHECK(variant({"1x8x16x16", "8x8x1x1"}) == "pointwise");
   CHECK(variant({"1x8x16x16", "8x1x3x3"}, {{"group", A::i(8)}}) == "depthwise/3x3");

@@ -1,8 +1,13 @@
 // flopwise/calibration.h — predicted latency on a user's device, calibrated from their own measurements
 // (flopwise calibrate, --predict). A calibration fits, per op type, a node's measured time as
-//     t = a * FLOPs + b * bytes + c * calls + d      (a, b, c, d >= 0: non-negative least squares)
-// from units measured on one device and runtime (ONNX Runtime profiles node by node; LibTorch runs module by
-// module). `calls`: the kernel calls a unit makes (a batched product's matrices). An op type whose kernels
+//     t = a * FLOPs + b * activation bytes + e * parameter bytes + c * calls + d
+// (a, b, c, d, e >= 0: non-negative least squares) from units measured on one device and runtime (ONNX
+// Runtime profiles node by node; LibTorch runs module by module). `calls`: the kernel calls a unit makes (a
+// batched product's matrices). Parameter bytes apart from the activations': a GEMM's inner loops run once
+// per weight (reference BLAS's axpy per column), not per activation. A module's unit holds nodes of several
+// op types (a Swin attention: its projections, products, softmax, roll): its time is the sum of its parts'
+// terms, each by its own op's fit, plus its top op's d, and the fits are solved jointly over every unit
+// (block coordinate descent, each op's fit in turn against what the others leave). An op type whose kernels
 // differ (a convolution's depthwise, grouped, pointwise and spatial kernels, a batched MatMul) is fitted at
 // every level of its key with data ("Conv/depthwise/3x3", "Conv/depthwise", "Conv"); an op type with too
 // few units, or none, takes the fit of all units together. The time fitted is by default each unit's
@@ -28,11 +33,21 @@ const char* granularity_name(Granularity g);
 // A unit of the report a measurement times: one node, or the nodes directly in one module scope, with their
 // static FLOPs and memory bytes summed; `op` its op type (a scope's: that of its node with the most FLOPs,
 // then bytes), `calls` the kernel calls its working nodes make (NodeReport::calls: a batched product's
-// matrices, a grouped convolution's groups; 1 for other nodes).
+// matrices, a grouped convolution's groups; 1 for other nodes); `param_bytes` the part of `bytes` its nodes'
+// parameters take.
+// A unit's nodes of one op type and variant: a module's unit of several (its `parts`) is predicted part by
+// part.
+struct CostPart {
+  std::string op, variant;
+  double flops = 0, bytes = 0, calls = 0, param_bytes = 0;
+};
 struct CostUnit {
   std::string name, op, scope;  // name: the node's, or the scope path
   std::string variant;          // NodeReport::variant of the node that named its op ("" for most)
-  double flops = 0, bytes = 0, calls = 1;
+  double flops = 0, bytes = 0, calls = 1, param_bytes = 0;
+  // Module granularity: its nodes with FLOPs or bytes by (op, variant), first-seen order, where there are
+  // two or more kinds; empty: the unit is one part, itself.
+  std::vector<CostPart> parts;
 };
 
 // The report's units at granularity g; nodes whose counts are not numbers are left out, counted in
@@ -48,16 +63,23 @@ struct TimedSample {
   std::string model;
 };
 
-// t_ms = per_gflop_ms * FLOPs / 1e9 + per_mb_ms * bytes / 1e6 + per_call_ms * calls + per_unit_ms.
+// t_ms = per_gflop_ms * FLOPs / 1e9 + per_mb_ms * (bytes - param bytes) / 1e6 + per_param_mb_ms * param
+// bytes / 1e6 + per_call_ms * calls + per_unit_ms.
 // per_unit_ms: a unit's fixed time apart from its calls (one oneDNN grouped convolution is one call, not one
-// per group); fitted only where the units' calls differ (else it is per_call_ms).
+// per group); fitted only where the units' calls differ (else it is per_call_ms). `terms` is the sum without
+// per_unit_ms: what a part of a module's unit adds.
 struct LatencyFit {
   double per_gflop_ms = 0, per_mb_ms = 0, per_call_ms = 0, per_unit_ms = 0;
   size_t samples = 0;
   double rel_rms = 0;  // root mean square of the samples' relative residuals, prediction / measured - 1
   double measured_ms = 0, predicted_ms = 0;  // the samples' sums
-  double predict(double flops, double bytes, double calls) const {
-    return per_gflop_ms * flops * 1e-9 + per_mb_ms * bytes * 1e-6 + per_call_ms * calls + per_unit_ms;
+  double per_param_mb_ms = 0;
+  double terms(double flops, double bytes, double calls, double param_bytes = 0) const {
+    return per_gflop_ms * flops * 1e-9 + per_mb_ms * (bytes - param_bytes) * 1e-6 +
+           per_param_mb_ms * param_bytes * 1e-6 + per_call_ms * calls;
+  }
+  double predict(double flops, double bytes, double calls, double param_bytes = 0) const {
+    return terms(flops, bytes, calls, param_bytes) + per_unit_ms;
   }
 };
 
@@ -155,9 +177,14 @@ const LatencyFit* calibration_fit(const Calibration& c, std::string_view op, std
 // (counted in `unpredicted`). A unit of no FLOPs and no bytes (a shape computation a runtime folds) is
 // predicted at 0. A predicted unit: views of the report's strings (the prediction lives in the report it is
 // of).
+struct PredictedPart {
+  std::string_view op, variant;
+  double flops = 0, bytes = 0, calls = 0, param_bytes = 0;
+};
 struct PredictedUnit {
   std::string_view name, op, scope, variant;
-  double flops = 0, bytes = 0, calls = 0, ms = 0;
+  double flops = 0, bytes = 0, calls = 0, ms = 0, param_bytes = 0;
+  std::vector<PredictedPart> parts;  // as CostUnit::parts
   int64_t node = -1;  // its node's index in Report::nodes (node granularity; -1: a scope's unit)
 };
 

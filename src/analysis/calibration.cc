@@ -40,8 +40,21 @@ std::string_view variant_at(const NodeReport& n, const DimValues* at) {
   return product_kind(n.outputs[0].second, at);
 }
 
+// The bytes of a node's parameters: its params at the size of their element type (the widest, where a node
+// holds several); 0 where the count is not a number.
+double param_bytes_of(const NodeReport& n, const DimValues* at, double bytes) {
+  if (!n.param_dtypes) return 0;
+  const std::optional<double> p = count_value(n.cost.params, at);
+  if (!p) return 0;
+  int64_t size = 0;
+  for (int t = 0; t < 32; ++t)
+    if (n.param_dtypes >> t & 1) size = std::max(size, dtype_size(static_cast<DType>(t)));
+  return std::min(*p * static_cast<double>(size), bytes);
+}
+
 // The report's units at granularity g as views of its strings, in node order (a scope's unit where its
-// first node is); nodes whose counts are not numbers are counted in *unknown.
+// first node is); nodes whose counts are not numbers are counted in *unknown. A module's unit keeps its
+// nodes by (op, variant) as parts where it has two kinds or more.
 std::vector<PredictedUnit> units_of(const Report& r, Granularity g, int64_t* unknown, const DimValues* at) {
   std::vector<PredictedUnit> out;
   if (g == Granularity::Node) out.reserve(r.nodes.size());
@@ -56,27 +69,53 @@ std::vector<PredictedUnit> units_of(const Report& r, Granularity g, int64_t* unk
     }
     const double flops = *f, bytes = *b;
     const double calls = static_cast<double>(n.calls);
+    const double params = param_bytes_of(n, at, bytes);
+    const std::string_view variant = variant_at(n, at);
     if (g == Granularity::Node) {
-      out.push_back({n.name, n.op, n.scope, variant_at(n, at), flops, bytes, calls, 0, &n - r.nodes.data()});
+      PredictedUnit& u = out.emplace_back();
+      u.name = n.name;
+      u.op = n.op;
+      u.scope = n.scope;
+      u.variant = variant;
+      u.flops = flops;
+      u.bytes = bytes;
+      u.calls = calls;
+      u.param_bytes = params;
+      u.node = &n - r.nodes.data();
       continue;
     }
     auto [it, fresh] = unit_of.try_emplace(n.scope, out.size());
     if (fresh) {
-      out.push_back({n.scope, n.op, n.scope, variant_at(n, at), 0, 0, 0, 0, -1});
+      PredictedUnit& u = out.emplace_back();
+      u.name = u.scope = n.scope;
+      u.op = n.op;
+      u.variant = variant;
       top.emplace_back(-1, -1);
     }
     PredictedUnit& u = out[it->second];
     u.flops += flops;
     u.bytes += bytes;
-    u.calls += flops > 0 || bytes > 0 ? calls : 0;
+    u.param_bytes += params;
+    if (flops > 0 || bytes > 0) {
+      u.calls += calls;
+      auto part = std::find_if(u.parts.begin(), u.parts.end(),
+                               [&](const PredictedPart& p) { return p.op == n.op && p.variant == variant; });
+      if (part == u.parts.end()) part = u.parts.insert(u.parts.end(), PredictedPart{n.op, variant});
+      part->flops += flops;
+      part->bytes += bytes;
+      part->calls += calls;
+      part->param_bytes += params;
+    }
     auto& [tf, tb] = top[it->second];
     if (flops > tf || (flops == tf && bytes > tb)) {
       tf = flops;
       tb = bytes;
       u.op = n.op;
-      u.variant = variant_at(n, at);
+      u.variant = variant;
     }
   }
+  for (PredictedUnit& u : out)
+    if (u.parts.size() < 2) u.parts.clear();  // one kind: the unit itself
   return out;
 }
 
@@ -84,9 +123,20 @@ std::vector<PredictedUnit> units_of(const Report& r, Granularity g, int64_t* unk
 
 std::vector<CostUnit> cost_units(const Report& r, Granularity g, int64_t* unknown, const DimValues* at) {
   std::vector<CostUnit> out;
-  for (const PredictedUnit& u : units_of(r, g, unknown, at))
-    out.push_back({std::string(u.name), std::string(u.op), std::string(u.scope), std::string(u.variant),
-                   u.flops, u.bytes, u.calls});
+  for (const PredictedUnit& u : units_of(r, g, unknown, at)) {
+    CostUnit& c = out.emplace_back();
+    c.name = u.name;
+    c.op = u.op;
+    c.scope = u.scope;
+    c.variant = u.variant;
+    c.flops = u.flops;
+    c.bytes = u.bytes;
+    c.calls = u.calls;
+    c.param_bytes = u.param_bytes;
+    for (const PredictedPart& p : u.parts)
+      c.parts.push_back(
+          {std::string(p.op), std::string(p.variant), p.flops, p.bytes, p.calls, p.param_bytes});
+  }
   return out;
 }
 
@@ -111,7 +161,7 @@ Weighting parse_weighting(const std::string& name) {
 
 namespace {
 
-// min |a x - b| over x >= 0, x of a's (up to four) columns, exactly: the optimum is the unconstrained least
+// min |a x - b| over x >= 0, x of a's (up to five) columns, exactly: the optimum is the unconstrained least
 // squares on its support, so solve every support and keep the best whose coefficients are all >= 0 (on a
 // tie, the first support: fewer and earlier columns). Columns are scaled to unit maximum so that counts of
 // very different sizes solve alike; an all-zero column stays 0.
@@ -144,46 +194,102 @@ Eigen::VectorXd nnls(const Eigen::MatrixXd& a, const Eigen::VectorXd& b) {
 
 }  // namespace
 
-LatencyFit fit_latency(const std::vector<const TimedSample*>& samples, Weighting weighting) {
-  std::vector<const TimedSample*> s;
-  for (const TimedSample* x : samples)
-    if (x->ms > 0 && std::isfinite(x->ms)) s.push_back(x);
-  LatencyFit f;
-  f.samples = s.size();
-  if (s.empty()) return f;
-  // Rows weighted by measured time^-p (p = 1: min sum (prediction / measured - 1)^2; p = 0: min sum
-  // (prediction - measured)^2). Columns scaled to unit maximum so that FLOPs, bytes and counts of very
-  // different sizes solve alike.
+namespace {
+
+// One row of a fit: the counts of what the fitted op covers in a unit, whether the unit's fixed time is the
+// op's (it names the unit), and the time left to them: the unit's measured time less what its other parts
+// are predicted to take. `ms`, the unit's whole measured time, weighs the row.
+struct FitRow {
+  double flops = 0, activation_bytes = 0, param_bytes = 0, calls = 0, fixed = 1;
+  double target = 0, ms = 0;
+  double others = 0;  // target = ms - others
+};
+
+double pow_weight(double ms, Weighting weighting) {
   const double power = weighting == Weighting::Relative ? 1.0 : weighting == Weighting::Sqrt ? 0.5 : 0.0;
-  const Eigen::Index n = static_cast<Eigen::Index>(s.size());
-  // The fourth column, a unit's own fixed time, only where calls are not all 1 (else it is the third).
+  return std::pow(ms, -power);
+}
+
+// The coefficients from rows (all timed): non-negative least squares over FLOPs, activation bytes, calls,
+// the unit's fixed time and parameter bytes, in that order (nnls prefers fewer and earlier columns on a tie).
+// Rows weighted by measured time^-p (p = 1: min sum (prediction / measured - 1)^2; p = 0: min sum
+// (prediction - measured)^2). The fixed time only where calls vary (else it is the calls' column); without
+// parameter bytes in the data, parameters cost what activations cost.
+// A size column (FLOPs, activation bytes, parameter bytes) is fitted only where the rows' size per call
+// varies by kSizeSpan or more: rows of one size per call (a scalar Div: 1 FLOP a call) cannot tell a cost
+// per FLOP from a cost per call, and a cost per FLOP fitted there would price a 1,000-FLOP Div at 1,000
+// calls. Their time is then per call.
+constexpr double kSizeSpan = 4;
+
+bool size_varies(const std::vector<FitRow>& rows, double FitRow::*size) {
+  double lo = HUGE_VAL, hi = 0;
+  for (const FitRow& r : rows) {
+    const double per = r.calls > 0 ? r.*size / r.calls : r.*size;
+    lo = std::min(lo, per);
+    hi = std::max(hi, per);
+  }
+  return hi > 0 && hi >= kSizeSpan * lo;
+}
+
+void solve_rows(const std::vector<FitRow>& rows, Weighting weighting, LatencyFit* f) {
+  const Eigen::Index n = static_cast<Eigen::Index>(rows.size());
+  const bool use_flops = size_varies(rows, &FitRow::flops),
+             use_bytes = size_varies(rows, &FitRow::activation_bytes),
+             use_params = size_varies(rows, &FitRow::param_bytes);
   const bool calls_vary =
-      std::any_of(s.begin(), s.end(), [](const TimedSample* x) { return x->unit.calls != 1; });
-  Eigen::MatrixXd a = Eigen::MatrixXd::Zero(n, 4);
+      std::any_of(rows.begin(), rows.end(), [](const FitRow& r) { return r.calls != r.fixed; });
+  Eigen::MatrixXd a = Eigen::MatrixXd::Zero(n, 5);
   Eigen::VectorXd b(n);
+  bool params = false;
   for (Eigen::Index i = 0; i < n; ++i) {
-    const CostUnit& u = s[static_cast<size_t>(i)]->unit;
-    const double t = s[static_cast<size_t>(i)]->ms;
-    const double w = std::pow(t, -power);
-    a(i, 0) = u.flops * 1e-9 * w;
-    a(i, 1) = u.bytes * 1e-6 * w;
-    a(i, 2) = u.calls * w;
-    if (calls_vary) a(i, 3) = w;
-    b(i) = t * w;
+    const FitRow& r = rows[static_cast<size_t>(i)];
+    const double w = pow_weight(r.ms, weighting);
+    if (use_flops) a(i, 0) = r.flops * 1e-9 * w;
+    if (use_bytes) a(i, 1) = r.activation_bytes * 1e-6 * w;
+    a(i, 2) = r.calls * w;
+    if (calls_vary) a(i, 3) = r.fixed * w;
+    if (use_params) a(i, 4) = r.param_bytes * 1e-6 * w;
+    params = params || r.param_bytes > 0;
+    b(i) = r.target * w;
   }
   const Eigen::VectorXd best = nnls(a, b);
-  f.per_gflop_ms = best(0);
-  f.per_mb_ms = best(1);
-  f.per_call_ms = best(2);
-  f.per_unit_ms = best(3);
+  f->per_gflop_ms = best(0);
+  f->per_mb_ms = best(1);
+  f->per_call_ms = best(2);
+  f->per_unit_ms = best(3);
+  f->per_param_mb_ms = params ? best(4) : best(1);
+}
+
+// The fit's residual statistics over its rows: each row's prediction (its terms, its fixed time where it
+// names the unit, and the other parts' prediction) against the unit's measured time.
+void fit_stats(const std::vector<FitRow>& rows, LatencyFit* f) {
+  f->samples = rows.size();
+  f->measured_ms = f->predicted_ms = 0;
   double sq = 0;
-  for (const TimedSample* x : s) {
-    const double p = f.predict(x->unit.flops, x->unit.bytes, x->unit.calls);
-    sq += (p / x->ms - 1) * (p / x->ms - 1);
-    f.measured_ms += x->ms;
-    f.predicted_ms += p;
+  for (const FitRow& r : rows) {
+    const double p = f->terms(r.flops, r.activation_bytes + r.param_bytes, r.calls, r.param_bytes) +
+                     r.fixed * f->per_unit_ms + r.others;
+    sq += (p / r.ms - 1) * (p / r.ms - 1);
+    f->measured_ms += r.ms;
+    f->predicted_ms += p;
   }
-  f.rel_rms = std::sqrt(sq / static_cast<double>(s.size()));
+  f->rel_rms = rows.empty() ? 0 : std::sqrt(sq / static_cast<double>(rows.size()));
+}
+
+}  // namespace
+
+LatencyFit fit_latency(const std::vector<const TimedSample*>& samples, Weighting weighting) {
+  std::vector<FitRow> rows;
+  for (const TimedSample* x : samples)
+    if (x->ms > 0 && std::isfinite(x->ms)) {
+      const CostUnit& u = x->unit;
+      const double params = std::min(u.param_bytes, u.bytes);
+      rows.push_back({u.flops, u.bytes - params, params, u.calls, 1, x->ms, x->ms, 0});
+    }
+  LatencyFit f;
+  if (rows.empty()) return f;
+  solve_rows(rows, weighting, &f);
+  fit_stats(rows, &f);
   return f;
 }
 
@@ -261,6 +367,29 @@ double local_factor(const LocalCorrection& l, double flops, double bytes, double
   return std::exp(rsum / (wsum + prior));
 }
 
+namespace {
+
+// A calibration unit's parts: its CostUnit::parts, or the unit itself as its one part.
+struct SamplePart {
+  const CostPart* part = nullptr;  // nullptr: the unit itself
+  std::vector<int> chain;          // its key's levels (calibration_keys) as key ids, longest first
+  int key = -1;                    // the first level fitted (its fit's id); -1: the all-ops fit
+};
+struct Sample {
+  const TimedSample* s = nullptr;
+  std::vector<SamplePart> parts;
+  std::vector<int> top_chain;  // the unit's own key's levels: its fixed time is theirs
+  int top_key = -1;
+};
+
+double part_terms(const LatencyFit& f, const Sample& x, const SamplePart& p) {
+  const CostUnit& u = x.s->unit;
+  return p.part ? f.terms(p.part->flops, p.part->bytes, p.part->calls, p.part->param_bytes)
+                : f.terms(u.flops, u.bytes, u.calls, u.param_bytes);
+}
+
+}  // namespace
+
 Calibration calibrate(const std::vector<TimedSample>& samples, Granularity g, size_t min_samples, Weighting w,
                       const std::map<std::string, double>* walls, double local_bandwidth) {
   Calibration c;
@@ -268,64 +397,158 @@ Calibration calibrate(const std::vector<TimedSample>& samples, Granularity g, si
   c.weighting = w;
   c.min_samples = min_samples;
   c.local_bandwidth = local_bandwidth;
-  // Every level of each unit's key, with the units measured at 0 (a node the runtime ran no kernel for: a
-  // constant, a folded shape computation): a key whose units all took no time is fitted as taking none.
-  std::map<std::string, std::vector<const TimedSample*>> by_op;
+  // Every level of each unit's parts' keys, with the units measured at 0 (a node the runtime ran no kernel
+  // for: a constant, a folded shape computation): a key whose units all took no time is fitted as taking
+  // none.
   std::vector<const TimedSample*> all, measured;  // all: the timed units; measured: with those at 0
+  std::vector<std::string> key_names;
+  std::map<std::string, int> key_id;
+  auto chain_of = [&](const std::string& op, const std::string& variant) {
+    std::vector<int> chain;
+    for (std::string& k : calibration_keys(op, variant)) {
+      auto [it, fresh] = key_id.try_emplace(std::move(k), static_cast<int>(key_names.size()));
+      if (fresh) key_names.push_back(it->first);
+      chain.push_back(it->second);
+    }
+    return chain;
+  };
+  std::vector<Sample> xs;
   for (const TimedSample& s : samples) {
     if (!(s.ms >= 0) || !std::isfinite(s.ms)) continue;
-    for (const std::string& k : calibration_keys(s.unit.op, s.unit.variant)) by_op[k].push_back(&s);
     measured.push_back(&s);
     if (s.ms > 0) all.push_back(&s);
+    Sample& x = xs.emplace_back();
+    x.s = &s;
+    x.top_chain = chain_of(s.unit.op, s.unit.variant);
+    if (s.unit.parts.empty()) x.parts.push_back({nullptr, x.top_chain});
+    for (const CostPart& p : s.unit.parts) x.parts.push_back({&p, chain_of(p.op, p.variant)});
   }
   if (all.empty()) throw InputError("calibrate: no measured unit has a time: nothing to fit");
   c.all = fit_latency(all, w);
-  for (const auto& [op, v] : by_op) {
-    const size_t timed = static_cast<size_t>(
-        std::count_if(v.begin(), v.end(), [](const TimedSample* s) { return s->ms > 0; }));
-    if (timed >= min_samples) {
-      c.ops[op] = fit_latency(v, w);
-    } else if (timed == 0 && v.size() >= min_samples) {
-      LatencyFit none;  // takes no time
-      none.samples = v.size();
-      c.ops[op] = none;
+  // Each key's units: those with a part under it (once each), and how many took time.
+  const size_t keys = key_names.size();
+  std::vector<std::vector<size_t>> key_rows(keys);
+  std::vector<size_t> timed(keys, 0);
+  for (size_t i = 0; i < xs.size(); ++i) {
+    std::set<int> under;
+    for (const SamplePart& p : xs[i].parts) under.insert(p.chain.begin(), p.chain.end());
+    for (int k : under) {
+      key_rows[static_cast<size_t>(k)].push_back(i);
+      timed[static_cast<size_t>(k)] += xs[i].s->ms > 0;
     }
   }
+  std::vector<LatencyFit> fit(keys);
+  std::vector<char> fitted_key(keys, 0), none(keys, 0);
+  for (size_t k = 0; k < keys; ++k) {
+    if (timed[k] >= min_samples) fitted_key[k] = 1;
+    if (timed[k] == 0 && key_rows[k].size() >= min_samples) fitted_key[k] = none[k] = 1;  // takes no time
+  }
+  auto first_fitted = [&](const std::vector<int>& chain) {
+    for (int k : chain)
+      if (fitted_key[static_cast<size_t>(k)]) return k;
+    return -1;
+  };
+  bool coupled = false;  // a unit of two parts or more: the fits depend on each other
+  for (Sample& x : xs) {
+    x.top_key = first_fitted(x.top_chain);
+    for (SamplePart& p : x.parts) p.key = first_fitted(p.chain);
+    coupled = coupled || x.parts.size() > 1;
+  }
+  auto fit_of = [&](int k) -> const LatencyFit& { return k >= 0 ? fit[static_cast<size_t>(k)] : c.all; };
+  // The fits, each in turn against the time the others leave (block coordinate descent on the joint least
+  // squares; node by node the units are one part each and one round is the exact fit).
+  std::vector<FitRow> rows;
+  for (int round = 0; round < 100; ++round) {
+    double change = 0;
+    for (size_t k = 0; k < keys; ++k) {
+      if (!fitted_key[k] || none[k]) continue;
+      rows.clear();
+      for (size_t i : key_rows[k]) {
+        const Sample& x = xs[i];
+        if (!(x.s->ms > 0)) continue;
+        FitRow r;
+        r.ms = x.s->ms;
+        r.fixed = 0;
+        for (const SamplePart& p : x.parts) {
+          if (std::find(p.chain.begin(), p.chain.end(), static_cast<int>(k)) == p.chain.end()) {
+            r.others += part_terms(fit_of(p.key), x, p);
+            continue;
+          }
+          const CostUnit& u = x.s->unit;
+          const double f = p.part ? p.part->flops : u.flops, b = p.part ? p.part->bytes : u.bytes;
+          const double pb = std::min(p.part ? p.part->param_bytes : u.param_bytes, b);
+          r.flops += f;
+          r.activation_bytes += b - pb;
+          r.param_bytes += pb;
+          r.calls += p.part ? p.part->calls : u.calls;
+        }
+        if (std::find(x.top_chain.begin(), x.top_chain.end(), static_cast<int>(k)) != x.top_chain.end())
+          r.fixed = 1;
+        else
+          r.others += fit_of(x.top_key).per_unit_ms;
+        r.target = r.ms - r.others;
+        rows.push_back(r);
+      }
+      LatencyFit next;
+      solve_rows(rows, w, &next);
+      fit_stats(rows, &next);
+      const LatencyFit& was = fit[k];
+      for (auto [a, b] : {std::pair{was.per_gflop_ms, next.per_gflop_ms},
+                          {was.per_mb_ms, next.per_mb_ms},
+                          {was.per_call_ms, next.per_call_ms},
+                          {was.per_unit_ms, next.per_unit_ms},
+                          {was.per_param_mb_ms, next.per_param_mb_ms}})
+        change = std::max(change, std::abs(a - b) / std::max({std::abs(a), std::abs(b), 1e-30}));
+      fit[k] = next;
+    }
+    if (!coupled || change < 1e-9) break;
+  }
+  for (size_t k = 0; k < keys; ++k)
+    if (fitted_key[k]) {
+      if (none[k]) fit[k].samples = key_rows[k].size();
+      c.ops[key_names[k]] = fit[k];
+    }
+  // A unit's time as fitted: its parts' terms and its own key's fixed time.
+  auto fitted_ms = [&](const Sample& x) {
+    double ms = fit_of(x.top_key).per_unit_ms;
+    for (const SamplePart& p : x.parts) ms += part_terms(fit_of(p.key), x, p);
+    return ms;
+  };
   // The local corrections: each timed unit's log residual against its fit, one point per model and
   // configuration (a model's identical layers and pooled repeats averaged).
   std::map<std::string, int> model_id;
   for (const TimedSample* s : measured) model_id.try_emplace(s->model, static_cast<int>(model_id.size()));
   if (local_bandwidth > 0) {
-    std::map<std::tuple<const std::string*, int, double, double, double>, std::pair<double, int>> points;
-    for (const TimedSample* s : all) {
-      if (s->unit.flops == 0 && s->unit.bytes == 0) continue;
-      const Fitted f = fitted(c, s->unit.op, s->unit.variant);
-      if (!f.key) continue;
-      const double fit_ms = f.fit->predict(s->unit.flops, s->unit.bytes, s->unit.calls);
+    std::map<std::tuple<int, int, double, double, double>, std::pair<double, int>> points;
+    for (const Sample& x : xs) {
+      const TimedSample* s = x.s;
+      if (!(s->ms > 0) || (s->unit.flops == 0 && s->unit.bytes == 0) || x.top_key < 0) continue;
+      const double fit_ms = fitted_ms(x);
       if (!(fit_ms > 0)) continue;
-      auto& [sum, n] = points[{f.key, model_id[s->model], s->unit.flops, s->unit.bytes, s->unit.calls}];
+      auto& [sum, n] = points[{x.top_key, model_id[s->model], s->unit.flops, s->unit.bytes, s->unit.calls}];
       sum += std::log(s->ms / fit_ms);
       ++n;
     }
     for (const auto& [at, r] : points) {
       const auto& [key, model, flops, bytes, calls] = at;
-      c.local[*key].points.push_back(
+      c.local[key_names[static_cast<size_t>(key)]].points.push_back(
           {std::log10(flops + 1), std::log10(bytes + 1), r.first / r.second, model});
     }
     for (auto& [key, l] : c.local) sort_points(l);
   }
   // Each model's total as the calibration predicts it without its own points, against its measured total.
   std::map<std::string, CalibratedModel> models;
-  for (const TimedSample* s : measured) {
+  for (const Sample& x : xs) {
+    const TimedSample* s = x.s;
     CalibratedModel& m = models[s->model];
     m.name = s->model;
     m.measured_ms += s->ms;
     if (s->unit.flops == 0 && s->unit.bytes == 0) continue;  // as predict_latency: 0
-    const Fitted f = fitted(c, s->unit.op, s->unit.variant);
-    double ms = f.fit->predict(s->unit.flops, s->unit.bytes, s->unit.calls);
-    if (f.local)
-      ms *= local_factor(*f.local, s->unit.flops, s->unit.bytes, c.local_bandwidth, c.local_prior,
-                         model_id[s->model]);
+    double ms = fitted_ms(x);
+    if (x.top_key >= 0)
+      if (auto l = c.local.find(key_names[static_cast<size_t>(x.top_key)]); l != c.local.end())
+        ms *= local_factor(l->second, s->unit.flops, s->unit.bytes, c.local_bandwidth, c.local_prior,
+                           model_id[s->model]);
     m.predicted_ms += ms;
   }
   double sq = 0;
@@ -383,9 +606,15 @@ namespace {
 using nlohmann::ordered_json;
 
 ordered_json calib_fit_json(const LatencyFit& f) {
-  return {{"per_gflop_ms", f.per_gflop_ms}, {"per_mb_ms", f.per_mb_ms},      {"per_call_ms", f.per_call_ms},
-          {"per_unit_ms", f.per_unit_ms},   {"samples", f.samples},          {"rel_rms", f.rel_rms},
-          {"measured_ms", f.measured_ms},   {"predicted_ms", f.predicted_ms}};
+  return {{"per_gflop_ms", f.per_gflop_ms},
+          {"per_mb_ms", f.per_mb_ms},
+          {"per_param_mb_ms", f.per_param_mb_ms},
+          {"per_call_ms", f.per_call_ms},
+          {"per_unit_ms", f.per_unit_ms},
+          {"samples", f.samples},
+          {"rel_rms", f.rel_rms},
+          {"measured_ms", f.measured_ms},
+          {"predicted_ms", f.predicted_ms}};
 }
 
 }  // namespace
@@ -394,7 +623,9 @@ std::string calibration_json(const Calibration& c) {
   ordered_json j;
   j["schema"] = "flopwise.calibration/1";
   j["model"] =
-      "t_ms = per_gflop_ms * FLOPs / 1e9 + per_mb_ms * bytes / 1e6 + per_call_ms * calls + per_unit_ms";
+      "t_ms = per_gflop_ms * FLOPs / 1e9 + per_mb_ms * (bytes - parameter bytes) / 1e6 + per_param_mb_ms * "
+      "parameter bytes / 1e6 + per_call_ms * calls + per_unit_ms; a module's unit of several op types: each "
+      "part by its op's terms, plus its top op's per_unit_ms";
   j["device"] = c.device;
   j["runtime"] = c.runtime;
   j["threads"] = c.threads;
@@ -460,6 +691,8 @@ LatencyFit calib_fit_from(const nlohmann::json& o, const std::string& where) {
   f.per_mb_ms = calib_number(o, "per_mb_ms", where);
   f.per_call_ms = calib_number(o, "per_call_ms", where);
   f.per_unit_ms = o.contains("per_unit_ms") ? calib_number(o, "per_unit_ms", where) : 0.0;  // stop 48 on
+  // Stop 49 on; before, parameter bytes were bytes like any other.
+  f.per_param_mb_ms = o.contains("per_param_mb_ms") ? calib_number(o, "per_param_mb_ms", where) : f.per_mb_ms;
   f.samples = static_cast<size_t>(calib_number(o, "samples", where));
   f.rel_rms = calib_number(o, "rel_rms", where);
   f.measured_ms = calib_number(o, "measured_ms", where);
@@ -598,8 +831,18 @@ LatencyPrediction predict_latency(const Report& r, const Calibration& c, const s
       auto [it, fresh] = fits.try_emplace(std::make_pair(u.op.data(), u.variant.data()));
       if (fresh) it->second = fitted(c, u.op, u.variant);
       const Fitted& f = it->second;
-      if (!f.key) unseen.insert(u.op);
-      u.ms = f.fit->predict(u.flops, u.bytes, u.calls);
+      if (u.parts.empty()) {
+        if (!f.key) unseen.insert(u.op);
+        u.ms = f.fit->predict(u.flops, u.bytes, u.calls, u.param_bytes);
+      } else {  // each part by its own op's fit, and the unit's fixed time by its top op's
+        u.ms = f.fit->per_unit_ms;
+        for (const PredictedPart& part : u.parts) {
+          auto [pi, new_part] = fits.try_emplace(std::make_pair(part.op.data(), part.variant.data()));
+          if (new_part) pi->second = fitted(c, part.op, part.variant);
+          if (!pi->second.key) unseen.insert(part.op);
+          u.ms += pi->second.fit->terms(part.flops, part.bytes, part.calls, part.param_bytes);
+        }
+      }
       if (f.local) {
         auto [fi, new_factor] = factors.try_emplace({f.local, u.flops, u.bytes}, 1.0);
         if (new_factor)

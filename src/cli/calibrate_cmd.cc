@@ -95,6 +95,40 @@ Measured read_run_json(const std::string& path, bool fastest, std::vector<TimedS
     s.unit.flops = num("flops");
     s.unit.bytes = num("bytes");
     s.unit.calls = num("calls");
+    // Since stop 49: the parameters' bytes, and a module's parts (absent: no parameter bytes told apart; the
+    // unit is one part).
+    if (u.contains("param_bytes")) s.unit.param_bytes = std::min(num("param_bytes"), s.unit.bytes);
+    if (u.contains("parts")) {
+      if (!u["parts"].is_array()) throw InputError(path + ": a measured unit's 'parts' is not an array");
+      double flops = 0, bytes = 0;
+      for (const auto& p : u["parts"]) {
+        if (!p.is_object() || !p.contains("op") || !p["op"].is_string())
+          throw InputError(path + ": a measured unit's part is not an object with an op");
+        CostPart& c = s.unit.parts.emplace_back();
+        c.op = p["op"].get<std::string>();
+        c.variant = p.contains("variant") && p["variant"].is_string() ? p["variant"].get<std::string>() : "";
+        auto pnum = [&](const char* k) {
+          if (!p.contains(k) || !p[k].is_number())
+            throw InputError(path + ": a measured unit's part's '" + k + "' is not a number");
+          const double v = p[k].get<double>();
+          if (!std::isfinite(v) || v < 0)
+            throw InputError(path + ": a measured unit's part's '" + k + "' is negative");
+          return v;
+        };
+        c.flops = pnum("flops");
+        c.bytes = pnum("bytes");
+        c.calls = pnum("calls");
+        c.param_bytes = p.contains("param_bytes") ? std::min(pnum("param_bytes"), c.bytes) : 0.0;
+        flops += c.flops;
+        bytes += c.bytes;
+      }
+      // The parts are the unit: their sums are its counts (within rounding), else the file was edited.
+      if (std::abs(flops - s.unit.flops) > 1e-6 * std::max(1.0, s.unit.flops) ||
+          std::abs(bytes - s.unit.bytes) > 1e-6 * std::max(1.0, s.unit.bytes))
+        throw InputError(path + ": the parts of measured unit '" + s.unit.name +
+                         "' do not sum to its counts");
+      if (s.unit.parts.size() < 2) s.unit.parts.clear();
+    }
     if (fastest && !u.contains("min_ms"))
       throw InputError(path +
                        ": a run report without its units' fastest times (written before they were kept): run "
@@ -151,14 +185,18 @@ void write_summary(std::ostream& os, const Calibration& c) {
   os << "calibration: " << c.runtime << " on " << c.device << ", threads " << c.threads << ", "
      << granularity_name(c.granularity) << " by " << granularity_name(c.granularity) << ", "
      << c.models.size() << " model(s)\n";
-  os << "t = a * GFLOPs + b * MB + c * calls + d, non-negative least squares, " << weighting_name(c.weighting)
-     << " residuals, each unit's " << (c.statistic == "fastest" ? "fastest run" : "median run") << "\n\n";
-  std::snprintf(buf, sizeof buf, "%-24s %8s %14s %14s %14s %14s %9s\n", "op", "samples", "a ms/GFLOP",
-                "b ms/MB", "c ms/call", "d ms/unit", "rel rms");
+  os << "t = a * GFLOPs + b * activation MB + e * parameter MB + c * calls + d, non-negative least squares"
+     << (c.granularity == Granularity::Module ? " (a module's parts each by its op's fit, solved jointly)"
+                                              : "")
+     << ", " << weighting_name(c.weighting) << " residuals, each unit's "
+     << (c.statistic == "fastest" ? "fastest run" : "median run") << "\n\n";
+  std::snprintf(buf, sizeof buf, "%-24s %8s %14s %14s %14s %14s %14s %9s\n", "op", "samples", "a ms/GFLOP",
+                "b ms/MB", "e ms/param MB", "c ms/call", "d ms/unit", "rel rms");
   os << buf;
   auto row = [&](const std::string& op, const LatencyFit& f) {
-    std::snprintf(buf, sizeof buf, "%-24s %8zu %14.6g %14.6g %14.6g %14.6g %8.1f%%\n", op.c_str(), f.samples,
-                  f.per_gflop_ms, f.per_mb_ms, f.per_call_ms, f.per_unit_ms, 100 * f.rel_rms);
+    std::snprintf(buf, sizeof buf, "%-24s %8zu %14.6g %14.6g %14.6g %14.6g %14.6g %8.1f%%\n", op.c_str(),
+                  f.samples, f.per_gflop_ms, f.per_mb_ms, f.per_param_mb_ms, f.per_call_ms, f.per_unit_ms,
+                  100 * f.rel_rms);
     os << buf;
   };
   for (const auto& [op, f] : c.ops) row(op, f);

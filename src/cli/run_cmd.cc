@@ -204,14 +204,21 @@ json measured_units(const Report& rep, Granularity g, const std::function<UnitTi
   json units = json::array();
   for (const CostUnit& u : cost_units(rep, g, &unknown)) {
     const UnitTime t = time(u);
-    units.push_back({{"name", u.name},
-                     {"op", u.op},
-                     {"variant", u.variant},
-                     {"flops", u.flops},
-                     {"bytes", u.bytes},
-                     {"calls", u.calls},
-                     {"ms", t.ms},
-                     {"min_ms", t.min_ms}});
+    json unit = {{"name", u.name},    {"op", u.op},       {"variant", u.variant},         {"flops", u.flops},
+                 {"bytes", u.bytes},  {"calls", u.calls}, {"param_bytes", u.param_bytes}, {"ms", t.ms},
+                 {"min_ms", t.min_ms}};
+    if (!u.parts.empty()) {  // a module's nodes by op and variant: calibrate fits each part by its own op
+      json parts = json::array();
+      for (const CostPart& p : u.parts)
+        parts.push_back({{"op", p.op},
+                         {"variant", p.variant},
+                         {"flops", p.flops},
+                         {"bytes", p.bytes},
+                         {"calls", p.calls},
+                         {"param_bytes", p.param_bytes}});
+      unit["parts"] = std::move(parts);
+    }
+    units.push_back(std::move(unit));
   }
   return {{"granularity", granularity_name(g)}, {"not_numbers", unknown}, {"units", units}};
 }

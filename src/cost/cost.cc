@@ -261,7 +261,9 @@ struct ReportBuilder {
     if (ones) return "pointwise";
     // A small input: PyTorch's CPU convolution (batch 1, groups 1, a kernel not larger than 3 on both axes)
     // takes oneDNN only above 20,480 input elements and its own im2col + GEMM below, several times slower
-    // per FLOP (aten Convolution.cpp, use_mkldnn). Calibrations fall back to "spatial/KxK" without it.
+    // per FLOP (aten Convolution.cpp, use_mkldnn): "spatial/small/KxK". The algorithm comes before the kernel
+    // so that a calibration without this kernel falls back to "spatial/small" (the same algorithm), not to
+    // every spatial convolution.
     if (n.inputs[0] < 0 || w.rank() != 4 || (w.dims[2].value() > 3 && w.dims[3].value() > 3))
       return "spatial/" + k;
     const Shape& x = g.values[static_cast<size_t>(n.inputs[0])].shape;
@@ -271,7 +273,7 @@ struct ReportBuilder {
     for (size_t d = 1; d < 4; ++d)
       if (!x.dims[d].is_known() || __builtin_mul_overflow(numel, x.dims[d].value(), &numel))
         return "spatial/" + k;
-    return numel > 0 && numel <= 20480 ? "spatial/" + k + "/small" : "spatial/" + k;
+    return numel > 0 && numel <= 20480 ? "spatial/small/" + k : "spatial/" + k;
   }
 
   // One node: its report, params and buffers, bytes, MACs and FLOPs, scope and op type.
