@@ -138,6 +138,7 @@ struct Calibration {
   size_t min_samples = 10;  // fewer samples of an op type: it takes the all-ops fit
   LatencyFit all;           // every sample: for an op type not fitted on its own
   std::map<std::string, LatencyFit> ops;
+  int rounds = 1;  // of the joint fit (module granularity: a unit's parts depend on several fits)
   std::vector<CalibratedModel> models;
   double model_rel_rms = 0;  // root mean square of the models' relative errors: the prediction's band
   WallFit wall;              // the forward latency from the op sum

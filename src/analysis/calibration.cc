@@ -216,10 +216,10 @@ double pow_weight(double ms, Weighting weighting) {
 // (prediction - measured)^2). The fixed time only where calls vary (else it is the calls' column); without
 // parameter bytes in the data, parameters cost what activations cost.
 // A size column (FLOPs, activation bytes, parameter bytes) is fitted only where the rows' size per call
-// varies by kSizeSpan or more: rows of one size per call (a scalar Div: 1 FLOP a call) cannot tell a cost
-// per FLOP from a cost per call, and a cost per FLOP fitted there would price a 1,000-FLOP Div at 1,000
-// calls. Their time is then per call.
-constexpr double kSizeSpan = 4;
+// varies (by more than 1 %): rows of one size per call (every scalar Div: 1 FLOP, 16 bytes a call) cannot
+// tell a cost per FLOP from a cost per call, and nnls, preferring earlier columns on a tie, would price a
+// 1,000-FLOP Div at 1,000 calls. Their time is then per call.
+constexpr double kSizeSpan = 1.01;
 
 bool size_varies(const std::vector<FitRow>& rows, double FitRow::*size) {
   double lo = HUGE_VAL, hi = 0;
@@ -455,10 +455,18 @@ Calibration calibrate(const std::vector<TimedSample>& samples, Granularity g, si
     coupled = coupled || x.parts.size() > 1;
   }
   auto fit_of = [&](int k) -> const LatencyFit& { return k >= 0 ? fit[static_cast<size_t>(k)] : c.all; };
+  // A unit's time as fitted: its parts' terms and its own key's fixed time.
+  auto fitted_ms = [&](const Sample& x) {
+    double ms = fit_of(x.top_key).per_unit_ms;
+    for (const SamplePart& p : x.parts) ms += part_terms(fit_of(p.key), x, p);
+    return ms;
+  };
   // The fits, each in turn against the time the others leave (block coordinate descent on the joint least
   // squares; node by node the units are one part each and one round is the exact fit).
   std::vector<FitRow> rows;
-  for (int round = 0; round < 100; ++round) {
+  double last_sse = HUGE_VAL;
+  for (int round = 0; round < 200; ++round) {
+    c.rounds = round + 1;
     double change = 0;
     for (size_t k = 0; k < keys; ++k) {
       if (!fitted_key[k] || none[k]) continue;
@@ -502,18 +510,22 @@ Calibration calibrate(const std::vector<TimedSample>& samples, Granularity g, si
       fit[k] = next;
     }
     if (!coupled || change < 1e-9) break;
+    // The weighted squared error of the units' predictions: stop where a round lowers it by under 1e-6 of
+    // itself (the coefficients may still drift along directions the data cannot tell apart).
+    double sse = 0;
+    for (const Sample& x : xs)
+      if (x.s->ms > 0) {
+        const double e = (fitted_ms(x) - x.s->ms) * pow_weight(x.s->ms, w);
+        sse += e * e;
+      }
+    if (sse >= last_sse * (1 - 1e-6)) break;
+    last_sse = sse;
   }
   for (size_t k = 0; k < keys; ++k)
     if (fitted_key[k]) {
       if (none[k]) fit[k].samples = key_rows[k].size();
       c.ops[key_names[k]] = fit[k];
     }
-  // A unit's time as fitted: its parts' terms and its own key's fixed time.
-  auto fitted_ms = [&](const Sample& x) {
-    double ms = fit_of(x.top_key).per_unit_ms;
-    for (const SamplePart& p : x.parts) ms += part_terms(fit_of(p.key), x, p);
-    return ms;
-  };
   // The local corrections: each timed unit's log residual against its fit, one point per model and
   // configuration (a model's identical layers and pooled repeats averaged).
   std::map<std::string, int> model_id;
@@ -633,6 +645,7 @@ std::string calibration_json(const Calibration& c) {
   j["granularity"] = granularity_name(c.granularity);
   j["weighting"] = weighting_name(c.weighting);
   j["min_samples"] = c.min_samples;
+  j["rounds"] = c.rounds;
   j["model_rel_rms"] = c.model_rel_rms;
   j["all_ops"] = calib_fit_json(c.all);
   ordered_json ops = ordered_json::object();
@@ -727,6 +740,7 @@ Calibration read_calibration_json(const std::string& path) {
     throw InputError(where + ": granularity '" + g + "' is not node or module");
   c.granularity = g == "node" ? Granularity::Node : Granularity::Module;
   c.min_samples = static_cast<size_t>(calib_number(j, "min_samples", where));
+  if (j.contains("rounds")) c.rounds = static_cast<int>(std::min(calib_number(j, "rounds", where), 1e6));
   try {
     c.weighting = parse_weighting(calib_string(j, "weighting", where));
   } catch (const UsageError& e) {

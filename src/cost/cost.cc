@@ -259,15 +259,18 @@ struct ReportBuilder {
       return "grouped";
     }
     if (ones) return "pointwise";
-    // A small input: PyTorch's CPU convolution (batch 1, groups 1, a kernel not larger than 3 on both axes)
-    // takes oneDNN only above 20,480 input elements and its own im2col + GEMM below, several times slower
-    // per FLOP (aten Convolution.cpp, use_mkldnn): "spatial/small/KxK". The algorithm comes before the kernel
-    // so that a calibration without this kernel falls back to "spatial/small" (the same algorithm), not to
-    // every spatial convolution.
-    if (n.inputs[0] < 0 || w.rank() != 4 || (w.dims[2].value() > 3 && w.dims[3].value() > 3))
+    // A small input: PyTorch's CPU convolution (batch 1, groups 1, a kernel not larger than 3 on both of its
+    // last two axes) takes oneDNN only above 20,480 elements in the input's first four dims (N*C*H*W in 2-D,
+    // N*C*D*H in 3-D: aten Convolution.cpp, use_mkldnn) and its own im2col (vol2col) + GEMM below, several
+    // times slower per FLOP: "spatial/small/KxK". The algorithm comes before the kernel so that a
+    // calibration without this kernel falls back to "spatial/small" (the same algorithm), not to every
+    // spatial convolution.
+    const size_t rank = w.rank();
+    if (n.inputs[0] < 0 || (rank != 4 && rank != 5) ||
+        (w.dims[rank - 1].value() > 3 && w.dims[rank - 2].value() > 3))
       return "spatial/" + k;
     const Shape& x = g.values[static_cast<size_t>(n.inputs[0])].shape;
-    if (!x.rank_known || x.rank() != 4 || (x.dims[0].is_known() && x.dims[0].value() != 1))
+    if (!x.rank_known || x.rank() != rank || (x.dims[0].is_known() && x.dims[0].value() != 1))
       return "spatial/" + k;
     int64_t numel = 1;  // per sample
     for (size_t d = 1; d < 4; ++d)
