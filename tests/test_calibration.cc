@@ -429,16 +429,51 @@ TEST_CASE("--predict: the total and every scope are the sums of their units' pre
   CHECK(std::find(p.unseen.begin(), p.unseen.end(), "Relu") != p.unseen.end());
   CHECK(std::find(p.unseen.begin(), p.unseen.end(), "Conv") == p.unseen.end());
 
-  // Module granularity: one unit per scope holding nodes.
+  // Module granularity: one unit per scope holding nodes, its time each node's terms by the node's own fit
+  // (a block's residual Add and its Relu by theirs) plus the fixed time of its top node's fit (the most
+  // FLOPs, then bytes).
   c.granularity = flopwise::Granularity::Module;
-  const flopwise::LatencyPrediction m = flopwise::predict_latency(a.report, c, "c.json");
-  std::set<std::string> scopes;
-  for (const auto& n : a.report.nodes) scopes.insert(std::string(n.scope));
-  CHECK(m.units.size() == scopes.size());
-  double msum = 0, flops = 0;
-  for (const auto& u : m.units) msum += u.ms, flops += u.flops;
-  CHECK(m.total_ms == doctest::Approx(msum));
-  CHECK(flops == doctest::Approx(static_cast<double>(a.report.totals.flops.v)));
+  c.all.per_unit_ms = 0.002;
+  c.ops["Conv"].per_unit_ms = 0.005;
+  c.ops["MatMul"] = {30, 0.01, 0.003, 0.004, 10, 0, 0, 0, 0.02};
+  flopwise::Pins bert_pins;
+  bert_pins.dims = {{"batch", 1}, {"seq", 16}};
+  const flopwise::Analysis bert =
+      flopwise::analyse(model_path("bert.onnx"), bert_pins, flopwise::find_convention("default"));
+  int with_parts = 0;
+  for (const flopwise::Report* r : std::vector<const flopwise::Report*>{&a.report, &bert.report}) {
+    const flopwise::LatencyPrediction m = flopwise::predict_latency(*r, c, "c.json");
+    std::map<std::string, double> by_scope;
+    std::map<std::string, std::pair<double, double>> top;  // scope -> the top node's FLOPs, bytes
+    std::map<std::string, const flopwise::LatencyFit*> top_fit;
+    for (const auto& n : r->nodes) {
+      const auto& f = n.op == "MatMul"             ? c.ops["MatMul"]
+                      : n.op != "Conv"             ? c.all
+                      : n.variant == "spatial/3x3" ? c.ops["Conv/spatial/3x3"]
+                                                   : c.ops["Conv"];
+      const double fl = static_cast<double>(n.cost.flops.v), by = static_cast<double>(n.cost.memory_bytes.v);
+      const std::string scope(n.scope);
+      auto [t, fresh] = top.try_emplace(scope, -1.0, -1.0);
+      if (fresh || fl > t->second.first || (fl == t->second.first && by > t->second.second)) {
+        t->second = {fl, by};
+        top_fit[scope] = &f;
+      }
+      if (fl > 0 || by > 0)
+        by_scope[scope] +=
+            f.terms(fl, by, static_cast<double>(n.calls), 4.0 * static_cast<double>(n.cost.params.v));
+    }
+    CHECK(m.units.size() == top.size());
+    double msum = 0, flops = 0;
+    for (const auto& u : m.units) {
+      const std::string scope(u.scope);
+      CHECK(u.ms == doctest::Approx(by_scope[scope] + top_fit[scope]->per_unit_ms));
+      with_parts += !u.parts.empty();
+      msum += u.ms, flops += u.flops;
+    }
+    CHECK(m.total_ms == doctest::Approx(msum));
+    CHECK(flops == doctest::Approx(static_cast<double>(r->totals.flops.v)));
+  }
+  CHECK(with_parts > 0);  // BERT's attention: MatMuls, Softmax, Add, Div in one scope
 }
 
 TEST_CASE(
@@ -667,6 +702,18 @@ TEST_CASE(
                          dir);
     CHECK(neg.code == 2);
     CHECK(neg.err.find("negative") != std::string::npos);
+  }
+  // A unit's parts that do not sum to it, or are not a list: the file was edited; one line, exit 2.
+  for (int bad_parts = 0; bad_parts < 2; ++bad_parts) {
+    hostile = json::parse(slurp(dir / "resnet18.run.json"));
+    json& u0 = hostile["measured_units"]["units"][0];
+    u0["parts"] = bad_parts ? json("Conv")
+                            : json::array({{{"op", "Conv"}, {"flops", 1}, {"bytes", 1}, {"calls", 1}},
+                                           {{"op", "Relu"}, {"flops", 1}, {"bytes", 1}, {"calls", 1}}});
+    std::ofstream(dir / "hostile.json", std::ios::trunc) << hostile.dump();
+    CliRun parts = run_cli("calibrate " + (dir / "hostile.json").string(), dir);
+    CHECK(parts.code == 2);
+    CHECK(parts.err.find(bad_parts ? "not an array" : "do not sum") != std::string::npos);
   }
   hostile = json::parse(slurp(dir / "resnet18.run.json"));
   for (auto& u : hostile["measured_units"]["units"]) u.erase("min_ms");
