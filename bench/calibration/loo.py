@@ -89,6 +89,8 @@ def main():
                          "fastest times over all its repeats (fastest) or the median of its repeats' op sums")
     ap.add_argument("--no-variants", action="store_true",
                     help="calibrate without the units' kernel variants (one fit per op type), for comparison")
+    ap.add_argument("--no-params", action="store_true",
+                    help="calibrate without the units' parameter bytes (as reports before stop 49), for comparison")
     ap.add_argument("--local-bandwidth", default=None, help="calibrate's --local-bandwidth (default: its own)")
     args = ap.parse_args()
     fw = args.flopwise
@@ -98,15 +100,27 @@ def main():
         name = re.sub(r"\.r\d+$", "", os.path.basename(path)[: -len(".run.json")])
         runs.setdefault(name, []).append((path, json.load(open(path))))
     tmp = tempfile.mkdtemp()
-    if args.no_variants:  # copies of the reports without the units' variants
+    strip = [k for k, on in (("variant", args.no_variants), ("param_bytes", args.no_params))
+             if on]
+
+    def stripped(path, d, prefix=""):  # a copy of a report without the stripped members of its units
+        for u in d["measured_units"]["units"]:
+            for k in strip:
+                u.pop(k, None)
+            for p in u.get("parts", []):
+                for k in strip:
+                    p.pop(k, None)
+        copy = os.path.join(tmp, prefix + os.path.basename(path))
+        json.dump(d, open(copy, "w"))
+        return copy
+
+    if strip:
         for name, reps in runs.items():
             for i, (path, d) in enumerate(reps):
-                for u in d["measured_units"]["units"]:
-                    u.pop("variant", None)
-                copy = os.path.join(tmp, os.path.basename(path))
-                json.dump(d, open(copy, "w"))
-                reps[i] = (copy, d)
+                reps[i] = (stripped(path, d), d)
     extra = [p for d in args.extra for p in sorted(glob.glob(os.path.join(d, "*.run.json")))]
+    if strip:
+        extra = [stripped(p, json.load(open(p)), "extra_") for p in extra]
     fams = {}
     for name in runs:
         fams.setdefault(family(name), []).append(name)
