@@ -74,6 +74,9 @@ struct LatencyFit {
   double rel_rms = 0;  // root mean square of the samples' relative residuals, prediction / measured - 1
   double measured_ms = 0, predicted_ms = 0;  // the samples' sums
   double per_param_mb_ms = 0;
+  // The most parameter bytes per FLOP of its data (-1: none, or not known): a unit with more than twice as
+  // many (a GEMM's inner loop much shorter than any it timed) takes the next level of its key that covers it.
+  double max_param_per_flop = -1;
   double terms(double flops, double bytes, double calls, double param_bytes = 0) const {
     return per_gflop_ms * flops * 1e-9 + per_mb_ms * (bytes - param_bytes) * 1e-6 +
            per_param_mb_ms * param_bytes * 1e-6 + per_call_ms * calls;

@@ -264,6 +264,9 @@ void solve_rows(const std::vector<FitRow>& rows, Weighting weighting, LatencyFit
 // names the unit, and the other parts' prediction) against the unit's measured time.
 void fit_stats(const std::vector<FitRow>& rows, LatencyFit* f) {
   f->samples = rows.size();
+  f->max_param_per_flop = -1;
+  for (const FitRow& r : rows)
+    if (r.flops > 0) f->max_param_per_flop = std::max(f->max_param_per_flop, r.param_bytes / r.flops);
   f->measured_ms = f->predicted_ms = 0;
   double sq = 0;
   for (const FitRow& r : rows) {
@@ -321,14 +324,28 @@ struct Fitted {
   const LocalCorrection* local = nullptr;
 };
 
-Fitted fitted(const Calibration& c, std::string_view op, std::string_view variant) {
+// A fit covers a unit whose parameter bytes per FLOP are at most twice the most its data had (a GEMM's inner
+// loop no shorter than half the shortest it timed: reference BLAS's per-weight loop overhead grows as the
+// loop shortens, which a fit that never saw it cannot price); a fit whose data had none covers every unit.
+bool covers(const LatencyFit& f, double param_per_flop) {
+  return !(f.max_param_per_flop >= 0) || param_per_flop <= 2 * f.max_param_per_flop;
+}
+
+// `param_per_flop` >= 0: the unit's; the first fitted key that covers it (else the first fitted key).
+Fitted fitted(const Calibration& c, std::string_view op, std::string_view variant, double param_per_flop = -1) {
+  Fitted first{nullptr, &c.all, nullptr};
   for (const std::string& k : calibration_keys(op, variant))
     if (auto it = c.ops.find(k); it != c.ops.end()) {
       auto l = c.local.find(k);
-      return {&it->first, &it->second, l != c.local.end() ? &l->second : nullptr};
+      const Fitted f{&it->first, &it->second, l != c.local.end() ? &l->second : nullptr};
+      if (param_per_flop < 0 || covers(*f.fit, param_per_flop))
+        return f;
+      if (!first.key) first = f;
     }
-  return {nullptr, &c.all, nullptr};
+  return first;
 }
+
+double param_per_flop(double flops, double param_bytes) { return flops > 0 ? param_bytes / flops : 0; }
 
 }  // namespace
 
@@ -626,7 +643,8 @@ ordered_json calib_fit_json(const LatencyFit& f) {
           {"samples", f.samples},
           {"rel_rms", f.rel_rms},
           {"measured_ms", f.measured_ms},
-          {"predicted_ms", f.predicted_ms}};
+          {"predicted_ms", f.predicted_ms},
+          {"max_param_per_flop", f.max_param_per_flop}};
 }
 
 }  // namespace
@@ -706,6 +724,12 @@ LatencyFit calib_fit_from(const nlohmann::json& o, const std::string& where) {
   f.per_unit_ms = o.contains("per_unit_ms") ? calib_number(o, "per_unit_ms", where) : 0.0;  // stop 48 on
   // Stop 49 on; before, parameter bytes were bytes like any other.
   f.per_param_mb_ms = o.contains("per_param_mb_ms") ? calib_number(o, "per_param_mb_ms", where) : f.per_mb_ms;
+  if (o.contains("max_param_per_flop")) {  // -1: none in the data (covers every unit)
+    const auto& m = o["max_param_per_flop"];
+    if (!m.is_number() || !std::isfinite(m.get<double>()) || m.get<double>() < -1)
+      throw InputError(where + ": 'max_param_per_flop' must be a number >= -1");
+    f.max_param_per_flop = m.get<double>();
+  }
   f.samples = static_cast<size_t>(calib_number(o, "samples", where));
   f.rel_rms = calib_number(o, "rel_rms", where);
   f.measured_ms = calib_number(o, "measured_ms", where);
@@ -844,7 +868,9 @@ LatencyPrediction predict_latency(const Report& r, const Calibration& c, const s
     if (u.flops > 0 || u.bytes > 0) {
       auto [it, fresh] = fits.try_emplace(std::make_pair(u.op.data(), u.variant.data()));
       if (fresh) it->second = fitted(c, u.op, u.variant);
-      const Fitted& f = it->second;
+      Fitted f = it->second;
+      const double ppf = param_per_flop(u.flops, u.param_bytes);
+      if (f.key && !covers(*f.fit, ppf)) f = fitted(c, u.op, u.variant, ppf);
       if (u.parts.empty()) {
         if (!f.key) unseen.insert(u.op);
         u.ms = f.fit->predict(u.flops, u.bytes, u.calls, u.param_bytes);
@@ -853,8 +879,11 @@ LatencyPrediction predict_latency(const Report& r, const Calibration& c, const s
         for (const PredictedPart& part : u.parts) {
           auto [pi, new_part] = fits.try_emplace(std::make_pair(part.op.data(), part.variant.data()));
           if (new_part) pi->second = fitted(c, part.op, part.variant);
-          if (!pi->second.key) unseen.insert(part.op);
-          u.ms += pi->second.fit->terms(part.flops, part.bytes, part.calls, part.param_bytes);
+          Fitted pf = pi->second;
+          const double part_ppf = param_per_flop(part.flops, part.param_bytes);
+          if (pf.key && !covers(*pf.fit, part_ppf)) pf = fitted(c, part.op, part.variant, part_ppf);
+          if (!pf.key) unseen.insert(part.op);
+          u.ms += pf.fit->terms(part.flops, part.bytes, part.calls, part.param_bytes);
         }
       }
       if (f.local) {
