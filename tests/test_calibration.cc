@@ -387,7 +387,7 @@ TEST_CASE("--predict: the total and every scope are the sums of their units' pre
   c.model_rel_rms = 0.1;
   c.all = {1, 0.5, 0.01, 0, 10, 0, 0, 0, 0.25};  // the last: ms per MB of parameters
   c.ops["Conv"] = {10, 0.02, 0.004, 0, 10, 0, 0, 0, 0.03};
-  c.ops["Conv/spatial/3x3"] = {20, 0.01, 0.002, 0, 10, 0, 0, 0, 0.005};  // 3x3 convolutions apart
+  c.ops["Conv/spatial/large/3x3"] = {20, 0.01, 0.002, 0, 10, 0, 0, 0, 0.005};  // 3x3 convolutions apart
   const flopwise::LatencyPrediction p = flopwise::predict_latency(a.report, c, "c.json");
   CHECK(p.unpredicted == 0);
   REQUIRE(p.units.size() == a.report.nodes.size());
@@ -398,10 +398,10 @@ TEST_CASE("--predict: the total and every scope are the sums of their units' pre
     const double ms = u.ms;
     const flopwise::NodeReport& n = a.report.nodes[i];
     CHECK(u.name == n.name);
-    three_by_three += u.variant == "spatial/3x3";
-    const auto& f = u.op != "Conv"               ? c.all
-                    : u.variant == "spatial/3x3" ? c.ops["Conv/spatial/3x3"]
-                                                 : c.ops["Conv"];
+    three_by_three += u.variant == "spatial/large/3x3";
+    const auto& f = u.op != "Conv"                     ? c.all
+                    : u.variant == "spatial/large/3x3" ? c.ops["Conv/spatial/large/3x3"]
+                                                       : c.ops["Conv"];
     // float32 parameters: 4 bytes each of the node's memory bytes
     const double want =
         u.flops > 0 || u.bytes > 0
@@ -447,10 +447,10 @@ TEST_CASE("--predict: the total and every scope are the sums of their units' pre
     std::map<std::string, std::pair<double, double>> top;  // scope -> the top node's FLOPs, bytes
     std::map<std::string, const flopwise::LatencyFit*> top_fit;
     for (const auto& n : r->nodes) {
-      const auto& f = n.op == "MatMul"             ? c.ops["MatMul"]
-                      : n.op != "Conv"             ? c.all
-                      : n.variant == "spatial/3x3" ? c.ops["Conv/spatial/3x3"]
-                                                   : c.ops["Conv"];
+      const auto& f = n.op == "MatMul"                   ? c.ops["MatMul"]
+                      : n.op != "Conv"                   ? c.all
+                      : n.variant == "spatial/large/3x3" ? c.ops["Conv/spatial/large/3x3"]
+                                                         : c.ops["Conv"];
       const double fl = static_cast<double>(n.cost.flops.v), by = static_cast<double>(n.cost.memory_bytes.v);
       const std::string scope(n.scope);
       auto [t, fresh] = top.try_emplace(scope, -1.0, -1.0);
@@ -537,7 +537,7 @@ TEST_CASE(
   CHECK(cj["ops"]["Conv/depthwise/3x3"]["samples"] == 17);
   CHECK(cj["ops"]["Conv/depthwise"]["samples"] == 17);
   CHECK(cj["ops"]["Conv/pointwise"]["samples"] == 37);
-  CHECK(cj["ops"]["Conv/spatial/3x3"]["samples"] == 17);
+  CHECK(cj["ops"]["Conv/spatial/large/3x3"]["samples"] == 17);
   CHECK(cj["ops"]["Conv/spatial"]["samples"] == 18);
   CHECK(cj["ops"]["Conv"]["samples"] == 72);
   CHECK_FALSE(cj["ops"].contains("Conv/spatial/7x7"));  // one sample: it takes Conv/spatial's fit

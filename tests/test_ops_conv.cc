@@ -145,19 +145,21 @@ TEST_CASE("conv ops: the kind of kernel a calibration fits apart (NodeReport::va
   };
   CHECK(variant({"1x8x16x16", "8x8x3x3"}) == "spatial/small/3x3");    // 2,048 input elements
   CHECK(variant({"1x20x32x32", "8x20x3x3"}) == "spatial/small/3x3");  // 20,480: not above
-  CHECK(variant({"1x21x32x32", "8x21x3x3"}) == "spatial/3x3");        // 21,504
+  CHECK(variant({"1x21x32x32", "8x21x3x3"}) == "spatial/large/3x3");  // 21,504
   CHECK(variant({"1x8x16x16", "8x8x1x3"}) == "spatial/small/1x3");    // 1 <= 3 on one axis
-  CHECK(variant({"1x8x16x16", "8x8x5x5"}) == "spatial/5x5");          // larger than 3 on both axes
-  CHECK(variant({"2x8x16x16", "8x8x3x3"}) == "spatial/3x3");          // batch 2
+  CHECK(variant({"1x8x16x16", "8x8x5x5"}) == "spatial/large/5x5");    // larger than 3 on both axes
+  CHECK(variant({"2x8x16x16", "8x8x3x3"}) == "spatial/large/3x3");    // batch 2
   CHECK(variant({"N,8,16,16", "8x8x3x3"}) == "spatial/small/3x3");    // per sample where the batch is a dim
-  CHECK(variant({"1,8,H,W", "8x8x3x3"}) == "spatial/3x3");            // unknown size: not small
+  CHECK(variant({"1,8,H,W", "8x8x3x3"}) == "spatial/3x3");            // unknown size: no algorithm
+  CHECK(variant({"1,8,H,W", "8x8x7x7"}) == "spatial/large/7x7");      // 7 > 3 on both axes: oneDNN
+  CHECK(variant({"1x8x16", "8x8x3"}) == "spatial/3");                 // 1-D
   // 3-D: the first four input dims (N*C*D*H; aten leaves W out), the kernel's last two axes.
   CHECK(variant({"1x16x8x56x56", "16x16x3x3x3"}) == "spatial/small/3x3x3");  // 16*8*56 = 7,168
-  CHECK(variant({"1x64x8x56x56", "64x64x3x3x3"}) == "spatial/3x3x3");        // 28,672
-  CHECK(variant({"1x3x8x32x32", "16x3x3x7x7"}) == "spatial/3x7x7");          // 7 > 3 on both last axes
+  CHECK(variant({"1x64x8x56x56", "64x64x3x3x3"}) == "spatial/large/3x3x3");  // 28,672
+  CHECK(variant({"1x3x8x32x32", "16x3x3x7x7"}) == "spatial/large/3x7x7");    // 7 > 3 on both last axes
   CHECK(variant({"1x16x8x28x28", "16x16x3x1x1"}) == "spatial/small/3x1x1");
   CHECK(variant({"1x8x16x16", "8x8x1x1"}) == "pointwise");
   CHECK(variant({"1x8x16x16", "8x1x3x3"}, {{"group", A::i(8)}}) == "depthwise/3x3");
   CHECK(variant({"1x8x16x16", "8x2x3x3"}, {{"group", A::i(4)}}) == "grouped");
-  CHECK(variant({"2x4x4x8x8", "8x4x3x3x3"}) == "spatial/3x3x3");  // batch 2: oneDNN
+  CHECK(variant({"2x4x4x8x8", "8x4x3x3x3"}) == "spatial/large/3x3x3");  // batch 2: oneDNN
 }

@@ -332,14 +332,14 @@ bool covers(const LatencyFit& f, double param_per_flop) {
 }
 
 // `param_per_flop` >= 0: the unit's; the first fitted key that covers it (else the first fitted key).
-Fitted fitted(const Calibration& c, std::string_view op, std::string_view variant, double param_per_flop = -1) {
+Fitted fitted(const Calibration& c, std::string_view op, std::string_view variant,
+              double param_per_flop = -1) {
   Fitted first{nullptr, &c.all, nullptr};
   for (const std::string& k : calibration_keys(op, variant))
     if (auto it = c.ops.find(k); it != c.ops.end()) {
       auto l = c.local.find(k);
       const Fitted f{&it->first, &it->second, l != c.local.end() ? &l->second : nullptr};
-      if (param_per_flop < 0 || covers(*f.fit, param_per_flop))
-        return f;
+      if (param_per_flop < 0 || covers(*f.fit, param_per_flop)) return f;
       if (!first.key) first = f;
     }
   return first;

@@ -259,24 +259,25 @@ struct ReportBuilder {
       return "grouped";
     }
     if (ones) return "pointwise";
-    // A small input: PyTorch's CPU convolution (batch 1, groups 1, a kernel not larger than 3 on both of its
-    // last two axes) takes oneDNN only above 20,480 elements in the input's first four dims (N*C*H*W in 2-D,
-    // N*C*D*H in 3-D: aten Convolution.cpp, use_mkldnn) and its own im2col (vol2col) + GEMM below, several
-    // times slower per FLOP: "spatial/small/KxK". The algorithm comes before the kernel so that a
-    // calibration without this kernel falls back to "spatial/small" (the same algorithm), not to every
-    // spatial convolution.
+    // The algorithm, where the shapes tell it: PyTorch's CPU convolution (aten Convolution.cpp, use_mkldnn)
+    // runs a 2-D or 3-D convolution of batch 1, groups 1 and a kernel not larger than 3 on both of its last
+    // two axes with its own im2col (vol2col) + GEMM when the input's first four dims (N*C*H*W in 2-D,
+    // N*C*D*H in 3-D) hold at most 20,480 elements, several times slower per FLOP: "spatial/small/KxK";
+    // oneDNN otherwise: "spatial/large/KxK". The algorithm comes before the kernel so that a calibration
+    // without this kernel falls back to the same algorithm's fit, not to every spatial convolution's.
+    // "spatial/KxK" where the shapes do not tell (a size that is a formula, a 1-D convolution).
     const size_t rank = w.rank();
-    if (n.inputs[0] < 0 || (rank != 4 && rank != 5) ||
-        (w.dims[rank - 1].value() > 3 && w.dims[rank - 2].value() > 3))
-      return "spatial/" + k;
+    if (rank != 4 && rank != 5) return "spatial/" + k;
+    if (w.dims[rank - 1].value() > 3 && w.dims[rank - 2].value() > 3) return "spatial/large/" + k;
+    if (n.inputs[0] < 0) return "spatial/" + k;
     const Shape& x = g.values[static_cast<size_t>(n.inputs[0])].shape;
-    if (!x.rank_known || x.rank() != rank || (x.dims[0].is_known() && x.dims[0].value() != 1))
-      return "spatial/" + k;
+    if (!x.rank_known || x.rank() != rank) return "spatial/" + k;
+    if (x.dims[0].is_known() && x.dims[0].value() != 1) return "spatial/large/" + k;
     int64_t numel = 1;  // per sample
     for (size_t d = 1; d < 4; ++d)
       if (!x.dims[d].is_known() || __builtin_mul_overflow(numel, x.dims[d].value(), &numel))
         return "spatial/" + k;
-    return numel > 0 && numel <= 20480 ? "spatial/small/" + k : "spatial/" + k;
+    return numel <= 20480 ? "spatial/small/" + k : "spatial/large/" + k;
   }
 
   // One node: its report, params and buffers, bytes, MACs and FLOPs, scope and op type.
