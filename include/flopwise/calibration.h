@@ -175,9 +175,11 @@ std::string calibration_key(std::string_view op, std::string_view variant);
 std::vector<std::string> calibration_keys(std::string_view op, std::string_view variant);
 const LatencyFit* calibration_fit(const Calibration& c, std::string_view op, std::string_view variant);
 
-// --predict: each unit's time (the calibration's granularity) by its op type's fit (calibration_fit) times
-// that key's local correction, or by the all-ops fit where the calibration has none for the type (listed in
-// `unseen`), summed per scope and for the model. Units whose counts are not numbers are not predicted
+// --predict: each unit's time (the calibration's granularity) by its op type's fit (calibration_fit; the next
+// level of its key where that fit does not cover the unit's parameter bytes per FLOP) times that key's local
+// correction, or by the all-ops fit where the calibration has none for the type (listed in `unseen`); a
+// module's unit of parts: each part's terms by its own op's fit, plus the unit's top op's fixed time. Summed
+// per scope and for the model. Units whose counts are not numbers are not predicted
 // (counted in `unpredicted`). A unit of no FLOPs and no bytes (a shape computation a runtime folds) is
 // predicted at 0. A predicted unit: views of the report's strings (the prediction lives in the report it is
 // of).

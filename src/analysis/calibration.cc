@@ -551,7 +551,8 @@ Calibration calibrate(const std::vector<TimedSample>& samples, Granularity g, si
     std::map<std::tuple<int, int, double, double, double>, std::pair<double, int>> points;
     for (const Sample& x : xs) {
       const TimedSample* s = x.s;
-      if (!(s->ms > 0) || (s->unit.flops == 0 && s->unit.bytes == 0) || x.top_key < 0) continue;
+      if (!(s->ms > 0) || (s->unit.flops == 0 && s->unit.bytes == 0) || x.top_key < 0 || x.parts.size() > 1)
+        continue;
       const double fit_ms = fitted_ms(x);
       if (!(fit_ms > 0)) continue;
       auto& [sum, n] = points[{x.top_key, model_id[s->model], s->unit.flops, s->unit.bytes, s->unit.calls}];
@@ -574,7 +575,7 @@ Calibration calibrate(const std::vector<TimedSample>& samples, Granularity g, si
     m.measured_ms += s->ms;
     if (s->unit.flops == 0 && s->unit.bytes == 0) continue;  // as predict_latency: 0
     double ms = fitted_ms(x);
-    if (x.top_key >= 0)
+    if (x.top_key >= 0 && x.parts.size() == 1)
       if (auto l = c.local.find(key_names[static_cast<size_t>(x.top_key)]); l != c.local.end())
         ms *= local_factor(l->second, s->unit.flops, s->unit.bytes, c.local_bandwidth, c.local_prior,
                            model_id[s->model]);
@@ -886,7 +887,7 @@ LatencyPrediction predict_latency(const Report& r, const Calibration& c, const s
           u.ms += pf.fit->terms(part.flops, part.bytes, part.calls, part.param_bytes);
         }
       }
-      if (f.local) {
+      if (f.local && u.parts.empty()) {
         auto [fi, new_factor] = factors.try_emplace({f.local, u.flops, u.bytes}, 1.0);
         if (new_factor)
           fi->second = local_factor(*f.local, u.flops, u.bytes, c.local_bandwidth, c.local_prior);
