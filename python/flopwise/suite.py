@@ -10,8 +10,9 @@ Every network is drawn from a fixed seed: a kind (convolutional, transformer, re
 size, and a random stack of that kind's blocks with random widths, kernel sizes, strides, expansions, groups,
 activations, sequence lengths and heads. The blocks are those of published families (residual and bottleneck,
 inverted residual with squeeze-excitation, dense concatenation, channel shuffle, fire, grouped, ConvNeXt,
-multi-head, windowed and causal attention, LSTM and GRU, 3-D and (2+1)-D convolutions); the configurations are
-random, not any published model's. Random weights, no downloads; needs torch (any version with
+Inception's parallel branches (factorized 1xk and kx1 convolutions, stride-1 pooling), multi-head, windowed
+and causal attention, LSTM and GRU, 3-D and (2+1)-D convolutions); the configurations are random, not any
+published model's. Random weights, no downloads; needs torch (any version with
 torch.onnx.export and torch.jit.trace; Debian's 1.13 writes them here), imported only by this module.
 
 bench/README.md ("Predicted latency") measures what the suite adds to a calibration, model families held out.
@@ -115,6 +116,18 @@ class Fire(nn.Module):
         return torch.cat((self.e1(s), self.e3(s)), 1)
 
 
+class Inception(nn.Module):
+    """GoogLeNet's and Inception's block: parallel branches on one input, concatenated (a 1x1; a 1x1 then a
+    3x3 or 5x5; a 1x1 then a factorized 1xk and kx1; a 3x3 pooling of stride 1 then a 1x1)."""
+
+    def __init__(self, branches):
+        super().__init__()
+        self.branches = nn.ModuleList(branches)
+
+    def forward(self, x):
+        return torch.cat([b(x) for b in self.branches], 1)
+
+
 class ChannelsLastNorm(nn.Module):
     def __init__(self, c):
         super().__init__()
@@ -143,7 +156,7 @@ def conv_net(rng):
     size = hw // 2
     for _ in range(rng.randint(4, 9)):
         kind = rng.choice(["basic", "bottleneck", "inverted", "dense", "shuffle", "fire", "grouped", "convnext",
-                           "pool", "down"])
+                           "inception", "pool", "down"])
         if size <= 4 and kind in ("pool", "down"):
             kind = "basic"
         if kind == "basic":
@@ -185,6 +198,16 @@ def conv_net(rng):
             body = nn.Sequential(ConvBN(c, mid, 1, act=act), ConvBN(mid, mid, 3, groups=g, act=act),
                                  ConvBN(mid, c, 1, act=None))
             layers.append(Residual(body))
+        elif kind == "inception":
+            b, m, bp = r8(c * rng.choice([0.25, 0.5])), r8(c * rng.choice([0.25, 0.5])), r8(c * rng.choice([0.125, 0.25]))
+            k, kf = rng.choice([3, 5]), rng.choice([3, 5, 7])
+            pool = nn.MaxPool2d(3, 1, 1) if rng.random() < 0.6 else nn.AvgPool2d(3, 1, 1)
+            layers.append(Inception([
+                ConvBN(c, b, 1, act=act),
+                nn.Sequential(ConvBN(c, m, 1, act=act), ConvBN(m, b, k, act=act)),
+                nn.Sequential(ConvBN(c, m, 1, act=act), ConvBN(m, m, (1, kf), act=act), ConvBN(m, b, (kf, 1), act=act)),
+                nn.Sequential(pool, ConvBN(c, bp, 1, act=act))]))
+            co = 3 * b + bp
         elif kind == "convnext":
             co = c
             layers.append(ConvNeXt(c, rng.choice([3, 7]), rng.choice([2, 4])))

@@ -60,3 +60,19 @@ def test_calibrate_device(tmp_path):
     r = flopwise.analyze(os.path.join(os.path.dirname(__file__), "..", "..", "models", "resnet18.onnx"),
                          dims={"batch": 1}, predict=cal)
     assert r.to_dict()["prediction"]["total_ms"] > 0
+
+
+def test_inception_block_counts_exact(tmp_path):
+    # The first seed whose network has an Inception block (parallel 1x1, kxk, factorized 1xk + kx1 and
+    # stride-1 pooling branches): its counts as torch counts them, from the TorchScript and the ONNX file.
+    seed = next(s for s in range(1000, 1200) if any(d.startswith("inception") for d in suite.network(s, small=True)[3]))
+    kind, model, inputs, _ = suite.network(seed, small=True)
+    x = suite.example(inputs)
+    listing = suite.write(str(tmp_path), count=1, seed=seed, small=True)
+    name = listing[0]["name"]
+    macs = eager_macs(model, x)
+    r = flopwise.analyze(str(tmp_path / (name + ".trace.pt")))
+    assert r.totals.params == sum(p.numel() for p in model.parameters())
+    assert r.totals.macs == macs
+    # the ONNX export folds BatchNormalization into the convolutions (its params change), not the MACs
+    assert flopwise.analyze(str(tmp_path / (name + ".onnx"))).totals.macs == macs
