@@ -176,7 +176,9 @@ TEST_CASE("calibrate: a module's unit of several op types, each part by its own 
     v.push_back(s);
   }
   const flopwise::Calibration c = flopwise::calibrate(v, flopwise::Granularity::Module, 10);
-  for (const auto& [op, k] : coef) {
+  for (const auto& entry : coef) {  // not a structured binding: clang 14 will not capture one in INFO
+    const std::string& op = entry.first;
+    const Coef& k = entry.second;
     INFO(op);
     REQUIRE(c.ops.count(op));
     const flopwise::LatencyFit& f = c.ops.at(op);

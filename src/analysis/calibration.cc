@@ -331,21 +331,34 @@ bool covers(const LatencyFit& f, double param_per_flop) {
   return !(f.max_param_per_flop >= 0) || param_per_flop <= 2 * f.max_param_per_flop;
 }
 
-// `param_per_flop` >= 0: the unit's; the first fitted key that covers it (else the first fitted key).
-Fitted fitted(const Calibration& c, std::string_view op, std::string_view variant,
-              double param_per_flop = -1) {
-  Fitted first{nullptr, &c.all, nullptr};
+Fitted fitted(const Calibration& c, std::string_view op, std::string_view variant) {
   for (const std::string& k : calibration_keys(op, variant))
     if (auto it = c.ops.find(k); it != c.ops.end()) {
       auto l = c.local.find(k);
-      const Fitted f{&it->first, &it->second, l != c.local.end() ? &l->second : nullptr};
-      if (param_per_flop < 0 || covers(*f.fit, param_per_flop)) return f;
-      if (!first.key) first = f;
+      return {&it->first, &it->second, l != c.local.end() ? &l->second : nullptr};
     }
-  return first;
+  return {nullptr, &c.all, nullptr};
 }
 
 double param_per_flop(double flops, double param_bytes) { return flops > 0 ? param_bytes / flops : 0; }
+
+// Every fitted level of an (op, variant)'s key, longest first: what --predict looks up once per distinct pair
+// and then picks from per unit (the first that covers it, else the first; none: the all-ops fit).
+std::vector<Fitted> fitted_levels(const Calibration& c, std::string_view op, std::string_view variant) {
+  std::vector<Fitted> levels;
+  for (const std::string& k : calibration_keys(op, variant))
+    if (auto it = c.ops.find(k); it != c.ops.end()) {
+      auto l = c.local.find(k);
+      levels.push_back({&it->first, &it->second, l != c.local.end() ? &l->second : nullptr});
+    }
+  return levels;
+}
+
+Fitted pick(const Calibration& c, const std::vector<Fitted>& levels, double param_per_flop) {
+  for (const Fitted& f : levels)
+    if (covers(*f.fit, param_per_flop)) return f;
+  return levels.empty() ? Fitted{nullptr, &c.all, nullptr} : levels.front();
+}
 
 }  // namespace
 
@@ -860,18 +873,29 @@ LatencyPrediction predict_latency(const Report& r, const Calibration& c, const s
   std::unordered_map<std::string_view, double> own;  // innermost scope -> its units' time
   // Op types and variants are interned in the report: one lookup per distinct pair, by where their
   // characters are.
-  std::map<std::pair<const char*, const char*>, Fitted> fits;
-  std::map<std::tuple<const LocalCorrection*, double, double>, double> factors;  // repeated layers: one sum
+  std::map<std::pair<const char*, const char*>, std::vector<Fitted>> fits;
+  struct FactorKey {
+    const LocalCorrection* local;
+    double flops, bytes;
+    bool operator==(const FactorKey& o) const {
+      return local == o.local && flops == o.flops && bytes == o.bytes;
+    }
+  };
+  struct FactorHash {
+    size_t operator()(const FactorKey& k) const {
+      const size_t h = std::hash<const void*>()(k.local);
+      return (h * 1000003u) ^ std::hash<double>()(k.flops) ^ (std::hash<double>()(k.bytes) << 1);
+    }
+  };
+  std::unordered_map<FactorKey, double, FactorHash> factors;  // repeated layers: one sum
   p.units = units_of(r, c.granularity, &p.unpredicted, at);
   std::string_view run_scope;  // consecutive units of one scope, summed before one lookup
   double run_ms = 0;
   for (PredictedUnit& u : p.units) {
     if (u.flops > 0 || u.bytes > 0) {
       auto [it, fresh] = fits.try_emplace(std::make_pair(u.op.data(), u.variant.data()));
-      if (fresh) it->second = fitted(c, u.op, u.variant);
-      Fitted f = it->second;
-      const double ppf = param_per_flop(u.flops, u.param_bytes);
-      if (f.key && !covers(*f.fit, ppf)) f = fitted(c, u.op, u.variant, ppf);
+      if (fresh) it->second = fitted_levels(c, u.op, u.variant);
+      const Fitted f = pick(c, it->second, param_per_flop(u.flops, u.param_bytes));
       if (u.parts.empty()) {
         if (!f.key) unseen.insert(u.op);
         u.ms = f.fit->predict(u.flops, u.bytes, u.calls, u.param_bytes);
@@ -879,16 +903,14 @@ LatencyPrediction predict_latency(const Report& r, const Calibration& c, const s
         u.ms = f.fit->per_unit_ms;
         for (const PredictedPart& part : u.parts) {
           auto [pi, new_part] = fits.try_emplace(std::make_pair(part.op.data(), part.variant.data()));
-          if (new_part) pi->second = fitted(c, part.op, part.variant);
-          Fitted pf = pi->second;
-          const double part_ppf = param_per_flop(part.flops, part.param_bytes);
-          if (pf.key && !covers(*pf.fit, part_ppf)) pf = fitted(c, part.op, part.variant, part_ppf);
+          if (new_part) pi->second = fitted_levels(c, part.op, part.variant);
+          const Fitted pf = pick(c, pi->second, param_per_flop(part.flops, part.param_bytes));
           if (!pf.key) unseen.insert(part.op);
           u.ms += pf.fit->terms(part.flops, part.bytes, part.calls, part.param_bytes);
         }
       }
       if (f.local && u.parts.empty()) {
-        auto [fi, new_factor] = factors.try_emplace({f.local, u.flops, u.bytes}, 1.0);
+        auto [fi, new_factor] = factors.try_emplace(FactorKey{f.local, u.flops, u.bytes}, 1.0);
         if (new_factor)
           fi->second = local_factor(*f.local, u.flops, u.bytes, c.local_bandwidth, c.local_prior);
         u.ms *= fi->second;
