@@ -294,10 +294,32 @@ TEST_CASE("calibrate: an op type per fit, the all-ops fit for rare ones, models'
     CHECK(r.ops.at(op).per_mb_ms == doctest::Approx(f.per_mb_ms).epsilon(1e-9));
     CHECK(r.ops.at(op).per_call_ms == doctest::Approx(f.per_call_ms).epsilon(1e-9));
     CHECK(r.ops.at(op).per_unit_ms == doctest::Approx(f.per_unit_ms).epsilon(1e-9));
+    CHECK(r.ops.at(op).per_param_mb_ms == doctest::Approx(f.per_param_mb_ms).epsilon(1e-9));
+    CHECK(r.ops.at(op).max_param_per_flop == doctest::Approx(f.max_param_per_flop).epsilon(1e-9));
     CHECK(r.ops.at(op).samples == f.samples);
   }
   CHECK(r.all.per_call_ms == doctest::Approx(c.all.per_call_ms).epsilon(1e-9));
   CHECK(r.models.size() == 2);
+  // A file written before stop 49 (no parameter bytes, coverage or rounds): parameter bytes cost what other
+  // bytes cost, and every fit covers every unit.
+  {
+    json old = json::parse(flopwise::calibration_json(c));
+    old.erase("rounds");
+    for (auto& f : old["ops"]) {
+      f.erase("per_param_mb_ms");
+      f.erase("max_param_per_flop");
+    }
+    old["all_ops"].erase("per_param_mb_ms");
+    old["all_ops"].erase("max_param_per_flop");
+    std::ofstream(path, std::ios::trunc) << old.dump();
+    const flopwise::Calibration o = flopwise::read_calibration(path);
+    CHECK(o.rounds == 1);
+    for (const auto& entry : o.ops) {
+      CHECK(entry.second.per_param_mb_ms == entry.second.per_mb_ms);
+      CHECK(entry.second.max_param_per_flop == -1);
+    }
+    CHECK(o.all.per_param_mb_ms == o.all.per_mb_ms);
+  }
 
   // Bad files: one clear error each.
   std::string text = flopwise::calibration_json(c);
