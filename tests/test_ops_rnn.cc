@@ -119,17 +119,3 @@ TEST_CASE(
         16);                                                                     // batch first
   CHECK(calls({"S,2,8", "1x12x8", "1x12x3"}, {{"hidden_size", A::i(3)}}) == 1);  // steps unknown: one call
 }
-
-TEST_CASE("gather ops: a Gather's kernel calls are its indices (NodeReport::calls)") {
-  // Each index copies one slice: an embedding's row, or one element of a table indexed element by element.
-  auto calls = [](const std::vector<std::string>& in) {
-    OneNode one = run_op("Gather", in, {});
-    Report r = build_report(one.model, one.result);
-    REQUIRE(r.nodes.size() == 1);
-    return r.nodes[0].calls;
-  };
-  CHECK(calls({"1000x64", "1x16:int64"}) == 16);  // an embedding: 16 rows
-  CHECK(calls({"225x4", "3136:int64"}) == 3136);  // a 7x7 window's relative-position bias, element by element
-  CHECK(calls({"4:int64", "scalar:int64"}) == 1);  // a scalar index (a shape's dim)
-  CHECK(calls({"1000x64", "1xS:int64"}) == 1);     // indices of unknown count: one call
-}

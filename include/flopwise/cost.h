@@ -56,9 +56,7 @@ struct NodeReport {
   uint32_t param_dtypes = 0;  // bit t set: it holds params of DType t (a mixed node has several)
   // The kernel calls a runtime makes for it, where each has an overhead of its own: a batched MatMul's
   // matrix products (its output's leading dims, where both operands have them), a grouped convolution's
-  // groups times its batch, a recurrent layer's time steps times directions, a Gather's indices (each copies
-  // one slice: an embedding's row, or one element of a table indexed element by element); 1 for any other
-  // node (and where the shapes do not say).
+  // groups times its batch; 1 for any other node (and where the shapes do not say).
   int64_t calls = 1;
   // The kind of kernel a runtime picks for it, where one op type runs several with their own speeds (a view
   // of interned characters, "" for most nodes): a Conv's "depthwise/3x3", "grouped", "pointwise" or

@@ -200,19 +200,9 @@ struct ReportBuilder {
   }
 
   // NodeReport::calls: a batched product's matrices, a grouped convolution's groups times batch, a recurrent
-  // layer's time steps times directions (each step runs the cell's products once), a Gather's indices (each
-  // copies one slice with an index computation of its own: an embedding's row, or one element of a table
-  // indexed element by element, as Swin's relative-position bias).
+  // layer's time steps times directions (each step runs the cell's products once).
   int64_t kernel_calls(const Node& n) const {
     const bool onnx = n.domain.empty() || n.domain == "ai.onnx";
-    if (onnx && n.op == "Gather" && n.inputs.size() >= 2 && n.inputs[1] >= 0) {
-      const Shape& idx = g.values[static_cast<size_t>(n.inputs[1])].shape;
-      if (!idx.rank_known) return 1;
-      int64_t count = 1;
-      for (const Dim& d : idx.dims)
-        if (!d.is_known() || d.value() <= 0 || __builtin_mul_overflow(count, d.value(), &count)) return 1;
-      return count;
-    }
     if (onnx && (n.op == "LSTM" || n.op == "GRU" || n.op == "RNN") && !n.inputs.empty() && n.inputs[0] >= 0) {
       const Shape& x =
           g.values[static_cast<size_t>(n.inputs[0])].shape;  // [seq, batch, in] (layout 1: batch first)
