@@ -331,15 +331,6 @@ bool covers(const LatencyFit& f, double param_per_flop) {
   return !(f.max_param_per_flop >= 0) || param_per_flop <= 2 * f.max_param_per_flop;
 }
 
-Fitted fitted(const Calibration& c, std::string_view op, std::string_view variant) {
-  for (const std::string& k : calibration_keys(op, variant))
-    if (auto it = c.ops.find(k); it != c.ops.end()) {
-      auto l = c.local.find(k);
-      return {&it->first, &it->second, l != c.local.end() ? &l->second : nullptr};
-    }
-  return {nullptr, &c.all, nullptr};
-}
-
 double param_per_flop(double flops, double param_bytes) { return flops > 0 ? param_bytes / flops : 0; }
 
 // Every fitted level of an (op, variant)'s key, longest first: what --predict looks up once per distinct pair
@@ -363,7 +354,7 @@ Fitted pick(const Calibration& c, const std::vector<Fitted>& levels, double para
 }  // namespace
 
 const LatencyFit* calibration_fit(const Calibration& c, std::string_view op, std::string_view variant) {
-  const Fitted f = fitted(c, op, variant);
+  const Fitted f = pick(c, fitted_levels(c, op, variant), 0);  // no parameters per FLOP: the first level
   return f.key ? f.fit : nullptr;
 }
 
@@ -401,9 +392,9 @@ namespace {
 
 // A calibration unit's parts: its CostUnit::parts, or the unit itself as its one part.
 struct SamplePart {
-  const CostPart* part = nullptr;  // nullptr: the unit itself
-  std::vector<int> chain;          // its key's levels (calibration_keys) as key ids, longest first
-  int key = -1;                    // the first level fitted (its fit's id); -1: the all-ops fit
+  double flops = 0, bytes = 0, calls = 0, param_bytes = 0;  // its counts (the unit's, where it is the unit)
+  std::vector<int> chain;  // its key's levels (calibration_keys) as key ids, longest first
+  int key = -1;            // the first level fitted (its fit's id); -1: the all-ops fit
 };
 struct Sample {
   const TimedSample* s = nullptr;
@@ -412,10 +403,8 @@ struct Sample {
   int top_key = -1;
 };
 
-double part_terms(const LatencyFit& f, const Sample& x, const SamplePart& p) {
-  const CostUnit& u = x.s->unit;
-  return p.part ? f.terms(p.part->flops, p.part->bytes, p.part->calls, p.part->param_bytes)
-                : f.terms(u.flops, u.bytes, u.calls, u.param_bytes);
+double part_terms(const LatencyFit& f, const SamplePart& p) {
+  return f.terms(p.flops, p.bytes, p.calls, p.param_bytes);
 }
 
 }  // namespace
@@ -450,8 +439,12 @@ Calibration calibrate(const std::vector<TimedSample>& samples, Granularity g, si
     Sample& x = xs.emplace_back();
     x.s = &s;
     x.top_chain = chain_of(s.unit.op, s.unit.variant);
-    if (s.unit.parts.empty()) x.parts.push_back({nullptr, x.top_chain});
-    for (const CostPart& p : s.unit.parts) x.parts.push_back({&p, chain_of(p.op, p.variant)});
+    const CostUnit& u = s.unit;
+    if (u.parts.empty())
+      x.parts.push_back({u.flops, u.bytes, u.calls, std::min(u.param_bytes, u.bytes), x.top_chain});
+    for (const CostPart& p : u.parts)
+      x.parts.push_back(
+          {p.flops, p.bytes, p.calls, std::min(p.param_bytes, p.bytes), chain_of(p.op, p.variant)});
   }
   if (all.empty()) throw InputError("calibrate: no measured unit has a time: nothing to fit");
   c.all = fit_latency(all, w);
@@ -488,7 +481,7 @@ Calibration calibrate(const std::vector<TimedSample>& samples, Granularity g, si
   // A unit's time as fitted: its parts' terms and its own key's fixed time.
   auto fitted_ms = [&](const Sample& x) {
     double ms = fit_of(x.top_key).per_unit_ms;
-    for (const SamplePart& p : x.parts) ms += part_terms(fit_of(p.key), x, p);
+    for (const SamplePart& p : x.parts) ms += part_terms(fit_of(p.key), p);
     return ms;
   };
   // The fits, each in turn against the time the others leave (block coordinate descent on the joint least
@@ -509,16 +502,13 @@ Calibration calibrate(const std::vector<TimedSample>& samples, Granularity g, si
         r.fixed = 0;
         for (const SamplePart& p : x.parts) {
           if (std::find(p.chain.begin(), p.chain.end(), static_cast<int>(k)) == p.chain.end()) {
-            r.others += part_terms(fit_of(p.key), x, p);
+            r.others += part_terms(fit_of(p.key), p);
             continue;
           }
-          const CostUnit& u = x.s->unit;
-          const double f = p.part ? p.part->flops : u.flops, b = p.part ? p.part->bytes : u.bytes;
-          const double pb = std::min(p.part ? p.part->param_bytes : u.param_bytes, b);
-          r.flops += f;
-          r.activation_bytes += b - pb;
-          r.param_bytes += pb;
-          r.calls += p.part ? p.part->calls : u.calls;
+          r.flops += p.flops;
+          r.activation_bytes += p.bytes - p.param_bytes;
+          r.param_bytes += p.param_bytes;
+          r.calls += p.calls;
         }
         if (std::find(x.top_chain.begin(), x.top_chain.end(), static_cast<int>(k)) != x.top_chain.end())
           r.fixed = 1;
