@@ -21,7 +21,7 @@ add_library(flopwise::flopwise ALIAS flopwise_package)
 install(TARGETS flopwise RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY include/flopwise DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h")
 install(TARGETS flopwise_package flopwise_analyse flopwise_onnx flopwise_core flopwise_writers flopwise_analysis
-                flopwise_cost flopwise_shape flopwise_ir
+                flopwise_cost flopwise_aten flopwise_shape flopwise_ir
         EXPORT flopwiseTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
