@@ -5,6 +5,7 @@
 // To add a case: write the smallest program JSON that shows it, zip it with make_pt2, read, check.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <string>
 
 #include "flopwise/errors.h"
@@ -149,4 +150,158 @@ TEST_CASE("pt2: schema versions: 5.x, 7.x and 8.x read; an unknown major is refu
                        "p.json: schema version 9.0 is not one this reader knows (it reads the bare integer of torch "
                        "2.1 through 8.x)",
                        InputError);
+}
+
+namespace {
+// torch 2.1's program (schema_version 1, a bare integer): signature maps, {"meta": ...} tensor values,
+// "as_none": [], no argument kinds, no node names; Python's json writes Infinity for an unbounded range.
+const char* kLegacy = R"J({"graph_module": {"graph": {
+  "inputs": [{"as_tensor": {"name": "arg1_1"}}, {"as_tensor": {"name": "arg0_1"}}],
+  "outputs": [{"as_tensor": {"name": "add"}}, {"as_tensor": {"name": "mul"}}],
+  "nodes": [
+   {"target": "torch.ops.aten.add.Tensor", "inputs": [{"name": "self", "arg": {"as_tensor": {"name": "arg1_1"}}},
+     {"name": "other", "arg": {"as_tensor": {"name": "arg0_1"}}}, {"name": "alpha", "arg": {"as_none": []}}],
+    "outputs": [{"as_tensor": {"name": "add"}}], "metadata": {"nn_module_stack": "L__self__,,__main__.M"}},
+   {"target": "torch.ops.aten.mul.Tensor", "inputs": [{"name": "self", "arg": {"as_tensor": {"name": "add"}}},
+     {"name": "other", "arg": {"as_tensor": {"name": "add"}}}], "outputs": [{"as_tensor": {"name": "mul"}}], "metadata": {}}],
+  "tensor_values": {
+   "arg0_1": {"meta": {"dtype": 7, "sizes": [{"as_int": 3}], "requires_grad": false, "device": {"type": "cpu", "index": null}, "strides": [{"as_int": 1}], "storage_offset": 0, "layout": 7}},
+   "arg1_1": {"meta": {"dtype": 7, "sizes": [{"as_expr": {"expr_str": "s0", "hint": 3}}], "requires_grad": false, "device": {"type": "cpu", "index": null}, "strides": [{"as_int": 1}], "storage_offset": 0, "layout": 7}},
+   "add": {"meta": {"dtype": 7, "sizes": [{"as_int": 3}], "requires_grad": false, "device": {"type": "cpu", "index": null}, "strides": [{"as_int": 1}], "storage_offset": 0, "layout": 7}},
+   "mul": {"meta": {"dtype": 7, "sizes": [{"as_int": 3}], "requires_grad": false, "device": {"type": "cpu", "index": null}, "strides": [{"as_int": 1}], "storage_offset": 0, "layout": 7}}},
+  "sym_int_values": {}, "sym_bool_values": {}},
+ "signature": {"inputs_to_parameters": {}, "inputs_to_buffers": {"arg0_1": "buf"}, "user_inputs": ["arg1_1"],
+  "user_outputs": ["mul"], "buffers_to_mutate": {"add": "buf"}, "backward_signature": null},
+ "call_spec": {"in_spec": "", "out_spec": ""}},
+ "opset_version": {"aten": 10},
+ "range_constraints": {"s0": {"min_val": 2, "max_val": Infinity}},
+ "equality_constraints": [],
+ "schema_version": 1})J";
+}  // namespace
+
+TEST_CASE("pt2: the legacy layout (torch 2.1-2.6): serialized_exported_program.json at the root") {
+  std::string zip = make_zip({{"serialized_exported_program.json", kLegacy},
+                              {"serialized_state_dict.pt", "PK-not-read"},
+                              {"serialized_constants.pt", ""},
+                              {"version", "1"}});
+  Program p = read_pt2_bytes(zip, "old.pt2");
+  CHECK(p.name == "");
+  CHECK(p.schema_major == 0);
+  CHECK(p.schema_minor == 1);
+  REQUIRE(p.graph.nodes.size() == 2);
+  CHECK(p.graph.nodes[0].inputs[2].arg.kind == ArgKind::None);
+  CHECK(p.graph.nodes[0].inputs[2].kind == ArgumentKind::Unrecorded);
+  CHECK(p.graph.tensor_values.at("arg1_1").sizes[0].expr == "s0");
+  // The signature's maps as specs in the order of the graph's inputs and outputs.
+  REQUIRE(p.inputs.size() == 2);
+  CHECK(p.inputs[0].kind == InputKind::UserInput);
+  CHECK(p.inputs[0].arg.s == "arg1_1");
+  CHECK(p.inputs[1].kind == InputKind::Buffer);
+  CHECK(p.inputs[1].target == "buf");
+  REQUIRE(p.outputs.size() == 2);
+  CHECK(p.outputs[0].kind == OutputKind::BufferMutation);
+  CHECK(p.outputs[1].kind == OutputKind::UserOutput);
+  CHECK(p.range_constraints.at(0).second.min == 2);
+  CHECK(!p.range_constraints.at(0).second.max);
+  // torch 2.2-2.6 wrote the same entries under a folder of the archive's name.
+  Program q = read_pt2_bytes(make_zip({{"archive/serialized_exported_program.json", kLegacy}}), "old2.pt2");
+  CHECK(q.graph.nodes.size() == 2);
+}
+
+TEST_CASE("pt2: tied weights: two parameter names, one payload (data/weights/<model>_weights_config.json)") {
+  // Non-strict export keeps one placeholder per name; the payload config stores a tied tensor once.
+  const char* config = R"J({"config": {
+    "fc.weight": {"path_name": "weight_0", "is_param": true, "use_pickle": false, "tensor_meta": {"dtype": 7, "sizes": [{"as_int": 4}, {"as_int": 3}], "requires_grad": true, "device": {"type": "cpu", "index": null}, "strides": [{"as_int": 3}, {"as_int": 1}], "storage_offset": {"as_int": 0}, "layout": 7}},
+    "head.weight": {"path_name": "weight_0", "is_param": true, "use_pickle": false, "tensor_meta": {"dtype": 7, "sizes": [{"as_int": 4}, {"as_int": 3}], "requires_grad": true, "device": {"type": "cpu", "index": null}, "strides": [{"as_int": 3}, {"as_int": 1}], "storage_offset": {"as_int": 0}, "layout": 7}},
+    "fc.bias": {"path_name": "weight_1", "is_param": true, "use_pickle": false, "tensor_meta": {"dtype": 7, "sizes": [{"as_int": 4}], "requires_grad": true, "device": {"type": "cpu", "index": null}, "strides": [{"as_int": 1}], "storage_offset": {"as_int": 0}, "layout": 7}}}})J";
+  Program p = read_pt2_bytes(make_pt2({{"model", linear_program()}}, "model",
+                                      {{"data/weights/model_weights_config.json", config},
+                                       {"data/weights/weight_0", "not read"}}),
+                             "tied.pt2");
+  REQUIRE(p.payloads.size() == 3);
+  CHECK(p.canonical_payload("head.weight") == "fc.weight");
+  CHECK(p.canonical_payload("fc.weight") == "fc.weight");
+  CHECK(p.canonical_payload("fc.bias") == "fc.bias");
+  CHECK(p.canonical_payload("not.there") == "not.there");
+}
+
+TEST_CASE("pt2: every Argument member, an unknown one kept, a higher-order op's subgraph") {
+  std::string node = R"J(,
+   {"target": "torch.ops.mylib.everything.default", "name": "every",
+    "inputs": [
+     {"name": "ints", "arg": {"as_ints": [1, -2]}, "kind": 2},
+     {"name": "floats", "arg": {"as_floats": [0.5, NaN]}},
+     {"name": "strings", "arg": {"as_strings": ["a", "b"]}},
+     {"name": "sym_ints", "arg": {"as_sym_ints": [{"as_name": "sym_size_int"}, {"as_int": 8}]}},
+     {"name": "opt", "arg": {"as_optional_tensors": [{"as_tensor": {"name": "x"}}, {"as_none": true}]}},
+     {"name": "dtype", "arg": {"as_scalar_type": 29}},
+     {"name": "device", "arg": {"as_device": {"type": "cuda", "index": 1}}},
+     {"name": "memory_format", "arg": {"as_memory_format": 2}},
+     {"name": "bools", "arg": {"as_bools": [true, false]}},
+     {"name": "complex", "arg": {"as_complex": {"real": 1.5, "imag": -2}}},
+     {"name": "int_lists", "arg": {"as_int_lists": [[1, 2], []]}},
+     {"name": "nested", "arg": {"as_nested_tensors": [[{"name": "x"}], []]}},
+     {"name": "map", "arg": {"as_string_to_argument": {"k": {"as_int": 3}, "t": {"as_tensor": {"name": "relu"}}}}},
+     {"name": "op", "arg": {"as_operator": "torch.ops.aten.add.Tensor"}},
+     {"name": "obj", "arg": {"as_custom_obj": {"name": "obj_0", "class_fqn": "__torch__.torch.classes.m.Foo"}}},
+     {"name": "future", "arg": {"as_something_new": {"x": [1, {"y": 2}]}}},
+     {"name": "body", "arg": {"as_graph": {"name": "true_graph_0", "graph": {
+        "inputs": [{"as_tensor": {"name": "a"}}], "outputs": [{"as_tensor": {"name": "cos"}}],
+        "nodes": [{"target": "torch.ops.aten.cos.default", "inputs": [{"name": "self", "arg": {"as_tensor": {"name": "a"}}}],
+                   "outputs": [{"as_tensor": {"name": "cos"}}], "metadata": {}}],
+        "tensor_values": {"a": {"dtype": 7, "sizes": [], "requires_grad": false, "device": {"type": "cpu"}},
+                          "cos": {"dtype": 7, "sizes": [], "requires_grad": false, "device": {"type": "cpu"}}},
+        "sym_int_values": {}, "sym_bool_values": {}}}}}],
+    "outputs": [{"as_tensors": [{"name": "every_0"}, {"name": "every_1"}]}], "metadata": {}},
+   {"target": "torch.ops.aten.sym_size.int", "inputs": [{"name": "self", "arg": {"as_tensor": {"name": "x"}}}, {"name": "dim", "arg": {"as_int": 0}}],
+    "outputs": [{"as_sym_int": {"as_name": "sym_size_int"}}], "metadata": {}})J";
+  // sym_size_int is read before it is defined: this program is refused (test_pt2_bad.cc); moved first it reads.
+  std::string json = linear_program(R"({"major": 8, "minor": 20})", node);
+  std::string sym_node = json.substr(json.find(R"J({"target": "torch.ops.aten.sym_size.int")J"));
+  sym_node = sym_node.substr(0, sym_node.find(R"J("metadata": {}})J") + 15);
+  json.erase(json.find(sym_node) - 5, sym_node.size() + 5);
+  json.insert(json.find(R"J("nodes": [)J") + 10, sym_node + ",\n");
+  size_t tv = json.find(R"J("tensor_values": {)J", json.find("every_0"));
+  json.insert(tv + 18, R"J("every_0": {"dtype": 7, "sizes": [], "requires_grad": false, "device": {"type": "cpu"}}, "every_1": {"dtype": 7, "sizes": [], "requires_grad": false, "device": {"type": "cpu"}},)J");
+  size_t si = json.find(R"J("sym_int_values": {})J", tv);
+  json.replace(si, 20, R"J("sym_int_values": {"sym_size_int": {"as_expr": {"expr_str": "Symbol('s0', integer=True, positive=True)"}}})J");
+  Program p = read_program_json(json, "every.json");
+  REQUIRE(p.graph.nodes.size() == 4);
+  const pt2::Node& n = p.graph.nodes[3];
+  REQUIRE(n.inputs.size() == 17);
+  auto arg = [&](size_t i) -> const Argument& { return n.inputs[i].arg; };
+  CHECK(n.inputs[0].kind == ArgumentKind::Keyword);
+  CHECK(arg(0).kind == ArgKind::Ints);
+  CHECK(arg(0).items.at(1).i == -2);
+  CHECK(std::isnan(arg(1).items.at(1).f));
+  CHECK(arg(2).items.at(1).s == "b");
+  CHECK(arg(3).items.at(0).kind == ArgKind::SymInt);
+  CHECK(arg(3).items.at(0).s == "sym_size_int");
+  CHECK(arg(3).items.at(1).s.empty());
+  CHECK(arg(3).items.at(1).i == 8);
+  CHECK(arg(4).items.at(0).kind == ArgKind::Tensor);
+  CHECK(arg(4).items.at(1).kind == ArgKind::None);
+  CHECK(arg(5).kind == ArgKind::ScalarType);
+  CHECK(scalar_type_info(arg(5).i)->type == ScalarType::Float8E4M3FN);
+  CHECK(scalar_type_info(arg(5).i)->ir == DType::Undefined);
+  CHECK(arg(6).s == "cuda");
+  CHECK(arg(6).i == 1);
+  CHECK(arg(7).i == 2);
+  CHECK(arg(8).items.at(0).b);
+  CHECK(arg(9).f == 1.5);
+  CHECK(arg(9).imag == -2);
+  CHECK(arg(10).items.at(0).items.at(1).i == 2);
+  CHECK(arg(10).items.at(1).items.empty());
+  CHECK(arg(11).items.at(0).items.at(0).s == "x");
+  CHECK(arg(12).keys.at(1) == "t");
+  CHECK(arg(12).items.at(1).s == "relu");
+  CHECK(arg(13).s == "torch.ops.aten.add.Tensor");
+  CHECK(arg(14).s2 == "__torch__.torch.classes.m.Foo");
+  CHECK(arg(15).kind == ArgKind::Unknown);
+  CHECK(arg(15).s == "as_something_new");
+  REQUIRE(arg(16).graph.get() != nullptr);
+  CHECK(arg(16).s == "true_graph_0");
+  CHECK(arg(16).graph->nodes.at(0).target == "torch.ops.aten.cos.default");
+  CHECK(std::string(arg_kind_name(arg(12).kind)) == "as_string_to_argument");
+  CHECK(n.outputs.at(0).items.at(1).s == "every_1");
 }

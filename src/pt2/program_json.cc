@@ -281,6 +281,10 @@ Argument JsonReader::graph_argument(od::value v, int depth) {
 // SymInt: {"as_int": n} or {"as_expr": {"expr_str": ..., "hint": {"as_int": n} | null}}.
 SymInt JsonReader::sym_int(od::value v) {
   SymInt s;
+  if (v.type().value() == od::json_type::number) {  // a bare integer (older writers' storage offsets)
+    s.value = int64(v);
+    return s;
+  }
   for (auto field : v.get_object()) {
     std::string_view k = field.unescaped_key();
     od::value fv = field.value();
@@ -295,6 +299,8 @@ SymInt JsonReader::sym_int(od::value v) {
       od::value ev = ef.value();
       if (ek == "expr_str") {
         s.expr = str(ev);
+      } else if (ek == "hint" && ev.type().value() == od::json_type::number) {
+        s.hint = int64(ev);
       } else if (ek == "hint" && !ev.is_null()) {
         for (auto hf : ev.get_object()) {
           if (hf.unescaped_key().value() == "as_int") s.hint = int64(hf.value());

@@ -17,7 +17,7 @@ void each_read(const Argument& a, F&& f) {
   switch (a.kind) {
     case ArgKind::Tensor: case ArgKind::Token: f(a.s); break;
     case ArgKind::SymInt: case ArgKind::SymFloat: case ArgKind::SymBool: if (!a.s.empty()) f(a.s); break;
-    case ArgKind::CustomObj: f(a.s); break;
+    case ArgKind::CustomObj: break;  // a ScriptObject constant may be named by no graph input
     default:
       for (const Argument& x : a.items) each_read(x, f);
   }
