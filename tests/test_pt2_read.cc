@@ -305,3 +305,75 @@ TEST_CASE("pt2: every Argument member, an unknown one kept, a higher-order op's 
   CHECK(std::string(arg_kind_name(arg(12).kind)) == "as_string_to_argument");
   CHECK(n.outputs.at(0).items.at(1).s == "every_1");
 }
+
+TEST_CASE("pt2: symbolic sizes: sympy's srepr (torch >= 2.6) and str (older) text as Dims") {
+  struct Row {
+    const char* text;
+    const char* dim;  // Dim::str(), "?" when unknown
+  };
+  const Row rows[] = {
+      {"Symbol('s0', integer=True, positive=True)", "s0"},
+      {"s77", "s77"},
+      {"Integer(7)", "7"},
+      {"Mul(Integer(2), Symbol('s0', integer=True, positive=True))", "2*s0"},
+      {"Add(Symbol('s0', integer=True, positive=True), Integer(1))", "s0 + 1"},
+      {"Add(Mul(Integer(-1), Symbol('s0', integer=True, positive=True)), Integer(8))", "-s0 + 8"},
+      {"FloorDiv(Symbol('s0', integer=True, positive=True), Integer(2))", "floor(s0/2)"},
+      {"Max(Integer(1), Symbol('s0', integer=True, positive=True))", "max(s0, 1)"},
+      {"Pow(Symbol('s1', integer=True, positive=True), Integer(2))", "s1*s1"},
+      {"2*s0", "2*s0"},
+      {"s0 + 1", "s0 + 1"},
+      {"s0*s1", "s0*s1"},
+      {"(s0//2)", "floor(s0/2)"},
+      {"-s0 + 8", "-s0 + 8"},
+      {"Min(s0, 512)", "min(s0, 512)"},
+      {"floor(s0/2)", "floor(s0/2)"},
+      {"CeilToInt(s0/2)", "floor((s0 + 1)/2)"},
+      {"Mod(7, 3)", "1"},
+      {"PythonMod(Integer(-7), Integer(3))", "2"},
+      {"s0**2", "s0*s0"},
+      {"CleanDiv(4*s0, 4)", "s0"},
+      // unknown, with a warning: overflow, division by zero, unparseable, infinite, not integral
+      {"9223372036854775807*s0*s0 + 9223372036854775807*s0*s0", "?"},
+      {"Integer(99999999999999999999)", "?"},
+      {"FloorDiv(s0, 0)", "?"},
+      {"s0 +", "?"},
+      {"Foo(s0)", "?"},
+      {"int_oo", "?"},
+      {"IntInfinity()", "?"},
+      {"s0/3", "?"},
+      {"Float(0.5)", "?"},
+      {"Mod(6*s0, 3)", "?"},  // a symbolic remainder is not kept
+  };
+  for (const Row& r : rows) {
+    CAPTURE(r.text);
+    std::string why;
+    Dim d = parse_sym_expr(r.text, nullptr, &why);
+    CHECK(d.str() == r.dim);
+    CHECK(why.empty() == (std::string(r.dim) != "?"));
+  }
+  // Deep nesting and long chains are refused, not recursed into.
+  std::string deep(10000, '('), chain = "s0";
+  for (int i = 0; i < 5000; ++i) chain += " + 1";
+  CHECK(parse_sym_expr(deep + "s0" + std::string(10000, ')'), nullptr, nullptr).is_unknown());
+  CHECK(parse_sym_expr(chain, nullptr, nullptr).is_unknown());
+}
+
+TEST_CASE("pt2: symbols named after the input dims they stand for; torch's names are aliases") {
+  Program p = read_pt2_bytes(make_pt2({{"model", linear_program()}}), "m.pt2");
+  SymbolNames names = SymbolNames::from_program(p);
+  CHECK(names.name_of("s0") == "x.0");
+  CHECK(names.name_of("s9") == "s9");
+  CHECK(names.resolve("s0") == "x.0");
+  CHECK(names.resolve("x.0") == "x.0");
+  CHECK(names.resolve("y") == "");
+  SymDims dims(names);
+  const TensorMeta& relu = p.graph.tensor_values.at("relu");
+  CHECK(dims.dim(relu.sizes[0]).str() == "x.0");
+  CHECK(dims.dim(relu.sizes[1]).str() == "4");
+  CHECK(dims.expr("Mul(Integer(2), Symbol('s0', integer=True, positive=True))").str() == "2*x.0");
+  CHECK(dims.warnings.empty());
+  CHECK(dims.expr("FloorDiv(s0, 0)").is_unknown());
+  REQUIRE(dims.warnings.size() == 1);
+  CHECK(dims.warnings[0] == "symbolic size 'FloorDiv(s0, 0)' is unknown: divides by zero");
+}

@@ -186,7 +186,7 @@ class Evaluator {
     return out;
   }
   static Dim checked(Dim d, const char* what) {
-    if (d.is_unknown()) throw Fail{std::string(what) + " overflows or is not an integer"};
+    if (d.is_unknown()) throw Fail{std::string(what) + " cannot be kept exact (an overflow, a remainder or a value that is not an integer)"};
     return d;
   }
   static void nonzero(const Dim& d) {
@@ -235,16 +235,23 @@ class Evaluator {
     return checked(op(x, y), what);
   }
   static Dim exact(const Dim& x, const Dim& y) { return x / y; }
+  // sympy's and Python's remainder: the sign of the divisor (Mod(-7, 3) = 2).
+  static Dim floor_mod(const Dim& x, const Dim& y) {
+    if (!x.is_known() || !y.is_known()) return Dim::mod(x, y);
+    if (y.value() == -1) return 0;  // INT64_MIN % -1 overflows
+    int64_t r = x.value() % y.value();
+    return r != 0 && ((r < 0) != (y.value() < 0)) ? r + y.value() : r;
+  }
   Dim floordiv(const Ast& a) { return div2(a, &Dim::floor_div, "a floor division"); }
   Dim ceildiv(const Ast& a) { return div2(a, &Dim::ceil_div, "a ceiling division"); }
   Dim cleandiv(const Ast& a) { return div2(a, &Evaluator::exact, "a division"); }
-  Dim mod(const Ast& a) { return div2(a, &Dim::mod, "a modulo"); }
+  Dim mod(const Ast& a) { return div2(a, &Evaluator::floor_mod, "a modulo"); }
   Dim modular_indexing(const Ast& a) {
     std::vector<int> k = positional(a, 3);
     Dim x = eval(k[0]), d = eval(k[1]), m = eval(k[2]);
     nonzero(d);
     nonzero(m);
-    return checked(Dim::mod(checked(Dim::floor_div(x, d), "a floor division"), m), "a modulo");
+    return checked(floor_mod(checked(Dim::floor_div(x, d), "a floor division"), m), "a modulo");
   }
   Dim minmax(const Ast& a, bool is_max) {
     std::vector<Dim> v = args(a);
@@ -315,7 +322,7 @@ Dim Evaluator::eval(int i) {
     case Ast::Div: case Ast::FloorDiv: case Ast::Mod: {
       Dim x = eval(a.kids[0]), y = eval(a.kids[1]);
       nonzero(y);
-      Dim r = a.op == Ast::Div ? x / y : a.op == Ast::FloorDiv ? Dim::floor_div(x, y) : Dim::mod(x, y);
+      Dim r = a.op == Ast::Div ? x / y : a.op == Ast::FloorDiv ? Dim::floor_div(x, y) : floor_mod(x, y);
       return checked(r, a.op == Ast::Div ? "a division" : a.op == Ast::FloorDiv ? "a floor division" : "a modulo");
     }
     default: throw Fail{"a string or keyword where a size belongs"};
