@@ -13,7 +13,7 @@ set(FLOPWISE_LAYER_shape_HEADERS infer.h ops.h)
 set(FLOPWISE_LAYER_aten_DIRS src/aten)
 set(FLOPWISE_LAYER_aten_HEADERS aten_lower.h)
 # Importers sit above shape inference: the .pt importer lowers aten ops to ops the registry knows.
-set(FLOPWISE_LAYER_importers_DIRS src/import src/torch)
+set(FLOPWISE_LAYER_importers_DIRS src/import src/torch src/pt2)
 set(FLOPWISE_LAYER_importers_HEADERS onnx_import.h)
 set(FLOPWISE_LAYER_cost_DIRS src/cost)
 set(FLOPWISE_LAYER_cost_HEADERS attention.h convention.h cost.h training.h)
