@@ -2,7 +2,7 @@
 # constants stripped) and NAME.oracle.json (figures from torch itself: params, buffers, FlopCounterMode totals and
 # per-op counts, contraction MACs, dynamic dims). Run in the modern root:
 #   bash scripts/modern_torch.sh python3 models/pt2/generate.py [NAME...]      # all fixtures, or the named ones
-#   bash scripts/modern_torch.sh python3 models/pt2/generate.py --llama70b OUT.pt2   # benchmark only, not committed
+#   bash scripts/modern_torch.sh python3 models/pt2/generate.py --llama70b build/llama3_70b.pt2  # benchmark, not committed
 import argparse
 import contextlib
 import inspect
@@ -12,6 +12,7 @@ import math
 import os
 import re
 import sys
+import tempfile
 import time
 import traceback
 import zipfile
@@ -338,6 +339,15 @@ def _():
     return spec(m, lambda batch, seq: ((), ids(batch, seq)), TEXT_DIMS, TEXT_SIZES, {"seq": (2, 128)})
 
 
+@fixture("mixtral_batched_mm")
+def _():  # the experts as aten bmm over gathered weights, not transformers' grouped_mm custom op
+    m = hf("MixtralForCausalLM", "MixtralConfig", vocab_size=1000, hidden_size=64, intermediate_size=96,
+           num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, num_local_experts=4,
+           num_experts_per_tok=2, max_position_embeddings=128, attn_implementation="sdpa",
+           experts_implementation="batched_mm", use_cache=False)
+    return spec(m, lambda batch, seq: ((), ids(batch, seq)), TEXT_DIMS, TEXT_SIZES, {"seq": (2, 128)})
+
+
 @fixture("t5")
 def _():
     m = hf("T5ForConditionalGeneration", "T5Config", vocab_size=1000, d_model=64, d_kv=16, d_ff=128, num_layers=2,
@@ -657,9 +667,11 @@ def write_fixture(name, f):
         ep = ep.run_decompositions()
         ir = "core_aten"
     export_s = time.time() - t0
-    buf = io.BytesIO()
-    torch.export.save(ep, buf)
-    stripped, dropped = strip_archive(buf.getvalue())
+    with tempfile.TemporaryDirectory() as tmp:  # saved to a path, as users do: the archive's folder is NAME/
+        torch.export.save(ep, os.path.join(tmp, f"{name}.pt2"))
+        with open(os.path.join(tmp, f"{name}.pt2"), "rb") as saved:
+            full = saved.read()
+    stripped, dropped = strip_archive(full)
     with open(os.path.join(HERE, f"{name}.pt2"), "wb") as out:
         out.write(stripped)
     nodes, hops = graph_stats(ep)
@@ -667,8 +679,8 @@ def write_fixture(name, f):
         "model": type(model).__name__,
         "torch": torch.__version__,
         "export": {"strict": False, "ir": ir, "train_mode": bool(f.get("train")), "dynamic": active,
-                   "refused": refusals, "seconds": round(export_s, 2), "graph_nodes": nodes, "higher_order_ops": hops,
-                   "archive_bytes_full": len(buf.getvalue()), "archive_bytes_stripped": len(stripped),
+                   "refused": refusals, "graph_nodes": nodes, "higher_order_ops": hops,
+                   "archive_bytes_full": len(full), "archive_bytes_stripped": len(stripped),
                    "dropped_entries": dropped},
         "params": sum(p.numel() for p in model.parameters()),
         "buffers": sum(b.numel() for b in model.buffers()),
@@ -687,7 +699,7 @@ def write_fixture(name, f):
         except Exception as e:  # noqa: BLE001
             oracle["shape_sets"].append({"sizes": s, "error": f"{type(e).__name__}: {str(e).splitlines()[0][:300]}"})
     dump(oracle, os.path.join(HERE, f"{name}.oracle.json"))
-    print(f"{name}: {len(stripped)} bytes (full {len(buf.getvalue())}), {nodes} nodes, dynamic {active},"
+    print(f"{name}: {len(stripped)} bytes (full {len(full)}), {nodes} nodes, dynamic {active},"
           f" export {export_s:.1f} s{', refused ' + str(refusals) if refusals else ''}", file=sys.stderr)
 
 
@@ -697,7 +709,7 @@ def write_multi(name):
     mlp, cnn = MLP().eval(), SmallCNN().eval()
     eps = {"mlp": torch.export.export(mlp, (torch.randn(2, 16),), strict=False),
            "cnn": torch.export.export(cnn, (torch.randn(2, 3, 32, 32),), strict=False)}
-    buf = io.BytesIO()
+    buf = io.BytesIO()  # saved to a buffer: the archive's folder is archive/
     package_pt2(buf, exported_programs=eps)
     stripped, dropped = strip_archive(buf.getvalue())
     with open(os.path.join(HERE, f"{name}.pt2"), "wb") as out:
