@@ -11,10 +11,10 @@ set(FLOPWISE_LAYER_shape_DIRS shape_inference shape_inference/ops)
 set(FLOPWISE_LAYER_shape_HEADERS infer.h ops.h)
 # The aten lowering (no LibTorch): a neutral aten call into the IR, below every importer that meets aten ops.
 set(FLOPWISE_LAYER_aten_DIRS src/aten)
-set(FLOPWISE_LAYER_aten_HEADERS aten_lower.h)
+set(FLOPWISE_LAYER_aten_HEADERS aten_lower.h aten_schema.h)
 # Importers sit above shape inference: the .pt importer lowers aten ops to ops the registry knows.
 set(FLOPWISE_LAYER_importers_DIRS src/import src/torch src/pt2)
-set(FLOPWISE_LAYER_importers_HEADERS onnx_import.h)
+set(FLOPWISE_LAYER_importers_HEADERS onnx_import.h pt2_import.h)
 set(FLOPWISE_LAYER_cost_DIRS src/cost)
 set(FLOPWISE_LAYER_cost_HEADERS attention.h convention.h cost.h training.h)
 set(FLOPWISE_LAYER_analyses_DIRS src/analyse src/analysis src/diff)

@@ -25,10 +25,10 @@ constexpr int kTorchOpset = 18;  // default-domain opset of the lowered nodes (n
 // torch's ScalarType numbers (c10/core/ScalarType.h, stable across releases: .pt2 programs and traces
 // write them) and the IR's dtypes. Types the IR has no match for (quantized, bits, float8) are absent.
 constexpr std::pair<int, DType> kTorchScalarTypes[] = {
-    {0, DType::UInt8},      {1, DType::Int8},        {2, DType::Int16},    {3, DType::Int32},
-    {4, DType::Int64},      {5, DType::Float16},     {6, DType::Float32},  {7, DType::Float64},
-    {9, DType::Complex64},  {10, DType::Complex128}, {11, DType::Bool},    {15, DType::BFloat16},
-    {27, DType::UInt16},    {28, DType::UInt32},     {29, DType::UInt64},
+    {0, DType::UInt8},     {1, DType::Int8},        {2, DType::Int16},   {3, DType::Int32},
+    {4, DType::Int64},     {5, DType::Float16},     {6, DType::Float32}, {7, DType::Float64},
+    {9, DType::Complex64}, {10, DType::Complex128}, {11, DType::Bool},   {15, DType::BFloat16},
+    {27, DType::UInt16},   {28, DType::UInt32},     {29, DType::UInt64},
 };
 inline std::optional<DType> dtype_of_scalar_type(int64_t st) {
   for (const auto& [number, dtype] : kTorchScalarTypes)
@@ -44,10 +44,24 @@ struct TensorConst {
 };
 
 // A value known at import (the part of c10::IValue the lowerings read, under the same names). `host` keeps
-// the importer's own value where it has one (TorchScript: the c10::IValue), for what only that importer reads.
+// the importer's own value where it has one (TorchScript: the c10::IValue), for what only that importer
+// reads.
 class Known {
  public:
-  enum class Kind : uint8_t { None, Bool, Int, Double, String, Device, Ints, Doubles, Bools, Tuple, Tensor, Other };
+  enum class Kind : uint8_t {
+    None,
+    Bool,
+    Int,
+    Double,
+    String,
+    Device,
+    Ints,
+    Doubles,
+    Bools,
+    Tuple,
+    Tensor,
+    Other
+  };
   Known() = default;
   static Known of_bool(bool b);
   static Known of_int(int64_t i);
@@ -143,8 +157,8 @@ struct JV {
   std::shared_ptr<std::vector<JV>> items;
   // Dict entries with known keys, in insertion order (shared like lists).
   std::shared_ptr<std::vector<std::pair<flopwise::Known, JV>>> dict;
-  std::string path;  // Module: dotted path from the root ("" for the root)
-  std::any obj;      // Module: the importer's module object
+  std::string path;                       // Module: dotted path from the root ("" for the root)
+  std::any obj;                           // Module: the importer's module object
   int64_t split_size = 0, split_dim = 0;  // Split: pending aten::split / chunk, resolved at ListUnpack
   bool split_is_chunks = false;
 
@@ -258,5 +272,11 @@ class AtenLowerer {
 
 // The names the aten table lowers (without "aten::" and the in-place "_"), sorted.
 std::vector<std::string> aten_lowered_ops();
+
+struct AtenCall;
+// Each recorded call (a profiler trace's, flopwise/aten_call.h) as a one-call model, lowered through the aten
+// table with the overload of torch's schemas that fits the record; `why[i]` says what did not fit (its
+// model is then empty). No LibTorch.
+std::vector<Model> lower_aten_calls(const std::vector<AtenCall>& calls, std::vector<std::string>* why);
 
 }  // namespace flopwise

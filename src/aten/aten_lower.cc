@@ -1,17 +1,19 @@
 // src/aten/aten_lower.cc — the AtenLowerer (flopwise/aten_lower.h): values at import, constants, shape
 // facts from the incremental shape pass, emitting IR nodes in the current scope, and one aten call lowered
 // through the aten table.
+#include "flopwise/aten_lower.h"
+
 #include <cmath>
 #include <stdexcept>
 
 #include "aten_table.h"
-#include "flopwise/aten_lower.h"
 #include "flopwise/limits.h"
 
 namespace flopwise {
 
 const AtenValue* AtenNode::output() const {
-  if (outs.size() != 1) throw std::out_of_range(kind + ": " + std::to_string(outs.size()) + " outputs, not 1");
+  if (outs.size() != 1)
+    throw std::out_of_range(kind + ": " + std::to_string(outs.size()) + " outputs, not 1");
   return outs[0];
 }
 
@@ -296,8 +298,8 @@ std::optional<bool> AtenLowerer::known_bool(const JV& j) {
 
 // ---- emission -----------------------------------------------------------------------------------
 std::vector<int> AtenLowerer::emit(const std::string& op, const std::vector<int>& ins,
-                                   const std::vector<std::string>& outs, Attrs attrs, const std::string& domain,
-                                   int opset) {
+                                   const std::vector<std::string>& outs, Attrs attrs,
+                                   const std::string& domain, int opset) {
   flopwise::Node n;
   n.op = op;
   n.domain = domain;

@@ -23,8 +23,10 @@ std::vector<std::string_view> split_top(std::string_view s) {
   for (size_t i = 0; i < s.size(); ++i) {
     char c = s[i];
     if (quote) {
-      if (c == '\\') ++i;
-      else if (c == quote) quote = 0;
+      if (c == '\\')
+        ++i;
+      else if (c == quote)
+        quote = 0;
     } else if (c == '"' || c == '\'') {
       quote = c;
     } else if (c == '(' || c == '[') {
@@ -43,9 +45,9 @@ std::vector<std::string_view> split_top(std::string_view s) {
 // The schema's base types, as the lowerings see them (ScalarType, Layout and MemoryFormat are ints).
 AtenType::Kind base_kind(std::string_view t) {
   static const std::pair<std::string_view, AtenType::Kind> kBases[] = {
-      {"Tensor", AtenType::Tensor}, {"int", AtenType::Int},         {"SymInt", AtenType::Int},
-      {"float", AtenType::Float},   {"bool", AtenType::Bool},       {"Scalar", AtenType::Number},
-      {"str", AtenType::String},    {"ScalarType", AtenType::Int},  {"Layout", AtenType::Int},
+      {"Tensor", AtenType::Tensor},    {"int", AtenType::Int},        {"SymInt", AtenType::Int},
+      {"float", AtenType::Float},      {"bool", AtenType::Bool},      {"Scalar", AtenType::Number},
+      {"str", AtenType::String},       {"ScalarType", AtenType::Int}, {"Layout", AtenType::Int},
       {"MemoryFormat", AtenType::Int}, {"SymFloat", AtenType::Float}, {"SymBool", AtenType::Bool}};
   for (const auto& [name, kind] : kBases)
     if (t == name) return kind;
@@ -57,9 +59,12 @@ AtenType parse_type(std::string_view t, int* fixed_len) {
   std::string s;
   int depth = 0;
   for (char c : t) {
-    if (c == '(') ++depth;
-    else if (c == ')') --depth;
-    else if (depth == 0) s += c;
+    if (c == '(')
+      ++depth;
+    else if (c == ')')
+      --depth;
+    else if (depth == 0)
+      s += c;
   }
   AtenType r;
   *fixed_len = 0;
@@ -83,9 +88,17 @@ AtenType parse_type(std::string_view t, int* fixed_len) {
 
 // Named defaults: memory formats, reductions and dtypes as c10 numbers them.
 std::optional<Known> named_default(std::string_view v) {
-  static const std::pair<std::string_view, int64_t> kNames[] = {
-      {"contiguous_format", 0}, {"preserve_format", 1}, {"channels_last", 2}, {"channels_last_3d", 3},
-      {"Mean", 1}, {"Sum", 2}, {"None", 0}, {"long", 4}, {"float", 6}, {"int", 3}, {"strided", 0}};
+  static const std::pair<std::string_view, int64_t> kNames[] = {{"contiguous_format", 0},
+                                                                {"preserve_format", 1},
+                                                                {"channels_last", 2},
+                                                                {"channels_last_3d", 3},
+                                                                {"Mean", 1},
+                                                                {"Sum", 2},
+                                                                {"None", 0},
+                                                                {"long", 4},
+                                                                {"float", 6},
+                                                                {"int", 3},
+                                                                {"strided", 0}};
   for (const auto& [name, x] : kNames)
     if (v == name) return Known::of_int(x);
   return std::nullopt;
@@ -112,8 +125,10 @@ std::optional<Known> parse_default(std::string_view v, const AtenType& t, int fi
   v = trim(v);
   if (t.kind != AtenType::List || v == "None") return parse_scalar(v, t);
   std::vector<std::string_view> items;
-  if (!v.empty() && v.front() == '[') items = split_top(v.substr(1, v.size() - 2));
-  else items.assign(static_cast<size_t>(std::max(fixed_len, 1)), v);  // int[2] stride=1: [1, 1]
+  if (!v.empty() && v.front() == '[')
+    items = split_top(v.substr(1, v.size() - 2));
+  else
+    items.assign(static_cast<size_t>(std::max(fixed_len, 1)), v);  // int[2] stride=1: [1, 1]
   AtenType et;
   et.kind = t.elem;
   std::vector<int64_t> ints;

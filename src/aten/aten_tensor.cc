@@ -231,8 +231,7 @@ bool lower_split(AtenLowerer& L, const Node* n, const std::string& op) {
       if (!k || *k <= 0) return false;
       for (int64_t i = 0; i < *k; ++i) sizes.push_back(*len / *k + (i < *len % *k ? 1 : 0));
     }
-  } else if (op == "split_with_sizes" ||
-             (op == "split" && n->input(1)->type.is_list())) {
+  } else if (op == "split_with_sizes" || (op == "split" && n->input(1)->type.is_list())) {
     auto s = L.known_ints(L.in(n, 1));
     if (!s) return false;
     sizes = *s;
@@ -624,7 +623,8 @@ bool lower_vector_norm(AtenLowerer& L, const Node* n, const std::string&) {
   auto p = L.known_num(L.in(n, 1));
   auto keep = L.known_int(L.in(n, 3));
   if (!p || !keep || (*p != 1.0 && *p != 2.0)) return false;
-  if (n->inputs().size() > 4 && !AtenLowerer::is_none(L.in(n, 4))) return false;  // a dtype cast first: not read
+  if (n->inputs().size() > 4 && !AtenLowerer::is_none(L.in(n, 4)))
+    return false;  // a dtype cast first: not read
   std::vector<int> ins{L.as_ir(L.in(n, 0))};
   if (!AtenLowerer::is_none(L.in(n, 2))) {
     auto dims = L.known_ints(L.in(n, 2));
@@ -638,8 +638,9 @@ bool lower_vector_norm(AtenLowerer& L, const Node* n, const std::string&) {
 bool lower_topk(AtenLowerer& L, const Node* n, const std::string&) {
   auto k = L.known_int(L.in(n, 1)), dim = L.known_int(L.in(n, 2));
   if (!k || !dim) return false;
-  auto r = L.emit("TopK", {L.as_ir(L.in(n, 0)), L.const_ints({*k})},
-                  {AtenLowerer::ir_name(n->output(0)), AtenLowerer::ir_name(n->output(1))}, {{"axis", ai(*dim)}});
+  auto r =
+      L.emit("TopK", {L.as_ir(L.in(n, 0)), L.const_ints({*k})},
+             {AtenLowerer::ir_name(n->output(0)), AtenLowerer::ir_name(n->output(1))}, {{"axis", ai(*dim)}});
   L.set_ir(n->output(0), r[0]);
   L.set_ir(n->output(1), r[1]);
   return true;

@@ -257,7 +257,8 @@ int main(int argc, char** argv) {
                  "pin an input: NAME:1x3x224x224[:dtype], or a shape for inputs in order");
   app.add_option("--dim,-d", o.dims, "bind a symbolic dim: batch=8");
   app.add_option("--value", o.values, "pin the contents of a shape-like input: NAME=4,2");
-  app.add_option("--program", o.program, "the program of a .pt2 archive that holds several (default: the only one)");
+  app.add_option("--program", o.program,
+                 "the program of a .pt2 archive that holds several (default: the only one)");
   app.add_option("--format,-f", o.format, fw::format_help(fw::Output::Report))
       ->check(CLI::IsMember(fw::format_choices(fw::Output::Report)));
   app.add_option("--output,-o", o.output, "write the report to FILE instead of stdout");

@@ -52,6 +52,13 @@ class Pt2Lowerer : public AtenLowerer {
   bool lower_aten_call(const Node& n, std::string_view name, std::string_view overload);
   bool lower_hop(const Node& n, std::string_view hop);
   bool inline_graph(const Graph& g, const std::vector<JV>& args, const std::vector<Argument>& outs);
+  // Lowers `g` once with `args` for its inputs: its outputs' values; nullopt when the arguments do not fit.
+  std::optional<std::vector<JV>> run_graph(const Graph& g, const std::vector<JV>& args);
+  void bind_results(const std::vector<Argument>& outs, const std::vector<JV>& results);
+  // Loops unrolled where the trip count is known at import (pt2_loops.cc): map, scan, while_loop.
+  bool lower_loop_hop(const Node& n, std::string_view hop, std::string* why);
+  std::vector<JV> slices(const std::vector<JV>& xs, int64_t i);  // x[i] of each
+  JV stack(const std::vector<JV>& items);                        // torch.stack(items)
   void bind_outputs(const std::vector<Argument>& outs, const std::vector<const AtenValue*>& vals);
   void keep_unsupported(const Node& n, std::string_view domain, std::string_view op, const std::string& why);
   void set_node_scope(const Node& n);

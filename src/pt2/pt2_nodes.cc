@@ -21,9 +21,9 @@ std::optional<std::pair<std::string_view, std::string_view>> aten_target(std::st
 
 // Ops that compute nothing a cost counts: checks and symbolic-size bookkeeping.
 bool is_bookkeeping_op(std::string_view op) {
-  static const std::string_view kOps[] = {"_assert_scalar",      "_assert_tensor_metadata", "sym_constrain_range",
-                                          "sym_constrain_range_for_size", "_assert_async", "_check_is_size",
-                                          "_functional_assert_async", "_print"};
+  static const std::string_view kOps[] = {
+      "_assert_scalar", "_assert_tensor_metadata", "sym_constrain_range",      "sym_constrain_range_for_size",
+      "_assert_async",  "_check_is_size",          "_functional_assert_async", "_print"};
   return std::find(std::begin(kOps), std::end(kOps), op) != std::end(kOps);
 }
 
@@ -90,8 +90,7 @@ void Pt2Lowerer::lower_node(const Node& n) {
   set_node_scope(n);
   if (auto t = aten_target(n.target)) {
     if (is_bookkeeping_op(t->first) || !has_tensor_output(n)) return;  // sizes are the program's records
-    if (!lower_aten_call(n, t->first, t->second))
-      keep_unsupported(n, "aten", t->first, "");
+    if (!lower_aten_call(n, t->first, t->second)) keep_unsupported(n, "aten", t->first, "");
     return;
   }
   constexpr std::string_view kHop = "torch.ops.higher_order.";
@@ -121,7 +120,8 @@ bool Pt2Lowerer::lower_aten_call(const Node& n, std::string_view name, std::stri
   for (size_t i = 0; i < s->args.size(); ++i) {
     const AtenArg& a = s->args[i];
     const Argument* given = input_named(n, a.name);
-    if (!given && n.inputs.size() > positional && n.inputs[positional].name.empty()) given = &n.inputs[positional].arg;
+    if (!given && n.inputs.size() > positional && n.inputs[positional].name.empty())
+      given = &n.inputs[positional].arg;
     ++positional;
     if (given) {
       call.ins.push_back(value_of(*given, a.type));
@@ -165,8 +165,9 @@ void Pt2Lowerer::bind_outputs(const std::vector<Argument>& outs, const std::vect
     } else if (list.kind == JV::Split) {
       std::vector<std::string> names;
       for (const Argument& x : o.items) names.push_back("%" + std::string(x.s));
-      auto res = emit("Split", {list.ir}, names,
-                      {{"axis", ai(list.split_dim)}, {"num_outputs", ai(static_cast<int64_t>(o.items.size()))}});
+      auto res =
+          emit("Split", {list.ir}, names,
+               {{"axis", ai(list.split_dim)}, {"num_outputs", ai(static_cast<int64_t>(o.items.size()))}});
       for (int r : res) items.push_back(JV::of_ir(r));
     } else {
       continue;
@@ -200,7 +201,8 @@ void Pt2Lowerer::keep_unsupported(const Node& n, std::string_view domain, std::s
     set_ir(v, res[k]);
     declare(v, names[k]);
   }
-  if (!why.empty()) warn(std::string(domain) + "::" + std::string(op) + " in scope '" + scope() + "': " + why);
+  if (!why.empty())
+    warn(std::string(domain) + "::" + std::string(op) + " in scope '" + scope() + "': " + why);
 }
 
 }  // namespace flopwise::pt2

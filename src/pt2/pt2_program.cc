@@ -29,7 +29,8 @@ void Pt2Lowerer::inputs() {
     }
     const AtenValue* v = named(in.arg.s, AtenType{AtenType::Tensor});
     auto meta = p_.graph.tensor_values.find(in.arg.s);
-    if (meta == p_.graph.tensor_values.end()) throw InputError("input '" + std::string(in.arg.s) + "' has no tensor value");
+    if (meta == p_.graph.tensor_values.end())
+      throw InputError("input '" + std::string(in.arg.s) + "' has no tensor value");
     const ScalarTypeInfo* info = scalar_type_info(meta->second.dtype_code);
     if (in.kind == InputKind::UserInput) {
       int vi = g_.add_value(std::string(in.arg.s));
@@ -64,9 +65,8 @@ void Pt2Lowerer::outputs() {
   }
 }
 
-// A subgraph run once with `args` for its inputs; its outputs bound to the calling node's `outs`.
-bool Pt2Lowerer::inline_graph(const Graph& g, const std::vector<JV>& args, const std::vector<Argument>& outs) {
-  if (g.inputs.size() != args.size() || depth_ >= 64) return false;
+std::optional<std::vector<JV>> Pt2Lowerer::run_graph(const Graph& g, const std::vector<JV>& args) {
+  if (g.inputs.size() != args.size() || depth_ >= 64) return std::nullopt;
   frames_.push_back(Frame{&g, {}});
   ++depth_;
   for (size_t i = 0; i < args.size(); ++i)
@@ -74,10 +74,17 @@ bool Pt2Lowerer::inline_graph(const Graph& g, const std::vector<JV>& args, const
   lower_graph_nodes(g);
   std::vector<JV> results;
   for (const Argument& o : g.outputs)
-    results.push_back(o.kind == ArgKind::Tensor ? get(named(o.s, AtenType{AtenType::Tensor})) : JV());
+    results.push_back(o.kind == ArgKind::Tensor || o.kind == ArgKind::SymInt
+                          ? get(named(o.s, AtenType{AtenType::Tensor}))
+                          : JV());
   --depth_;
   frames_.pop_back();
-  std::vector<const Argument*> flat;  // the node's outputs, a returned list item by item
+  return results;
+}
+
+// The calling node's outputs (a returned list item by item) bound to a subgraph's results.
+void Pt2Lowerer::bind_results(const std::vector<Argument>& outs, const std::vector<JV>& results) {
+  std::vector<const Argument*> flat;
   for (const Argument& o : outs) {
     if (o.kind == ArgKind::Tensors)
       for (const Argument& x : o.items) flat.push_back(&x);
@@ -90,14 +97,22 @@ bool Pt2Lowerer::inline_graph(const Graph& g, const std::vector<JV>& args, const
     set(v, results[k]);
     declare(v, flat[k]->s);
   }
+}
+
+bool Pt2Lowerer::inline_graph(const Graph& g, const std::vector<JV>& args,
+                              const std::vector<Argument>& outs) {
+  auto results = run_graph(g, args);
+  if (!results) return false;
+  bind_results(outs, *results);
   return true;
 }
 
 namespace {
 // The subgraph-taking higher-order ops that run their (first) subgraph once on the arguments after it.
 bool runs_subgraph_once(std::string_view hop) {
-  static const std::string_view kOnce[] = {"wrap_with_set_grad_enabled", "wrap_with_autocast", "invoke_subgraph",
-                                           "tag_activation_checkpoint", "wrap_activation_checkpoint"};
+  static const std::string_view kOnce[] = {"wrap_with_set_grad_enabled", "wrap_with_autocast",
+                                           "invoke_subgraph", "tag_activation_checkpoint",
+                                           "wrap_activation_checkpoint"};
   return std::find(std::begin(kOnce), std::end(kOnce), hop) != std::end(kOnce);
 }
 }  // namespace
@@ -122,14 +137,14 @@ bool Pt2Lowerer::lower_hop(const Node& n, std::string_view hop) {
     if (pred) return inline_graph(*graphs[*pred ? 0 : 1], args, n.outputs);
     keep_unsupported(n, "higher_order", hop,
                      "its predicate depends on data: neither branch is counted (" +
-                         std::to_string(graphs[0]->nodes.size()) + " and " + std::to_string(graphs[1]->nodes.size()) +
-                         " nodes)");
+                         std::to_string(graphs[0]->nodes.size()) + " and " +
+                         std::to_string(graphs[1]->nodes.size()) + " nodes)");
     return true;
   }
-  std::string why = hop == "while_loop" || hop == "scan" || hop == "map_impl"
-                        ? "a loop whose body is not counted (its trip count is not read)"
-                    : hop.find("triton") != std::string_view::npos ? "a user Triton kernel: flopwise cannot see inside it"
-                                                                    : "";
+  std::string why;
+  if (lower_loop_hop(n, hop, &why)) return true;
+  if (hop.find("triton") != std::string_view::npos)
+    why = "a user Triton kernel: flopwise cannot see inside it";
   for (const NamedArgument& a : n.inputs)
     if (a.arg.kind == ArgKind::Operator && why.empty())
       why = "runs " + std::string(a.arg.s) + ", which is not counted (no cost rule for a custom op)";
@@ -204,8 +219,8 @@ Model import_pt2_file(const std::string& path, const std::string& program) {
 
 Model import_pt2_bytes(std::string_view bytes, const std::string& label, const std::string& program) {
   bool zip = bytes.size() >= 4 && bytes.substr(0, 2) == "PK";
-  return lower_program(zip ? pt2::read_pt2_bytes(bytes, label, program) : pt2::read_program_json(bytes, label),
-                       label);
+  return lower_program(
+      zip ? pt2::read_pt2_bytes(bytes, label, program) : pt2::read_program_json(bytes, label), label);
 }
 
 }  // namespace flopwise

@@ -69,23 +69,33 @@ TensorConst tensor_of(const at::Tensor& t) {
 
 Known to_known(const c10::IValue& v) {
   Known k;
-  if (v.isBool()) k = Known::of_bool(v.toBool());
-  else if (v.isInt()) k = Known::of_int(v.toInt());
-  else if (v.isDouble()) k = Known::of_double(v.toDouble());
-  else if (v.isString()) k = Known::of_string(v.toStringRef());
-  else if (v.isDevice()) k = Known::of_string(v.toDevice().str(), Known::Kind::Device);
-  else if (v.isIntList()) k = Known::of_ints(v.toIntVector());
-  else if (v.isDoubleList()) k = Known::of_doubles(v.toDoubleVector());
+  if (v.isBool())
+    k = Known::of_bool(v.toBool());
+  else if (v.isInt())
+    k = Known::of_int(v.toInt());
+  else if (v.isDouble())
+    k = Known::of_double(v.toDouble());
+  else if (v.isString())
+    k = Known::of_string(v.toStringRef());
+  else if (v.isDevice())
+    k = Known::of_string(v.toDevice().str(), Known::Kind::Device);
+  else if (v.isIntList())
+    k = Known::of_ints(v.toIntVector());
+  else if (v.isDoubleList())
+    k = Known::of_doubles(v.toDoubleVector());
   else if (v.isBoolList()) {
     std::vector<bool> b;
     for (bool x : v.toBoolList()) b.push_back(x);
     k = Known::of_bools(std::move(b));
-  } else if (v.isTensor()) k = Known::of_tensor(tensor_of(v.toTensor()));
+  } else if (v.isTensor())
+    k = Known::of_tensor(tensor_of(v.toTensor()));
   else if (v.isList() || v.isTuple()) {
     std::vector<Known> xs;
-    for (const auto& x : v.isList() ? v.toListRef().vec() : v.toTupleRef().elements().vec()) xs.push_back(to_known(x));
+    for (const auto& x : v.isList() ? v.toListRef().vec() : v.toTupleRef().elements().vec())
+      xs.push_back(to_known(x));
     k = Known::of_tuple(std::move(xs));
-  } else if (!v.isNone()) k = Known::other();
+  } else if (!v.isNone())
+    k = Known::other();
   k.host = v;
   return k;
 }
@@ -93,13 +103,20 @@ Known to_known(const c10::IValue& v) {
 c10::IValue to_ivalue(const Known& k) {
   if (const auto* iv = std::any_cast<c10::IValue>(&k.host)) return *iv;
   switch (k.kind()) {
-    case Known::Kind::Bool: return c10::IValue(k.toBool());
-    case Known::Kind::Int: return c10::IValue(k.toInt());
-    case Known::Kind::Double: return c10::IValue(k.toDouble());
-    case Known::Kind::String: return c10::IValue(k.toStringRef());
-    case Known::Kind::Device: return c10::IValue(c10::Device(k.toStringRef()));
-    case Known::Kind::Ints: return c10::IValue(k.toIntVector());
-    case Known::Kind::Doubles: return c10::IValue(k.toDoubleVector());
+    case Known::Kind::Bool:
+      return c10::IValue(k.toBool());
+    case Known::Kind::Int:
+      return c10::IValue(k.toInt());
+    case Known::Kind::Double:
+      return c10::IValue(k.toDouble());
+    case Known::Kind::String:
+      return c10::IValue(k.toStringRef());
+    case Known::Kind::Device:
+      return c10::IValue(c10::Device(k.toStringRef()));
+    case Known::Kind::Ints:
+      return c10::IValue(k.toIntVector());
+    case Known::Kind::Doubles:
+      return c10::IValue(k.toDoubleVector());
     case Known::Kind::Bools: {
       c10::List<bool> b;
       for (bool x : k.toBoolList()) b.push_back(x);
@@ -110,7 +127,8 @@ c10::IValue to_ivalue(const Known& k) {
       for (const auto& x : k.items()) xs.push_back(to_ivalue(x));
       return c10::IValue(c10::ivalue::Tuple::create(std::move(xs)));
     }
-    default: return c10::IValue();
+    default:
+      return c10::IValue();
   }
 }
 
@@ -311,7 +329,8 @@ void Lowerer::keep_unsupported(tj::Node* n) {
   for (auto* o : n->outputs()) outs.push_back(ir_name(o));
   auto res = emit(op, ins, outs, {}, domain, 1);
   for (size_t k = 0; k < n->outputs().size(); ++k)
-    set_ir(n->outputs()[k], res[k], n->outputs()[k]->type()->cast<c10::TensorType>() ? JV::Tensor : JV::ScalarIR);
+    set_ir(n->outputs()[k], res[k],
+           n->outputs()[k]->type()->cast<c10::TensorType>() ? JV::Tensor : JV::ScalarIR);
 }
 
 // ---- control flow -------------------------------------------------------------------------------
