@@ -142,7 +142,8 @@ bool lower_rsqrt(AtenLowerer& L, const Node* n, const std::string&) {
   return true;
 }
 
-bool lower_silu(AtenLowerer& L, const Node* n, const std::string&) {  // x * sigmoid(x), as torch.onnx exports it
+bool lower_silu(AtenLowerer& L, const Node* n,
+                const std::string&) {  // x * sigmoid(x), as torch.onnx exports it
   int x = L.as_ir(L.in(n, 0));
   // Tagged: conventions that count F.silu once per element (DeepSpeed, ptflops) find it at the Sigmoid.
   int s = L.emit_tmp(n->output(), "sigmoid", "Sigmoid", {x}, {{"torch_op", as("silu")}});
@@ -242,7 +243,7 @@ void register_aten_elementwise(AtenTable& t) {
   t.add({"dropout", "feature_dropout"}, lower_dropout);
   t.add("native_dropout", lower_native_dropout);
   t.add({"contiguous", "detach", "alpha_dropout", "feature_alpha_dropout", "clone", "alias", "lift_fresh",
-         "positive", "resolve_conj", "resolve_neg"},
+         "lift_fresh_copy", "positive", "resolve_conj", "resolve_neg"},
         lower_identity);
   for (const auto& [op, onnx] : unary_ops()) t.add(op, lower_unary);
   for (const auto& [op, onnx] : binary_ops()) t.add(op, lower_binary);

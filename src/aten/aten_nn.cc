@@ -133,6 +133,20 @@ bool lower_conv(AtenLowerer& L, const Node* n, const std::string& op) {
   return true;
 }
 
+// _native_batch_norm_legit_no_training(input, weight, bias, running_mean, running_var, momentum, eps): the
+// inference batch norm of core-aten programs (torch.export's run_decompositions); its statistics outputs
+// (empty in inference) are not used.
+bool lower_batch_norm_no_training(AtenLowerer& L, const Node* n, const std::string&) {
+  auto in = [&](size_t i) -> JV& { return L.in(n, i); };
+  for (size_t i = 1; i < 5; ++i)
+    if (AtenLowerer::is_none(in(i))) return false;
+  const double eps = L.known_num(in(6)).value_or(1e-5);
+  L.emit_to(n->output(0), "BatchNormalization",
+            {L.as_ir(in(0)), L.as_ir(in(1)), L.as_ir(in(2)), L.as_ir(in(3)), L.as_ir(in(4))},
+            {{"epsilon", af(eps)}});
+  return true;
+}
+
 bool lower_batch_norm(AtenLowerer& L, const Node* n, const std::string&) {
   auto in = [&](size_t i) -> JV& { return L.in(n, i); };
   if (n->inputs().size() < 8) return false;
@@ -273,7 +287,8 @@ bool lower_adaptive_pool(AtenLowerer& L, const Node* n, const std::string& op) {
   int x = L.as_ir(L.in(n, 0));
   int out;
   if (global)
-    out = L.emit(is_max ? "GlobalMaxPool" : "GlobalAveragePool", {x}, {AtenLowerer::ir_name(n->output(0))})[0];
+    out =
+        L.emit(is_max ? "GlobalMaxPool" : "GlobalAveragePool", {x}, {AtenLowerer::ir_name(n->output(0))})[0];
   else
     out = L.emit(is_max ? "AdaptiveMaxPool" : "AdaptiveAvgPool", {x}, {AtenLowerer::ir_name(n->output(0))},
                  {{"output_size", ais(*size)}}, "flopwise")[0];
@@ -444,6 +459,7 @@ void register_aten_nn(AtenTable& t) {
          "conv_transpose3d"},
         lower_conv);
   t.add("batch_norm", lower_batch_norm);
+  t.add("_native_batch_norm_legit_no_training", lower_batch_norm_no_training);
   t.add("layer_norm", lower_layer_norm);
   t.add("group_norm", lower_group_norm);
   t.add("instance_norm", lower_instance_norm);

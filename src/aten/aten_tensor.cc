@@ -336,17 +336,22 @@ bool lower_broadcast_tensors(AtenLowerer& L, const Node* n, const std::string&) 
   return true;
 }
 
+// repeat(x, repeats): Tile, with leading axes added where repeats is longer than x's rank; repeats known or
+// symbolic (a .pt2's sizes).
 bool lower_repeat(AtenLowerer& L, const Node* n, const std::string&) {
-  auto reps = L.known_ints(L.in(n, 1));
+  auto items = L.list_items(L.in(n, 1));
   auto rank = L.known_rank(L.in(n, 0));
-  if (!reps || !rank) return false;
+  if (!items || !rank) return false;
   int x = L.as_ir(L.in(n, 0));
-  if (static_cast<int64_t>(reps->size()) > *rank) {
+  const int64_t count = static_cast<int64_t>(items->size());
+  if (count > *rank) {
     std::vector<int64_t> axes;
-    for (int64_t k = 0; k < static_cast<int64_t>(reps->size()) - *rank; ++k) axes.push_back(k);
+    for (int64_t k = 0; k < count - *rank; ++k) axes.push_back(k);
     x = L.emit_tmp(n->output(), "lead", "Unsqueeze", {x, L.const_ints(axes)});
   }
-  L.emit_to(n->output(), "Tile", {x, L.const_ints(*reps)});
+  int reps = L.pack_ints(L.in(n, 1));
+  if (reps < 0) return false;
+  L.emit_to(n->output(), "Tile", {x, reps});
   return true;
 }
 
@@ -481,21 +486,69 @@ bool lower_copy(AtenLowerer& L, const Node* n, const std::string&) {
 
 // index(self, indices): one index tensor at position k (the others None) is a Gather on axis k; a boolean
 // mask there selects (aten_datadep.cc).
+// x[i0, i1, ...] with several index tensors from the first axis on (advanced indexing): the indices broadcast
+// to one shape and stacked on a last axis, then one GatherND (what torch's index kernel gathers).
+bool lower_multi_index(AtenLowerer& L, const Node* n, const std::vector<int>& which) {
+  const AtenValue* o = n->output();
+  int shape = L.emit_tmp(o, "shape0", "Shape", {which[0]});
+  for (size_t k = 1; k < which.size(); ++k)
+    shape = L.emit_tmp(o, "shape", "Shape", {L.emit_tmp(o, "bcast", "Expand", {which[k], shape})});
+  std::vector<int> cols;
+  for (int w : which)
+    cols.push_back(
+        L.emit_tmp(o, "col", "Unsqueeze", {L.emit_tmp(o, "idx", "Expand", {w, shape}), L.const_ints({-1})}));
+  int idx = L.emit_tmp(o, "indices", "Concat", cols, {{"axis", ai(-1)}});
+  L.emit_to(o, "GatherND", {L.as_ir(L.in(n, 0)), idx});
+  return true;
+}
+
 bool lower_index(AtenLowerer& L, const Node* n, const std::string&) {
   const JV& idx = L.in(n, 1);
   if (idx.kind != JV::List) return false;
   int axis = -1, which = -1;
+  std::vector<int> all;
+  bool leading = true;  // every index tensor before any None
   for (size_t k = 0; k < idx.items->size(); ++k) {
     const JV& it = (*idx.items)[k];
-    if (AtenLowerer::is_none(it)) continue;
-    if (axis >= 0 || it.kind != JV::Tensor) return false;
-    axis = static_cast<int>(k);
-    which = it.ir;
+    if (AtenLowerer::is_none(it)) {
+      leading = leading && all.empty();
+      continue;
+    }
+    if (it.kind != JV::Tensor) return false;
+    if (axis < 0) axis = static_cast<int>(k), which = it.ir;
+    all.push_back(it.ir);
+  }
+  if (all.size() > 1) {
+    for (int w : all)
+      if (is_float(L.facts(w).dtype) || L.facts(w).dtype == DType::Bool) return false;
+    return leading && axis == 0 && lower_multi_index(L, n, all);
   }
   if (axis < 0) return L.emit_to(n->output(), "Identity", {L.as_ir(L.in(n, 0))}), true;
   DType t = L.facts(which).dtype;
   if (t == DType::Bool || t == DType::UInt8) return lower_mask_index(L, n, L.as_ir(L.in(n, 0)), which, axis);
   L.emit_to(n->output(), "Gather", {L.as_ir(L.in(n, 0)), which}, {{"axis", ai(axis)}});
+  return true;
+}
+
+// diff(self, n, dim, prepend, append): the prepended and appended tensors joined on `dim`, then n times the
+// difference of neighbours (x[1:] - x[:-1]).
+bool lower_diff(AtenLowerer& L, const Node* n, const std::string&) {
+  const AtenValue* o = n->output();
+  auto times = L.known_int(L.in(n, 1));
+  auto dim = L.known_int(L.in(n, 2));
+  if (!times || !dim || *times < 0 || *times > 64) return false;
+  std::vector<int> parts;
+  if (!AtenLowerer::is_none(L.in(n, 3))) parts.push_back(L.as_ir(L.in(n, 3)));
+  parts.push_back(L.as_ir(L.in(n, 0)));
+  if (!AtenLowerer::is_none(L.in(n, 4))) parts.push_back(L.as_ir(L.in(n, 4)));
+  int x = parts.size() == 1 ? parts[0] : L.emit_tmp(o, "joined", "Concat", parts, {{"axis", ai(*dim)}});
+  const int axes = L.const_ints({*dim}), step = L.const_ints({1});
+  for (int64_t k = 0; k < *times; ++k) {
+    int hi = L.emit_tmp(o, "next", "Slice", {x, L.const_ints({1}), L.const_ints({INT64_MAX}), axes, step});
+    int lo = L.emit_tmp(o, "prev", "Slice", {x, L.const_ints({0}), L.const_ints({-1}), axes, step});
+    x = k + 1 == *times ? L.emit_to(o, "Sub", {hi, lo}) : L.emit_tmp(o, "diff", "Sub", {hi, lo});
+  }
+  if (*times == 0) L.emit_to(o, "Identity", {x});
   return true;
 }
 
@@ -685,6 +738,7 @@ void register_aten_tensor(AtenTable& t) {
         lower_creation);
   t.add("copy", lower_copy);
   t.add("index", lower_index);
+  t.add("diff", lower_diff);
   t.add("index_put", lower_index_put);
   t.add({"index_select", "gather"}, lower_index_select);
   t.add({"tril", "triu"}, lower_trilu);
