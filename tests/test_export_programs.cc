@@ -13,6 +13,7 @@
 // them: "<input>.<dim>"), so the symbolic formulas are checked against concrete runs.
 #include <doctest/doctest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -27,7 +28,11 @@ using namespace flopwise;
 
 namespace {
 
-fs::path pt2_dir() { return fs::path(FLOPWISE_SOURCE_DIR) / "models" / "pt2"; }
+// $FLOPWISE_PT2_DIR: programs exported afresh (scripts/test_modern.sh, in CI), else the committed ones.
+fs::path pt2_dir() {
+  const char* fresh = std::getenv("FLOPWISE_PT2_DIR");
+  return fresh && *fresh ? fs::path(fresh) : fs::path(FLOPWISE_SOURCE_DIR) / "models" / "pt2";
+}
 
 nlohmann::json oracle(const std::string& name) {
   std::ifstream f(pt2_dir() / (name + ".oracle.json"));
@@ -79,10 +84,29 @@ TEST_CASE("pt2: torch 2.14 programs match torch's params, dispatched MACs and Fl
   }
 }
 
-TEST_CASE("pt2: higher-order ops that run their subgraph once are counted as run") {
-  for (const char* name : {"hop_no_grad", "hop_autocast", "hop_invoke_subgraph", "hop_cond"}) {
+TEST_CASE("pt2: higher-order ops are counted as they run: regions once, loops unrolled, custom ops listed") {
+  for (const char* name : {"hop_no_grad", "hop_autocast", "hop_invoke_subgraph", "hop_map", "hop_scan",
+                           "hop_while_loop", "hop_custom_ops", "hop_auto_functionalized", "hop_with_effects",
+                           "hop_effect_print"}) {
     SUBCASE(name) { check_program(std::string(name) + ".pt2", oracle(name)); }
   }
+  // A custom op (torch.library.custom_op "mylib::scale", also under auto_functionalized) has no cost rule:
+  // listed as not counted, the totals being the rest (checked above against torch's own counts).
+  Pins pins;
+  pins.dims = {{"x.0", 2}};
+  Report r = analyse((pt2_dir() / "hop_custom_ops.pt2").string(), pins, find_convention("default")).report;
+  CHECK(r.unsupported.count("mylib::scale") == 1);
+}
+
+TEST_CASE("pt2: a cond on data is listed as not counted with why, never as a zero that looks complete") {
+  Pins pins;
+  pins.dims = {{"x.0", 2}};
+  Report r = analyse((pt2_dir() / "hop_cond.pt2").string(), pins, find_convention("default")).report;
+  CHECK_FALSE(r.totals.complete());
+  CHECK(r.unsupported.count("higher_order::cond") == 1);
+  bool said = false;
+  for (const auto& w : r.warnings) said = said || w.find("predicate depends on data") != std::string::npos;
+  CHECK(said);
 }
 
 TEST_CASE("pt2: an archive of several programs: --program picks one, none picked is refused naming them") {

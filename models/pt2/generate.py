@@ -748,7 +748,12 @@ def main():
     ap.add_argument("names", nargs="*")
     ap.add_argument("--llama70b", metavar="OUT")
     ap.add_argument("--keep-stack-traces", action="store_true", help="keep the nodes' stack_trace metadata")
+    ap.add_argument("--out", help="write the fixtures and oracles there (in the checkout) instead of models/pt2")
     a = ap.parse_args()
+    global HERE
+    if a.out:
+        os.makedirs(a.out, exist_ok=True)
+        HERE = os.path.abspath(a.out)
     global KEEP_STACK_TRACES
     KEEP_STACK_TRACES = a.keep_stack_traces
     if a.llama70b:
