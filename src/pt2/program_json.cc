@@ -544,7 +544,7 @@ NamedArgument JsonReader::named_argument(od::value v, int depth) {
     if (k == "name") {
       na.name = str(fv);
     } else if (k == "arg") {
-      na.arg = argument_at(fv, depth == 0 ? 0 : 0);
+      na.arg = argument_at(fv, 0);
       has_arg = true;
     } else if (k == "kind" && !fv.is_null()) {
       int64_t kind = int64(fv);
