@@ -535,7 +535,7 @@ void JsonReader::read_node(od::value v, Node& n, int depth) {
   if (!has_target) fail("a node without 'target'");
 }
 
-NamedArgument JsonReader::named_argument(od::value v, int depth) {
+NamedArgument JsonReader::named_argument(od::value v, int /*depth*/) {
   NamedArgument na;
   bool has_arg = false;
   for (auto field : v.get_object()) {
