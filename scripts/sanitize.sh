@@ -13,7 +13,7 @@ B=build-asan
 # that proves no two files of a library clash in their anonymous namespaces.
 cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DFLOPWISE_SANITIZE=ON \
       -DFLOPWISE_UNITY=ON -DFLOPWISE_FUZZ=ON -DFLOPWISE_WITH_TORCH=OFF -DFLOPWISE_BUILD_BENCH=OFF -DFLOPWISE_PYTHON=OFF >/dev/null
-cmake --build "$B" -j"$(nproc)" --target flopwise flopwise_tests flopwise_fuzz
+cmake --build "$B" -j"$(nproc)" --target flopwise flopwise_tests flopwise_fuzz flopwise_pt2_tests flopwise_fuzz_pt2
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 # The suite's cases on the ONNX path (the TorchScript ones skip themselves without the plugin); the slow
 # scale and zoo cases are left to the plain build.
@@ -29,6 +29,12 @@ for m in models/*.onnx models/shipped/*.onnx; do
 done
 "$B"/flopwise models/gpt2.onnx --train --dim batch=2 --dim seq=16 -f markdown >/dev/null
 "$B"/flopwise diff models/resnet18.onnx models/resnet34.onnx --train --dim batch=2 >/dev/null
+# The .pt2 reader (src/pt2): its tests, its seeds replayed, then a minute of fuzzing from them.
+"$B"/tests/flopwise_pt2_tests
+"$B"/flopwise_fuzz_pt2 -runs=0 -artifact_prefix="$B"/replay-pt2- tests/fuzz/pt2 >/dev/null
+pt2_corpus=$(mktemp -d)
+cp tests/fuzz/pt2/* "$pt2_corpus"/
+"$B"/flopwise_fuzz_pt2 -max_total_time=60 -rss_limit_mb=2048 -timeout=10 -artifact_prefix="$B"/fuzz-pt2- "$pt2_corpus" 2>&1 | tail -5
 # Every input that ever failed stays in tests/fuzz/regressions: replayed once each.
 "$B"/flopwise_fuzz -runs=0 -artifact_prefix="$B"/replay- tests/fuzz/regressions >/dev/null
 # Fuzzing from the bundled models (a copy: libFuzzer adds what it finds to its first corpus directory). The

@@ -47,17 +47,22 @@ inline std::string make_zip(const std::vector<File>& files, bool zip64 = false) 
   std::string out, dir;
   for (const File& f : files) {
     std::string body = f.deflate ? deflate_raw(f.data) : f.data;
-    uint32_t crc = static_cast<uint32_t>(crc32(0, reinterpret_cast<const Bytef*>(f.data.data()), static_cast<uInt>(f.data.size())));
+    uint32_t crc = static_cast<uint32_t>(
+        crc32(0, reinterpret_cast<const Bytef*>(f.data.data()), static_cast<uInt>(f.data.size())));
     uint32_t offset = static_cast<uint32_t>(out.size());
     put32(out, 0x04034b50);
     put16(out, 20), put16(out, 0), put16(out, f.deflate ? 8 : 0), put16(out, 0), put16(out, 0);
-    put32(out, crc), put32(out, static_cast<uint32_t>(body.size())), put32(out, static_cast<uint32_t>(f.data.size()));
+    put32(out, crc), put32(out, static_cast<uint32_t>(body.size())),
+        put32(out, static_cast<uint32_t>(f.data.size()));
     put16(out, static_cast<uint32_t>(f.name.size())), put16(out, 0);
     out += f.name + body;
     put32(dir, 0x02014b50);
-    put16(dir, 20), put16(dir, 20), put16(dir, 0), put16(dir, f.deflate ? 8 : 0), put16(dir, 0), put16(dir, 0);
-    put32(dir, crc), put32(dir, static_cast<uint32_t>(body.size())), put32(dir, static_cast<uint32_t>(f.data.size()));
-    put16(dir, static_cast<uint32_t>(f.name.size())), put16(dir, 0), put16(dir, 0), put16(dir, 0), put16(dir, 0);
+    put16(dir, 20), put16(dir, 20), put16(dir, 0), put16(dir, f.deflate ? 8 : 0), put16(dir, 0),
+        put16(dir, 0);
+    put32(dir, crc), put32(dir, static_cast<uint32_t>(body.size())),
+        put32(dir, static_cast<uint32_t>(f.data.size()));
+    put16(dir, static_cast<uint32_t>(f.name.size())), put16(dir, 0), put16(dir, 0), put16(dir, 0),
+        put16(dir, 0);
     put32(dir, 0), put32(dir, offset);
     dir += f.name;
   }

@@ -3,6 +3,7 @@
 // tests/fuzz/pt2 holds the same kinds of file for the fuzz target (tests/fuzz/fuzz_pt2.cc).
 #include <doctest/doctest.h>
 
+#include <filesystem>
 #include <string>
 
 #include "flopwise/errors.h"
@@ -35,18 +36,22 @@ void put32_at(std::string& s, size_t at, uint32_t v) {
 // A program of one graph: `nodes`, `values` (tensor_values), graph inputs x (and y) and output `out`.
 std::string program(const std::string& nodes, const std::string& values = "", const std::string& out = "b",
                     const std::string& extra_root = "") {
-  std::string tv = R"J("x": {"dtype": 7, "sizes": [{"as_int": 2}], "requires_grad": false, "device": {"type": "cpu"}},
+  std::string tv =
+      R"J("x": {"dtype": 7, "sizes": [{"as_int": 2}], "requires_grad": false, "device": {"type": "cpu"}},
     "a": {"dtype": 7, "sizes": [{"as_int": 2}], "requires_grad": false, "device": {"type": "cpu"}},
     "b": {"dtype": 7, "sizes": [{"as_int": 2}], "requires_grad": false, "device": {"type": "cpu"}})J";
   return R"J({"graph_module": {"graph": {"inputs": [{"as_tensor": {"name": "x"}}], "outputs": [{"as_tensor": {"name": ")J" +
-         out + R"J("}}], "nodes": [)J" + nodes + R"J(], "tensor_values": {)J" + (values.empty() ? tv : values) +
+         out + R"J("}}], "nodes": [)J" + nodes + R"J(], "tensor_values": {)J" +
+         (values.empty() ? tv : values) +
          R"J(}, "sym_int_values": {}, "sym_bool_values": {}},
    "signature": {"input_specs": [{"user_input": {"arg": {"as_tensor": {"name": "x"}}}}], "output_specs": []},
    "module_call_graph": []}, "range_constraints": {}, "schema_version": {"major": 8, "minor": 20})J" +
          extra_root + "}";
 }
-std::string node(const std::string& in, const std::string& out, const std::string& target = "torch.ops.aten.relu.default") {
-  return R"J({"target": ")J" + target + R"J(", "inputs": [{"name": "self", "arg": {"as_tensor": {"name": ")J" + in +
+std::string node(const std::string& in, const std::string& out,
+                 const std::string& target = "torch.ops.aten.relu.default") {
+  return R"J({"target": ")J" + target +
+         R"J(", "inputs": [{"name": "self", "arg": {"as_tensor": {"name": ")J" + in +
          R"J("}}}], "outputs": [{"as_tensor": {"name": ")J" + out + R"J("}}], "metadata": {}})J";
 }
 }  // namespace
@@ -64,7 +69,7 @@ TEST_CASE("pt2 bad: damaged zip archives") {
     const char* message;  // the start of the message after "bad.pt2: "
   };
   std::string bad_dir = good, bad_local = good, huge = good, overlap = good, past_end = good;
-  put32_at(bad_dir, eocd + 16, 0x7fffffff);  // central directory offset past the end
+  put32_at(bad_dir, eocd + 16, 0x7fffffff);   // central directory offset past the end
   put32_at(past_end, eocd + 12, 0x00ffffff);  // central directory size past the end
   // the first entry's local header offset points into the middle of the file
   size_t dir_at = static_cast<size_t>(static_cast<unsigned char>(good[eocd + 16])) |
@@ -77,11 +82,13 @@ TEST_CASE("pt2 bad: damaged zip archives") {
   put32_at(huge, prog + 24, 0xfffffff0u);
   const Row rows[] = {
       {"empty", "", "not a zip archive (0 bytes, too short)"},
-      {"not a zip", std::string(100, 'x'), "not a zip archive (no end-of-central-directory record; truncated?)"},
+      {"not a zip", std::string(100, 'x'),
+       "not a zip archive (no end-of-central-directory record; truncated?)"},
       {"truncated", good.substr(0, good.size() / 2), "not a zip archive (no end-of-central-directory record"},
       {"directory offset past the end", bad_dir, "bad zip central directory (offset 2147483647"},
       {"directory size past the end", past_end, "bad zip central directory"},
-      {"local header offset wrong", bad_local, "zip entry 'model/archive_format' lies outside|overlapping zip entries"},
+      {"local header offset wrong", bad_local,
+       "zip entry 'model/archive_format' lies outside|overlapping zip entries"},
       {"overlapping entries", overlap, "overlapping zip entries"},
       {"huge declared size", huge, "zip entry 'model/models/model.json' lies outside the archive's data"},
   };
@@ -105,13 +112,15 @@ TEST_CASE("pt2 bad: a deflated program that lies about its size, and a corrupt d
   std::string json = program(node("x", "a") + "," + node("a", "b"));
   std::string zip = make_zip({{"m/archive_format", "pt2"}, {"m/models/model.json", json, true}});
   size_t eocd = zip.size() - 22;
-  size_t dir_at = static_cast<unsigned char>(zip[eocd + 16]) | static_cast<size_t>(static_cast<unsigned char>(zip[eocd + 17])) << 8;
+  size_t dir_at = static_cast<unsigned char>(zip[eocd + 16]) |
+                  static_cast<size_t>(static_cast<unsigned char>(zip[eocd + 17])) << 8;
   size_t second = dir_at + 46 + std::string("m/archive_format").size();
   std::string longer = zip;
   put32_at(longer, second + 24, static_cast<uint32_t>(json.size() + 1000));
   CHECK(error_of(longer).find("corrupt deflate data") != std::string::npos);
   std::string garbled = zip;
-  size_t data = 30 + std::string("m/archive_format").size() + 3 + 30 + std::string("m/models/model.json").size();
+  size_t data =
+      30 + std::string("m/archive_format").size() + 3 + 30 + std::string("m/models/model.json").size();
   for (size_t i = data; i < data + 8; ++i) garbled[i] = '\xff';
   CHECK(error_of(garbled).find("corrupt deflate data") != std::string::npos);
 }
@@ -119,7 +128,8 @@ TEST_CASE("pt2 bad: a deflated program that lies about its size, and a corrupt d
 TEST_CASE("pt2 bad: programs that break the schema") {
   std::string deep_graph = R"J({"as_graph": {"name": "g", "graph": )J", deep_close;
   for (int i = 0; i < 40; ++i) {
-    deep_graph += R"J({"inputs": [], "outputs": [], "tensor_values": {}, "nodes": [{"target": "torch.ops.higher_order.cond", "inputs": [{"name": "", "arg": {"as_graph": {"name": "g", "graph": )J";
+    deep_graph +=
+        R"J({"inputs": [], "outputs": [], "tensor_values": {}, "nodes": [{"target": "torch.ops.higher_order.cond", "inputs": [{"name": "", "arg": {"as_graph": {"name": "g", "graph": )J";
     deep_close += "}}}], \"outputs\": [], \"metadata\": {}}]}";
   }
   deep_graph += R"J({"inputs": [], "outputs": [], "nodes": [], "tensor_values": {}})J" + deep_close + "}}";
@@ -140,7 +150,8 @@ TEST_CASE("pt2 bad: programs that break the schema") {
       {"defines twice", program(node("x", "a") + "," + node("x", "a") + "," + node("a", "b")),
        "node 1 (torch.ops.aten.relu.default): defines 'a' twice"},
       {"out of order (or a cycle)", program(node("a", "b") + "," + node("b", "a")),
-       "node 0 (torch.ops.aten.relu.default): reads 'a' before the node that defines it (a program's graph is in "
+       "node 0 (torch.ops.aten.relu.default): reads 'a' before the node that defines it (a program's graph "
+       "is in "
        "topological order as serialized: this one is out of order or has a cycle)"},
       {"output defined by nothing", program(node("x", "a") + "," + node("a", "b"), "", "zz"),
        "graph output 'zz' is defined by nothing"},
@@ -149,10 +160,12 @@ TEST_CASE("pt2 bad: programs that break the schema") {
       {"node without target", program(R"J({"inputs": [], "outputs": [], "metadata": {}})J"),
        "node 0: a node without 'target'"},
       {"target of the wrong type", program(R"J({"target": 5, "inputs": [], "outputs": [], "metadata": {}})J"),
-       "node 0: key 'target': malformed or unexpected JSON (The JSON element does not have the requested type.)"},
+       "node 0: key 'target': malformed or unexpected JSON (The JSON element does not have the requested "
+       "type.)"},
       {"a size beyond 64 bits",
-       program(node("x", "a") + "," + node("a", "b"),
-               R"J("x": {"dtype": 7, "sizes": [{"as_int": 99999999999999999999}], "device": {"type": "cpu"}})J"),
+       program(
+           node("x", "a") + "," + node("a", "b"),
+           R"J("x": {"dtype": 7, "sizes": [{"as_int": 99999999999999999999}], "device": {"type": "cpu"}})J"),
        "key 'tensor_values': malformed or unexpected JSON (The JSON number is too large or too small to fit "
        "within the requested type.)"},
       {"a negative size",
@@ -185,4 +198,21 @@ TEST_CASE("pt2 bad: programs that break the schema") {
     CHECK(m.substr(0, head.size()) == head);
     CHECK_MESSAGE(m.find(r.message) != std::string::npos, m);
   }
+}
+
+TEST_CASE("pt2 bad: the fuzz seeds (tests/fuzz/pt2) read or are refused with one line") {
+  int read = 0, refused = 0;
+  for (const auto& f :
+       std::filesystem::directory_iterator(std::string(FLOPWISE_SOURCE_DIR) + "/tests/fuzz/pt2")) {
+    CAPTURE(f.path().string());
+    try {
+      Program p = read_pt2_file(f.path().string());
+      ++read;
+    } catch (const InputError& e) {
+      CHECK(std::string(e.what()).find('\n') == std::string::npos);
+      ++refused;
+    }
+  }
+  CHECK(read == 3);  // good_current, good_deflated, legacy
+  CHECK(refused >= 6);
 }

@@ -45,9 +45,15 @@ std::string linear_program(const std::string& version = R"({"major": 8, "minor":
   "tensor_values": {
    "p_fc_weight": {"dtype": 7, "sizes": [{"as_int": 4}, {"as_int": 3}], "requires_grad": true, "device": {"type": "cpu", "index": null}, "strides": [{"as_int": 3}, {"as_int": 1}], "storage_offset": {"as_int": 0}, "layout": 7},
    "p_fc_bias": {"dtype": 7, "sizes": [{"as_int": 4}], "requires_grad": true, "device": {"type": "cpu", "index": null}, "strides": [{"as_int": 1}], "storage_offset": {"as_int": 0}, "layout": 7},
-   "x": {"dtype": 13, "sizes": [{"as_expr": {"expr_str": ")J" + sym("s0") + R"J(", "hint": {"as_int": 2}}}, {"as_int": 3}], "requires_grad": false, "device": {"type": "meta", "index": 0}, "strides": [], "storage_offset": {"as_int": 0}, "layout": 7},
-   "linear": {"dtype": 7, "sizes": [{"as_expr": {"expr_str": ")J" + sym("s0") + R"J(", "hint": null}}, {"as_int": 4}], "requires_grad": true, "device": {"type": "cpu", "index": null}, "strides": [], "storage_offset": {"as_int": 0}, "layout": 7},
-   "relu": {"dtype": 7, "sizes": [{"as_expr": {"expr_str": ")J" + sym("s0") + R"J("}}, {"as_int": 4}], "requires_grad": true, "device": {"type": "cpu", "index": null}, "strides": [], "storage_offset": {"as_int": 0}, "layout": 7}},
+   "x": {"dtype": 13, "sizes": [{"as_expr": {"expr_str": ")J" +
+         sym("s0") +
+         R"J(", "hint": {"as_int": 2}}}, {"as_int": 3}], "requires_grad": false, "device": {"type": "meta", "index": 0}, "strides": [], "storage_offset": {"as_int": 0}, "layout": 7},
+   "linear": {"dtype": 7, "sizes": [{"as_expr": {"expr_str": ")J" +
+         sym("s0") +
+         R"J(", "hint": null}}, {"as_int": 4}], "requires_grad": true, "device": {"type": "cpu", "index": null}, "strides": [], "storage_offset": {"as_int": 0}, "layout": 7},
+   "relu": {"dtype": 7, "sizes": [{"as_expr": {"expr_str": ")J" +
+         sym("s0") +
+         R"J("}}, {"as_int": 4}], "requires_grad": true, "device": {"type": "cpu", "index": null}, "strides": [], "storage_offset": {"as_int": 0}, "layout": 7}},
   "sym_int_values": {}, "sym_bool_values": {}, "is_single_tensor_return": false, "custom_obj_values": {}, "sym_float_values": {}},
  "signature": {"input_specs": [
    {"parameter": {"arg": {"name": "p_fc_weight"}, "parameter_name": "fc.weight"}},
@@ -113,11 +119,11 @@ TEST_CASE("pt2: the current layout, one program (torch 2.14's shapes)") {
 
 TEST_CASE("pt2: the archive's folder is its own name; a deflated program reads the same") {
   std::string json = linear_program();
-  Program p = read_pt2_bytes(make_zip({{"archive/archive_format", "pt2"}, {"archive/models/model.json", json, true}}),
-                             "m.pt2");
+  Program p = read_pt2_bytes(
+      make_zip({{"archive/archive_format", "pt2"}, {"archive/models/model.json", json, true}}), "m.pt2");
   CHECK(p.graph.nodes.size() == 2);
-  Program z = read_pt2_bytes(make_zip({{"archive/archive_format", "pt2"}, {"archive/models/model.json", json}}, true),
-                             "zip64.pt2");
+  Program z = read_pt2_bytes(
+      make_zip({{"archive/archive_format", "pt2"}, {"archive/models/model.json", json}}, true), "zip64.pt2");
   CHECK(z.graph.nodes.size() == 2);
 }
 
@@ -132,8 +138,9 @@ TEST_CASE("pt2: several programs in one archive, chosen by name") {
 
 TEST_CASE("pt2: what is not an exported program is named") {
   CHECK_THROWS_WITH_AS(
-      read_pt2_bytes(make_zip({{"model/archive_format", "pt2"}, {"model/data/aotinductor/model/model.so", "ELF"}}),
-                     "aoti.pt2"),
+      read_pt2_bytes(
+          make_zip({{"model/archive_format", "pt2"}, {"model/data/aotinductor/model/model.so", "ELF"}}),
+          "aoti.pt2"),
       "aoti.pt2: an AOTInductor package (compiled code), not an exported program", InputError);
   CHECK_THROWS_WITH_AS(read_pt2_bytes(make_zip({{"a/data.pkl", "x"}, {"a/version", "3"}}), "ts.pt"),
                        "ts.pt: a zip archive that is no torch.export archive (no archive_format or "
@@ -142,14 +149,16 @@ TEST_CASE("pt2: what is not an exported program is named") {
 }
 
 TEST_CASE("pt2: schema versions: 5.x, 7.x and 8.x read; an unknown major is refused naming it") {
-  for (const char* v : {R"({"major": 5, "minor": 1})", R"({"major": 7, "minor": 3})", R"({"major": 8, "minor": 17})"}) {
+  for (const char* v :
+       {R"({"major": 5, "minor": 1})", R"({"major": 7, "minor": 3})", R"({"major": 8, "minor": 17})"}) {
     CAPTURE(v);
     CHECK(read_program_json(linear_program(v), "p.json").graph.nodes.size() == 2);
   }
-  CHECK_THROWS_WITH_AS(read_program_json(linear_program(R"({"major": 9, "minor": 0})"), "p.json"),
-                       "p.json: schema version 9.0 is not one this reader knows (it reads the bare integer of torch "
-                       "2.1 through 8.x)",
-                       InputError);
+  CHECK_THROWS_WITH_AS(
+      read_program_json(linear_program(R"({"major": 9, "minor": 0})"), "p.json"),
+      "p.json: schema version 9.0 is not one this reader knows (it reads the bare integer of torch "
+      "2.1 through 8.x)",
+      InputError);
 }
 
 namespace {
@@ -214,10 +223,10 @@ TEST_CASE("pt2: tied weights: two parameter names, one payload (data/weights/<mo
     "fc.weight": {"path_name": "weight_0", "is_param": true, "use_pickle": false, "tensor_meta": {"dtype": 7, "sizes": [{"as_int": 4}, {"as_int": 3}], "requires_grad": true, "device": {"type": "cpu", "index": null}, "strides": [{"as_int": 3}, {"as_int": 1}], "storage_offset": {"as_int": 0}, "layout": 7}},
     "head.weight": {"path_name": "weight_0", "is_param": true, "use_pickle": false, "tensor_meta": {"dtype": 7, "sizes": [{"as_int": 4}, {"as_int": 3}], "requires_grad": true, "device": {"type": "cpu", "index": null}, "strides": [{"as_int": 3}, {"as_int": 1}], "storage_offset": {"as_int": 0}, "layout": 7}},
     "fc.bias": {"path_name": "weight_1", "is_param": true, "use_pickle": false, "tensor_meta": {"dtype": 7, "sizes": [{"as_int": 4}], "requires_grad": true, "device": {"type": "cpu", "index": null}, "strides": [{"as_int": 1}], "storage_offset": {"as_int": 0}, "layout": 7}}}})J";
-  Program p = read_pt2_bytes(make_pt2({{"model", linear_program()}}, "model",
-                                      {{"data/weights/model_weights_config.json", config},
-                                       {"data/weights/weight_0", "not read"}}),
-                             "tied.pt2");
+  Program p = read_pt2_bytes(
+      make_pt2({{"model", linear_program()}}, "model",
+               {{"data/weights/model_weights_config.json", config}, {"data/weights/weight_0", "not read"}}),
+      "tied.pt2");
   REQUIRE(p.payloads.size() == 3);
   CHECK(p.canonical_payload("head.weight") == "fc.weight");
   CHECK(p.canonical_payload("fc.weight") == "fc.weight");
@@ -255,16 +264,21 @@ TEST_CASE("pt2: every Argument member, an unknown one kept, a higher-order op's 
     "outputs": [{"as_tensors": [{"name": "every_0"}, {"name": "every_1"}]}], "metadata": {}},
    {"target": "torch.ops.aten.sym_size.int", "inputs": [{"name": "self", "arg": {"as_tensor": {"name": "x"}}}, {"name": "dim", "arg": {"as_int": 0}}],
     "outputs": [{"as_sym_int": {"as_name": "sym_size_int"}}], "metadata": {}})J";
-  // sym_size_int is read before it is defined: this program is refused (test_pt2_bad.cc); moved first it reads.
+  // sym_size_int is read before it is defined: this program is refused (test_pt2_bad.cc); moved first it
+  // reads.
   std::string json = linear_program(R"({"major": 8, "minor": 20})", node);
   std::string sym_node = json.substr(json.find(R"J({"target": "torch.ops.aten.sym_size.int")J"));
   sym_node = sym_node.substr(0, sym_node.find(R"J("metadata": {}})J") + 15);
   json.erase(json.find(sym_node) - 5, sym_node.size() + 5);
   json.insert(json.find(R"J("nodes": [)J") + 10, sym_node + ",\n");
   size_t tv = json.find(R"J("tensor_values": {)J", json.find("every_0"));
-  json.insert(tv + 18, R"J("every_0": {"dtype": 7, "sizes": [], "requires_grad": false, "device": {"type": "cpu"}}, "every_1": {"dtype": 7, "sizes": [], "requires_grad": false, "device": {"type": "cpu"}},)J");
+  json.insert(
+      tv + 18,
+      R"J("every_0": {"dtype": 7, "sizes": [], "requires_grad": false, "device": {"type": "cpu"}}, "every_1": {"dtype": 7, "sizes": [], "requires_grad": false, "device": {"type": "cpu"}},)J");
   size_t si = json.find(R"J("sym_int_values": {})J", tv);
-  json.replace(si, 20, R"J("sym_int_values": {"sym_size_int": {"as_expr": {"expr_str": "Symbol('s0', integer=True, positive=True)"}}})J");
+  json.replace(
+      si, 20,
+      R"J("sym_int_values": {"sym_size_int": {"as_expr": {"expr_str": "Symbol('s0', integer=True, positive=True)"}}})J");
   Program p = read_program_json(json, "every.json");
   REQUIRE(p.graph.nodes.size() == 4);
   const pt2::Node& n = p.graph.nodes[3];

@@ -38,8 +38,10 @@ ArchiveInfo classify(const ZipReader& zip) {
     }
     if (rest == "archive_format") format_file = true, info.folder = std::string(folder);
     if (starts_with(rest, "data/aotinductor/")) aoti = true;
-    if (starts_with(rest, kModelsDir) && ends_with(rest, kJson) && rest.find('/', kModelsDir.size()) == std::string_view::npos)
-      info.programs.emplace_back(rest.substr(kModelsDir.size(), rest.size() - kModelsDir.size() - kJson.size()));
+    if (starts_with(rest, kModelsDir) && ends_with(rest, kJson) &&
+        rest.find('/', kModelsDir.size()) == std::string_view::npos)
+      info.programs.emplace_back(
+          rest.substr(kModelsDir.size(), rest.size() - kModelsDir.size() - kJson.size()));
   }
   if (info.layout == ArchiveInfo::Layout::Legacy && info.programs.empty()) {
     info.programs = {""};
@@ -50,9 +52,10 @@ ArchiveInfo classify(const ZipReader& zip) {
   if (info.programs.empty() && aoti)
     throw InputError(zip.label() + ": an AOTInductor package (compiled code), not an exported program");
   if (info.programs.empty())
-    throw InputError(zip.label() + (format_file ? ": a .pt2 archive with no exported program (no models/<name>.json)"
-                                                : ": a zip archive that is no torch.export archive (no archive_format "
-                                                  "or serialized_exported_program.json)"));
+    throw InputError(zip.label() +
+                     (format_file ? ": a .pt2 archive with no exported program (no models/<name>.json)"
+                                  : ": a zip archive that is no torch.export archive (no archive_format "
+                                    "or serialized_exported_program.json)"));
   return info;
 }
 
@@ -75,8 +78,10 @@ std::string entry_path(const ArchiveInfo& info, std::string_view rest) {
 void check_version(const Program& p, const std::string& label) {
   if (p.schema_major < 0 || p.schema_major > kNewestMajor)
     throw InputError(label + ": schema version " + std::to_string(p.schema_major) + "." +
-                     std::to_string(p.schema_minor) + " is not one this reader knows (it reads the bare integer "
-                     "of torch 2.1 through " + std::to_string(kNewestMajor) + ".x)");
+                     std::to_string(p.schema_minor) +
+                     " is not one this reader knows (it reads the bare integer "
+                     "of torch 2.1 through " +
+                     std::to_string(kNewestMajor) + ".x)");
 }
 
 // Parses JSON (with SIMDJSON_PADDING bytes after `size`) into p with `read`, simdjson's errors made one line.
@@ -104,8 +109,9 @@ Program read_program(std::string buf, size_t size, const std::string& label) {
 Program read_archive(const ZipReader& zip, const std::string& wanted) {
   ArchiveInfo info = classify(zip);
   std::string name = pick(info, wanted, zip.label());
-  std::string rest = info.layout == ArchiveInfo::Layout::Legacy ? std::string(kLegacyProgram)
-                                                                : std::string(kModelsDir) + name + std::string(kJson);
+  std::string rest = info.layout == ArchiveInfo::Layout::Legacy
+                         ? std::string(kLegacyProgram)
+                         : std::string(kModelsDir) + name + std::string(kJson);
   const ZipEntry* e = zip.find(entry_path(info, rest));
   if (!e) throw InputError(zip.label() + ": no entry " + entry_path(info, rest));
   const std::string label = zip.label() + ": " + e->name;
@@ -113,7 +119,8 @@ Program read_archive(const ZipReader& zip, const std::string& wanted) {
   Program p = read_program(std::move(buf), static_cast<size_t>(e->size), label);
   p.name = name;
   for (const char* dir : {"data/weights/", "data/constants/"}) {
-    std::string config = entry_path(info, std::string(dir) + name + (dir[5] == 'w' ? "_weights_config.json" : "_constants_config.json"));
+    std::string config = entry_path(
+        info, std::string(dir) + name + (dir[5] == 'w' ? "_weights_config.json" : "_constants_config.json"));
     if (const ZipEntry* c = zip.find(config)) {
       std::string cbuf = zip.read(*c, simdjson::SIMDJSON_PADDING);
       parse_json(cbuf, static_cast<size_t>(c->size), zip.label() + ": " + c->name, p,

@@ -40,7 +40,7 @@ class JsonReader {
   SymFloat sym_float(od::value v);
   TensorMeta tensor_meta(od::value v);
 
-  const char* key = "";  // the key being read, for messages
+  const char* key = "";           // the key being read, for messages
   bool legacy_signature = false;  // torch 2.1's maps were read: specs to be put in graph order
   Program& p_;
 

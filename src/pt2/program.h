@@ -21,28 +21,28 @@ namespace flopwise::pt2 {
 
 // torch.export's ScalarType codes (torch/_export/serde/schema.py; they are not c10's). One row each:
 // code, name, bits per element, the IR's DType where it has one (Undefined: float8 kinds, complex32).
-#define FLOPWISE_PT2_SCALAR_TYPES(X)               \
-  X(Unknown, 0, "unknown", 0, Undefined)           \
-  X(Byte, 1, "uint8", 8, UInt8)                    \
-  X(Char, 2, "int8", 8, Int8)                      \
-  X(Short, 3, "int16", 16, Int16)                  \
-  X(Int, 4, "int32", 32, Int32)                    \
-  X(Long, 5, "int64", 64, Int64)                   \
-  X(Half, 6, "float16", 16, Float16)               \
-  X(Float, 7, "float32", 32, Float32)              \
-  X(Double, 8, "float64", 64, Float64)             \
-  X(ComplexHalf, 9, "complex32", 32, Undefined)    \
-  X(ComplexFloat, 10, "complex64", 64, Complex64)  \
-  X(ComplexDouble, 11, "complex128", 128, Complex128) \
-  X(Bool, 12, "bool", 8, Bool)                     \
-  X(BFloat16, 13, "bfloat16", 16, BFloat16)        \
-  X(UInt16, 28, "uint16", 16, UInt16)              \
-  X(Float8E4M3FN, 29, "float8_e4m3fn", 8, Undefined) \
-  X(Float8E5M2, 30, "float8_e5m2", 8, Undefined)   \
+#define FLOPWISE_PT2_SCALAR_TYPES(X)                     \
+  X(Unknown, 0, "unknown", 0, Undefined)                 \
+  X(Byte, 1, "uint8", 8, UInt8)                          \
+  X(Char, 2, "int8", 8, Int8)                            \
+  X(Short, 3, "int16", 16, Int16)                        \
+  X(Int, 4, "int32", 32, Int32)                          \
+  X(Long, 5, "int64", 64, Int64)                         \
+  X(Half, 6, "float16", 16, Float16)                     \
+  X(Float, 7, "float32", 32, Float32)                    \
+  X(Double, 8, "float64", 64, Float64)                   \
+  X(ComplexHalf, 9, "complex32", 32, Undefined)          \
+  X(ComplexFloat, 10, "complex64", 64, Complex64)        \
+  X(ComplexDouble, 11, "complex128", 128, Complex128)    \
+  X(Bool, 12, "bool", 8, Bool)                           \
+  X(BFloat16, 13, "bfloat16", 16, BFloat16)              \
+  X(UInt16, 28, "uint16", 16, UInt16)                    \
+  X(Float8E4M3FN, 29, "float8_e4m3fn", 8, Undefined)     \
+  X(Float8E5M2, 30, "float8_e5m2", 8, Undefined)         \
   X(Float8E4M3FNUZ, 31, "float8_e4m3fnuz", 8, Undefined) \
   X(Float8E5M2FNUZ, 32, "float8_e5m2fnuz", 8, Undefined) \
-  X(Float8E8M0FNU, 33, "float8_e8m0fnu", 8, Undefined) \
-  X(UInt32, 34, "uint32", 32, UInt32)              \
+  X(Float8E8M0FNU, 33, "float8_e8m0fnu", 8, Undefined)   \
+  X(UInt32, 34, "uint32", 32, UInt32)                    \
   X(UInt64, 35, "uint64", 64, UInt64)
 
 enum class ScalarType : int32_t {
@@ -62,8 +62,8 @@ const ScalarTypeInfo* scalar_type_info(int64_t code);
 // A SymInt of the schema: a literal, or a sympy expression (srepr text in torch >= 2.6, str before).
 struct SymInt {
   bool is_expr = false;
-  int64_t value = 0;          // the literal, when !is_expr
-  std::string_view expr;      // "Symbol('s0', integer=True, positive=True)", "2*s0", ...
+  int64_t value = 0;            // the literal, when !is_expr
+  std::string_view expr;        // "Symbol('s0', integer=True, positive=True)", "2*s0", ...
   std::optional<int64_t> hint;  // the example value torch recorded, when it did
 };
 struct SymBool {
@@ -89,9 +89,38 @@ struct Graph;
 
 // The union member an Argument holds (schema.py's Argument, plus list elements' own kinds).
 enum class ArgKind : uint8_t {
-  None, Tensor, Tensors, Int, Ints, Float, Floats, String, Strings, SymInt, SymInts, SymFloat, SymFloats,
-  SymBool, SymBools, ScalarType, MemoryFormat, Layout, Device, Bool, Bools, Graph, OptionalTensor,
-  OptionalTensors, CustomObj, Operator, Complex, NestedTensors, IntLists, StringToArgument, Token, Unknown
+  None,
+  Tensor,
+  Tensors,
+  Int,
+  Ints,
+  Float,
+  Floats,
+  String,
+  Strings,
+  SymInt,
+  SymInts,
+  SymFloat,
+  SymFloats,
+  SymBool,
+  SymBools,
+  ScalarType,
+  MemoryFormat,
+  Layout,
+  Device,
+  Bool,
+  Bools,
+  Graph,
+  OptionalTensor,
+  OptionalTensors,
+  CustomObj,
+  Operator,
+  Complex,
+  NestedTensors,
+  IntLists,
+  StringToArgument,
+  Token,
+  Unknown
 };
 const char* arg_kind_name(ArgKind k);  // the schema's member name: "as_tensor", ...; "unknown"
 
@@ -131,8 +160,9 @@ struct ModuleFrame {
 };
 
 struct Node {
-  std::string_view target;  // "torch.ops.aten.conv2d.default", "torch.ops.higher_order.cond", "_operator.getitem"
-  std::string_view name;    // recorded since schema 8.x; "" before
+  std::string_view
+      target;  // "torch.ops.aten.conv2d.default", "torch.ops.higher_order.cond", "_operator.getitem"
+  std::string_view name;  // recorded since schema 8.x; "" before
   std::vector<NamedArgument> inputs;
   std::vector<Argument> outputs;
   std::vector<ModuleFrame> module_stack;
@@ -153,15 +183,29 @@ struct Graph {
   bool is_single_tensor_return = false;
 };
 
-enum class InputKind : uint8_t { UserInput, Parameter, Buffer, TensorConstant, CustomObj, Token, ConstantInput };
+enum class InputKind : uint8_t {
+  UserInput,
+  Parameter,
+  Buffer,
+  TensorConstant,
+  CustomObj,
+  Token,
+  ConstantInput
+};
 struct InputSpec {
   InputKind kind = InputKind::UserInput;
-  Argument arg;            // the placeholder (a Tensor, SymInt, CustomObj or Token; a constant's value)
+  Argument arg;             // the placeholder (a Tensor, SymInt, CustomObj or Token; a constant's value)
   std::string_view target;  // parameter / buffer / constant / custom object name; a constant input's name
   bool persistent = true;   // buffers
 };
 enum class OutputKind : uint8_t {
-  UserOutput, LossOutput, BufferMutation, GradientToParameter, GradientToUserInput, UserInputMutation, Token,
+  UserOutput,
+  LossOutput,
+  BufferMutation,
+  GradientToParameter,
+  GradientToUserInput,
+  UserInputMutation,
+  Token,
   ParameterMutation
 };
 struct OutputSpec {
@@ -189,9 +233,9 @@ struct Payload {
 
 struct Program {
   StringArena strings;
-  std::string name;          // the model's name in the archive ("model"), "" for a bare JSON
+  std::string name;                        // the model's name in the archive ("model"), "" for a bare JSON
   int schema_major = 0, schema_minor = 0;  // the bare integer of torch 2.1 is major 0, minor that integer
-  std::string torch_version;  // "<=2.4" when the JSON does not say
+  std::string torch_version;               // "<=2.4" when the JSON does not say
   Graph graph;
   std::vector<InputSpec> inputs;
   std::vector<OutputSpec> outputs;
@@ -209,7 +253,7 @@ struct Program {
 // The programs a .pt2 holds and the archive's layout.
 struct ArchiveInfo {
   enum class Layout { Current, Legacy } layout = Layout::Current;
-  std::string folder;                // the current layout's root folder ("model" for model.pt2); "" legacy
+  std::string folder;                 // the current layout's root folder ("model" for model.pt2); "" legacy
   std::vector<std::string> programs;  // model names (current) or {""} (legacy)
   std::vector<std::string> entries;   // every entry name, for messages and tests
 };

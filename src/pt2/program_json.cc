@@ -68,18 +68,30 @@ ArgKind member_kind(std::string_view name) {
 // The element kind of each list member.
 ArgKind element_kind(ArgKind list) {
   switch (list) {
-    case ArgKind::Tensors: return ArgKind::Tensor;
-    case ArgKind::Ints: return ArgKind::Int;
-    case ArgKind::Floats: return ArgKind::Float;
-    case ArgKind::Strings: return ArgKind::String;
-    case ArgKind::Bools: return ArgKind::Bool;
-    case ArgKind::SymInts: return ArgKind::SymInt;
-    case ArgKind::SymFloats: return ArgKind::SymFloat;
-    case ArgKind::SymBools: return ArgKind::SymBool;
-    case ArgKind::OptionalTensors: return ArgKind::OptionalTensor;
-    case ArgKind::NestedTensors: return ArgKind::Tensors;
-    case ArgKind::IntLists: return ArgKind::Ints;
-    default: return ArgKind::Unknown;
+    case ArgKind::Tensors:
+      return ArgKind::Tensor;
+    case ArgKind::Ints:
+      return ArgKind::Int;
+    case ArgKind::Floats:
+      return ArgKind::Float;
+    case ArgKind::Strings:
+      return ArgKind::String;
+    case ArgKind::Bools:
+      return ArgKind::Bool;
+    case ArgKind::SymInts:
+      return ArgKind::SymInt;
+    case ArgKind::SymFloats:
+      return ArgKind::SymFloat;
+    case ArgKind::SymBools:
+      return ArgKind::SymBool;
+    case ArgKind::OptionalTensors:
+      return ArgKind::OptionalTensor;
+    case ArgKind::NestedTensors:
+      return ArgKind::Tensors;
+    case ArgKind::IntLists:
+      return ArgKind::Ints;
+    default:
+      return ArgKind::Unknown;
   }
 }
 }  // namespace
@@ -131,7 +143,8 @@ double JsonReader::number(od::value v) {
   double out = 0;
   if (!v.get_double().get(out)) return out;
   std::string_view raw = v.raw_json_token();
-  while (!raw.empty() && (raw.back() == ' ' || raw.back() == '\n' || raw.back() == '\r' || raw.back() == '\t'))
+  while (!raw.empty() &&
+         (raw.back() == ' ' || raw.back() == '\n' || raw.back() == '\r' || raw.back() == '\t'))
     raw.remove_suffix(1);
   if (raw == "NaN") return std::numeric_limits<double>::quiet_NaN();
   if (raw == "Infinity") return std::numeric_limits<double>::infinity();
@@ -167,18 +180,34 @@ Argument JsonReader::union_argument(std::string_view member, od::value v, int de
   Argument a;
   a.kind = member_kind(member);
   switch (a.kind) {
-    case ArgKind::None: break;  // true, or [] (torch 2.1)
-    case ArgKind::Tensor: return tensor_argument(v);
-    case ArgKind::Int: case ArgKind::ScalarType: case ArgKind::MemoryFormat: case ArgKind::Layout:
+    case ArgKind::None:
+      break;  // true, or [] (torch 2.1)
+    case ArgKind::Tensor:
+      return tensor_argument(v);
+    case ArgKind::Int:
+    case ArgKind::ScalarType:
+    case ArgKind::MemoryFormat:
+    case ArgKind::Layout:
       a.i = int64(v);
       break;
-    case ArgKind::Float: a.f = number(v); break;
-    case ArgKind::Bool: a.b = boolean(v); break;
-    case ArgKind::String: case ArgKind::Operator: a.s = str(v); break;
-    case ArgKind::SymInt: case ArgKind::SymFloat: case ArgKind::SymBool: return sym_argument(a.kind, v);
+    case ArgKind::Float:
+      a.f = number(v);
+      break;
+    case ArgKind::Bool:
+      a.b = boolean(v);
+      break;
+    case ArgKind::String:
+    case ArgKind::Operator:
+      a.s = str(v);
+      break;
+    case ArgKind::SymInt:
+    case ArgKind::SymFloat:
+    case ArgKind::SymBool:
+      return sym_argument(a.kind, v);
     case ArgKind::OptionalTensor: {
       Argument inner = argument_at(v, depth + 1);
-      if (inner.kind != ArgKind::Tensor && inner.kind != ArgKind::None) fail("an optional tensor that is neither");
+      if (inner.kind != ArgKind::Tensor && inner.kind != ArgKind::None)
+        fail("an optional tensor that is neither");
       return inner;
     }
     case ArgKind::Device:
@@ -186,33 +215,43 @@ Argument JsonReader::union_argument(std::string_view member, od::value v, int de
       for (auto field : v.get_object()) {
         std::string_view k = field.unescaped_key();
         od::value fv = field.value();
-        if (k == "type") a.s = str(fv);
-        else if (k == "index" && !fv.is_null()) a.i = int64(fv);
+        if (k == "type")
+          a.s = str(fv);
+        else if (k == "index" && !fv.is_null())
+          a.i = int64(fv);
       }
       break;
     case ArgKind::CustomObj:
       for (auto field : v.get_object()) {
         std::string_view k = field.unescaped_key();
-        if (k == "name") a.s = str(field.value());
-        else if (k == "class_fqn") a.s2 = str(field.value());
+        if (k == "name")
+          a.s = str(field.value());
+        else if (k == "class_fqn")
+          a.s2 = str(field.value());
       }
       break;
     case ArgKind::Complex:
       for (auto field : v.get_object()) {
         std::string_view k = field.unescaped_key();
-        if (k == "real") a.f = number(field.value());
-        else if (k == "imag") a.imag = number(field.value());
+        if (k == "real")
+          a.f = number(field.value());
+        else if (k == "imag")
+          a.imag = number(field.value());
       }
       break;
-    case ArgKind::Graph: return graph_argument(v, depth);
+    case ArgKind::Graph:
+      return graph_argument(v, depth);
     case ArgKind::StringToArgument:
       for (auto field : v.get_object()) {
         a.keys.push_back(p_.strings.intern(field.unescaped_key().value()));
         a.items.push_back(argument_at(field.value(), depth + 1));
       }
       break;
-    case ArgKind::Unknown: a.s = p_.strings.intern(member); break;
-    default: return list_argument(a.kind, v, depth);
+    case ArgKind::Unknown:
+      a.s = p_.strings.intern(member);
+      break;
+    default:
+      return list_argument(a.kind, v, depth);
   }
   return a;
 }
@@ -223,20 +262,34 @@ Argument JsonReader::list_argument(ArgKind list, od::value v, int depth) {
   ArgKind elem = element_kind(list);
   for (od::value e : v.get_array()) {
     switch (elem) {
-      case ArgKind::Tensor: a.items.push_back(tensor_argument(e)); break;
-      case ArgKind::OptionalTensor: a.items.push_back(union_argument("as_optional_tensor", e, depth + 1)); break;
-      case ArgKind::Tensors: a.items.push_back(list_argument(ArgKind::Tensors, e, depth + 1)); break;
-      case ArgKind::Ints: a.items.push_back(list_argument(ArgKind::Ints, e, depth + 1)); break;
-      case ArgKind::SymInt: case ArgKind::SymFloat: case ArgKind::SymBool:
+      case ArgKind::Tensor:
+        a.items.push_back(tensor_argument(e));
+        break;
+      case ArgKind::OptionalTensor:
+        a.items.push_back(union_argument("as_optional_tensor", e, depth + 1));
+        break;
+      case ArgKind::Tensors:
+        a.items.push_back(list_argument(ArgKind::Tensors, e, depth + 1));
+        break;
+      case ArgKind::Ints:
+        a.items.push_back(list_argument(ArgKind::Ints, e, depth + 1));
+        break;
+      case ArgKind::SymInt:
+      case ArgKind::SymFloat:
+      case ArgKind::SymBool:
         a.items.push_back(sym_argument(elem, e));
         break;
       default: {
         Argument x;
         x.kind = elem;
-        if (elem == ArgKind::Int) x.i = int64(e);
-        else if (elem == ArgKind::Float) x.f = number(e);
-        else if (elem == ArgKind::Bool) x.b = boolean(e);
-        else x.s = str(e);
+        if (elem == ArgKind::Int)
+          x.i = int64(e);
+        else if (elem == ArgKind::Float)
+          x.f = number(e);
+        else if (elem == ArgKind::Bool)
+          x.b = boolean(e);
+        else
+          x.s = str(e);
         a.items.push_back(std::move(x));
       }
     }
@@ -251,11 +304,16 @@ Argument JsonReader::sym_argument(ArgKind kind, od::value v) {
   for (auto field : v.get_object()) {
     std::string_view k = field.unescaped_key();
     od::value fv = field.value();
-    if (k == "as_name") a.s = str(fv);
-    else if (k == "as_int") a.i = int64(fv);
-    else if (k == "as_float") a.f = number(fv);
-    else if (k == "as_bool") a.b = boolean(fv);
-    else fail("a symbolic argument with member '" + std::string(k) + "'");
+    if (k == "as_name")
+      a.s = str(fv);
+    else if (k == "as_int")
+      a.i = int64(fv);
+    else if (k == "as_float")
+      a.f = number(fv);
+    else if (k == "as_bool")
+      a.b = boolean(fv);
+    else
+      fail("a symbolic argument with member '" + std::string(k) + "'");
     return a;
   }
   fail("a symbolic argument with no member");
@@ -264,12 +322,15 @@ Argument JsonReader::sym_argument(ArgKind kind, od::value v) {
 Argument JsonReader::graph_argument(od::value v, int depth) {
   Argument a;
   a.kind = ArgKind::Graph;
-  if (graph_depth_ + 1 > kMaxGraphDepth) fail("subgraphs nested deeper than " + std::to_string(kMaxGraphDepth));
+  if (graph_depth_ + 1 > kMaxGraphDepth)
+    fail("subgraphs nested deeper than " + std::to_string(kMaxGraphDepth));
   auto g = std::make_shared<Graph>();
   for (auto field : v.get_object()) {
     std::string_view k = field.unescaped_key();
-    if (k == "name") a.s = str(field.value());
-    else if (k == "graph") read_graph(field.value(), *g, graph_depth_ + 1);
+    if (k == "name")
+      a.s = str(field.value());
+    else if (k == "graph")
+      read_graph(field.value(), *g, graph_depth_ + 1);
   }
   (void)depth;
   a.graph = std::move(g);
@@ -315,14 +376,16 @@ SymInt JsonReader::sym_int(od::value v) {
 
 TensorMeta JsonReader::tensor_meta(od::value v) {
   static constexpr std::array<std::string_view, 6> kKeys{"dtype",  "sizes", "requires_grad",
-                                                        "device", "meta",  "storage_offset"};
+                                                         "device", "meta",  "storage_offset"};
   TensorMeta m;
   bool has_dtype = false, has_sizes = false;
   for (auto field : v.get_object()) {
     std::string_view k = field.unescaped_key();
     od::value fv = field.value();
     switch (key_index(k, kKeys)) {
-      case 0: m.dtype_code = static_cast<int32_t>(std::clamp<int64_t>(int64(fv), -1, 1 << 20)), has_dtype = true; break;
+      case 0:
+        m.dtype_code = static_cast<int32_t>(std::clamp<int64_t>(int64(fv), -1, 1 << 20)), has_dtype = true;
+        break;
       case 1:
         for (od::value d : fv.get_array()) {
           if (static_cast<int64_t>(m.sizes.size()) >= limits().max_rank)
@@ -333,23 +396,28 @@ TensorMeta JsonReader::tensor_meta(od::value v) {
         }
         has_sizes = true;
         break;
-      case 2: m.requires_grad = boolean(fv); break;
+      case 2:
+        m.requires_grad = boolean(fv);
+        break;
       case 3: {
         Argument d = union_argument("as_device", fv, 0);
         m.device = d.s;
         m.device_index = d.i;
         break;
       }
-      case 4: return tensor_meta(fv);  // torch 2.1: {"meta": TensorMeta}
+      case 4:
+        return tensor_meta(fv);  // torch 2.1: {"meta": TensorMeta}
       case 5: {
         SymInt off = sym_int(fv);
         m.storage_offset = off.is_expr ? 0 : off.value;
         break;
       }
-      default: break;
+      default:
+        break;
     }
   }
-  if (!has_dtype || !has_sizes) fail(std::string("a tensor value without '") + (has_dtype ? "sizes" : "dtype") + "'");
+  if (!has_dtype || !has_sizes)
+    fail(std::string("a tensor value without '") + (has_dtype ? "sizes" : "dtype") + "'");
   return m;
 }
 
@@ -366,8 +434,9 @@ void JsonReader::read_tensor_values(od::value v, Graph& g) {
 
 void JsonReader::read_graph(od::value v, Graph& g, int depth) {
   static constexpr std::array<std::string_view, 9> kKeys{
-      "inputs",         "outputs",         "nodes",        "tensor_values",          "sym_int_values",
-      "sym_bool_values", "sym_float_values", "custom_obj_values", "is_single_tensor_return"};
+      "inputs",           "outputs",           "nodes",
+      "tensor_values",    "sym_int_values",    "sym_bool_values",
+      "sym_float_values", "custom_obj_values", "is_single_tensor_return"};
   const Node* saved_node = node_;
   size_t saved_index = node_index_;
   int saved_depth = graph_depth_;
@@ -379,8 +448,12 @@ void JsonReader::read_graph(od::value v, Graph& g, int depth) {
     int which = key_index(k, kKeys);
     if (which >= 0) key = kKeys[static_cast<size_t>(which)].data();
     switch (which) {
-      case 0: for (od::value a : fv.get_array()) g.inputs.push_back(argument(a)); break;
-      case 1: for (od::value a : fv.get_array()) g.outputs.push_back(argument(a)); break;
+      case 0:
+        for (od::value a : fv.get_array()) g.inputs.push_back(argument(a));
+        break;
+      case 1:
+        for (od::value a : fv.get_array()) g.outputs.push_back(argument(a));
+        break;
       case 2:
         has_nodes = true;
         for (od::value n : fv.get_array()) {
@@ -391,18 +464,32 @@ void JsonReader::read_graph(od::value v, Graph& g, int depth) {
         node_ = saved_node;
         node_index_ = saved_index;
         break;
-      case 3: read_tensor_values(fv, g); break;
-      case 4: for (auto f : fv.get_object()) g.sym_int_values.emplace(p_.strings.intern(f.unescaped_key().value()), sym_int(f.value())); break;
-      case 5: for (auto f : fv.get_object()) g.sym_bool_values.emplace(p_.strings.intern(f.unescaped_key().value()), sym_bool(f.value())); break;
-      case 6: for (auto f : fv.get_object()) g.sym_float_values.emplace(p_.strings.intern(f.unescaped_key().value()), sym_float(f.value())); break;
+      case 3:
+        read_tensor_values(fv, g);
+        break;
+      case 4:
+        for (auto f : fv.get_object())
+          g.sym_int_values.emplace(p_.strings.intern(f.unescaped_key().value()), sym_int(f.value()));
+        break;
+      case 5:
+        for (auto f : fv.get_object())
+          g.sym_bool_values.emplace(p_.strings.intern(f.unescaped_key().value()), sym_bool(f.value()));
+        break;
+      case 6:
+        for (auto f : fv.get_object())
+          g.sym_float_values.emplace(p_.strings.intern(f.unescaped_key().value()), sym_float(f.value()));
+        break;
       case 7:
         for (auto f : fv.get_object()) {
           std::string_view name = p_.strings.intern(f.unescaped_key().value());
           g.custom_obj_values.emplace(name, union_argument("as_custom_obj", f.value(), 0).s2);
         }
         break;
-      case 8: g.is_single_tensor_return = boolean(fv); break;
-      default: break;
+      case 8:
+        g.is_single_tensor_return = boolean(fv);
+        break;
+      default:
+        break;
     }
     key = "";
   }
@@ -411,8 +498,8 @@ void JsonReader::read_graph(od::value v, Graph& g, int depth) {
 }
 
 void JsonReader::read_node(od::value v, Node& n, int depth) {
-  static constexpr std::array<std::string_view, 6> kKeys{"target", "inputs", "outputs", "metadata",
-                                                         "is_hop_single_tensor_return", "name"};
+  static constexpr std::array<std::string_view, 6> kKeys{
+      "target", "inputs", "outputs", "metadata", "is_hop_single_tensor_return", "name"};
   node_ = &n;
   bool has_target = false;
   for (auto field : v.get_object()) {
@@ -421,15 +508,26 @@ void JsonReader::read_node(od::value v, Node& n, int depth) {
     int which = key_index(k, kKeys);
     if (which >= 0) key = kKeys[static_cast<size_t>(which)].data();
     switch (which) {
-      case 0: n.target = str(fv), has_target = true; break;
+      case 0:
+        n.target = str(fv), has_target = true;
+        break;
       case 1:
         for (od::value a : fv.get_array()) n.inputs.push_back(named_argument(a, depth));
         break;
-      case 2: for (od::value a : fv.get_array()) n.outputs.push_back(argument(a)); break;
-      case 3: read_metadata(fv, n); break;
-      case 4: n.hop_single_tensor_return = !fv.is_null() && boolean(fv); break;
-      case 5: if (!fv.is_null()) n.name = str(fv); break;
-      default: break;
+      case 2:
+        for (od::value a : fv.get_array()) n.outputs.push_back(argument(a));
+        break;
+      case 3:
+        read_metadata(fv, n);
+        break;
+      case 4:
+        n.hop_single_tensor_return = !fv.is_null() && boolean(fv);
+        break;
+      case 5:
+        if (!fv.is_null()) n.name = str(fv);
+        break;
+      default:
+        break;
     }
     key = "";
     node_ = &n;  // a subgraph's nodes were the context meanwhile
@@ -437,7 +535,7 @@ void JsonReader::read_node(od::value v, Node& n, int depth) {
   if (!has_target) fail("a node without 'target'");
 }
 
-NamedArgument JsonReader::named_argument(od::value v, int depth) {
+NamedArgument JsonReader::named_argument(od::value v, int /*depth*/) {
   NamedArgument na;
   bool has_arg = false;
   for (auto field : v.get_object()) {
@@ -446,11 +544,13 @@ NamedArgument JsonReader::named_argument(od::value v, int depth) {
     if (k == "name") {
       na.name = str(fv);
     } else if (k == "arg") {
-      na.arg = argument_at(fv, depth == 0 ? 0 : 0);
+      na.arg = argument_at(fv, 0);
       has_arg = true;
     } else if (k == "kind" && !fv.is_null()) {
       int64_t kind = int64(fv);
-      na.kind = kind == 1 ? ArgumentKind::Positional : kind == 2 ? ArgumentKind::Keyword : ArgumentKind::Unrecorded;
+      na.kind = kind == 1   ? ArgumentKind::Positional
+                : kind == 2 ? ArgumentKind::Keyword
+                            : ArgumentKind::Unrecorded;
     }
   }
   if (!has_arg) fail("an input without 'arg'");
@@ -468,7 +568,8 @@ void JsonReader::read_metadata(od::value v, Node& n) {
     } else if (k == "torch_fn") {
       n.torch_fn = str(fv);
     } else {
-      n.metadata.emplace_back(p_.strings.intern(k), fv.type().value() == od::json_type::string ? add(fv) : std::string_view());
+      n.metadata.emplace_back(p_.strings.intern(k),
+                              fv.type().value() == od::json_type::string ? add(fv) : std::string_view());
     }
   }
 }
@@ -518,8 +619,10 @@ void JsonReader::read_schema_version(od::value v) {
   }
   for (auto field : v.get_object()) {
     std::string_view k = field.unescaped_key();
-    if (k == "major") p_.schema_major = static_cast<int>(std::clamp<int64_t>(int64(field.value()), -1, 1 << 30));
-    else if (k == "minor") p_.schema_minor = static_cast<int>(std::clamp<int64_t>(int64(field.value()), -1, 1 << 30));
+    if (k == "major")
+      p_.schema_major = static_cast<int>(std::clamp<int64_t>(int64(field.value()), -1, 1 << 30));
+    else if (k == "minor")
+      p_.schema_minor = static_cast<int>(std::clamp<int64_t>(int64(field.value()), -1, 1 << 30));
   }
 }
 

@@ -79,7 +79,9 @@ Spec read_spec(JsonReader& r, od::value v, const std::array<SpecKind, N>& table,
   for (auto field : v.get_object()) {
     std::string_view member = field.unescaped_key();
     const SpecKind* k = spec_kind(member, table);
-    if (!k) r.fail(std::string("an ") + what + " spec of kind '" + std::string(member) + "' this reader does not know");
+    if (!k)
+      r.fail(std::string("an ") + what + " spec of kind '" + std::string(member) +
+             "' this reader does not know");
     SpecFields f = read_spec_fields(r, field.value(), k->form);
     Spec s;
     s.kind = static_cast<Kind>(k->kind);
@@ -112,18 +114,34 @@ void read_legacy_signature(JsonReader& r, od::object v) {
   for (auto field : v) {
     std::string_view k = field.unescaped_key();
     od::value fv = field.value();
-    if (k == "user_inputs") for (od::value n : fv.get_array()) add_input(InputKind::UserInput, r.str(n), {});
-    else if (k == "user_outputs") for (od::value n : fv.get_array()) add_output(OutputKind::UserOutput, r.str(n), {});
-    else if (k == "inputs_to_parameters") for (auto f : fv.get_object()) add_input(InputKind::Parameter, r.p_.strings.intern(f.unescaped_key().value()), r.str(f.value()));
-    else if (k == "inputs_to_buffers") for (auto f : fv.get_object()) add_input(InputKind::Buffer, r.p_.strings.intern(f.unescaped_key().value()), r.str(f.value()));
-    else if (k == "buffers_to_mutate") for (auto f : fv.get_object()) add_output(OutputKind::BufferMutation, r.p_.strings.intern(f.unescaped_key().value()), r.str(f.value()));
+    if (k == "user_inputs")
+      for (od::value n : fv.get_array()) add_input(InputKind::UserInput, r.str(n), {});
+    else if (k == "user_outputs")
+      for (od::value n : fv.get_array()) add_output(OutputKind::UserOutput, r.str(n), {});
+    else if (k == "inputs_to_parameters")
+      for (auto f : fv.get_object())
+        add_input(InputKind::Parameter, r.p_.strings.intern(f.unescaped_key().value()), r.str(f.value()));
+    else if (k == "inputs_to_buffers")
+      for (auto f : fv.get_object())
+        add_input(InputKind::Buffer, r.p_.strings.intern(f.unescaped_key().value()), r.str(f.value()));
+    else if (k == "buffers_to_mutate")
+      for (auto f : fv.get_object())
+        add_output(OutputKind::BufferMutation, r.p_.strings.intern(f.unescaped_key().value()),
+                   r.str(f.value()));
     else if (k == "backward_signature" && !fv.is_null()) {
       for (auto b : fv.get_object()) {
         std::string_view bk = b.unescaped_key();
         od::value bv = b.value();
-        if (bk == "loss_output") add_output(OutputKind::LossOutput, r.str(bv), {});
-        else if (bk == "gradients_to_parameters") for (auto f : bv.get_object()) add_output(OutputKind::GradientToParameter, r.p_.strings.intern(f.unescaped_key().value()), r.str(f.value()));
-        else if (bk == "gradients_to_user_inputs") for (auto f : bv.get_object()) add_output(OutputKind::GradientToUserInput, r.p_.strings.intern(f.unescaped_key().value()), r.str(f.value()));
+        if (bk == "loss_output")
+          add_output(OutputKind::LossOutput, r.str(bv), {});
+        else if (bk == "gradients_to_parameters")
+          for (auto f : bv.get_object())
+            add_output(OutputKind::GradientToParameter, r.p_.strings.intern(f.unescaped_key().value()),
+                       r.str(f.value()));
+        else if (bk == "gradients_to_user_inputs")
+          for (auto f : bv.get_object())
+            add_output(OutputKind::GradientToUserInput, r.p_.strings.intern(f.unescaped_key().value()),
+                       r.str(f.value()));
       }
     }
   }
@@ -171,8 +189,10 @@ void read_range_constraints(JsonReader& r, od::value v) {
     RangeConstraint c;
     for (auto f : field.value().get_object()) {
       std::string_view k = f.unescaped_key();
-      if (k == "min_val") c.min = bound(f.value());
-      else if (k == "max_val") c.max = bound(f.value());
+      if (k == "min_val")
+        c.min = bound(f.value());
+      else if (k == "max_val")
+        c.max = bound(f.value());
     }
     r.p_.range_constraints.emplace_back(symbol, c);
   }
@@ -208,9 +228,12 @@ void JsonReader::read_payload_config(od::value root) {
       for (auto f : entry.value().get_object()) {
         std::string_view k = f.unescaped_key();
         od::value fv = f.value();
-        if (k == "path_name") pl.path = str(fv);
-        else if (k == "is_param") pl.is_param = boolean(fv);
-        else if (k == "tensor_meta" && !fv.is_null()) pl.meta = tensor_meta(fv);
+        if (k == "path_name")
+          pl.path = str(fv);
+        else if (k == "is_param")
+          pl.is_param = boolean(fv);
+        else if (k == "tensor_meta" && !fv.is_null())
+          pl.meta = tensor_meta(fv);
       }
       p_.payloads.push_back(std::move(pl));
     }
@@ -229,12 +252,17 @@ std::vector<ModuleFrame> parse_module_stack(std::string_view text) {
     size_t from = 0;
     for (size_t i = 0; i < item.size() && n < 3; ++i) {
       char c = item[i];
-      if (c == '(' || c == '[') ++depth;
-      else if (c == ')' || c == ']') --depth;
-      else if (c == ',' && depth == 0 && n < 2) parts[n++] = item.substr(from, i - from), from = i + 1;
+      if (c == '(' || c == '[')
+        ++depth;
+      else if (c == ')' || c == ']')
+        --depth;
+      else if (c == ',' && depth == 0 && n < 2)
+        parts[n++] = item.substr(from, i - from), from = i + 1;
     }
-    if (n == 2) frames.push_back({parts[0], parts[1], item.substr(from)});
-    else if (!item.empty()) frames.push_back({item, {}, {}});
+    if (n == 2)
+      frames.push_back({parts[0], parts[1], item.substr(from)});
+    else if (!item.empty())
+      frames.push_back({item, {}, {}});
     start = end + 1;
   }
   return frames;

@@ -56,15 +56,19 @@ class Parser {
   void adopt(int parent, int kid) {
     nodes[parent].kids.push_back(kid);
     nodes[parent].height = std::max(nodes[parent].height, nodes[kid].height + 1);
-    if (nodes[parent].height > kMaxHeight) throw Fail{"an expression tree deeper than " + std::to_string(kMaxHeight)};
+    if (nodes[parent].height > kMaxHeight)
+      throw Fail{"an expression tree deeper than " + std::to_string(kMaxHeight)};
   }
   int expr(int depth) {
     if (depth > kMaxDepth) throw Fail{"nested deeper than " + std::to_string(kMaxDepth)};
     int left = term(depth);
     for (;;) {
-      if (eat("+")) left = make(Ast::Add, {left, term(depth)});
-      else if (eat("-")) left = make(Ast::Sub, {left, term(depth)});
-      else return left;
+      if (eat("+"))
+        left = make(Ast::Add, {left, term(depth)});
+      else if (eat("-"))
+        left = make(Ast::Sub, {left, term(depth)});
+      else
+        return left;
     }
   }
   int term(int depth) {
@@ -72,11 +76,16 @@ class Parser {
     for (;;) {
       skip();
       if (t_.substr(at_, 2) == "**") return left;  // handled by power()
-      if (eat("//")) left = make(Ast::FloorDiv, {left, unary(depth)});
-      else if (eat("*")) left = make(Ast::Mul, {left, unary(depth)});
-      else if (eat("/")) left = make(Ast::Div, {left, unary(depth)});
-      else if (eat("%")) left = make(Ast::Mod, {left, unary(depth)});
-      else return left;
+      if (eat("//"))
+        left = make(Ast::FloorDiv, {left, unary(depth)});
+      else if (eat("*"))
+        left = make(Ast::Mul, {left, unary(depth)});
+      else if (eat("/"))
+        left = make(Ast::Div, {left, unary(depth)});
+      else if (eat("%"))
+        left = make(Ast::Mod, {left, unary(depth)});
+      else
+        return left;
     }
   }
   int unary(int depth) {
@@ -128,7 +137,8 @@ int Parser::atom(int depth) {
     if (!eat(")")) throw Fail{"a missing ')'"};
     return inner;
   }
-  if (!std::isalpha(static_cast<unsigned char>(c)) && c != '_') throw Fail{"unexpected '" + std::string(1, c) + "'"};
+  if (!std::isalpha(static_cast<unsigned char>(c)) && c != '_')
+    throw Fail{"unexpected '" + std::string(1, c) + "'"};
   size_t start = at_;
   while (at_ < t_.size() && (std::isalnum(static_cast<unsigned char>(t_[at_])) || t_[at_] == '_')) ++at_;
   std::string_view name = t_.substr(start, at_ - start);
@@ -182,11 +192,14 @@ class Evaluator {
     std::vector<int> out;
     for (int k : a.kids)
       if (n_[k].op != Ast::Keyword) out.push_back(k);
-    if (out.size() != want) throw Fail{std::string(a.name) + " with " + std::to_string(out.size()) + " arguments"};
+    if (out.size() != want)
+      throw Fail{std::string(a.name) + " with " + std::to_string(out.size()) + " arguments"};
     return out;
   }
   static Dim checked(Dim d, const char* what) {
-    if (d.is_unknown()) throw Fail{std::string(what) + " cannot be kept exact (an overflow, a remainder or a value that is not an integer)"};
+    if (d.is_unknown())
+      throw Fail{std::string(what) +
+                 " cannot be kept exact (an overflow, a remainder or a value that is not an integer)"};
     return d;
   }
   static void nonzero(const Dim& d) {
@@ -201,7 +214,8 @@ class Evaluator {
     static const std::string_view kInfinite[] = {"int_oo", "oo", "zoo", "nan", "IntInfinity", "Infinity"};
     for (std::string_view inf : kInfinite)
       if (name == inf) throw Fail{"infinite (" + std::string(name) + ")"};
-    if (name == "True" || name == "False" || name == "true" || name == "false") throw Fail{"a boolean, not a size"};
+    if (name == "True" || name == "False" || name == "true" || name == "false")
+      throw Fail{"a boolean, not a size"};
     std::string s(name);
     if (rename_)
       if (auto it = rename_->find(s); it != rename_->end()) return Dim::symbol(it->second);
@@ -223,7 +237,8 @@ class Evaluator {
     return power(eval(k[0]), eval(k[1]));
   }
   static Dim power(const Dim& base, const Dim& e) {
-    if (!e.is_known() || e.value() < 0 || e.value() > 64) throw Fail{"a power that is not a small natural number"};
+    if (!e.is_known() || e.value() < 0 || e.value() > 64)
+      throw Fail{"a power that is not a small natural number"};
     Dim out = 1;
     for (int64_t i = 0; i < e.value(); ++i) out = checked(out * base, "a power");
     return out;
@@ -257,7 +272,8 @@ class Evaluator {
     std::vector<Dim> v = args(a);
     if (v.empty()) throw Fail{std::string(a.name) + " of nothing"};
     Dim out = v[0];
-    for (size_t i = 1; i < v.size(); ++i) out = checked(is_max ? Dim::max(out, v[i]) : Dim::min(out, v[i]), "a min/max");
+    for (size_t i = 1; i < v.size(); ++i)
+      out = checked(is_max ? Dim::max(out, v[i]) : Dim::min(out, v[i]), "a min/max");
     return out;
   }
   Dim max(const Ast& a) { return minmax(a, true); }
@@ -296,14 +312,30 @@ class Evaluator {
 // sympy's and torch's (torch/utils/_sympy/functions.py) functions that can give a size.
 const std::vector<Evaluator::Function>& Evaluator::functions() {
   static const std::vector<Function> kTable = {
-      {"Symbol", &Evaluator::symbol},      {"Integer", &Evaluator::integer},     {"Add", &Evaluator::add},
-      {"Mul", &Evaluator::mul},            {"Pow", &Evaluator::pow},             {"PowByNatural", &Evaluator::pow},
-      {"FloorDiv", &Evaluator::floordiv},  {"CeilDiv", &Evaluator::ceildiv},     {"CleanDiv", &Evaluator::cleandiv},
-      {"IntTrueDiv", &Evaluator::cleandiv}, {"Mod", &Evaluator::mod},            {"PythonMod", &Evaluator::mod},
-      {"ModularIndexing", &Evaluator::modular_indexing}, {"Max", &Evaluator::max}, {"Min", &Evaluator::min},
-      {"floor", &Evaluator::floor},        {"FloorToInt", &Evaluator::floor},    {"ceiling", &Evaluator::ceiling},
-      {"CeilToInt", &Evaluator::ceiling},  {"TruncToInt", &Evaluator::floor},    {"RoundToInt", &Evaluator::identity},
-      {"Identity", &Evaluator::identity},  {"Abs", &Evaluator::abs},             {"Rational", &Evaluator::rational},
+      {"Symbol", &Evaluator::symbol},
+      {"Integer", &Evaluator::integer},
+      {"Add", &Evaluator::add},
+      {"Mul", &Evaluator::mul},
+      {"Pow", &Evaluator::pow},
+      {"PowByNatural", &Evaluator::pow},
+      {"FloorDiv", &Evaluator::floordiv},
+      {"CeilDiv", &Evaluator::ceildiv},
+      {"CleanDiv", &Evaluator::cleandiv},
+      {"IntTrueDiv", &Evaluator::cleandiv},
+      {"Mod", &Evaluator::mod},
+      {"PythonMod", &Evaluator::mod},
+      {"ModularIndexing", &Evaluator::modular_indexing},
+      {"Max", &Evaluator::max},
+      {"Min", &Evaluator::min},
+      {"floor", &Evaluator::floor},
+      {"FloorToInt", &Evaluator::floor},
+      {"ceiling", &Evaluator::ceiling},
+      {"CeilToInt", &Evaluator::ceiling},
+      {"TruncToInt", &Evaluator::floor},
+      {"RoundToInt", &Evaluator::identity},
+      {"Identity", &Evaluator::identity},
+      {"Abs", &Evaluator::abs},
+      {"Rational", &Evaluator::rational},
   };
   return kTable;
 }
@@ -311,21 +343,34 @@ const std::vector<Evaluator::Function>& Evaluator::functions() {
 Dim Evaluator::eval(int i) {
   const Ast& a = n_[i];
   switch (a.op) {
-    case Ast::Num: return a.num;
-    case Ast::Sym: return named(a.name);
-    case Ast::Call: return call(a);
-    case Ast::Add: return checked(eval(a.kids[0]) + eval(a.kids[1]), "a sum");
-    case Ast::Sub: return checked(eval(a.kids[0]) - eval(a.kids[1]), "a difference");
-    case Ast::Mul: return checked(eval(a.kids[0]) * eval(a.kids[1]), "a product");
-    case Ast::Neg: return checked(Dim(0) - eval(a.kids[0]), "a negation");
-    case Ast::Pow: return power(eval(a.kids[0]), eval(a.kids[1]));
-    case Ast::Div: case Ast::FloorDiv: case Ast::Mod: {
+    case Ast::Num:
+      return a.num;
+    case Ast::Sym:
+      return named(a.name);
+    case Ast::Call:
+      return call(a);
+    case Ast::Add:
+      return checked(eval(a.kids[0]) + eval(a.kids[1]), "a sum");
+    case Ast::Sub:
+      return checked(eval(a.kids[0]) - eval(a.kids[1]), "a difference");
+    case Ast::Mul:
+      return checked(eval(a.kids[0]) * eval(a.kids[1]), "a product");
+    case Ast::Neg:
+      return checked(Dim(0) - eval(a.kids[0]), "a negation");
+    case Ast::Pow:
+      return power(eval(a.kids[0]), eval(a.kids[1]));
+    case Ast::Div:
+    case Ast::FloorDiv:
+    case Ast::Mod: {
       Dim x = eval(a.kids[0]), y = eval(a.kids[1]);
       nonzero(y);
       Dim r = a.op == Ast::Div ? x / y : a.op == Ast::FloorDiv ? Dim::floor_div(x, y) : floor_mod(x, y);
-      return checked(r, a.op == Ast::Div ? "a division" : a.op == Ast::FloorDiv ? "a floor division" : "a modulo");
+      return checked(r, a.op == Ast::Div        ? "a division"
+                        : a.op == Ast::FloorDiv ? "a floor division"
+                                                : "a modulo");
     }
-    default: throw Fail{"a string or keyword where a size belongs"};
+    default:
+      throw Fail{"a string or keyword where a size belongs"};
   }
 }
 }  // namespace
@@ -358,7 +403,8 @@ SymbolNames SymbolNames::from_program(const Program& p) {
       if (!dim.is_symbolic() || dim.terms().size() != 1) continue;
       const auto& [mono, coef] = dim.terms()[0];
       if (coef != 1 || mono.size() != 1 || Dim::atom(mono[0])) continue;
-      if (!names.names_.count(mono[0])) names.rename(mono[0], std::string(in.arg.s) + "." + std::to_string(d));
+      if (!names.names_.count(mono[0]))
+        names.rename(mono[0], std::string(in.arg.s) + "." + std::to_string(d));
     }
   }
   return names;

@@ -43,7 +43,7 @@ class SymbolNames {
 class SymDims {
  public:
   explicit SymDims(SymbolNames names) : names_(std::move(names)) {}
-  Dim dim(const SymInt& s);          // a literal, or the expression's Dim (parsed once per distinct text)
+  Dim dim(const SymInt& s);  // a literal, or the expression's Dim (parsed once per distinct text)
   Dim expr(std::string_view text);
   const SymbolNames& names() const { return names_; }
   std::vector<std::string> warnings;  // one per distinct expression that became unknown

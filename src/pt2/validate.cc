@@ -15,9 +15,17 @@ namespace {
 template <class F>
 void each_read(const Argument& a, F&& f) {
   switch (a.kind) {
-    case ArgKind::Tensor: case ArgKind::Token: f(a.s); break;
-    case ArgKind::SymInt: case ArgKind::SymFloat: case ArgKind::SymBool: if (!a.s.empty()) f(a.s); break;
-    case ArgKind::CustomObj: break;  // a ScriptObject constant may be named by no graph input
+    case ArgKind::Tensor:
+    case ArgKind::Token:
+      f(a.s);
+      break;
+    case ArgKind::SymInt:
+    case ArgKind::SymFloat:
+    case ArgKind::SymBool:
+      if (!a.s.empty()) f(a.s);
+      break;
+    case ArgKind::CustomObj:
+      break;  // a ScriptObject constant may be named by no graph input
     default:
       for (const Argument& x : a.items) each_read(x, f);
   }
@@ -42,7 +50,7 @@ class Checker {
   void define(Scope& s, const Graph& g, const Argument& a, const std::string& where);
   std::string node_where(const std::string& where, size_t i, const Node& n) const;
   std::unordered_set<std::string_view> later_;  // every name some node of the current graph defines
-  std::unordered_set<std::string_view> top_;  // the top-level graph's values, for the signature's check
+  std::unordered_set<std::string_view> top_;    // the top-level graph's values, for the signature's check
   const std::string& label_;
 };
 
@@ -91,8 +99,9 @@ void Checker::graph(const Graph& g, const Scope* outer, const std::string& where
       each_read(in.arg, [&](std::string_view x) {
         if (s.has(x)) return;
         if (later_.count(x))
-          fail(at, "reads '" + std::string(x) + "' before the node that defines it (a program's graph is in "
-                   "topological order as serialized: this one is out of order or has a cycle)");
+          fail(at, "reads '" + std::string(x) +
+                       "' before the node that defines it (a program's graph is in "
+                       "topological order as serialized: this one is out of order or has a cycle)");
         fail(at, "reads '" + std::string(x) + "', which nothing defines");
       });
     }
@@ -112,8 +121,8 @@ void validate_program(const Program& p, const std::string& label) {
   c.graph(p.graph, nullptr, "");
   for (const InputSpec& in : p.inputs) {
     if (in.kind == InputKind::ConstantInput) continue;
-    if (in.arg.kind == ArgKind::Tensor || in.arg.kind == ArgKind::SymInt || in.arg.kind == ArgKind::CustomObj ||
-        in.arg.kind == ArgKind::Token) {
+    if (in.arg.kind == ArgKind::Tensor || in.arg.kind == ArgKind::SymInt ||
+        in.arg.kind == ArgKind::CustomObj || in.arg.kind == ArgKind::Token) {
       if (!in.arg.s.empty() && !c.top_defined(in.arg.s))
         throw InputError(label + ": graph signature: input spec names '" + std::string(in.arg.s) +
                          "', which is no input of the graph");
@@ -122,7 +131,8 @@ void validate_program(const Program& p, const std::string& label) {
   for (const OutputSpec& out : p.outputs)
     each_read(out.arg, [&](std::string_view x) {
       if (!c.top_defined(x))
-        throw InputError(label + ": graph signature: output spec names '" + std::string(x) + "', which nothing defines");
+        throw InputError(label + ": graph signature: output spec names '" + std::string(x) +
+                         "', which nothing defines");
     });
 }
 
@@ -152,7 +162,9 @@ std::string_view Program::canonical_payload(std::string_view target) const {
     if (pl.path == mine->path && pl.meta.storage_offset == mine->meta.storage_offset &&
         pl.meta.dtype_code == mine->meta.dtype_code && pl.meta.sizes.size() == mine->meta.sizes.size() &&
         std::equal(pl.meta.sizes.begin(), pl.meta.sizes.end(), mine->meta.sizes.begin(),
-                   [](const SymInt& a, const SymInt& b) { return a.is_expr == b.is_expr && a.value == b.value && a.expr == b.expr; }))
+                   [](const SymInt& a, const SymInt& b) {
+                     return a.is_expr == b.is_expr && a.value == b.value && a.expr == b.expr;
+                   }))
       return pl.name;
   }
   return target;

@@ -80,8 +80,8 @@ void ZipReader::fail(const std::string& why) const { throw InputError(label_ + "
 
 void ZipReader::read_at(uint64_t offset, void* out, size_t n, const char* what) const {
   if (offset > length_ || n > length_ - offset)
-    fail(std::string("truncated zip archive (") + what + " at byte " + std::to_string(offset) + " runs past the end, " +
-         std::to_string(length_) + " bytes)");
+    fail(std::string("truncated zip archive (") + what + " at byte " + std::to_string(offset) +
+         " runs past the end, " + std::to_string(length_) + " bytes)");
   if (src_->fd < 0) {
     std::memcpy(out, src_->memory.data() + offset, n);
     return;
@@ -90,7 +90,9 @@ void ZipReader::read_at(uint64_t offset, void* out, size_t n, const char* what) 
   while (n > 0) {
     ssize_t got = ::pread(src_->fd, p, n, static_cast<off_t>(offset));
     if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) fail(std::string("cannot read the ") + what + (got < 0 ? std::string(" (") + std::strerror(errno) + ")" : " (file shrank)"));
+    if (got <= 0)
+      fail(std::string("cannot read the ") + what +
+           (got < 0 ? std::string(" (") + std::strerror(errno) + ")" : " (file shrank)"));
     p += got;
     offset += static_cast<uint64_t>(got);
     n -= static_cast<size_t>(got);
@@ -168,7 +170,9 @@ void ZipReader::read_directory() {
   if (dir_at > dir_end || dir_size > dir_end - dir_at)
     fail("bad zip central directory (offset " + std::to_string(dir_at) + ", " + std::to_string(dir_size) +
          " bytes, past its end record)");
-  if (count * kCentralSize > dir_size) fail("bad zip central directory (" + std::to_string(count) + " entries in " + std::to_string(dir_size) + " bytes)");
+  if (count * kCentralSize > dir_size)
+    fail("bad zip central directory (" + std::to_string(count) + " entries in " + std::to_string(dir_size) +
+         " bytes)");
   std::string dir(static_cast<size_t>(dir_size), '\0');
   read_at(dir_at, dir.data(), dir.size(), "central directory");
   parse_directory(dir, dir_at);
@@ -213,7 +217,8 @@ void ZipReader::check_extents(uint64_t dir_at) const {
   spans.reserve(entries_.size());
   for (const ZipEntry& e : entries_) {
     uint64_t fixed = kLocalSize + e.name.size();
-    if (e.header_offset > dir_at || dir_at - e.header_offset < fixed || e.compressed > dir_at - e.header_offset - fixed)
+    if (e.header_offset > dir_at || dir_at - e.header_offset < fixed ||
+        e.compressed > dir_at - e.header_offset - fixed)
       fail("zip entry " + quoted(e.name) + " lies outside the archive's data (offset " +
            std::to_string(e.header_offset) + ", " + std::to_string(e.compressed) + " bytes)");
     spans.emplace_back(e.header_offset, e.header_offset + fixed + e.compressed);
@@ -238,12 +243,15 @@ std::string ZipReader::read(const ZipEntry& e, size_t padding) const {
          std::to_string(limits_.max_entry_bytes));
   if (e.flags & 1) fail(what + " is encrypted");
   if (e.method != 0 && e.method != 8)
-    fail(what + " is compressed with method " + std::to_string(e.method) + " (only stored and deflated are read)");
+    fail(what + " is compressed with method " + std::to_string(e.method) +
+         " (only stored and deflated are read)");
   if (e.method == 0 && e.compressed != e.size)
-    fail(what + " is stored but its sizes differ (" + std::to_string(e.compressed) + " vs " + std::to_string(e.size) + ")");
+    fail(what + " is stored but its sizes differ (" + std::to_string(e.compressed) + " vs " +
+         std::to_string(e.size) + ")");
   unsigned char local[kLocalSize];
   read_at(e.header_offset, local, kLocalSize, "local file header");
-  if (le32(local) != kLocalSig) fail(what + ": bad local file header at byte " + std::to_string(e.header_offset));
+  if (le32(local) != kLocalSig)
+    fail(what + ": bad local file header at byte " + std::to_string(e.header_offset));
   uint64_t data_at = e.header_offset + kLocalSize + le16(local + 26) + le16(local + 28);
   std::string out(static_cast<size_t>(e.size) + padding, '\0');
   if (e.method == 0) {
@@ -259,8 +267,10 @@ std::string ZipReader::read(const ZipEntry& e, size_t padding) const {
   int rc = Z_OK;
   uint64_t in_left = packed.size(), out_left = e.size;
   while (rc == Z_OK) {  // zlib's counters are 32-bit: feed at most 1 GiB at a time
-    if (z.avail_in == 0) z.avail_in = static_cast<uInt>(std::min<uint64_t>(in_left, 1u << 30)), in_left -= z.avail_in;
-    if (z.avail_out == 0) z.avail_out = static_cast<uInt>(std::min<uint64_t>(out_left, 1u << 30)), out_left -= z.avail_out;
+    if (z.avail_in == 0)
+      z.avail_in = static_cast<uInt>(std::min<uint64_t>(in_left, 1u << 30)), in_left -= z.avail_in;
+    if (z.avail_out == 0)
+      z.avail_out = static_cast<uInt>(std::min<uint64_t>(out_left, 1u << 30)), out_left -= z.avail_out;
     rc = inflate(&z, Z_NO_FLUSH);
     if (rc == Z_BUF_ERROR && (in_left > 0 || out_left > 0)) rc = Z_OK;
     if (rc == Z_OK && z.avail_in == 0 && in_left == 0 && z.avail_out != 0) rc = Z_DATA_ERROR;
@@ -268,7 +278,8 @@ std::string ZipReader::read(const ZipEntry& e, size_t padding) const {
   uint64_t produced = z.total_out;
   inflateEnd(&z);
   if (rc != Z_STREAM_END || produced != e.size)
-    fail(what + ": corrupt deflate data (" + std::to_string(produced) + " of " + std::to_string(e.size) + " bytes)");
+    fail(what + ": corrupt deflate data (" + std::to_string(produced) + " of " + std::to_string(e.size) +
+         " bytes)");
   return out;
 }
 

@@ -34,7 +34,8 @@ class ZipReader {
  public:
   static ZipReader open_file(const std::string& path, const ZipLimits& limits = {});
   // `bytes` must outlive the reader. `label` names the archive in errors.
-  static ZipReader open_memory(std::string_view bytes, const std::string& label, const ZipLimits& limits = {});
+  static ZipReader open_memory(std::string_view bytes, const std::string& label,
+                               const ZipLimits& limits = {});
 
   const std::vector<ZipEntry>& entries() const { return entries_; }
   const ZipEntry* find(std::string_view name) const;  // nullptr when absent

@@ -13,8 +13,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
-    flopwise::pt2::Program p =
-        flopwise::pt2::read_pt2_bytes(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.pt2");
+    flopwise::pt2::Program p = flopwise::pt2::read_pt2_bytes(
+        std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.pt2");
     flopwise::pt2::SymDims dims(flopwise::pt2::SymbolNames::from_program(p));
     for (const auto& [name, meta] : p.graph.tensor_values)
       for (const auto& s : meta.sizes) dims.dim(s);
