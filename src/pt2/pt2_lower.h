@@ -35,6 +35,8 @@ class Pt2Lowerer : public AtenLowerer {
   std::vector<Frame> frames_;
   std::deque<AtenValue> owned_;  // every AtenValue, at stable addresses
   int anon_ = 0;
+  std::unordered_map<std::string_view, std::string_view> tied_;  // payload name -> the tensor it shares
+  std::string_view canonical(std::string_view target) const;
   int depth_ = 0;  // of inlined subgraphs
 
   const AtenValue* make(std::string name, AtenType t);
@@ -57,6 +59,11 @@ class Pt2Lowerer : public AtenLowerer {
   void bind_results(const std::vector<Argument>& outs, const std::vector<JV>& results);
   // Loops unrolled where the trip count is known at import (pt2_loops.cc): map, scan, while_loop.
   bool lower_loop_hop(const Node& n, std::string_view hop, std::string* why);
+  // A cond whose predicate depends on data: an IR If holding both branches (the costlier one counts, as
+  // FlopCounterMode counts the larger branch), each branch lowered into a subgraph of its own.
+  bool lower_cond_on_data(const Node& n, const Graph* then_g, const Graph* else_g,
+                          const std::vector<JV>& args, int pred);
+  std::unique_ptr<flopwise::Graph> branch(const Graph& g, const std::vector<JV>& args);
   std::vector<JV> slices(const std::vector<JV>& xs, int64_t i);  // x[i] of each
   JV stack(const std::vector<JV>& items);                        // torch.stack(items)
   void bind_outputs(const std::vector<Argument>& outs, const std::vector<const AtenValue*>& vals);

@@ -3,6 +3,7 @@
 // higher-order ops' subgraphs, the module tree, and the entry points of flopwise/pt2_import.h.
 #include <algorithm>
 #include <map>
+#include <unordered_map>
 
 #include "flopwise/errors.h"
 #include "flopwise/pt2_import.h"
@@ -20,7 +21,32 @@ void Pt2Lowerer::run() {
   for (auto& w : dims_.warnings) warn(w);
 }
 
+namespace {
+// Each payload name -> the first name stored at the same place (a tied tensor): one pass, hashed on where
+// the tensor lies (path, offset, dtype, sizes). Meta tensors (a model built on the meta device) have no
+// storage, and torch writes them all at one path: never tied.
+std::unordered_map<std::string_view, std::string_view> tied_names(const Program& p) {
+  std::unordered_map<std::string_view, std::string_view> canon;
+  std::unordered_map<std::string, std::string_view> first;
+  for (const Payload& pl : p.payloads) {
+    if (pl.path.empty() || pl.meta.device == "meta") continue;
+    std::string key(pl.path);
+    key += '@' + std::to_string(pl.meta.storage_offset) + ':' + std::to_string(pl.meta.dtype_code);
+    for (const SymInt& s : pl.meta.sizes)
+      key += ',' + (s.is_expr ? std::string(s.expr) : std::to_string(s.value));
+    canon.emplace(pl.name, first.emplace(std::move(key), pl.name).first->second);
+  }
+  return canon;
+}
+}  // namespace
+
+std::string_view Pt2Lowerer::canonical(std::string_view target) const {
+  auto it = tied_.find(target);
+  return it == tied_.end() ? target : it->second;
+}
+
 void Pt2Lowerer::inputs() {
+  tied_ = tied_names(p_);
   std::map<std::string_view, int> by_payload;  // canonical parameter name -> its initializer
   for (const InputSpec& in : p_.inputs) {
     if (in.arg.kind != ArgKind::Tensor) {
@@ -41,7 +67,7 @@ void Pt2Lowerer::inputs() {
       set_ir(v, vi);
       continue;
     }
-    std::string_view canon = p_.canonical_payload(in.target);
+    std::string_view canon = canonical(in.target);
     if (auto it = by_payload.find(canon); it != by_payload.end()) {
       set_ir(v, it->second);  // a tied parameter: the tensor it shares, counted once
       continue;
@@ -104,6 +130,70 @@ bool Pt2Lowerer::inline_graph(const Graph& g, const std::vector<JV>& args,
   auto results = run_graph(g, args);
   if (!results) return false;
   bind_results(outs, *results);
+  return true;
+}
+
+// One branch of a cond as an IR subgraph: its inputs are the caller's values, referred to by name (outer
+// values of the If's graph).
+std::unique_ptr<flopwise::Graph> Pt2Lowerer::branch(const Graph& g, const std::vector<JV>& args) {
+  if (g.inputs.size() != args.size() || depth_ >= 64) return nullptr;
+  Model tmp;
+  Pt2Lowerer inner(p_, tmp);
+  inner.depth_ = depth_ + 1;
+  inner.anon_ = anon_;
+  inner.frames_.push_back(Frame{&g, {}});
+  for (size_t i = 0; i < args.size(); ++i) {
+    const int outer = as_ir(args[i]);
+    if (outer < 0 || g.inputs[i].s.empty()) continue;
+    const flopwise::Value& ov = facts(outer);
+    int v = tmp.graph.add_value(g_.values[outer].name);
+    tmp.graph.values[v].is_outer = true;
+    tmp.graph.values[v].dtype = ov.dtype;
+    tmp.graph.values[v].shape = ov.shape;
+    inner.set_ir(inner.named(g.inputs[i].s, AtenType{AtenType::Tensor}), v);
+  }
+  inner.lower_graph_nodes(g);
+  for (const Argument& o : g.outputs) {
+    int v =
+        o.kind == ArgKind::Tensor ? inner.as_ir(inner.get(inner.named(o.s, AtenType{AtenType::Tensor}))) : -1;
+    if (v >= 0) tmp.graph.outputs.push_back(v);
+  }
+  anon_ = inner.anon_;
+  for (auto& w : tmp.warnings) warn(w);
+  auto sub = std::make_unique<flopwise::Graph>(std::move(tmp.graph));
+  sub->parent = &g_;
+  return sub;
+}
+
+bool Pt2Lowerer::lower_cond_on_data(const Node& n, const Graph* then_g, const Graph* else_g,
+                                    const std::vector<JV>& args, int pred) {
+  auto then_sub = branch(*then_g, args), else_sub = branch(*else_g, args);
+  if (!then_sub || !else_sub) return false;
+  if (pred < 0) {
+    pred = new_value("cond_predicate");
+    g_.values[pred].dtype = DType::Bool;
+    g_.values[pred].shape = Shape::scalar();
+  }
+  std::vector<std::string_view> names;
+  for (const Argument& o : n.outputs) {
+    if (o.kind == ArgKind::Tensor) names.push_back(o.s);
+    for (const Argument& x : o.items)
+      if (x.kind == ArgKind::Tensor) names.push_back(x.s);
+  }
+  std::vector<std::string> outs;
+  for (auto nm : names) outs.push_back("%" + std::string(nm));
+  Attribute then_a, else_a;
+  then_a.kind = else_a.kind = Attribute::Kind::Graph;
+  then_a.graphs = {0};
+  else_a.graphs = {1};
+  auto res = emit("If", {pred}, outs, {{"then_branch", then_a}, {"else_branch", else_a}});
+  g_.nodes.back().subgraphs.push_back(std::move(then_sub));
+  g_.nodes.back().subgraphs.push_back(std::move(else_sub));
+  for (size_t k = 0; k < names.size() && k < res.size(); ++k) {
+    const AtenValue* v = named(names[k], AtenType{AtenType::Tensor});
+    set_ir(v, res[k]);
+    declare(v, names[k]);
+  }
   return true;
 }
 
@@ -183,7 +273,7 @@ void Pt2Lowerer::module_tree() {
     add(owner);
     const int vi = get(named(in.arg.s, AtenType{AtenType::Tensor})).ir;
     Dim elems = vi >= 0 ? g_.values[vi].shape.numel() : Dim::unknown();
-    int64_t id = ids.emplace(p_.canonical_payload(in.target), static_cast<int64_t>(ids.size())).first->second;
+    int64_t id = ids.emplace(canonical(in.target), static_cast<int64_t>(ids.size())).first->second;
     if (elems.is_known()) held.push_back(Held{owner, id, elems.value()});
   }
   std::vector<ModuleDecl> mods(order.size());

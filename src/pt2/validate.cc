@@ -155,8 +155,7 @@ std::string_view Program::canonical_payload(std::string_view target) const {
   const Payload* mine = nullptr;
   for (const Payload& pl : payloads)
     if (pl.name == target) mine = &pl;
-  // Meta tensors (a model built on the meta device) have no storage: torch writes them all at one path.
-  if (!mine || mine->path.empty() || mine->meta.device == "meta") return target;
+  if (!mine || mine->path.empty()) return target;
   for (const Payload& pl : payloads) {
     if (&pl == mine) break;
     if (pl.path == mine->path && pl.meta.storage_offset == mine->meta.storage_offset &&
