@@ -32,6 +32,29 @@ LoopOperands operands(const Node& n) {
 }
 }  // namespace
 
+// while_loop(cond_fn, body_fn, carried_inputs, additional_inputs): the condition run on the carried values
+// before each iteration, its result known at import, else the loop is not counted.
+bool Pt2Lowerer::lower_while(const Node& n, const Graph& cond, const Graph& body, std::vector<JV> carried,
+                             const std::vector<JV>& extra, std::string* why) {
+  for (int64_t it = 0; it < kMaxIterations; ++it) {
+    std::vector<JV> args = carried;
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto pred = run_graph(cond, args);
+    auto go = pred && !pred->empty() ? known_bool((*pred)[0]) : std::nullopt;
+    if (!go) {
+      *why = "whether iteration " + std::to_string(it + 1) + " runs depends on data: the loop is not counted";
+      return false;
+    }
+    if (!*go) return bind_results(n.outputs, carried), true;
+    auto next = run_graph(body, args);
+    if (!next) return false;
+    carried.assign(next->begin(),
+                   next->begin() + static_cast<std::ptrdiff_t>(std::min(next->size(), carried.size())));
+  }
+  *why = "more than " + std::to_string(kMaxIterations) + " iterations: the loop is not counted";
+  return false;
+}
+
 std::vector<JV> Pt2Lowerer::slices(const std::vector<JV>& xs, int64_t i) {
   std::vector<JV> r;
   for (const JV& x : xs) {
@@ -63,27 +86,9 @@ bool Pt2Lowerer::lower_loop_hop(const Node& n, std::string_view hop, std::string
     if (!s.rank_known || s.rank() == 0 || !s.dims[0].is_known()) return std::nullopt;
     return s.dims[0].value();
   };
-  if (hop == "while_loop") {
-    if (ops.graphs.size() != 2) return false;
-    std::vector<JV> carried = values(0), extra = values(1);
-    for (int64_t it = 0; it < kMaxIterations; ++it) {
-      std::vector<JV> args = carried;
-      args.insert(args.end(), extra.begin(), extra.end());
-      auto pred = run_graph(*ops.graphs[0], args);
-      auto go = pred && !pred->empty() ? known_bool((*pred)[0]) : std::nullopt;
-      if (!go) {
-        *why =
-            "whether iteration " + std::to_string(it + 1) + " runs depends on data: the loop is not counted";
-        return false;
-      }
-      if (!*go) return bind_results(n.outputs, carried), true;
-      auto next = run_graph(*ops.graphs[1], args);
-      if (!next) return false;
-      carried.assign(next->begin(), next->begin() + std::min(next->size(), carried.size()));
-    }
-    *why = "more than " + std::to_string(kMaxIterations) + " iterations: the loop is not counted";
-    return false;
-  }
+  if (hop == "while_loop")
+    return ops.graphs.size() == 2 &&
+           lower_while(n, *ops.graphs[0], *ops.graphs[1], values(0), values(1), why);
   if (ops.graphs.empty()) return false;
   const bool is_scan = hop == "scan";
   std::vector<JV> init = is_scan ? values(0) : std::vector<JV>{}, xs = values(is_scan ? 1 : 0),

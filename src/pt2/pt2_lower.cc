@@ -110,11 +110,15 @@ const AtenValue* Pt2Lowerer::value_of(const Argument& a, const AtenType& t) {
     default:
       break;
   }
+  return list_value(a, t);
+}
+
+// A list argument: known as a whole when every item is a literal, else a list of the items' values.
+const AtenValue* Pt2Lowerer::list_value(const Argument& a, const AtenType& t) {
   if (a.items.empty() && a.kind != ArgKind::Ints && a.kind != ArgKind::Floats && a.kind != ArgKind::Bools &&
       a.kind != ArgKind::Tensors && a.kind != ArgKind::SymInts && a.kind != ArgKind::OptionalTensors &&
       a.kind != ArgKind::Strings)
     return literal(Known::other(), t);
-  // A list: known as a whole when every item is a literal, else a list of the items' values.
   std::vector<JV> items;
   std::vector<int64_t> ints;
   std::vector<double> doubles;

@@ -43,6 +43,7 @@ class Pt2Lowerer : public AtenLowerer {
   const AtenValue* named(std::string_view name, AtenType t);  // the current graph's value of that name
   const AtenValue* literal(Known k, const AtenType& t);
   const AtenValue* value_of(const Argument& a, const AtenType& t);
+  const AtenValue* list_value(const Argument& a, const AtenType& t);
   JV sym_value(std::string_view name);
   Shape shape_of(const TensorMeta& m);
   void declare(const AtenValue* v, std::string_view name);  // the recorded dtype and sizes on its IR value
@@ -59,6 +60,8 @@ class Pt2Lowerer : public AtenLowerer {
   void bind_results(const std::vector<Argument>& outs, const std::vector<JV>& results);
   // Loops unrolled where the trip count is known at import (pt2_loops.cc): map, scan, while_loop.
   bool lower_loop_hop(const Node& n, std::string_view hop, std::string* why);
+  bool lower_while(const Node& n, const Graph& cond, const Graph& body, std::vector<JV> carried,
+                   const std::vector<JV>& extra, std::string* why);
   // A cond whose predicate depends on data: an IR If holding both branches (the costlier one counts, as
   // FlopCounterMode counts the larger branch), each branch lowered into a subgraph of its own.
   bool lower_cond_on_data(const Node& n, const Graph* then_g, const Graph* else_g,

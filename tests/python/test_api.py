@@ -192,3 +192,20 @@ def test_predicted_latency(cli, tmp_path):
     assert r.prediction == cli_json(cli, model, "--dim", "batch=1", "--predict", calib)["prediction"]
     assert r.prediction["total_ms"] > 0
     assert flopwise.analyze(model, dims={"batch": 1}).prediction is None
+
+
+def test_pt2_in_process_and_through_the_cli_agree_with_torchvision(cli):
+    """A torch.export archive (torch 2.14's, models/pt2) is analysed in-process, no LibTorch: ResNet-18's MACs
+    per image are torchvision's published 1,814,073,344 and its params torch's 11,689,512; the CLI agrees."""
+    path = os.path.join(MODELS, "pt2", "resnet18.pt2")
+    r = flopwise.analyze(path, dims={"x.0": 1})
+    assert r.totals.macs == 1814073344
+    assert r.totals.params == 11689512
+    assert cli_json(cli, path, "--dim", "x.0=1")["totals"]["macs"] == 1814073344
+
+
+def test_pt2_program_of_several_is_chosen_by_name():
+    path = os.path.join(MODELS, "pt2", "multi_program.pt2")
+    with pytest.raises(flopwise.InputError):
+        flopwise.analyze(path)
+    assert flopwise.analyze(path, program="mlp").totals.params == 1732  # torch's sum(p.numel()), the oracle
