@@ -445,7 +445,9 @@ TensorMeta JsonReader::tensor_meta(Value v) {
 }
 
 void JsonReader::read_tensor_values(Value v, Graph& g) {
-  for (auto field : object(v)) {
+  simdjson::dom::object values = object(v);
+  g.tensor_values.reserve(g.tensor_values.size() + values.size());  // the DOM knows its sizes
+  for (auto field : values) {
     std::string_view name = p_.strings.intern(field.key);
     TensorMeta m = tensor_meta(field.value);
     if (!g.tensor_values.emplace(name, std::move(m)).second)
@@ -479,6 +481,7 @@ void JsonReader::read_graph(Value v, Graph& g, int depth) {
         break;
       case 2:
         has_nodes = true;
+        g.nodes.reserve(g.nodes.size() + array(fv).size());
         for (Value n : array(fv)) {
           g.nodes.emplace_back();
           node_index_ = g.nodes.size() - 1;
@@ -532,6 +535,7 @@ void JsonReader::read_node(Value v, Node& n, int depth) {
         n.target = str(fv), has_target = true;
         break;
       case 1:
+        n.inputs.reserve(array(fv).size());
         for (Value a : array(fv)) n.inputs.push_back(named_argument(a, depth));
         break;
       case 2:
