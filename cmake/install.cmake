@@ -7,7 +7,7 @@
 #   P/<libdir>/libflopwise_*.a              the layers' static libraries (and the ONNX importer's)
 #   P/<libdir>/cmake/flopwise/              flopwiseConfig.cmake, its version file, the exported targets
 # flopwise::flopwise is the analyse entry point (flopwise/analyse.h) with the ONNX importer and the layers
-# below it; its dependencies (protobuf lite, nlohmann_json, toml++, threads, dl) are found again by the config.
+# below it; its dependencies (protobuf lite, nlohmann_json, simdjson, zlib, toml++, threads, dl) are found again by the config.
 include(CMakePackageConfigHelpers)
 set(FLOPWISE_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/flopwise)
 
@@ -21,7 +21,7 @@ add_library(flopwise::flopwise ALIAS flopwise_package)
 install(TARGETS flopwise RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY include/flopwise DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h")
 install(TARGETS flopwise_package flopwise_analyse flopwise_onnx flopwise_core flopwise_writers flopwise_analysis
-                flopwise_cost flopwise_shape flopwise_ir
+                flopwise_cost flopwise_pt2 flopwise_aten flopwise_shape flopwise_ir
         EXPORT flopwiseTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})

@@ -4,14 +4,17 @@
 # checks a tree on its own (the test tests/layers_test.sh runs it on a copy with a violation put in).
 #
 # Layers, lowest first: each with the folders whose files belong to it and the public headers it declares.
-set(FLOPWISE_LAYERS ir shape importers cost analyses writers commands)
+set(FLOPWISE_LAYERS ir shape aten importers cost analyses writers commands)
 set(FLOPWISE_LAYER_ir_DIRS src/ir)
 set(FLOPWISE_LAYER_ir_HEADERS aten_call.h dim.h errors.h input_file.h ir.h json_text.h limits.h pins.h string_arena.h)
 set(FLOPWISE_LAYER_shape_DIRS shape_inference shape_inference/ops)
 set(FLOPWISE_LAYER_shape_HEADERS infer.h ops.h)
+# The aten lowering (no LibTorch): a neutral aten call into the IR, below every importer that meets aten ops.
+set(FLOPWISE_LAYER_aten_DIRS src/aten)
+set(FLOPWISE_LAYER_aten_HEADERS aten_lower.h aten_schema.h)
 # Importers sit above shape inference: the .pt importer lowers aten ops to ops the registry knows.
 set(FLOPWISE_LAYER_importers_DIRS src/import src/torch src/pt2)
-set(FLOPWISE_LAYER_importers_HEADERS onnx_import.h)
+set(FLOPWISE_LAYER_importers_HEADERS onnx_import.h pt2_import.h)
 set(FLOPWISE_LAYER_cost_DIRS src/cost)
 set(FLOPWISE_LAYER_cost_HEADERS attention.h convention.h cost.h training.h)
 set(FLOPWISE_LAYER_analyses_DIRS src/analyse src/analysis src/diff)

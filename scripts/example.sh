@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PKGS=(cmake g++ make libonnx-dev libprotobuf-dev zlib1g-dev protobuf-compiler nlohmann-json3-dev libcli11-dev libeigen3-dev
-      libtomlplusplus-dev libjemalloc-dev ninja-build)
+      libtomlplusplus-dev libjemalloc-dev ninja-build libsimdjson-dev)
 source scripts/packages.sh
 ensure_packages "${PKGS[@]}"
 GEN=()  # a build-cli/ configured before keeps its generator

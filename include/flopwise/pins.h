@@ -24,6 +24,7 @@ struct Pins {
   std::vector<InputPin> inputs;                        // --input NAME:1x3x224x224[:dtype]
   std::vector<std::pair<std::string, int64_t>> dims;   // --dim batch=8
   std::map<std::string, std::vector<int64_t>> values;  // --value NAME=4,2
+  std::string program;  // --program NAME: which program of a .pt2 archive that holds several
   bool empty() const { return inputs.empty() && dims.empty() && values.empty(); }
 };
 using InferOptions = Pins;  // the name the shape pass's callers knew it by

@@ -36,6 +36,15 @@ def _torch():
     return sys.modules.get("torch")  # a torch object exists only if the user imported torch
 
 
+def _torch_at_least(torch, major, minor):
+    """Whether the caller's torch is at least major.minor ("2.14.1+debian" -> (2, 14))."""
+    try:
+        have = tuple(int(x) for x in torch.__version__.split("+")[0].split(".")[:2])
+    except ValueError:
+        return False
+    return have >= (major, minor)
+
+
 def _dtype_name(t):
     return str(t.dtype).replace("torch.", "")
 
@@ -95,7 +104,7 @@ class _Members:
 class _Source:
     """A model materialised as a file (temporary for bytes, protos and modules), kept while a Report needs it."""
 
-    def __init__(self, model, inputs, export):
+    def __init__(self, model, inputs, export, dynamic_shapes=None):
         self._tmp = None
         self.pins = []
         torch = _torch()
@@ -106,6 +115,9 @@ class _Source:
             self.path = self._file("model.onnx", bytes(model))
         elif type(model).__name__ == "ModelProto" and hasattr(model, "SerializeToString"):
             self.path = self._file("model.onnx", model.SerializeToString())
+        elif torch is not None and type(model).__name__ == "ExportedProgram":
+            self.path = self._file("model.pt2")
+            torch.export.save(model, self.path)
         elif torch is not None and isinstance(model, torch.jit.ScriptModule):
             self.path = self._file("model.pt")
             model.save(self.path)
@@ -114,7 +126,15 @@ class _Source:
             if inputs is None:
                 raise UsageError("a torch.nn.Module needs example inputs: analyze(model, torch.randn(...))")
             args = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
-            if export == "onnx":
+            if export == "auto":
+                export = "export" if _torch_at_least(torch, 2, 4) else "torchscript"
+            if export == "export":
+                # torch.export (non-strict) in this process: a module on the meta device or under FakeTensorMode
+                # exports too (no weights are read); the program is saved without running the model.
+                self.path = self._file("model.pt2")
+                ep = torch.export.export(model, args, dynamic_shapes=dynamic_shapes, strict=False)
+                torch.export.save(ep, self.path)
+            elif export == "onnx":
                 self.path = self._file("model.onnx")
                 with torch.no_grad():
                     torch.onnx.export(model, args, self.path, do_constant_folding=False)
@@ -125,7 +145,7 @@ class _Source:
                 traced.save(self.path)
                 self.pins = _tensor_pins(args)
             else:
-                raise UsageError(f"export={export!r}: torchscript or onnx")
+                raise UsageError(f"export={export!r}: auto, export, torchscript or onnx")
         else:
             raise UsageError(f"cannot analyse a {type(model).__name__}: a path, bytes, an onnx.ModelProto, a "
                              "torch.jit.ScriptModule or a torch.nn.Module")
@@ -142,9 +162,9 @@ class _Source:
         return path
 
     def in_process(self):
-        """ONNX files are analysed in-process; anything else (a .pt) by the CLI."""
+        """ONNX files and torch.export archives are analysed in-process; a .pt by the CLI."""
         try:
-            return _native().detect_format(self.path) == "onnx"
+            return _native().detect_format(self.path) in ("onnx", "export_archive")
         except ImportError:
             return False
 
@@ -178,12 +198,13 @@ def _option_args(opts):
 
 
 def analyze(model, inputs=None, *, dims=None, values=None, convention="default", causal=False, peak_memory=False,
-            hardware=None, export="torchscript", train=False, freeze=None, optimizer="adamw", checkpoint=None,
-            precision="fp32", predict=None):
+            hardware=None, export="auto", train=False, freeze=None, optimizer="adamw", checkpoint=None,
+            precision="fp32", predict=None, dynamic_shapes=None, program=None):
     """The static cost report of `model`, a Report.
 
-    model: a path (.onnx, .pt), ONNX bytes, an onnx.ModelProto, a torch.jit.ScriptModule, or a torch.nn.Module
-      with example `inputs` (a tensor or a tuple, as thop and fvcore take them).
+    model: a path (.onnx, .pt, .pt2), ONNX bytes, an onnx.ModelProto, a torch.export.ExportedProgram, a
+      torch.jit.ScriptModule, or a torch.nn.Module with example `inputs` (a tensor or a tuple, as thop and fvcore
+      take them).
     inputs: for a module or a .pt: example tensors (their shapes and dtypes pin the inputs); for any file also
       pins as the CLI writes them ("input:1x3x224x224:float32") or shape tuples.
     dims: {"batch": 8}: binds symbolic dims (--dim). values: {"shape": [4, 2]}: contents of shape inputs.
@@ -196,22 +217,30 @@ def analyze(model, inputs=None, *, dims=None, values=None, convention="default",
       (--precision).
     predict: a calibration file (flopwise calibrate): the report's `prediction` (predicted latency per scope and
       in total, --predict).
-    export: how a live nn.Module becomes a file. "torchscript" (default): torch.jit.trace with the caller's
+    dynamic_shapes: with export="export", torch.export's dynamic_shapes (torch.export.Dim per input dim): those
+      dims stay symbolic in the report, named "<input>.<dim>" (bind them with dims=). program: the program of a
+      .pt2 that holds several.
+    export: how a live nn.Module becomes a file. "auto" (default): "export" on torch >= 2.4, else "torchscript".
+      "export": torch.export.export(..., strict=False) in this process, saved as a .pt2 and analysed in-process
+      (no LibTorch, no child process, no weights read: a module on the meta device works). "torchscript":
+      torch.jit.trace with the caller's
       torch, saved to a temporary .pt that the CLI analyses in a child process (module tree and parameter counts
       exact); the CLI's LibTorch must read it: an archive saved by a newer PyTorch raises InputError, then use
       "onnx": torch.onnx.export with the caller's torch (any version), analysed in-process (scopes as the
       exporter names them).
     ONNX is analysed in-process (GIL released), everything else by the `flopwise` executable in a child process.
     """
-    src = _Source(model, inputs, export)
+    src = _Source(model, inputs, export, dynamic_shapes)
     if (freeze or checkpoint or optimizer != "adamw" or precision != "fp32") and not train:
         raise UsageError("freeze, checkpoint, optimizer and precision describe a training step: add train=True")
     if src.in_process() and not peak_memory and not hardware and not train and not predict:
         d = [f"{k}={v}" for k, v in (dims or {}).items()]
         vals = [f"{k}=" + ",".join(str(int(x)) for x in v) for k, v in (values or {}).items()]
-        analysis = _native().analyse(src.path, src.pins, d, vals, convention, causal)
+        analysis = _native().analyse(src.path, src.pins, d, vals, convention, causal, program or "")
         return Report(_Members(analysis), analysis.write, keep=src)
     args = [src.path] + _pin_args(src.pins, dims, values) + ["--convention", convention]
+    if program:
+        args += ["--program", program]
     if causal:
         args.append("--causal")
     if peak_memory:
@@ -256,7 +285,7 @@ def sweep(model, inputs=None, *, dims=None, values=None, convention="default", e
     """Evaluates the cost formulas over a grid (flopwise --sweep): sweep(m, seq=[128, 256], batch="1..32")."""
     if not axes:
         raise UsageError("sweep needs an axis: sweep(model, seq=[128, 256])")
-    src = _Source(model, inputs, export)
+    src = _Source(model, inputs, export, dynamic_shapes)
     args = [src.path] + _pin_args(src.pins, dims, values) + ["--convention", convention, "--format", "json"]
     for k, v in axes.items():
         v = ",".join(str(x) for x in v) if isinstance(v, (list, tuple, range)) else str(v)
@@ -294,7 +323,7 @@ class CheckResult:
 def check(model, budget, inputs=None, *, dims=None, values=None, export="torchscript", **opts):
     """Checks `model` against a budget file (flopwise check MODEL --budget FILE); a failing limit is a result
     (passed False), not an exception. `budget` is a path or the TOML text."""
-    src = _Source(model, inputs, export)
+    src = _Source(model, inputs, export, dynamic_shapes)
     if isinstance(budget, str) and "\n" in budget:
         budget_path = src._file("budget.toml", budget.encode())
     else:
@@ -307,7 +336,7 @@ def check(model, budget, inputs=None, *, dims=None, values=None, export="torchsc
 def run(model, inputs=None, *, dims=None, values=None, export="torchscript", **opts):
     """Measures latency by module scope (flopwise run MODEL --format json); returns the run report as a dict.
     Options as keywords: iters=20, warmup=3, device="cpu", profile="ort_profile.json" (ONNX)."""
-    src = _Source(model, inputs, export)
+    src = _Source(model, inputs, export, dynamic_shapes)
     args = ["run", src.path] + _pin_args(src.pins, dims, values) + _option_args(opts) + ["--format", "json"]
     return json.loads(run_cli(args)[1])
 

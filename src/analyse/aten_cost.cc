@@ -1,20 +1,16 @@
-// src/analyse/aten_cost.cc — the cost of recorded aten calls (flopwise/torch_trace.h, cost_aten_calls): the
-// TorchScript plugin lowers each call through the aten table (src/torch/trace_calls.cc), and the shape pass
-// and the cost rules price the IR, exactly as for a .pt's ops. Without the plugin no call is costed, and each
-// says why.
-#include <dlfcn.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
+// src/analyse/aten_cost.cc — the cost of recorded aten calls (flopwise/torch_trace.h, cost_aten_calls): each
+// call lowered through the neutral aten table (flopwise/aten_lower.h, lower_aten_calls; no LibTorch), and the
+// shape pass and the cost rules price the IR, exactly as for a .pt's or a .pt2's ops.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <future>
 #include <thread>
 
-#include "../torch/torch_plugin.h"
 #include "flopwise/analyse.h"
+#include "flopwise/aten_call.h"
+#include "flopwise/aten_lower.h"
+#include "flopwise/aten_schema.h"
 #include "flopwise/cost.h"
 #include "flopwise/infer.h"
 #include "flopwise/torch_trace.h"
@@ -22,29 +18,6 @@
 namespace flopwise {
 
 namespace {
-
-// The plugin's entry point, loaded once (thread-safe: analyse_trace_file loads it while the trace is read);
-// without it, why no call can be costed.
-struct LowerCalls {
-  FlopwiseTorchLowerCallsFn fn = nullptr;
-  std::string why;
-};
-const LowerCalls& lower_calls() {
-  static const LowerCalls loaded = [] {
-    LowerCalls l;
-    std::string plugin = find_torch_plugin();
-    if (plugin.empty()) {
-      l.why = "TorchScript plugin not built (LibTorch, Debian libtorch-dev): costs need its aten table";
-    } else if (void* h = dlopen(plugin.c_str(), RTLD_NOW | RTLD_LOCAL); !h) {
-      l.why = std::string("cannot load ") + plugin + ": " + dlerror();
-    } else {
-      l.fn = reinterpret_cast<FlopwiseTorchLowerCallsFn>(dlsym(h, "flopwise_torch_lower_calls"));
-      if (!l.fn) l.why = plugin + " has no flopwise_torch_lower_calls (an older plugin)";
-    }
-    return l;
-  }();
-  return loaded;
-}
 
 AtenCost cost_model(Model& m) {
   AtenCost c;
@@ -82,14 +55,8 @@ AtenCost cost_model(Model& m) {
 
 std::vector<AtenCost> cost_aten_calls(const std::vector<AtenCall>& calls) {
   std::vector<AtenCost> out(calls.size());
-  FlopwiseTorchLowerCallsFn fn = lower_calls().fn;
-  if (!fn) {
-    for (auto& c : out) c.why = lower_calls().why;
-    return out;
-  }
-  std::vector<Model> models;
   std::vector<std::string> whys;
-  fn(&calls, &models, &whys);
+  std::vector<Model> models = lower_aten_calls(calls, &whys);
   for (size_t i = 0; i < calls.size() && i < models.size(); ++i) {
     if (!whys[i].empty()) {
       out[i].why = whys[i];
@@ -110,11 +77,10 @@ TraceReport analyse_trace_file(const std::string& path, const TraceOptions& opts
     return std::chrono::duration<double>(b - a).count();
   };
   auto t0 = clock::now();
-  // LibTorch's start-up (dlopen, its operator registry: nearly all of the pricing time of a large trace) runs
-  // on another core while this one reads the trace.
+  // The aten schemas are parsed on another core while this one reads the trace.
   std::future<void> loading;
   if (std::thread::hardware_concurrency() >= 2)
-    loading = std::async(std::launch::async, [] { lower_calls(); });
+    loading = std::async(std::launch::async, [] { aten_schemas(); });
   TorchTrace t = read_torch_trace(path);
   auto t1 = clock::now();
   double price_s = 0;

@@ -12,6 +12,7 @@
 #include "flopwise/llm.h"
 #include "flopwise/moe.h"
 #include "flopwise/onnx_import.h"
+#include "flopwise/pt2_import.h"
 
 namespace flopwise {
 
@@ -62,10 +63,7 @@ Model load_model(const std::string& path, const Pins& pins) {
     case ModelFormat::ReportJson:
       throw InputError(path + ": a JSON report, not a model (reports are read by 'flopwise diff')");
     case ModelFormat::ExportArchive:
-      throw InputError(path +
-                       ": a torch.export archive (.pt2, torch.export.save), not TorchScript: flopwise "
-                       "reads TorchScript (torch.jit.trace / torch.jit.script, then torch.jit.save) and ONNX "
-                       "(torch.onnx.export(..., dynamo=True) exports the same program)");
+      return import_pt2_file(path, pins.program);  // no LibTorch: the program's JSON, weights never read
     case ModelFormat::Gzip:
       throw InputError(
           path +

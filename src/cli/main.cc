@@ -30,6 +30,7 @@ namespace {
 struct Options {
   std::string model;
   std::vector<std::string> inputs, dims, values;
+  std::string program;  // --program: a .pt2 archive's program
   std::string format = "text";
   std::string output;
   std::string convention = "default";
@@ -50,7 +51,11 @@ struct Options {
   std::string predict;  // a calibration file (flopwise calibrate)
 };
 
-fw::InferOptions infer_options(const Options& o) { return fw::parse_pins(o.inputs, o.dims, o.values); }
+fw::InferOptions infer_options(const Options& o) {
+  fw::InferOptions pins = fw::parse_pins(o.inputs, o.dims, o.values);
+  pins.program = o.program;
+  return pins;
+}
 
 int run(const Options& o) {
   const fw::Convention& conv = fw::find_convention(o.convention);
@@ -252,6 +257,8 @@ int main(int argc, char** argv) {
                  "pin an input: NAME:1x3x224x224[:dtype], or a shape for inputs in order");
   app.add_option("--dim,-d", o.dims, "bind a symbolic dim: batch=8");
   app.add_option("--value", o.values, "pin the contents of a shape-like input: NAME=4,2");
+  app.add_option("--program", o.program,
+                 "the program of a .pt2 archive that holds several (default: the only one)");
   app.add_option("--format,-f", o.format, fw::format_help(fw::Output::Report))
       ->check(CLI::IsMember(fw::format_choices(fw::Output::Report)));
   app.add_option("--output,-o", o.output, "write the report to FILE instead of stdout");

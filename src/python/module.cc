@@ -92,18 +92,20 @@ class KeptAnalysis {
   std::vector<std::string> keys_;
 };
 
-// The analysis of an ONNX file as the CLI makes it for `flopwise PATH --input ... --dim ... --value ...
-// --convention C [--causal]`, with the GIL released. Throws the library's typed errors (translated below);
-// refuses anything but ONNX with an InputError.
+// The analysis of an ONNX file or a torch.export archive (.pt2; no LibTorch either way) as the CLI makes it
+// for `flopwise PATH --input ... --dim ... --value ... --convention C [--causal] [--program P]`, with the GIL
+// released. Throws the library's typed errors (translated below); refuses a .pt with an InputError.
 std::unique_ptr<KeptAnalysis> analyse(const std::string& path, const std::vector<std::string>& inputs,
                                       const std::vector<std::string>& dims,
                                       const std::vector<std::string>& values, const std::string& convention,
-                                      bool causal) {
+                                      bool causal, const std::string& program) {
   const fw::Convention& conv = fw::find_convention(convention);
-  const fw::Pins pins = fw::parse_pins(inputs, dims, values);
+  fw::Pins pins = fw::parse_pins(inputs, dims, values);
+  pins.program = program;
   fw::require_regular_file(path);
-  if (fw::detect_format(path) != fw::ModelFormat::Onnx)
-    throw fw::InputError(path + ": not an ONNX file (the Python package analyses others with the CLI)");
+  const fw::ModelFormat format = fw::detect_format(path);
+  if (format != fw::ModelFormat::Onnx && format != fw::ModelFormat::ExportArchive)
+    throw fw::InputError(path + ": not ONNX nor .pt2 (the Python package analyses others with the CLI)");
   fw::CostOptions copts;
   copts.causal = causal;
   py::gil_scoped_release release;  // the analysis touches no Python object
@@ -122,7 +124,7 @@ PYBIND11_MODULE(_flopwise, m) {
            "the report in a static-report format, as the CLI writes it");
   py::module_::import("atexit").attr("register")(py::cpp_function([] { interpreter_exiting = true; }));
   m.def("analyse", &analyse, py::arg("path"), py::arg("inputs"), py::arg("dims"), py::arg("values"),
-        py::arg("convention"), py::arg("causal"));
+        py::arg("convention"), py::arg("causal"), py::arg("program") = "");
   m.def(
       "detect_format",
       [](const std::string& path) { return std::string(format_name(fw::detect_format(path))); },

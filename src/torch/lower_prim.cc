@@ -70,7 +70,7 @@ bool Lowerer::fold_known(tj::Node* n, const std::string& op) {
   }
   std::vector<c10::IValue> xs;
   for (auto* i : n->inputs()) {
-    auto x = known_value(get(i));
+    auto x = known_iv(get(i));
     if (!x) return false;
     xs.push_back(*x);
   }
@@ -235,36 +235,13 @@ std::optional<c10::IValue> Lowerer::facts_value(tj::Node* n, const std::string& 
 // IntermediateLayerGetter's return_layers) as entries.
 std::optional<JV> as_dict(const JV& j) {
   if (j.kind == JV::Dict) return j;
-  if (j.kind != JV::Known || !j.iv.isGenericDict()) return std::nullopt;
+  if (j.kind != JV::Known || !iv_of(j).isGenericDict()) return std::nullopt;
   JV d;
   d.kind = JV::Dict;
-  d.dict = std::make_shared<std::vector<std::pair<c10::IValue, JV>>>();
-  for (const auto& kv : j.iv.toGenericDict()) d.dict->emplace_back(kv.key(), JV::known(kv.value()));
+  d.dict = std::make_shared<std::vector<std::pair<Known, JV>>>();
+  const c10::IValue dict = iv_of(j);
+  for (const auto& kv : dict.toGenericDict()) d.dict->emplace_back(to_known(kv.key()), known_jv(kv.value()));
   return d;
-}
-
-// Items of a list value: a list, a known list, or a runtime int list (aten::size) of known length, whose
-// elements are then its scalars (known when the shape pass computed them).
-std::optional<std::vector<JV>> Lowerer::list_items(const JV& j) {
-  if (j.kind == JV::List) return *j.items;
-  std::vector<JV> xs;
-  if (j.kind == JV::Known && (j.iv.isList() || j.iv.isTuple())) {
-    for (const auto& x : j.iv.isList() ? j.iv.toListRef().vec() : j.iv.toTupleRef().elements().vec())
-      xs.push_back(JV::known(x));
-    return xs;
-  }
-  if (j.kind != JV::IntsIR) return std::nullopt;
-  const auto& v = facts(j.ir);
-  if (!v.shape.rank_known || v.shape.rank() != 1 || !v.shape.dims[0].is_known()) return std::nullopt;
-  for (int64_t i = 0; i < v.shape.dims[0].value(); ++i) {
-    if (v.data && !v.data->is_float && v.data->ints[i].is_known()) {
-      xs.push_back(JV::known(c10::IValue(v.data->ints[i].value())));
-      continue;
-    }
-    int r = emit("Gather", {j.ir, const_int(i)}, {"item"}, {{"axis", ai(0)}})[0];
-    xs.push_back(JV::of_ir(r, JV::ScalarIR));
-  }
-  return xs;
 }
 
 // A module attribute: a submodule, a parameter or buffer, a list/tuple holding tensors (nn.LSTM's
@@ -289,7 +266,7 @@ JV Lowerer::attribute_value(const std::string& path, const c10::IValue& a) {
       return JV::list(std::move(items));
     }
   }
-  return JV::known(a);
+  return known_jv(a);
 }
 
 bool Lowerer::lower_prim(tj::Node* n, const std::string& kind) {
@@ -298,7 +275,7 @@ bool Lowerer::lower_prim(tj::Node* n, const std::string& kind) {
     auto iv = tj::toIValue(n->output());
     if (!iv) return true;
     if (iv->isTensor())
-      set_ir(o, tensor_const(iv->toTensor()));
+      set_ir(o, tensor_const(tensor_of(iv->toTensor())));
     else
       set_known(o, *iv);
     return true;
@@ -307,7 +284,7 @@ bool Lowerer::lower_prim(tj::Node* n, const std::string& kind) {
     JV& obj = get(n->input(0));
     if (obj.kind != JV::Module) return false;
     std::string name = n->s(c10::attr::name);
-    auto a = obj.obj->getAttr(name);
+    auto a = std::any_cast<c10::intrusive_ptr<c10::ivalue::Object>>(obj.obj)->getAttr(name);
     std::string path = obj.path.empty() ? name : obj.path + "." + name;
     set(o, attribute_value(path, a));
     return true;
@@ -337,12 +314,12 @@ bool Lowerer::lower_prim(tj::Node* n, const std::string& kind) {
     // The message of a check (`why_not_fast_path = "... {}".format(x)`): only its emptiness is ever tested,
     // so the template with each {} replaced by the argument when known, else by "?".
     const JV& f = get(n->input(0));
-    if (f.kind != JV::Known || !f.iv.isString()) return false;
-    std::string t = f.iv.toStringRef(), r;
+    if (f.kind != JV::Known || !iv_of(f).isString()) return false;
+    std::string t = iv_of(f).toStringRef(), r;
     size_t arg = 1;
     for (size_t i = 0; i < t.size(); ++i) {
       if (t.compare(i, 2, "{}") == 0) {
-        auto v = arg < n->inputs().size() ? known_value(get(n->input(arg))) : std::nullopt;
+        auto v = arg < n->inputs().size() ? known_iv(get(n->input(arg))) : std::nullopt;
         r += v && v->isInt() ? std::to_string(v->toInt()) : v && v->isString() ? v->toStringRef() : "?";
         ++arg, ++i;
       } else {
@@ -387,11 +364,11 @@ bool Lowerer::lower_prim(tj::Node* n, const std::string& kind) {
     JV l = get(n->input(0));
     if (l.kind == JV::List) return set_known(o, c10::IValue(int64_t(l.items->size()))), true;
     if (auto d = as_dict(l)) return set_known(o, c10::IValue(int64_t(d->dict->size()))), true;
-    if (l.kind == JV::Known && l.iv.isList())
-      return set_known(o, c10::IValue(int64_t(l.iv.toListRef().size()))), true;
+    if (l.kind == JV::Known && iv_of(l).isList())
+      return set_known(o, c10::IValue(int64_t(iv_of(l).toListRef().size()))), true;
     if (l.kind == JV::IntsIR) return set_ir(o, emit("Size", {l.ir}, {ir_name(o)})[0], JV::ScalarIR), true;
-    if (l.kind == JV::Known && l.iv.isTuple())
-      return set_known(o, c10::IValue(int64_t(l.iv.toTupleRef().elements().size()))), true;
+    if (l.kind == JV::Known && iv_of(l).isTuple())
+      return set_known(o, c10::IValue(int64_t(iv_of(l).toTupleRef().elements().size()))), true;
     if (l.kind == JV::Tensor) {  // len(tensor): its first dim
       int shape = emit("Shape", {l.ir}, {tmp(o, "shape")})[0];
       return set_ir(o, emit("Gather", {shape, const_int(0)}, {ir_name(o)}, {{"axis", ai(0)}})[0],
@@ -405,7 +382,7 @@ bool Lowerer::lower_prim(tj::Node* n, const std::string& kind) {
     // are the same IR value (distinct forward inputs are distinct tensors).
     const JV &a = get(n->input(0)), &b = get(n->input(1));
     auto none_state = [](const JV& j) -> std::optional<bool> {
-      if (j.kind == JV::Known) return j.iv.isNone();
+      if (j.kind == JV::Known) return iv_of(j).isNone();
       if (j.kind == JV::Unknown) return std::nullopt;
       return false;
     };
@@ -440,9 +417,9 @@ bool Lowerer::lower_prim(tj::Node* n, const std::string& kind) {
   // Lists and dicts.
   if (kind == "aten::append" || kind == "aten::insert" || kind == "aten::extend") {
     JV& l = get(n->input(0));
-    if (l.kind == JV::Known && l.iv.isList()) {  // a constant list gets items (every alias is this Value)
+    if (l.kind == JV::Known && iv_of(l).isList()) {  // a constant list gets items (every alias is this Value)
       std::vector<JV> xs;
-      for (const auto& x : l.iv.toListRef()) xs.push_back(JV::known(x));
+      for (const auto& x : iv_of(l).toListRef().vec()) xs.push_back(known_jv(x));
       l = JV::list(std::move(xs));
     }
     if (l.kind != JV::List) return false;
@@ -466,11 +443,11 @@ bool Lowerer::lower_prim(tj::Node* n, const std::string& kind) {
   if (kind == "prim::DictConstruct") {  // key0, value0, key1, value1, ...
     JV d;
     d.kind = JV::Dict;
-    d.dict = std::make_shared<std::vector<std::pair<c10::IValue, JV>>>();
+    d.dict = std::make_shared<std::vector<std::pair<Known, JV>>>();
     for (size_t i = 0; i + 1 < n->inputs().size(); i += 2) {
-      auto key = known_value(get(n->input(i)));
+      auto key = known_iv(get(n->input(i)));
       if (!key) return false;
-      d.dict->emplace_back(*key, get(n->input(i + 1)));
+      d.dict->emplace_back(to_known(*key), get(n->input(i + 1)));
     }
     return set(o, d), true;
   }
@@ -482,7 +459,7 @@ bool Lowerer::lower_prim(tj::Node* n, const std::string& kind) {
       std::optional<double> best;
       bool ints = true;
       for (const auto& it : *items) {
-        auto v = known_value(it);
+        auto v = known_iv(it);
         if (!v) return false;
         auto x = num(*v);
         if (!x) return false;
@@ -496,12 +473,12 @@ bool Lowerer::lower_prim(tj::Node* n, const std::string& kind) {
   if (kind == "aten::dict") {
     JV d;
     d.kind = JV::Dict;
-    d.dict = std::make_shared<std::vector<std::pair<c10::IValue, JV>>>();
+    d.dict = std::make_shared<std::vector<std::pair<Known, JV>>>();
     return set(o, d), true;
   }
   if (kind == "aten::_set_item") {
     JV& d = get(n->input(0));
-    auto key = known_value(get(n->input(1)));
+    auto key = known_iv(get(n->input(1)));
     if (d.kind == JV::List) {  // list[i] = x
       auto i = key && key->isInt() ? std::optional<int64_t>(key->toInt()) : std::nullopt;
       int64_t sz = static_cast<int64_t>(d.items->size());
@@ -511,16 +488,16 @@ bool Lowerer::lower_prim(tj::Node* n, const std::string& kind) {
     }
     if (d.kind != JV::Dict || !key) return false;
     for (auto& kv : *d.dict)
-      if (equal_values(kv.first, *key)) return kv.second = get(n->input(2)), true;
-    d.dict->emplace_back(*key, get(n->input(2)));
+      if (equal_values(to_ivalue(kv.first), *key)) return kv.second = get(n->input(2)), true;
+    d.dict->emplace_back(to_known(*key), get(n->input(2)));
     return true;
   }
   if (kind == "aten::__contains__" && as_dict(get(n->input(0)))) {
     JV d = *as_dict(get(n->input(0)));
-    auto key = known_value(get(n->input(1)));
+    auto key = known_iv(get(n->input(1)));
     if (!key) return false;
     bool found = false;
-    for (const auto& kv : *d.dict) found = found || equal_values(kv.first, *key);
+    for (const auto& kv : *d.dict) found = found || equal_values(to_ivalue(kv.first), *key);
     return set_known(o, c10::IValue(found)), true;
   }
   if (kind == "aten::keys" || kind == "aten::values" || kind == "aten::items") {
@@ -530,11 +507,11 @@ bool Lowerer::lower_prim(tj::Node* n, const std::string& kind) {
     std::vector<JV> xs;
     for (const auto& kv : *d.dict) {
       if (kind == "aten::keys")
-        xs.push_back(JV::known(kv.first));
+        xs.push_back(known_jv(kv.first));
       else if (kind == "aten::values")
         xs.push_back(kv.second);
       else
-        xs.push_back(JV::list({JV::known(kv.first), kv.second}));
+        xs.push_back(JV::list({known_jv(kv.first), kv.second}));
     }
     return set(o, JV::list(std::move(xs))), true;
   }
@@ -570,8 +547,8 @@ bool Lowerer::lower_prim(tj::Node* n, const std::string& kind) {
     std::vector<JV> xs;
     if (l.kind == JV::List)
       xs = *l.items;
-    else if (l.kind == JV::Known && l.iv.isList())
-      for (const auto& x : l.iv.toListRef()) xs.push_back(JV::known(x));
+    else if (l.kind == JV::Known && iv_of(l).isList())
+      for (const auto& x : iv_of(l).toListRef().vec()) xs.push_back(known_jv(x));
     else
       return false;
     int64_t sz = static_cast<int64_t>(xs.size());
@@ -595,11 +572,11 @@ void Lowerer::lower_unpack(tj::Node* n) {
   JV src = get(n->input(0));
   size_t count = n->outputs().size();
   if (src.kind == JV::List && src.items->size() == count) {
-    for (size_t i = 0; i < count; ++i) env_[n->outputs()[i]] = (*src.items)[i];
+    for (size_t i = 0; i < count; ++i) env_[av(n->outputs()[i])] = (*src.items)[i];
     return;
   }
-  if (src.kind == JV::Known && (src.iv.isList() || src.iv.isTuple())) {
-    auto e = src.iv.isList() ? src.iv.toListRef().vec() : src.iv.toTupleRef().elements().vec();
+  if (src.kind == JV::Known && (iv_of(src).isList() || iv_of(src).isTuple())) {
+    auto e = iv_of(src).isList() ? iv_of(src).toListRef().vec() : iv_of(src).toTupleRef().elements().vec();
     if (e.size() == count) {
       for (size_t i = 0; i < count; ++i) set_known(n->outputs()[i], e[i]);
       return;
@@ -631,10 +608,10 @@ bool Lowerer::lower_getitem(tj::Node* n) {
   JV lst = get(n->input(0));
   if (auto d = as_dict(lst)) lst = *d;
   if (lst.kind == JV::Dict) {
-    auto key = known_value(get(n->input(1)));
+    auto key = known_iv(get(n->input(1)));
     if (!key) return false;
     for (const auto& kv : *lst.dict)
-      if (equal_values(kv.first, *key)) return set(o, kv.second), true;
+      if (equal_values(to_ivalue(kv.first), *key)) return set(o, kv.second), true;
     return false;
   }
   auto idx = known_int(get(n->input(1)));
@@ -642,8 +619,8 @@ bool Lowerer::lower_getitem(tj::Node* n) {
     int64_t i = *idx < 0 ? *idx + static_cast<int64_t>(lst.items->size()) : *idx;
     if (i >= 0 && i < static_cast<int64_t>(lst.items->size())) return set(o, (*lst.items)[i]), true;
   }
-  if (idx && lst.kind == JV::Known && (lst.iv.isList() || lst.iv.isTuple())) {
-    auto l = lst.iv.isList() ? lst.iv.toListRef().vec() : lst.iv.toTupleRef().elements().vec();
+  if (idx && lst.kind == JV::Known && (iv_of(lst).isList() || iv_of(lst).isTuple())) {
+    auto l = iv_of(lst).isList() ? iv_of(lst).toListRef().vec() : iv_of(lst).toTupleRef().elements().vec();
     int64_t i = *idx < 0 ? *idx + static_cast<int64_t>(l.size()) : *idx;
     if (i >= 0 && i < static_cast<int64_t>(l.size())) return set_known(o, l[i]), true;
   }

@@ -8,9 +8,9 @@
 #include <exception>
 #include <iostream>
 
-#include "aten_table.h"
 #include "flopwise/errors.h"
 #include "flopwise/infer.h"
+#include "flopwise/limits.h"
 #include "torch_types.h"
 
 namespace flopwise {
@@ -23,7 +23,114 @@ bool block_raises(tj::Block* b) {
     if (n->kind() == c10::prim::RaiseException) return true;
   return false;
 }
+// A schema type as the aten lowerings see it.
+AtenType::Kind kind_of(const c10::TypePtr& t) {
+  static const std::pair<c10::TypeKind, AtenType::Kind> kKinds[] = {
+      {c10::TypeKind::TensorType, AtenType::Tensor}, {c10::TypeKind::IntType, AtenType::Int},
+      {c10::TypeKind::SymIntType, AtenType::Int},    {c10::TypeKind::FloatType, AtenType::Float},
+      {c10::TypeKind::BoolType, AtenType::Bool},     {c10::TypeKind::NumberType, AtenType::Number},
+      {c10::TypeKind::StringType, AtenType::String}, {c10::TypeKind::ListType, AtenType::List}};
+  for (const auto& [k, a] : kKinds)
+    if (t->kind() == k) return a;
+  return AtenType::Other;
+}
+
+AtenType aten_type(c10::TypePtr t) {
+  AtenType r;
+  if (auto opt = t->cast<c10::OptionalType>()) {
+    r.optional = true;
+    t = opt->getElementType();
+  }
+  r.kind = kind_of(t);
+  if (auto l = t->cast<c10::ListType>()) r.elem = kind_of(l->getElementType());
+  return r;
+}
 }  // namespace
+
+// ---- neutral values -------------------------------------------------------------------------------
+TensorConst tensor_of(const at::Tensor& t) {
+  TensorConst r;
+  r.dtype = dtype_of_scalar_type(static_cast<int64_t>(t.scalar_type())).value_or(DType::Undefined);
+  for (auto x : t.sizes()) r.sizes.push_back(x);
+  if (t.numel() <= limits().max_const_elements && r.dtype != DType::Undefined) {
+    ConstData d;
+    auto c = t.contiguous().to(c10::kDouble).reshape({-1});
+    auto acc = c.accessor<double, 1>();
+    if (is_float(r.dtype)) {
+      d.is_float = true;
+      for (int64_t i = 0; i < c.numel(); ++i) d.floats.push_back(acc[i]);
+    } else {
+      for (int64_t i = 0; i < c.numel(); ++i) d.ints.push_back(Dim(static_cast<int64_t>(acc[i])));
+    }
+    r.data = std::move(d);
+  }
+  return r;
+}
+
+Known to_known(const c10::IValue& v) {
+  Known k;
+  if (v.isBool())
+    k = Known::of_bool(v.toBool());
+  else if (v.isInt())
+    k = Known::of_int(v.toInt());
+  else if (v.isDouble())
+    k = Known::of_double(v.toDouble());
+  else if (v.isString())
+    k = Known::of_string(v.toStringRef());
+  else if (v.isDevice())
+    k = Known::of_string(v.toDevice().str(), Known::Kind::Device);
+  else if (v.isIntList())
+    k = Known::of_ints(v.toIntVector());
+  else if (v.isDoubleList())
+    k = Known::of_doubles(v.toDoubleVector());
+  else if (v.isBoolList()) {
+    std::vector<bool> b;
+    for (bool x : v.toBoolList()) b.push_back(x);
+    k = Known::of_bools(std::move(b));
+  } else if (v.isTensor())
+    k = Known::of_tensor(tensor_of(v.toTensor()));
+  else if (v.isList() || v.isTuple()) {
+    std::vector<Known> xs;
+    for (const auto& x : v.isList() ? v.toListRef().vec() : v.toTupleRef().elements().vec())
+      xs.push_back(to_known(x));
+    k = Known::of_tuple(std::move(xs));
+  } else if (!v.isNone())
+    k = Known::other();
+  k.host = v;
+  return k;
+}
+
+c10::IValue to_ivalue(const Known& k) {
+  if (const auto* iv = std::any_cast<c10::IValue>(&k.host)) return *iv;
+  switch (k.kind()) {
+    case Known::Kind::Bool:
+      return c10::IValue(k.toBool());
+    case Known::Kind::Int:
+      return c10::IValue(k.toInt());
+    case Known::Kind::Double:
+      return c10::IValue(k.toDouble());
+    case Known::Kind::String:
+      return c10::IValue(k.toStringRef());
+    case Known::Kind::Device:
+      return c10::IValue(c10::Device(k.toStringRef()));
+    case Known::Kind::Ints:
+      return c10::IValue(k.toIntVector());
+    case Known::Kind::Doubles:
+      return c10::IValue(k.toDoubleVector());
+    case Known::Kind::Bools: {
+      c10::List<bool> b;
+      for (bool x : k.toBoolList()) b.push_back(x);
+      return c10::IValue(b);
+    }
+    case Known::Kind::Tuple: {
+      std::vector<c10::IValue> xs;
+      for (const auto& x : k.items()) xs.push_back(to_ivalue(x));
+      return c10::IValue(c10::ivalue::Tuple::create(std::move(xs)));
+    }
+    default:
+      return c10::IValue();
+  }
+}
 
 // ---- the run ------------------------------------------------------------------------------------
 void Lowerer::run() {
@@ -31,11 +138,11 @@ void Lowerer::run() {
   JV self;
   self.kind = JV::Module;
   self.obj = p_.module._ivalue();
-  env_[ins[0]] = self;
+  set(ins[0], self);
   for (size_t i = 1; i < ins.size(); ++i) {
     const InputDecl& d = p_.inputs[i - 1];
     if (d.value) {
-      env_[ins[i]] = JV::known(*d.value);
+      set(ins[i], known_jv(*d.value));
       continue;
     }
     int vi = g_.add_value(d.name);
@@ -43,7 +150,7 @@ void Lowerer::run() {
     g_.values[vi].dtype = d.dtype;
     g_.values[vi].shape = *d.shape;
     g_.inputs.push_back(vi);
-    env_[ins[i]] = JV::of_ir(vi);
+    set_ir(ins[i], vi);
   }
   for (const auto& np : p_.module.named_parameters(true))
     param_names_.emplace(np.value.unsafeGetTensorImpl(), np.name);
@@ -80,39 +187,34 @@ void Lowerer::lower(tj::Node* n) {
         if (std::uncaught_exceptions() == 0) l.record_source(n);  // nothing to record when lowering failed
       }
     } record{*this, n};
-    std::string op = kind.substr(6);
-    if (fold_known(n, op)) return;
-    bool inplace = op.size() > 1 && op.back() == '_' && op.rfind("__", 0) != 0;
-    if (inplace) op.pop_back();
-    AtenLowering fn = aten_table().find(op);
-    bool lowered = false;
-    try {
-      lowered = fn && fn(*this, n, op);
-    } catch (const std::out_of_range&) {  // an overload with fewer arguments than the lowering reads
-      lowered = false;
-    }
-    if (lowered) {
-      // An in-place op returns the tensor it mutated: later readers of its input see the result. Its node is
-      // marked: the result shares its input's storage (what --train counts as kept for backward).
-      if (inplace && !n->outputs().empty() && env_.count(n->output(0))) {
-        const JV& out = env_[n->output(0)];
-        if (out.kind == JV::Tensor && out.ir >= 0 && static_cast<size_t>(out.ir) < g_.values.size()) {
-          const int producer = g_.values[static_cast<size_t>(out.ir)].producer;
-          if (producer >= 0)
-            g_.nodes[static_cast<size_t>(producer)].attrs[kInplaceAttr] = Attribute::of_int(1);
-        }
-        env_[n->input(0)] = out;
-      }
-      return;
-    }
+    if (fold_known(n, kind.substr(6))) return;
+    if (lower_call(n, kind)) return;
   }
   keep_unsupported(n);
+}
+
+// An aten call through the neutral aten table: the node's values and schema argument names as AtenNode.
+bool Lowerer::lower_call(tj::Node* n, const std::string& kind) {
+  AtenNode call;
+  call.kind = kind;
+  for (const auto* v : n->inputs()) {
+    call.ins.push_back(av(v));
+    get(call.ins.back());  // a constant is known from here on
+  }
+  for (const auto* v : n->outputs()) call.outs.push_back(av(v));
+  if (const auto* schema = n->maybeSchema()) {
+    auto& names = arg_names_[schema];
+    if (names.empty())
+      for (const auto& a : schema->arguments()) names.push_back(a.name());
+    call.arg_names = &names;
+  }
+  return lower_aten(call);
 }
 
 void Lowerer::record_source(tj::Node* n) {
   auto tensors = [&](const tj::Value* v) {
     std::vector<int> ids;
-    auto it = env_.find(v);
+    auto it = env_.find(av(v));
     if (it == env_.end()) return ids;
     const JV& j = it->second;
     if (j.kind == JV::Tensor) {
@@ -132,83 +234,20 @@ void Lowerer::record_source(tj::Node* n) {
 }
 
 // ---- values -------------------------------------------------------------------------------------
-JV& Lowerer::get(const tj::Value* v) {
-  auto it = env_.find(v);
-  if (it == env_.end()) {
-    JV u;
-    if (auto iv = tj::toIValue(v)) {
-      u.kind = JV::Known;
-      u.iv = *iv;
-    }
-    it = env_.emplace(v, u).first;
+const AtenValue* Lowerer::av(const tj::Value* v) {
+  auto& slot = values_[v];
+  if (!slot) {
+    slot = std::make_unique<AtenValue>(AtenValue{v->debugName(), aten_type(v->type())});
+    jit_of_.emplace(slot.get(), v);
   }
-  return it->second;
+  return slot.get();
 }
 
-JV* Lowerer::arg(tj::Node* n, const std::string& name) {
-  const auto* s = n->maybeSchema();
-  if (!s) return nullptr;
-  for (size_t i = 0; i < s->arguments().size() && i < n->inputs().size(); ++i)
-    if (s->arguments()[i].name() == name) return &get(n->input(i));
-  return nullptr;
-}
-
-int Lowerer::new_value(const std::string& name) {
-  std::string n = name;
-  for (int k = 1; g_.find(n) >= 0; ++k) n = name + "_" + std::to_string(k);
-  return g_.add_value(n);
-}
-
-int Lowerer::const_value(DType t, Shape s, ConstData d) {
-  int vi = new_value("const_" + std::to_string(const_count_++));
-  flopwise::Value& v = g_.values[vi];
-  v.dtype = t;
-  v.shape = std::move(s);
-  v.data = std::move(d);
-  v.synthetic = true;
-  return vi;
-}
-int Lowerer::const_ints(const std::vector<int64_t>& xs) {
-  ConstData d;
-  for (auto x : xs) d.ints.push_back(Dim(x));
-  return const_value(DType::Int64, Shape({Dim(static_cast<int64_t>(xs.size()))}), d);
-}
-int Lowerer::const_int(int64_t x) {
-  ConstData d;
-  d.ints.push_back(Dim(x));
-  return const_value(DType::Int64, Shape::scalar(), d);
-}
-int Lowerer::const_float(double x) {
-  ConstData d;
-  d.is_float = true;
-  d.floats.push_back(x);
-  return const_value(DType::Float32, Shape::scalar(), d);
-}
-
-int Lowerer::tensor_const(const at::Tensor& t) {
-  DType dt = dtype_of_scalar_type(static_cast<int64_t>(t.scalar_type())).value_or(DType::Undefined);
-  std::vector<Dim> dims;
-  for (auto x : t.sizes()) dims.push_back(Dim(x));
-  std::optional<ConstData> data;
-  if (t.numel() <= limits().max_const_elements && dt != DType::Undefined) {
-    ConstData d;
-    auto c = t.contiguous().to(c10::kDouble).reshape({-1});
-    auto acc = c.accessor<double, 1>();
-    if (is_float(dt)) {
-      d.is_float = true;
-      for (int64_t i = 0; i < c.numel(); ++i) d.floats.push_back(acc[i]);
-    } else {
-      for (int64_t i = 0; i < c.numel(); ++i) d.ints.push_back(Dim(static_cast<int64_t>(acc[i])));
-    }
-    data = d;
-  }
-  int vi = new_value("const_" + std::to_string(const_count_++));
-  flopwise::Value& v = g_.values[vi];
-  v.dtype = dt;
-  v.shape = Shape(dims);
-  v.data = data;
-  v.synthetic = true;
-  return vi;
+JV Lowerer::unbound(const AtenValue* v) {
+  auto it = jit_of_.find(v);
+  if (it == jit_of_.end()) return JV();
+  if (auto iv = tj::toIValue(it->second)) return known_jv(*iv);
+  return JV();
 }
 
 // A module parameter or buffer: one initializer per tensor, named by its first dotted path.
@@ -229,214 +268,6 @@ int Lowerer::param_value(const std::string& name, const at::Tensor& t) {
   return vi;
 }
 
-int Lowerer::as_ir(const JV& j) {
-  switch (j.kind) {
-    case JV::Tensor:
-    case JV::ScalarIR:
-    case JV::IntsIR:
-      return j.ir;
-    case JV::Known:
-      if (j.iv.isInt()) return const_int(j.iv.toInt());
-      if (j.iv.isBool()) {
-        ConstData d;
-        d.ints.push_back(Dim(j.iv.toBool() ? 1 : 0));
-        return const_value(DType::Bool, Shape::scalar(), d);
-      }
-      if (j.iv.isDouble()) return const_float(j.iv.toDouble());
-      if (j.iv.isIntList()) return const_ints(j.iv.toIntVector());
-      if (j.iv.isTensor()) return tensor_const(j.iv.toTensor());
-      return -1;
-    case JV::List:
-      return pack_ints(j);
-    default:
-      return -1;
-  }
-}
-
-int Lowerer::pack_ints(const JV& j) {
-  if (j.kind == JV::IntsIR) return j.ir;
-  if (j.kind == JV::Known && j.iv.isIntList()) return const_ints(j.iv.toIntVector());
-  if (j.kind == JV::Known && j.iv.isInt()) return const_ints({j.iv.toInt()});
-  if (j.kind == JV::ScalarIR || j.kind == JV::Tensor)
-    return emit("PackScalars", {j.ir}, {"pack"}, {}, "flopwise")[0];
-  if (j.kind != JV::List) return -1;
-  if (auto k = known_ints(j)) return const_ints(*k);
-  std::vector<int> ins;
-  for (const auto& it : *j.items) {
-    if (it.kind != JV::Known && it.kind != JV::ScalarIR && it.kind != JV::Tensor) return -1;
-    ins.push_back(as_ir(it));
-  }
-  return emit("PackScalars", ins, {"pack"}, {}, "flopwise")[0];
-}
-
-std::optional<int64_t> Lowerer::known_int(const JV& j) {
-  if (j.kind == JV::Known && j.iv.isInt()) return j.iv.toInt();
-  if (j.kind == JV::Known && j.iv.isBool()) return j.iv.toBool() ? 1 : 0;
-  if (j.kind == JV::ScalarIR || j.kind == JV::Tensor) return known_scalar(j);
-  return std::nullopt;
-}
-std::optional<double> Lowerer::known_num(const JV& j) {
-  if (j.kind == JV::ScalarIR || j.kind == JV::Tensor) {
-    const auto& v = facts(j.ir);
-    if (v.shape.rank_known && v.shape.rank() == 0 && v.data && v.data->is_float && v.data->floats.size() == 1)
-      return v.data->floats[0];
-    if (auto x = known_scalar(j)) return static_cast<double>(*x);
-    return std::nullopt;
-  }
-  if (j.kind != JV::Known) return std::nullopt;
-  if (j.iv.isDouble()) return j.iv.toDouble();
-  if (j.iv.isInt()) return static_cast<double>(j.iv.toInt());
-  if (j.iv.isBool()) return j.iv.toBool() ? 1.0 : 0.0;
-  return std::nullopt;
-}
-std::optional<std::vector<int64_t>> Lowerer::known_ints(const JV& j) {
-  if (j.kind == JV::Known && j.iv.isIntList()) return j.iv.toIntVector();
-  if (j.kind == JV::Known && j.iv.isInt()) return std::vector<int64_t>{j.iv.toInt()};
-  if (j.kind == JV::List) {
-    std::vector<int64_t> r;
-    for (const auto& it : *j.items) {
-      auto x = known_int(it);
-      if (!x) return std::nullopt;
-      r.push_back(*x);
-    }
-    return r;
-  }
-  return std::nullopt;
-}
-std::optional<std::vector<double>> Lowerer::known_doubles(const JV& j) {
-  if (j.kind == JV::Known && j.iv.isDoubleList()) return j.iv.toDoubleVector();
-  if (j.kind == JV::Known && j.iv.isIntList()) {
-    std::vector<double> r;
-    for (auto x : j.iv.toIntVector()) r.push_back(static_cast<double>(x));
-    return r;
-  }
-  if (j.kind == JV::List) {
-    std::vector<double> r;
-    for (const auto& it : *j.items) {
-      auto x = known_num(it);
-      if (!x) return std::nullopt;
-      r.push_back(*x);
-    }
-    return r;
-  }
-  return std::nullopt;
-}
-
-std::optional<c10::IValue> Lowerer::known_value(const JV& j) {
-  if (j.kind == JV::Known) return j.iv;
-  if (j.kind == JV::ScalarIR || j.kind == JV::Tensor) {
-    const auto& v = facts(j.ir);
-    if (!v.shape.rank_known || v.shape.rank() != 0) return std::nullopt;
-    if (v.dtype == DType::Bool) {
-      if (auto x = known_scalar(j)) return c10::IValue(*x != 0);
-      return std::nullopt;
-    }
-    if (is_float(v.dtype)) {
-      if (auto x = known_num(j)) return c10::IValue(*x);
-      return std::nullopt;
-    }
-    if (auto x = known_scalar(j)) return c10::IValue(*x);
-    return std::nullopt;
-  }
-  if (j.kind != JV::List) return std::nullopt;
-  bool ints = true;
-  std::vector<c10::IValue> xs;
-  for (const auto& it : *j.items) {
-    auto x = known_value(it);
-    if (!x) return std::nullopt;
-    ints = ints && x->isInt();
-    xs.push_back(*x);
-  }
-  if (ints && !xs.empty()) {
-    std::vector<int64_t> v;
-    for (const auto& x : xs) v.push_back(x.toInt());
-    return c10::IValue(v);
-  }
-  return c10::IValue(c10::ivalue::Tuple::create(std::move(xs)));
-}
-
-// ---- shape facts ----------------------------------------------------------------------------------
-const flopwise::Value& Lowerer::facts(int ir) {
-  if (inferred_upto_ < g_.nodes.size()) {
-    infer_node_range(g_, inferred_upto_, g_.nodes.size(), facts_result_);
-    inferred_upto_ = g_.nodes.size();
-  }
-  return g_.values[ir];
-}
-
-std::optional<int64_t> Lowerer::known_rank(const JV& j) {
-  if (j.kind != JV::Tensor && j.kind != JV::ScalarIR && j.kind != JV::IntsIR) return std::nullopt;
-  const auto& s = facts(j.ir).shape;
-  if (!s.rank_known) return std::nullopt;
-  return static_cast<int64_t>(s.rank());
-}
-
-std::optional<int64_t> Lowerer::known_scalar(const JV& j) {
-  if (j.kind == JV::Known) {
-    if (j.iv.isInt()) return j.iv.toInt();
-    if (j.iv.isBool()) return j.iv.toBool() ? 1 : 0;
-    return std::nullopt;
-  }
-  if (j.kind != JV::Tensor && j.kind != JV::ScalarIR) return std::nullopt;
-  const auto& v = facts(j.ir);
-  if (!v.data || v.data->size() != 1 || !v.shape.rank_known || v.shape.rank() > 1) return std::nullopt;
-  if (v.data->is_float) {
-    double f = v.data->floats[0];
-    if (!std::isfinite(f) || f != std::floor(f) || std::fabs(f) > 9.0e18) return std::nullopt;
-    return static_cast<int64_t>(f);
-  }
-  if (!v.data->ints[0].is_known()) return std::nullopt;
-  return v.data->ints[0].value();
-}
-
-std::optional<bool> Lowerer::known_bool(const JV& j) {
-  if (j.kind == JV::Known && j.iv.isBool()) return j.iv.toBool();
-  if (j.kind == JV::Known && j.iv.isDouble()) return j.iv.toDouble() != 0.0;  // `if self.dropout:`
-  if (j.kind == JV::Known && j.iv.isNone()) return false;
-  if (j.kind == JV::Known && j.iv.isString()) return !j.iv.toStringRef().empty();
-  if (auto x = known_scalar(j)) return *x != 0;
-  return std::nullopt;
-}
-
-// ---- emission -----------------------------------------------------------------------------------
-std::vector<int> Lowerer::emit(const std::string& op, const std::vector<int>& ins,
-                               const std::vector<std::string>& outs, Attrs attrs, const std::string& domain,
-                               int opset) {
-  flopwise::Node n;
-  n.op = op;
-  n.domain = domain;
-  n.opset = opset ? opset : (domain.empty() ? kTorchOpset : 1);
-  n.inputs = ins;
-  n.attrs = std::move(attrs);
-  n.scope = scope_;
-  n.scope_classes = classes_;
-  std::string base = (scope_.empty() ? std::string() : scope_.back()) + "/" + op;
-  int c = name_count_[base]++;
-  n.name = c ? base + "_" + std::to_string(c) : base;
-  int idx = static_cast<int>(g_.nodes.size());
-  std::vector<int> res;
-  for (const auto& o : outs) {
-    int vi = new_value(o);
-    g_.values[vi].producer = idx;
-    n.outputs.push_back(vi);
-    res.push_back(vi);
-  }
-  g_.nodes.push_back(std::move(n));
-  return res;
-}
-
-int Lowerer::emit_to(const tj::Value* o, const std::string& op, const std::vector<int>& ins, Attrs attrs,
-                     const std::string& domain, int opset) {
-  int r = emit(op, ins, {ir_name(o)}, std::move(attrs), domain, opset)[0];
-  env_[o] = JV::of_ir(r);
-  return r;
-}
-
-int Lowerer::emit_tmp(const tj::Value* o, const std::string& what, const std::string& op,
-                      const std::vector<int>& ins, Attrs attrs, const std::string& domain, int opset) {
-  return emit(op, ins, {tmp(o, what)}, std::move(attrs), domain, opset)[0];
-}
-
 // Scope of a node from its inlined call stack: the instance names of the calls, resolved against the module
 // tree (module_scope, torch_load.h).
 void Lowerer::set_scope(tj::Node* n) {
@@ -454,9 +285,7 @@ void Lowerer::set_scope(tj::Node* n) {
       classes.push_back(std::move(level.second));
     }
   }
-  // The IR nodes of one torch node, and consecutive torch nodes of one module, share one list.
-  if (!(scope_ == scope)) scope_ = std::move(scope);
-  if (!(classes_ == classes)) classes_ = std::move(classes);
+  AtenLowerer::set_scope(std::move(scope), std::move(classes));
 }
 
 void Lowerer::add_outputs(const JV& j) {
@@ -500,8 +329,8 @@ void Lowerer::keep_unsupported(tj::Node* n) {
   for (auto* o : n->outputs()) outs.push_back(ir_name(o));
   auto res = emit(op, ins, outs, {}, domain, 1);
   for (size_t k = 0; k < n->outputs().size(); ++k)
-    env_[n->outputs()[k]] =
-        JV::of_ir(res[k], n->outputs()[k]->type()->cast<c10::TensorType>() ? JV::Tensor : JV::ScalarIR);
+    set_ir(n->outputs()[k], res[k],
+           n->outputs()[k]->type()->cast<c10::TensorType>() ? JV::Tensor : JV::ScalarIR);
 }
 
 // ---- control flow -------------------------------------------------------------------------------
@@ -522,7 +351,7 @@ void Lowerer::lower_if(tj::Node* n) {
   decisions_.emplace_back(n, *pick);
   tj::Block* b = n->blocks()[*pick];
   lower_block(b);
-  for (size_t i = 0; i < n->outputs().size(); ++i) env_[n->outputs()[i]] = get(b->outputs()[i]);
+  for (size_t i = 0; i < n->outputs().size(); ++i) set(n->outputs()[i], get(b->outputs()[i]));
 }
 
 // prim::Loop(max_trip_count, initial_condition, carried...) with a known trip count and a condition
@@ -538,8 +367,8 @@ void Lowerer::lower_loop(tj::Node* n) {
   std::vector<JV> carried;
   for (size_t i = 2; i < n->inputs().size(); ++i) carried.push_back(in(n, i));
   for (int64_t it = 0; it < *trip && *cond; ++it) {
-    env_[body->inputs()[0]] = JV::known(c10::IValue(it));
-    for (size_t j = 0; j < carried.size(); ++j) env_[body->inputs()[j + 1]] = carried[j];
+    set(body->inputs()[0], JV::known(Known::of_int(it)));
+    for (size_t j = 0; j < carried.size(); ++j) set(body->inputs()[j + 1], carried[j]);
     lower_block(body);
     cond = known_bool(get(body->outputs()[0]));
     for (size_t j = 0; j < carried.size(); ++j) carried[j] = get(body->outputs()[j + 1]);
@@ -551,7 +380,7 @@ void Lowerer::lower_loop(tj::Node* n) {
       break;
     }
   }
-  for (size_t j = 0; j < carried.size(); ++j) env_[n->outputs()[j]] = carried[j];
+  for (size_t j = 0; j < carried.size(); ++j) set(n->outputs()[j], carried[j]);
 }
 
 }  // namespace flopwise

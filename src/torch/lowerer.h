@@ -1,9 +1,8 @@
-// src/torch/lowerer.h — the lowering machinery: TorchScript graph -> flopwise IR.
-// Owns: what each jit value is at import (JV), emitting IR nodes in the current module scope, module
-// scopes from inlined call stacks, the prim:: ops (constants, attributes, lists, tuples, dicts), control
-// flow resolved while lowering (prim::If on shape facts through incremental inference, prim::Loop with a
-// known trip count unrolled), in-place ops rebinding the value they mutate. The aten:: ops themselves are
-// looked up in the aten table (aten_table.h); families live in aten_*.cc. Sees LibTorch.
+// src/torch/lowerer.h — TorchScript graph -> flopwise IR. Owns: jit values as the aten lowering's neutral
+// values (flopwise/aten_lower.h), module scopes from inlined call stacks, the prim:: ops (constants,
+// attributes, lists, tuples, dicts), control flow resolved while lowering (prim::If on shape facts through
+// incremental inference, prim::Loop with a known trip count unrolled). The aten:: calls go to the neutral
+// aten table (src/aten/). Sees LibTorch.
 #pragma once
 
 #include <map>
@@ -14,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "flopwise/aten_lower.h"
 #include "flopwise/infer.h"
 #include "flopwise/ir.h"
 #include "torch_load.h"
@@ -22,51 +22,19 @@ namespace flopwise {
 
 namespace tj = torch::jit;
 
-constexpr int kTorchOpset = 18;  // default-domain opset of the lowered nodes (newest input layouts)
+// A c10::IValue as a neutral value known at import (the IValue kept as its host), and back.
+Known to_known(const c10::IValue& v);
+c10::IValue to_ivalue(const Known& k);
+TensorConst tensor_of(const at::Tensor& t);  // its type, sizes and, when small, contents
+inline JV known_jv(const c10::IValue& v) { return JV::known(to_known(v)); }
+inline JV known_jv(Known k) { return JV::known(std::move(k)); }
+inline c10::IValue iv_of(const JV& j) { return to_ivalue(j.iv); }
 
-// What a jit value is, for the lowering.
-struct JV {
-  enum Kind { Unknown, Tensor, ScalarIR, IntsIR, Known, List, Dict, Module, Split } kind = Unknown;
-  int ir = -1;     // Tensor / ScalarIR / IntsIR: the IR value
-  c10::IValue iv;  // Known (int, double, bool, None, string, device, int list, ...)
-  // List and Tuple items, shared by every alias of the list, so aten::append is seen by later readers.
-  std::shared_ptr<std::vector<JV>> items;
-  // Dict entries with known keys, in insertion order (shared like lists).
-  std::shared_ptr<std::vector<std::pair<c10::IValue, JV>>> dict;
-  std::string path;  // Module: dotted path from the root ("" for the root)
-  c10::intrusive_ptr<c10::ivalue::Object> obj;
-  int64_t split_size = 0, split_dim = 0;  // Split: pending aten::split / chunk, resolved at ListUnpack
-  bool split_is_chunks = false;
-
-  static JV known(c10::IValue v) {
-    JV j;
-    j.kind = Known;
-    j.iv = std::move(v);
-    return j;
-  }
-  static JV of_ir(int ir, Kind k = Tensor) {
-    JV j;
-    j.kind = k;
-    j.ir = ir;
-    return j;
-  }
-  static JV list(std::vector<JV> xs) {
-    JV j;
-    j.kind = List;
-    j.items = std::make_shared<std::vector<JV>>(std::move(xs));
-    return j;
-  }
-};
-
-using Attrs = std::map<std::string, Attribute>;
-inline Attribute ai(int64_t v) { return Attribute::of_int(v); }
-inline Attribute af(double v) { return Attribute::of_float(v); }
-inline Attribute as(const std::string& v) { return Attribute::of_string(v); }
-inline Attribute ais(std::vector<int64_t> v) { return Attribute::of_ints(std::move(v)); }
-
-class Lowerer {
+// The TorchScript importer's lowering: jit values as AtenValues, prim:: ops, modules and their attributes,
+// control flow; aten:: calls go to the AtenLowerer (flopwise/aten_lower.h).
+class Lowerer : public AtenLowerer {
  public:
-  Lowerer(Prepared& p, Model& m) : p_(p), m_(m), g_(m.graph) {}
+  Lowerer(Prepared& p, Model& m) : AtenLowerer(m), p_(p) {}
 
   // Lowers the whole forward graph into m.graph.
   void run();
@@ -75,73 +43,51 @@ class Lowerer {
   // the LibTorch test probe inlines the same branches to run the graph the IR describes.
   const std::vector<std::pair<tj::Node*, size_t>>& decisions() const { return decisions_; }
 
-  // ---- the API of the aten lowerings (aten_*.cc) ----
-  JV& get(const tj::Value* v);
+  // The neutral view of a jit value (its debug name and schema type), made once.
+  const AtenValue* av(const tj::Value* v);
+
+  using AtenLowerer::emit_tmp;
+  using AtenLowerer::emit_to;
+  using AtenLowerer::get;
+  using AtenLowerer::ir_name;
+  using AtenLowerer::set;
+  using AtenLowerer::set_ir;
+  using AtenLowerer::set_known;
+  using AtenLowerer::tmp;
+  JV& get(const tj::Value* v) { return get(av(v)); }
   JV& in(tj::Node* n, size_t i) { return get(n->input(i)); }
-  JV* arg(tj::Node* n, const std::string& schema_name);  // input by schema argument name
-
-  int as_ir(const JV& j);      // as a tensor operand (scalars and int lists become constants); -1: cannot
-  int pack_ints(const JV& j);  // an int list (known, runtime or mixed) as a 1-D int64 value; -1: cannot
-  // Values known at import: constants, attributes, and scalars whose contents the shape pass computed
-  // (sizes of tensors with known shapes), so shape arithmetic folds as the model's own Python would.
-  std::optional<int64_t> known_int(const JV& j);
-  std::optional<double> known_num(const JV& j);
-  std::optional<std::vector<int64_t>> known_ints(const JV& j);
-  std::optional<std::vector<double>> known_doubles(const JV& j);
-  std::optional<c10::IValue> known_value(const JV& j);     // Known, a known scalar, or a list of known items
-  std::optional<std::vector<JV>> list_items(const JV& j);  // a list's items (an IR int list element-wise)
-  static bool is_none(const JV& j) { return j.kind == JV::Known && j.iv.isNone(); }
-  static bool is_tensor(const JV& j) { return j.kind == JV::Tensor; }
-
-  // Shape facts of an IR value from the shape pass run on the nodes emitted so far.
-  const flopwise::Value& facts(int ir);
-  std::optional<int64_t> known_rank(const JV& j);
-  // A scalar IR value's contents when the shape pass computed them (a size, a rank, a comparison).
-  std::optional<int64_t> known_scalar(const JV& j);
-
-  int const_ints(const std::vector<int64_t>& xs);
-  int const_int(int64_t x);
-  int const_float(double x);
-  int const_value(DType t, Shape s, ConstData d);
-  int tensor_const(const at::Tensor& t);
-
-  // Emits one IR node in the current jit node's scope.
-  std::vector<int> emit(const std::string& op, const std::vector<int>& ins,
-                        const std::vector<std::string>& outs, Attrs attrs = {},
-                        const std::string& domain = "", int opset = 0);
-  // Emits an op whose single output is jit output `o` (a tensor), and binds `o` to it.
+  std::optional<c10::IValue> known_iv(const JV& j) {
+    auto k = known_value(j);
+    return k ? std::optional<c10::IValue>(to_ivalue(*k)) : std::nullopt;
+  }
   int emit_to(const tj::Value* o, const std::string& op, const std::vector<int>& ins, Attrs attrs = {},
-              const std::string& domain = "", int opset = 0);
-  // Emits an op with one output named after `o` plus `what`, not bound to any jit value.
+              const std::string& domain = "", int opset = 0) {
+    return emit_to(av(o), op, ins, std::move(attrs), domain, opset);
+  }
   int emit_tmp(const tj::Value* o, const std::string& what, const std::string& op,
-               const std::vector<int>& ins, Attrs attrs = {}, const std::string& domain = "", int opset = 0);
-  void set(const tj::Value* o, JV j) { env_[o] = std::move(j); }
-  void set_known(const tj::Value* o, c10::IValue iv) { env_[o] = JV::known(std::move(iv)); }
-  void set_ir(const tj::Value* o, int ir, JV::Kind k = JV::Tensor) { env_[o] = JV::of_ir(ir, k); }
-  static std::string ir_name(const tj::Value* v) { return "%" + v->debugName(); }
-  std::string tmp(const tj::Value* o, const std::string& what) { return ir_name(o) + "/" + what; }
-  Graph& graph() { return g_; }
-  Model& model() { return m_; }
-  void warn(const std::string& msg) { m_.warnings.push_back(msg); }
-  std::string scope() const { return scope_.empty() ? std::string() : scope_.back(); }
+               const std::vector<int>& ins, Attrs attrs = {}, const std::string& domain = "", int opset = 0) {
+    return emit_tmp(av(o), what, op, ins, std::move(attrs), domain, opset);
+  }
+  void set(const tj::Value* o, JV j) { set(av(o), std::move(j)); }
+  void set_known(const tj::Value* o, const c10::IValue& iv) { set(av(o), known_jv(iv)); }
+  void set_ir(const tj::Value* o, int ir, JV::Kind k = JV::Tensor) { set_ir(av(o), ir, k); }
+  std::string ir_name(const tj::Value* v) { return ir_name(av(v)); }
+  std::string tmp(const tj::Value* o, const std::string& what) { return tmp(av(o), what); }
+
+ protected:
+  JV unbound(const AtenValue* v) override;
 
  private:
   Prepared& p_;
-  Model& m_;
-  Graph& g_;
-  std::unordered_map<const tj::Value*, JV> env_;
+  std::unordered_map<const tj::Value*, std::unique_ptr<AtenValue>> values_;
+  std::unordered_map<const AtenValue*, const tj::Value*> jit_of_;
   std::unordered_map<const void*, int> param_ir_;  // TensorImpl -> initializer value (a shared tensor once)
-  std::map<std::string, int> name_count_;
-  int const_count_ = 0;
-  size_t inferred_upto_ = 0;  // nodes [0, inferred_upto_) have been through the shape pass
-  // The incremental passes' result, kept across them so that data-dependent sizes are numbered once in node
-  // order, as the full pass numbers them (its warnings and unsupported ops are reported by the full pass).
-  InferResult facts_result_;
-  StringList scope_, classes_;  // of the node being lowered (kept while the next node's are equal)
   std::vector<std::pair<tj::Node*, size_t>> decisions_;
+  std::unordered_map<const c10::FunctionSchema*, std::vector<std::string>> arg_names_;
 
   void lower(tj::Node* n);
   void lower_block(tj::Block* b);
+  bool lower_call(tj::Node* n, const std::string& kind);
   bool lower_prim(tj::Node* n, const std::string& kind);
   void lower_if(tj::Node* n);
   void lower_loop(tj::Node* n);
@@ -149,7 +95,6 @@ class Lowerer {
   bool lower_getitem(tj::Node* n);
   bool fold_known(tj::Node* n, const std::string& op);
   std::optional<c10::IValue> facts_value(tj::Node* n, const std::string& kind);
-  std::optional<bool> known_bool(const JV& j);
   void keep_unsupported(tj::Node* n);
   void record_source(tj::Node* n);  // appends n, as lowered, to Model::source_ops
   void add_outputs(const JV& j);
@@ -158,7 +103,6 @@ class Lowerer {
   JV attribute_value(const std::string& path, const c10::IValue& a);
   std::unordered_map<const void*, std::string> param_names_;  // TensorImpl -> dotted name of the parameter
   std::unordered_map<const void*, bool> is_buffer_;           // TensorImpl -> a registered buffer
-  int new_value(const std::string& name);
 };
 
 }  // namespace flopwise

@@ -27,16 +27,3 @@ extern "C" int flopwise_torch_import(const char* path, const flopwise::InferOpti
                                      flopwise::Model* out, char* err, size_t errlen);
 using FlopwiseTorchImportFn = int (*)(const char*, const flopwise::InferOptions*, flopwise::Model*, char*,
                                       size_t);
-
-namespace flopwise {
-struct AtenCall;
-}
-
-// Lowers each recorded aten call (a PyTorch trace's cpu_op, flopwise/aten_call.h) into a Model of its own
-// through the aten table: its tensor arguments are graph inputs of the recorded shapes and types, its scalars
-// and lists constants. (*out)[i] is call i's model, or has no nodes and (*why)[i] says why (no schema matches
-// the recorded arguments, not an aten op, ...). Never throws; returns kTorchOk.
-extern "C" int flopwise_torch_lower_calls(const std::vector<flopwise::AtenCall>* calls,
-                                          std::vector<flopwise::Model>* out, std::vector<std::string>* why);
-using FlopwiseTorchLowerCallsFn = int (*)(const std::vector<flopwise::AtenCall>*,
-                                          std::vector<flopwise::Model>*, std::vector<std::string>*);

@@ -1,6 +1,6 @@
-// src/torch/torch_types.h — the one correspondence between torch's scalar types and the IR's dtypes,
-// and the small string helpers the TorchScript importer's files share. Sees LibTorch (c10) headers:
-// include only from src/torch/ and the LibTorch test probe.
+// src/torch/torch_types.h — c10's ScalarType for an IR dtype (the table is flopwise/aten_lower.h's), and
+// the small string helpers the TorchScript importer's files share. Sees LibTorch (c10) headers: include only
+// from src/torch/ and the LibTorch test probe.
 #pragma once
 
 #include <c10/core/ScalarType.h>
@@ -9,28 +9,15 @@
 #include <sstream>
 #include <string>
 
+#include "flopwise/aten_lower.h"
 #include "flopwise/ir.h"
 
 namespace flopwise {
 
-constexpr std::pair<c10::ScalarType, DType> kScalarTypes[] = {
-    {c10::ScalarType::Float, DType::Float32}, {c10::ScalarType::Double, DType::Float64},
-    {c10::ScalarType::Half, DType::Float16},  {c10::ScalarType::BFloat16, DType::BFloat16},
-    {c10::ScalarType::Long, DType::Int64},    {c10::ScalarType::Int, DType::Int32},
-    {c10::ScalarType::Short, DType::Int16},   {c10::ScalarType::Char, DType::Int8},
-    {c10::ScalarType::Byte, DType::UInt8},    {c10::ScalarType::Bool, DType::Bool},
-};
-
-inline std::optional<DType> dtype_of_scalar_type(int64_t st) {
-  for (const auto& [torch_type, dtype] : kScalarTypes)
-    if (static_cast<int64_t>(torch_type) == st) return dtype;
-  return std::nullopt;
-}
-
 // Float for types torch has no match for (zero inputs for a shape run only).
 inline c10::ScalarType scalar_type_of(DType t) {
-  for (const auto& [torch_type, dtype] : kScalarTypes)
-    if (dtype == t) return torch_type;
+  for (const auto& [number, dtype] : kTorchScalarTypes)
+    if (dtype == t) return static_cast<c10::ScalarType>(number);
   return c10::ScalarType::Float;
 }
 

@@ -1,19 +1,18 @@
-// src/torch/aten_tensor.cc — aten tensor ops: views and layout (reshape, flatten, permute, squeeze, cat,
+// src/aten/aten_tensor.cc — aten tensor ops: views and layout (reshape, flatten, permute, squeeze, cat,
 // split, pad, roll, flip), indexing (select, slice, index, index_put, gather), creation (arange, zeros,
 // new_*, *_like, fill, copy), casts and reductions. Layout ops cost 0 FLOPs, as their ONNX equivalents.
 #include <algorithm>
 #include <climits>
 
 #include "aten_table.h"
-#include "torch_types.h"
 
 namespace flopwise {
 namespace {
 
-using tj::Node;
+using Node = AtenNode;
 
 // A normalised dim of a tensor whose rank the shape pass knows (negative dims count from the end).
-std::optional<int64_t> norm_dim(Lowerer& L, const JV& x, const JV& dim) {
+std::optional<int64_t> norm_dim(AtenLowerer& L, const JV& x, const JV& dim) {
   auto d = L.known_int(dim);
   if (!d) return std::nullopt;
   if (*d >= 0) return d;
@@ -39,7 +38,7 @@ Attribute tensor_value(DType t, double v) {
 }
 
 // The dtype of a creation op: its dtype argument, else `like`'s dtype, else float32.
-DType creation_dtype(Lowerer& L, Node* n, const JV* like) {
+DType creation_dtype(AtenLowerer& L, const Node* n, const JV* like) {
   if (JV* dt = L.arg(n, "dtype"))
     if (auto st = L.known_int(*dt))
       if (auto t = dtype_of_scalar_type(*st)) return *t;
@@ -50,7 +49,7 @@ DType creation_dtype(Lowerer& L, Node* n, const JV* like) {
   return DType::Float32;
 }
 
-bool lower_select(Lowerer& L, Node* n, const std::string&) {
+bool lower_select(AtenLowerer& L, const Node* n, const std::string&) {
   if (n->inputs().size() != 3) return false;
   auto dim = L.known_int(L.in(n, 1));
   if (!dim) return false;
@@ -58,19 +57,19 @@ bool lower_select(Lowerer& L, Node* n, const std::string&) {
   return true;
 }
 
-bool lower_slice(Lowerer& L, Node* n, const std::string&) {
+bool lower_slice(AtenLowerer& L, const Node* n, const std::string&) {
   if (n->inputs().size() != 5) return false;
   auto dim = L.known_int(L.in(n, 1));
   if (!dim) return false;
-  int start = Lowerer::is_none(L.in(n, 2)) ? L.const_ints({0}) : L.pack_ints(L.in(n, 2));
-  int end = Lowerer::is_none(L.in(n, 3)) ? L.const_ints({INT64_MAX}) : L.pack_ints(L.in(n, 3));
-  int step = Lowerer::is_none(L.in(n, 4)) ? L.const_ints({1}) : L.pack_ints(L.in(n, 4));
+  int start = AtenLowerer::is_none(L.in(n, 2)) ? L.const_ints({0}) : L.pack_ints(L.in(n, 2));
+  int end = AtenLowerer::is_none(L.in(n, 3)) ? L.const_ints({INT64_MAX}) : L.pack_ints(L.in(n, 3));
+  int step = AtenLowerer::is_none(L.in(n, 4)) ? L.const_ints({1}) : L.pack_ints(L.in(n, 4));
   if (start < 0 || end < 0 || step < 0) return false;
   L.emit_to(n->output(), "Slice", {L.as_ir(L.in(n, 0)), start, end, L.const_ints({*dim}), step});
   return true;
 }
 
-bool lower_narrow(Lowerer& L, Node* n, const std::string&) {
+bool lower_narrow(AtenLowerer& L, const Node* n, const std::string&) {
   auto dim = L.known_int(L.in(n, 1));
   if (!dim) return false;
   int start = L.pack_ints(L.in(n, 2)), len = L.pack_ints(L.in(n, 3));
@@ -80,7 +79,7 @@ bool lower_narrow(Lowerer& L, Node* n, const std::string&) {
   return true;
 }
 
-bool lower_reshape(Lowerer& L, Node* n, const std::string& op) {
+bool lower_reshape(AtenLowerer& L, const Node* n, const std::string& op) {
   int shape;
   if (op == "view_as" || op == "reshape_as")
     shape = L.emit_tmp(n->output(), "shape", "Shape", {L.as_ir(L.in(n, 1))});
@@ -92,7 +91,7 @@ bool lower_reshape(Lowerer& L, Node* n, const std::string& op) {
 }
 
 // flatten(x, start, end): shape[:start] ++ [-1] ++ shape[end+1:].
-bool lower_flatten(Lowerer& L, Node* n, const std::string&) {
+bool lower_flatten(AtenLowerer& L, const Node* n, const std::string&) {
   if (n->inputs().size() != 3) return false;
   const JV& x = L.in(n, 0);
   auto s = norm_dim(L, x, L.in(n, 1)), e = norm_dim(L, x, L.in(n, 2));
@@ -100,7 +99,7 @@ bool lower_flatten(Lowerer& L, Node* n, const std::string&) {
   auto rank = L.known_rank(x);
   if (*s == 1 && rank && *e == *rank - 1)
     return L.emit_to(n->output(), "Flatten", {x.ir}, {{"axis", ai(1)}}), true;
-  const tj::Value* o = n->output();
+  const AtenValue* o = n->output();
   int sh = L.emit_tmp(o, "shape", "Shape", {x.ir});
   int head = L.emit_tmp(o, "head", "Slice", {sh, L.const_ints({0}), L.const_ints({*s})});
   int tail = L.emit_tmp(o, "tail", "Slice", {sh, L.const_ints({*e + 1}), L.const_ints({INT64_MAX})});
@@ -110,12 +109,12 @@ bool lower_flatten(Lowerer& L, Node* n, const std::string&) {
 }
 
 // unflatten(x, dim, sizes): shape[:dim] ++ sizes ++ shape[dim+1:].
-bool lower_unflatten(Lowerer& L, Node* n, const std::string&) {
+bool lower_unflatten(AtenLowerer& L, const Node* n, const std::string&) {
   const JV& x = L.in(n, 0);
   auto d = norm_dim(L, x, L.in(n, 1));
   int sizes = L.pack_ints(L.in(n, 2));
   if (!d || sizes < 0) return false;
-  const tj::Value* o = n->output();
+  const AtenValue* o = n->output();
   int sh = L.emit_tmp(o, "shape", "Shape", {x.ir});
   int head = L.emit_tmp(o, "head", "Slice", {sh, L.const_ints({0}), L.const_ints({*d})});
   int tail = L.emit_tmp(o, "tail", "Slice", {sh, L.const_ints({*d + 1}), L.const_ints({INT64_MAX})});
@@ -124,7 +123,7 @@ bool lower_unflatten(Lowerer& L, Node* n, const std::string&) {
   return true;
 }
 
-bool lower_permute(Lowerer& L, Node* n, const std::string&) {
+bool lower_permute(AtenLowerer& L, const Node* n, const std::string&) {
   auto perm = L.known_ints(L.in(n, 1));
   if (!perm) return false;
   auto rank = L.known_rank(L.in(n, 0));
@@ -136,7 +135,7 @@ bool lower_permute(Lowerer& L, Node* n, const std::string&) {
   return true;
 }
 
-bool lower_transpose(Lowerer& L, Node* n, const std::string& op) {
+bool lower_transpose(AtenLowerer& L, const Node* n, const std::string& op) {
   int64_t a = 0, b = 1;
   if (op != "t") {
     if (n->inputs().size() != 3) return false;
@@ -152,14 +151,14 @@ bool lower_transpose(Lowerer& L, Node* n, const std::string& op) {
   return true;
 }
 
-bool lower_unsqueeze(Lowerer& L, Node* n, const std::string&) {
+bool lower_unsqueeze(AtenLowerer& L, const Node* n, const std::string&) {
   auto d = L.known_int(L.in(n, 1));
   if (!d) return false;
   L.emit_to(n->output(), "Unsqueeze", {L.as_ir(L.in(n, 0)), L.const_ints({*d})});
   return true;
 }
 
-bool lower_squeeze(Lowerer& L, Node* n, const std::string&) {
+bool lower_squeeze(AtenLowerer& L, const Node* n, const std::string&) {
   if (n->inputs().size() == 1) return L.emit_to(n->output(), "Squeeze", {L.as_ir(L.in(n, 0))}), true;
   auto d = L.known_ints(L.in(n, 1));
   if (!d) return false;
@@ -181,12 +180,12 @@ bool lower_squeeze(Lowerer& L, Node* n, const std::string&) {
   return true;
 }
 
-bool lower_cat(Lowerer& L, Node* n, const std::string& op) {
+bool lower_cat(AtenLowerer& L, const Node* n, const std::string& op) {
   if (n->inputs().size() != 2 || L.in(n, 0).kind != JV::List) return false;
   auto dim = L.known_int(L.in(n, 1));
   if (!dim) return false;
   std::vector<int> ins;
-  const tj::Value* o = n->output();
+  const AtenValue* o = n->output();
   for (const auto& it : *L.in(n, 0).items) {
     int x = L.as_ir(it);
     if (x < 0) return false;
@@ -200,9 +199,9 @@ bool lower_cat(Lowerer& L, Node* n, const std::string& op) {
 // split(x, size, dim) / chunk(x, chunks, dim) / split_with_sizes(x, sizes, dim) / unbind(x, dim): a list
 // of tensors. Emitted as one Split with explicit sizes when the dim's size is known now; split/chunk of a
 // dim not known yet stay pending until prim::ListUnpack says how many pieces.
-bool lower_split(Lowerer& L, Node* n, const std::string& op) {
-  const tj::Value* o = n->output();
-  if (o->type()->cast<c10::TensorType>()) return false;  // tensor_split etc.
+bool lower_split(AtenLowerer& L, const Node* n, const std::string& op) {
+  const AtenValue* o = n->output();
+  if (o->type.is_tensor()) return false;  // tensor_split etc.
   const JV& x = L.in(n, 0);
   if (x.kind != JV::Tensor) return false;
   auto d = norm_dim(L, x, L.in(n, op == "unbind" ? 1 : 2));
@@ -216,8 +215,8 @@ bool lower_split(Lowerer& L, Node* n, const std::string& op) {
   if (op == "tensor_split") {
     // tensor_split(x, sections, dim): the first len % sections pieces one longer; (x, indices, dim): cut at
     // the indices. A tensor of indices or sections is data: not lowered.
-    if (!len || n->input(1)->type()->cast<c10::TensorType>()) return false;
-    if (n->input(1)->type()->kind() == c10::TypeKind::ListType) {
+    if (!len || n->input(1)->type.is_tensor()) return false;
+    if (n->input(1)->type.is_list()) {
       auto cuts = L.known_ints(L.in(n, 1));
       if (!cuts) return false;
       int64_t at = 0;
@@ -232,8 +231,7 @@ bool lower_split(Lowerer& L, Node* n, const std::string& op) {
       if (!k || *k <= 0) return false;
       for (int64_t i = 0; i < *k; ++i) sizes.push_back(*len / *k + (i < *len % *k ? 1 : 0));
     }
-  } else if (op == "split_with_sizes" ||
-             (op == "split" && n->input(1)->type()->kind() == c10::TypeKind::ListType)) {
+  } else if (op == "split_with_sizes" || (op == "split" && n->input(1)->type.is_list())) {
     auto s = L.known_ints(L.in(n, 1));
     if (!s) return false;
     sizes = *s;
@@ -272,7 +270,7 @@ bool lower_split(Lowerer& L, Node* n, const std::string& op) {
   return true;
 }
 
-bool lower_to(Lowerer& L, Node* n, const std::string& op) {
+bool lower_to(AtenLowerer& L, const Node* n, const std::string& op) {
   static const std::map<std::string, DType> fixed = {{"float", DType::Float32}, {"double", DType::Float64},
                                                      {"half", DType::Float16},  {"long", DType::Int64},
                                                      {"int", DType::Int32},     {"bool", DType::Bool}};
@@ -291,8 +289,8 @@ bool lower_to(Lowerer& L, Node* n, const std::string& op) {
   return true;
 }
 
-bool lower_expand(Lowerer& L, Node* n, const std::string& op) {
-  const tj::Value* o = n->output();
+bool lower_expand(AtenLowerer& L, const Node* n, const std::string& op) {
+  const AtenValue* o = n->output();
   int shape;
   if (op == "expand_as") {
     shape = L.emit_tmp(o, "shape", "Shape", {L.as_ir(L.in(n, 1))});
@@ -302,7 +300,7 @@ bool lower_expand(Lowerer& L, Node* n, const std::string& op) {
   } else if (L.in(n, 1).kind == JV::List) {
     std::vector<JV> items = *L.in(n, 1).items;
     for (auto& it : items)
-      if (auto v = L.known_int(it); v && *v == -1) it = JV::known(c10::IValue(int64_t(1)));
+      if (auto v = L.known_int(it); v && *v == -1) it = JV::known(Known::of_int(1));
     shape = L.pack_ints(JV::list(std::move(items)));
   } else {
     shape = L.pack_ints(L.in(n, 1));
@@ -314,7 +312,7 @@ bool lower_expand(Lowerer& L, Node* n, const std::string& op) {
 
 // broadcast_tensors([x0, x1, ...]) -> [each xi expanded to the broadcast of all]: ONNX Expand broadcasts both
 // ways, so expanding xi by every other input's shape in turn gives the common shape. Layout only.
-bool lower_broadcast_tensors(Lowerer& L, Node* n, const std::string&) {
+bool lower_broadcast_tensors(AtenLowerer& L, const Node* n, const std::string&) {
   auto items = L.list_items(L.in(n, 0));
   if (!items) return false;
   std::vector<int> xs, shapes;
@@ -323,7 +321,7 @@ bool lower_broadcast_tensors(Lowerer& L, Node* n, const std::string&) {
     if (x < 0) return false;
     xs.push_back(x);
   }
-  const tj::Value* o = n->output();
+  const AtenValue* o = n->output();
   for (size_t j = 0; j < xs.size(); ++j)
     shapes.push_back(L.emit_tmp(o, std::to_string(j) + "/shape", "Shape", {xs[j]}));
   std::vector<JV> outs;
@@ -338,7 +336,7 @@ bool lower_broadcast_tensors(Lowerer& L, Node* n, const std::string&) {
   return true;
 }
 
-bool lower_repeat(Lowerer& L, Node* n, const std::string&) {
+bool lower_repeat(AtenLowerer& L, const Node* n, const std::string&) {
   auto reps = L.known_ints(L.in(n, 1));
   auto rank = L.known_rank(L.in(n, 0));
   if (!reps || !rank) return false;
@@ -355,14 +353,14 @@ bool lower_repeat(Lowerer& L, Node* n, const std::string&) {
 // repeat_interleave(x, repeats: int, dim): each element along dim repeated: Unsqueeze after dim, Tile,
 // Reshape merging the two (torch.onnx's export). Without dim the flattened tensor; per-element repeats (a
 // tensor of counts) are data: not lowered.
-bool lower_repeat_interleave(Lowerer& L, Node* n, const std::string&) {
+bool lower_repeat_interleave(AtenLowerer& L, const Node* n, const std::string&) {
   if (n->inputs().size() < 3) return false;
   auto reps = L.known_int(L.in(n, 1));  // an int, or a one-element tensor whose value is known (a trace's)
-  const tj::Value* o = n->output();
+  const AtenValue* o = n->output();
   int x = L.as_ir(L.in(n, 0));
   if (!reps || x < 0) return false;
   int64_t dim = 0;
-  if (Lowerer::is_none(L.in(n, 2))) {
+  if (AtenLowerer::is_none(L.in(n, 2))) {
     x = L.emit_tmp(o, "flat", "Reshape", {x, L.const_ints({-1})});
   } else {
     auto d = norm_dim(L, L.in(n, 0), L.in(n, 2));
@@ -384,7 +382,7 @@ bool lower_repeat_interleave(Lowerer& L, Node* n, const std::string&) {
 }
 
 // flip(x, dims): Slice with step -1 over each dim, as torch.onnx exports it.
-bool lower_flip(Lowerer& L, Node* n, const std::string&) {
+bool lower_flip(AtenLowerer& L, const Node* n, const std::string&) {
   auto dims = L.known_ints(L.in(n, 1));
   if (!dims) return false;
   std::vector<int64_t> starts(dims->size(), -1), ends(dims->size(), INT64_MIN), steps(dims->size(), -1);
@@ -396,10 +394,10 @@ bool lower_flip(Lowerer& L, Node* n, const std::string&) {
 
 // roll(x, shifts, dims): per dim, the last `s` elements moved to the front (two Slices and a Concat, as
 // torch.onnx exports it); without dims, the flattened tensor is rolled and reshaped back.
-bool lower_roll(Lowerer& L, Node* n, const std::string&) {
+bool lower_roll(AtenLowerer& L, const Node* n, const std::string&) {
   auto shifts = L.known_ints(L.in(n, 1)), dims = L.known_ints(L.in(n, 2));
   if (!shifts || !dims || dims->empty() || shifts->size() != dims->size()) return false;
-  const tj::Value* o = n->output();
+  const AtenValue* o = n->output();
   int x = L.as_ir(L.in(n, 0));
   for (size_t k = 0; k < dims->size(); ++k) {
     int64_t s = (*shifts)[k], d = (*dims)[k];
@@ -414,7 +412,7 @@ bool lower_roll(Lowerer& L, Node* n, const std::string&) {
 
 // constant_pad_nd(x, pad, value) / pad(x, pad, mode, value): torch's pad list runs from the last dim
 // ([last_begin, last_end, prev_begin, prev_end, ...]); ONNX Pad wants [begin per dim..., end per dim...].
-bool lower_pad(Lowerer& L, Node* n, const std::string& op) {
+bool lower_pad(AtenLowerer& L, const Node* n, const std::string& op) {
   auto pad = L.known_ints(L.in(n, 1));
   auto rank = L.known_rank(L.in(n, 0));
   if (!pad || !rank || pad->size() % 2 || static_cast<int64_t>(pad->size() / 2) > *rank) return false;
@@ -434,8 +432,8 @@ bool lower_pad(Lowerer& L, Node* n, const std::string& op) {
 }
 
 // Creation: zeros/ones/full/empty/rand*(size), new_*(self, size), *_like(self), fill_(self, v), zero_.
-bool lower_creation(Lowerer& L, Node* n, const std::string& op) {
-  const tj::Value* o = n->output();
+bool lower_creation(AtenLowerer& L, const Node* n, const std::string& op) {
+  const AtenValue* o = n->output();
   bool like = op.size() > 5 && op.compare(op.size() - 5, 5, "_like") == 0;
   bool is_new = op.rfind("new_", 0) == 0;
   bool fill = op == "fill" || op == "zero";
@@ -468,7 +466,7 @@ bool lower_creation(Lowerer& L, Node* n, const std::string& op) {
 }
 
 // copy_(self, src): self's shape, src's values broadcast into it.
-bool lower_copy(Lowerer& L, Node* n, const std::string&) {
+bool lower_copy(AtenLowerer& L, const Node* n, const std::string&) {
   if (n->inputs().size() == 1) {  // list.copy()
     auto items = L.list_items(L.in(n, 0));
     if (!items) return false;
@@ -483,13 +481,13 @@ bool lower_copy(Lowerer& L, Node* n, const std::string&) {
 
 // index(self, indices): one index tensor at position k (the others None) is a Gather on axis k; a boolean
 // mask there selects (aten_datadep.cc).
-bool lower_index(Lowerer& L, Node* n, const std::string&) {
+bool lower_index(AtenLowerer& L, const Node* n, const std::string&) {
   const JV& idx = L.in(n, 1);
   if (idx.kind != JV::List) return false;
   int axis = -1, which = -1;
   for (size_t k = 0; k < idx.items->size(); ++k) {
     const JV& it = (*idx.items)[k];
-    if (Lowerer::is_none(it)) continue;
+    if (AtenLowerer::is_none(it)) continue;
     if (axis >= 0 || it.kind != JV::Tensor) return false;
     axis = static_cast<int>(k);
     which = it.ir;
@@ -502,7 +500,7 @@ bool lower_index(Lowerer& L, Node* n, const std::string&) {
 }
 
 // index_put_(self, indices, values, accumulate): self's shape; accumulate adds (1 per value element).
-bool lower_index_put(Lowerer& L, Node* n, const std::string&) {
+bool lower_index_put(AtenLowerer& L, const Node* n, const std::string&) {
   const JV& idx = L.in(n, 1);
   if (idx.kind != JV::List) return false;
   int first = -1;
@@ -516,7 +514,7 @@ bool lower_index_put(Lowerer& L, Node* n, const std::string&) {
   return true;
 }
 
-bool lower_index_select(Lowerer& L, Node* n, const std::string& op) {
+bool lower_index_select(AtenLowerer& L, const Node* n, const std::string& op) {
   auto dim = L.known_int(L.in(n, 1));
   if (!dim) return false;
   L.emit_to(n->output(), op == "gather" ? "GatherElements" : "Gather",
@@ -524,20 +522,20 @@ bool lower_index_select(Lowerer& L, Node* n, const std::string& op) {
   return true;
 }
 
-bool lower_trilu(Lowerer& L, Node* n, const std::string& op) {
+bool lower_trilu(AtenLowerer& L, const Node* n, const std::string& op) {
   int k = n->inputs().size() > 1 ? L.as_ir(L.in(n, 1)) : L.const_int(0);
   L.emit_to(n->output(), "Trilu", {L.as_ir(L.in(n, 0)), k}, {{"upper", ai(op == "triu" ? 1 : 0)}});
   return true;
 }
 
-bool lower_cumsum(Lowerer& L, Node* n, const std::string&) {
+bool lower_cumsum(AtenLowerer& L, const Node* n, const std::string&) {
   auto dim = L.known_int(L.in(n, 1));
   if (!dim) return false;
   L.emit_to(n->output(), "CumSum", {L.as_ir(L.in(n, 0)), L.const_int(*dim)});
   return true;
 }
 
-bool lower_arange(Lowerer& L, Node* n, const std::string&) {
+bool lower_arange(AtenLowerer& L, const Node* n, const std::string&) {
   JV* start = L.arg(n, "start");
   JV* end = L.arg(n, "end");
   JV* step = L.arg(n, "step");
@@ -550,7 +548,7 @@ bool lower_arange(Lowerer& L, Node* n, const std::string&) {
   return true;
 }
 
-bool lower_scalar_tensor(Lowerer& L, Node* n, const std::string&) {
+bool lower_scalar_tensor(AtenLowerer& L, const Node* n, const std::string&) {
   const JV& x = L.in(n, 0);
   int v = -1;
   if (auto k = L.known_num(x))
@@ -564,16 +562,16 @@ bool lower_scalar_tensor(Lowerer& L, Node* n, const std::string&) {
 
 // mean/sum/amax/amin(x[, dims, keepdim]); max/min(x) over all; max/min(x, dim, keepdim) -> (values, indices);
 // argmax/argmin(x, dim, keepdim).
-bool lower_reduce(Lowerer& L, Node* n, const std::string& op) {
+bool lower_reduce(AtenLowerer& L, const Node* n, const std::string& op) {
   static const std::map<std::string, std::string> onnx = {
       {"mean", "ReduceMean"}, {"sum", "ReduceSum"}, {"amax", "ReduceMax"}, {"amin", "ReduceMin"},
       {"max", "ReduceMax"},   {"min", "ReduceMin"}, {"prod", "ReduceProd"}};
   size_t nin = n->inputs().size();
-  const tj::Value* o = n->output(0);
+  const AtenValue* o = n->output(0);
   int x = L.as_ir(L.in(n, 0));
   if (x < 0) return false;
   if (op == "argmax" || op == "argmin") {
-    if (nin < 3 || Lowerer::is_none(L.in(n, 1))) return false;
+    if (nin < 3 || AtenLowerer::is_none(L.in(n, 1))) return false;
     auto d = L.known_int(L.in(n, 1)), k = L.known_int(L.in(n, 2));
     if (!d || !k) return false;
     L.emit_to(o, op == "argmax" ? "ArgMax" : "ArgMin", {x}, {{"axis", ai(*d)}, {"keepdims", ai(*k)}});
@@ -584,11 +582,10 @@ bool lower_reduce(Lowerer& L, Node* n, const std::string& op) {
     return true;
   }
   // Over all elements when the second argument is no dims (sum(x), sum(x, dtype), dims None).
-  bool all_elements = nin == 1 || Lowerer::is_none(L.in(n, 1));
+  bool all_elements = nin == 1 || AtenLowerer::is_none(L.in(n, 1));
   if (!all_elements) {
-    c10::TypePtr t = n->input(1)->type();
-    if (auto opt = t->cast<c10::OptionalType>()) t = opt->getElementType();
-    all_elements = t->kind() != c10::TypeKind::ListType && t->kind() != c10::TypeKind::IntType;
+    const AtenType& t = n->input(1)->type;
+    all_elements = t.kind != AtenType::List && t.kind != AtenType::Int;
   }
   if (all_elements) {
     L.emit_to(o, onnx.at(op), {x}, {{"keepdims", ai(0)}});  // all elements
@@ -608,7 +605,7 @@ bool lower_reduce(Lowerer& L, Node* n, const std::string& op) {
 }
 
 // norm(x, p, dim, keepdim) with p 1 or 2 (F.normalize's): ReduceL1 / ReduceL2.
-bool lower_norm(Lowerer& L, Node* n, const std::string&) {
+bool lower_norm(AtenLowerer& L, const Node* n, const std::string&) {
   if (n->inputs().size() < 4) return false;
   auto p = L.known_num(L.in(n, 1));
   auto dims = L.known_ints(L.in(n, 2));
@@ -621,14 +618,15 @@ bool lower_norm(Lowerer& L, Node* n, const std::string&) {
 
 // linalg_vector_norm(x, ord=2, dim=None, keepdim=False, dtype=None), ord 1 or 2: what torch 2.x's
 // F.normalize calls (Swin V2's cosine attention); dim None reduces every dim.
-bool lower_vector_norm(Lowerer& L, Node* n, const std::string&) {
+bool lower_vector_norm(AtenLowerer& L, const Node* n, const std::string&) {
   if (n->inputs().size() < 4) return false;
   auto p = L.known_num(L.in(n, 1));
   auto keep = L.known_int(L.in(n, 3));
   if (!p || !keep || (*p != 1.0 && *p != 2.0)) return false;
-  if (n->inputs().size() > 4 && !Lowerer::is_none(L.in(n, 4))) return false;  // a dtype cast first: not read
+  if (n->inputs().size() > 4 && !AtenLowerer::is_none(L.in(n, 4)))
+    return false;  // a dtype cast first: not read
   std::vector<int> ins{L.as_ir(L.in(n, 0))};
-  if (!Lowerer::is_none(L.in(n, 2))) {
+  if (!AtenLowerer::is_none(L.in(n, 2))) {
     auto dims = L.known_ints(L.in(n, 2));
     if (!dims) return false;
     ins.push_back(L.const_ints(*dims));
@@ -637,17 +635,18 @@ bool lower_vector_norm(Lowerer& L, Node* n, const std::string&) {
   return true;
 }
 
-bool lower_topk(Lowerer& L, Node* n, const std::string&) {
+bool lower_topk(AtenLowerer& L, const Node* n, const std::string&) {
   auto k = L.known_int(L.in(n, 1)), dim = L.known_int(L.in(n, 2));
   if (!k || !dim) return false;
-  auto r = L.emit("TopK", {L.as_ir(L.in(n, 0)), L.const_ints({*k})},
-                  {Lowerer::ir_name(n->output(0)), Lowerer::ir_name(n->output(1))}, {{"axis", ai(*dim)}});
+  auto r =
+      L.emit("TopK", {L.as_ir(L.in(n, 0)), L.const_ints({*k})},
+             {AtenLowerer::ir_name(n->output(0)), AtenLowerer::ir_name(n->output(1))}, {{"axis", ai(*dim)}});
   L.set_ir(n->output(0), r[0]);
   L.set_ir(n->output(1), r[1]);
   return true;
 }
 
-bool lower_pixel_shuffle(Lowerer& L, Node* n, const std::string& op) {
+bool lower_pixel_shuffle(AtenLowerer& L, const Node* n, const std::string& op) {
   auto r = L.known_int(L.in(n, 1));
   if (!r) return false;
   L.emit_to(n->output(), op == "pixel_shuffle" ? "DepthToSpace" : "SpaceToDepth", {L.as_ir(L.in(n, 0))},

@@ -1,4 +1,4 @@
-// src/torch/aten_loss.cc — aten loss ops. Class-index cross entropy without label smoothing and the nll
+// src/aten/aten_loss.cc — aten loss ops. Class-index cross entropy without label smoothing and the nll
 // losses become ONNX SoftmaxCrossEntropyLoss / NegativeLogLikelihoodLoss, as torch.onnx exports them
 // (ignore_index always given: torch always compares against it); the rest become the "flopwise" domain's
 // losses (shape_inference/ops/loss.cc), whose formulas state what is counted per element. The reduction
@@ -10,10 +10,10 @@
 namespace flopwise {
 namespace {
 
-using tj::Node;
+using Node = AtenNode;
 
 // The reduction argument as the ONNX attribute string; nullopt when not known at import.
-std::optional<std::string> reduction_of(Lowerer& L, Node* n) {
+std::optional<std::string> reduction_of(AtenLowerer& L, const Node* n) {
   JV* r = L.arg(n, "reduction");
   if (!r) return std::nullopt;
   auto v = L.known_int(*r);
@@ -23,9 +23,9 @@ std::optional<std::string> reduction_of(Lowerer& L, Node* n) {
 }
 
 // An optional tensor argument: its IR value, -1 when None or absent.
-int optional_tensor(Lowerer& L, Node* n, const char* name) {
+int optional_tensor(AtenLowerer& L, const Node* n, const char* name) {
   JV* j = L.arg(n, name);
-  if (!j || Lowerer::is_none(*j)) return -1;
+  if (!j || AtenLowerer::is_none(*j)) return -1;
   return L.as_ir(*j);
 }
 
@@ -33,12 +33,12 @@ int optional_tensor(Lowerer& L, Node* n, const char* name) {
 // label_smoothing 0 and class-index targets, cross_entropy_loss(self, target, weight, reduction,
 // ignore_index, label_smoothing). An unbatched (C) input with a () target is given a batch of 1 around the
 // ONNX op (which needs (N, C)).
-bool emit_onnx_loss(Lowerer& L, Node* n, const std::string& onnx_op) {
+bool emit_onnx_loss(AtenLowerer& L, const Node* n, const std::string& onnx_op) {
   auto red = reduction_of(L, n);
   JV* ignore = L.arg(n, "ignore_index");
   auto ign = ignore ? L.known_int(*ignore) : std::nullopt;
   if (!red || !ign) return false;
-  const tj::Value* o = n->output();
+  const AtenValue* o = n->output();
   int x = L.as_ir(L.in(n, 0)), t = L.as_ir(L.in(n, 1));
   if (x < 0 || t < 0) return false;
   std::vector<int> ins{x, t};
@@ -54,17 +54,17 @@ bool emit_onnx_loss(Lowerer& L, Node* n, const std::string& onnx_op) {
   return true;
 }
 
-bool lower_nll_loss(Lowerer& L, Node* n, const std::string&) {
+bool lower_nll_loss(AtenLowerer& L, const Node* n, const std::string&) {
   return emit_onnx_loss(L, n, "NegativeLogLikelihoodLoss");
 }
 
 // cross_entropy_loss: probability targets (a float target) or label smoothing go to flopwise
 // CrossEntropyLoss.
-bool lower_cross_entropy(Lowerer& L, Node* n, const std::string&) {
+bool lower_cross_entropy(AtenLowerer& L, const Node* n, const std::string&) {
   JV* ls = L.arg(n, "label_smoothing");
   auto eps = ls ? L.known_num(*ls) : std::optional<double>(0.0);
   const JV& target = L.in(n, 1);
-  if (!eps || !Lowerer::is_tensor(target)) return false;
+  if (!eps || !AtenLowerer::is_tensor(target)) return false;
   const DType tt = L.facts(target.ir).dtype;
   if (tt == DType::Undefined) return false;
   const bool probs = is_float(tt);
@@ -126,7 +126,7 @@ const std::vector<PointwiseLowering>& pointwise_losses() {
   return v;
 }
 
-bool lower_pointwise_loss(Lowerer& L, Node* n, const std::string& op) {
+bool lower_pointwise_loss(AtenLowerer& L, const Node* n, const std::string& op) {
   const PointwiseLowering* p = nullptr;
   for (const auto& x : pointwise_losses())
     if (op == x.aten) p = &x;

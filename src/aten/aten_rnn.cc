@@ -1,11 +1,11 @@
-// src/torch/aten_rnn.cc — aten recurrent ops: lstm/gru/rnn_tanh/rnn_relu (the whole multi-layer module, as
+// src/aten/aten_rnn.cc — aten recurrent ops: lstm/gru/rnn_tanh/rnn_relu (the whole multi-layer module, as
 // torch.onnx exports it: one ONNX LSTM/GRU/RNN per layer) and the single-step cells.
 #include "aten_table.h"
 
 namespace flopwise {
 namespace {
 
-using tj::Node;
+using Node = AtenNode;
 
 // ONNX LSTM/GRU/RNN attributes of an aten recurrent op ("lstm", "gru_cell", "rnn_relu", ...): torch's GRU
 // applies the reset gate after the recurrent product (linear_before_reset); rnn_relu swaps tanh for Relu.
@@ -25,7 +25,7 @@ Attrs recurrent_attrs(const std::string& op, int64_t hidden) {
 // b_ih, b_hh, w_hr [P, H]), which ONNX's LSTM cannot express: unrolled over the (known) sequence length,
 // each step the ops torch runs: gates = x_t W_ih^T + b_ih + h W_hh^T + b_hh; i, f, g, o = chunks;
 // c = sigmoid(f) c + sigmoid(i) tanh(g); h = (sigmoid(o) tanh(c)) W_hr^T. Input seq-first [T, B, I].
-bool lower_lstm_projected(Lowerer& L, const tj::Value* o, int x, const std::vector<JV>& params,
+bool lower_lstm_projected(AtenLowerer& L, const AtenValue* o, int x, const std::vector<JV>& params,
                           int64_t layers, int64_t dirs, bool has_b, std::vector<int>& hs,
                           std::vector<int>& cs, int& out) {
   const Shape xs = L.facts(x).shape;
@@ -85,7 +85,7 @@ bool lower_lstm_projected(Lowerer& L, const tj::Value* o, int x, const std::vect
 // Y [seq, dirs, batch, hidden] -> [seq, batch, dirs*hidden] for the next layer, batch_first by transposes.
 // Initial states are left out: they change neither shapes nor costs. An unbatched input (rank 2) is
 // given a batch of 1 and has it removed again.
-bool lower_rnn(Lowerer& L, Node* n, const std::string& op) {
+bool lower_rnn(AtenLowerer& L, const Node* n, const std::string& op) {
   auto in = [&](size_t i) -> JV& { return L.in(n, i); };
   if (n->inputs().size() != 9 || in(2).kind != JV::List) return false;
   auto has_b = L.known_int(in(3)), layers = L.known_int(in(4)), bidir = L.known_int(in(7)),
@@ -96,7 +96,7 @@ bool lower_rnn(Lowerer& L, Node* n, const std::string& op) {
   bool projected = op == "lstm" && static_cast<int64_t>(params.size()) == *layers * dirs * (per + 1);
   if (!projected && static_cast<int64_t>(params.size()) != *layers * dirs * per) return false;
   std::string onnx = op == "lstm" ? "LSTM" : op == "gru" ? "GRU" : "RNN";
-  const tj::Value* o = n->output(0);
+  const AtenValue* o = n->output(0);
   int x = L.as_ir(in(0));
   auto rank = L.known_rank(in(0));
   bool unbatched = rank && *rank == 2;
@@ -143,15 +143,15 @@ bool lower_rnn(Lowerer& L, Node* n, const std::string& op) {
     x = L.emit_tmp(o, "unbatch", "Squeeze", {x, L.const_ints({1})});
   else if (*bf)
     x = L.emit_tmp(o, "batch_first", "Transpose", {x}, {{"perm", ais({1, 0, 2})}});
-  auto finish = [&](const tj::Value* jo, int v) {
-    L.set_ir(jo, L.emit("Identity", {v}, {Lowerer::ir_name(jo)})[0]);
+  auto finish = [&](const AtenValue* jo, int v) {
+    L.set_ir(jo, L.emit("Identity", {v}, {AtenLowerer::ir_name(jo)})[0]);
   };
   finish(o, x);
-  auto concat_states = [&](std::vector<int> v, const tj::Value* jo) {
+  auto concat_states = [&](std::vector<int> v, const AtenValue* jo) {
     if (unbatched)
       for (auto& s : v) s = L.emit_tmp(jo, "unbatch", "Squeeze", {s, L.const_ints({1})});
     if (v.size() == 1) return finish(jo, v[0]);
-    L.set_ir(jo, L.emit("Concat", v, {Lowerer::ir_name(jo)}, {{"axis", ai(0)}})[0]);
+    L.set_ir(jo, L.emit("Concat", v, {AtenLowerer::ir_name(jo)}, {{"axis", ai(0)}})[0]);
   };
   concat_states(hs, n->output(1));
   if (op == "lstm") concat_states(cs, n->output(2));
@@ -160,10 +160,10 @@ bool lower_rnn(Lowerer& L, Node* n, const std::string& op) {
 
 // Cells: lstm_cell(x, (hx, cx), w_ih, w_hh, b_ih, b_hh) -> (hy, cy); gru_cell / rnn_tanh_cell /
 // rnn_relu_cell(x, hx, w_ih, w_hh, b_ih, b_hh) -> hy. One time step of the ONNX op over a sequence of 1.
-bool lower_cell(Lowerer& L, Node* n, const std::string& op) {
+bool lower_cell(AtenLowerer& L, const Node* n, const std::string& op) {
   auto in = [&](size_t i) -> JV& { return L.in(n, i); };
   if (n->inputs().size() < 4) return false;
-  const tj::Value* o = n->output(0);
+  const AtenValue* o = n->output(0);
   int w_ih = L.as_ir(in(2)), w_hh = L.as_ir(in(3));
   const Shape whh = L.graph().values[w_hh].shape;  // a copy: emitting reallocates the values
   if (!whh.rank_known || whh.rank() != 2 || !whh.dims[1].is_known()) return false;
@@ -177,7 +177,7 @@ bool lower_cell(Lowerer& L, Node* n, const std::string& op) {
     return L.emit_tmp(o, what, "Unsqueeze", {v, L.const_ints({0})});
   };
   std::vector<int> ins{x, unsq(w_ih, "W"), unsq(w_hh, "R")};
-  bool bias = n->inputs().size() >= 6 && !Lowerer::is_none(in(4)) && !Lowerer::is_none(in(5));
+  bool bias = n->inputs().size() >= 6 && !AtenLowerer::is_none(in(4)) && !AtenLowerer::is_none(in(5));
   if (bias)
     ins.push_back(
         unsq(L.emit_tmp(o, "bias", "Concat", {L.as_ir(in(4)), L.as_ir(in(5))}, {{"axis", ai(0)}}), "B"));
@@ -188,10 +188,10 @@ bool lower_cell(Lowerer& L, Node* n, const std::string& op) {
   if (op == "lstm_cell") outs.push_back(L.tmp(o, "Y_c"));
   auto res = L.emit(onnx, ins, outs, a);
   // Y_h [dirs 1, batch, hidden] -> [batch, hidden] (unbatched: [hidden]).
-  auto state = [&](int v, const tj::Value* jo) {
+  auto state = [&](int v, const AtenValue* jo) {
     L.set_ir(jo, L.emit("Squeeze",
                         {v, L.const_ints(*rank == 1 ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{0})},
-                        {Lowerer::ir_name(jo)})[0]);
+                        {AtenLowerer::ir_name(jo)})[0]);
   };
   state(res[1], n->output(0));
   if (op == "lstm_cell") state(res[2], n->output(1));

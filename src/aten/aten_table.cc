@@ -1,4 +1,4 @@
-// src/torch/aten_table.cc — see aten_table.h.
+// src/aten/aten_table.cc — see aten_table.h.
 #include "aten_table.h"
 
 #include <algorithm>

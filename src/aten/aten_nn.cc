@@ -1,13 +1,13 @@
-// src/torch/aten_nn.cc — aten neural-network ops: contractions (matmul family, linear, addmm/baddbmm,
+// src/aten/aten_nn.cc — aten neural-network ops: contractions (matmul family, linear, addmm/baddbmm,
 // einsum, bilinear), convolutions (also transposed), norms, pooling, upsampling, embedding.
 #include "aten_table.h"
 
 namespace flopwise {
 namespace {
 
-using tj::Node;
+using Node = AtenNode;
 
-bool lower_matmul(Lowerer& L, Node* n, const std::string&) {
+bool lower_matmul(AtenLowerer& L, const Node* n, const std::string&) {
   L.emit_to(n->output(), "MatMul", {L.as_ir(L.in(n, 0)), L.as_ir(L.in(n, 1))});
   return true;
 }
@@ -15,11 +15,11 @@ bool lower_matmul(Lowerer& L, Node* n, const std::string&) {
 // y = x W^T + b: MatMul + Add, as torch.onnx exports a Linear on a rank-3 input (on rank 2 it exports
 // Gemm; MACs and FLOPs are the same: M*N*K MACs, 2*M*N*K + M*N FLOPs).
 // Both nodes say they are F.linear's: tools that patch torch.matmul but not F.linear tell them apart.
-bool lower_linear(Lowerer& L, Node* n, const std::string&) {
-  const tj::Value* o = n->output();
+bool lower_linear(AtenLowerer& L, const Node* n, const std::string&) {
+  const AtenValue* o = n->output();
   const Attrs call = {{"torch_op", as("linear")}};
   int wt = L.emit_tmp(o, "weight_t", "Transpose", {L.as_ir(L.in(n, 1))}, {{"perm", ais({1, 0})}});
-  if (n->inputs().size() < 3 || Lowerer::is_none(L.in(n, 2)))
+  if (n->inputs().size() < 3 || AtenLowerer::is_none(L.in(n, 2)))
     return L.emit_to(o, "MatMul", {L.as_ir(L.in(n, 0)), wt}, call), true;
   int mm = L.emit_tmp(o, "matmul", "MatMul", {L.as_ir(L.in(n, 0)), wt}, call);
   L.emit_to(o, "Add", {mm, L.as_ir(L.in(n, 2))}, call);
@@ -27,12 +27,12 @@ bool lower_linear(Lowerer& L, Node* n, const std::string&) {
 }
 
 // beta * input + alpha * (m1 @ m2): addmm as Gemm; baddbmm as MatMul (+ Mul by alpha) + Add.
-bool lower_addmm(Lowerer& L, Node* n, const std::string& op) {
+bool lower_addmm(AtenLowerer& L, const Node* n, const std::string& op) {
   size_t nin = n->inputs().size();
   if (nin < 3) return false;
   double beta = nin > 3 ? L.known_num(L.in(n, 3)).value_or(1) : 1,
          alpha = nin > 4 ? L.known_num(L.in(n, 4)).value_or(1) : 1;
-  const tj::Value* o = n->output();
+  const AtenValue* o = n->output();
   if (op == "addmm") {
     L.emit_to(o, "Gemm", {L.as_ir(L.in(n, 1)), L.as_ir(L.in(n, 2)), L.as_ir(L.in(n, 0))},
               {{"alpha", af(alpha)}, {"beta", af(beta)}});
@@ -47,7 +47,7 @@ bool lower_addmm(Lowerer& L, Node* n, const std::string& op) {
   return true;
 }
 
-bool lower_einsum(Lowerer& L, Node* n, const std::string&) {
+bool lower_einsum(AtenLowerer& L, const Node* n, const std::string&) {
   if (n->inputs().size() < 2 || L.in(n, 0).kind != JV::Known || !L.in(n, 0).iv.isString() ||
       L.in(n, 1).kind != JV::List)
     return false;
@@ -60,8 +60,8 @@ bool lower_einsum(Lowerer& L, Node* n, const std::string&) {
 // bilinear(x1 [.., I1], x2 [.., I2], W [O, I1, I2], b): y_o = sum_ij x1_i W_oij x2_j + b_o, computed as
 // torch's _trilinear does: the outer product x1 x2^T (I1*I2 multiplies per row, elementwise), then one
 // contraction with W flattened to [O, I1*I2] (MACs: rows * O * I1 * I2).
-bool lower_bilinear(Lowerer& L, Node* n, const std::string&) {
-  const tj::Value* o = n->output();
+bool lower_bilinear(AtenLowerer& L, const Node* n, const std::string&) {
+  const AtenValue* o = n->output();
   int x1 = L.as_ir(L.in(n, 0)), x2 = L.as_ir(L.in(n, 1)), w = L.as_ir(L.in(n, 2));
   int a = L.emit_tmp(o, "x1_col", "Unsqueeze", {x1, L.const_ints({-1})});
   int b = L.emit_tmp(o, "x2_row", "Unsqueeze", {x2, L.const_ints({-2})});
@@ -82,7 +82,7 @@ bool lower_bilinear(Lowerer& L, Node* n, const std::string&) {
   int y = L.emit_tmp(o, "matmul", "MatMul", {flat, wt}, call);
   int target = L.emit_tmp(o, "target", "Concat", {lead, out_dim}, {{"axis", ai(0)}});
   y = L.emit_tmp(o, "unflatten", "Reshape", {y, target});
-  if (n->inputs().size() < 4 || Lowerer::is_none(L.in(n, 3))) return L.emit_to(o, "Identity", {y}), true;
+  if (n->inputs().size() < 4 || AtenLowerer::is_none(L.in(n, 3))) return L.emit_to(o, "Identity", {y}), true;
   L.emit_to(o, "Add", {y, L.as_ir(L.in(n, 3))}, call);
   return true;
 }
@@ -90,7 +90,7 @@ bool lower_bilinear(Lowerer& L, Node* n, const std::string&) {
 // conv1d/2d/3d(input, weight, bias, stride, padding, dilation, groups), conv_transpose1d/2d/3d(input,
 // weight, bias, stride, padding, output_padding, groups, dilation), _convolution/convolution(input, weight,
 // bias, stride, padding, dilation, transposed, output_padding, groups, ...).
-bool lower_conv(Lowerer& L, Node* n, const std::string& op) {
+bool lower_conv(AtenLowerer& L, const Node* n, const std::string& op) {
   auto in = [&](size_t i) -> JV& { return L.in(n, i); };
   bool transposed = op.rfind("conv_transpose", 0) == 0;
   std::optional<std::vector<int64_t>> stride = L.known_ints(in(3)), dil, out_pad;
@@ -128,19 +128,19 @@ bool lower_conv(Lowerer& L, Node* n, const std::string& op) {
     if (any) a["output_padding"] = ais(*out_pad);
   }
   std::vector<int> ins{L.as_ir(in(0)), L.as_ir(in(1))};
-  if (!Lowerer::is_none(in(2))) ins.push_back(L.as_ir(in(2)));
+  if (!AtenLowerer::is_none(in(2))) ins.push_back(L.as_ir(in(2)));
   L.emit_to(n->output(), transposed ? "ConvTranspose" : "Conv", ins, a);
   return true;
 }
 
-bool lower_batch_norm(Lowerer& L, Node* n, const std::string&) {
+bool lower_batch_norm(AtenLowerer& L, const Node* n, const std::string&) {
   auto in = [&](size_t i) -> JV& { return L.in(n, i); };
   if (n->inputs().size() < 8) return false;
   auto eps = L.known_num(in(7)).value_or(1e-5);
-  if (Lowerer::is_none(in(3)) || Lowerer::is_none(in(4))) return false;  // batch statistics: training
+  if (AtenLowerer::is_none(in(3)) || AtenLowerer::is_none(in(4))) return false;  // batch statistics: training
   // Without affine parameters, scale 1 and bias 0 (constants: not params).
   auto affine = [&](size_t i, double v) {
-    if (!Lowerer::is_none(in(i))) return L.as_ir(in(i));
+    if (!AtenLowerer::is_none(in(i))) return L.as_ir(in(i));
     int stats = L.as_ir(in(3));
     return L.emit_tmp(n->output(), i == 1 ? "ones" : "zeros", "ConstantOfShape",
                       {L.emit_tmp(n->output(), "channels", "Shape", {stats})},
@@ -162,13 +162,13 @@ bool lower_batch_norm(Lowerer& L, Node* n, const std::string&) {
   return true;
 }
 
-bool lower_layer_norm(Lowerer& L, Node* n, const std::string&) {
+bool lower_layer_norm(AtenLowerer& L, const Node* n, const std::string&) {
   auto in = [&](size_t i) -> JV& { return L.in(n, i); };
   if (n->inputs().size() < 5) return false;
   auto shape = L.known_ints(in(1));
   if (!shape) return false;
   std::vector<int> ins{L.as_ir(in(0))};
-  if (Lowerer::is_none(in(2))) {  // elementwise_affine=False: scale of ones (a constant, not a param)
+  if (AtenLowerer::is_none(in(2))) {  // elementwise_affine=False: scale of ones (a constant, not a param)
     int x = ins[0];
     int sh = L.emit_tmp(n->output(), "shape", "Shape", {x});
     int last =
@@ -181,7 +181,7 @@ bool lower_layer_norm(Lowerer& L, Node* n, const std::string&) {
     ins.push_back(L.emit_tmp(n->output(), "ones", "ConstantOfShape", {last}, {{"value", one}}));
   } else {
     ins.push_back(L.as_ir(in(2)));
-    if (!Lowerer::is_none(in(3))) ins.push_back(L.as_ir(in(3)));
+    if (!AtenLowerer::is_none(in(3))) ins.push_back(L.as_ir(in(3)));
   }
   L.emit_to(n->output(), "LayerNormalization", ins,
             {{"axis", ai(-static_cast<int64_t>(shape->size()))},
@@ -189,11 +189,11 @@ bool lower_layer_norm(Lowerer& L, Node* n, const std::string&) {
   return true;
 }
 
-bool lower_group_norm(Lowerer& L, Node* n, const std::string&) {
+bool lower_group_norm(AtenLowerer& L, const Node* n, const std::string&) {
   auto in = [&](size_t i) -> JV& { return L.in(n, i); };
   if (n->inputs().size() < 5) return false;
   auto groups = L.known_int(in(1));
-  if (!groups || Lowerer::is_none(in(2)) || Lowerer::is_none(in(3))) return false;
+  if (!groups || AtenLowerer::is_none(in(2)) || AtenLowerer::is_none(in(3))) return false;
   // Opset 21's GroupNormalization: scale and bias per channel, as torch's.
   L.emit_to(n->output(), "GroupNormalization", {L.as_ir(in(0)), L.as_ir(in(2)), L.as_ir(in(3))},
             {{"num_groups", ai(*groups)}, {"epsilon", af(L.known_num(in(4)).value_or(1e-5))}}, "", 21);
@@ -202,12 +202,12 @@ bool lower_group_norm(Lowerer& L, Node* n, const std::string&) {
 
 // instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, cudnn):
 // with input statistics (the default) ONNX InstanceNormalization; affine-less gets ones/zeros constants.
-bool lower_instance_norm(Lowerer& L, Node* n, const std::string&) {
+bool lower_instance_norm(AtenLowerer& L, const Node* n, const std::string&) {
   auto in = [&](size_t i) -> JV& { return L.in(n, i); };
   if (n->inputs().size() < 8) return false;
   auto use_stats = L.known_int(in(5));
   if (!use_stats || !*use_stats) return false;
-  if (Lowerer::is_none(in(1)) || Lowerer::is_none(in(2))) {
+  if (AtenLowerer::is_none(in(1)) || AtenLowerer::is_none(in(2))) {
     // Channels from the input's dim 1: scale/bias constants (not params).
     int x = L.as_ir(in(0));
     int sh = L.emit_tmp(n->output(), "shape", "Shape", {x});
@@ -227,7 +227,7 @@ bool lower_instance_norm(Lowerer& L, Node* n, const std::string&) {
   return true;
 }
 
-bool lower_pool(Lowerer& L, Node* n, const std::string& op) {
+bool lower_pool(AtenLowerer& L, const Node* n, const std::string& op) {
   auto in = [&](size_t i) -> JV& { return L.in(n, i); };
   bool is_max = op.rfind("max", 0) == 0;
   auto k = L.known_ints(in(1));
@@ -246,7 +246,7 @@ bool lower_pool(Lowerer& L, Node* n, const std::string& op) {
     a["ceil_mode"] = ai(*c);
     if (n->outputs().size() == 2) {  // max_pool*_with_indices: the indices as the second output
       auto r = L.emit("MaxPool", {L.as_ir(in(0))},
-                      {Lowerer::ir_name(n->output(0)), Lowerer::ir_name(n->output(1))}, a);
+                      {AtenLowerer::ir_name(n->output(0)), AtenLowerer::ir_name(n->output(1))}, a);
       L.set_ir(n->output(0), r[0]);
       L.set_ir(n->output(1), r[1]);
       return true;
@@ -257,14 +257,14 @@ bool lower_pool(Lowerer& L, Node* n, const std::string& op) {
   auto c = L.known_int(in(4));
   auto cip = L.known_int(in(5));
   if (!c || !cip) return false;
-  if (n->inputs().size() > 6 && !Lowerer::is_none(in(6))) return false;  // divisor_override: not ONNX
+  if (n->inputs().size() > 6 && !AtenLowerer::is_none(in(6))) return false;  // divisor_override: not ONNX
   a["ceil_mode"] = ai(*c);
   a["count_include_pad"] = ai(*cip);
   L.emit_to(n->output(), "AveragePool", {L.as_ir(in(0))}, a);
   return true;
 }
 
-bool lower_adaptive_pool(Lowerer& L, Node* n, const std::string& op) {
+bool lower_adaptive_pool(AtenLowerer& L, const Node* n, const std::string& op) {
   auto size = L.known_ints(L.in(n, 1));
   if (!size) return false;
   bool global = true;
@@ -273,9 +273,9 @@ bool lower_adaptive_pool(Lowerer& L, Node* n, const std::string& op) {
   int x = L.as_ir(L.in(n, 0));
   int out;
   if (global)
-    out = L.emit(is_max ? "GlobalMaxPool" : "GlobalAveragePool", {x}, {Lowerer::ir_name(n->output(0))})[0];
+    out = L.emit(is_max ? "GlobalMaxPool" : "GlobalAveragePool", {x}, {AtenLowerer::ir_name(n->output(0))})[0];
   else
-    out = L.emit(is_max ? "AdaptiveMaxPool" : "AdaptiveAvgPool", {x}, {Lowerer::ir_name(n->output(0))},
+    out = L.emit(is_max ? "AdaptiveMaxPool" : "AdaptiveAvgPool", {x}, {AtenLowerer::ir_name(n->output(0))},
                  {{"output_size", ais(*size)}}, "flopwise")[0];
   L.set_ir(n->output(0), out);
   if (n->outputs().size() == 2) L.set(n->output(1), JV());  // indices: not modelled
@@ -285,7 +285,7 @@ bool lower_adaptive_pool(Lowerer& L, Node* n, const std::string& op) {
 // aten::convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
 // output_padding, groups, output_mask): a PyTorch trace's backward of a convolution (a TorchScript graph has
 // none) -> flopwise::ConvolutionBackward, its output_mask saying which gradients run.
-bool lower_convolution_backward(Lowerer& L, Node* n, const std::string&) {
+bool lower_convolution_backward(AtenLowerer& L, const Node* n, const std::string&) {
   if (n->inputs().size() != 11) return false;
   const JV& m = L.in(n, 10);
   std::vector<int64_t> mask;
@@ -298,7 +298,7 @@ bool lower_convolution_backward(Lowerer& L, Node* n, const std::string&) {
   auto groups = L.known_int(L.in(n, 9));
   if (mask.size() != 3 || !transposed || !groups) return false;
   std::vector<std::string> names;
-  for (size_t k = 0; k < 3; ++k) names.push_back(Lowerer::ir_name(n->output(k)));
+  for (size_t k = 0; k < 3; ++k) names.push_back(AtenLowerer::ir_name(n->output(k)));
   auto outs =
       L.emit("ConvolutionBackward", {L.as_ir(L.in(n, 0)), L.as_ir(L.in(n, 1)), L.as_ir(L.in(n, 2))}, names,
              {{"output_mask", ais(mask)},
@@ -313,7 +313,7 @@ bool lower_convolution_backward(Lowerer& L, Node* n, const std::string&) {
 // native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean, save_invstd,
 // train, eps, output_mask), and cuDNN's and MIOpen's (input, grad_output, weight, ...), which compute all
 // three gradients.
-bool lower_batch_norm_backward(Lowerer& L, Node* n, const std::string& op) {
+bool lower_batch_norm_backward(AtenLowerer& L, const Node* n, const std::string& op) {
   const bool native = op == "native_batch_norm_backward";
   if (n->inputs().size() < (native ? 10u : 8u) || n->outputs().size() != 3) return false;
   std::vector<int64_t> mask{1, 1, 1};
@@ -330,7 +330,7 @@ bool lower_batch_norm_backward(Lowerer& L, Node* n, const std::string& op) {
   const int dy = L.as_ir(L.in(n, native ? 0 : 1)), x = L.as_ir(L.in(n, native ? 1 : 0));
   if (dy < 0 || x < 0) return false;
   std::vector<std::string> names;
-  for (size_t k = 0; k < 3; ++k) names.push_back(Lowerer::ir_name(n->output(k)));
+  for (size_t k = 0; k < 3; ++k) names.push_back(AtenLowerer::ir_name(n->output(k)));
   auto outs = L.emit("BatchNormBackward", {dy, x}, names, {{"output_mask", ais(mask)}}, "flopwise");
   for (size_t k = 0; k < 3 && k < outs.size(); ++k) L.set_ir(n->output(k), outs[k]);
   return true;
@@ -338,7 +338,7 @@ bool lower_batch_norm_backward(Lowerer& L, Node* n, const std::string& op) {
 
 // max_pool{2,3}d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode,
 // indices) -> flopwise::MaxPoolBackward(grad_output, indices), the input's shape as an attribute.
-bool lower_max_pool_backward(Lowerer& L, Node* n, const std::string&) {
+bool lower_max_pool_backward(AtenLowerer& L, const Node* n, const std::string&) {
   if (n->inputs().size() != 8) return false;
   const int dy = L.as_ir(L.in(n, 0)), x = L.as_ir(L.in(n, 1)), idx = L.as_ir(L.in(n, 7));
   if (dy < 0 || x < 0 || idx < 0) return false;
@@ -353,8 +353,8 @@ bool lower_max_pool_backward(Lowerer& L, Node* n, const std::string&) {
 // aten::upsample_*(input, output_size?, [align_corners,] scale_factors?) (the .vec overloads) or
 // (input, output_size, [align_corners,] scales...) -> Resize with scales [1, 1, s...] or sizes
 // [N, C, output_size...].
-bool lower_upsample(Lowerer& L, Node* n, const std::string& op) {
-  const tj::Value* o = n->output();
+bool lower_upsample(AtenLowerer& L, const Node* n, const std::string& op) {
+  const AtenValue* o = n->output();
   JV* size = L.arg(n, "output_size");
   JV* factors = L.arg(n, "scale_factors");
   std::string mode = op.find("nearest") != std::string::npos   ? "nearest"
@@ -364,7 +364,7 @@ bool lower_upsample(Lowerer& L, Node* n, const std::string& op) {
   if (JV* ac = L.arg(n, "align_corners"))
     if (auto v = L.known_int(*ac); v && *v) a["coordinate_transformation_mode"] = as("align_corners");
   int x = L.as_ir(L.in(n, 0));
-  if (factors && !Lowerer::is_none(*factors)) {
+  if (factors && !AtenLowerer::is_none(*factors)) {
     auto f = L.known_doubles(*factors);
     if (!f) return false;
     std::vector<double> sc{1.0, 1.0};
@@ -376,7 +376,7 @@ bool lower_upsample(Lowerer& L, Node* n, const std::string& op) {
     L.emit_to(o, "Resize", {x, -1, scales}, a);
     return true;
   }
-  if (!size || Lowerer::is_none(*size)) return false;
+  if (!size || AtenLowerer::is_none(*size)) return false;
   int sz = L.pack_ints(*size);
   if (sz < 0) return false;
   int shape = L.emit_tmp(o, "shape", "Shape", {x});
@@ -386,7 +386,7 @@ bool lower_upsample(Lowerer& L, Node* n, const std::string& op) {
   return true;
 }
 
-bool lower_embedding(Lowerer& L, Node* n, const std::string&) {
+bool lower_embedding(AtenLowerer& L, const Node* n, const std::string&) {
   L.emit_to(n->output(), "Gather", {L.as_ir(L.in(n, 0)), L.as_ir(L.in(n, 1))}, {{"axis", ai(0)}});
   return true;
 }
@@ -396,13 +396,13 @@ bool lower_embedding(Lowerer& L, Node* n, const std::string&) {
 // 2-D input [B, N] passes it flattened with offsets arange(0, B*N, N): bags of equal size, lowered as a
 // Reshape to [B, N, D] and a reduction over N. Bags of unequal or unknown sizes are not lowered (their
 // sizes are data). Outputs 2-4 (offsets and indices bookkeeping) are not modelled.
-bool lower_embedding_bag(Lowerer& L, Node* n, const std::string&) {
+bool lower_embedding_bag(AtenLowerer& L, const Node* n, const std::string&) {
   if (n->inputs().size() < 5) return false;
   auto rank = L.known_rank(L.in(n, 1));
   auto mode = L.known_int(L.in(n, 4));
   if (!rank || !mode || *mode < 0 || *mode > 2) return false;
-  if (n->inputs().size() > 6 && !Lowerer::is_none(L.in(n, 6))) return false;  // per-sample weights
-  const tj::Value* o = n->output(0);
+  if (n->inputs().size() > 6 && !AtenLowerer::is_none(L.in(n, 6))) return false;  // per-sample weights
+  const AtenValue* o = n->output(0);
   int idx = L.as_ir(L.in(n, 1));
   if (*rank == 1) {
     const JV& off = L.in(n, 2);

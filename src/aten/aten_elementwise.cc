@@ -1,4 +1,4 @@
-// src/torch/aten_elementwise.cc — aten elementwise ops: unary and binary arithmetic, comparisons,
+// src/aten/aten_elementwise.cc — aten elementwise ops: unary and binary arithmetic, comparisons,
 // activations, clamps, where/masked_fill, softmax. Each becomes the ONNX op torch.onnx exports.
 #include <map>
 
@@ -7,7 +7,7 @@
 namespace flopwise {
 namespace {
 
-using tj::Node;
+using Node = AtenNode;
 
 const std::map<std::string, std::string>& unary_ops() {
   static const std::map<std::string, std::string> m = {
@@ -62,7 +62,7 @@ const std::map<std::string, std::string>& binary_ops() {
   return m;
 }
 
-bool lower_identity(Lowerer& L, Node* n, const std::string&) {
+bool lower_identity(AtenLowerer& L, const Node* n, const std::string&) {
   int x = L.as_ir(L.in(n, 0));
   if (x < 0) return false;
   L.emit_to(n->output(), "Identity", {x});
@@ -71,7 +71,7 @@ bool lower_identity(Lowerer& L, Node* n, const std::string&) {
 
 // dropout(x, p, train) and feature_dropout (Dropout2d/3d: one draw per channel): an ONNX Dropout with the
 // probability the file records, identity in the forward report (an eval run), active under --train.
-bool lower_dropout(Lowerer& L, Node* n, const std::string& op) {
+bool lower_dropout(AtenLowerer& L, const Node* n, const std::string& op) {
   int x = L.as_ir(L.in(n, 0));
   if (x < 0) return false;
   auto p = n->inputs().size() > 1 ? L.known_num(L.in(n, 1)) : std::nullopt;
@@ -84,34 +84,34 @@ bool lower_dropout(Lowerer& L, Node* n, const std::string& op) {
 
 // native_dropout(x, p, train) -> (out, mask): the kernel F.dropout runs on CUDA (and what torch's
 // decompositions record); the mask a bool per element, as ONNX's second output.
-bool lower_native_dropout(Lowerer& L, Node* n, const std::string&) {
+bool lower_native_dropout(AtenLowerer& L, const Node* n, const std::string&) {
   int x = L.as_ir(L.in(n, 0));
   auto p = n->inputs().size() > 1 ? L.known_num(L.in(n, 1)) : std::nullopt;
   if (x < 0 || !p || n->outputs().size() != 2) return false;
   auto outs = L.emit("Dropout", {x, L.const_float(*p)},
-                     {Lowerer::ir_name(n->output(0)), Lowerer::ir_name(n->output(1))}, {}, "", 13);
+                     {AtenLowerer::ir_name(n->output(0)), AtenLowerer::ir_name(n->output(1))}, {}, "", 13);
   L.set_ir(n->output(0), outs[0]);
   L.set_ir(n->output(1), outs[1]);
   return true;
 }
 
-bool lower_unary(Lowerer& L, Node* n, const std::string& op) {
+bool lower_unary(AtenLowerer& L, const Node* n, const std::string& op) {
   const JV& x = L.in(n, 0);
-  if (!Lowerer::is_tensor(x) && x.kind != JV::ScalarIR) return false;
+  if (!AtenLowerer::is_tensor(x) && x.kind != JV::ScalarIR) return false;
   bool scalar = x.kind == JV::ScalarIR;
   int r = L.emit_to(n->output(), unary_ops().at(op), {x.ir});
   if (scalar) L.set_ir(n->output(), r, JV::ScalarIR);
   return true;
 }
 
-bool lower_binary(Lowerer& L, Node* n, const std::string& op) {
+bool lower_binary(AtenLowerer& L, const Node* n, const std::string& op) {
   if (n->inputs().size() < 2) return false;
   JV a = L.in(n, 0), c = L.in(n, 1);
   if (a.kind == JV::Unknown || c.kind == JV::Unknown) return false;
   bool scalar = a.kind != JV::Tensor && c.kind != JV::Tensor;
   int ia = L.as_ir(a), ic = L.as_ir(c);
   if (ia < 0 || ic < 0) return false;
-  const tj::Value* o = n->output();
+  const AtenValue* o = n->output();
   if ((op == "add" || op == "sub") && n->inputs().size() >= 3) {
     auto alpha = L.known_num(L.in(n, 2));
     if (alpha && *alpha != 1.0) ic = L.emit_tmp(o, "alpha", "Mul", {ic, L.const_float(*alpha)});
@@ -121,28 +121,28 @@ bool lower_binary(Lowerer& L, Node* n, const std::string& op) {
   return true;
 }
 
-bool lower_ne(Lowerer& L, Node* n, const std::string&) {
+bool lower_ne(AtenLowerer& L, const Node* n, const std::string&) {
   if (n->inputs().size() != 2) return false;
   int e = L.emit_tmp(n->output(), "eq", "Equal", {L.as_ir(L.in(n, 0)), L.as_ir(L.in(n, 1))});
-  bool scalar = !Lowerer::is_tensor(L.in(n, 0)) && !Lowerer::is_tensor(L.in(n, 1));
+  bool scalar = !AtenLowerer::is_tensor(L.in(n, 0)) && !AtenLowerer::is_tensor(L.in(n, 1));
   int r = L.emit_to(n->output(), "Not", {e});
   if (scalar) L.set_ir(n->output(), r, JV::ScalarIR);
   return true;
 }
 
-bool lower_rsub(Lowerer& L, Node* n, const std::string&) {
+bool lower_rsub(AtenLowerer& L, const Node* n, const std::string&) {
   if (n->inputs().size() < 2) return false;
   L.emit_to(n->output(), "Sub", {L.as_ir(L.in(n, 1)), L.as_ir(L.in(n, 0))});
   return true;
 }
 
-bool lower_rsqrt(Lowerer& L, Node* n, const std::string&) {
+bool lower_rsqrt(AtenLowerer& L, const Node* n, const std::string&) {
   int s = L.emit_tmp(n->output(), "sqrt", "Sqrt", {L.as_ir(L.in(n, 0))});
   L.emit_to(n->output(), "Reciprocal", {s});
   return true;
 }
 
-bool lower_silu(Lowerer& L, Node* n, const std::string&) {  // x * sigmoid(x), as torch.onnx exports it
+bool lower_silu(AtenLowerer& L, const Node* n, const std::string&) {  // x * sigmoid(x), as torch.onnx exports it
   int x = L.as_ir(L.in(n, 0));
   // Tagged: conventions that count F.silu once per element (DeepSpeed, ptflops) find it at the Sigmoid.
   int s = L.emit_tmp(n->output(), "sigmoid", "Sigmoid", {x}, {{"torch_op", as("silu")}});
@@ -150,7 +150,7 @@ bool lower_silu(Lowerer& L, Node* n, const std::string&) {  // x * sigmoid(x), a
   return true;
 }
 
-bool lower_gelu(Lowerer& L, Node* n, const std::string&) {
+bool lower_gelu(AtenLowerer& L, const Node* n, const std::string&) {
   Attrs a;
   if (n->inputs().size() >= 2 && L.in(n, 1).kind == JV::Known && L.in(n, 1).iv.isString())
     a["approximate"] = as(L.in(n, 1).iv.toStringRef());
@@ -159,7 +159,7 @@ bool lower_gelu(Lowerer& L, Node* n, const std::string&) {
 }
 
 // relu6, hardtanh, clamp/clip (min, max scalars or tensors, either None).
-bool lower_clip(Lowerer& L, Node* n, const std::string& op) {
+bool lower_clip(AtenLowerer& L, const Node* n, const std::string& op) {
   double lo = op == "hardtanh" ? -1.0 : 0.0, hi = op == "hardtanh" ? 1.0 : 6.0;
   size_t nin = n->inputs().size();
   std::vector<int> ins{L.as_ir(L.in(n, 0))};
@@ -168,7 +168,7 @@ bool lower_clip(Lowerer& L, Node* n, const std::string& op) {
     ins.push_back(L.const_float(6));
   } else {
     for (size_t k = 1; k <= 2; ++k) {
-      if (nin > k && Lowerer::is_none(L.in(n, k))) {
+      if (nin > k && AtenLowerer::is_none(L.in(n, k))) {
         ins.push_back(-1);
       } else if (nin > k) {
         auto x = L.known_num(L.in(n, k));
@@ -184,7 +184,7 @@ bool lower_clip(Lowerer& L, Node* n, const std::string& op) {
 }
 
 // clamp_min(x, lo) / clamp_max(x, hi): Clip with one bound.
-bool lower_clamp_bound(Lowerer& L, Node* n, const std::string& op) {
+bool lower_clamp_bound(AtenLowerer& L, const Node* n, const std::string& op) {
   auto v = L.known_num(L.in(n, 1));
   int b = v ? L.const_float(*v) : L.as_ir(L.in(n, 1));
   if (b < 0) return false;
@@ -194,13 +194,13 @@ bool lower_clamp_bound(Lowerer& L, Node* n, const std::string& op) {
   return true;
 }
 
-bool lower_leaky_relu(Lowerer& L, Node* n, const std::string&) {
+bool lower_leaky_relu(AtenLowerer& L, const Node* n, const std::string&) {
   double slope = n->inputs().size() >= 2 ? L.known_num(L.in(n, 1)).value_or(0.01) : 0.01;
   L.emit_to(n->output(), "LeakyRelu", {L.as_ir(L.in(n, 0))}, {{"alpha", af(slope)}});
   return true;
 }
 
-bool lower_prelu(Lowerer& L, Node* n, const std::string&) {
+bool lower_prelu(AtenLowerer& L, const Node* n, const std::string&) {
   // PReLU's slope has one value per channel (dim 1); ONNX broadcasts from the right: [C] -> [C, 1, ...].
   int x = L.as_ir(L.in(n, 0)), w = L.as_ir(L.in(n, 1));
   auto rank = L.known_rank(L.in(n, 0));
@@ -214,20 +214,20 @@ bool lower_prelu(Lowerer& L, Node* n, const std::string&) {
   return true;
 }
 
-bool lower_where(Lowerer& L, Node* n, const std::string&) {
+bool lower_where(AtenLowerer& L, const Node* n, const std::string&) {
   if (n->inputs().size() == 1) return lower_nonzero_numpy(L, n);  // where(condition): nonzero_numpy
   if (n->inputs().size() != 3) return false;
   L.emit_to(n->output(), "Where", {L.as_ir(L.in(n, 0)), L.as_ir(L.in(n, 1)), L.as_ir(L.in(n, 2))});
   return true;
 }
 
-bool lower_masked_fill(Lowerer& L, Node* n, const std::string&) {
+bool lower_masked_fill(AtenLowerer& L, const Node* n, const std::string&) {
   if (n->inputs().size() != 3) return false;
   L.emit_to(n->output(), "Where", {L.as_ir(L.in(n, 1)), L.as_ir(L.in(n, 2)), L.as_ir(L.in(n, 0))});
   return true;
 }
 
-bool lower_softmax(Lowerer& L, Node* n, const std::string& op) {
+bool lower_softmax(AtenLowerer& L, const Node* n, const std::string& op) {
   auto dim = L.known_int(L.in(n, 1));
   if (!dim) return false;
   L.emit_to(n->output(), op == "log_softmax" ? "LogSoftmax" : "Softmax", {L.as_ir(L.in(n, 0))},

@@ -9,17 +9,17 @@
 namespace flopwise {
 namespace {
 
-using tj::Node;
+using Node = AtenNode;
 
 // The attributes that name a data-dependent size after its source op.
-Attrs symbol_attrs(const std::string& stem, Node* n, Attrs more = {}) {
+Attrs symbol_attrs(const std::string& stem, const Node* n, Attrs more = {}) {
   more["flopwise_symbol"] = as(stem);
-  more["flopwise_source"] = as(n->kind().toQualString());
+  more["flopwise_source"] = as(n->kind);
   return more;
 }
 
 // nonzero(self) / argwhere(self): [n, rank], ONNX NonZero's [rank, n] transposed.
-bool lower_nonzero(Lowerer& L, Node* n, const std::string&) {
+bool lower_nonzero(AtenLowerer& L, const Node* n, const std::string&) {
   int x = L.as_ir(L.in(n, 0));
   if (x < 0) return false;
   int nz = L.emit_tmp(n->output(), "nonzero", "NonZero", {x}, symbol_attrs("nonzero", n));
@@ -29,7 +29,7 @@ bool lower_nonzero(Lowerer& L, Node* n, const std::string&) {
 
 // Boolean-mask selection of `self` by `mask` at dim `p` (x[mask], x[:, mask]): the mask's k dims flattened
 // into one, then Compress along it: [self.shape[:p], count, self.shape[p+k:]].
-bool lower_mask_select_at(Lowerer& L, Node* n, int self, int mask, int64_t p) {
+bool lower_mask_select_at(AtenLowerer& L, const Node* n, int self, int mask, int64_t p) {
   auto k = L.known_rank(JV::of_ir(mask));
   if (!k || *k < 1) return false;
   Attrs attrs = symbol_attrs("masked", n, {{"axis", ai(p)}});
@@ -54,7 +54,7 @@ bool lower_mask_select_at(Lowerer& L, Node* n, int self, int mask, int64_t p) {
 }
 
 // masked_select(self, mask): the elements of self and mask broadcast together where the mask is true, 1-D.
-bool lower_masked_select(Lowerer& L, Node* n, const std::string&) {
+bool lower_masked_select(AtenLowerer& L, const Node* n, const std::string&) {
   int x = L.as_ir(L.in(n, 0)), mask = L.as_ir(L.in(n, 1));
   if (x < 0 || mask < 0) return false;
   const Shape &xs = L.facts(x).shape, &ms = L.facts(mask).shape;
@@ -73,7 +73,7 @@ bool lower_masked_select(Lowerer& L, Node* n, const std::string&) {
 }
 
 // nonzero_numpy(self) / where(condition): one 1-D index tensor per dim of self, rows of ONNX NonZero.
-bool lower_nonzero_numpy_impl(Lowerer& L, Node* n) {
+bool lower_nonzero_numpy_impl(AtenLowerer& L, const Node* n) {
   int x = L.as_ir(L.in(n, 0));
   auto r = L.known_rank(L.in(n, 0));
   if (x < 0 || !r) return false;
@@ -91,7 +91,7 @@ bool lower_nonzero_numpy_impl(Lowerer& L, Node* n) {
 // return_counts, dim?), unique_dim_consecutive(self, dim, return_inverse, return_counts): (values, inverse,
 // counts). An inverse or counts not asked for is an empty tensor, as torch returns it; without a dim the
 // inverse has self's shape.
-bool lower_unique(Lowerer& L, Node* n, const std::string& op) {
+bool lower_unique(AtenLowerer& L, const Node* n, const std::string& op) {
   const bool consecutive = op.find("consecutive") != std::string::npos;
   int x = L.as_ir(L.in(n, 0));
   if (x < 0) return false;
@@ -103,7 +103,7 @@ bool lower_unique(Lowerer& L, Node* n, const std::string& op) {
     dim = L.known_int(L.in(n, 1));
     if (!dim) return false;
     flags = op == "unique_dim" ? 3 : 2;
-  } else if (n->inputs().size() > 3 && !Lowerer::is_none(L.in(n, 3))) {  // unique_consecutive's dim
+  } else if (n->inputs().size() > 3 && !AtenLowerer::is_none(L.in(n, 3))) {  // unique_consecutive's dim
     dim = L.known_int(L.in(n, 3));
     if (!dim) return false;
   }
@@ -115,9 +115,9 @@ bool lower_unique(Lowerer& L, Node* n, const std::string& op) {
   Attrs attrs = symbol_attrs(consecutive ? "unique_consecutive" : "unique", n);
   if (dim) attrs["axis"] = ai(*dim);
   if (!consecutive) attrs["sorted"] = ai(1);
-  const tj::Value* o = n->output(0);
+  const AtenValue* o = n->output(0);
   auto outs = L.emit(consecutive ? "UniqueConsecutive" : "Unique", {x},
-                     {Lowerer::ir_name(o), L.tmp(o, "indices"), L.tmp(o, "inverse"), L.tmp(o, "counts")},
+                     {AtenLowerer::ir_name(o), L.tmp(o, "indices"), L.tmp(o, "inverse"), L.tmp(o, "counts")},
                      attrs, consecutive ? "flopwise" : "");
   L.set_ir(o, outs[0]);
   auto empty = [&] { return L.const_value(DType::Int64, Shape({Dim(0)}), ConstData{}); };
@@ -136,15 +136,15 @@ bool lower_unique(Lowerer& L, Node* n, const std::string& op) {
 
 // Shared with the families whose names these ops overload: where (aten_elementwise.cc) and index
 // (aten_tensor.cc). Both declared there.
-bool lower_nonzero_numpy(Lowerer& L, tj::Node* n) { return lower_nonzero_numpy_impl(L, n); }
-bool lower_mask_index(Lowerer& L, tj::Node* n, int self, int mask, int64_t axis) {
+bool lower_nonzero_numpy(AtenLowerer& L, const AtenNode* n) { return lower_nonzero_numpy_impl(L, n); }
+bool lower_mask_index(AtenLowerer& L, const AtenNode* n, int self, int mask, int64_t axis) {
   return lower_mask_select_at(L, n, self, mask, axis);
 }
 
 void register_aten_datadep(AtenTable& t) {
   t.add({"nonzero", "argwhere"}, lower_nonzero);
   t.add("nonzero_numpy",
-        [](Lowerer& L, tj::Node* n, const std::string&) { return lower_nonzero_numpy_impl(L, n); });
+        [](AtenLowerer& L, const AtenNode* n, const std::string&) { return lower_nonzero_numpy_impl(L, n); });
   t.add("masked_select", lower_masked_select);
   t.add({"_unique", "_unique2", "unique_dim", "unique_consecutive", "unique_dim_consecutive"}, lower_unique);
 }

@@ -1,4 +1,4 @@
-// src/torch/aten_attention.cc — PyTorch's fused attention kernels, decomposed into the ops the unfused path
+// src/aten/aten_attention.cc — PyTorch's fused attention kernels, decomposed into the ops the unfused path
 // runs (so MACs and FLOPs equal the same module scripted without its fast path):
 // _native_multi_head_attention (nn.MultiheadAttention's inference fast path), _transformer_encoder_layer_fwd
 // (nn.TransformerEncoderLayer's), and scaled dot-product attention.
@@ -9,11 +9,11 @@
 namespace flopwise {
 namespace {
 
-using tj::Node;
+using Node = AtenNode;
 
 struct Emitter {
-  Lowerer& L;
-  const tj::Value* o;  // names of the emitted values derive from this jit output
+  AtenLowerer& L;
+  const AtenValue* o;  // names of the emitted values derive from this jit output
   int tmp(const std::string& what, const std::string& op, const std::vector<int>& ins, Attrs a = {}) {
     return L.emit_tmp(o, what, op, ins, std::move(a));
   }
@@ -64,11 +64,11 @@ struct Emitter {
   }
 };
 
-int opt_ir(Lowerer& L, const JV& j) { return Lowerer::is_none(j) ? -1 : L.as_ir(j); }
+int opt_ir(AtenLowerer& L, const JV& j) { return AtenLowerer::is_none(j) ? -1 : L.as_ir(j); }
 
 // _native_multi_head_attention(query, key, value, embed_dim, num_head, qkv_weight, qkv_bias, proj_weight,
 // proj_bias, mask=None, need_weights=True, average_attn_weights=True, mask_type=None) -> (out, weights).
-bool lower_native_mha(Lowerer& L, Node* n, const std::string&) {
+bool lower_native_mha(AtenLowerer& L, const Node* n, const std::string&) {
   if (n->inputs().size() < 9) return false;
   auto embed = L.known_int(L.in(n, 3)), heads = L.known_int(L.in(n, 4));
   if (!embed || !heads || *heads <= 0 || *embed % *heads) return false;
@@ -79,7 +79,7 @@ bool lower_native_mha(Lowerer& L, Node* n, const std::string&) {
   auto [out, probs] =
       e.mha(L.as_ir(L.in(n, 0)), L.as_ir(L.in(n, 1)), L.as_ir(L.in(n, 2)), *heads, *embed,
             L.as_ir(L.in(n, 5)), opt_ir(L, L.in(n, 6)), L.as_ir(L.in(n, 7)), opt_ir(L, L.in(n, 8)), mask);
-  L.set_ir(n->output(0), L.emit("Identity", {out}, {Lowerer::ir_name(n->output(0))})[0]);
+  L.set_ir(n->output(0), L.emit("Identity", {out}, {AtenLowerer::ir_name(n->output(0))})[0]);
   if (n->outputs().size() > 1) {
     if (!need) {  // an empty tensor
       L.emit_to(n->output(1), "ConstantOfShape", {L.const_ints({0})});
@@ -95,7 +95,7 @@ bool lower_native_mha(Lowerer& L, Node* n, const std::string&) {
 // _transformer_encoder_layer_fwd(src, embed_dim, num_heads, qkv_weight, qkv_bias, proj_weight, proj_bias,
 // use_gelu, norm_first, eps, norm_weight_1, norm_bias_1, norm_weight_2, norm_bias_2, ffn_weight_1,
 // ffn_bias_1, ffn_weight_2, ffn_bias_2, mask=None, mask_type=None): one nn.TransformerEncoderLayer.
-bool lower_encoder_layer(Lowerer& L, Node* n, const std::string&) {
+bool lower_encoder_layer(AtenLowerer& L, const Node* n, const std::string&) {
   if (n->inputs().size() < 18) return false;
   auto in = [&](size_t i) -> JV& { return L.in(n, i); };
   auto embed = L.known_int(in(1)), heads = L.known_int(in(2));
@@ -126,14 +126,14 @@ bool lower_encoder_layer(Lowerer& L, Node* n, const std::string&) {
     x = e.layer_norm("norm1", e.tmp("residual1", "Add", {src, attn(src)}), n1w, n1b, *eps);
     x = e.layer_norm("norm2", e.tmp("residual2", "Add", {x, ffn(x)}), n2w, n2b, *eps);
   }
-  L.set_ir(n->output(), L.emit("Identity", {x}, {Lowerer::ir_name(n->output())})[0]);
+  L.set_ir(n->output(), L.emit("Identity", {x}, {AtenLowerer::ir_name(n->output())})[0]);
   return true;
 }
 
 // scaled_dot_product_attention(q, k, v, attn_mask=None, dropout_p=0., is_causal=False[, scale]) and
 // torch 1.13's _scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, need_attn_weights, is_causal)
 // -> (out, weights). A causal mask is an additive mask here (the full QK^T is computed, as the kernel does).
-bool lower_sdpa(Lowerer& L, Node* n, const std::string&) {
+bool lower_sdpa(AtenLowerer& L, const Node* n, const std::string&) {
   if (n->inputs().size() < 3) return false;
   int q = L.as_ir(L.in(n, 0));
   auto rank = L.known_rank(L.in(n, 0));
@@ -145,7 +145,7 @@ bool lower_sdpa(Lowerer& L, Node* n, const std::string&) {
   Emitter e{L, n->output(0)};
   auto [out, probs] = e.sdpa(q, L.as_ir(L.in(n, 1)), L.as_ir(L.in(n, 2)), mask,
                              1.0 / std::sqrt(static_cast<double>(qs.dims.back().value())), dropout);
-  L.set_ir(n->output(0), L.emit("Identity", {out}, {Lowerer::ir_name(n->output(0))})[0]);
+  L.set_ir(n->output(0), L.emit("Identity", {out}, {AtenLowerer::ir_name(n->output(0))})[0]);
   if (n->outputs().size() > 1) L.set_ir(n->output(1), probs);
   return true;
 }

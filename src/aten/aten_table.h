@@ -1,4 +1,4 @@
-// src/torch/aten_table.h — the aten op table: op name (without "aten::" and without the in-place
+// src/aten/aten_table.h — the aten op table: op name (without "aten::" and without the in-place
 // suffix "_") -> lowering. One lowering per name; families register themselves through the one explicit
 // list below (a name registered twice is an error at start-up). Adding an op touches its family's file.
 #pragma once
@@ -7,13 +7,13 @@
 #include <unordered_map>
 #include <vector>
 
-#include "lowerer.h"
+#include "flopwise/aten_lower.h"
 
 namespace flopwise {
 
 // Lowers aten node `n` (`op`: its name, in-place suffix removed); false when it cannot (an argument not
 // known at import), and the node is then listed as unsupported.
-using AtenLowering = bool (*)(Lowerer& L, tj::Node* n, const std::string& op);
+using AtenLowering = bool (*)(AtenLowerer& L, const AtenNode* n, const std::string& op);
 
 class AtenTable {
  public:
@@ -46,7 +46,7 @@ FLOPWISE_ATEN_FAMILIES(FLOPWISE_DECLARE_FAMILY)
 
 // Lowerings of aten_datadep.cc that other families' op names reach: where(condition), one argument, is
 // nonzero_numpy (aten_elementwise.cc); x[mask] with a boolean mask at dim `axis` (aten_tensor.cc's index).
-bool lower_nonzero_numpy(Lowerer& L, tj::Node* n);
-bool lower_mask_index(Lowerer& L, tj::Node* n, int self, int mask, int64_t axis);
+bool lower_nonzero_numpy(AtenLowerer& L, const AtenNode* n);
+bool lower_mask_index(AtenLowerer& L, const AtenNode* n, int self, int mask, int64_t axis);
 
 }  // namespace flopwise

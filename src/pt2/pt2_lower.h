@@ -1,0 +1,68 @@
+// src/pt2/pt2_lower.h — a torch.export Program (program.h) lowered into the IR: placeholders as graph inputs
+// and initializers (a tied parameter once), every aten call through the neutral aten table with its
+// arguments in schema position (defaults from torch 2.14's schemas), symbolic sizes as Dims, module scopes
+// from nn_module_stack, higher-order ops inlined where their branch is known, the rest listed as not counted.
+#pragma once
+
+#include <deque>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "flopwise/aten_lower.h"
+#include "flopwise/aten_schema.h"
+#include "pt2/program.h"
+#include "pt2/sym_expr.h"
+
+namespace flopwise::pt2 {
+
+class Pt2Lowerer : public AtenLowerer {
+ public:
+  Pt2Lowerer(const Program& p, Model& m);
+  void run();
+
+ private:
+  // The values of one graph instance (the program's, or a subgraph inlined once): names are per graph.
+  struct Frame {
+    const Graph* graph;
+    std::unordered_map<std::string_view, const AtenValue*> values;
+  };
+
+  const Program& p_;
+  SymDims dims_;
+  std::vector<Frame> frames_;
+  std::deque<AtenValue> owned_;  // every AtenValue, at stable addresses
+  int anon_ = 0;
+  int depth_ = 0;  // of inlined subgraphs
+
+  const AtenValue* make(std::string name, AtenType t);
+  const AtenValue* named(std::string_view name, AtenType t);  // the current graph's value of that name
+  const AtenValue* literal(Known k, const AtenType& t);
+  const AtenValue* value_of(const Argument& a, const AtenType& t);
+  JV sym_value(std::string_view name);
+  Shape shape_of(const TensorMeta& m);
+  void declare(const AtenValue* v, std::string_view name);  // the recorded dtype and sizes on its IR value
+
+  void inputs();
+  void outputs();
+  void lower_graph_nodes(const Graph& g);
+  void lower_node(const Node& n);
+  bool lower_aten_call(const Node& n, std::string_view name, std::string_view overload);
+  bool lower_hop(const Node& n, std::string_view hop);
+  bool inline_graph(const Graph& g, const std::vector<JV>& args, const std::vector<Argument>& outs);
+  // Lowers `g` once with `args` for its inputs: its outputs' values; nullopt when the arguments do not fit.
+  std::optional<std::vector<JV>> run_graph(const Graph& g, const std::vector<JV>& args);
+  void bind_results(const std::vector<Argument>& outs, const std::vector<JV>& results);
+  // Loops unrolled where the trip count is known at import (pt2_loops.cc): map, scan, while_loop.
+  bool lower_loop_hop(const Node& n, std::string_view hop, std::string* why);
+  std::vector<JV> slices(const std::vector<JV>& xs, int64_t i);  // x[i] of each
+  JV stack(const std::vector<JV>& items);                        // torch.stack(items)
+  void bind_outputs(const std::vector<Argument>& outs, const std::vector<const AtenValue*>& vals);
+  void keep_unsupported(const Node& n, std::string_view domain, std::string_view op, const std::string& why);
+  void set_node_scope(const Node& n);
+  void module_tree();
+};
+
+}  // namespace flopwise::pt2

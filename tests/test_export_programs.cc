@@ -1,0 +1,98 @@
+// tests/test_export_programs.cc — torch.export programs (models/pt2/*.pt2, written by torch 2.14 in the
+// modern root by models/pt2/generate.py, weights stripped) analysed without LibTorch, against the oracles
+// torch itself wrote beside each file (models/pt2/*.oracle.json, never flopwise's output):
+//   params               sum(p.numel() for p in m.parameters()) (a tied tensor once);
+//   contraction_macs     a TorchDispatchMode over the eager run: mm, addmm, bmm, baddbmm, convolution,
+//                        SDPA's two products, _grouped_mm (formulas in the oracle);
+//   flop_counter_total   torch.utils.flop_counter.FlopCounterMode's total (flopwise's `torch` convention).
+//                        torch 2.14's FlopCounterMode has no rule for the CPU SDPA kernel
+//                        (_scaled_dot_product_flash_attention_for_cpu) nor for _grouped_mm, so their FLOPs
+//                        are added here by its own formulas (2 per MAC of each product: sdpa_flop_count,
+//                        mm_flop), from the MACs the dispatch counter saw (contraction_macs_by_kind);
+// at the export's sizes and at other sizes of the dynamic dims (bound by --dim on the names flopwise gives
+// them: "<input>.<dim>"), so the symbolic formulas are checked against concrete runs.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "flopwise/analyse.h"
+#include "flopwise/cost.h"
+#include "flopwise/errors.h"
+
+namespace fs = std::filesystem;
+using namespace flopwise;
+
+namespace {
+
+fs::path pt2_dir() { return fs::path(FLOPWISE_SOURCE_DIR) / "models" / "pt2"; }
+
+nlohmann::json oracle(const std::string& name) {
+  std::ifstream f(pt2_dir() / (name + ".oracle.json"));
+  REQUIRE_MESSAGE(f.good(), "missing models/pt2/" << name << ".oracle.json");
+  return nlohmann::json::parse(f);
+}
+
+Pins pins_for(const nlohmann::json& o, const nlohmann::json& set) {
+  Pins p;
+  for (const auto& d : o.at("dynamic"))
+    p.dims.push_back({d.at("input").get<std::string>() + "." + std::to_string(d.at("dim").get<int>()),
+                      set.at("sizes").at(d.at("size_name").get<std::string>()).get<int64_t>()});
+  return p;
+}
+
+std::string uncounted(const Report& r) {
+  std::string s;
+  for (const auto& [op, nodes] : r.unsupported) s += op + " x" + std::to_string(nodes.size()) + " ";
+  return s;
+}
+
+// Every shape set of one program: params, contraction MACs and FlopCounterMode's FLOPs, exactly.
+void check_program(const std::string& file, const nlohmann::json& o, const std::string& program = "") {
+  for (const auto& set : o.at("shape_sets")) {
+    Pins pins = pins_for(o, set);
+    pins.program = program;
+    CAPTURE(file);
+    CAPTURE(set.at("sizes").dump());
+    Report r = analyse((pt2_dir() / file).string(), pins, find_convention("torch")).report;
+    INFO("not counted: " << uncounted(r));
+    REQUIRE(r.totals.params.known);
+    CHECK(r.totals.params.v == o.at("params").get<int64_t>());
+    REQUIRE(r.totals.macs.known);
+    CHECK(r.totals.macs.v == set.at("contraction_macs").get<int64_t>());
+    REQUIRE(r.totals.flops.known);
+    const auto& kinds = set.at("contraction_macs_by_kind");
+    const int64_t uncovered = 2 * (kinds.value("sdpa", int64_t(0)) + kinds.value("_grouped_mm", int64_t(0)));
+    CHECK(r.totals.flops.v == set.at("flop_counter_total").get<int64_t>() + uncovered);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("pt2: torch 2.14 programs match torch's params, dispatched MACs and FlopCounterMode") {
+  for (const char* name : {"mlp", "cnn", "cnn_train", "cnn_core_aten", "resnet18", "mobilenet_v3_small",
+                           "lraspp_mobilenet_v3_large", "r3d_18", "gpt2", "bert", "llama", "mixtral",
+                           "mixtral_batched_mm", "t5", "vit", "whisper"}) {
+    SUBCASE(name) { check_program(std::string(name) + ".pt2", oracle(name)); }
+  }
+}
+
+TEST_CASE("pt2: higher-order ops that run their subgraph once are counted as run") {
+  for (const char* name : {"hop_no_grad", "hop_autocast", "hop_invoke_subgraph", "hop_cond"}) {
+    SUBCASE(name) { check_program(std::string(name) + ".pt2", oracle(name)); }
+  }
+}
+
+TEST_CASE("pt2: an archive of several programs: --program picks one, none picked is refused naming them") {
+  const nlohmann::json o = oracle("multi_program");
+  for (const auto& [name, prog] : o.at("programs").items()) check_program("multi_program.pt2", prog, name);
+  try {
+    analyse((pt2_dir() / "multi_program.pt2").string(), Pins{}, find_convention("torch"));
+    FAIL("several programs and none named must be refused");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("mlp") != std::string::npos);
+    CHECK(std::string(e.what()).find("cnn") != std::string::npos);
+  }
+}
