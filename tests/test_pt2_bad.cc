@@ -168,6 +168,16 @@ TEST_CASE("pt2 bad: programs that break the schema") {
            R"J("x": {"dtype": 7, "sizes": [{"as_int": 99999999999999999999}], "device": {"type": "cpu"}})J"),
        "key 'tensor_values': malformed or unexpected JSON (The JSON number is too large or too small to fit "
        "within the requested type.)"},
+      {"NaN where a string is wanted (Python's tokens are parsed again as marked strings)",
+       program(R"J({"target": NaN, "inputs": [], "outputs": [], "metadata": {}})J"),
+       "node 0: key 'target': malformed or unexpected JSON (The JSON element does not have the requested "
+       "type.)"},
+      {"a negative size past 64 bits",
+       program(
+           node("x", "a") + "," + node("a", "b"),
+           R"J("x": {"dtype": 7, "sizes": [{"as_int": -99999999999999999999}], "device": {"type": "cpu"}})J"),
+       "key 'tensor_values': malformed or unexpected JSON (The JSON number is too large or too small to fit "
+       "within the requested type.)"},
       {"a negative size",
        program(node("x", "a") + "," + node("a", "b"),
                R"J("x": {"dtype": 7, "sizes": [{"as_int": -4}], "device": {"type": "cpu"}})J"),
@@ -213,6 +223,6 @@ TEST_CASE("pt2 bad: the fuzz seeds (tests/fuzz/pt2) read or are refused with one
       ++refused;
     }
   }
-  CHECK(read == 3);  // good_current, good_deflated, legacy
+  CHECK(read == 6);  // good_current, good_deflated, good_nonfinite, legacy, real_hop_cond, real_mlp
   CHECK(refused >= 6);
 }

@@ -87,7 +87,7 @@ void check_version(const Program& p, const std::string& label) {
 // Parses JSON (with SIMDJSON_PADDING bytes after `size`) into p with `read`, simdjson's errors made one line.
 // One DOM parser a thread, reused (its buffers kept) for texts up to kKeepParser bytes. The text is freed
 // once parsed (the DOM holds copies of its strings): the walk's peak memory is the DOM and the Program.
-constexpr size_t kKeepParser = size_t{64} << 20;
+constexpr size_t kKeepParser = size_t{16} << 20;  // Llama-3-70B's program is 10.6 MB
 template <class Read>
 void parse_json(std::string buf, size_t size, const std::string& label, Program& p, Read read) {
   thread_local simdjson::dom::parser kept;
