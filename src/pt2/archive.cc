@@ -101,7 +101,7 @@ void parse_json(std::string buf, size_t size, const std::string& label, Program&
     std::string().swap(buf);
     read(r, root);
   } catch (const simdjson::simdjson_error& e) {
-    r.fail(std::string("malformed or unexpected JSON (") + simdjson::error_message(e.error()) + ")");
+    r.fail(e);
   }
   if (r.legacy_signature) order_legacy_signature(p);
 }

@@ -42,6 +42,7 @@ class JsonReader {
 
   // Shared helpers (public for signature_json.cc's functions).
   [[noreturn]] void fail(const std::string& why) const;
+  [[noreturn]] void fail(const simdjson::simdjson_error& e) const;  // "malformed or unexpected JSON (...)"
   std::string_view str(Value v);  // a string value, interned in the program's arena
   std::string_view add(Value v);  // a string value copied (long, unique text)
   int64_t int64(Value v) const;

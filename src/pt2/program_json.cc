@@ -126,6 +126,10 @@ void JsonReader::fail(const std::string& why) const {
   throw InputError(where + ": " + why);
 }
 
+void JsonReader::fail(const simdjson::simdjson_error& e) const {
+  fail(std::string("malformed or unexpected JSON (") + simdjson::error_message(e.error()) + ")");
+}
+
 std::string_view JsonReader::marked(Value v) const {
   if (!marked_ || !v.is_string()) return {};
   std::string_view t = v.get_string().value();
@@ -353,7 +357,11 @@ Argument JsonReader::graph_argument(Value v, int depth) {
     if (k == "name")
       a.s = str(field.value);
     else if (k == "graph")
-      read_graph(field.value, *g, graph_depth_ + 1);
+      try {
+        read_graph(field.value, *g, graph_depth_ + 1);
+      } catch (const simdjson::simdjson_error& e) {
+        fail(e);  // now, while the node it names (in *g) lives
+      }
   }
   (void)depth;
   a.graph = std::move(g);
