@@ -29,11 +29,11 @@ for m in models/*.onnx models/shipped/*.onnx; do
 done
 "$B"/flopwise models/gpt2.onnx --train --dim batch=2 --dim seq=16 -f markdown >/dev/null
 "$B"/flopwise diff models/resnet18.onnx models/resnet34.onnx --train --dim batch=2 >/dev/null
-# The .pt2 path (src/pt2: the reader and the lowering): its tests, its seeds replayed, then a minute of fuzzing
-# from them and from small programs torch 2.14 wrote (models/pt2). The torch 2.14 programs themselves are
-# analysed by flopwise_tests above (its pt2 cases).
+# The .pt2 path (src/pt2: the reader and the lowering): its tests, its seeds and torch 2.14's archives
+# (models/pt2) replayed through the whole path, then a minute of fuzzing from them (the torch 2.14 programs'
+# figures are checked by flopwise_tests above, its pt2 cases).
 "$B"/tests/flopwise_pt2_tests
-"$B"/flopwise_fuzz_pt2 -runs=0 -artifact_prefix="$B"/replay-pt2- tests/fuzz/pt2 >/dev/null
+"$B"/flopwise_fuzz_pt2 -runs=0 -artifact_prefix="$B"/replay-pt2- tests/fuzz/pt2 models/pt2 >/dev/null
 pt2_corpus=$(mktemp -d)
 cp tests/fuzz/pt2/* models/pt2/mlp.pt2 models/pt2/hop_*.pt2 "$pt2_corpus"/
 "$B"/flopwise_fuzz_pt2 -max_total_time=60 -rss_limit_mb=2048 -timeout=10 -artifact_prefix="$B"/fuzz-pt2- "$pt2_corpus" 2>&1 | tail -5

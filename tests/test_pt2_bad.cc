@@ -168,6 +168,16 @@ TEST_CASE("pt2 bad: programs that break the schema") {
            R"J("x": {"dtype": 7, "sizes": [{"as_int": 99999999999999999999}], "device": {"type": "cpu"}})J"),
        "key 'tensor_values': malformed or unexpected JSON (The JSON number is too large or too small to fit "
        "within the requested type.)"},
+      {"NaN where a string is wanted (Python's tokens are parsed again as marked strings)",
+       program(R"J({"target": NaN, "inputs": [], "outputs": [], "metadata": {}})J"),
+       "node 0: key 'target': malformed or unexpected JSON (The JSON element does not have the requested "
+       "type.)"},
+      {"a negative size past 64 bits",
+       program(
+           node("x", "a") + "," + node("a", "b"),
+           R"J("x": {"dtype": 7, "sizes": [{"as_int": -99999999999999999999}], "device": {"type": "cpu"}})J"),
+       "key 'tensor_values': malformed or unexpected JSON (The JSON number is too large or too small to fit "
+       "within the requested type.)"},
       {"a negative size",
        program(node("x", "a") + "," + node("a", "b"),
                R"J("x": {"dtype": 7, "sizes": [{"as_int": -4}], "device": {"type": "cpu"}})J"),
@@ -177,6 +187,13 @@ TEST_CASE("pt2 bad: programs that break the schema") {
        "key 'tensor_values': a tensor value without 'dtype'"},
       {"subgraphs nested too deep", with_arg(deep_graph), "subgraphs nested deeper than 32"},
       {"arguments nested too deep", with_arg(deep_arg), "arguments nested deeper than 64"},
+      {"a subgraph's node of the wrong type (named while the subgraph lives; fuzz: "
+       "crash_subgraph_error_context)",
+       with_arg(R"J({"as_graph": {"name": "g", "graph": {"inputs": [], "outputs": [], "tensor_values": {},
+         "nodes": [{"name": "inner", "target": "torch.ops.aten.relu.default", "inputs": 5}]}}})J"),
+       "node 0 'inner' (torch.ops.aten.relu.default): key 'inputs': malformed or unexpected JSON (The JSON "
+       "element "
+       "does not have the requested type.)"},
       {"not JSON", "{\"graph_module\": [1, 2", "malformed or unexpected JSON"},
       {"no graph_module", R"J({"schema_version": {"major": 8, "minor": 1}})J",
        "not an exported program (no 'graph_module')"},
@@ -213,6 +230,6 @@ TEST_CASE("pt2 bad: the fuzz seeds (tests/fuzz/pt2) read or are refused with one
       ++refused;
     }
   }
-  CHECK(read == 3);  // good_current, good_deflated, legacy
-  CHECK(refused >= 6);
+  CHECK(read == 6);  // good_current, good_deflated, good_nonfinite, legacy, real_hop_cond, real_mlp
+  CHECK(refused >= 7);
 }

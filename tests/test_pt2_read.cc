@@ -1,11 +1,13 @@
 // tests/test_pt2_read.cc — the .pt2 reader (src/pt2): layouts, schema versions, programs, the signature,
-// arguments and metadata, tied weights, symbolic sizes. Bad archives and bad programs are in
-// tests/test_pt2_bad.cc. Archives are zipped in the test (tests/pt2_util.h) from the JSON written here,
-// in the shapes torch writes (torch/_export/serde/schema.py; torch 2.1's in kLegacy).
-// To add a case: write the smallest program JSON that shows it, zip it with make_pt2, read, check.
+// arguments and metadata, tied weights, symbolic sizes; torch 2.14's own archives (models/pt2). Bad archives
+// and bad programs are in tests/test_pt2_bad.cc. Archives are zipped in the test (tests/pt2_util.h) from the
+// JSON written here, in the shapes torch writes (torch/_export/serde/schema.py; torch 2.1's in kLegacy). To
+// add a case: write the smallest program JSON that shows it, zip it with make_pt2, read, check.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <string>
 
 #include "flopwise/errors.h"
@@ -390,4 +392,79 @@ TEST_CASE("pt2: symbols named after the input dims they stand for; torch's names
   CHECK(dims.expr("FloorDiv(s0, 0)").is_unknown());
   REQUIRE(dims.warnings.size() == 1);
   CHECK(dims.warnings[0] == "symbolic size 'FloorDiv(s0, 0)' is unknown: divides by zero");
+}
+
+TEST_CASE("pt2: torch 2.14's archives (models/pt2/*.pt2) read, with the facts Python reads from them") {
+  // Each row: file, program, then what Python's zipfile + json alone read from the archive (the table was
+  // written by that check, models/pt2 as committed with c02ebf4 / f67a075): the program JSON's node count
+  // and tensor_values, its parameter and buffer input specs and output specs, the entries of its weights
+  // and constants configs, its schema_version. For each archive in models/pt2:
+  //   j = json.loads(z.read(f"{folder}/models/{model}.json")); g = j["graph_module"]["graph"]
+  //   len(g["nodes"]), len(g["tensor_values"]), kinds of j["graph_module"]["signature"]["input_specs"], ...
+  struct Row {
+    const char* file;
+    const char* program;
+    size_t nodes, values, parameters, buffers, outputs, payloads;
+    int major, minor;
+  };
+  const Row rows[] = {
+      {"bert.pt2", "model", 80, 120, 39, 2, 2, 41, 8, 20},
+      {"cnn.pt2", "model", 11, 27, 12, 3, 1, 15, 8, 20},
+      {"cnn_core_aten.pt2", "model", 13, 31, 12, 3, 1, 15, 8, 20},
+      {"cnn_train.pt2", "model", 12, 28, 12, 3, 1, 15, 8, 20},
+      {"gpt2.pt2", "model", 124, 153, 29, 0, 1, 29, 8, 20},
+      {"hop_auto_functionalized.pt2", "model", 5, 8, 2, 0, 1, 2, 8, 20},
+      {"hop_autocast.pt2", "model", 4, 8, 4, 0, 1, 4, 8, 20},
+      {"hop_cond.pt2", "model", 3, 8, 4, 0, 1, 4, 8, 20},
+      {"hop_custom_ops.pt2", "model", 4, 6, 2, 0, 1, 2, 8, 20},
+      {"hop_effect_print.pt2", "model", 2, 4, 2, 0, 1, 2, 8, 20},
+      {"hop_invoke_subgraph.pt2", "model", 2, 5, 2, 0, 1, 2, 8, 20},
+      {"hop_map.pt2", "model", 1, 4, 2, 0, 1, 2, 8, 20},
+      {"hop_no_grad.pt2", "model", 2, 7, 4, 0, 1, 4, 8, 20},
+      {"hop_scan.pt2", "model", 3, 6, 2, 0, 2, 2, 8, 20},
+      {"hop_while_loop.pt2", "model", 2, 6, 2, 0, 1, 2, 8, 20},
+      {"hop_with_effects.pt2", "model", 3, 7, 2, 0, 2, 2, 8, 20},
+      {"llama.pt2", "model", 179, 190, 21, 2, 1, 23, 8, 20},
+      {"lraspp_mobilenet_v3_large.pt2", "model", 193, 513, 178, 141, 1, 319, 8, 20},
+      {"mixtral.pt2", "model", 256, 264, 21, 2, 1, 23, 8, 20},
+      {"mixtral_batched_mm.pt2", "model", 232, 242, 21, 2, 1, 23, 8, 20},
+      {"mlp.pt2", "model", 5, 12, 6, 0, 1, 6, 8, 20},
+      {"mobilenet_v3_small.pt2", "model", 157, 402, 142, 102, 1, 244, 8, 20},
+      {"multi_program.pt2", "cnn", 11, 27, 12, 3, 1, 15, 8, 20},
+      {"multi_program.pt2", "mlp", 5, 12, 6, 0, 1, 6, 8, 20},
+      {"r3d_18.pt2", "model", 68, 191, 62, 60, 1, 122, 8, 20},
+      {"resnet18.pt2", "model", 69, 192, 62, 60, 1, 122, 8, 20},
+      {"t5.pt2", "model", 408, 437, 50, 0, 2, 53, 8, 20},
+      {"vit.pt2", "model", 76, 116, 40, 0, 2, 40, 8, 20},
+      {"whisper.pt2", "model", 213, 300, 90, 0, 2, 90, 8, 20},
+  };
+  size_t files = 0;
+  for (const auto& f : std::filesystem::directory_iterator(std::string(FLOPWISE_SOURCE_DIR) + "/models/pt2"))
+    files += f.path().extension() == ".pt2";
+  CHECK(files == 28);  // every archive is in the table (multi_program twice)
+  for (const Row& r : rows) {
+    std::string file = r.file, program = r.program;
+    CAPTURE(file);
+    CAPTURE(program);
+    std::string path = std::string(FLOPWISE_SOURCE_DIR) + "/models/pt2/" + file;
+    Program p = read_pt2_file(path, file == "multi_program.pt2" ? program : "");
+    CHECK(p.name == program);
+    CHECK(p.graph.nodes.size() == r.nodes);
+    CHECK(p.graph.tensor_values.size() == r.values);
+    auto count = [&](InputKind k) {
+      return static_cast<size_t>(
+          std::count_if(p.inputs.begin(), p.inputs.end(), [&](const InputSpec& s) { return s.kind == k; }));
+    };
+    CHECK(count(InputKind::Parameter) == r.parameters);
+    CHECK(count(InputKind::Buffer) == r.buffers);
+    CHECK(p.outputs.size() == r.outputs);
+    CHECK(p.payloads.size() == r.payloads);
+    CHECK(p.schema_major == r.major);
+    CHECK(p.schema_minor == r.minor);
+    CHECK(p.torch_version.rfind("2.14", 0) == 0);
+    SymDims dims(SymbolNames::from_program(p));
+    for (const auto& [name, meta] : p.graph.tensor_values)
+      for (const SymInt& s : meta.sizes) CHECK_FALSE(dims.dim(s).is_unknown());
+    CHECK(dims.warnings.empty());
+  }
 }

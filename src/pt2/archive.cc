@@ -85,22 +85,30 @@ void check_version(const Program& p, const std::string& label) {
 }
 
 // Parses JSON (with SIMDJSON_PADDING bytes after `size`) into p with `read`, simdjson's errors made one line.
+// One DOM parser a thread, reused (its buffers kept) for texts up to kKeepParser bytes. The text is freed
+// once parsed (the DOM holds copies of its strings): the walk's peak memory is the DOM and the Program.
+constexpr size_t kKeepParser = size_t{16} << 20;  // Llama-3-70B's program is 10.6 MB
 template <class Read>
-void parse_json(std::string& buf, size_t size, const std::string& label, Program& p, Read read) {
-  od::parser parser;
+void parse_json(std::string buf, size_t size, const std::string& label, Program& p, Read read) {
+  thread_local simdjson::dom::parser kept;
+  simdjson::dom::parser once;
   JsonReader r(p, label);
   try {
-    od::document doc = parser.iterate(buf.data(), size, buf.size());
-    read(r, doc.get_value().value());
+    bool marked = false;
+    Value root =
+        parse_json_text(size <= kKeepParser ? kept : once, std::string_view(buf.data(), size), marked);
+    r.set_marked(marked);
+    std::string().swap(buf);
+    read(r, root);
   } catch (const simdjson::simdjson_error& e) {
-    r.fail(std::string("malformed or unexpected JSON (") + simdjson::error_message(e.error()) + ")");
+    r.fail(e);
   }
   if (r.legacy_signature) order_legacy_signature(p);
 }
 
 Program read_program(std::string buf, size_t size, const std::string& label) {
   Program p;
-  parse_json(buf, size, label, p, [](JsonReader& r, od::value v) { r.read_program(v); });
+  parse_json(std::move(buf), size, label, p, [](JsonReader& r, Value v) { r.read_program(v); });
   check_version(p, label);
   validate_program(p, label);
   return p;
@@ -123,8 +131,8 @@ Program read_archive(const ZipReader& zip, const std::string& wanted) {
         info, std::string(dir) + name + (dir[5] == 'w' ? "_weights_config.json" : "_constants_config.json"));
     if (const ZipEntry* c = zip.find(config)) {
       std::string cbuf = zip.read(*c, simdjson::SIMDJSON_PADDING);
-      parse_json(cbuf, static_cast<size_t>(c->size), zip.label() + ": " + c->name, p,
-                 [](JsonReader& r, od::value v) { r.read_payload_config(v); });
+      parse_json(std::move(cbuf), static_cast<size_t>(c->size), zip.label() + ": " + c->name, p,
+                 [](JsonReader& r, Value v) { r.read_payload_config(v); });
     }
   }
   return p;

@@ -1,9 +1,10 @@
 // src/pt2/program_json.cc — a program's JSON (schema.py's ExportedProgram) into Program: the root, graphs,
-// nodes, arguments and tensor values, with simdjson On-Demand (one pass, no DOM; bench/README: .pt2 reader).
+// nodes, arguments and tensor values, walked over simdjson's DOM (bench/README: .pt2 reader); the scalars.
 // Unknown keys are skipped; an unknown Argument member is kept as ArgKind::Unknown.
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 
 #include "flopwise/errors.h"
@@ -125,58 +126,84 @@ void JsonReader::fail(const std::string& why) const {
   throw InputError(where + ": " + why);
 }
 
-std::string_view JsonReader::str(od::value v) { return p_.strings.intern(v.get_string().value()); }
-std::string_view JsonReader::add(od::value v) { return p_.strings.add(v.get_string().value()); }
-
-int64_t JsonReader::int64(od::value v) {
-  int64_t out = 0;
-  if (auto err = v.get_int64().get(out)) {
-    std::string_view raw = v.raw_json_token();
-    throw simdjson::simdjson_error(raw.empty() || (raw[0] != '-' && (raw[0] < '0' || raw[0] > '9'))
-                                       ? err
-                                       : simdjson::NUMBER_OUT_OF_RANGE);
-  }
-  return out;
+void JsonReader::fail(const simdjson::simdjson_error& e) const {
+  fail(std::string("malformed or unexpected JSON (") + simdjson::error_message(e.error()) + ")");
 }
 
-double JsonReader::number(od::value v) {
+std::string_view JsonReader::marked(Value v) const {
+  if (!marked_ || !v.is_string()) return {};
+  std::string_view t = v.get_string().value();
+  return t.substr(0, kMarker.size()) == kMarker ? t.substr(kMarker.size()) : std::string_view();
+}
+
+std::string_view JsonReader::text(Value v) const {
+  std::string_view t = v.get_string().value();
+  if (marked_ && t.substr(0, kMarker.size()) == kMarker)  // a number that was rewritten, not a string
+    throw simdjson::simdjson_error(simdjson::INCORRECT_TYPE);
+  return t;
+}
+
+std::string_view JsonReader::str(Value v) { return p_.strings.intern(text(v)); }
+std::string_view JsonReader::add(Value v) { return p_.strings.add(text(v)); }
+
+// An integer; one past int64 (or a marked integer past 64 bits) is out of range, anything else the wrong
+// type.
+int64_t JsonReader::int64(Value v) const {
+  int64_t out = 0;
+  auto err = v.get_int64().get(out);
+  if (!err) return out;
+  std::string_view m = marked(v);
+  if (v.is_number() || (!m.empty() && m != "NaN" && m.find("Infinity") == std::string_view::npos))
+    err = v.is_double() ? simdjson::INCORRECT_TYPE : simdjson::NUMBER_OUT_OF_RANGE;
+  throw simdjson::simdjson_error(err);
+}
+
+double JsonReader::number(Value v) const {
   double out = 0;
   if (!v.get_double().get(out)) return out;
-  std::string_view raw = v.raw_json_token();
-  while (!raw.empty() &&
-         (raw.back() == ' ' || raw.back() == '\n' || raw.back() == '\r' || raw.back() == '\t'))
-    raw.remove_suffix(1);
-  if (raw == "NaN") return std::numeric_limits<double>::quiet_NaN();
-  if (raw == "Infinity") return std::numeric_limits<double>::infinity();
-  if (raw == "-Infinity") return -std::numeric_limits<double>::infinity();
+  std::string_view m = marked(v);
+  if (m == "NaN") return std::numeric_limits<double>::quiet_NaN();
+  if (m == "Infinity") return std::numeric_limits<double>::infinity();
+  if (m == "-Infinity") return -std::numeric_limits<double>::infinity();
+  if (!m.empty()) return std::strtod(std::string(m).c_str(), nullptr);  // an integer past 64 bits
+  throw simdjson::simdjson_error(simdjson::INCORRECT_TYPE);
+}
+
+// A bound: null, Infinity / -Infinity (Python's json) or an integer beyond int64 (int_oo) is unbounded.
+std::optional<int64_t> JsonReader::bound(Value v) const {
+  if (v.is_null()) return std::nullopt;
+  int64_t x = 0;
+  if (!v.get_int64().get(x)) return x;
+  std::string_view m = marked(v);
+  if (v.is_number() || (!m.empty() && m != "NaN")) return std::nullopt;
   throw simdjson::simdjson_error(simdjson::INCORRECT_TYPE);
 }
 
 // ---- arguments ----
 
-Argument JsonReader::argument(od::value v) { return argument_at(v, 0); }
+Argument JsonReader::argument(Value v) { return argument_at(v, 0); }
 
 // An Argument: an object of one key, the union member (the first key when a file has more).
-Argument JsonReader::argument_at(od::value v, int depth) {
+Argument JsonReader::argument_at(Value v, int depth) {
   if (depth > kMaxArgumentDepth) fail("arguments nested deeper than " + std::to_string(kMaxArgumentDepth));
-  for (auto field : v.get_object()) {
-    std::string_view member = field.unescaped_key();
-    return union_argument(member, field.value(), depth);
+  for (auto field : object(v)) {
+    std::string_view member = field.key;
+    return union_argument(member, field.value, depth);
   }
   fail("an argument with no union member");
 }
 
-Argument JsonReader::tensor_argument(od::value v) {
+Argument JsonReader::tensor_argument(Value v) {
   Argument a;
   a.kind = ArgKind::Tensor;
-  for (auto field : v.get_object()) {
-    if (field.unescaped_key().value() == "name") a.s = str(field.value());
+  for (auto field : object(v)) {
+    if (field.key == "name") a.s = str(field.value);
   }
   if (a.s.empty()) fail("a tensor argument without a name");
   return a;
 }
 
-Argument JsonReader::union_argument(std::string_view member, od::value v, int depth) {
+Argument JsonReader::union_argument(std::string_view member, Value v, int depth) {
   Argument a;
   a.kind = member_kind(member);
   switch (a.kind) {
@@ -212,9 +239,9 @@ Argument JsonReader::union_argument(std::string_view member, od::value v, int de
     }
     case ArgKind::Device:
       a.i = -1;
-      for (auto field : v.get_object()) {
-        std::string_view k = field.unescaped_key();
-        od::value fv = field.value();
+      for (auto field : object(v)) {
+        std::string_view k = field.key;
+        Value fv = field.value;
         if (k == "type")
           a.s = str(fv);
         else if (k == "index" && !fv.is_null())
@@ -222,29 +249,29 @@ Argument JsonReader::union_argument(std::string_view member, od::value v, int de
       }
       break;
     case ArgKind::CustomObj:
-      for (auto field : v.get_object()) {
-        std::string_view k = field.unescaped_key();
+      for (auto field : object(v)) {
+        std::string_view k = field.key;
         if (k == "name")
-          a.s = str(field.value());
+          a.s = str(field.value);
         else if (k == "class_fqn")
-          a.s2 = str(field.value());
+          a.s2 = str(field.value);
       }
       break;
     case ArgKind::Complex:
-      for (auto field : v.get_object()) {
-        std::string_view k = field.unescaped_key();
+      for (auto field : object(v)) {
+        std::string_view k = field.key;
         if (k == "real")
-          a.f = number(field.value());
+          a.f = number(field.value);
         else if (k == "imag")
-          a.imag = number(field.value());
+          a.imag = number(field.value);
       }
       break;
     case ArgKind::Graph:
       return graph_argument(v, depth);
     case ArgKind::StringToArgument:
-      for (auto field : v.get_object()) {
-        a.keys.push_back(p_.strings.intern(field.unescaped_key().value()));
-        a.items.push_back(argument_at(field.value(), depth + 1));
+      for (auto field : object(v)) {
+        a.keys.push_back(p_.strings.intern(field.key));
+        a.items.push_back(argument_at(field.value, depth + 1));
       }
       break;
     case ArgKind::Unknown:
@@ -256,11 +283,11 @@ Argument JsonReader::union_argument(std::string_view member, od::value v, int de
   return a;
 }
 
-Argument JsonReader::list_argument(ArgKind list, od::value v, int depth) {
+Argument JsonReader::list_argument(ArgKind list, Value v, int depth) {
   Argument a;
   a.kind = list;
   ArgKind elem = element_kind(list);
-  for (od::value e : v.get_array()) {
+  for (Value e : array(v)) {
     switch (elem) {
       case ArgKind::Tensor:
         a.items.push_back(tensor_argument(e));
@@ -298,12 +325,12 @@ Argument JsonReader::list_argument(ArgKind list, od::value v, int depth) {
 }
 
 // SymIntArgument / SymFloatArgument / SymBoolArgument: {"as_name": ...} or a literal.
-Argument JsonReader::sym_argument(ArgKind kind, od::value v) {
+Argument JsonReader::sym_argument(ArgKind kind, Value v) {
   Argument a;
   a.kind = kind;
-  for (auto field : v.get_object()) {
-    std::string_view k = field.unescaped_key();
-    od::value fv = field.value();
+  for (auto field : object(v)) {
+    std::string_view k = field.key;
+    Value fv = field.value;
     if (k == "as_name")
       a.s = str(fv);
     else if (k == "as_int")
@@ -319,18 +346,22 @@ Argument JsonReader::sym_argument(ArgKind kind, od::value v) {
   fail("a symbolic argument with no member");
 }
 
-Argument JsonReader::graph_argument(od::value v, int depth) {
+Argument JsonReader::graph_argument(Value v, int depth) {
   Argument a;
   a.kind = ArgKind::Graph;
   if (graph_depth_ + 1 > kMaxGraphDepth)
     fail("subgraphs nested deeper than " + std::to_string(kMaxGraphDepth));
   auto g = std::make_shared<Graph>();
-  for (auto field : v.get_object()) {
-    std::string_view k = field.unescaped_key();
+  for (auto field : object(v)) {
+    std::string_view k = field.key;
     if (k == "name")
-      a.s = str(field.value());
+      a.s = str(field.value);
     else if (k == "graph")
-      read_graph(field.value(), *g, graph_depth_ + 1);
+      try {
+        read_graph(field.value, *g, graph_depth_ + 1);
+      } catch (const simdjson::simdjson_error& e) {
+        fail(e);  // now, while the node it names (in *g) lives
+      }
   }
   (void)depth;
   a.graph = std::move(g);
@@ -340,31 +371,31 @@ Argument JsonReader::graph_argument(od::value v, int depth) {
 // ---- values ----
 
 // SymInt: {"as_int": n} or {"as_expr": {"expr_str": ..., "hint": {"as_int": n} | null}}.
-SymInt JsonReader::sym_int(od::value v) {
+SymInt JsonReader::sym_int(Value v) {
   SymInt s;
-  if (v.type().value() == od::json_type::number) {  // a bare integer (older writers' storage offsets)
+  if (v.is_number()) {  // a bare integer (older writers' storage offsets)
     s.value = int64(v);
     return s;
   }
-  for (auto field : v.get_object()) {
-    std::string_view k = field.unescaped_key();
-    od::value fv = field.value();
+  for (auto field : object(v)) {
+    std::string_view k = field.key;
+    Value fv = field.value;
     if (k == "as_int") {
       s.value = int64(fv);
       return s;
     }
     if (k != "as_expr") fail("a SymInt with member '" + std::string(k) + "'");
     s.is_expr = true;
-    for (auto ef : fv.get_object()) {
-      std::string_view ek = ef.unescaped_key();
-      od::value ev = ef.value();
+    for (auto ef : object(fv)) {
+      std::string_view ek = ef.key;
+      Value ev = ef.value;
       if (ek == "expr_str") {
         s.expr = str(ev);
-      } else if (ek == "hint" && ev.type().value() == od::json_type::number) {
+      } else if (ek == "hint" && ev.is_number()) {
         s.hint = int64(ev);
       } else if (ek == "hint" && !ev.is_null()) {
-        for (auto hf : ev.get_object()) {
-          if (hf.unescaped_key().value() == "as_int") s.hint = int64(hf.value());
+        for (auto hf : object(ev)) {
+          if (hf.key == "as_int") s.hint = int64(hf.value);
         }
       }
     }
@@ -374,20 +405,20 @@ SymInt JsonReader::sym_int(od::value v) {
   fail("a SymInt with no member");
 }
 
-TensorMeta JsonReader::tensor_meta(od::value v) {
+TensorMeta JsonReader::tensor_meta(Value v) {
   static constexpr std::array<std::string_view, 6> kKeys{"dtype",  "sizes", "requires_grad",
                                                          "device", "meta",  "storage_offset"};
   TensorMeta m;
   bool has_dtype = false, has_sizes = false;
-  for (auto field : v.get_object()) {
-    std::string_view k = field.unescaped_key();
-    od::value fv = field.value();
+  for (auto field : object(v)) {
+    std::string_view k = field.key;
+    Value fv = field.value;
     switch (key_index(k, kKeys)) {
       case 0:
         m.dtype_code = static_cast<int32_t>(std::clamp<int64_t>(int64(fv), -1, 1 << 20)), has_dtype = true;
         break;
       case 1:
-        for (od::value d : fv.get_array()) {
+        for (Value d : array(fv)) {
           if (static_cast<int64_t>(m.sizes.size()) >= limits().max_rank)
             fail("a tensor of rank over " + std::to_string(limits().max_rank));
           m.sizes.push_back(sym_int(d));
@@ -421,10 +452,12 @@ TensorMeta JsonReader::tensor_meta(od::value v) {
   return m;
 }
 
-void JsonReader::read_tensor_values(od::value v, Graph& g) {
-  for (auto field : v.get_object()) {
-    std::string_view name = p_.strings.intern(field.unescaped_key().value());
-    TensorMeta m = tensor_meta(field.value());
+void JsonReader::read_tensor_values(Value v, Graph& g) {
+  simdjson::dom::object values = object(v);
+  g.tensor_values.reserve(g.tensor_values.size() + values.size());  // the DOM knows its sizes
+  for (auto field : values) {
+    std::string_view name = p_.strings.intern(field.key);
+    TensorMeta m = tensor_meta(field.value);
     if (!g.tensor_values.emplace(name, std::move(m)).second)
       fail("tensor value '" + std::string(name) + "' listed twice");
   }
@@ -432,7 +465,7 @@ void JsonReader::read_tensor_values(od::value v, Graph& g) {
 
 // ---- graphs and nodes ----
 
-void JsonReader::read_graph(od::value v, Graph& g, int depth) {
+void JsonReader::read_graph(Value v, Graph& g, int depth) {
   static constexpr std::array<std::string_view, 9> kKeys{
       "inputs",           "outputs",           "nodes",
       "tensor_values",    "sym_int_values",    "sym_bool_values",
@@ -442,21 +475,22 @@ void JsonReader::read_graph(od::value v, Graph& g, int depth) {
   int saved_depth = graph_depth_;
   graph_depth_ = depth;
   bool has_nodes = false;
-  for (auto field : v.get_object()) {
-    std::string_view k = field.unescaped_key();
-    od::value fv = field.value();
+  for (auto field : object(v)) {
+    std::string_view k = field.key;
+    Value fv = field.value;
     int which = key_index(k, kKeys);
     if (which >= 0) key = kKeys[static_cast<size_t>(which)].data();
     switch (which) {
       case 0:
-        for (od::value a : fv.get_array()) g.inputs.push_back(argument(a));
+        for (Value a : array(fv)) g.inputs.push_back(argument(a));
         break;
       case 1:
-        for (od::value a : fv.get_array()) g.outputs.push_back(argument(a));
+        for (Value a : array(fv)) g.outputs.push_back(argument(a));
         break;
       case 2:
         has_nodes = true;
-        for (od::value n : fv.get_array()) {
+        g.nodes.reserve(g.nodes.size() + array(fv).size());
+        for (Value n : array(fv)) {
           g.nodes.emplace_back();
           node_index_ = g.nodes.size() - 1;
           read_node(n, g.nodes.back(), depth);
@@ -468,21 +502,18 @@ void JsonReader::read_graph(od::value v, Graph& g, int depth) {
         read_tensor_values(fv, g);
         break;
       case 4:
-        for (auto f : fv.get_object())
-          g.sym_int_values.emplace(p_.strings.intern(f.unescaped_key().value()), sym_int(f.value()));
+        for (auto f : object(fv)) g.sym_int_values.emplace(p_.strings.intern(f.key), sym_int(f.value));
         break;
       case 5:
-        for (auto f : fv.get_object())
-          g.sym_bool_values.emplace(p_.strings.intern(f.unescaped_key().value()), sym_bool(f.value()));
+        for (auto f : object(fv)) g.sym_bool_values.emplace(p_.strings.intern(f.key), sym_bool(f.value));
         break;
       case 6:
-        for (auto f : fv.get_object())
-          g.sym_float_values.emplace(p_.strings.intern(f.unescaped_key().value()), sym_float(f.value()));
+        for (auto f : object(fv)) g.sym_float_values.emplace(p_.strings.intern(f.key), sym_float(f.value));
         break;
       case 7:
-        for (auto f : fv.get_object()) {
-          std::string_view name = p_.strings.intern(f.unescaped_key().value());
-          g.custom_obj_values.emplace(name, union_argument("as_custom_obj", f.value(), 0).s2);
+        for (auto f : object(fv)) {
+          std::string_view name = p_.strings.intern(f.key);
+          g.custom_obj_values.emplace(name, union_argument("as_custom_obj", f.value, 0).s2);
         }
         break;
       case 8:
@@ -497,14 +528,14 @@ void JsonReader::read_graph(od::value v, Graph& g, int depth) {
   if (!has_nodes) fail("a graph without 'nodes'");
 }
 
-void JsonReader::read_node(od::value v, Node& n, int depth) {
+void JsonReader::read_node(Value v, Node& n, int depth) {
   static constexpr std::array<std::string_view, 6> kKeys{
       "target", "inputs", "outputs", "metadata", "is_hop_single_tensor_return", "name"};
   node_ = &n;
   bool has_target = false;
-  for (auto field : v.get_object()) {
-    std::string_view k = field.unescaped_key();
-    od::value fv = field.value();
+  for (auto field : object(v)) {
+    std::string_view k = field.key;
+    Value fv = field.value;
     int which = key_index(k, kKeys);
     if (which >= 0) key = kKeys[static_cast<size_t>(which)].data();
     switch (which) {
@@ -512,10 +543,11 @@ void JsonReader::read_node(od::value v, Node& n, int depth) {
         n.target = str(fv), has_target = true;
         break;
       case 1:
-        for (od::value a : fv.get_array()) n.inputs.push_back(named_argument(a, depth));
+        n.inputs.reserve(array(fv).size());
+        for (Value a : array(fv)) n.inputs.push_back(named_argument(a, depth));
         break;
       case 2:
-        for (od::value a : fv.get_array()) n.outputs.push_back(argument(a));
+        for (Value a : array(fv)) n.outputs.push_back(argument(a));
         break;
       case 3:
         read_metadata(fv, n);
@@ -535,12 +567,12 @@ void JsonReader::read_node(od::value v, Node& n, int depth) {
   if (!has_target) fail("a node without 'target'");
 }
 
-NamedArgument JsonReader::named_argument(od::value v, int /*depth*/) {
+NamedArgument JsonReader::named_argument(Value v, int /*depth*/) {
   NamedArgument na;
   bool has_arg = false;
-  for (auto field : v.get_object()) {
-    std::string_view k = field.unescaped_key();
-    od::value fv = field.value();
+  for (auto field : object(v)) {
+    std::string_view k = field.key;
+    Value fv = field.value;
     if (k == "name") {
       na.name = str(fv);
     } else if (k == "arg") {
@@ -557,10 +589,10 @@ NamedArgument JsonReader::named_argument(od::value v, int /*depth*/) {
   return na;
 }
 
-void JsonReader::read_metadata(od::value v, Node& n) {
-  for (auto field : v.get_object()) {
-    std::string_view k = field.unescaped_key();
-    od::value fv = field.value();
+void JsonReader::read_metadata(Value v, Node& n) {
+  for (auto field : object(v)) {
+    std::string_view k = field.key;
+    Value fv = field.value;
     if (k == "stack_trace") {
       n.stack_trace = add(fv);
     } else if (k == "nn_module_stack") {
@@ -569,39 +601,39 @@ void JsonReader::read_metadata(od::value v, Node& n) {
       n.torch_fn = str(fv);
     } else {
       n.metadata.emplace_back(p_.strings.intern(k),
-                              fv.type().value() == od::json_type::string ? add(fv) : std::string_view());
+                              fv.is_string() && marked(fv).empty() ? add(fv) : std::string_view());
     }
   }
 }
 
-SymBool JsonReader::sym_bool(od::value v) {
+SymBool JsonReader::sym_bool(Value v) {
   SymBool s;
-  for (auto field : v.get_object()) {
-    std::string_view k = field.unescaped_key();
-    od::value fv = field.value();
+  for (auto field : object(v)) {
+    std::string_view k = field.key;
+    Value fv = field.value;
     if (k == "as_bool") {
       s.value = boolean(fv);
     } else if (k == "as_expr") {
       s.is_expr = true;
-      for (auto ef : fv.get_object())
-        if (ef.unescaped_key().value() == "expr_str") s.expr = str(ef.value());
+      for (auto ef : object(fv))
+        if (ef.key == "expr_str") s.expr = str(ef.value);
     }
     return s;
   }
   fail("a SymBool with no member");
 }
 
-SymFloat JsonReader::sym_float(od::value v) {
+SymFloat JsonReader::sym_float(Value v) {
   SymFloat s;
-  for (auto field : v.get_object()) {
-    std::string_view k = field.unescaped_key();
-    od::value fv = field.value();
+  for (auto field : object(v)) {
+    std::string_view k = field.key;
+    Value fv = field.value;
     if (k == "as_float") {
       s.value = number(fv);
     } else if (k == "as_expr") {
       s.is_expr = true;
-      for (auto ef : fv.get_object())
-        if (ef.unescaped_key().value() == "expr_str") s.expr = str(ef.value());
+      for (auto ef : object(fv))
+        if (ef.key == "expr_str") s.expr = str(ef.value);
     }
     return s;
   }
@@ -611,26 +643,26 @@ SymFloat JsonReader::sym_float(od::value v) {
 // ---- the root ----
 
 // "schema_version": {"major": 8, "minor": 20}, or a bare integer (torch 2.1).
-void JsonReader::read_schema_version(od::value v) {
-  if (v.type().value() == od::json_type::number) {
+void JsonReader::read_schema_version(Value v) {
+  if (v.is_number()) {
     p_.schema_major = 0;
     p_.schema_minor = static_cast<int>(std::clamp<int64_t>(int64(v), 0, 1 << 30));
     return;
   }
-  for (auto field : v.get_object()) {
-    std::string_view k = field.unescaped_key();
+  for (auto field : object(v)) {
+    std::string_view k = field.key;
     if (k == "major")
-      p_.schema_major = static_cast<int>(std::clamp<int64_t>(int64(field.value()), -1, 1 << 30));
+      p_.schema_major = static_cast<int>(std::clamp<int64_t>(int64(field.value), -1, 1 << 30));
     else if (k == "minor")
-      p_.schema_minor = static_cast<int>(std::clamp<int64_t>(int64(field.value()), -1, 1 << 30));
+      p_.schema_minor = static_cast<int>(std::clamp<int64_t>(int64(field.value), -1, 1 << 30));
   }
 }
 
-void JsonReader::read_graph_module(od::value v) {
+void JsonReader::read_graph_module(Value v) {
   bool has_graph = false, has_signature = false;
-  for (auto field : v.get_object()) {
-    std::string_view k = field.unescaped_key();
-    od::value fv = field.value();
+  for (auto field : object(v)) {
+    std::string_view k = field.key;
+    Value fv = field.value;
     if (k == "graph") {
       read_graph(fv, p_.graph, 0);
       has_graph = true;
@@ -648,11 +680,11 @@ void JsonReader::read_graph_module(od::value v) {
     fail(std::string("graph_module without '") + (has_graph ? "signature" : "graph") + "'");
 }
 
-void JsonReader::read_program(od::value root) {
+void JsonReader::read_program(Value root) {
   bool has_module = false, has_version = false;
-  for (auto field : root.get_object()) {
-    std::string_view k = field.unescaped_key();
-    od::value fv = field.value();
+  for (auto field : object(root)) {
+    std::string_view k = field.key;
+    Value fv = field.value;
     if (k == "graph_module") {
       read_graph_module(fv);
       has_module = true;
@@ -664,8 +696,7 @@ void JsonReader::read_program(od::value root) {
       key = "range_constraints";
       read_range_constraints(*this, fv);
     } else if (k == "opset_version") {
-      for (auto f : fv.get_object())
-        p_.opset_version.emplace_back(p_.strings.intern(f.unescaped_key().value()), int64(f.value()));
+      for (auto f : object(fv)) p_.opset_version.emplace_back(p_.strings.intern(f.key), int64(f.value));
     } else if (k == "torch_version") {
       p_.torch_version = std::string(fv.get_string().value());
     }

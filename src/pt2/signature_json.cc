@@ -52,11 +52,11 @@ struct SpecFields {
   std::string_view target;
   bool persistent = true;
 };
-SpecFields read_spec_fields(JsonReader& r, od::value v, ArgForm form) {
+SpecFields read_spec_fields(JsonReader& r, Value v, ArgForm form) {
   SpecFields s;
-  for (auto field : v.get_object()) {
-    std::string_view k = field.unescaped_key();
-    od::value fv = field.value();
+  for (auto field : object(v)) {
+    std::string_view k = field.key;
+    Value fv = field.value;
     if (k == "arg" || k == "value") {
       if (form == ArgForm::Union || form == ArgForm::Constant) {
         s.arg = r.argument(fv);
@@ -75,14 +75,14 @@ SpecFields read_spec_fields(JsonReader& r, od::value v, ArgForm form) {
 }
 
 template <class Spec, class Kind, size_t N>
-Spec read_spec(JsonReader& r, od::value v, const std::array<SpecKind, N>& table, const char* what) {
-  for (auto field : v.get_object()) {
-    std::string_view member = field.unescaped_key();
+Spec read_spec(JsonReader& r, Value v, const std::array<SpecKind, N>& table, const char* what) {
+  for (auto field : object(v)) {
+    std::string_view member = field.key;
     const SpecKind* k = spec_kind(member, table);
     if (!k)
       r.fail(std::string("an ") + what + " spec of kind '" + std::string(member) +
              "' this reader does not know");
-    SpecFields f = read_spec_fields(r, field.value(), k->form);
+    SpecFields f = read_spec_fields(r, field.value, k->form);
     Spec s;
     s.kind = static_cast<Kind>(k->kind);
     s.arg = std::move(f.arg);
@@ -94,7 +94,7 @@ Spec read_spec(JsonReader& r, od::value v, const std::array<SpecKind, N>& table,
 }
 
 // torch 2.1's signature: maps from placeholder (or output) names; specs are put in graph order later.
-void read_legacy_signature(JsonReader& r, od::object v) {
+void read_legacy_signature(JsonReader& r, simdjson::dom::object v) {
   auto add_input = [&](InputKind kind, std::string_view name, std::string_view target) {
     InputSpec s;
     s.kind = kind;
@@ -112,105 +112,85 @@ void read_legacy_signature(JsonReader& r, od::object v) {
     r.p_.outputs.push_back(s);
   };
   for (auto field : v) {
-    std::string_view k = field.unescaped_key();
-    od::value fv = field.value();
+    std::string_view k = field.key;
+    Value fv = field.value;
     if (k == "user_inputs")
-      for (od::value n : fv.get_array()) add_input(InputKind::UserInput, r.str(n), {});
+      for (Value n : array(fv)) add_input(InputKind::UserInput, r.str(n), {});
     else if (k == "user_outputs")
-      for (od::value n : fv.get_array()) add_output(OutputKind::UserOutput, r.str(n), {});
+      for (Value n : array(fv)) add_output(OutputKind::UserOutput, r.str(n), {});
     else if (k == "inputs_to_parameters")
-      for (auto f : fv.get_object())
-        add_input(InputKind::Parameter, r.p_.strings.intern(f.unescaped_key().value()), r.str(f.value()));
+      for (auto f : object(fv)) add_input(InputKind::Parameter, r.p_.strings.intern(f.key), r.str(f.value));
     else if (k == "inputs_to_buffers")
-      for (auto f : fv.get_object())
-        add_input(InputKind::Buffer, r.p_.strings.intern(f.unescaped_key().value()), r.str(f.value()));
+      for (auto f : object(fv)) add_input(InputKind::Buffer, r.p_.strings.intern(f.key), r.str(f.value));
     else if (k == "buffers_to_mutate")
-      for (auto f : fv.get_object())
-        add_output(OutputKind::BufferMutation, r.p_.strings.intern(f.unescaped_key().value()),
-                   r.str(f.value()));
+      for (auto f : object(fv))
+        add_output(OutputKind::BufferMutation, r.p_.strings.intern(f.key), r.str(f.value));
     else if (k == "backward_signature" && !fv.is_null()) {
-      for (auto b : fv.get_object()) {
-        std::string_view bk = b.unescaped_key();
-        od::value bv = b.value();
+      for (auto b : object(fv)) {
+        std::string_view bk = b.key;
+        Value bv = b.value;
         if (bk == "loss_output")
           add_output(OutputKind::LossOutput, r.str(bv), {});
         else if (bk == "gradients_to_parameters")
-          for (auto f : bv.get_object())
-            add_output(OutputKind::GradientToParameter, r.p_.strings.intern(f.unescaped_key().value()),
-                       r.str(f.value()));
+          for (auto f : object(bv))
+            add_output(OutputKind::GradientToParameter, r.p_.strings.intern(f.key), r.str(f.value));
         else if (bk == "gradients_to_user_inputs")
-          for (auto f : bv.get_object())
-            add_output(OutputKind::GradientToUserInput, r.p_.strings.intern(f.unescaped_key().value()),
-                       r.str(f.value()));
+          for (auto f : object(bv))
+            add_output(OutputKind::GradientToUserInput, r.p_.strings.intern(f.key), r.str(f.value));
       }
     }
   }
 }
 }  // namespace
 
-void read_signature(JsonReader& r, od::value v) {
+void read_signature(JsonReader& r, Value v) {
   bool current = false;
-  od::object o = v.get_object();
+  simdjson::dom::object o = object(v);
   for (auto field : o) {
-    std::string_view k = field.unescaped_key();
+    std::string_view k = field.key;
     if (k == "input_specs") {
       current = true;
-      for (od::value s : field.value().get_array())
+      for (Value s : array(field.value))
         r.p_.inputs.push_back(read_spec<InputSpec, InputKind>(r, s, kInputKinds, "input"));
     } else if (k == "output_specs") {
       current = true;
-      for (od::value s : field.value().get_array())
+      for (Value s : array(field.value))
         r.p_.outputs.push_back(read_spec<OutputSpec, OutputKind>(r, s, kOutputKinds, "output"));
     }
   }
   if (current) return;
-  o.reset();  // iterated again from its start (simdjson On-Demand)
   read_legacy_signature(r, o);
   r.legacy_signature = true;
 }
 
-namespace {
-// A bound: null, Infinity / -Infinity (Python's json) or an integer beyond int64 (int_oo) is unbounded.
-std::optional<int64_t> bound(od::value v) {
-  if (v.is_null()) return std::nullopt;
-  int64_t x = 0;
-  if (!v.get_int64().get(x)) return x;
-  std::string_view raw = v.raw_json_token();
-  if (raw.rfind("Infinity", 0) == 0 || raw.rfind("-Infinity", 0) == 0) return std::nullopt;
-  double d = 0;
-  if (!v.get_double().get(d)) return std::nullopt;  // an integer past int64: int_oo
-  throw simdjson::simdjson_error(simdjson::INCORRECT_TYPE);
-}
-}  // namespace
-
-void read_range_constraints(JsonReader& r, od::value v) {
-  for (auto field : v.get_object()) {
-    std::string_view symbol = r.p_.strings.intern(field.unescaped_key().value());
+void read_range_constraints(JsonReader& r, Value v) {
+  for (auto field : object(v)) {
+    std::string_view symbol = r.p_.strings.intern(field.key);
     RangeConstraint c;
-    for (auto f : field.value().get_object()) {
-      std::string_view k = f.unescaped_key();
+    for (auto f : object(field.value)) {
+      std::string_view k = f.key;
       if (k == "min_val")
-        c.min = bound(f.value());
+        c.min = r.bound(f.value);
       else if (k == "max_val")
-        c.max = bound(f.value());
+        c.max = r.bound(f.value);
     }
     r.p_.range_constraints.emplace_back(symbol, c);
   }
 }
 
-void read_module_call_graph(JsonReader& r, od::value v) {
-  for (od::value e : v.get_array()) {
+void read_module_call_graph(JsonReader& r, Value v) {
+  for (Value e : array(v)) {
     ModuleCallEntry m;
-    for (auto field : e.get_object()) {
-      std::string_view k = field.unescaped_key();
-      od::value fv = field.value();
+    for (auto field : object(e)) {
+      std::string_view k = field.key;
+      Value fv = field.value;
       if (k == "fqn") {
         m.fqn = r.str(fv);
       } else if (k == "signature" && !fv.is_null()) {
-        for (auto sf : fv.get_object()) {
-          od::value sv = sf.value();
-          if (sf.unescaped_key().value() == "forward_arg_names" && !sv.is_null())
-            for (od::value n : sv.get_array()) m.forward_arg_names.push_back(r.str(n));
+        for (auto sf : object(fv)) {
+          Value sv = sf.value;
+          if (sf.key == "forward_arg_names" && !sv.is_null())
+            for (Value n : array(sv)) m.forward_arg_names.push_back(r.str(n));
         }
       }
     }
@@ -219,15 +199,15 @@ void read_module_call_graph(JsonReader& r, od::value v) {
 }
 
 // {"config": {fqn: {"path_name", "is_param", "use_pickle", "tensor_meta": TensorMeta | null}}}
-void JsonReader::read_payload_config(od::value root) {
-  for (auto field : root.get_object()) {
-    if (field.unescaped_key().value() != "config") continue;
-    for (auto entry : field.value().get_object()) {
+void JsonReader::read_payload_config(Value root) {
+  for (auto field : object(root)) {
+    if (field.key != "config") continue;
+    for (auto entry : object(field.value)) {
       Payload pl;
-      pl.name = p_.strings.intern(entry.unescaped_key().value());
-      for (auto f : entry.value().get_object()) {
-        std::string_view k = f.unescaped_key();
-        od::value fv = f.value();
+      pl.name = p_.strings.intern(entry.key);
+      for (auto f : object(entry.value)) {
+        std::string_view k = f.key;
+        Value fv = f.value;
         if (k == "path_name")
           pl.path = str(fv);
         else if (k == "is_param")
