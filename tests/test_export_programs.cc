@@ -106,6 +106,15 @@ TEST_CASE("pt2: a cond on data counts its costlier branch, as FlopCounterMode co
   CHECK(r.unsupported.empty());
 }
 
+TEST_CASE("pt2: transformers' own custom op (Mixtral's experts by default) is listed, the rest counted") {
+  Pins pins;
+  pins.dims = {{"input_ids.0", 2}, {"input_ids.1", 8}};
+  Report r = analyse((pt2_dir() / "mixtral.pt2").string(), pins, find_convention("default")).report;
+  CHECK(r.unsupported.count("transformers::grouped_mm_fallback") == 1);
+  CHECK_FALSE(r.totals.complete());
+  CHECK(r.totals.params.v == oracle("mixtral").at("params").get<int64_t>());
+}
+
 TEST_CASE("pt2: an archive of several programs: --program picks one, none picked is refused naming them") {
   const nlohmann::json o = oracle("multi_program");
   for (const auto& [name, prog] : o.at("programs").items()) check_program("multi_program.pt2", prog, name);

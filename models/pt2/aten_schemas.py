@@ -1,7 +1,6 @@
 # models/pt2/aten_schemas.py — writes src/aten/aten_schemas.txt: every aten:: operator schema the running torch
-# registers (str(schema) of torch._C._jit_get_all_schemas()), one a line, sorted, out= variants left out
-# (overload `out` or `*_out`, or any kwarg-only mutable argument: `out`, and the out= overloads named otherwise,
-# `.result`, `.output`, `.grad_input`, `.values`...).
+# registers (str(schema) of torch._C._jit_get_all_schemas()), one a line, sorted. The out= variants stay: a
+# profiler trace records them (torch.compile's extern kernels call aten::mm.out, addmm.out, bmm.out).
 # Run in the modern root: bash scripts/modern_torch.sh python3 models/pt2/aten_schemas.py
 import os
 import sys
@@ -12,16 +11,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "..", "..", "src", "aten", "aten_schemas.txt")
 
 
-def is_out_variant(schema):
-    overload = schema.overload_name
-    if overload == "out" or overload.endswith("_out"):
-        return True
-    return any(a.kwarg_only and a.alias_info is not None and a.alias_info.is_write for a in schema.arguments)
-
-
 def main():
     lines = sorted({str(s) for s in torch._C._jit_get_all_schemas()
-                    if s.name.startswith("aten::") and not is_out_variant(s)})
+                    if s.name.startswith("aten::")})
     os.makedirs(os.path.dirname(OUT), exist_ok=True)
     with open(OUT, "w") as f:
         f.write("".join(line + "\n" for line in lines))

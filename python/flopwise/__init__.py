@@ -285,7 +285,7 @@ def sweep(model, inputs=None, *, dims=None, values=None, convention="default", e
     """Evaluates the cost formulas over a grid (flopwise --sweep): sweep(m, seq=[128, 256], batch="1..32")."""
     if not axes:
         raise UsageError("sweep needs an axis: sweep(model, seq=[128, 256])")
-    src = _Source(model, inputs, export, dynamic_shapes)
+    src = _Source(model, inputs, export)
     args = [src.path] + _pin_args(src.pins, dims, values) + ["--convention", convention, "--format", "json"]
     for k, v in axes.items():
         v = ",".join(str(x) for x in v) if isinstance(v, (list, tuple, range)) else str(v)
@@ -323,7 +323,7 @@ class CheckResult:
 def check(model, budget, inputs=None, *, dims=None, values=None, export="torchscript", **opts):
     """Checks `model` against a budget file (flopwise check MODEL --budget FILE); a failing limit is a result
     (passed False), not an exception. `budget` is a path or the TOML text."""
-    src = _Source(model, inputs, export, dynamic_shapes)
+    src = _Source(model, inputs, export)
     if isinstance(budget, str) and "\n" in budget:
         budget_path = src._file("budget.toml", budget.encode())
     else:
@@ -336,7 +336,7 @@ def check(model, budget, inputs=None, *, dims=None, values=None, export="torchsc
 def run(model, inputs=None, *, dims=None, values=None, export="torchscript", **opts):
     """Measures latency by module scope (flopwise run MODEL --format json); returns the run report as a dict.
     Options as keywords: iters=20, warmup=3, device="cpu", profile="ort_profile.json" (ONNX)."""
-    src = _Source(model, inputs, export, dynamic_shapes)
+    src = _Source(model, inputs, export)
     args = ["run", src.path] + _pin_args(src.pins, dims, values) + _option_args(opts) + ["--format", "json"]
     return json.loads(run_cli(args)[1])
 

@@ -162,6 +162,11 @@ double JsonReader::number(Value v) const {
   double out = 0;
   if (!v.get_double().get(out)) return out;
   std::string_view m = marked(v);
+  // torch's serializer writes a non-finite float as a string ("as_float": "-Infinity", masked_fill's -inf).
+  if (m.empty() && v.is_string()) {
+    std::string_view s = v.get_string().value_unsafe();
+    if (s == "NaN" || s == "Infinity" || s == "-Infinity") m = s;
+  }
   if (m == "NaN") return std::numeric_limits<double>::quiet_NaN();
   if (m == "Infinity") return std::numeric_limits<double>::infinity();
   if (m == "-Infinity") return -std::numeric_limits<double>::infinity();

@@ -225,11 +225,8 @@ bool Pt2Lowerer::lower_hop(const Node& n, std::string_view hop) {
   if (hop == "cond" && graphs.size() == 2 && !n.inputs.empty()) {
     auto pred = known_bool(get(value_of(n.inputs[0].arg, AtenType{AtenType::Bool})));
     if (pred) return inline_graph(*graphs[*pred ? 0 : 1], args, n.outputs);
-    keep_unsupported(n, "higher_order", hop,
-                     "its predicate depends on data: neither branch is counted (" +
-                         std::to_string(graphs[0]->nodes.size()) + " and " +
-                         std::to_string(graphs[1]->nodes.size()) + " nodes)");
-    return true;
+    return lower_cond_on_data(n, graphs[0], graphs[1], args,
+                              as_ir(get(value_of(n.inputs[0].arg, AtenType{AtenType::Bool}))));
   }
   std::string why;
   if (lower_loop_hop(n, hop, &why)) return true;
