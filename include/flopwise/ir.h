@@ -335,6 +335,10 @@ struct Model {
   // Every module in declaration order: pre-order, each module's children in the order it registered them
   // (torch.nn.Module.named_modules()). Empty where the format keeps no module tree (ONNX).
   std::vector<ModuleDecl> modules;
+  // Other names of input dims, and their bounds, where the format records them (torch.export: torch's symbol
+  // "s70" for "input_ids.1", range_constraints [2, 64]; nullopt: unbounded). --dim takes either name.
+  std::map<std::string, std::string> dim_aliases;  // other name -> input dim
+  std::map<std::string, std::pair<std::optional<int64_t>, std::optional<int64_t>>> dim_bounds;
 };
 
 // A deep copy of `m` (its graph by Graph::copy_to): what an analysis binds pins on and infers shapes in,

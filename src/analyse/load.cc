@@ -138,6 +138,18 @@ class ModelSource {
   const Pins* pins_ = nullptr;
 };
 
+// A --dim outside the bounds the model records for that input dim (torch.export's range_constraints):
+// refused.
+void check_dim_bounds(const Model& m, const std::pair<std::string, int64_t>& d) {
+  auto b = m.dim_bounds.find(d.first);
+  if (b == m.dim_bounds.end()) return;
+  const auto& [lo, hi] = b->second;
+  if ((lo && d.second < *lo) || (hi && d.second > *hi))
+    throw UsageError("--dim " + d.first + "=" + std::to_string(d.second) + ": the program allows " +
+                     (lo ? std::to_string(*lo) : std::string("-inf")) + ".." +
+                     (hi ? std::to_string(*hi) : std::string("inf")) + " (torch.export's range_constraints)");
+}
+
 Analysis analyse_once(ModelSource& source, const Pins& pins, Bindings* alias_dims,
                       std::set<std::string>* input_dims, const Bindings& symbol_values = {}) {
   Analysis a;
@@ -156,7 +168,13 @@ Analysis analyse_once(ModelSource& source, const Pins& pins, Bindings* alias_dim
   const std::set<std::string> syms = input_symbols(a.model->graph);
   *input_dims = syms;
   Pins dims;
-  for (const auto& d : pins.dims) (syms.count(d.first) ? dims.dims : *alias_dims).push_back(d);
+  for (auto d : pins.dims) {
+    if (auto other = a.model->dim_aliases.find(d.first);
+        !syms.count(d.first) && other != a.model->dim_aliases.end())
+      d.first = other->second;  // torch's own name of the dim
+    check_dim_bounds(*a.model, d);
+    (syms.count(d.first) ? dims.dims : *alias_dims).push_back(d);
+  }
   if (!dims.dims.empty()) apply_pins(*a.model, dims);
   a.inferred = infer_shapes_with_symbols(*a.model, symbol_values);
   a.inferred.warnings.insert(a.inferred.warnings.begin(), warnings.begin(), warnings.end());

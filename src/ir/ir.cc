@@ -262,6 +262,8 @@ std::shared_ptr<Model> copy_model(const Model& m) {
   out->warnings = m.warnings;
   out->source_ops = m.source_ops;
   out->modules = m.modules;
+  out->dim_aliases = m.dim_aliases;
+  out->dim_bounds = m.dim_bounds;
   return out;
 }
 

@@ -73,6 +73,7 @@ class Pt2Lowerer : public AtenLowerer {
   void keep_unsupported(const Node& n, std::string_view domain, std::string_view op, const std::string& why);
   void set_node_scope(const Node& n);
   void module_tree();
+  void dim_names();
 };
 
 }  // namespace flopwise::pt2

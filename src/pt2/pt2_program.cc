@@ -18,7 +18,21 @@ void Pt2Lowerer::run() {
   set_scope({}, {});
   outputs();
   module_tree();
+  dim_names();
   for (auto& w : dims_.warnings) warn(w);
+}
+
+// torch's symbols as other names of the input dims they stand for (--dim s70=8), and their range_constraints.
+void Pt2Lowerer::dim_names() {
+  for (const auto& [torch_name, name] : dims_.names().aliases())
+    if (torch_name != name) m_.dim_aliases[torch_name] = name;
+  for (const auto& [expr, range] : p_.range_constraints) {
+    Dim d = dims_.expr(expr);
+    if (!d.is_symbolic() || d.terms().size() != 1) continue;
+    const auto& [mono, coef] = d.terms()[0];
+    if (coef != 1 || mono.size() != 1 || Dim::atom(mono[0])) continue;
+    m_.dim_bounds[mono[0]] = {range.min, range.max};
+  }
 }
 
 namespace {
