@@ -1,14 +1,18 @@
 // ONNX as exported since (issue 55): torch's dynamo exporter of torch 2.2-2.5 (each module a local function,
-// torch_lib's functions branching with If on the rank). Files: models/exported (README). Each expectation is
-// a published figure or a hand formula from the file's own tensors and attributes, never flopwise's output.
+// torch_lib's functions branching with If on the rank), and ONNX Runtime GenAI's decoder layout with its
+// com.microsoft ops. Files: models/exported (README). Each expectation is a published figure or a hand
+// formula from the file's own tensors and attributes, never flopwise's output.
 #include <doctest/doctest.h>
 #include <onnx/onnx_pb.h>
+
+#include <nlohmann/json.hpp>
 
 #include "cli_util.h"
 #include "flopwise/analyse.h"
 #include "flopwise/convention.h"
 #include "flopwise/cost.h"
 #include "flopwise/infer.h"
+#include "flopwise/llm.h"
 #include "flopwise/onnx_import.h"
 #include "onnx_tiny.h"
 
@@ -212,4 +216,48 @@ TEST_CASE("a function's subgraphs read its inputs and attributes at any depth; a
   REQUIRE(block);
   CHECK(block->cls == "Block");
   CHECK(block->cost.macs.v == 2 * 512);
+}
+
+TEST_CASE("ONNX Runtime GenAI's decoder layout (GroupQueryAttention, MatMulNBits): counts and KV cache") {
+  // models/exported/genai.py: hidden 64, 4 query heads of 16, 2 kv heads, 2 layers, FFN 128, vocab 256.
+  // Per token: q and o 64*64 each, k and v 64*32 each, gate/up/down 64*128 each, per layer; LM head 64*256:
+  // 2*(4096 + 2048 + 2048 + 4096 + 3*8192) + 16384 = 90112. Per query and key: QK^T and AV over 4 heads of
+  // 16, per layer: 2*2*4*16 = 256.
+  const int64_t per_token = 90112, per_pair = 256;
+  for (const char* name : {"genai_llama", "genai_llama_int4"}) {
+    CAPTURE(name);
+    const auto expect = nlohmann::json::parse(
+        fwtest::slurp(fwtest::model_path(std::string("exported/") + name + ".expect.json")));
+    for (const char* phase : {"prefill", "decode"}) {
+      CAPTURE(phase);
+      const auto& run = expect["runs"][phase];  // what ONNX Runtime 1.23 returned for these inputs
+      const int64_t B = run["batch"], S = run["seq"], P = run["past"];
+      flopwise::Pins pins;
+      pins.dims = {{"batch_size", B},
+                   {"sequence_length", S},
+                   {"past_sequence_length", P},
+                   {"total_sequence_length", P + S}};
+      flopwise::Analysis a = flopwise::analyse(fwtest::model_path(std::string("exported/") + name + ".onnx"),
+                                               pins, flopwise::default_convention());
+      const flopwise::Report& r = a.report;
+      CHECK(r.unsupported.empty());
+      CHECK(r.totals.uncounted == 0);
+      CHECK(r.totals.macs.v == B * S * per_token + B * S * (P + S) * per_pair);
+      const flopwise::Graph& g = a.model->graph;
+      for (const char* out : {"logits", "present.0.key"}) {
+        std::vector<int64_t> ort = run[std::string(out) == "logits" ? "logits" : "present_key"];
+        std::string want;
+        for (size_t i = 0; i < ort.size(); ++i) want += (i ? "x" : "") + std::to_string(ort[i]);
+        CHECK(g.values[static_cast<size_t>(g.find(out))].shape.str() == want);
+      }
+    }
+    // The cache as for a plain decoder: past_key_values.N.* -> present.N.*, along the past axis.
+    auto loaded = flopwise::analyse(fwtest::model_path(std::string("exported/") + name + ".onnx"),
+                                    flopwise::Pins{}, flopwise::default_convention());
+    auto kv = flopwise::find_kv_cache(*loaded.model);
+    REQUIRE(kv);
+    CHECK(kv->pairs.size() == 4);
+    CHECK(kv->past_dim == "past_sequence_length");
+    CHECK(kv->seq_dim == "sequence_length");
+  }
 }

@@ -92,6 +92,11 @@ TEST_CASE("contrib ops: GroupQueryAttention and RotaryEmbedding") {
       {"gqa decode", "GroupQueryAttention",
        {"1x1x32", "1x1x16", "1x1x16", "1x2x16x8", "1x2x16x8", "1:int32", "scalar:int32=12"}, gqa,
        {"1x1x32", "1x2x16x8", "1x2x16x8", "1x4x1x12"}, 768, 1824, MS, 1},
+      // decode with total_sequence_length computed from the mask (contents unknown, as GenAI makes it): the
+      // past 5 and the new token attended, present 6. Scores 4*1*6 = 24: MACs 2*24*8 = 384; FLOPs 768 + 6*24.
+      {"gqa decode total from mask", "GroupQueryAttention",
+       {"1x1x32", "1x1x16", "1x1x16", "1x2x5x8", "1x2x5x8", "1:int32", "scalar:int32"}, gqa,
+       {"1x1x32", "1x2x6x8", "1x2x6x8", "1x4x1x6"}, 384, 912, MS, 1},
       // packed QKV width (4 + 2*2) * 8 = 64
       {"gqa packed", "GroupQueryAttention", {"1x8x64", "", "", "", "", "1:int32", "scalar:int32=8"}, gqa,
        {"1x8x32", "1x2x8x8"}, 4096, 9728, MS, 1},

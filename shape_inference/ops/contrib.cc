@@ -302,10 +302,12 @@ GqaDims decode_gqa(const OpView& v) {
     past = v.dim(3, 2);
   }
   auto total = v.scalar_int(6);
-  // Attended length: total_sequence_length when known; without past it is the new tokens.
-  d.total = total ? Dim(*total) : (has_past ? Dim::unknown() : d.kv_seq);
-  // Present buffer: max(past buffer, total) (the buffer may be shared with past).
-  d.present = has_past ? (total ? Dim::max(past, Dim(*total)) : Dim::unknown()) : d.total;
+  // Attended length: total_sequence_length when known. GenAI computes it from the attention mask, so
+  // mostly it is not: then it is the past and the new tokens, as a cache that is no shared buffer holds
+  // them (a shared buffer's past is its capacity, and its total a constant or a --value).
+  d.total = total ? Dim(*total) : has_past ? past + d.kv_seq : d.kv_seq;
+  // Present buffer: max(past buffer, total), ONNX Runtime's rule.
+  d.present = has_past && total ? Dim::max(past, Dim(*total)) : d.total;
   return d;
 }
 
