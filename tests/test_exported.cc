@@ -1,7 +1,8 @@
 // ONNX as exported since (issue 55): torch's dynamo exporter of torch 2.2-2.5 (each module a local function,
-// torch_lib's functions branching with If on the rank), and ONNX Runtime GenAI's decoder layout with its
-// com.microsoft ops. Files: models/exported (README). Each expectation is a published figure or a hand
-// formula from the file's own tensors and attributes, never flopwise's output.
+// torch_lib's functions branching with If on the rank), ONNX Runtime GenAI's decoder layout with its
+// com.microsoft ops, and ai.onnx.ml graphs in skl2onnx's layouts. Files: models/exported (README). Each
+// expectation is a published figure or a hand formula from the file's own tensors and attributes, never
+// flopwise's output.
 #include <doctest/doctest.h>
 #include <onnx/onnx_pb.h>
 
@@ -259,5 +260,50 @@ TEST_CASE("ONNX Runtime GenAI's decoder layout (GroupQueryAttention, MatMulNBits
     CHECK(kv->pairs.size() == 4);
     CHECK(kv->past_dim == "past_sequence_length");
     CHECK(kv->seq_dim == "sequence_length");
+  }
+}
+
+TEST_CASE("ONNX-ML (skl2onnx/onnxmltools layouts): costs and params from the attributes, ORT's shapes") {
+  // models/exported/onnxml.py; per row (N = 3, as ONNX Runtime ran them), by the records' formulas:
+  // ml_linear: Scaler 2*4; LinearClassifier (3 classes, 4 features, SOFTMAX) 12 MACs, 2*12 + 3 + 3*(5 + 1);
+  //   Normalizer L2 3*4 + 1; LinearRegressor (2 targets) 8 MACs, 2*8 + 2. Params 8 + 15 + 10.
+  // ml_svm: SVC RBF (3 classes, 5 vectors of 4) 5*4 + 2*5 = 30 MACs, 2*30 + 5*(4 + 2) + 2*3 + 3*1;
+  //   SVR POLY (3 vectors) 3*5 = 15 MACs, 2*15 + 3*3 + 1. Params 20 + 10 + 3 and 12 + 3 + 1.
+  // ml_trees: classifier depths 3 + 4, 2 leaf weights, 2 classes * (base 1 + LOGISTIC 1 + label 1) = 15;
+  //   regressor depths 2 + 1, 2 + 2 leaf weights, 2 targets * AVERAGE 1 = 9. Params 11 + 13 + 1 and 4 + 12.
+  // ml_tree5: depths 3 + 4, 2 leaf weights, LOGISTIC 1 = 10. Params 11 splits + 13 leaf weights.
+  // ml_encoders: Imputer 4, Binarizer 4; the encoders 0. Params: 4 imputed values.
+  struct Want {
+    const char* name;
+    int64_t macs, flops, params;  // per row, per row, in all
+  };
+  const Want wants[] = {{"ml_linear", 20, 8 + 45 + 13 + 18, 33},
+                        {"ml_svm", 45, 99 + 40, 49},
+                        {"ml_trees", 0, 15 + 9, 41},
+                        {"ml_tree5", 0, 10, 24},
+                        {"ml_encoders", 0, 8, 4}};
+  const auto expect = nlohmann::json::parse(fwtest::slurp(fwtest::model_path("exported/ml.expect.json")));
+  const int64_t n = 3;
+  for (const Want& w : wants) {
+    CAPTURE(w.name);
+    flopwise::Pins pins;
+    pins.dims = {{"N", n}};
+    flopwise::Analysis a = flopwise::analyse(fwtest::model_path(std::string("exported/") + w.name + ".onnx"),
+                                             pins, flopwise::default_convention());
+    const flopwise::Report& r = a.report;
+    CHECK(r.unsupported.empty());
+    CHECK(r.totals.uncounted == 0);
+    CHECK(r.totals.macs.v == n * w.macs);
+    CHECK(r.totals.flops.v == n * w.flops);
+    CHECK(r.totals.params.v == w.params);
+    const flopwise::Graph& g = a.model->graph;
+    for (const auto& [out, shape] : expect[w.name].items()) {
+      if (!shape.empty() && shape[0].is_string()) continue;  // ZipMap's sequence of maps
+      std::string want;
+      for (size_t i = 0; i < shape.size(); ++i)
+        want += (i ? "x" : "") + std::to_string(shape[i].get<int64_t>());
+      CAPTURE(out);
+      CHECK(g.values[static_cast<size_t>(g.find(out))].shape.str() == want);
+    }
   }
 }

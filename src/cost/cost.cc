@@ -307,6 +307,7 @@ struct ReportBuilder {
 
     const OpRecord* rec = record_of(n);
     nr.supported = rec != nullptr;
+    if (rec && rec->attr_params) mem += count_attr_params(nr, rec->attr_params(n));
     const OpCost oc = cost_work(n, node_index, rec, nr);
     note_unknown_counts(n, rec, oc, mem);
 
@@ -333,6 +334,17 @@ struct ReportBuilder {
       by_dtype[t].weight_bytes += numel * Count{dtype_size(v.dtype)};
     }
     return numel;
+  }
+
+  // Weights an op keeps in its attributes (ai.onnx.ml): params of the node, float32 as ONNX stores them;
+  // returns the bytes read.
+  Count count_attr_params(NodeReport& nr, const Count& numel) {
+    nr.cost.params += numel;
+    const auto t = static_cast<size_t>(DType::Float32);
+    nr.param_dtypes |= 1u << t;
+    by_dtype[t].params += numel;
+    by_dtype[t].weight_bytes += numel * Count{4};
+    return numel * Count{4};
   }
 
   // Weights used only inside control-flow bodies (scripted exports, spox): counted with the node. `params`
