@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "cli_util.h"
@@ -304,6 +305,26 @@ TEST_CASE("ONNX-ML (skl2onnx/onnxmltools layouts): costs and params from the att
         want += (i ? "x" : "") + std::to_string(shape[i].get<int64_t>());
       CAPTURE(out);
       CHECK(g.values[static_cast<size_t>(g.find(out))].shape.str() == want);
+    }
+  }
+}
+
+TEST_CASE("MatMulNBits' packed weights count as their N*K logical weights, their bytes as stored") {
+  // models/exported/genai.py: MatMul weights 2 layers * (64*64*2 + 64*32*2 + 64*128*3) + LM head 64*256 =
+  // 90112; embedding 256*64 = 16384; norms 2*2*64 + 64 = 320; cos/sin caches 2*128*8 = 2048: 108864 params.
+  // The int4 copy holds the same weights (scales and zero points describe the encoding), 4 bits each: 45056
+  // bytes.
+  for (const char* name : {"genai_llama", "genai_llama_int4"}) {
+    CAPTURE(name);
+    const flopwise::Report& r = analyse_file(std::string(name) + ".onnx").report;
+    CHECK(r.totals.params.v == 108864);
+    if (std::string(name) == "genai_llama_int4") {
+      const auto u8 = std::find_if(r.by_dtype.begin(), r.by_dtype.end(), [](const flopwise::DtypeCounts& d) {
+        return d.dtype == flopwise::DType::UInt8;
+      });
+      REQUIRE(u8 != r.by_dtype.end());
+      CHECK(u8->params.v == 90112);
+      CHECK(u8->weight_bytes.v == 45056);
     }
   }
 }
