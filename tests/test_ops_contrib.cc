@@ -1,4 +1,5 @@
-// Contrib family (com.microsoft): fused attention, fused norms, fused GELUs, FusedMatMul, rotary.
+// Contrib family (com.microsoft): fused attention (packed and decoder-masked too), fused norms, fused GELUs,
+// FusedMatMul, rotary.
 // Attention FLOPs = 2*MACs + 6 per score (softmax 5 + scale 1) + bias adds.
 #include "op_test_util.h"
 
@@ -92,6 +93,11 @@ TEST_CASE("contrib ops: GroupQueryAttention and RotaryEmbedding") {
       {"gqa decode", "GroupQueryAttention",
        {"1x1x32", "1x1x16", "1x1x16", "1x2x16x8", "1x2x16x8", "1:int32", "scalar:int32=12"}, gqa,
        {"1x1x32", "1x2x16x8", "1x2x16x8", "1x4x1x12"}, 768, 1824, MS, 1},
+      // decode with total_sequence_length computed from the mask (contents unknown, as GenAI makes it): the
+      // past 5 and the new token attended, present 6. Scores 4*1*6 = 24: MACs 2*24*8 = 384; FLOPs 768 + 6*24.
+      {"gqa decode total from mask", "GroupQueryAttention",
+       {"1x1x32", "1x1x16", "1x1x16", "1x2x5x8", "1x2x5x8", "1:int32", "scalar:int32"}, gqa,
+       {"1x1x32", "1x2x6x8", "1x2x6x8", "1x4x1x6"}, 384, 912, MS, 1},
       // packed QKV width (4 + 2*2) * 8 = 64
       {"gqa packed", "GroupQueryAttention", {"1x8x64", "", "", "", "", "1:int32", "scalar:int32=8"}, gqa,
        {"1x8x32", "1x2x8x8"}, 4096, 9728, MS, 1},
@@ -114,6 +120,59 @@ TEST_CASE("contrib ops: GroupQueryAttention and RotaryEmbedding") {
        kUnknown, MS, 1},
       {"rotary unknown rank", "RotaryEmbedding", {"*", "*:int64", "*", "*"}, {}, {"*"}, 0, kUnknown, MS, 1},
       {"rotary cache mismatch", "RotaryEmbedding", {"2x8x64", "2x8:int64", "128x32", "128x16"}, {}, {"!"}, -1, -1,
+       MS, 1},
+  };
+  // clang-format on
+  for (const auto& tc : cases) check_case(tc);
+}
+
+TEST_CASE("contrib ops: PackedAttention, PackedMultiHeadAttention, DecoderMaskedMultiHeadAttention") {
+  const std::map<std::string, Attribute> h4 = {{"num_heads", heads(4)}};
+  // clang-format off
+  const std::vector<OpCase> cases = {
+      // PackedAttention: T=10 tokens of B=2 sequences padded to S=8; Hin=16, width 48, N=4, head 4.
+      // Projection 10*16*48 = 7680; scores over the padded batch 2*4*8*8 = 512, QK and AV 512*4 each -> 11776
+      // MACs. FLOPs 23552 + bias 10*48 = 480 + 6*512 = 3072 -> 27104.
+      {"packed attention", "PackedAttention", {"10x16", "16x48", "48", "2x8:int32", "3:int32"}, h4, {"10x16"},
+       11776, 27104, MS, 1},
+      {"packed attention attention_bias", "PackedAttention",
+       {"10x16", "16x48", "48", "2x8:int32", "3:int32", "2x4x8x8"}, h4, {"10x16"}, 11776, 27616, MS, 1},  // + 512
+      {"packed attention symbolic", "PackedAttention", {"Tx16", "16x48", "48", "Bx8:int32", "?:int32"}, h4,
+       {"Tx16"}, kUnknown, kUnknown, MS, 1},
+      {"packed attention unknown rank", "PackedAttention", {"*", "16x48", "48", "*", "*"}, h4, {"?x16"}, kUnknown,
+       kUnknown, MS, 1},
+      {"packed attention batch clash", "PackedAttention", {"10x16", "16x48", "48", "2x8:int32", "4:int32"}, h4,
+       {"!"}, -1, -1, MS, 1},
+      // PackedMultiHeadAttention: scores 512; MACs 512*4*2 = 4096; FLOPs 8192 + 3072 = 11264; bias 10*48 = 480.
+      {"packed mha", "PackedMultiHeadAttention", {"10x16", "10x16", "10x16", "", "2x8:int32", "3:int32"}, h4,
+       {"10x16"}, 4096, 11264, MS, 1},
+      {"packed mha bias", "PackedMultiHeadAttention", {"10x16", "10x16", "10x16", "48", "2x8:int32", "3:int32"},
+       h4, {"10x16"}, 4096, 11744, MS, 1},
+      {"packed mha packed qkv", "PackedMultiHeadAttention", {"10x4x3x4", "", "", "", "2x8:int32", "3:int32"}, h4,
+       {"10x16"}, 4096, 11264, MS, 1},
+      {"packed mha symbolic", "PackedMultiHeadAttention", {"Tx16", "Tx16", "Tx16", "", "Bx8:int32", "?:int32"},
+       h4, {"Tx16"}, kUnknown, kUnknown, MS, 1},
+      {"packed mha packed qkv not 3", "PackedMultiHeadAttention", {"10x4x2x4", "", "", "", "2x8:int32", "3:int32"},
+       h4, {"!"}, -1, -1, MS, 1},
+      // DecoderMaskedMultiHeadAttention: B=2, one token, N=4, head 4, past_sequence_length 5 -> T = 6;
+      // scores 2*4*6 = 48; MACs 48*4*2 = 384; FLOPs 768 + 6*48 = 1056. Present: the past buffers.
+      {"dmmha self", "DecoderMaskedMultiHeadAttention",
+       {"2x1x16", "2x1x16", "2x1x16", "", "", "2x4x32x4", "2x4x32x4", "scalar:int32=5"}, h4,
+       {"2x1x16", "2x4x32x4", "2x4x32x4", "2x4x1x6"}, 384, 1056, MS, 1},
+      // bias on Q, K, V: 2*48 = 96 -> 1152
+      {"dmmha bias", "DecoderMaskedMultiHeadAttention",
+       {"2x1x16", "2x1x16", "2x1x16", "", "", "2x4x32x4", "2x4x32x4", "scalar:int32=5", "", "", "48"}, h4,
+       {"2x1x16"}, 384, 1152, MS, 1},
+      {"dmmha past length not known", "DecoderMaskedMultiHeadAttention",
+       {"2x1x16", "2x1x16", "2x1x16", "", "", "2x4x32x4", "2x4x32x4", "scalar:int32"}, h4,
+       {"2x1x16", "2x4x32x4", "2x4x32x4", "2x4x1x?"}, kUnknown, kUnknown, MS, 1},
+      // cross attention over a cache of L=10: scores 2*4*10 = 80; MACs 640; FLOPs 1280 + 480 = 1760
+      {"dmmha cross", "DecoderMaskedMultiHeadAttention", {"2x1x16", "2x4x10x4", "2x4x10x4"}, h4,
+       {"2x1x16", "-", "-", "2x4x1x10"}, 640, 1760, MS, 1},
+      {"dmmha symbolic", "DecoderMaskedMultiHeadAttention", {"Bx1x16", "Bx4xLx4", "Bx4xLx4"}, h4,
+       {"Bx1x16", "-", "-", "Bx4x1xL"}, kUnknown, kUnknown, MS, 1},
+      {"dmmha unknown rank", "DecoderMaskedMultiHeadAttention", {"*"}, h4, {"?x1x?"}, kUnknown, kUnknown, MS, 1},
+      {"dmmha two tokens", "DecoderMaskedMultiHeadAttention", {"2x2x16", "2x1x16", "2x1x16"}, h4, {"!"}, -1, -1,
        MS, 1},
   };
   // clang-format on

@@ -58,6 +58,10 @@ TEST_CASE("quantization ops: integer contractions") {
     if (!bias.empty()) v.push_back(bias);
     return v;
   };
+  auto nbits = [](int64_t k, int64_t n, int64_t bits, int64_t block) {
+    return std::map<std::string, Attribute>{
+        {"K", A::i(k)}, {"N", A::i(n)}, {"bits", A::i(bits)}, {"block_size", A::i(block)}};
+  };
   // clang-format off
   const std::vector<OpCase> cases = {
       // MatMulInteger: MACs = out * K.
@@ -76,6 +80,21 @@ TEST_CASE("quantization ops: integer contractions") {
        kUnknown},
       {"qlinearmatmul unknown rank", "QLinearMatMul", qmm("*:uint8", "4x3:uint8"), {}, {"*"}, kUnknown, kUnknown},
       {"qlinearmatmul batch mismatch", "QLinearMatMul", qmm("2x2x4:uint8", "3x4x3:uint8"), {}, {"!"}},
+      // MatMulNBits (com.microsoft): K=64, N=8, 4 bits in blocks of 32: B 8x2x16 uint8, scales 16.
+      // MACs = rows * K * N = 2*3*64*8 = 3072; FLOPs 2*3072 + dequantize 2*8*64 = 6144 + 1024 = 7168.
+      {"matmulnbits 4-bit", "MatMulNBits", {"2x3x64", "8x2x16:uint8", "16", "8:uint8"}, nbits(64, 8, 4, 32),
+       {"2x3x8"}, 3072, 7168, "com.microsoft", 1},
+      // 8 bits, blocks of 16: B 8x4x16; bias: + 3*8 = 24 -> 2*1536 + 1024 + 24 = 4120.
+      {"matmulnbits 8-bit bias", "MatMulNBits", {"3x64", "8x4x16:uint8", "32", "", "", "8"}, nbits(64, 8, 8, 16),
+       {"3x8"}, 1536, 4120, "com.microsoft", 1},
+      {"matmulnbits symbolic", "MatMulNBits", {"Bx64", "8x2x16:uint8", "16"}, nbits(64, 8, 4, 32), {"Bx8"},
+       kUnknown, kUnknown, "com.microsoft", 1},
+      {"matmulnbits unknown rank", "MatMulNBits", {"*", "8x2x16:uint8", "16"}, nbits(64, 8, 4, 32), {"*"},
+       kUnknown, kUnknown, "com.microsoft", 1},
+      {"matmulnbits K mismatch", "MatMulNBits", {"3x48", "8x2x16:uint8", "16"}, nbits(64, 8, 4, 32), {"!"}, -1,
+       -1, "com.microsoft", 1},
+      {"matmulnbits blob mismatch", "MatMulNBits", {"3x64", "8x2x32:uint8", "16"}, nbits(64, 8, 4, 32), {"!"}, -1,
+       -1, "com.microsoft", 1},
       // ConvInteger: MACs = out * C/group * kh * kw.
       {"convinteger padded", "ConvInteger", {"1x1x3x3:uint8", "1x1x2x2:uint8", "scalar:uint8"},
        {{"pads", A::ints({1, 1, 1, 1})}}, {"1x1x4x4"}, 64, 128},  // 16 * 1*2*2 = 64

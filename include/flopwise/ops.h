@@ -143,6 +143,9 @@ bool batch_norm_training(const Node& n);
 
 using ShapeFn = void (*)(InferContext&);
 using CostFn = OpCost (*)(const CostContext&);
+// Elements of the learned weights an op keeps in its attributes rather than its inputs (ai.onnx.ml's
+// coefficients, support vectors, tree thresholds and leaf weights): params as COUNTING.md counts them.
+using AttrParamsFn = Count (*)(const Node&);
 
 struct OpRecord {
   std::string_view domain;  // "" is ONNX's default domain
@@ -152,8 +155,9 @@ struct OpRecord {
   std::string_view formula;  // one line: how FLOPs are counted ("2*MACs + bias", "layout only")
   ShapeFn infer = nullptr;
   CostFn cost = nullptr;
-  std::string_view family;          // its op family (shape_inference/ops/<family>.cc), set by the registry
-  WorkKind kind = WorkKind::other;  // set by the registry: the family's kind or the op's override
+  std::string_view family;             // its op family (shape_inference/ops/<family>.cc), set by the registry
+  WorkKind kind = WorkKind::other;     // set by the registry: the family's kind or the op's override
+  AttrParamsFn attr_params = nullptr;  // weights held in attributes (nullptr: none; its inputs' are counted)
 };
 
 class OpRegistry {

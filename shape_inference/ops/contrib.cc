@@ -1,5 +1,6 @@
 // Contrib family: ONNX Runtime's "com.microsoft" ops found in optimised transformer graphs (fused
-// attention, fused layer norms, fused GELUs, FusedMatMul, rotary embedding).
+// attention: packed, decoder-masked and grouped-query too; fused layer norms, fused GELUs, FusedMatMul,
+// rotary embedding).
 // Attention counts its two products (QK^T and AV) as MACs, plus the QKV projection where the op
 // owns the weights; FLOPs = 2*MACs + per score 6 (softmax 5 + scale 1) + bias/additive-mask adds.
 // Masked (causal or padded) scores are counted densely: the kernels compute them.
@@ -86,6 +87,20 @@ Count count_of(std::initializer_list<Dim> ds) {
 }
 
 // ---- Attention (merged QKV projection inside the op) ---------------------------------------------
+// Q and V widths of a merged projection `width` wide: qkv_hidden_sizes, else three equal parts.
+void split_qkv(const OpView& v, Dim& width, Dim& q_hidden, Dim& v_hidden) {
+  std::vector<int64_t> qkv = v.node.attr_ints("qkv_hidden_sizes");
+  if (qkv.empty()) {
+    q_hidden = v_hidden = v.divide(width, Dim(3), "Q+K+V width split in 3");
+    return;
+  }
+  v.check(qkv.size() == 3, "qkv_hidden_sizes must have 3 elements, got " + std::to_string(qkv.size()));
+  if (qkv.size() != 3) return;
+  q_hidden = Dim(qkv[0]);
+  v_hidden = Dim(qkv[2]);
+  width = v.unify(width, Dim(qkv[0] + qkv[1] + qkv[2]), "Q+K+V width (weights vs qkv_hidden_sizes)");
+}
+
 // input [B, S, Hin], weights [Hin, Hq+Hk+Hv], bias [Hq+Hk+Hv], mask_index, past [2, B, N, P, head],
 // attention_bias [B|1, N|1, S, T], past_sequence_length -> output [B, S, Hv], present [2, B, N, T, head].
 struct AttentionDims {
@@ -105,20 +120,7 @@ AttentionDims decode_attention(const OpView& v) {
   d.seq = v.dim(0, 1);
   d.in_hidden = v.unify(v.dim(0, 2), v.dim(1, 0), "input hidden size (input vs weights)");
   d.width = v.unify(v.dim(1, 1), v.dim(2, 0), "Q+K+V width (weights vs bias)");
-  std::vector<int64_t> qkv = v.node.attr_ints("qkv_hidden_sizes");
-  Dim k_hidden;
-  if (!qkv.empty()) {
-    v.check(qkv.size() == 3, "qkv_hidden_sizes must have 3 elements, got " + std::to_string(qkv.size()));
-    if (qkv.size() == 3) {
-      d.q_hidden = Dim(qkv[0]);
-      k_hidden = Dim(qkv[1]);
-      d.v_hidden = Dim(qkv[2]);
-      d.width = v.unify(d.width, Dim(qkv[0] + qkv[1] + qkv[2]), "Q+K+V width (weights vs qkv_hidden_sizes)");
-    }
-  } else {
-    d.q_hidden = v.divide(d.width, Dim(3), "Q+K+V width split in 3");
-    k_hidden = d.v_hidden = d.q_hidden;
-  }
+  split_qkv(v, d.width, d.q_hidden, d.v_hidden);
   d.head = v.divide(d.q_hidden, d.heads, "hidden size per head");
   d.v_head = v.divide(d.v_hidden, d.heads, "value hidden size per head");
   d.shared_buffer = v.node.attr_i("past_present_share_buffer", 0) != 0;
@@ -302,10 +304,12 @@ GqaDims decode_gqa(const OpView& v) {
     past = v.dim(3, 2);
   }
   auto total = v.scalar_int(6);
-  // Attended length: total_sequence_length when known; without past it is the new tokens.
-  d.total = total ? Dim(*total) : (has_past ? Dim::unknown() : d.kv_seq);
-  // Present buffer: max(past buffer, total) (the buffer may be shared with past).
-  d.present = has_past ? (total ? Dim::max(past, Dim(*total)) : Dim::unknown()) : d.total;
+  // Attended length: total_sequence_length when known. GenAI computes it from the attention mask, so
+  // mostly it is not: then it is the past and the new tokens, as a cache that is no shared buffer holds
+  // them (a shared buffer's past is its capacity, and its total a constant or a --value).
+  d.total = total ? Dim(*total) : has_past ? past + d.kv_seq : d.kv_seq;
+  // Present buffer: max(past buffer, total), ONNX Runtime's rule.
+  d.present = has_past && total ? Dim::max(past, Dim(*total)) : d.total;
   return d;
 }
 
@@ -328,6 +332,170 @@ OpCost cost_gqa(const CostContext& c) {
   if (v.node.attr_i("do_rotary", 0) != 0)  // rotary on new Q and K: 3 per element
     extra += count_of({d.batch, d.seq, d.heads + d.kv_heads, d.head}) * Count{3};
   if (v.has(11)) extra += scores;  // attention_bias
+  return cost_contraction(macs, extra);
+}
+
+// ---- PackedAttention, PackedMultiHeadAttention (padding removed) -----------------------------------------
+// The tokens of all sequences in one dim T; token_offset [B, S] and cumulative_sequence_length [B + 1]
+// describe the packing. Each sequence attends over its own length (cumulative_sequence_length's contents,
+// data): the products are counted over the padded B*S*S, an upper bound, as masked scores are elsewhere.
+struct PackedDims {
+  Dim tokens, in_hidden, width, q_hidden, v_hidden, heads, head, v_head, batch, seq;
+};
+
+Dim heads_attr(const OpView& v) {
+  const int64_t n = v.node.attr_i("num_heads", 0);
+  v.check(n > 0, "num_heads attribute must be positive, got " + std::to_string(n));
+  return n > 0 ? Dim(n) : Dim::unknown();
+}
+
+// The packing inputs (token_offset at `offsets`, cumulative_sequence_length after it), then the head sizes.
+void decode_packing(const OpView& v, size_t offsets, PackedDims& d) {
+  v.check_rank(offsets, {2}, "token_offset");
+  v.check_rank(offsets + 1, {1}, "cumulative_sequence_length");
+  d.batch = v.dim(offsets, 0);
+  d.seq = v.dim(offsets, 1);
+  const Dim cum = v.dim(offsets + 1, 0);
+  if (cum.is_known())
+    d.batch = v.unify(d.batch, Dim(cum.value() - 1), "batch (token_offset vs cumulative lengths - 1)");
+  d.head = v.divide(d.q_hidden, d.heads, "hidden size per head");
+  d.v_head = v.divide(d.v_hidden, d.heads, "value hidden size per head");
+}
+
+// input [T, Hin], weights [Hin, Hq+Hk+Hv], bias, token_offset, cumulative_sequence_length, attention_bias
+// [B|1, N|1, S, S] -> output [T, Hv].
+PackedDims decode_packed_attention(const OpView& v) {
+  PackedDims d;
+  d.heads = heads_attr(v);
+  v.check_rank(0, {2}, "input");
+  v.check_rank(1, {2}, "weights");
+  v.check_rank(2, {1}, "bias");
+  d.tokens = v.dim(0, 0);
+  d.in_hidden = v.unify(v.dim(0, 1), v.dim(1, 0), "input hidden size (input vs weights)");
+  d.width = v.unify(v.dim(1, 1), v.dim(2, 0), "Q+K+V width (weights vs bias)");
+  split_qkv(v, d.width, d.q_hidden, d.v_hidden);
+  decode_packing(v, 3, d);
+  return d;
+}
+
+void infer_packed_attention(InferContext& c) {
+  const PackedDims d = decode_packed_attention(view(c));
+  c.set_output(0, c.in_dtype(0), Shape({d.tokens, d.v_hidden}));
+}
+
+OpCost packed_attention_cost(const OpView& v, const PackedDims& d, Count macs, Count extra,
+                             size_t bias_input) {
+  const Count scores = count_of({d.batch, d.heads, d.seq, d.seq});
+  macs += scores * Count::of(d.head) + scores * Count::of(d.v_head);
+  extra += scores * Count{6};
+  if (v.has(bias_input)) extra += scores;  // attention_bias
+  return cost_contraction(macs, extra);
+}
+
+OpCost cost_packed_attention(const CostContext& c) {
+  const OpView v = view(c);
+  const PackedDims d = decode_packed_attention(v);
+  const Count proj = count_of({d.tokens, d.in_hidden, d.width});
+  const Count bias = v.has(2) ? count_of({d.tokens, d.width}) : Count{};
+  return packed_attention_cost(v, d, proj, bias, 5);
+}
+
+// query [T, Hq] or packed QKV [T, N, 3, head]; key [T, Hq]; value [T, Hv]; bias [Hq+Hq+Hv]; token_offset;
+// cumulative_sequence_length; attention_bias -> output [T, Hv].
+PackedDims decode_packed_mha(const OpView& v) {
+  PackedDims d;
+  d.heads = heads_attr(v);
+  v.check_rank(0, {2, 4}, "query");
+  d.tokens = v.dim(0, 0);
+  if (v.ranked(0) && v.rank(0) == 4) {
+    v.unify(d.heads, v.dim(0, 1), "num_heads (attribute vs packed QKV)");
+    v.check_dim(0, 2, 3, "packed QKV's third dim (q, k, v)");
+    d.q_hidden = d.v_hidden = d.heads * v.dim(0, 3);
+  } else {
+    d.q_hidden = d.v_hidden = v.dim(0, 1);
+    if (v.has(1)) {
+      v.check_rank(1, {2}, "key");
+      d.q_hidden = v.unify(d.q_hidden, v.dim(1, 1), "hidden size (query vs key)");
+    }
+    if (v.has(2)) {
+      v.check_rank(2, {2}, "value");
+      d.v_hidden = v.dim(2, 1);
+    }
+  }
+  decode_packing(v, 4, d);
+  return d;
+}
+
+void infer_packed_mha(InferContext& c) {
+  const PackedDims d = decode_packed_mha(view(c));
+  c.set_output(0, c.in_dtype(0), Shape({d.tokens, d.v_hidden}));
+}
+
+OpCost cost_packed_mha(const CostContext& c) {
+  const OpView v = view(c);
+  const PackedDims d = decode_packed_mha(v);
+  const Count bias = v.has(3) ? count_of({d.tokens, d.q_hidden * Dim(2) + d.v_hidden}) : Count{};
+  return packed_attention_cost(v, d, Count{}, bias, 6);
+}
+
+// ---- DecoderMaskedMultiHeadAttention (one new token per sequence, a shared KV buffer) ---------------------
+// query [B, 1, Hq] (packed QKV [B, 1, 3*Hq] without key); key/value [B, 1, H] (self attention) or
+// [B, N, L, head] (a cross-attention cache); mask_index; attention_bias; past_key/past_value
+// [B, N, max_seq, head]; past_sequence_length (scalar); beam_width; cache_indirection; bias
+// -> output [B, 1, Hv], present_key/present_value (the past buffers), qk [B, N, 1, T].
+// Self attention covers T = past_sequence_length + 1 tokens: known when that input is (a --value), else the
+// counts are unknown (the buffer's max_seq is its capacity, not the past).
+struct DmmhaDims {
+  Dim batch, heads, q_hidden, v_hidden, head, v_head, total;
+};
+
+DmmhaDims decode_dmmha(const OpView& v) {
+  DmmhaDims d;
+  d.heads = heads_attr(v);
+  v.check_rank(0, {3}, "query");
+  v.check_dim(0, 1, 1, "query's sequence length");
+  d.batch = v.dim(0, 0);
+  const bool cross = v.has(1) && v.ranked(1) && v.rank(1) == 4;
+  d.q_hidden = v.has(1) ? v.dim(0, 2) : v.divide(v.dim(0, 2), Dim(3), "packed QKV width split in 3");
+  d.head = v.divide(d.q_hidden, d.heads, "query hidden size per head");
+  d.v_hidden = v.has(2) && v.ranked(2) && v.rank(2) == 3 ? v.dim(2, 2) : d.q_hidden;
+  if (cross) {
+    v.unify(d.heads, v.dim(1, 1), "num_heads (attribute vs key)");
+    d.head = v.unify(d.head, v.dim(1, 3), "head size (query vs key)");
+    d.total = v.dim(1, 2);
+    if (v.has(2) && v.ranked(2) && v.rank(2) == 4) d.v_hidden = d.heads * v.dim(2, 3);
+  } else {
+    if (v.has(5)) {
+      v.check_rank(5, {4}, "past_key");
+      d.batch = v.unify(d.batch, v.dim(5, 0), "batch (query vs past_key)");
+      d.head = v.unify(d.head, v.dim(5, 3), "head size (query vs past_key)");
+    }
+    const auto past = v.scalar_int(7);
+    d.total = past ? Dim(*past + 1) : Dim::unknown();
+  }
+  d.v_head = v.divide(d.v_hidden, d.heads, "value hidden size per head");
+  return d;
+}
+
+void infer_dmmha(InferContext& c) {
+  const OpView v = view(c);
+  const DmmhaDims d = decode_dmmha(v);
+  const DType t = c.in_dtype(0);
+  c.set_output(0, t, Shape({d.batch, Dim(1), d.v_hidden}));
+  if (v.has(5)) c.set_output(1, c.in_dtype(5), v.shape(5));
+  if (v.has(6)) c.set_output(2, c.in_dtype(6), v.shape(6));
+  c.set_output(3, t, Shape({d.batch, d.heads, Dim(1), d.total}));
+}
+
+// Per new token: QK^T and AV over T keys; 6 per score; the bias on Q, K, V; attention_bias per score.
+OpCost cost_dmmha(const CostContext& c) {
+  const OpView v = view(c);
+  const DmmhaDims d = decode_dmmha(v);
+  const Count scores = count_of({d.batch, d.heads, d.total});
+  const Count macs = scores * Count::of(d.head) + scores * Count::of(d.v_head);
+  Count extra = scores * Count{6};
+  if (v.has(10)) extra += count_of({d.batch, d.q_hidden * Dim(2) + d.v_hidden});
+  if (v.has(4)) extra += scores;
   return cost_contraction(macs, extra);
 }
 
@@ -592,6 +760,18 @@ void register_contrib_ops(OpRegistry& r) {
   reg(r, "GroupQueryAttention", 1, 0,
       "2*MACs (QK^T and AV: B*N*S*T*head each) + 6 per score (softmax 5, scale 1) + rotary 3 per Q/K element",
       infer_gqa, cost_gqa, kMS);
+  reg(r, "PackedAttention", 1, 0,
+      "2*MACs (QKV projection T*Hin*(Hq+Hk+Hv) + QK^T and AV over the padded batch B*N*S*S*head each, an "
+      "upper bound: each sequence attends over its own length) + bias + 6 per score + attention_bias",
+      infer_packed_attention, cost_packed_attention, kMS);
+  reg(r, "PackedMultiHeadAttention", 1, 0,
+      "2*MACs (QK^T and AV over the padded batch B*N*S*S*head each, an upper bound) + 6 per score + bias + "
+      "attention_bias",
+      infer_packed_mha, cost_packed_mha, kMS);
+  reg(r, "DecoderMaskedMultiHeadAttention", 1, 0,
+      "2*MACs (QK^T and AV for 1 token: B*N*T*head each, T = past_sequence_length + 1, or the cross cache's "
+      "length) + 6 per score + bias + attention_bias",
+      infer_dmmha, cost_dmmha, kMS);
   reg(r, "RotaryEmbedding", 1, 0, "3 per rotated element (2 mul, 1 add)", infer_rotary, cost_rotary, kMS);
   reg(r, "SkipLayerNormalization", 1, 0,
       "per element: skip add 1 + bias 1 + LayerNorm 5 + gamma 1 + beta 1 (bias, beta when given)",

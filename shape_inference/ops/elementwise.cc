@@ -202,8 +202,8 @@ void infer_where(InferContext& c) {
       [](const std::vector<double>& a) { return a[0] != 0 ? a[1] : a[2]; }, nullptr, 3);
 }
 
-void infer_cast(InferContext& c) {
-  auto to = static_cast<DType>(c.node().attr_i("to", 0));
+// Input 0 converted to `to`, its contents too when known (shape arithmetic passes through casts).
+void cast_to(InferContext& c, DType to) {
   c.set_output(0, to, c.in_shape(0));
   const ConstData* d = c.in_data(0);
   if (!d) return;
@@ -226,7 +226,9 @@ void infer_cast(InferContext& c) {
   c.set_output_data(0, std::move(out));
 }
 
-void infer_cast_like(InferContext& c) { c.set_output(0, c.in_dtype(1), c.in_shape(0)); }
+void infer_cast(InferContext& c) { cast_to(c, static_cast<DType>(c.node().attr_i("to", 0))); }
+// torch_lib's rank tests (CastLike(2, Size(Shape(x))) == rank) fold through the contents.
+void infer_cast_like(InferContext& c) { cast_to(c, c.in_dtype(1)); }
 
 void infer_clip(InferContext& c) { infer_same_as_input0(c); }
 

@@ -1,5 +1,6 @@
-// Quantization family: QuantizeLinear / DequantizeLinear / DynamicQuantizeLinear and the integer
-// contractions (QLinearConv, ConvInteger, QLinearMatMul, MatMulInteger).
+// Quantization family: QuantizeLinear / DequantizeLinear / DynamicQuantizeLinear, the integer
+// contractions (QLinearConv, ConvInteger, QLinearMatMul, MatMulInteger) and ONNX Runtime's weight-only
+// MatMulNBits (GenAI's int4 models).
 // Costs: quantize/dequantize 2 per element (scale, zero point). Integer contractions report their
 // integer MACs exactly like float ones (2 FLOPs per MAC); zero-point corrections inside the
 // accumulation are not counted; requantization of the output (QLinear*) is 2 per output element.
@@ -121,6 +122,49 @@ OpCost cost_qlinear_matmul(const CostContext& c) {
   return cost_contraction(matmul_macs(c, 0, 3), c.out_numel(0) * Count{2});
 }
 
+// ---- MatMulNBits (com.microsoft) -------------------------------------------------------------------
+// A [..., K] times a weight W [K, N] stored `bits` to an element in blocks of `block_size` along K:
+// B [N, ceil(K/block_size), block_size*bits/8] uint8, scales, zero_points, g_idx, bias [N] -> Y [..., N].
+struct NBitsDims {
+  int64_t k = 0, n = 0, bits = 4, block = 0;
+};
+
+NBitsDims decode_matmul_nbits(const Node& node, const Shape& a, const Shape& b, InferContext* c) {
+  NBitsDims d{node.attr_i("K", 0), node.attr_i("N", 0), node.attr_i("bits", 4), node.attr_i("block_size", 0)};
+  if (!c) return d;
+  if (d.k <= 0 || d.n <= 0 || d.block <= 0 || d.bits < 1 || d.bits > 8)
+    c->fail("K, N, block_size must be positive and bits 1..8, got K=" + std::to_string(d.k) +
+            " N=" + std::to_string(d.n) + " block_size=" + std::to_string(d.block) +
+            " bits=" + std::to_string(d.bits));
+  if (a.rank_known && a.rank() > 0) merge_dim(*c, a.dims.back(), Dim(d.k), "A's last dim vs K");
+  if (b.rank_known && b.rank() == 3) {
+    merge_dim(*c, b.dims[0], Dim(d.n), "B's rows vs N");
+    merge_dim(*c, b.dims[1], Dim((d.k + d.block - 1) / d.block), "B's blocks vs ceil(K / block_size)");
+    merge_dim(*c, b.dims[2], Dim(d.block * d.bits / 8), "B's block bytes vs block_size * bits / 8");
+  }
+  return d;
+}
+
+void infer_matmul_nbits(InferContext& c) {
+  const Shape& a = c.in_shape(0);
+  NBitsDims d = decode_matmul_nbits(c.node(), a, c.in_shape(1), &c);
+  if (!a.rank_known || a.rank() == 0) {
+    c.set_output(0, c.in_dtype(0), Shape::unknown_rank());
+    return;
+  }
+  std::vector<Dim> out = a.dims;
+  out.back() = Dim(d.n);
+  c.set_output(0, c.in_dtype(0), Shape(out));
+}
+
+// MACs = rows * K * N (A's elements * N); each weight dequantized once a call (zero point, scale: 2); bias.
+OpCost cost_matmul_nbits(const CostContext& c) {
+  NBitsDims d = decode_matmul_nbits(c.node, c.in_shape(0), c.in_shape(1), nullptr);
+  Count macs = c.in_numel(0) * Count{d.n};
+  Count bias = c.has_input(5) ? c.out_numel(0) : Count{};
+  return OpCost{macs, macs * Count{2} + Count{2 * d.n} * Count{d.k} + bias, bias};
+}
+
 // ---- integer Conv --------------------------------------------------------------------------------
 
 // Output shape of a Conv-like op (ONNX Conv attributes) from X and W. Unknown parts stay unknown.
@@ -228,6 +272,10 @@ void register_quantization_ops(OpRegistry& r) {
       infer_qlinear_matmul, cost_qlinear_matmul);
   reg(r, "ConvInteger", 10, 0, "2*MACs (integer MACs = out * C/group * prod(kernel))", infer_conv_integer,
       cost_conv_integer);
+  reg(r, "MatMulNBits", 1, 0,
+      "2*MACs (rows * K * N) + 2 per weight element (dequantize: zero point, scale) + bias; `bits` sets "
+      "only the weight's bytes",
+      infer_matmul_nbits, cost_matmul_nbits, "com.microsoft");
   reg(r, "QLinearConv", 10, 0,
       "2*MACs (integer MACs = out * C/group * prod(kernel)) + bias + 2 per output element (requantize)",
       infer_qlinear_conv, cost_qlinear_conv);

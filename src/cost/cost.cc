@@ -298,7 +298,7 @@ struct ReportBuilder {
       seen_value[vi] = true;
       const Value& v = g.values[vi];
       Role role = stored_role(g, v, n, s, sources, v);
-      if (role != Role::None) count_stored(nr, v, role);
+      if (role != Role::None) count_stored(nr, v, role, packed_weight_elements(n, s));
     }
     if (!n.subgraphs.empty()) count_body_weights(n, nr, mem);
     nr.cost.memory_bytes = mem;
@@ -307,6 +307,7 @@ struct ReportBuilder {
 
     const OpRecord* rec = record_of(n);
     nr.supported = rec != nullptr;
+    if (rec && rec->attr_params) mem += count_attr_params(nr, rec->attr_params(n));
     const OpCost oc = cost_work(n, node_index, rec, nr);
     note_unknown_counts(n, rec, oc, mem);
 
@@ -318,21 +319,35 @@ struct ReportBuilder {
     add_to_op_types(n, nr, oc);
   }
 
-  // Params and buffers: each stored tensor once, at its first user; params also by dtype.
-  Count count_stored(NodeReport& nr, const Value& v, Role role) {
+  // Params and buffers: each stored tensor once, at its first user; params also by dtype. `logical`: the
+  // weights a packed tensor holds (stored_tensors.h), counted as params; its bytes are the tensor's. Returns
+  // the tensor's elements.
+  Count count_stored(NodeReport& nr, const Value& v, Role role, const std::optional<Count>& logical = {}) {
     const Count numel = v.shape.numel_count();
     if (role == Role::Buffer) {
       nr.cost.buffers += numel;
       return numel;
     }
-    nr.cost.params += numel;
+    const Count params = logical ? *logical : numel;
+    nr.cost.params += params;
     const auto t = static_cast<size_t>(v.dtype);
     if (t < 32) nr.param_dtypes |= 1u << t;
     if (t < by_dtype.size()) {
-      by_dtype[t].params += numel;
+      by_dtype[t].params += params;
       by_dtype[t].weight_bytes += numel * Count{dtype_size(v.dtype)};
     }
     return numel;
+  }
+
+  // Weights an op keeps in its attributes (ai.onnx.ml): params of the node, float32 as ONNX stores them;
+  // returns the bytes read.
+  Count count_attr_params(NodeReport& nr, const Count& numel) {
+    nr.cost.params += numel;
+    const auto t = static_cast<size_t>(DType::Float32);
+    nr.param_dtypes |= 1u << t;
+    by_dtype[t].params += numel;
+    by_dtype[t].weight_bytes += numel * Count{4};
+    return numel * Count{4};
   }
 
   // Weights used only inside control-flow bodies (scripted exports, spox): counted with the node. `params`

@@ -1,6 +1,6 @@
 // src/cost/stored_tensors.cc — params and buffers among stored tensors (stored_tensors.h): quantised ops'
-// weight inputs, the inputs where layers keep weights, weights reached through layout-only ops, and a
-// decided If's branch.
+// weight inputs, packed low-bit weights, the inputs where layers keep weights, weights reached through
+// layout-only ops, and a decided If's branch.
 #include "stored_tensors.h"
 
 #include <algorithm>
@@ -39,6 +39,22 @@ const std::vector<size_t>* quant_weight_slots(const Node& n) {
     return nullptr;
   auto it = table.find(op_key(n));
   return it == table.end() ? nullptr : &it->second;
+}
+
+const PackedWeight* packed_weight(const Node& user) {
+  static const std::map<std::string, PackedWeight, std::less<>> table = {
+      {"MatMulNBits",
+       {1, {2, 3, 4}, [](const Node& n) { return Count{n.attr_i("N", 0)} * Count{n.attr_i("K", 0)}; }}},
+  };
+  if (user.domain != "com.microsoft") return nullptr;
+  auto it = table.find(user.op);
+  return it == table.end() ? nullptr : &it->second;
+}
+
+std::optional<Count> packed_weight_elements(const Node& user, size_t slot) {
+  const PackedWeight* p = packed_weight(user);
+  if (!p || p->slot != slot) return std::nullopt;
+  return p->logical(user);
 }
 
 namespace {
@@ -185,6 +201,10 @@ Role stored_role(const Graph& g, const Value& v, const Node& user, size_t slot, 
                  const Value& t) {
   if (!is_stored(g, v)) return Role::None;
   if (v.is_buffer) return Role::Buffer;
+  if (const PackedWeight* p = packed_weight(user)) {
+    if (slot == p->slot) return Role::Param;
+    if (std::find(p->encoding.begin(), p->encoding.end(), slot) != p->encoding.end()) return Role::None;
+  }
   if (const auto* q = quant_weight_slots(user))
     return std::find(q->begin(), q->end(), slot) != q->end() ? Role::Param : Role::None;
   if (!is_float(t.dtype)) return Role::None;

@@ -24,7 +24,8 @@ class GraphImporter {
       : opsets_(opsets), src_(src), path_(src.path), warnings_(warnings) {}
 
   // Model-local functions (FunctionProto): calls are inlined at import, so their bodies are analysed
-  // like any other nodes; the function's name becomes the class of the calling scope.
+  // like any other nodes; the function's name gives the calling scope's class, or (torch's dynamo export)
+  // the module scope and class of its body.
   void add_function(onnx::FunctionProto f);
 
   // The graph's values and nodes into `g`, nodes in dependency order.
@@ -54,7 +55,8 @@ class GraphImporter {
   std::string path_;
   std::vector<std::string>* warnings_;
   std::map<std::string, onnx::FunctionProto> functions_;
-  std::map<std::string, int64_t> inlined_size_;  // inlined_size's memo
+  std::map<std::string, std::vector<onnx::AttributeProto>> defaults_;  // each function's attribute_proto
+  std::map<std::string, int64_t> inlined_size_;                        // inlined_size's memo
   int64_t inlined_nodes_ = 0;       // nodes added by inlining, against limits().max_inlined_nodes
   int64_t inlined_name_bytes_ = 0;  // bytes of their names' caller prefixes, against 64 x that bound
   std::map<const Graph*, std::vector<std::pair<std::string, int>>> undefined_;  // used before defined

@@ -1,8 +1,10 @@
 // src/import/onnx_scopes.cc — module scopes of imported nodes (onnx_scopes.h, and scope_from_node_name of
-// flopwise/onnx_import.h): exporters' node names joined into dotted module paths, torch.onnx's metadata read.
+// flopwise/onnx_import.h): exporters' node names joined into dotted module paths, torch.onnx's metadata read,
+// the module of a dynamo export's function read from its name.
 #include "onnx_scopes.h"
 
 #include <algorithm>
+#include <cctype>
 #include <string_view>
 #include <vector>
 
@@ -60,7 +62,65 @@ std::pair<StringList, StringList> scope_from_metadata(const std::string& name_sc
   return {std::move(scope), std::move(classes)};
 }
 
+// A dotted path as torch writes it into a function's name: dots as '_'.
+std::string mangled(std::string s) {
+  std::replace(s.begin(), s.end(), '.', '_');
+  return s;
+}
+
+// dynamo's getattr chain "getattr_getattr_L__self___blocks___0_____0___conv_dw" -> "blocks.0.0.conv_dw"
+// (levels apart by 3 or more '_'); empty when the text is no such chain.
+std::string path_of_getattr(std::string_view t) {
+  while (t.rfind("getattr_", 0) == 0) t.remove_prefix(8);
+  if (t.rfind("L__self___", 0) != 0) return {};
+  t.remove_prefix(10);
+  std::string out;
+  for (size_t i = 0; i < t.size();) {
+    size_t j = std::min(t.find("___", i), t.size());
+    std::string_view seg = t.substr(i, j - i);
+    while (!seg.empty() && seg.back() == '_') seg.remove_suffix(1);
+    if (!seg.empty()) (out += out.empty() ? "" : ".") += seg;
+    for (i = j; i < t.size() && t[i] == '_';) ++i;
+  }
+  return out;
+}
+
+// The dotted path whose mangled form is `path`'s (a getattr chain's levels may hold mangled dots too,
+// "layer2.0.downsample_0"): the head of a parameter's name, else a child of the caller's scope, else `path`.
+std::string unmangled(const std::string& path, const std::string& caller,
+                      const std::vector<std::string>& args) {
+  const std::string text = mangled(path);
+  for (const auto& a : args)
+    if (a.size() > text.size() && a[text.size()] == '.' && mangled(a.substr(0, text.size())) == text)
+      return a.substr(0, text.size());
+  const std::string m = mangled(caller);
+  if (!caller.empty() && text.size() > m.size() && text.compare(0, m.size(), m) == 0 && text[m.size()] == '_')
+    return caller + "." + path.substr(m.size() + 1);
+  return path;
+}
+
 }  // namespace
+
+std::optional<ModuleFunction> module_of_function(const std::string& name, const std::string& caller_scope,
+                                                 const std::vector<std::string>& args) {
+  // The class: the first '_'-separated word that starts upper-case (module paths are lower-case).
+  size_t p = 0;
+  while (p < name.size() && !std::isupper(static_cast<unsigned char>(name[p]))) {
+    p = name.find('_', p);
+    p = p == std::string::npos ? name.size() : p + 1;
+  }
+  const size_t end = name.find('_', p);
+  if (p >= name.size() || end == std::string::npos) return std::nullopt;
+  std::string text = name.substr(end + 1);
+  const size_t counter = text.rfind('_');  // "_1": the call's number, always written
+  if (counter == std::string::npos || counter + 1 == text.size() ||
+      text.find_first_not_of("0123456789", counter + 1) != std::string::npos)
+    return std::nullopt;
+  text.erase(counter);
+  if (text.empty()) return std::nullopt;
+  std::string path = path_of_getattr(text);
+  return ModuleFunction{unmangled(path.empty() ? text : path, caller_scope, args), name.substr(p, end - p)};
+}
 
 StringList ScopeNames::of_name(const std::string& name) {
   size_t slash = name.rfind('/');

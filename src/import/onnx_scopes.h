@@ -4,13 +4,27 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "flopwise/ir.h"
 
 namespace flopwise::onnx_detail {
+
+// The module a function of torch.onnx's dynamo export stands for: torch names it
+// "<module path>_<Class>_<attribute path>_<n>" with dots written '_' ("torch_nn_modules_conv_Conv2d_conv1_1":
+// scope "conv1", class "Conv2d"), or with the path as dynamo's getattr chain
+// ("..._Conv2d_getattr_L__self___layer1___0___conv1_1": "layer1.0.conv1"). The dotted scope is the path read
+// back: through a parameter's name among the call's arguments ("layer1.0.conv1.weight"), else under the
+// caller's scope, else as written. None when the name has no class.
+struct ModuleFunction {
+  std::string scope, cls;
+};
+std::optional<ModuleFunction> module_of_function(const std::string& name, const std::string& caller_scope,
+                                                 const std::vector<std::string>& args);
 
 class ScopeNames {
  public:
