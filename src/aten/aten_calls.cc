@@ -156,7 +156,11 @@ const AtenValue* CallLowerer::argument(const AtenCall& call, size_t i, const Ate
       throw std::runtime_error("argument " + (a ? a->name : std::to_string(i)) + " not recorded");
     return known(*a->default_value, t);
   };
-  if (rec.empty()) return known(a && a->default_value ? *a->default_value : Known(), t);
+  if (rec.empty()) {  // not recorded (None, a string, a device; or a trace older than Concrete Inputs)
+    if (a && !a->default_value && !a->type.optional && a->type.kind != AtenType::Other)
+      throw std::runtime_error("argument " + a->name + " not recorded");
+    return known(a && a->default_value ? *a->default_value : Known(), t);
+  }
   if (rec == "TensorList") {
     // The element types of a TensorList are not recorded one by one: the first tensor argument's, else float.
     std::string et = "float";
