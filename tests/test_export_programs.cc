@@ -136,6 +136,17 @@ TEST_CASE(
   }
 }
 
+TEST_CASE("pt2: a ResNet-18 exported by the Python package (flopwise.export_program, in the modern root)") {
+  const fs::path file = pt2_dir() / "py_export.pt2";  // written by scripts/test_modern.sh only
+  if (!fs::exists(file)) return;
+  Pins pins;
+  pins.dims = {{"x.0", 1}};
+  Report r = analyse(file.string(), pins, find_convention("default")).report;
+  CHECK(r.totals.params.v == 11689512);  // torch's sum(p.numel()) of torchvision's resnet18
+  CHECK(r.totals.macs.v == 1814073344);  // torchvision's published figure: 1.814 GMACs at 224x224
+  CHECK(r.unsupported.empty());
+}
+
 TEST_CASE("pt2: an archive of several programs: --program picks one, none picked is refused naming them") {
   const nlohmann::json o = oracle("multi_program");
   for (const auto& [name, prog] : o.at("programs").items()) check_program("multi_program.pt2", prog, name);

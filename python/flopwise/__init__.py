@@ -101,6 +101,19 @@ class _Members:
         return len(self._keys)
 
 
+def export_program(model, inputs, path, dynamic_shapes=None):
+    """Writes `model` run on example `inputs` (a tensor or a tuple) as a torch.export archive at `path`, as
+    analyze(model, inputs) does on torch >= 2.4: torch.export.export(..., strict=False) in this process (a module
+    on the meta device or under FakeTensorMode exports too: no weights are read), then torch.export.save.
+    Returns `path`."""
+    import torch
+
+    args = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
+    ep = torch.export.export(model, args, dynamic_shapes=dynamic_shapes, strict=False)
+    torch.export.save(ep, path)
+    return path
+
+
 class _Source:
     """A model materialised as a file (temporary for bytes, protos and modules), kept while a Report needs it."""
 
@@ -131,9 +144,7 @@ class _Source:
             if export == "export":
                 # torch.export (non-strict) in this process: a module on the meta device or under FakeTensorMode
                 # exports too (no weights are read); the program is saved without running the model.
-                self.path = self._file("model.pt2")
-                ep = torch.export.export(model, args, dynamic_shapes=dynamic_shapes, strict=False)
-                torch.export.save(ep, self.path)
+                self.path = export_program(model, args, self._file("model.pt2"), dynamic_shapes)
             elif export == "onnx":
                 self.path = self._file("model.onnx")
                 with torch.no_grad():
