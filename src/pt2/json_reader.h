@@ -55,6 +55,8 @@ class JsonReader {
   SymInt sym_int(Value v);
   SymBool sym_bool(Value v);
   SymFloat sym_float(Value v);
+  template <class Sym, class Literal>
+  Sym sym_scalar(Value v, std::string_view literal_key, Literal literal, const char* what);
   TensorMeta tensor_meta(Value v);
 
   const char* key = "";           // the key being read, for messages

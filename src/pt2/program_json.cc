@@ -611,38 +611,31 @@ void JsonReader::read_metadata(Value v, Node& n) {
   }
 }
 
-SymBool JsonReader::sym_bool(Value v) {
-  SymBool s;
+// A SymBool or SymFloat: {"as_bool" / "as_float": a literal} or {"as_expr": {"expr_str": ...}}.
+template <class Sym, class Literal>
+Sym JsonReader::sym_scalar(Value v, std::string_view literal_key, Literal literal, const char* what) {
+  Sym s;
   for (auto field : object(v)) {
-    std::string_view k = field.key;
-    Value fv = field.value;
-    if (k == "as_bool") {
-      s.value = boolean(fv);
-    } else if (k == "as_expr") {
+    if (field.key == literal_key) {
+      s.value = literal(field.value);
+    } else if (field.key == "as_expr") {
       s.is_expr = true;
-      for (auto ef : object(fv))
+      for (auto ef : object(field.value))
         if (ef.key == "expr_str") s.expr = str(ef.value);
     }
     return s;
   }
-  fail("a SymBool with no member");
+  fail(std::string("a ") + what + " with no member");
+}
+
+SymBool JsonReader::sym_bool(Value v) {
+  return sym_scalar<SymBool>(
+      v, "as_bool", [&](Value x) { return boolean(x); }, "SymBool");
 }
 
 SymFloat JsonReader::sym_float(Value v) {
-  SymFloat s;
-  for (auto field : object(v)) {
-    std::string_view k = field.key;
-    Value fv = field.value;
-    if (k == "as_float") {
-      s.value = number(fv);
-    } else if (k == "as_expr") {
-      s.is_expr = true;
-      for (auto ef : object(fv))
-        if (ef.key == "expr_str") s.expr = str(ef.value);
-    }
-    return s;
-  }
-  fail("a SymFloat with no member");
+  return sym_scalar<SymFloat>(
+      v, "as_float", [&](Value x) { return number(x); }, "SymFloat");
 }
 
 // ---- the root ----
