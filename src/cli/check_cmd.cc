@@ -21,6 +21,7 @@ namespace flopwise {
 int run_check(int argc, char** argv) {
   std::string model, budget_path, format = "text", output, junit, convention = "default";
   std::vector<std::string> inputs, dims, values;
+  std::string program;
   CLI::App app{
       "flopwise check: fail when a model exceeds its cost budget (exit 0 ok, 1 over budget, 2 bad input)",
       "flopwise check"};
@@ -29,6 +30,7 @@ int run_check(int argc, char** argv) {
   app.add_option("--input,-i", inputs, "pin an input: NAME:1x3x224x224[:dtype] (over the budget's [inputs])");
   app.add_option("--dim,-d", dims, "bind a symbolic dim: batch=8 (over the budget's [dims])");
   app.add_option("--value", values, "pin the contents of a shape-like input: NAME=4,2");
+  app.add_option("--program", program, "the program of a .pt2 archive that holds several");
   app.add_option("--format,-f", format,
                  format_help(Output::Check) + " (markdown: e.g. for $GITHUB_STEP_SUMMARY)")
       ->check(CLI::IsMember(format_choices(Output::Check)));
@@ -38,7 +40,8 @@ int run_check(int argc, char** argv) {
                  "counting convention of the FLOPs checked (" + convention_names() + ")");
   if (auto code = parse_command_line(app, argc, argv, "check")) return *code;
 
-  const InferOptions cli = parse_pins(inputs, dims, values);
+  InferOptions cli = parse_pins(inputs, dims, values);
+  cli.program = program;
   Budget budget = read_budget_file(budget_path);
   const Convention& conv = find_convention(convention);
 

@@ -24,6 +24,7 @@ namespace {
 struct DiffArgs {
   std::string a, b;
   std::vector<std::string> inputs, dims, values;
+  std::string program;  // --program: a .pt2 archive's, on both sides
   std::string format = "text", output, sort = "flops", convention;
   int top = -1;
   TrainArgs train;
@@ -62,6 +63,7 @@ int run_diff(int argc, char** argv) {
   app.add_option("--input,-i", o.inputs, "pin an input on both sides: NAME:1x3x224x224[:dtype]");
   app.add_option("--dim,-d", o.dims, "bind a symbolic dim on both sides: batch=8");
   app.add_option("--value", o.values, "pin the contents of a shape-like input on both sides: NAME=4,2");
+  app.add_option("--program", o.program, "the program of a .pt2 archive that holds several, on both sides");
   app.add_option("--format,-f", o.format,
                  format_help(Output::Diff) + " (html: models side by side; not for run reports)")
       ->check(CLI::IsMember(format_choices(Output::Diff)));
@@ -102,6 +104,7 @@ int run_diff(int argc, char** argv) {
   }
 
   Pins pins = parse_pins(o.inputs, o.dims, o.values);
+  pins.program = o.program;
   bool have_pins = !o.inputs.empty() || !o.dims.empty() || !o.values.empty();
 
   const Convention& conv = find_convention(o.convention.empty() ? "default" : o.convention);
