@@ -20,8 +20,10 @@
 #include <string>
 
 #include "flopwise/analyse.h"
+#include "flopwise/aten_lower.h"
 #include "flopwise/cost.h"
 #include "flopwise/errors.h"
+#include "pt2/program.h"
 
 namespace fs = std::filesystem;
 using namespace flopwise;
@@ -157,4 +159,22 @@ TEST_CASE("pt2: an archive of several programs: --program picks one, none picked
     CHECK(std::string(e.what()).find("mlp") != std::string::npos);
     CHECK(std::string(e.what()).find("cnn") != std::string::npos);
   }
+}
+
+TEST_CASE("pt2: the float8 kinds are element types of their own, one byte each") {
+  // torch.export's ScalarType codes (torch/_export/serde/schema.py: FLOAT8E4M3FN = 29, FLOAT8E5M2 = 30,
+  // FLOAT8E4M3FNUZ = 31, FLOAT8E5M2FNUZ = 32) and c10's (Float8_e5m2 = 23 ... Float8_e4m3fnuz = 26).
+  const std::pair<int, DType> serde[] = {{29, DType::Float8E4M3FN},
+                                         {30, DType::Float8E5M2},
+                                         {31, DType::Float8E4M3FNUZ},
+                                         {32, DType::Float8E5M2FNUZ}};
+  for (const auto& [code, t] : serde) {
+    REQUIRE(pt2::scalar_type_info(code) != nullptr);
+    CHECK(pt2::scalar_type_info(code)->ir == t);
+    CHECK(dtype_size(t) == 1);
+    CHECK(is_float(t));
+    CHECK(parse_dtype(dtype_name(t)) == t);
+  }
+  CHECK(dtype_of_scalar_type(24) == DType::Float8E4M3FN);
+  CHECK(dtype_of_scalar_type(23) == DType::Float8E5M2);
 }

@@ -23,12 +23,15 @@ namespace flopwise {
 constexpr int kTorchOpset = 18;  // default-domain opset of the lowered nodes (newest input layouts)
 
 // torch's ScalarType numbers (c10/core/ScalarType.h, stable across releases: .pt2 programs and traces
-// write them) and the IR's dtypes. Types the IR has no match for (quantized, bits, float8) are absent.
+// write them) and the IR's dtypes. Types the IR has no match for (quantized, bits, complex32) are absent.
 constexpr std::pair<int, DType> kTorchScalarTypes[] = {
-    {0, DType::UInt8},     {1, DType::Int8},        {2, DType::Int16},   {3, DType::Int32},
-    {4, DType::Int64},     {5, DType::Float16},     {6, DType::Float32}, {7, DType::Float64},
-    {9, DType::Complex64}, {10, DType::Complex128}, {11, DType::Bool},   {15, DType::BFloat16},
-    {27, DType::UInt16},   {28, DType::UInt32},     {29, DType::UInt64},
+    {0, DType::UInt8},           {1, DType::Int8},          {2, DType::Int16},
+    {3, DType::Int32},           {4, DType::Int64},         {5, DType::Float16},
+    {6, DType::Float32},         {7, DType::Float64},       {9, DType::Complex64},
+    {10, DType::Complex128},     {11, DType::Bool},         {15, DType::BFloat16},
+    {23, DType::Float8E5M2},     {24, DType::Float8E4M3FN}, {25, DType::Float8E5M2FNUZ},
+    {26, DType::Float8E4M3FNUZ}, {27, DType::UInt16},       {28, DType::UInt32},
+    {29, DType::UInt64},
 };
 inline std::optional<DType> dtype_of_scalar_type(int64_t st) {
   for (const auto& [number, dtype] : kTorchScalarTypes)

@@ -40,6 +40,11 @@ enum class DType : int {
   Complex64 = 14,
   Complex128 = 15,
   BFloat16 = 16,
+  // ONNX's numbers for the float8 kinds (torch's float8_e4m3fn, ...): 1 byte an element.
+  Float8E4M3FN = 17,
+  Float8E4M3FNUZ = 18,
+  Float8E5M2 = 19,
+  Float8E5M2FNUZ = 20,
 };
 int64_t dtype_size(DType t);                             // bytes per element; 0 for Undefined/String
 const char* dtype_name(DType t);                         // "float32", "int64", ...

@@ -95,6 +95,11 @@ PeakType node_peak_type(const NodeReport& n, bool tf32) {
     case DType::Int8:
     case DType::UInt8:
       return PeakType::Int8;
+    case DType::Float8E4M3FN:
+    case DType::Float8E4M3FNUZ:
+    case DType::Float8E5M2:
+    case DType::Float8E5M2FNUZ:
+      return PeakType::Float8;
     case DType::Float32:
       return tf32 ? PeakType::TF32 : PeakType::Float32;
     case DType::Undefined:

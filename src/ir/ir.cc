@@ -14,15 +14,27 @@ struct DTypeInfo {
   int64_t size;
 };
 constexpr DTypeInfo kDTypes[] = {
-    {DType::Undefined, "undefined", 0}, {DType::Float32, "float32", 4},
-    {DType::UInt8, "uint8", 1},         {DType::Int8, "int8", 1},
-    {DType::UInt16, "uint16", 2},       {DType::Int16, "int16", 2},
-    {DType::Int32, "int32", 4},         {DType::Int64, "int64", 8},
-    {DType::String, "string", 0},       {DType::Bool, "bool", 1},
-    {DType::Float16, "float16", 2},     {DType::Float64, "float64", 8},
-    {DType::UInt32, "uint32", 4},       {DType::UInt64, "uint64", 8},
-    {DType::Complex64, "complex64", 8}, {DType::Complex128, "complex128", 16},
+    {DType::Undefined, "undefined", 0},
+    {DType::Float32, "float32", 4},
+    {DType::UInt8, "uint8", 1},
+    {DType::Int8, "int8", 1},
+    {DType::UInt16, "uint16", 2},
+    {DType::Int16, "int16", 2},
+    {DType::Int32, "int32", 4},
+    {DType::Int64, "int64", 8},
+    {DType::String, "string", 0},
+    {DType::Bool, "bool", 1},
+    {DType::Float16, "float16", 2},
+    {DType::Float64, "float64", 8},
+    {DType::UInt32, "uint32", 4},
+    {DType::UInt64, "uint64", 8},
+    {DType::Complex64, "complex64", 8},
+    {DType::Complex128, "complex128", 16},
     {DType::BFloat16, "bfloat16", 2},
+    {DType::Float8E4M3FN, "float8_e4m3fn", 1},
+    {DType::Float8E4M3FNUZ, "float8_e4m3fnuz", 1},
+    {DType::Float8E5M2, "float8_e5m2", 1},
+    {DType::Float8E5M2FNUZ, "float8_e5m2fnuz", 1},
 };
 const DTypeInfo* info(DType t) {
   for (const auto& d : kDTypes)
@@ -59,7 +71,9 @@ std::optional<DType> parse_dtype(const std::string& s) {
 }
 
 bool is_float(DType t) {
-  return t == DType::Float32 || t == DType::Float16 || t == DType::Float64 || t == DType::BFloat16;
+  return t == DType::Float32 || t == DType::Float16 || t == DType::Float64 || t == DType::BFloat16 ||
+         t == DType::Float8E4M3FN || t == DType::Float8E4M3FNUZ || t == DType::Float8E5M2 ||
+         t == DType::Float8E5M2FNUZ;
 }
 
 bool is_integer(DType t) {

@@ -20,29 +20,29 @@
 namespace flopwise::pt2 {
 
 // torch.export's ScalarType codes (torch/_export/serde/schema.py; they are not c10's). One row each:
-// code, name, bits per element, the IR's DType where it has one (Undefined: float8 kinds, complex32).
-#define FLOPWISE_PT2_SCALAR_TYPES(X)                     \
-  X(Unknown, 0, "unknown", 0, Undefined)                 \
-  X(Byte, 1, "uint8", 8, UInt8)                          \
-  X(Char, 2, "int8", 8, Int8)                            \
-  X(Short, 3, "int16", 16, Int16)                        \
-  X(Int, 4, "int32", 32, Int32)                          \
-  X(Long, 5, "int64", 64, Int64)                         \
-  X(Half, 6, "float16", 16, Float16)                     \
-  X(Float, 7, "float32", 32, Float32)                    \
-  X(Double, 8, "float64", 64, Float64)                   \
-  X(ComplexHalf, 9, "complex32", 32, Undefined)          \
-  X(ComplexFloat, 10, "complex64", 64, Complex64)        \
-  X(ComplexDouble, 11, "complex128", 128, Complex128)    \
-  X(Bool, 12, "bool", 8, Bool)                           \
-  X(BFloat16, 13, "bfloat16", 16, BFloat16)              \
-  X(UInt16, 28, "uint16", 16, UInt16)                    \
-  X(Float8E4M3FN, 29, "float8_e4m3fn", 8, Undefined)     \
-  X(Float8E5M2, 30, "float8_e5m2", 8, Undefined)         \
-  X(Float8E4M3FNUZ, 31, "float8_e4m3fnuz", 8, Undefined) \
-  X(Float8E5M2FNUZ, 32, "float8_e5m2fnuz", 8, Undefined) \
-  X(Float8E8M0FNU, 33, "float8_e8m0fnu", 8, Undefined)   \
-  X(UInt32, 34, "uint32", 32, UInt32)                    \
+// code, name, bits per element, the IR's DType where it has one (Undefined: complex32, float8_e8m0fnu).
+#define FLOPWISE_PT2_SCALAR_TYPES(X)                          \
+  X(Unknown, 0, "unknown", 0, Undefined)                      \
+  X(Byte, 1, "uint8", 8, UInt8)                               \
+  X(Char, 2, "int8", 8, Int8)                                 \
+  X(Short, 3, "int16", 16, Int16)                             \
+  X(Int, 4, "int32", 32, Int32)                               \
+  X(Long, 5, "int64", 64, Int64)                              \
+  X(Half, 6, "float16", 16, Float16)                          \
+  X(Float, 7, "float32", 32, Float32)                         \
+  X(Double, 8, "float64", 64, Float64)                        \
+  X(ComplexHalf, 9, "complex32", 32, Undefined)               \
+  X(ComplexFloat, 10, "complex64", 64, Complex64)             \
+  X(ComplexDouble, 11, "complex128", 128, Complex128)         \
+  X(Bool, 12, "bool", 8, Bool)                                \
+  X(BFloat16, 13, "bfloat16", 16, BFloat16)                   \
+  X(UInt16, 28, "uint16", 16, UInt16)                         \
+  X(Float8E4M3FN, 29, "float8_e4m3fn", 8, Float8E4M3FN)       \
+  X(Float8E5M2, 30, "float8_e5m2", 8, Float8E5M2)             \
+  X(Float8E4M3FNUZ, 31, "float8_e4m3fnuz", 8, Float8E4M3FNUZ) \
+  X(Float8E5M2FNUZ, 32, "float8_e5m2fnuz", 8, Float8E5M2FNUZ) \
+  X(Float8E8M0FNU, 33, "float8_e8m0fnu", 8, Undefined)        \
+  X(UInt32, 34, "uint32", 32, UInt32)                         \
   X(UInt64, 35, "uint64", 64, UInt64)
 
 enum class ScalarType : int32_t {

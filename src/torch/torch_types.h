@@ -16,8 +16,9 @@ namespace flopwise {
 
 // Float for types torch has no match for (zero inputs for a shape run only).
 inline c10::ScalarType scalar_type_of(DType t) {
-  for (const auto& [number, dtype] : kTorchScalarTypes)
-    if (dtype == t) return static_cast<c10::ScalarType>(number);
+  for (const auto& [number, dtype] : kTorchScalarTypes)  // only the numbers this LibTorch has
+    if (dtype == t && number < static_cast<int>(c10::ScalarType::NumOptions))
+      return static_cast<c10::ScalarType>(number);
   return c10::ScalarType::Float;
 }
 
