@@ -37,12 +37,11 @@ struct AtenCost {
   std::string why;    // not costed: the reason in a few words
 };
 
-// Costs a batch of distinct calls (index for index). The commands give the TorchScript plugin's (analyse.h:
-// cost_aten_calls); without it every call comes back not costed, with the reason.
+// Costs a batch of distinct calls (index for index). The commands give analyse.h's cost_aten_calls (the
+// aten table with torch's schemas, no LibTorch); a call it cannot price comes back not costed, with the reason.
 using AtenCoster = std::function<std::vector<AtenCost>(const std::vector<AtenCall>&)>;
 
-// The TorchScript plugin's coster (src/analyse/aten_cost.cc): loads the plugin on first use (LibTorch);
-// without it every call is not costed, with the reason.
+// The coster of src/analyse/aten_cost.cc: each call through the aten table, no LibTorch.
 std::vector<AtenCost> cost_aten_calls(const std::vector<AtenCall>& calls);
 
 enum class TraceKind : uint8_t {

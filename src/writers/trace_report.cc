@@ -293,13 +293,13 @@ void write_trace_diff_text(std::ostream& os, const TraceDiff& d, const TraceText
      << a.steps.size() << " steps)\n";
   os << "B: " << b.path << " (" << (b.device.empty() ? "device not named" : b.device) << ", "
      << b.steps.size() << " steps)\n";
-  os << "per step: GPU ms of the events attributed, FLOPs from the recorded shapes, TFLOP/s over the priced "
-        "ops' "
-        "GPU time\n";
+  os << "per step: GPU ms of the events attributed, calls, FLOPs from the recorded shapes, TFLOP/s over the "
+        "priced ops' GPU time\n";
   auto hdr = [&](const char* what, size_t w) {
     os << "\n"
        << pad(what, w, true) << pad("A ms", 10) << pad("B ms", 10) << pad("delta", 10) << pad("change", 9)
-       << pad("A FLOPs", 11) << pad("B FLOPs", 11) << pad("A TFLOP/s", 11) << pad("B TFLOP/s", 11) << "\n";
+       << pad("A calls", 9) << pad("B calls", 9) << pad("A FLOPs", 11) << pad("B FLOPs", 11)
+       << pad("A TFLOP/s", 11) << pad("B TFLOP/s", 11) << "\n";
   };
   auto line = [&](const TraceDiffRow& r, const std::string& label, size_t w) {
     double ma = per_step_ms(r.a, &a), mb = per_step_ms(r.b, &b);
@@ -311,12 +311,17 @@ void write_trace_diff_text(std::ostream& os, const TraceDiff& d, const TraceText
     auto fl = [&](const TraceRow* x, double s) {
       return !x || kernel ? std::string("-") : x->overflow ? std::string("overflow") : human(x->flops / s);
     };
+    auto calls = [](const TraceRow* x, double s) {  // per step, as the times are
+      return x ? fmt(static_cast<double>(x->calls) / s, x->calls % static_cast<int64_t>(s) ? 1 : 0)
+               : std::string("-");
+    };
     auto tf = [](const TraceRow* x) {
       return x && costed_us(*x) > 0 && x->flops > 0 ? fmt(tflops(*x), 2) : std::string("-");
     };
     os << pad(clip(label, w - 1), w, true) << pad(fmt(ma, 3), 10) << pad(fmt(mb, 3), 10)
-       << pad((mb >= ma ? "+" : "") + fmt(mb - ma, 3), 10) << pad(change, 9) << pad(fl(r.a, sa), 11)
-       << pad(fl(r.b, sb), 11) << pad(tf(r.a), 11) << pad(tf(r.b), 11) << "\n";
+       << pad((mb >= ma ? "+" : "") + fmt(mb - ma, 3), 10) << pad(change, 9) << pad(calls(r.a, sa), 9)
+       << pad(calls(r.b, sb), 9) << pad(fl(r.a, sa), 11) << pad(fl(r.b, sb), 11) << pad(tf(r.a), 11)
+       << pad(tf(r.b), 11) << "\n";
   };
   for (const char* level : {"scope", "op", "kernel"}) {
     std::vector<const TraceDiffRow*> rows;
@@ -365,6 +370,7 @@ void write_trace_diff_json(std::ostream& os, const TraceDiff& d) {
     if (x["b"].is_object()) x["b"].erase("name");
     x["delta_gpu_us"] = (r.b ? r.b->gpu_us : 0.0) - (r.a ? r.a->gpu_us : 0.0);
     x["delta_gpu_us_per_step"] = per_step_ms(r.b, d.b) * 1000 - per_step_ms(r.a, d.a) * 1000;
+    x["delta_calls"] = (r.b ? r.b->calls : 0) - (r.a ? r.a->calls : 0);
     x["status"] = !r.a                        ? "added"
                   : !r.b                      ? "removed"
                   : r.b->gpu_us > r.a->gpu_us ? "increased"

@@ -301,6 +301,17 @@ def test_diff_deltas_are_b_minus_a():
     oracle_b = json.load(open(b.replace(".pt.trace.json.gz", ".oracle.json")))
     dev = lambda o: next(x["device_time_total_us"] for x in o["by_name"] if x["name"] == "aten::conv2d")
     assert conv["delta_gpu_us"] == pytest.approx(dev(oracle_b) - dev(oracle_a), rel=1e-6)
+    # Call counts on each side and their delta: the profiler's own count (key_averages, the oracle) of the op.
+    count = lambda o: next(x["count"] for x in o["by_name"] if x["name"] == "aten::conv2d")
+    assert conv["a"]["calls"] == count(oracle_a) and conv["b"]["calls"] == count(oracle_b)
+    assert conv["delta_calls"] == count(oracle_b) - count(oracle_a)
+    text = run("diff", a, b).stdout
+    assert "A calls" in text and "B calls" in text
+    lines = text.splitlines()
+    header = next(line for line in lines if line.startswith("op ") and "A calls" in line)
+    row = next(line for line in lines if line.startswith("aten::conv2d "))
+    end = header.index("A calls") + len("A calls")  # the column's right edge (figures right-aligned)
+    assert row[end - 9:end].strip() == str(count(oracle_a) // oracle_a["profiled_steps"])  # per profiled step
     kernels = {r["name"]: r for r in d["rows"] if r["level"] == "kernel"}
     assert any(r["status"] == "added" for r in kernels.values())
     assert any(r["status"] == "removed" for r in kernels.values())
