@@ -75,7 +75,8 @@ TEST_CASE("torch 2.11's .pt2 archives: params and MACs equal the eager counts at
     for (const auto& [key, run] : expect.items()) {
       if (key.rfind("batch_", 0) != 0) continue;
       CAPTURE(name);
-      CAPTURE(key);
+      const auto& key_ = key;  // clang 14 cannot capture a structured binding
+      CAPTURE(key_);
       const auto& in = run["inputs"][0];
       flopwise::Pins pins;
       for (size_t d = 0; d < in["shape"].size(); ++d)
