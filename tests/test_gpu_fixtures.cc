@@ -5,7 +5,8 @@
 //   models/torch_zoo.py's TorchDispatchMode counter), every node counted;
 // - torch.export archives (.pt2) of torch 2.11, read natively: params and MACs against the same eager counts
 //   (models/gpu/NAME.expect.json), at each batch the generator ran, the other dims bound by --dim;
-// - a gzipped profiler trace (.pt.trace.json.gz) given as a model is refused with a line that says what it is.
+// - a gzipped profiler trace (.pt.trace.json.gz) given as a model is refused with a line that says what
+//   it is.
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
@@ -80,7 +81,8 @@ TEST_CASE("torch 2.11's .pt2 archives: params and MACs equal the eager counts at
       const auto& in = run["inputs"][0];
       flopwise::Pins pins;
       for (size_t d = 0; d < in["shape"].size(); ++d)
-        pins.dims.push_back({in["name"].get<std::string>() + "." + std::to_string(d), in["shape"][d].get<int64_t>()});
+        pins.dims.push_back(
+            {in["name"].get<std::string>() + "." + std::to_string(d), in["shape"][d].get<int64_t>()});
       auto r = flopwise::analyse(fwtest::model_path(std::string("gpu/pt2/") + name + ".pt2"), pins,
                                  flopwise::find_convention("default"))
                    .report;
