@@ -230,6 +230,7 @@ TEST_CASE("pt2 bad: the fuzz seeds (tests/fuzz/pt2) read or are refused with one
       ++refused;
     }
   }
-  CHECK(read == 6);  // good_current, good_deflated, good_nonfinite, legacy, real_hop_cond, real_mlp
+  // good_current, good_deflated, good_nonfinite, legacy, real_hop_cond, real_mlp, crash_full_int_nan
+  CHECK(read == 7);
   CHECK(refused >= 7);
 }
