@@ -303,7 +303,8 @@ TEST_CASE("ONNX-ML (skl2onnx/onnxmltools layouts): costs and params from the att
       std::string want;
       for (size_t i = 0; i < shape.size(); ++i)
         want += (i ? "x" : "") + std::to_string(shape[i].get<int64_t>());
-      CAPTURE(out);
+      const auto& out_ = out;  // clang 14 cannot capture a structured binding
+      CAPTURE(out_);
       CHECK(g.values[static_cast<size_t>(g.find(out))].shape.str() == want);
     }
   }

@@ -5,8 +5,8 @@
 //   models/torch_zoo.py's TorchDispatchMode counter), every node counted;
 // - torch.export archives (.pt2) of torch 2.11, read natively: params and MACs against the same eager counts
 //   (models/gpu/NAME.expect.json), at each batch the generator ran, the other dims bound by --dim;
-// - a gzipped profiler trace (.pt.trace.json.gz) given as a model is refused with a line that says what it
-// is.
+// - a gzipped profiler trace (.pt.trace.json.gz) given as a model is refused with a line that says what
+//   it is.
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
@@ -76,7 +76,8 @@ TEST_CASE("torch 2.11's .pt2 archives: params and MACs equal the eager counts at
     for (const auto& [key, run] : expect.items()) {
       if (key.rfind("batch_", 0) != 0) continue;
       CAPTURE(name);
-      CAPTURE(key);
+      const auto& key_ = key;  // clang 14 cannot capture a structured binding
+      CAPTURE(key_);
       const auto& in = run["inputs"][0];
       flopwise::Pins pins;
       for (size_t d = 0; d < in["shape"].size(); ++d)

@@ -47,7 +47,9 @@ std::optional<Known> scalar_of(const std::string& text, AtenType::Kind k) {
   double d = std::strtod(text.c_str(), &end);
   if (end == text.c_str() || *end) return std::nullopt;
   if (k == AtenType::Int) {
-    if (d != static_cast<double>(static_cast<int64_t>(d))) return std::nullopt;
+    constexpr double kTwo63 = 9223372036854775808.0;  // nan, inf and past int64 are no int (nor castable)
+    if (!(d >= -kTwo63 && d < kTwo63) || d != static_cast<double>(static_cast<int64_t>(d)))
+      return std::nullopt;
     return Known::of_int(static_cast<int64_t>(d));
   }
   return Known::of_double(d);

@@ -3,6 +3,7 @@
 // new_*, *_like, fill, copy), casts and reductions. Layout ops cost 0 FLOPs, as their ONNX equivalents.
 #include <algorithm>
 #include <climits>
+#include <cmath>
 
 #include "aten_table.h"
 
@@ -466,6 +467,7 @@ bool lower_creation(AtenLowerer& L, const Node* n, const std::string& op) {
   }
   DType t = fill ? L.facts(L.as_ir(*self)).dtype : creation_dtype(L, n, self);
   if (t == DType::Undefined) t = DType::Float32;
+  if (!is_float(t) && !(std::fabs(v) <= 9.0e18)) return false;  // nan, inf, past int64: torch refuses too
   L.emit_to(o, "ConstantOfShape", {shape}, {{"value", tensor_value(t, v)}});
   return true;
 }

@@ -7,7 +7,8 @@
 namespace flopwise::pt2 {
 
 namespace {
-constexpr int64_t kMaxIterations = 100000;  // a loop unrolled past this is left uncounted
+constexpr int64_t kMaxIterations = 100000;   // a loop unrolled past this is left uncounted
+constexpr size_t kMaxUnrolledNodes = 50000;  // as are the iterations past this many nodes (fuzz: an OOM)
 
 // The operands after a loop's subgraphs, one list per argument (a single tensor as a list of one).
 struct LoopOperands {
@@ -36,7 +37,12 @@ LoopOperands operands(const Node& n) {
 // before each iteration, its result known at import, else the loop is not counted.
 bool Pt2Lowerer::lower_while(const Node& n, const Graph& cond, const Graph& body, std::vector<JV> carried,
                              const std::vector<JV>& extra, std::string* why) {
+  const size_t start = g_.nodes.size();
   for (int64_t it = 0; it < kMaxIterations; ++it) {
+    if (g_.nodes.size() - start > kMaxUnrolledNodes) {
+      *why = "more than " + std::to_string(kMaxUnrolledNodes) + " nodes unrolled: the loop is not counted";
+      return false;
+    }
     std::vector<JV> args = carried;
     args.insert(args.end(), extra.begin(), extra.end());
     auto pred = run_graph(cond, args);
@@ -100,7 +106,12 @@ bool Pt2Lowerer::lower_loop_hop(const Node& n, std::string_view hop, std::string
   }
   std::vector<JV> carry = init;
   std::vector<std::vector<JV>> per_step;
+  const size_t start = g_.nodes.size();
   for (int64_t i = 0; i < *trip; ++i) {
+    if (g_.nodes.size() - start > kMaxUnrolledNodes) {
+      *why = "more than " + std::to_string(kMaxUnrolledNodes) + " nodes unrolled: the loop is not counted";
+      return false;
+    }
     std::vector<JV> args = carry, sl = slices(xs, i);
     args.insert(args.end(), sl.begin(), sl.end());
     args.insert(args.end(), extra.begin(), extra.end());

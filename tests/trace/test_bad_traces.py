@@ -154,3 +154,23 @@ def test_unknown_ops_are_listed_not_zero(tmp_path):
     assert set(names) == {"aten::not_an_op_at_all", "my_custom_kernel"}
     assert names["aten::not_an_op_at_all"]["gpu_us"] == 4 and names["my_custom_kernel"]["gpu_us"] == 6
     assert r["totals"]["uncosted_calls"] == 2 and r["totals"]["uncosted_gpu_us"] == 10
+
+
+def test_int_argument_not_an_int(tmp_path):
+    # An int recorded as nan, inf or past int64 (an int argument, a long tensor's fill value; a cast of one is
+    # undefined: UBSan's findings): the call is listed as not costed, the rest of the trace read.
+    values = ["nan", "-inf", "1e300", "9.3e18"]
+    events = [op("aten::select", 10 * i, 5, i + 1, **{"Input Dims": [[4, 4], [], []],
+                                                       "Input type": ["float", "Scalar", "Scalar"],
+                                                       "Concrete Inputs": ["", "0", v]})
+              for i, v in enumerate(values)]
+    events += [op("aten::full", 100 + 10 * i, 5, 10 + i, **{"Input Dims": [[], [], [], [], [], []],
+                                                            "Input type": ["ScalarList", "Scalar", "Scalar",
+                                                                           "", "", ""],
+                                                            "Concrete Inputs": ["[2, 2]", v, "4", "", "", ""]})
+               for i, v in enumerate(values)]
+    code, out, err = run(write(tmp_path, "int_not_int.json", trace(events)), "--format", "json")
+    assert code == 0, err
+    r = json.loads(out)
+    assert sorted(u["name"] for u in r["uncosted"]) == ["aten::full", "aten::select"]
+    assert r["totals"]["uncosted_calls"] == 8
