@@ -38,7 +38,8 @@ struct AtenCost {
 };
 
 // Costs a batch of distinct calls (index for index). The commands give analyse.h's cost_aten_calls (the
-// aten table with torch's schemas, no LibTorch); a call it cannot price comes back not costed, with the reason.
+// aten table with torch's schemas, no LibTorch); a call it cannot price comes back not costed, with the
+// reason.
 using AtenCoster = std::function<std::vector<AtenCost>(const std::vector<AtenCall>&)>;
 
 // The coster of src/analyse/aten_cost.cc: each call through the aten table, no LibTorch.
