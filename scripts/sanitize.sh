@@ -18,8 +18,8 @@ export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktra
 # The suite's cases on the ONNX path (the TorchScript ones skip themselves without the plugin); the slow
 # scale and zoo cases are left to the plain build.
 (cd "$B" && ./tests/flopwise_tests -tce="*torchscript*,*zoo*,*bundled .pt*" )
-# PyTorch traces: the bad ones (tests/trace/test_bad_traces.py) and every real one read under the sanitizers
-# (no plugin: each op comes back not costed, the reader and the attribution run as they do with it).
+# PyTorch traces: the bad ones (tests/trace/test_bad_traces.py) and every real one read, attributed and priced
+# (through the aten table, src/aten) under the sanitizers.
 FLOPWISE_CLI="$B"/flopwise /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/trace/test_bad_traces.py
 for t in models/gpu/traces/*.gz models/traces/hta/*.json*; do "$B"/flopwise trace "$t" >/dev/null; done
 # The training step (--train, with --freeze, --checkpoint, --fit, and diff / check on it) on the bundled ONNX

@@ -168,7 +168,9 @@ TEST_CASE("pt2: the float8 kinds are element types of their own, one byte each")
                                          {30, DType::Float8E5M2},
                                          {31, DType::Float8E4M3FNUZ},
                                          {32, DType::Float8E5M2FNUZ}};
-  for (const auto& [code, t] : serde) {
+  for (const auto& row : serde) {  // (no structured binding: clang 14's doctest macros capture)
+    const int code = row.first;
+    const DType t = row.second;
     REQUIRE(pt2::scalar_type_info(code) != nullptr);
     CHECK(pt2::scalar_type_info(code)->ir == t);
     CHECK(dtype_size(t) == 1);
