@@ -299,7 +299,7 @@ TEST_CASE("pt2: every Argument member, an unknown one kept, a higher-order op's 
   CHECK(arg(4).items.at(1).kind == ArgKind::None);
   CHECK(arg(5).kind == ArgKind::ScalarType);
   CHECK(scalar_type_info(arg(5).i)->type == ScalarType::Float8E4M3FN);
-  CHECK(scalar_type_info(arg(5).i)->ir == DType::Undefined);
+  CHECK(scalar_type_info(arg(5).i)->ir == DType::Float8E4M3FN);
   CHECK(arg(6).s == "cuda");
   CHECK(arg(6).i == 1);
   CHECK(arg(7).i == 2);
