@@ -305,7 +305,7 @@ def test_diff_deltas_are_b_minus_a():
     count = lambda o: next(x["count"] for x in o["by_name"] if x["name"] == "aten::conv2d")
     assert conv["a"]["calls"] == count(oracle_a) and conv["b"]["calls"] == count(oracle_b)
     assert conv["delta_calls"] == count(oracle_b) - count(oracle_a)
-    text = run("diff", a, b).stdout
+    text = run("diff", a, b).stdout.decode()
     assert "A calls" in text and "B calls" in text
     lines = text.splitlines()
     header = next(line for line in lines if line.startswith("op ") and "A calls" in line)
