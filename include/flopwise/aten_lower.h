@@ -265,6 +265,7 @@ class AtenLowerer {
 
  private:
   std::map<std::string, int> name_count_;
+  std::unordered_map<std::string, int> next_suffix_;  // new_value: the last suffix given to a name
   int const_count_ = 0;
   size_t inferred_upto_ = 0;  // nodes [0, inferred_upto_) have been through the shape pass
   // The incremental passes' result, kept across them so that data-dependent sizes are numbered once in node

@@ -58,9 +58,14 @@ JV* AtenLowerer::arg(const AtenNode* n, const std::string& name) {
   return nullptr;
 }
 
+// `name`, else the first of name_1, name_2, ... not taken. Names are never removed, so the search for a name
+// goes on from where it stopped last time (thousands of "pack" values: linear, not quadratic).
 int AtenLowerer::new_value(const std::string& name) {
-  std::string n = name;
-  for (int k = 1; g_.find(n) >= 0; ++k) n = name + "_" + std::to_string(k);
+  if (g_.find(name) < 0) return g_.add_value(name);
+  int& k = next_suffix_[name];
+  std::string n;
+  do n = name + "_" + std::to_string(++k);
+  while (g_.find(n) >= 0);
   return g_.add_value(n);
 }
 

@@ -2,7 +2,9 @@
 // their symbolic sizes, parameters and buffers as initializers, a tied parameter once), its outputs, the
 // higher-order ops' subgraphs, the module tree, and the entry points of flopwise/pt2_import.h.
 #include <algorithm>
+#include <future>
 #include <map>
+#include <thread>
 #include <unordered_map>
 
 #include "flopwise/errors.h"
@@ -315,7 +317,13 @@ Model lower_program(const pt2::Program& p, const std::string& path) {
 }  // namespace
 
 Model import_pt2_file(const std::string& path, const std::string& program) {
-  return lower_program(pt2::read_pt2_file(path, program), path);
+  // torch's schemas are parsed on another core while this one reads the archive.
+  std::future<void> schemas;
+  if (std::thread::hardware_concurrency() >= 2)
+    schemas = std::async(std::launch::async, [] { aten_schemas(); });
+  pt2::Program p = pt2::read_pt2_file(path, program);
+  if (schemas.valid()) schemas.get();
+  return lower_program(p, path);
 }
 
 Model import_pt2_bytes(std::string_view bytes, const std::string& label, const std::string& program) {
