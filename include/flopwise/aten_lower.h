@@ -274,9 +274,6 @@ class AtenLowerer {
   StringList scope_, classes_;  // of the node being lowered (kept while the next node's are equal)
 };
 
-// The names the aten table lowers (without "aten::" and the in-place "_"), sorted.
-std::vector<std::string> aten_lowered_ops();
-
 struct AtenCall;
 // Each recorded call (a profiler trace's, flopwise/aten_call.h) as a one-call model, lowered through the aten
 // table with the overload of torch's schemas that fits the record; `why[i]` says what did not fit (its

@@ -17,8 +17,6 @@ const AtenValue* AtenNode::output() const {
   return outs[0];
 }
 
-std::vector<std::string> aten_lowered_ops() { return aten_table().names(); }
-
 bool AtenLowerer::lower_aten(const AtenNode& n) {
   std::string op = n.kind.substr(n.kind.rfind("::") + 2);
   bool inplace = op.size() > 1 && op.back() == '_' && op.rfind("__", 0) != 0;

@@ -246,8 +246,14 @@ struct Program {
   std::vector<std::string> warnings;
 
   // The parameter, buffer or constant whose name is `target` shares its payload with an earlier name
-  // (tied weights): that earlier name; `target` itself otherwise.
+  // (tied weights): that earlier name; `target` itself otherwise. Meta tensors (a model built on the meta
+  // device) have no storage, and torch writes them all at one path: never tied. One hashed pass over the
+  // payloads on the first call, a lookup after.
   std::string_view canonical_payload(std::string_view target) const;
+
+ private:
+  mutable std::unordered_map<std::string_view, std::string_view> tied_;  // payload name -> first of its place
+  mutable bool tied_known_ = false;
 };
 
 // The programs a .pt2 holds and the archive's layout.

@@ -35,8 +35,6 @@ class Pt2Lowerer : public AtenLowerer {
   std::vector<Frame> frames_;
   std::deque<AtenValue> owned_;  // every AtenValue, at stable addresses
   int anon_ = 0;
-  std::unordered_map<std::string_view, std::string_view> tied_;  // payload name -> the tensor it shares
-  std::string_view canonical(std::string_view target) const;
   int depth_ = 0;  // of inlined subgraphs
 
   const AtenValue* make(std::string name, AtenType t);

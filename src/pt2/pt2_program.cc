@@ -37,32 +37,7 @@ void Pt2Lowerer::dim_names() {
   }
 }
 
-namespace {
-// Each payload name -> the first name stored at the same place (a tied tensor): one pass, hashed on where
-// the tensor lies (path, offset, dtype, sizes). Meta tensors (a model built on the meta device) have no
-// storage, and torch writes them all at one path: never tied.
-std::unordered_map<std::string_view, std::string_view> tied_names(const Program& p) {
-  std::unordered_map<std::string_view, std::string_view> canon;
-  std::unordered_map<std::string, std::string_view> first;
-  for (const Payload& pl : p.payloads) {
-    if (pl.path.empty() || pl.meta.device == "meta") continue;
-    std::string key(pl.path);
-    key += '@' + std::to_string(pl.meta.storage_offset) + ':' + std::to_string(pl.meta.dtype_code);
-    for (const SymInt& s : pl.meta.sizes)
-      key += ',' + (s.is_expr ? std::string(s.expr) : std::to_string(s.value));
-    canon.emplace(pl.name, first.emplace(std::move(key), pl.name).first->second);
-  }
-  return canon;
-}
-}  // namespace
-
-std::string_view Pt2Lowerer::canonical(std::string_view target) const {
-  auto it = tied_.find(target);
-  return it == tied_.end() ? target : it->second;
-}
-
 void Pt2Lowerer::inputs() {
-  tied_ = tied_names(p_);
   std::map<std::string_view, int> by_payload;  // canonical parameter name -> its initializer
   for (const InputSpec& in : p_.inputs) {
     if (in.arg.kind != ArgKind::Tensor) {
@@ -83,7 +58,7 @@ void Pt2Lowerer::inputs() {
       set_ir(v, vi);
       continue;
     }
-    std::string_view canon = canonical(in.target);
+    std::string_view canon = p_.canonical_payload(in.target);
     if (auto it = by_payload.find(canon); it != by_payload.end()) {
       set_ir(v, it->second);  // a tied parameter: the tensor it shares, counted once
       continue;
@@ -286,7 +261,7 @@ void Pt2Lowerer::module_tree() {
     add(owner);
     const int vi = get(named(in.arg.s, AtenType{AtenType::Tensor})).ir;
     Dim elems = vi >= 0 ? g_.values[vi].shape.numel() : Dim::unknown();
-    int64_t id = ids.emplace(canonical(in.target), static_cast<int64_t>(ids.size())).first->second;
+    int64_t id = ids.emplace(p_.canonical_payload(in.target), static_cast<int64_t>(ids.size())).first->second;
     if (elems.is_known()) held.push_back(Held{owner, id, elems.value()});
   }
   std::vector<ModuleDecl> mods(order.size());

@@ -152,21 +152,20 @@ void order_legacy_signature(Program& p) {
 }
 
 std::string_view Program::canonical_payload(std::string_view target) const {
-  const Payload* mine = nullptr;
-  for (const Payload& pl : payloads)
-    if (pl.name == target) mine = &pl;
-  if (!mine || mine->path.empty()) return target;
-  for (const Payload& pl : payloads) {
-    if (&pl == mine) break;
-    if (pl.path == mine->path && pl.meta.storage_offset == mine->meta.storage_offset &&
-        pl.meta.dtype_code == mine->meta.dtype_code && pl.meta.sizes.size() == mine->meta.sizes.size() &&
-        std::equal(pl.meta.sizes.begin(), pl.meta.sizes.end(), mine->meta.sizes.begin(),
-                   [](const SymInt& a, const SymInt& b) {
-                     return a.is_expr == b.is_expr && a.value == b.value && a.expr == b.expr;
-                   }))
-      return pl.name;
+  if (!tied_known_) {
+    std::unordered_map<std::string, std::string_view> first;  // where a tensor lies -> its first name
+    for (const Payload& pl : payloads) {
+      if (pl.path.empty() || pl.meta.device == "meta") continue;
+      std::string key(pl.path);
+      key += '@' + std::to_string(pl.meta.storage_offset) + ':' + std::to_string(pl.meta.dtype_code);
+      for (const SymInt& s : pl.meta.sizes)
+        key += ',' + (s.is_expr ? std::string(s.expr) : std::to_string(s.value));
+      tied_.emplace(pl.name, first.emplace(std::move(key), pl.name).first->second);
+    }
+    tied_known_ = true;
   }
-  return target;
+  auto it = tied_.find(target);
+  return it == tied_.end() ? target : it->second;
 }
 
 }  // namespace flopwise::pt2
