@@ -80,7 +80,7 @@ void check_program(const std::string& file, const nlohmann::json& o, const std::
 
 TEST_CASE("pt2: torch 2.14 programs match torch's params, dispatched MACs and FlopCounterMode") {
   for (const char* name : {"mlp", "cnn", "cnn_train", "cnn_core_aten", "resnet18", "mobilenet_v3_small",
-                           "lraspp_mobilenet_v3_large", "r3d_18", "gpt2", "bert", "llama",
+                           "lraspp_mobilenet_v3_large", "r3d_18", "gpt2", "bert", "llama", "mixtral",
                            "mixtral_batched_mm", "t5", "vit", "whisper"}) {
     SUBCASE(name) { check_program(std::string(name) + ".pt2", oracle(name)); }
   }
@@ -108,13 +108,23 @@ TEST_CASE("pt2: a cond on data counts its costlier branch, as FlopCounterMode co
   CHECK(r.unsupported.empty());
 }
 
-TEST_CASE("pt2: transformers' own custom op (Mixtral's experts by default) is listed, the rest counted") {
+TEST_CASE(
+    "pt2: transformers' grouped_mm_fallback (Mixtral's experts by default) counts as torch._grouped_mm") {
+  // Under torch.export transformers 5 runs a float32 model's experts through its own custom op
+  // (transformers::grouped_mm_fallback: torch._grouped_mm's product one expert at a time), with sort and
+  // histc routing the tokens; the eager model the oracle counted calls torch._grouped_mm itself. Exact
+  // figures: the "mixtral" row above. Here: nothing is left uncounted once the dims are bound.
   Pins pins;
   pins.dims = {{"input_ids.0", 2}, {"input_ids.1", 8}};
   Report r = analyse((pt2_dir() / "mixtral.pt2").string(), pins, find_convention("default")).report;
-  CHECK(r.unsupported.count("transformers::grouped_mm_fallback") == 1);
-  CHECK_FALSE(r.totals.complete());
-  CHECK(r.totals.params.v == oracle("mixtral").at("params").get<int64_t>());
+  INFO("not counted: " << uncounted(r));
+  CHECK(r.unsupported.empty());
+  CHECK(r.totals.complete());
+  const nlohmann::json o = oracle("mixtral");
+  const auto& set = o.at("shape_sets").at(0);
+  REQUIRE(set.at("sizes").at("batch") == 2);
+  REQUIRE(set.at("sizes").at("seq") == 8);
+  CHECK(r.totals.macs.v == set.at("contraction_macs").get<int64_t>());
 }
 
 TEST_CASE(

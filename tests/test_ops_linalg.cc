@@ -1,5 +1,6 @@
-// linalg family: MatMul, Gemm, Einsum, Det. Shapes of rows named "(onnx test_x)" are the output dims
-// of ONNX's backend node test test_x (test_data_set_0/output_0.pb); costs are derived by hand.
+// linalg family: MatMul, Gemm, Einsum, Det (and torch's GroupedMatMul). Shapes of rows named "(onnx test_x)"
+// are the output dims of ONNX's backend node test test_x (test_data_set_0/output_0.pb); costs are derived by
+// hand.
 #include "op_test_util.h"
 
 using namespace fwtest;
@@ -94,6 +95,28 @@ TEST_CASE("linalg ops: Det") {
       {"unknown rank", "Det", {"*"}, {}, {"*"}},
       {"bad: not square", "Det", {"2x3"}, {}, {"!"}},
       {"bad: rank 1", "Det", {"3"}, {}, {"!"}},
+  };
+  for (const auto& tc : cases) check_case(tc);
+}
+
+// torch._grouped_mm's four layouts (flopwise domain; transformers' grouped_mm_fallback lowers to it). Output
+// shapes from torch's meta function (torch/_meta_registrations.py, _create_grouped_mm_output_tensor); MACs
+// by hand: each output element one group's dot product over its K.
+TEST_CASE("linalg ops: GroupedMatMul") {
+  const std::vector<OpCase> cases = {
+      // 10 tokens of 4 experts, K=6, N=5: 10*6*5 = 300
+      {"rows grouped: (M,K)@(G,K,N)", "GroupedMatMul", {"10x6", "4x6x5", "4:int32"}, {}, {"10x5"}, 300, 600, "flopwise", 1},
+      // K=12 split in 3 groups: (3,M,N) = 3x2x5; 2*12*5 = 120
+      {"inner dim grouped: (M,Ktot)@(Ktot,N)", "GroupedMatMul", {"2x12", "12x5", "3:int32"}, {}, {"3x2x5"}, 120, 240, "flopwise", 1},
+      // N=9 split in 3 groups: (M,Ntot) = 2x9; 2*6*9 = 108
+      {"columns grouped: (G,M,K)@(K,Ntot)", "GroupedMatMul", {"3x2x6", "6x9", "3:int32"}, {}, {"2x9"}, 108, 216, "flopwise", 1},
+      // a bmm: 3*2*6*5 = 180
+      {"batched: (G,M,K)@(G,K,N)", "GroupedMatMul", {"3x2x6", "3x6x5"}, {}, {"3x2x5"}, 180, 360, "flopwise", 1},
+      // a bias: + 10*5 output elements
+      {"bias", "GroupedMatMul", {"10x6", "4x6x5", "4:int32", "4x5"}, {}, {"10x5"}, 300, 650, "flopwise", 1},
+      {"symbolic tokens", "GroupedMatMul", {"Sx6", "4x6x5", "4:int32"}, {}, {"Sx5"}, kUnknown, kUnknown, "flopwise", 1},
+      {"bad: 2-D without offs", "GroupedMatMul", {"10x6", "4x6x5"}, {}, {"!"}, -1, -1, "flopwise", 1},
+      {"bad: rank 4", "GroupedMatMul", {"1x10x6", "4x6x5x1"}, {}, {"!"}, -1, -1, "flopwise", 1},
   };
   for (const auto& tc : cases) check_case(tc);
 }

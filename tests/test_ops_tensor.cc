@@ -383,6 +383,24 @@ TEST_CASE("tensor ops: shape tables") {
       {"topk unknown k", "TopK", {"3x4", "1:int64"}, {}, {"3x?", "3x?"}, kUnknown, kUnknown},
       {"topk unknown rank", "TopK", {"*", "1:int64=3"}, {}, {"*", "*"}},
       {"topk bad k", "TopK", {"3x4", "1:int64=5"}, {}, {"!"}},
+      // ---- torch's sort (flopwise domain): a merge sort's n*ceil(log2 n) comparisons per row of n
+      {"sort", "Sort", {"3x5"}, {}, {"3x5", "3x5"}, 0, 45, "flopwise", 1},  // 15 * ceil(log2 5) = 3
+      {"sort dim 0", "Sort", {"4x5"}, axis(0), {"4x5", "4x5"}, 0, 40, "flopwise", 1},  // 20 * log2 4 = 2
+      {"sort of one", "Sort", {"3x1"}, {}, {"3x1", "3x1"}, 0, 0, "flopwise", 1},
+      {"sort symbolic row", "Sort", {"3,n"}, {}, {"3,n", "3,n"}, 0, kUnknown, "flopwise", 1},
+      {"sort bad axis", "Sort", {"3x5"}, axis(2), {"!"}, -1, -1, "flopwise", 1},
+      // ---- torch's histc: 4 per element over [min, max]; 6 where min = max (the data's range found first)
+      {"histc",
+       "Histogram",
+       {"2x8"},
+       {{"bins", A::i(10)}, {"min", A::f(0)}, {"max", A::f(1)}},
+       {"10"},
+       0,
+       64,
+       "flopwise",
+       1},
+      {"histc own range", "Histogram", {"2x8"}, {{"bins", A::i(4)}}, {"4"}, 0, 96, "flopwise", 1},
+      {"histc bad bins", "Histogram", {"2x8"}, {{"bins", A::i(0)}}, {"!"}, -1, -1, "flopwise", 1},
       // ---- Trilu, CumSum, ReverseSequence, EyeLike
       {"trilu", "Trilu", {"4x5"}, {}, {"4x5"}, 0, 0},
       {"trilu symbolic",

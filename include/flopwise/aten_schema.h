@@ -2,7 +2,8 @@
 // ("aten::conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, ...) -> Tensor"), parsed
 // into argument names, types and defaults, so that a call that names its arguments (a .pt2 program) or
 // records only some (a profiler trace) becomes an AtenNode with every argument in schema position.
-// The table is torch 2.14's (src/aten/aten_schemas.txt, written by models/pt2/aten_schemas.py).
+// The table is torch 2.14's (src/aten/aten_schemas.txt, written by models/pt2/aten_schemas.py), and a few
+// library ops that are an aten op in all but name (aten_schema.cc: transformers' grouped_mm_fallback).
 #pragma once
 
 #include <optional>
@@ -48,6 +49,6 @@ class AtenSchemas {
   std::unordered_map<std::string, std::vector<const AtenSchema*>> by_name_;
 };
 
-const AtenSchemas& aten_schemas();  // torch 2.14's aten operators
+const AtenSchemas& aten_schemas();  // torch 2.14's aten operators, and those library ops
 
 }  // namespace flopwise

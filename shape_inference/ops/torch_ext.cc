@@ -1,7 +1,8 @@
-// TorchScript extensions ("flopwise" domain): ops the TorchScript importer (src/torch) lowers to where
-// ONNX has no equivalent: adaptive average and max pooling, packing runtime ints into a shape list,
-// transposing two dims of a tensor whose rank is known only after inference. Torch's losses are "flopwise"
-// ops of their own family (loss.cc).
+// shape_inference/ops/torch_ext.cc — torch extensions ("flopwise" domain): ops the torch importers (src/torch,
+// src/pt2, src/aten) lower to where ONNX has no equivalent: adaptive average and max pooling, packing runtime
+// ints into a shape list, transposing two dims of a tensor whose rank is known only after inference, torch's
+// grouped GEMM (_grouped_mm), sort and histc, and the backward kernels a training trace records. Torch's
+// losses are "flopwise" ops of their own family (loss.cc).
 #include "helpers.h"
 
 namespace flopwise {
@@ -117,6 +118,86 @@ void infer_maxpool_backward(InferContext& c) {
   c.set_output(0, c.in_dtype(0), Shape(dims));
 }
 
+// GroupedMatMul(A, B, offs?, bias?): torch's _grouped_mm (and transformers' grouped_mm_fallback, the same
+// product one expert at a time): G products, each group's rows (or columns, or inner dim) a slice of offs.
+// Shapes as torch's meta function (_create_grouped_mm_output_tensor): (M,K)@(G,K,N) -> (M,N), rows grouped;
+// (M,Ktot)@(Ktot,N) -> (G,M,N), the inner dim grouped; (G,M,K)@(K,Ntot) -> (M,Ntot), the columns grouped;
+// (G,M,K)@(G,K,N) -> (G,M,N), a bmm.
+void infer_grouped_mm(InferContext& c) {
+  const Shape& a = c.in_shape(0);
+  const Shape& b = c.in_shape(1);
+  const DType t = c.in_dtype(0);
+  c.set_output_dtype(0, t);
+  if (!a.rank_known || !b.rank_known) return;
+  if ((a.rank() != 2 && a.rank() != 3) || (b.rank() != 2 && b.rank() != 3))
+    c.fail("operands " + a.str() + " and " + b.str() + " must be 2-D or 3-D");
+  const bool a2 = a.rank() == 2, b2 = b.rank() == 2;
+  if ((a2 || b2) && !c.has_input(2)) c.fail("a 2-D operand needs offs (the groups' ends)");
+  const Shape& offs = c.has_input(2) ? c.in_shape(2) : a;
+  const Dim groups = a2 && b2 ? (offs.rank_known && offs.rank() == 1 ? offs.dims[0] : Dim()) : Dim();
+  if (a2 && b2 && !offs.rank_known) return;
+  if (a2 && b2)
+    c.set_output(0, t, Shape({groups, a.dims[0], b.dims[1]}));
+  else if (a2)
+    c.set_output(0, t, Shape({a.dims[0], b.dims[2]}));
+  else if (b2)
+    c.set_output(0, t, Shape({a.dims[1], b.dims[1]}));
+  else
+    c.set_output(0, t, Shape({a.dims[0], a.dims[1], b.dims[2]}));
+}
+
+// Each output element is one group's dot product over K: (M,K)@(G,K,N): M*K*N (each row by its group's
+// matrix); (M,Ktot)@(Ktot,N): M*Ktot*N (the groups split K); (G,M,K)@(K,Ntot): M*K*Ntot (they split N);
+// (G,M,K)@(G,K,N): G*M*K*N. FLOPs 2 per MAC, + 1 per output element with a bias.
+OpCost cost_grouped_mm(const CostContext& c) {
+  const Shape& a = c.in_shape(0);
+  const Shape& b = c.in_shape(1);
+  if (!a.rank_known || !b.rank_known || a.rank() < 2 || b.rank() < 2) return cost_unknown(c);
+  auto d = [](const Shape& s, size_t i) { return Count::of(s.dims[i]); };
+  Count macs = d(a, a.rank() - 2) * d(a, a.rank() - 1) * d(b, b.rank() - 1);  // M*K*N, K the inner dim
+  if (a.rank() == 3 && b.rank() == 3) macs = macs * d(a, 0);                  // a bmm of G
+  const Count bias = c.has_input(3) ? c.out_numel(0) : Count{};
+  return OpCost{macs, macs * Count{2} + bias, bias};
+}
+
+// Sort(X) attrs axis, descending: values and int64 indices, X's shape. Cost: n*ceil(log2 n) comparisons
+// per sorted row of n (a merge sort's), unknown while n is a formula.
+void infer_sort(InferContext& c) {
+  const Shape& x = c.in_shape(0);
+  if (x.rank_known && x.rank() > 0)
+    normalize_axis(c, c.node().attr_i("axis", -1), static_cast<int64_t>(x.rank()));
+  c.set_output(0, c.in_dtype(0), x);
+  c.set_output(1, DType::Int64, x);
+}
+
+OpCost cost_sort(const CostContext& c) {
+  const Shape& x = c.in_shape(0);
+  if (!x.rank_known) return cost_unknown(c);
+  if (x.rank() == 0) return OpCost{};
+  const int64_t r = static_cast<int64_t>(x.rank());
+  int64_t axis = c.node.attr_i("axis", -1);
+  if (axis < 0) axis += r;
+  if (axis < 0 || axis >= r || !x.dims[static_cast<size_t>(axis)].is_known())
+    return OpCost{Count{}, Count::unknown()};  // no products, whatever n is
+  const int64_t n = x.dims[static_cast<size_t>(axis)].value();
+  int64_t levels = 0;
+  while (levels < 62 && (int64_t{1} << levels) < n) ++levels;
+  return OpCost{Count{}, c.in_numel(0) * Count{levels}};
+}
+
+// Histogram(X) attrs bins, min, max: torch.histc, X's dtype, [bins]. Per element: its bin (x - min) * bins /
+// (max - min) and the count's increment, 4; where min = max the data's own min and max are found first, +2.
+void infer_histogram(InferContext& c) {
+  const int64_t bins = c.node().attr_i("bins", 100);
+  if (bins <= 0) c.fail("bins must be positive, got " + std::to_string(bins));
+  c.set_output(0, c.in_dtype(0), Shape({Dim(bins)}));
+}
+
+OpCost cost_histogram(const CostContext& c) {
+  const bool own_range = c.node.attr_f("min", 0) == c.node.attr_f("max", 0);
+  return OpCost{Count{}, c.in_numel(0) * Count{own_range ? 6 : 4}};
+}
+
 }  // namespace
 
 void register_torch_ext_ops(OpRegistry& r) {
@@ -135,6 +216,16 @@ void register_torch_ext_ops(OpRegistry& r) {
       "per input element: 9 with the input's gradient (both sums, then the normalised combination); else 4 "
       "for the weight's (sum of dy x xhat) + 1 for the bias's (sum of dy)",
       infer_bn_backward, cost_bn_backward, d);
+  reg(r, "GroupedMatMul", 1, 0,
+      "MACs = (M,K)@(G,K,N): M*K*N; (M,Ktot)@(Ktot,N): M*Ktot*N; (G,M,K)@(K,Ntot): M*K*Ntot; "
+      "(G,M,K)@(G,K,N): "
+      "G*M*K*N; FLOPs = 2*MACs (+ 1 per output element with a bias)",
+      infer_grouped_mm, cost_grouped_mm, d);
+  reg(r, "Sort", 1, 0, "n*ceil(log2 n) comparisons per sorted row of n (unknown while n is a formula)",
+      infer_sort, cost_sort, d);
+  reg(r, "Histogram", 1, 0,
+      "4 per input element (its bin and the count); 6 where min = max (the data's range first)",
+      infer_histogram, cost_histogram, d);
   reg(r, "MaxPoolBackward", 1, 0, "1 per grad_output element (added at its argmax)", infer_maxpool_backward,
       cost_per_in_elem_1, d);
 }

@@ -447,12 +447,30 @@ bool lower_embedding_bag(AtenLowerer& L, const Node* n, const std::string&) {
   return true;
 }
 
+// torch._grouped_mm(self, mat2, offs=None, bias=None, out_dtype=None) and transformers' grouped_mm_fallback
+// (input, weight, offs), which runs the same products one expert at a time: one GroupedMatMul.
+bool lower_grouped_mm(AtenLowerer& L, const Node* n, const std::string&) {
+  std::vector<int> ins{L.as_ir(L.in(n, 0)), L.as_ir(L.in(n, 1))};
+  for (size_t i = 2; i < 4 && i < n->inputs().size(); ++i) {
+    if (AtenLowerer::is_none(L.in(n, i))) {
+      if (i == 3) break;
+      ins.push_back(-1);
+      continue;
+    }
+    ins.push_back(L.as_ir(L.in(n, i)));
+  }
+  while (!ins.empty() && ins.back() < 0) ins.pop_back();
+  L.emit_to(n->output(), "GroupedMatMul", ins, {}, "flopwise");
+  return true;
+}
+
 }  // namespace
 
 void register_aten_nn(AtenTable& t) {
   t.add({"matmul", "mm", "bmm"}, lower_matmul);
   t.add("linear", lower_linear);
   t.add({"addmm", "baddbmm"}, lower_addmm);
+  t.add({"_grouped_mm", "grouped_mm_fallback"}, lower_grouped_mm);
   t.add("einsum", lower_einsum);
   t.add("bilinear", lower_bilinear);
   t.add({"_convolution", "convolution", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",

@@ -235,8 +235,15 @@ const std::vector<const AtenSchema*>& AtenSchemas::overloads(std::string_view na
 
 extern const char* const kAtenSchemaText;  // aten_schemas.txt, embedded by the build
 
+// Library ops that are an aten op in all but name, lowered as their aten twin (aten_table.h's families
+// register the name): transformers 5's mixture-of-experts layers under torch.export
+// (transformers/integrations/moe.py registers grouped_mm_fallback with torch.library.custom_op: the
+// product of torch._grouped_mm, one expert at a time).
+constexpr const char* kLibrarySchemaText =
+    "transformers::grouped_mm_fallback(Tensor input, Tensor weight, Tensor offs) -> Tensor\n";
+
 const AtenSchemas& aten_schemas() {
-  static const AtenSchemas table(kAtenSchemaText);
+  static const AtenSchemas table(std::string(kAtenSchemaText) + "\n" + kLibrarySchemaText);
   return table;
 }
 

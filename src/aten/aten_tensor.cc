@@ -701,6 +701,38 @@ bool lower_topk(AtenLowerer& L, const Node* n, const std::string&) {
   return true;
 }
 
+// sort(self, dim=-1, descending=False) and sort.stable(self, *, stable, dim=-1, descending=False): values and
+// indices; argsort the indices alone; msort along dim 0.
+bool lower_sort(AtenLowerer& L, const Node* n, const std::string& op) {
+  const JV* dim_arg = L.arg(n, "dim");
+  const JV* desc_arg = L.arg(n, "descending");
+  auto dim = op == "msort" ? std::optional<int64_t>(0)
+             : dim_arg     ? L.known_int(*dim_arg)
+                           : std::optional<int64_t>(-1);
+  auto desc = desc_arg ? L.known_bool(*desc_arg) : std::optional<bool>(false);
+  if (!dim || !desc) return false;
+  const AtenValue* o = n->output(0);
+  const bool indices_only = op == "argsort";
+  auto r = L.emit("Sort", {L.as_ir(L.in(n, 0))},
+                  {indices_only ? L.tmp(o, "values") : AtenLowerer::ir_name(o),
+                   indices_only ? AtenLowerer::ir_name(o) : L.tmp(o, "indices")},
+                  {{"axis", ai(*dim)}, {"descending", ai(*desc ? 1 : 0)}}, "flopwise");
+  L.set_ir(o, indices_only ? r[1] : r[0]);
+  if (!indices_only && n->outputs().size() > 1) L.set_ir(n->output(1), r[1]);
+  return true;
+}
+
+// histc(self, bins=100, min=0, max=0): the counts of `bins` equal bins over [min, max] (the data's own range
+// where min = max).
+bool lower_histc(AtenLowerer& L, const Node* n, const std::string&) {
+  auto bins = L.known_int(L.in(n, 1));
+  auto lo = L.known_num(L.in(n, 2)), hi = L.known_num(L.in(n, 3));
+  if (!bins || !lo || !hi) return false;
+  L.emit_to(n->output(), "Histogram", {L.as_ir(L.in(n, 0))},
+            {{"bins", ai(*bins)}, {"min", af(*lo)}, {"max", af(*hi)}}, "flopwise");
+  return true;
+}
+
 bool lower_pixel_shuffle(AtenLowerer& L, const Node* n, const std::string& op) {
   auto r = L.known_int(L.in(n, 1));
   if (!r) return false;
@@ -749,6 +781,8 @@ void register_aten_tensor(AtenTable& t) {
   t.add({"tensor", "scalar_tensor"}, lower_scalar_tensor);
   t.add({"mean", "sum", "amax", "amin", "max", "min", "prod", "argmax", "argmin"}, lower_reduce);
   t.add("topk", lower_topk);
+  t.add({"sort", "argsort", "msort"}, lower_sort);
+  t.add("histc", lower_histc);
   t.add("norm", lower_norm);
   t.add("linalg_vector_norm", lower_vector_norm);
   t.add({"pixel_shuffle", "pixel_unshuffle"}, lower_pixel_shuffle);

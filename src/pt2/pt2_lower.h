@@ -51,6 +51,9 @@ class Pt2Lowerer : public AtenLowerer {
   void lower_graph_nodes(const Graph& g);
   void lower_node(const Node& n);
   bool lower_aten_call(const Node& n, std::string_view name, std::string_view overload);
+  // A call of the op `name` ("aten::mm", "transformers::grouped_mm_fallback") by its schema in
+  // aten_schemas().
+  bool lower_schema_call(const Node& n, const std::string& name, std::string_view overload);
   bool lower_hop(const Node& n, std::string_view hop);
   bool inline_graph(const Graph& g, const std::vector<JV>& args, const std::vector<Argument>& outs);
   // Lowers `g` once with `args` for its inputs: its outputs' values; nullopt when the arguments do not fit.

@@ -103,15 +103,26 @@ void Pt2Lowerer::lower_node(const Node& n) {
   auto dot = n.target.rfind('.');
   std::string_view target = n.target.substr(0, dot == std::string_view::npos ? n.target.size() : dot);
   constexpr std::string_view kOps = "torch.ops.";
-  if (target.substr(0, kOps.size()) == kOps) target.remove_prefix(kOps.size());
+  const bool op_namespace = target.substr(0, kOps.size()) == kOps;
+  if (op_namespace) target.remove_prefix(kOps.size());
   auto sep = target.find('.');
-  keep_unsupported(n, sep == std::string_view::npos ? "python" : target.substr(0, sep),
-                   sep == std::string_view::npos ? target : target.substr(sep + 1),
-                   "a custom op: flopwise has no cost rule for it");
+  const std::string_view ns = sep == std::string_view::npos ? "python" : target.substr(0, sep);
+  const std::string_view op = sep == std::string_view::npos ? target : target.substr(sep + 1);
+  // A library op flopwise knows as an aten op in all but name (aten_schema.h).
+  const std::string qualified = std::string(ns) + "::" + std::string(op);
+  if (op_namespace && sep != std::string_view::npos && dot != std::string_view::npos &&
+      aten_schemas().find(qualified, n.target.substr(dot + 1)) &&
+      lower_schema_call(n, qualified, n.target.substr(dot + 1)))
+    return;
+  keep_unsupported(n, ns, op, "a custom op: flopwise has no cost rule for it");
 }
 
 bool Pt2Lowerer::lower_aten_call(const Node& n, std::string_view name, std::string_view overload) {
-  const AtenSchema* s = aten_schemas().find("aten::" + std::string(name), overload);
+  return lower_schema_call(n, "aten::" + std::string(name), overload);
+}
+
+bool Pt2Lowerer::lower_schema_call(const Node& n, const std::string& name, std::string_view overload) {
+  const AtenSchema* s = aten_schemas().find(name, overload);
   if (!s) return false;
   AtenNode call;
   call.kind = s->name;
