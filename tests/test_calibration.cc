@@ -752,3 +752,65 @@ TEST_CASE(
                 dir)
             .code == 2);
 }
+
+// A user with only a few profiles of their own (issue 52 item 6; bench/README.md "Predicted latency with few
+// models"): the bundled ONNX Runtime profiles of BERT-6 and GPT-2 calibrate, BERT and ResNet-18 are
+// predicted. The measured figures are each profile's own (its kernels' fastest runs, summed).
+TEST_CASE("--predict with few models: the band from models held out, weak where no fit timed the kinds") {
+  auto dir = scratch_dir("calibrate_few");
+  const std::string ort = std::string(FLOPWISE_SOURCE_DIR) + "/models/ort/";
+  auto run_report = [&](const std::string& name) {
+    const std::string run = (dir / (name + ".run.json")).string();
+    CliRun r = run_cli("run " + model_path(name + ".onnx") + " --profile " + ort + name +
+                           ".disabled.json --format json -o " + run,
+                       dir);
+    REQUIRE_MESSAGE(r.code == 0, r.err);
+    return run;
+  };
+  auto calibrate = [&](const std::string& runs, const std::string& out) {
+    CliRun c = run_cli("calibrate " + runs + " -o " + (dir / out).string(), dir);
+    REQUIRE_MESSAGE(c.code == 0, c.err);
+    return json::parse(slurp(dir / out));
+  };
+  auto predict = [&](const std::string& model, const std::string& dims, const std::string& calib) {
+    CliRun p = run_cli(
+        model_path(model + ".onnx") + " " + dims + " --predict " + (dir / calib).string() + " --format json",
+        dir);
+    REQUIRE_MESSAGE(p.code == 0, p.err);
+    return json::parse(p.out)["prediction"];
+  };
+  const std::string text = "--dim batch=1 --dim seq=64";  // the profiles' inputs (models/NAME.expect.json)
+  const std::string bert6 = run_report("bert6"), gpt2 = run_report("gpt2");
+  const json two = calibrate(bert6 + " " + gpt2, "two.json");
+  calibrate(bert6, "bert6.json");
+  calibrate(gpt2, "gpt2.json");
+  // Held out: each of the two predicted by a calibration of the other alone (to 0.1 %: calibrate prices the
+  // units as the run reports recorded them, --predict as the static analysis gives them).
+  const double e_gpt2 = predict("gpt2", text, "bert6.json")["total_ms"].get<double>() /
+                            profile_kernel_ms(ort + "gpt2.disabled.json", true) -
+                        1;
+  const double e_bert6 = predict("bert6", text, "gpt2.json")["total_ms"].get<double>() /
+                             profile_kernel_ms(ort + "bert6.disabled.json", true) -
+                         1;
+  REQUIRE(two.contains("held_out_rel_rms"));
+  CHECK(two["held_out_rel_rms"].get<double>() ==
+        doctest::Approx(std::sqrt((e_gpt2 * e_gpt2 + e_bert6 * e_bert6) / 2)).epsilon(1e-3));
+  // BERT, of the kinds the two timed: not weak, and its measured time inside the band.
+  const json bert = predict("bert", text, "two.json");
+  const double measured = profile_kernel_ms(ort + "bert.disabled.json", true);
+  CHECK(bert["weak"].is_null());
+  CHECK(bert["extrapolated_ms"].get<double>() < 0.25 * bert["total_ms"].get<double>());
+  CHECK(std::abs(bert["total_ms"].get<double>() - measured) <= bert["band_ms"].get<double>());
+  // ResNet-18: convolutions neither language model ran, priced by the all-ops fit: weak, and it says why.
+  const json resnet = predict("resnet18", "--dim batch=1", "two.json");
+  REQUIRE(resnet["weak"].is_string());
+  CHECK(resnet["weak"].get<std::string>().find("never timed") != std::string::npos);
+  CHECK(resnet["extrapolated_ms"].get<double>() > 0.25 * resnet["total_ms"].get<double>());
+  // One model: its error on another is not known, so neither is the band.
+  const json one = predict("bert", text, "gpt2.json");
+  CHECK(one["band_ms"].is_null());
+  CHECK(one["weak"].get<std::string>().find("one model") != std::string::npos);
+  CliRun t =
+      run_cli(model_path("bert.onnx") + " " + text + " --predict " + (dir / "gpt2.json").string(), dir);
+  CHECK(t.out.find("band not known") != std::string::npos);
+}

@@ -143,13 +143,20 @@ struct Calibration {
   std::map<std::string, LatencyFit> ops;
   int rounds = 1;  // of the joint fit (module granularity: a unit's parts depend on several fits)
   std::vector<CalibratedModel> models;
-  double model_rel_rms = 0;  // root mean square of the models' relative errors: the prediction's band
-  WallFit wall;              // the forward latency from the op sum
+  double model_rel_rms = 0;  // root mean square of the models' relative errors (local corrections held out)
+  // Where the calibration holds few models (2 to kHeldOutModels): each predicted by a calibration of the
+  // others alone, its fits included (model_rel_rms holds out only the local corrections: with few models
+  // the fits themselves have seen every model); the root mean square of those errors. -1: not computed.
+  double held_out_rel_rms = -1;
+  WallFit wall;  // the forward latency from the op sum
   // The local corrections, by the key of the fit they correct (empty: none; local_bandwidth 0: switched off).
   double local_bandwidth = 0.1, local_prior = 1;
   std::map<std::string, LocalCorrection> local;
   std::vector<std::string> sources;  // the measured files
 };
+
+// Up to this many models, calibrate() predicts each from the others alone (Calibration::held_out_rel_rms).
+constexpr size_t kHeldOutModels = 12;
 
 // Fits every op type with at least `min_samples` samples, and all samples together; the models' totals
 // (every sample of a model) give model_rel_rms. Throws InputError when no sample has a time.
@@ -198,7 +205,14 @@ struct LatencyPrediction {
   std::string calibration;  // the file
   std::string device, runtime, statistic;
   Granularity granularity = Granularity::Node;  // the calibration's: what a unit is
-  double total_ms = 0, band_ms = 0;             // band: total x the calibration's model_rel_rms
+  // band: total x the calibration's error on a model it did not see (held_out_rel_rms where computed, else
+  // model_rel_rms), plus each extrapolated unit's time x its fit's rms residual; -1: not known (a
+  // calibration of one model cannot say how far off it is on another).
+  double total_ms = 0, band_ms = 0;
+  // Predicted by a fit that never timed the unit's kind: the all-ops fit (an op type the calibration lacks),
+  // or a shorter key than the unit's own ("Conv" for a "Conv/depthwise/3x3" unit).
+  double extrapolated_ms = 0;
+  std::string weak;         // why the prediction is weak, in a sentence; "": it is not
   double wall_ms = -1;      // the forward latency (WallFit); -1: the calibration has no wall fit
   int64_t timed_units = 0;  // units with FLOPs or bytes
   std::vector<PredictedUnit> units;

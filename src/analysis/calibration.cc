@@ -14,6 +14,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "calibration_fit.h"
 #include "flopwise/errors.h"
 #include "flopwise/input_file.h"
 
@@ -51,6 +52,10 @@ double param_bytes_of(const NodeReport& n, const DimValues* at, double bytes) {
     if (n.param_dtypes >> t & 1) size = std::max(size, dtype_size(static_cast<DType>(t)));
   return std::min(*p * static_cast<double>(size), bytes);
 }
+
+}  // namespace
+
+namespace calib {
 
 // The report's units at granularity g as views of its strings, in node order (a scope's unit where its
 // first node is); nodes whose counts are not numbers are counted in *unknown. A module's unit keeps its
@@ -119,11 +124,11 @@ std::vector<PredictedUnit> units_of(const Report& r, Granularity g, int64_t* unk
   return out;
 }
 
-}  // namespace
+}  // namespace calib
 
 std::vector<CostUnit> cost_units(const Report& r, Granularity g, int64_t* unknown, const DimValues* at) {
   std::vector<CostUnit> out;
-  for (const PredictedUnit& u : units_of(r, g, unknown, at)) {
+  for (const PredictedUnit& u : calib::units_of(r, g, unknown, at)) {
     CostUnit& c = out.emplace_back();
     c.name = u.name;
     c.op = u.op;
@@ -314,33 +319,25 @@ std::vector<std::string> calibration_keys(std::string_view op, std::string_view 
   return keys;
 }
 
-namespace {
-
-// What a unit of (op, variant) is predicted with: its first fitted key, that key's fit and local correction;
-// without a fitted key, the all-ops fit and no correction.
-struct Fitted {
-  const std::string* key = nullptr;  // nullptr: the all-ops fit
-  const LatencyFit* fit = nullptr;
-  const LocalCorrection* local = nullptr;
-};
+namespace calib {
 
 // A fit covers a unit whose parameter bytes per FLOP are at most twice the most its data had (a GEMM's inner
 // loop no shorter than half the shortest it timed: reference BLAS's per-weight loop overhead grows as the
 // loop shortens, which a fit that never saw it cannot price); a fit whose data had none covers every unit.
-bool covers(const LatencyFit& f, double param_per_flop) {
+static bool covers(const LatencyFit& f, double param_per_flop) {
   return !(f.max_param_per_flop >= 0) || param_per_flop <= 2 * f.max_param_per_flop;
 }
 
 double param_per_flop(double flops, double param_bytes) { return flops > 0 ? param_bytes / flops : 0; }
 
-// Every fitted level of an (op, variant)'s key, longest first: what --predict looks up once per distinct pair
-// and then picks from per unit (the first that covers it, else the first; none: the all-ops fit).
 std::vector<Fitted> fitted_levels(const Calibration& c, std::string_view op, std::string_view variant) {
   std::vector<Fitted> levels;
-  for (const std::string& k : calibration_keys(op, variant))
+  const std::vector<std::string> keys = calibration_keys(op, variant);
+  for (const std::string& k : keys)
     if (auto it = c.ops.find(k); it != c.ops.end()) {
       auto l = c.local.find(k);
-      levels.push_back({&it->first, &it->second, l != c.local.end() ? &l->second : nullptr});
+      const bool own = k == keys.front() || k.rfind("product/", 0) == 0;
+      levels.push_back({&it->first, &it->second, l != c.local.end() ? &l->second : nullptr, own});
     }
   return levels;
 }
@@ -348,25 +345,21 @@ std::vector<Fitted> fitted_levels(const Calibration& c, std::string_view op, std
 Fitted pick(const Calibration& c, const std::vector<Fitted>& levels, double param_per_flop) {
   for (const Fitted& f : levels)
     if (covers(*f.fit, param_per_flop)) return f;
-  return levels.empty() ? Fitted{nullptr, &c.all, nullptr} : levels.front();
+  return levels.empty() ? Fitted{nullptr, &c.all, nullptr, false} : levels.front();
 }
 
-}  // namespace
-
-const LatencyFit* calibration_fit(const Calibration& c, std::string_view op, std::string_view variant) {
-  const Fitted f = pick(c, fitted_levels(c, op, variant), 0);  // no parameters per FLOP: the first level
-  return f.key ? f.fit : nullptr;
-}
-
-namespace {
-
-// What local_factor's window search needs: the points in log10 FLOPs order.
 void sort_points(LocalCorrection& l) {
   std::stable_sort(l.points.begin(), l.points.end(),
                    [](const LocalPoint& a, const LocalPoint& b) { return a.log_flops < b.log_flops; });
 }
 
-}  // namespace
+}  // namespace calib
+
+const LatencyFit* calibration_fit(const Calibration& c, std::string_view op, std::string_view variant) {
+  const calib::Fitted f =
+      calib::pick(c, calib::fitted_levels(c, op, variant), 0);  // no parameters per FLOP: the first level
+  return f.key ? f.fit : nullptr;
+}
 
 double local_factor(const LocalCorrection& l, double flops, double bytes, double bandwidth, double prior,
                     int skip_model) {
@@ -409,8 +402,11 @@ double part_terms(const LatencyFit& f, const SamplePart& p) {
 
 }  // namespace
 
-Calibration calibrate(const std::vector<TimedSample>& samples, Granularity g, size_t min_samples, Weighting w,
-                      const std::map<std::string, double>* walls, double local_bandwidth) {
+namespace {
+
+// calibrate() without the held-out errors.
+Calibration calibrate_fits(const std::vector<TimedSample>& samples, Granularity g, size_t min_samples,
+                           Weighting w, const std::map<std::string, double>* walls, double local_bandwidth) {
   Calibration c;
   c.granularity = g;
   c.weighting = w;
@@ -567,7 +563,7 @@ Calibration calibrate(const std::vector<TimedSample>& samples, Granularity g, si
       c.local[key_names[static_cast<size_t>(key)]].points.push_back(
           {std::log10(flops + 1), std::log10(bytes + 1), r.first / r.second, model});
     }
-    for (auto& [key, l] : c.local) sort_points(l);
+    for (auto& [key, l] : c.local) calib::sort_points(l);
   }
   // Each model's total as the calibration predicts it without its own points, against its measured total.
   std::map<std::string, CalibratedModel> models;
@@ -634,304 +630,52 @@ Calibration calibrate(const std::vector<TimedSample>& samples, Granularity g, si
   return c;
 }
 
-namespace {
-
-using nlohmann::ordered_json;
-
-ordered_json calib_fit_json(const LatencyFit& f) {
-  return {{"per_gflop_ms", f.per_gflop_ms},
-          {"per_mb_ms", f.per_mb_ms},
-          {"per_param_mb_ms", f.per_param_mb_ms},
-          {"per_call_ms", f.per_call_ms},
-          {"per_unit_ms", f.per_unit_ms},
-          {"samples", f.samples},
-          {"rel_rms", f.rel_rms},
-          {"measured_ms", f.measured_ms},
-          {"predicted_ms", f.predicted_ms},
-          {"max_param_per_flop", f.max_param_per_flop}};
+// Each model predicted by a calibration of the others alone (predict_latency's rule on its measured units):
+// the root mean square of their relative errors; -1 where no model could be.
+double held_out_error(const std::vector<TimedSample>& samples, const Calibration& c, Granularity g,
+                      size_t min_samples, Weighting w, double local_bandwidth) {
+  double sq = 0;
+  size_t n = 0;
+  auto levels = [](const Calibration& k, std::string_view op, std::string_view variant) {
+    return calib::fitted_levels(k, op, variant);
+  };
+  for (const CalibratedModel& m : c.models) {
+    if (!(m.measured_ms > 0)) continue;
+    std::vector<TimedSample> others;
+    for (const TimedSample& s : samples)
+      if (s.model != m.name) others.push_back(s);
+    Calibration k;
+    try {
+      k = calibrate_fits(others, g, min_samples, w, nullptr, local_bandwidth);
+    } catch (const InputError&) {
+      continue;  // the others took no time: nothing to predict it with
+    }
+    double predicted = 0;
+    for (const TimedSample& s : samples) {
+      if (s.model != m.name || !(s.ms >= 0) || !std::isfinite(s.ms)) continue;
+      if (s.unit.flops == 0 && s.unit.bytes == 0) continue;  // as predict_latency: 0
+      predicted += calib::predict_unit(
+                       k, s.unit, [&](std::string_view op, std::string_view v) { return levels(k, op, v); },
+                       [&](const LocalCorrection* l, double flops, double bytes) {
+                         return local_factor(*l, flops, bytes, k.local_bandwidth, k.local_prior);
+                       },
+                       [](std::string_view) {})
+                       .ms;
+    }
+    sq += (predicted / m.measured_ms - 1) * (predicted / m.measured_ms - 1);
+    ++n;
+  }
+  return n ? std::sqrt(sq / static_cast<double>(n)) : -1;
 }
 
 }  // namespace
 
-std::string calibration_json(const Calibration& c) {
-  ordered_json j;
-  j["schema"] = "flopwise.calibration/1";
-  j["model"] =
-      "t_ms = per_gflop_ms * FLOPs / 1e9 + per_mb_ms * (bytes - parameter bytes) / 1e6 + per_param_mb_ms * "
-      "parameter bytes / 1e6 + per_call_ms * calls + per_unit_ms; a module's unit of several op types: each "
-      "part by its op's terms, plus its top op's per_unit_ms";
-  j["device"] = c.device;
-  j["runtime"] = c.runtime;
-  j["threads"] = c.threads;
-  j["statistic"] = c.statistic;
-  j["granularity"] = granularity_name(c.granularity);
-  j["weighting"] = weighting_name(c.weighting);
-  j["min_samples"] = c.min_samples;
-  j["rounds"] = c.rounds;
-  j["model_rel_rms"] = c.model_rel_rms;
-  j["all_ops"] = calib_fit_json(c.all);
-  ordered_json ops = ordered_json::object();
-  for (const auto& [op, f] : c.ops) ops[op] = calib_fit_json(f);
-  j["ops"] = ops;
-  if (c.wall.models > 0)
-    j["wall"] = {{"model", "forward_ms = per_op_ms * op sum + per_unit_ms * units"},
-                 {"per_op_ms", c.wall.per_op_ms},
-                 {"per_unit_ms", c.wall.per_unit_ms},
-                 {"models", c.wall.models},
-                 {"rel_rms", c.wall.rel_rms}};
-  ordered_json models = ordered_json::array();
-  for (const auto& m : c.models) {
-    ordered_json mj = {{"name", m.name}, {"measured_ms", m.measured_ms}, {"predicted_ms", m.predicted_ms}};
-    if (m.wall_ms > 0) mj["wall_ms"] = m.wall_ms;
-    models.push_back(mj);
-  }
-  j["models"] = models;
-  j["sources"] = c.sources;
-  // Last: the points are long, the rest is what a person reads.
-  if (!c.local.empty()) {
-    ordered_json points = ordered_json::object();
-    auto rounded = [](double v) { return std::round(v * 1e4) / 1e4; };
-    for (const auto& [key, l] : c.local) {
-      ordered_json a = ordered_json::array();
-      for (const LocalPoint& p : l.points)
-        a.push_back({rounded(p.log_flops), rounded(p.log_bytes), rounded(p.residual)});
-      points[key] = a;
-    }
-    j["local"] = {{"model",
-                   "t_ms = fit * exp(sum k_i r_i / (sum k_i + prior)), k_i = exp(-d_i^2 / bandwidth^2), d_i: "
-                   "distance in (log10 (FLOPs + 1), log10 (bytes + 1)) to point i = [log10 (FLOPs + 1), "
-                   "log10 (bytes + 1), ln(measured / fit)]"},
-                  {"bandwidth", c.local_bandwidth},
-                  {"prior", c.local_prior},
-                  {"points", points}};
-  }
-  return j.dump(1) + "\n";
-}
-
-namespace {
-
-double calib_number(const nlohmann::json& o, const char* key, const std::string& where) {
-  auto it = o.find(key);
-  if (it == o.end() || !it->is_number())
-    throw InputError(where + ": '" + key + "' is missing or not a number");
-  const double v = it->get<double>();
-  if (!std::isfinite(v) || v < 0) throw InputError(where + ": '" + key + "' must be a finite number >= 0");
-  return v;
-}
-
-LatencyFit calib_fit_from(const nlohmann::json& o, const std::string& where) {
-  if (!o.is_object()) throw InputError(where + ": expected an object");
-  LatencyFit f;
-  f.per_gflop_ms = calib_number(o, "per_gflop_ms", where);
-  f.per_mb_ms = calib_number(o, "per_mb_ms", where);
-  f.per_call_ms = calib_number(o, "per_call_ms", where);
-  f.per_unit_ms = o.contains("per_unit_ms") ? calib_number(o, "per_unit_ms", where) : 0.0;  // stop 48 on
-  // Stop 49 on; before, parameter bytes were bytes like any other.
-  f.per_param_mb_ms = o.contains("per_param_mb_ms") ? calib_number(o, "per_param_mb_ms", where) : f.per_mb_ms;
-  if (o.contains("max_param_per_flop")) {  // -1: none in the data (covers every unit)
-    const auto& m = o["max_param_per_flop"];
-    if (!m.is_number() || !std::isfinite(m.get<double>()) || m.get<double>() < -1)
-      throw InputError(where + ": 'max_param_per_flop' must be a number >= -1");
-    f.max_param_per_flop = m.get<double>();
-  }
-  f.samples = static_cast<size_t>(calib_number(o, "samples", where));
-  f.rel_rms = calib_number(o, "rel_rms", where);
-  f.measured_ms = calib_number(o, "measured_ms", where);
-  f.predicted_ms = calib_number(o, "predicted_ms", where);
-  return f;
-}
-
-std::string calib_string(const nlohmann::json& o, const char* key, const std::string& where) {
-  auto it = o.find(key);
-  if (it == o.end() || !it->is_string())
-    throw InputError(where + ": '" + key + "' is missing or not a string");
-  return it->get<std::string>();
-}
-
-Calibration read_calibration_json(const std::string& path) {
-  const std::string where = "calibration " + path;
-  nlohmann::json j = nlohmann::json::parse(read_input_file(path, " the calibration"), nullptr, false);
-  if (j.is_discarded()) throw InputError(where + ": not JSON (truncated?)");
-  if (!j.is_object() || j.value("schema", "") != "flopwise.calibration/1")
-    throw InputError(where +
-                     ": not a flopwise calibration (schema flopwise.calibration/1; made by flopwise "
-                     "calibrate)");
-  Calibration c;
-  c.device = calib_string(j, "device", where);
-  c.runtime = calib_string(j, "runtime", where);
-  c.threads = calib_string(j, "threads", where);
-  c.statistic = j.contains("statistic") ? calib_string(j, "statistic", where) : "median";
-  if (c.statistic != "fastest" && c.statistic != "median")
-    throw InputError(where + ": statistic '" + c.statistic + "' is not fastest or median");
-  const std::string g = calib_string(j, "granularity", where);
-  if (g != "node" && g != "module")
-    throw InputError(where + ": granularity '" + g + "' is not node or module");
-  c.granularity = g == "node" ? Granularity::Node : Granularity::Module;
-  c.min_samples = static_cast<size_t>(calib_number(j, "min_samples", where));
-  if (j.contains("rounds")) c.rounds = static_cast<int>(std::min(calib_number(j, "rounds", where), 1e6));
-  try {
-    c.weighting = parse_weighting(calib_string(j, "weighting", where));
-  } catch (const UsageError& e) {
-    throw InputError(where + ": " + e.what());
-  }
-  c.model_rel_rms = calib_number(j, "model_rel_rms", where);
-  c.all = calib_fit_from(j.contains("all_ops") ? j["all_ops"] : nlohmann::json(), where + " all_ops");
-  if (!j.contains("ops") || !j["ops"].is_object()) throw InputError(where + ": 'ops' is missing");
-  for (const auto& [op, f] : j["ops"].items()) c.ops[op] = calib_fit_from(f, where + " ops." + op);
-  if (j.contains("wall")) {
-    const nlohmann::json& w = j["wall"];
-    if (!w.is_object()) throw InputError(where + ": 'wall' is not an object");
-    c.wall.per_op_ms = calib_number(w, "per_op_ms", where + " wall");
-    c.wall.per_unit_ms = calib_number(w, "per_unit_ms", where + " wall");
-    c.wall.models = static_cast<size_t>(calib_number(w, "models", where + " wall"));
-    c.wall.rel_rms = calib_number(w, "rel_rms", where + " wall");
-  }
-  c.local_bandwidth = 0;
-  if (j.contains("local")) {
-    const nlohmann::json& l = j["local"];
-    if (!l.is_object() || !l.contains("points") || !l["points"].is_object())
-      throw InputError(where + ": 'local' is not an object with 'points'");
-    c.local_bandwidth = calib_number(l, "bandwidth", where + " local");
-    c.local_prior = calib_number(l, "prior", where + " local");
-    for (const auto& [key, a] : l["points"].items()) {
-      if (!a.is_array()) throw InputError(where + ": local points of '" + key + "' are not an array");
-      LocalCorrection& lc = c.local[key];
-      for (const auto& p : a) {
-        if (!p.is_array() || p.size() != 3 || !p[0].is_number() || !p[1].is_number() || !p[2].is_number())
-          throw InputError(where + ": a local point of '" + key +
-                           "' is not [log10 FLOPs, log10 bytes, residual]");
-        LocalPoint lp{p[0].get<double>(), p[1].get<double>(), p[2].get<double>()};
-        if (!std::isfinite(lp.log_flops) || !std::isfinite(lp.log_bytes) || !std::isfinite(lp.residual) ||
-            lp.log_flops < 0 || lp.log_bytes < 0 || std::abs(lp.residual) > 50)
-          throw InputError(where + ": a local point of '" + key + "' is out of range");
-        lc.points.push_back(lp);
-      }
-      sort_points(lc);
-    }
-  }
-  if (j.contains("models") && j["models"].is_array())
-    for (const auto& m : j["models"])
-      if (m.is_object())
-        c.models.push_back({m.value("name", ""), calib_number(m, "measured_ms", where + " models"),
-                            calib_number(m, "predicted_ms", where + " models")});
-  if (j.contains("sources") && j["sources"].is_array())
-    for (const auto& s : j["sources"])
-      if (s.is_string()) c.sources.push_back(s.get<std::string>());
+Calibration calibrate(const std::vector<TimedSample>& samples, Granularity g, size_t min_samples, Weighting w,
+                      const std::map<std::string, double>* walls, double local_bandwidth) {
+  Calibration c = calibrate_fits(samples, g, min_samples, w, walls, local_bandwidth);
+  if (c.models.size() >= 2 && c.models.size() <= kHeldOutModels)
+    c.held_out_rel_rms = held_out_error(samples, c, g, min_samples, w, local_bandwidth);
   return c;
-}
-
-}  // namespace
-
-Calibration read_calibration(const std::string& path) {
-  try {
-    return read_calibration_json(path);
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError("calibration " + path + ": not as flopwise calibrate writes it (" + e.what() + ")");
-  }
-}
-
-std::string prediction_summary(const LatencyPrediction& p) {
-  char buf[96];
-  std::snprintf(buf, sizeof buf, "%.4g ms +- %.2g ms", p.total_ms, p.band_ms);
-  std::string s = buf;
-  s += std::string(p.statistic == "fastest" ? " (each op's fastest run" : " (each op's median run") +
-       "; calibrated on " + p.device + ", " + p.runtime + ")";
-  if (p.wall_ms >= 0) {
-    std::snprintf(buf, sizeof buf, "; forward %.4g ms", p.wall_ms);
-    s += buf;
-  }
-  if (!p.unseen.empty()) {
-    s += "; not calibrated, the all-ops fit: ";
-    for (size_t i = 0; i < p.unseen.size(); ++i) s += (i ? ", " : "") + p.unseen[i];
-  }
-  if (p.unpredicted)
-    s += "; " + std::to_string(p.unpredicted) +
-         " nodes not predicted: their counts are not numbers (formulas in the model's dims: bind them with "
-         "--dim NAME=VALUE, or --sweep them)";
-  return s;
-}
-
-LatencyPrediction predict_latency(const Report& r, const Calibration& c, const std::string& path,
-                                  const DimValues* at) {
-  LatencyPrediction p;
-  p.calibration = path;
-  p.device = c.device;
-  p.runtime = c.runtime;
-  p.statistic = c.statistic;
-  p.granularity = c.granularity;
-  std::set<std::string_view> unseen;
-  std::unordered_map<std::string_view, double> own;  // innermost scope -> its units' time
-  // Op types and variants are interned in the report: one lookup per distinct pair, by where their
-  // characters are.
-  std::map<std::pair<const char*, const char*>, std::vector<Fitted>> fits;
-  struct FactorKey {
-    const LocalCorrection* local;
-    double flops, bytes;
-    bool operator==(const FactorKey& o) const {
-      return local == o.local && flops == o.flops && bytes == o.bytes;
-    }
-  };
-  struct FactorHash {
-    size_t operator()(const FactorKey& k) const {
-      const size_t h = std::hash<const void*>()(k.local);
-      return (h * 1000003u) ^ std::hash<double>()(k.flops) ^ (std::hash<double>()(k.bytes) << 1);
-    }
-  };
-  std::unordered_map<FactorKey, double, FactorHash> factors;  // repeated layers: one sum
-  p.units = units_of(r, c.granularity, &p.unpredicted, at);
-  std::string_view run_scope;  // consecutive units of one scope, summed before one lookup
-  double run_ms = 0;
-  for (PredictedUnit& u : p.units) {
-    if (u.flops > 0 || u.bytes > 0) {
-      auto [it, fresh] = fits.try_emplace(std::make_pair(u.op.data(), u.variant.data()));
-      if (fresh) it->second = fitted_levels(c, u.op, u.variant);
-      const Fitted f = pick(c, it->second, param_per_flop(u.flops, u.param_bytes));
-      if (u.parts.empty()) {
-        if (!f.key) unseen.insert(u.op);
-        u.ms = f.fit->predict(u.flops, u.bytes, u.calls, u.param_bytes);
-      } else {  // each part by its own op's fit, and the unit's fixed time by its top op's
-        u.ms = f.fit->per_unit_ms;
-        for (const PredictedPart& part : u.parts) {
-          auto [pi, new_part] = fits.try_emplace(std::make_pair(part.op.data(), part.variant.data()));
-          if (new_part) pi->second = fitted_levels(c, part.op, part.variant);
-          const Fitted pf = pick(c, pi->second, param_per_flop(part.flops, part.param_bytes));
-          if (!pf.key) unseen.insert(part.op);
-          u.ms += pf.fit->terms(part.flops, part.bytes, part.calls, part.param_bytes);
-        }
-      }
-      if (f.local && u.parts.empty()) {
-        auto [fi, new_factor] = factors.try_emplace(FactorKey{f.local, u.flops, u.bytes}, 1.0);
-        if (new_factor)
-          fi->second = local_factor(*f.local, u.flops, u.bytes, c.local_bandwidth, c.local_prior);
-        u.ms *= fi->second;
-      }
-    }
-    p.total_ms += u.ms;
-    if (u.scope != run_scope) {
-      if (run_ms != 0) own[run_scope] += run_ms;
-      run_scope = u.scope;
-      run_ms = 0;
-    }
-    run_ms += u.ms;
-  }
-  if (run_ms != 0) own[run_scope] += run_ms;
-  p.band_ms = p.total_ms * c.model_rel_rms;
-  for (const PredictedUnit& u : p.units) p.timed_units += u.flops > 0 || u.bytes > 0;
-  if (c.wall.models > 0) p.wall_ms = c.wall.predict(p.total_ms, static_cast<double>(p.timed_units));
-  for (std::string_view op : unseen) p.unseen.emplace_back(op);
-  if (r.scopes) {  // each scope: its own units and its children's, in tree order
-    std::function<double(const ScopeNode&)> sum = [&](const ScopeNode& s) {
-      const size_t at_index = p.scopes.size();
-      p.scopes.emplace_back(s.name, 0.0);
-      auto it = own.find(s.name);
-      double ms = it != own.end() ? it->second : 0.0;
-      for (const auto& ch : s.children) ms += sum(*ch);
-      p.scopes[at_index].second = ms;
-      return ms;
-    };
-    sum(*r.scopes);
-  }
-  return p;
 }
 
 }  // namespace flopwise

@@ -217,9 +217,20 @@ void write_summary(std::ostream& os, const Calibration& c) {
                   m.predicted_ms, 100 * (m.predicted_ms / m.measured_ms - 1));
     os << buf;
   }
-  std::snprintf(buf, sizeof buf, "\nthe models' totals: %.1f %% rms relative error (the prediction's band)\n",
-                100 * c.model_rel_rms);
+  std::snprintf(buf, sizeof buf, "\nthe models' totals: %.1f %% rms relative error\n", 100 * c.model_rel_rms);
   os << buf;
+  if (c.held_out_rel_rms >= 0) {
+    std::snprintf(
+        buf, sizeof buf,
+        "held out: each model predicted by a calibration of the others alone, %.1f %% rms relative "
+        "error (the prediction's band%s)\n",
+        100 * c.held_out_rel_rms,
+        c.held_out_rel_rms > 0.2 ? "; weak: calibrate on more models, of the kinds you will predict" : "");
+    os << buf;
+  } else if (c.models.size() == 1) {
+    os << "one model: how far off the calibration is on another model is not known (predictions say so; "
+          "calibrate on three or more)\n";
+  }
   if (c.wall.models > 0) {
     std::snprintf(buf, sizeof buf,
                   "forward = %.4g x op sum + %.4g ms x units (%zu models' forwards, %.1f %% rms)\n",

@@ -733,7 +733,17 @@ void write_members(JsonWriter& w, const Report& r, Members& m) {
     w.member("statistic", p.statistic);
     w.member("granularity", granularity_name(p.granularity));
     w.member("total_ms", p.total_ms);
-    w.member("band_ms", p.band_ms);
+    w.key("band_ms");  // null: not known (a calibration of one model)
+    if (p.band_ms >= 0)
+      w.value(p.band_ms);
+    else
+      w.null();
+    w.member("extrapolated_ms", p.extrapolated_ms);
+    w.key("weak");  // why the prediction is weak; null: it is not
+    if (p.weak.empty())
+      w.null();
+    else
+      w.value(p.weak);
     w.key("wall_ms");  // the forward latency (the calibration's WallFit), null without one
     if (p.wall_ms >= 0)
       w.value(p.wall_ms);
