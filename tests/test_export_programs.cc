@@ -9,6 +9,9 @@
 //                        (_scaled_dot_product_flash_attention_for_cpu) nor for _grouped_mm, so their FLOPs
 //                        are added here by its own formulas (2 per MAC of each product: sdpa_flop_count,
 //                        mm_flop), from the MACs the dispatch counter saw (contraction_macs_by_kind);
+// cnn_joint is a training step (torch.export.experimental._export_forward_backward: the forward and the
+// loss's backward in one core-ATen program), its oracle counted over the eager forward and loss.backward():
+// convolution_backward among the contractions, by the forward's MACs per gradient asked.
 // at the export's sizes and at other sizes of the dynamic dims (bound by --dim on the names flopwise gives
 // them: "<input>.<dim>"), so the symbolic formulas are checked against concrete runs.
 #include <doctest/doctest.h>

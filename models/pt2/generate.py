@@ -39,11 +39,12 @@ CONTRACTION_FORMULAS = {
     "convolution": "out_numel * (Cin/groups) * prod(kernel); transposed: in_numel * (Cout/groups) * prod(kernel)",
     "sdpa": "B*H*L*S*E + B*H*L*S*Ev (QK^T and PV; H = query heads; the _scaled_dot_product_* kernels)",
     "_grouped_mm": "(M,K)@(G,K,N): M*K*N; (G,M,K)@(G,K,N): G*M*K*N; (M,Ktot)@(Ktot,N): M*Ktot*N",
+    "convolution_backward": "the forward convolution's MACs per gradient output_mask asks (input's, weight's)",
 }
 SDPA_OPS = {"_scaled_dot_product_flash_attention_for_cpu", "_scaled_dot_product_flash_attention",
             "_scaled_dot_product_efficient_attention", "_scaled_dot_product_cudnn_attention",
             "_scaled_dot_product_fused_attention_overrideable"}
-CONTRACTIONS = {"mm", "addmm", "bmm", "baddbmm", "convolution", "_grouped_mm"} | SDPA_OPS
+CONTRACTIONS = {"mm", "addmm", "bmm", "baddbmm", "convolution", "convolution_backward", "_grouped_mm"} | SDPA_OPS
 
 
 def contraction_macs_of(func, args):
@@ -64,6 +65,11 @@ def contraction_macs_of(func, args):
         b, h, l, e = q.shape
         s, ev = k.shape[-2], v.shape[-1]
         return "sdpa", b * h * l * s * e + b * h * l * s * ev
+    if name == "convolution_backward":  # each gradient asked (input's, weight's) is one forward's products
+        grad_out, x, w, transposed, mask = args[0], args[1], args[2], args[7], args[10]
+        kernel = math.prod(w.shape[2:])
+        forward = (x.numel() if transposed else grad_out.numel()) * w.shape[1] * kernel
+        return name, forward * (int(bool(mask[0])) + int(bool(mask[1])))
     if name == "_grouped_mm":
         a, b = args[0], args[1]
         if a.dim() == 2 and b.dim() == 3:
@@ -259,6 +265,28 @@ def _():
 @fixture("cnn_train")
 def _():
     return spec(SmallCNN(), image, ({0: "batch"},), [{"batch": 2}, {"batch": 3}], train=True)
+
+
+class WithLoss(nn.Module):
+    """A model and its loss: what a training step exports (torch.export.experimental._export_forward_backward)."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x, y):
+        return (F.cross_entropy(self.model(x), y),)
+
+
+def labelled(batch):
+    return (torch.randn(batch, 3, 32, 32), torch.randint(0, 10, (batch,))), {}
+
+
+@fixture("cnn_joint")
+def _():  # the forward and backward in one core-ATen program: its loss and every parameter's gradient
+    torch.manual_seed(1)
+    return spec(WithLoss(SmallCNN()), labelled, ({0: "batch"}, {0: "batch"}), [{"batch": 2}, {"batch": 3}],
+                train=True, joint=True)
 
 
 def vision(ctor, **kw):
@@ -631,14 +659,23 @@ def dump(obj, path):
         out.write(text + "\n")
 
 
-def count(model, sizes, make):
+def count(model, sizes, make, joint=False):
+    """The eager run's counts: the forward under no_grad, or with `joint` the forward and the loss's backward."""
     args, kwargs = make(**sizes)
+
+    def step():
+        if not joint:
+            with torch.no_grad():
+                return model(*args, **kwargs)
+        model.zero_grad(set_to_none=True)
+        model(*args, **kwargs)[0].backward()
+
     flop = FlopCounterMode(display=False)
-    with torch.no_grad(), flop, HopUnroller():
-        model(*args, **kwargs)
+    with flop, HopUnroller():
+        step()
     macs = ContractionCounter()
-    with torch.no_grad(), macs, HopUnroller():
-        model(*args, **kwargs)
+    with macs, HopUnroller():
+        step()
     per_op = {str(op): int(n) for op, n in sorted(flop.get_flop_counts().get("Global", {}).items(), key=str)}
     known = [v for v in macs.by_kind.values() if v is not None]
     return {"sizes": sizes, "input_shapes": shapes_of(model, args, kwargs), "flop_counter_total": int(flop.get_total_flops()),
@@ -666,6 +703,10 @@ def write_fixture(name, f):
     if f.get("decompose"):
         ep = ep.run_decompositions()
         ir = "core_aten"
+    if f.get("joint"):
+        from torch.export.experimental import _export_forward_backward
+        ep = _export_forward_backward(ep)
+        ir = "joint (core ATen forward and backward: torch.export.experimental._export_forward_backward)"
     export_s = time.time() - t0
     with tempfile.TemporaryDirectory() as tmp:  # saved to a path, as users do: the archive's folder is NAME/
         torch.export.save(ep, os.path.join(tmp, f"{name}.pt2"))
@@ -686,7 +727,9 @@ def write_fixture(name, f):
         "buffers": sum(b.numel() for b in model.buffers()),
         "lifted_constants": {k: list(v.shape) for k, v in ep.constants.items() if isinstance(v, torch.Tensor)},
         "dynamic": dynamic_dims(ep, f, active),
-        "counted_on": "the eager model (FlopCounterMode and the contraction counter, under torch.no_grad)",
+        "counted_on": "the eager model (FlopCounterMode and the contraction counter, under torch.no_grad)" if not
+                      f.get("joint") else "the eager model's forward and loss.backward() (FlopCounterMode and the"
+                                          " contraction counter)",
         "hop_counting": "cond: per op the larger branch (FlopCounterMode's rule); while_loop, scan, map: every"
                         " iteration (their dense kernels run under the counters)",
         "contraction_formulas": CONTRACTION_FORMULAS,
@@ -695,7 +738,7 @@ def write_fixture(name, f):
     sizes = f["sizes"] if active else f["sizes"][:1]
     for s in sizes:
         try:
-            oracle["shape_sets"].append(count(model, s, f["make"]))
+            oracle["shape_sets"].append(count(model, s, f["make"], f.get("joint", False)))
         except Exception as e:  # noqa: BLE001
             oracle["shape_sets"].append({"sizes": s, "error": f"{type(e).__name__}: {str(e).splitlines()[0][:300]}"})
     dump(oracle, os.path.join(HERE, f"{name}.oracle.json"))

@@ -1,8 +1,8 @@
-// shape_inference/ops/torch_ext.cc — torch extensions ("flopwise" domain): ops the torch importers (src/torch,
-// src/pt2, src/aten) lower to where ONNX has no equivalent: adaptive average and max pooling, packing runtime
-// ints into a shape list, transposing two dims of a tensor whose rank is known only after inference, torch's
-// grouped GEMM (_grouped_mm), sort and histc, and the backward kernels a training trace records. Torch's
-// losses are "flopwise" ops of their own family (loss.cc).
+// shape_inference/ops/torch_ext.cc — torch extensions ("flopwise" domain): ops the torch importers
+// (src/torch, src/pt2, src/aten) lower to where ONNX has no equivalent: adaptive average and max pooling,
+// packing runtime ints into a shape list, transposing two dims of a tensor whose rank is known only after
+// inference, torch's grouped GEMM (_grouped_mm), sort and histc, and the backward kernels a training trace
+// records. Torch's losses are "flopwise" ops of their own family (loss.cc).
 #include "helpers.h"
 
 namespace flopwise {
@@ -108,10 +108,15 @@ OpCost cost_bn_backward(const CostContext& c) {
   return OpCost{Count{}, c.in_numel(1) * Count{per}};
 }
 
-// MaxPoolBackward(grad_output, indices) attr input_shape: max pooling's backward (torch's
-// max_pool2d_with_indices_backward / max_pool3d_...): each output gradient added at its argmax in a zeroed
-// input-shaped gradient, 1 per grad_output element.
+// MaxPoolBackward(grad_output, indices[, input_shape]) attr input_shape (without the third input): max
+// pooling's backward (torch's max_pool2d_with_indices_backward / max_pool3d_...): each output gradient added
+// at its argmax in a zeroed input-shaped gradient, 1 per grad_output element.
 void infer_maxpool_backward(InferContext& c) {
+  if (c.has_input(2)) {  // the forward's input's shape, as a 1-D int64 tensor (its sizes symbolic)
+    const ConstData* d = c.in_data(2);
+    if (!d || d->is_float) return c.set_output_dtype(0, c.in_dtype(0));
+    return c.set_output(0, c.in_dtype(0), Shape(d->ints));
+  }
   auto shape = c.node().attr_ints("input_shape");
   std::vector<Dim> dims;
   for (auto d : shape) dims.push_back(Dim(d));

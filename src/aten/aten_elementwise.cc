@@ -231,8 +231,8 @@ bool lower_masked_fill(AtenLowerer& L, const Node* n, const std::string&) {
 bool lower_softmax(AtenLowerer& L, const Node* n, const std::string& op) {
   auto dim = L.known_int(L.in(n, 1));
   if (!dim) return false;
-  L.emit_to(n->output(), op == "log_softmax" ? "LogSoftmax" : "Softmax", {L.as_ir(L.in(n, 0))},
-            {{"axis", ai(*dim)}});
+  const bool log = op == "log_softmax" || op == "_log_softmax";
+  L.emit_to(n->output(), log ? "LogSoftmax" : "Softmax", {L.as_ir(L.in(n, 0))}, {{"axis", ai(*dim)}});
   return true;
 }
 
@@ -258,7 +258,7 @@ void register_aten_elementwise(AtenTable& t) {
   t.add("prelu", lower_prelu);
   t.add("where", lower_where);
   t.add("masked_fill", lower_masked_fill);
-  t.add({"softmax", "log_softmax"}, lower_softmax);
+  t.add({"softmax", "log_softmax", "_softmax", "_log_softmax"}, lower_softmax);  // _: core ATen's
 }
 
 }  // namespace flopwise

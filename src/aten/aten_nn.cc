@@ -176,6 +176,33 @@ bool lower_batch_norm(AtenLowerer& L, const Node* n, const std::string&) {
   return true;
 }
 
+// Batch normalisation as core ATen writes it: _native_batch_norm_legit_functional(input, weight, bias,
+// running_mean, running_var, training, momentum, eps) -> (out, save_mean, save_invstd, new running_mean, new
+// running_var); _native_batch_norm_legit (the running statistics updated in place) and native_batch_norm ->
+// (out, save_mean, save_invstd). In training, one BatchNormalization in training mode: the batch statistics
+// are its running-statistics outputs ([C], as save_mean and save_invstd); in eval, as batch_norm.
+bool lower_native_batch_norm(AtenLowerer& L, const Node* n, const std::string&) {
+  auto in = [&](size_t i) -> JV& { return L.in(n, i); };
+  if (n->inputs().size() < 8 || n->outputs().size() < 3) return false;
+  auto training = L.known_bool(in(5));
+  if (!training || AtenLowerer::is_none(in(1)) || AtenLowerer::is_none(in(2)) ||
+      AtenLowerer::is_none(in(3)) || AtenLowerer::is_none(in(4)))
+    return false;
+  const AtenValue* o = n->output(0);
+  auto eps = L.known_num(in(7)).value_or(1e-5), momentum = L.known_num(in(6)).value_or(0.1);
+  const std::vector<int> ins{L.as_ir(in(0)), L.as_ir(in(1)), L.as_ir(in(2)), L.as_ir(in(3)), L.as_ir(in(4))};
+  if (!*training) {
+    L.emit_to(o, "BatchNormalization", ins, {{"epsilon", af(eps)}});
+    for (size_t k = 1; k < n->outputs().size(); ++k) L.set_ir(n->output(k), ins[k % 2 == 1 ? 3 : 4]);
+    return true;
+  }
+  auto r = L.emit("BatchNormalization", ins, {AtenLowerer::ir_name(o), L.tmp(o, "mean"), L.tmp(o, "var")},
+                  {{"epsilon", af(eps)}, {"momentum", af(1 - momentum)}, {"training_mode", ai(1)}});
+  L.set_ir(o, r[0]);
+  for (size_t k = 1; k < n->outputs().size(); ++k) L.set_ir(n->output(k), r[k % 2 == 1 ? 1 : 2]);
+  return true;
+}
+
 bool lower_layer_norm(AtenLowerer& L, const Node* n, const std::string&) {
   auto in = [&](size_t i) -> JV& { return L.in(n, i); };
   if (n->inputs().size() < 5) return false;
@@ -358,7 +385,11 @@ bool lower_max_pool_backward(AtenLowerer& L, const Node* n, const std::string&) 
   const int dy = L.as_ir(L.in(n, 0)), x = L.as_ir(L.in(n, 1)), idx = L.as_ir(L.in(n, 7));
   if (dy < 0 || x < 0 || idx < 0) return false;
   const Shape s = L.facts(x).shape;  // a copy: emitting reallocates the values
-  if (!s.fully_known()) return false;
+  if (!s.fully_known()) {            // symbolic sizes: the shape as a third input, from the forward's input
+    const int shape = L.emit_tmp(n->output(), "input_shape", "Shape", {x});
+    L.emit_to(n->output(), "MaxPoolBackward", {dy, idx, shape}, {}, "flopwise");
+    return true;
+  }
   std::vector<int64_t> dims;
   for (const auto& d : s.dims) dims.push_back(d.value());
   L.emit_to(n->output(), "MaxPoolBackward", {dy, idx}, {{"input_shape", ais(dims)}}, "flopwise");
@@ -477,6 +508,8 @@ void register_aten_nn(AtenTable& t) {
          "conv_transpose3d"},
         lower_conv);
   t.add("batch_norm", lower_batch_norm);
+  t.add({"_native_batch_norm_legit_functional", "_native_batch_norm_legit", "native_batch_norm"},
+        lower_native_batch_norm);
   t.add("_native_batch_norm_legit_no_training", lower_batch_norm_no_training);
   t.add("layer_norm", lower_layer_norm);
   t.add("group_norm", lower_group_norm);

@@ -283,7 +283,7 @@ bool lower_to(AtenLowerer& L, const Node* n, const std::string& op) {
     DType d = L.facts(L.as_ir(L.in(n, 1))).dtype;
     if (d != DType::Undefined) t = d;
   }
-  if (JV* dt = op == "to" ? L.arg(n, "dtype") : nullptr)
+  if (JV* dt = op == "to" || op == "_to_copy" ? L.arg(n, "dtype") : nullptr)
     if (auto st = L.known_int(*dt)) t = dtype_of_scalar_type(*st);
   if (t) return L.emit_to(n->output(), "Cast", {x}, {{"to", ai(int64_t(*t))}}), true;
   L.emit_to(n->output(), "Identity", {x});
@@ -733,6 +733,35 @@ bool lower_histc(AtenLowerer& L, const Node* n, const std::string&) {
   return true;
 }
 
+// scatter(self, dim, index, src | value), scatter_add(self, dim, index, src), scatter_reduce(self, dim,
+// index, src, reduce, include_self=True): self with the indexed elements replaced or combined
+// (ScatterElements; a scalar value broadcast to the index's shape).
+bool lower_scatter(AtenLowerer& L, const Node* n, const std::string& op) {
+  if (n->inputs().size() < 4) return false;
+  auto dim = L.known_int(L.in(n, 1));
+  if (!dim) return false;
+  const AtenValue* o = n->output();
+  const int index = L.as_ir(L.in(n, 2));
+  int updates = L.as_ir(L.in(n, 3));
+  if (index < 0 || updates < 0) return false;
+  if (L.known_rank(L.in(n, 3)).value_or(-1) != L.known_rank(L.in(n, 2)).value_or(-2))
+    updates = L.emit_tmp(o, "updates", "Expand", {updates, L.emit_tmp(o, "index_shape", "Shape", {index})});
+  static const std::map<std::string, std::string> kReduce = {
+      {"sum", "add"}, {"add", "add"}, {"prod", "mul"}, {"multiply", "mul"}, {"amax", "max"}, {"amin", "min"}};
+  std::string reduction = op == "scatter_add" ? "add" : "none";
+  const JV* r = L.arg(n, "reduce");
+  if (r && !AtenLowerer::is_none(*r)) {
+    auto v = L.known_value(*r);
+    if (!v || !v->isString()) return false;
+    auto it = kReduce.find(v->toStringRef());
+    if (it == kReduce.end()) return false;  // "mean": a sum and a count
+    reduction = it->second;
+  }
+  L.emit_to(o, "ScatterElements", {L.as_ir(L.in(n, 0)), index, updates},
+            {{"axis", ai(*dim)}, {"reduction", as(reduction)}});
+  return true;
+}
+
 bool lower_pixel_shuffle(AtenLowerer& L, const Node* n, const std::string& op) {
   auto r = L.known_int(L.in(n, 1));
   if (!r) return false;
@@ -758,7 +787,7 @@ void register_aten_tensor(AtenTable& t) {
   t.add({"split", "chunk", "unsafe_chunk", "unsafe_split", "split_with_sizes", "unbind", "tensor_split"},
         lower_split);
   t.add("repeat_interleave", lower_repeat_interleave);
-  t.add({"to", "type_as", "float", "double", "half", "long", "int", "bool"}, lower_to);
+  t.add({"to", "_to_copy", "type_as", "float", "double", "half", "long", "int", "bool"}, lower_to);
   t.add({"expand", "expand_as"}, lower_expand);
   t.add("repeat", lower_repeat);
   t.add("broadcast_tensors", lower_broadcast_tensors);
@@ -783,6 +812,7 @@ void register_aten_tensor(AtenTable& t) {
   t.add("topk", lower_topk);
   t.add({"sort", "argsort", "msort"}, lower_sort);
   t.add("histc", lower_histc);
+  t.add({"scatter", "scatter_add", "scatter_reduce"}, lower_scatter);
   t.add("norm", lower_norm);
   t.add("linalg_vector_norm", lower_vector_norm);
   t.add({"pixel_shuffle", "pixel_unshuffle"}, lower_pixel_shuffle);

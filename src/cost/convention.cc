@@ -304,6 +304,18 @@ Count pt_gemm(const NodeWork& w) {
   return add_c ? w.macs + w.in_numel(2) : w.macs;
 }
 
+// FlopCounterMode's conv_backward_flop: 2 per MAC of each gradient asked, the input's the forward's MACs and
+// the weight's counted as if the convolution were not grouped (its formula multiplies the transposed input
+// and gradient shapes, whole channels by whole channels): groups x the forward's.
+Count torch_conv_backward(const NodeWork& w) {
+  const auto mask = w.c.node.attr_ints("output_mask");
+  const Shape& wt = w.in_shape(2);
+  if (mask.size() != 3 || !wt.rank_known || wt.rank() < 3) return Count::unknown();
+  Count forward = w.in_numel(w.attr_i("transposed", 0) != 0 ? 1 : 0);
+  for (size_t d = 1; d < wt.rank(); ++d) forward = forward * Count::of(wt.dims[d]);
+  return forward * Count{2 * ((mask[0] != 0) + (mask[1] != 0) * w.attr_i("groups", 1))};
+}
+
 // ---- thop's own shapes of work ------------------------------------------------------------------
 Count thop_conv_transpose(const NodeWork& w) {
   const Shape& x = w.in_shape(0);

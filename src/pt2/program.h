@@ -72,7 +72,7 @@ struct SymBool {
 };
 struct SymFloat {
   bool is_expr = false;
-  double value = 0;
+  double value = 0;  // the literal, or an expression's hint (its value at the export's sizes)
   std::string_view expr;
 };
 

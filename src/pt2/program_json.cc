@@ -620,8 +620,12 @@ Sym JsonReader::sym_scalar(Value v, std::string_view literal_key, Literal litera
       s.value = literal(field.value);
     } else if (field.key == "as_expr") {
       s.is_expr = true;
-      for (auto ef : object(field.value))
+      for (auto ef : object(field.value)) {
         if (ef.key == "expr_str") s.expr = str(ef.value);
+        if (ef.key == "hint")  // its value at the export's sizes: {"as_float": ...} / {"as_bool": ...}
+          for (auto hf : object(ef.value))
+            if (hf.key == literal_key) s.value = literal(hf.value);
+      }
     }
     return s;
   }

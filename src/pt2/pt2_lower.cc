@@ -51,8 +51,13 @@ const AtenValue* Pt2Lowerer::named(std::string_view name, AtenType t) {
   std::string ir = depth_ ? std::string(name) + "@" + std::to_string(anon_++) : std::string(name);
   const AtenValue* v = make(std::move(ir), t);
   vals.emplace(name, v);
-  if (!frames_.back().graph->sym_int_values.count(name)) return v;
-  set(v, sym_value(name));
+  const Graph& g = *frames_.back().graph;
+  if (g.sym_int_values.count(name)) {
+    set(v, sym_value(name));
+  } else if (auto f = g.sym_float_values.find(name); f != g.sym_float_values.end()) {
+    // A SymFloat only scales (1 / N of a mean's gradient), never sizes: its value at the export's sizes.
+    set_known(v, Known::of_double(f->second.value));
+  }
   return v;
 }
 
