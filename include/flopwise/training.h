@@ -26,6 +26,12 @@ enum class Optimizer { Sgd, Momentum, Adam, AdamW };
 // ops in their inputs' dtype; fp16-mixed adds torch.cuda.amp.GradScaler's unscale and inf check.
 enum class Precision { Fp32, Bf16Mixed, Fp16Mixed };
 
+// --device: whose kernels run the step, where torch's CPU and CUDA kernels keep different tensors for the
+// backward: an out-of-place dropout keeps a bool mask per element on CUDA (the fused aten::native_dropout),
+// its noise in the input's dtype on the CPU, and so does the dropout torch's LSTM applies between layers.
+// Every other rule (derivatives.yaml's) is the same on both; an LSTM is counted as torch's cells run it.
+enum class Device { Cuda, Cpu };
+
 struct TrainOptions {
   std::vector<std::string> freeze;  // scope globs (scope_glob_match): the scope and everything under it
   // Activation checkpointing: scope globs whose forward keeps only what enters the scope and runs again in
@@ -33,6 +39,7 @@ struct TrainOptions {
   std::vector<std::string> checkpoint;
   Optimizer optimizer = Optimizer::AdamW;
   Precision precision = Precision::Fp32;
+  Device device = Device::Cuda;
 };
 
 // "sgd" | "momentum" | "adam" | "adamw"; throws UsageError for another name.
@@ -41,6 +48,9 @@ const char* optimizer_name(Optimizer o);
 // "fp32" | "bf16-mixed" | "fp16-mixed"; throws UsageError for another name.
 Precision parse_precision(const std::string& name);
 const char* precision_name(Precision p);
+// "cuda" | "cpu"; throws UsageError for another name.
+Device parse_device(const std::string& name);
+const char* device_name(Device d);
 
 // The backward of a node, a scope or the model.
 struct TrainCounts {
@@ -59,6 +69,7 @@ struct TrainCounts {
 struct TrainingReport {
   Optimizer optimizer = Optimizer::AdamW;
   Precision precision = Precision::Fp32;
+  Device device = Device::Cuda;
   std::vector<std::string> freeze, checkpoint;
   TrainCounts total;
   Count frozen_params;

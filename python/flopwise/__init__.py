@@ -210,7 +210,7 @@ def _option_args(opts):
 
 def analyze(model, inputs=None, *, dims=None, values=None, convention="default", causal=False, peak_memory=False,
             hardware=None, export="auto", train=False, freeze=None, optimizer="adamw", checkpoint=None,
-            precision="fp32", predict=None, dynamic_shapes=None, program=None):
+            precision="fp32", device="cuda", predict=None, dynamic_shapes=None, program=None):
     """The static cost report of `model`, a Report.
 
     model: a path (.onnx, .pt, .pt2), ONNX bytes, an onnx.ModelProto, a torch.export.ExportedProgram, a
@@ -225,7 +225,7 @@ def analyze(model, inputs=None, *, dims=None, values=None, convention="default",
       params, gradient and optimizer state bytes, per scope). freeze: scope globs whose parameters are frozen
       (--freeze, each). optimizer: "sgd", "momentum", "adam" or "adamw" (--optimizer). checkpoint: scope globs
       run under activation checkpointing (--checkpoint, each). precision: "fp32", "bf16-mixed" or "fp16-mixed"
-      (--precision).
+      (--precision). device: "cuda" or "cpu", whose kernels decide what the backward keeps (--device).
     predict: a calibration file (flopwise calibrate): the report's `prediction` (predicted latency per scope and
       in total, --predict).
     dynamic_shapes: with export="export", torch.export's dynamic_shapes (torch.export.Dim per input dim): those
@@ -242,8 +242,9 @@ def analyze(model, inputs=None, *, dims=None, values=None, convention="default",
     ONNX is analysed in-process (GIL released), everything else by the `flopwise` executable in a child process.
     """
     src = _Source(model, inputs, export, dynamic_shapes)
-    if (freeze or checkpoint or optimizer != "adamw" or precision != "fp32") and not train:
-        raise UsageError("freeze, checkpoint, optimizer and precision describe a training step: add train=True")
+    if (freeze or checkpoint or optimizer != "adamw" or precision != "fp32" or device != "cuda") and not train:
+        raise UsageError("freeze, checkpoint, optimizer, precision and device describe a training step: add "
+                         "train=True")
     if src.in_process() and not peak_memory and not hardware and not train and not predict:
         d = [f"{k}={v}" for k, v in (dims or {}).items()]
         vals = [f"{k}=" + ",".join(str(int(x)) for x in v) for k, v in (values or {}).items()]
@@ -261,7 +262,7 @@ def analyze(model, inputs=None, *, dims=None, values=None, convention="default",
     if predict:
         args += ["--predict", os.fspath(predict)]
     if train:
-        args += ["--train", "--optimizer", optimizer, "--precision", precision]
+        args += ["--train", "--optimizer", optimizer, "--precision", precision, "--device", device]
         for f in [freeze] if isinstance(freeze, str) else (freeze or []):
             args += ["--freeze", f]
         for c in [checkpoint] if isinstance(checkpoint, str) else (checkpoint or []):

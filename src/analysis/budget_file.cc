@@ -213,8 +213,8 @@ struct Parser {
     return r;
   }
 
-  // [train]: freeze = ["layer1", ...], checkpoint = [...], optimizer = "adamw", precision = "bf16-mixed", as
-  // --train's options.
+  // [train]: freeze = ["layer1", ...], checkpoint = [...], optimizer = "adamw", precision = "bf16-mixed",
+  // device = "cpu", as --train's options.
   TrainOptions train(const toml::table& t, const std::string& where) const {
     TrainOptions o;
     for (auto&& [k, v] : t) {
@@ -237,9 +237,15 @@ struct Parser {
         } catch (const UsageError&) {
           fail(v.source(), where + " precision", "expected \"fp32\", \"bf16-mixed\" or \"fp16-mixed\"");
         }
+      } else if (key == "device") {
+        try {
+          o.device = parse_device(string(v, where + " device"));
+        } catch (const UsageError&) {
+          fail(v.source(), where + " device", "expected \"cuda\" or \"cpu\"");
+        }
       } else {
         fail(k.source(), where,
-             "unknown key '" + key + "' (expected freeze, checkpoint, optimizer, precision)");
+             "unknown key '" + key + "' (expected freeze, checkpoint, optimizer, precision, device)");
       }
     }
     return o;

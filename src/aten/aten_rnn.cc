@@ -84,13 +84,15 @@ bool lower_lstm_projected(AtenLowerer& L, const AtenValue* o, int x, const std::
 // batch_first): per layer one ONNX LSTM/GRU/RNN (W, R, B from the layer's w_ih, w_hh, b_ih, b_hh),
 // Y [seq, dirs, batch, hidden] -> [seq, batch, dirs*hidden] for the next layer, batch_first by transposes.
 // Initial states are left out: they change neither shapes nor costs. An unbatched input (rank 2) is
-// given a batch of 1 and has it removed again.
+// given a batch of 1 and has it removed again. The module's dropout (p > 0) is a Dropout on each layer's
+// output but the last, as torch applies it between layers: active under --train, identity in an eval run.
 bool lower_rnn(AtenLowerer& L, const Node* n, const std::string& op) {
   auto in = [&](size_t i) -> JV& { return L.in(n, i); };
   if (n->inputs().size() != 9 || in(2).kind != JV::List) return false;
   auto has_b = L.known_int(in(3)), layers = L.known_int(in(4)), bidir = L.known_int(in(7)),
        bf = L.known_int(in(8));
   if (!has_b || !layers || !bidir || !bf) return false;
+  const double dropout = L.known_num(in(5)).value_or(0.0);
   int64_t dirs = *bidir ? 2 : 1, per = *has_b ? 4 : 2;
   const auto& params = *in(2).items;
   bool projected = op == "lstm" && static_cast<int64_t>(params.size()) == *layers * dirs * (per + 1);
@@ -138,6 +140,8 @@ bool lower_rnn(AtenLowerer& L, const Node* n, const std::string& op) {
     if (op == "lstm") cs.push_back(res[2]);
     int t = L.emit_tmp(o, "Y_t", "Transpose", {res[0]}, {{"perm", ais({0, 2, 1, 3})}});
     x = L.emit_tmp(o, "Y_seq", "Reshape", {t, L.const_ints({0, 0, -1})});
+    if (dropout > 0.0 && l + 1 < *layers)
+      x = L.emit_tmp(o, "dropout", "Dropout", {x, L.const_float(dropout)});
   }
   if (unbatched)
     x = L.emit_tmp(o, "unbatch", "Squeeze", {x, L.const_ints({1})});

@@ -39,6 +39,7 @@ struct TrainArgs {
   std::vector<std::string> freeze, checkpoint;
   std::string optimizer = "adamw";
   std::string precision = "fp32";
+  std::string device = "cuda";
   // The options with --train; nullopt without. Throws UsageError for a training option without --train
   // (`also`: another such option the command has set, named in the message) or an unknown optimizer.
   std::optional<TrainOptions> options(bool also = false, const char* also_name = "") const;

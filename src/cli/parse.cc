@@ -41,17 +41,22 @@ void add_train_options(CLI::App& app, TrainArgs& t, bool both) {
       "--precision", t.precision,
       "with --train: fp32 (default) | bf16-mixed | fp16-mixed: torch.autocast's dtypes for what the "
       "backward keeps (CUDA's op lists), fp32 weights, gradients and optimizer state");
+  app.add_option("--device", t.device,
+                 "with --train: cuda (default) | cpu: whose kernels decide what the backward keeps where "
+                 "they differ (a dropout's bool mask on CUDA, its float noise on the CPU)");
 }
 
 std::optional<TrainOptions> TrainArgs::options(bool also, const char* also_name) const {
   if (!train) {
-    if (!freeze.empty() || !checkpoint.empty() || optimizer != "adamw" || precision != "fp32" || also)
-      throw UsageError(std::string("--freeze, --checkpoint, --optimizer, --precision") +
+    if (!freeze.empty() || !checkpoint.empty() || optimizer != "adamw" || precision != "fp32" ||
+        device != "cuda" || also)
+      throw UsageError(std::string("--freeze, --checkpoint, --optimizer, --precision, --device") +
                        (also_name[0] ? std::string(", ") + also_name : std::string()) +
                        " describe a training step: add --train");
     return std::nullopt;
   }
-  return TrainOptions{freeze, checkpoint, parse_optimizer(optimizer), parse_precision(precision)};
+  return TrainOptions{freeze, checkpoint, parse_optimizer(optimizer), parse_precision(precision),
+                      parse_device(device)};
 }
 
 }  // namespace flopwise

@@ -56,6 +56,14 @@ const char* precision_name(Precision p) {
   return "?";
 }
 
+Device parse_device(const std::string& name) {
+  if (name == "cuda") return Device::Cuda;
+  if (name == "cpu") return Device::Cpu;
+  throw UsageError("--device: '" + name + "' is not one of cuda, cpu");
+}
+
+const char* device_name(Device d) { return d == Device::Cpu ? "cpu" : "cuda"; }
+
 void TrainCounts::add(const TrainCounts& o) {
   forward_extra_flops += o.forward_extra_flops;
   backward_macs += o.backward_macs;
@@ -171,6 +179,29 @@ std::optional<double> dropout_ratio(const Graph& g, const Node& n) {
 
 bool is_dropout(const Node& n) { return (n.domain.empty() || n.domain == "ai.onnx") && n.op == "Dropout"; }
 
+// What an elementwise op's backward reads (derivatives.yaml): its result or its input. In place, autograd
+// saves a copy of the input an op's formula reads before the op overwrites it (hardswish_, hardsigmoid_,
+// hardtanh_ and ReLU6, clamp_), unless torch's in-place formula reads the result instead (leaky_relu_,
+// elu_, celu_, selu_: InputOrResult). Measured: models/train_keep.py.
+enum class Reads : uint8_t { Result, Input, InputOrResult };
+
+const Reads* elementwise_reads(const Node& n) {
+  static const std::unordered_map<std::string_view, Reads> table = [] {
+    std::unordered_map<std::string_view, Reads> t;
+    for (const char* op : {"Relu", "Sigmoid", "Tanh", "Exp", "Sqrt", "Softmax", "LogSoftmax", "Reciprocal"})
+      t.emplace(op, Reads::Result);
+    for (const char* op : {"LeakyRelu", "Elu", "Selu", "Celu"}) t.emplace(op, Reads::InputOrResult);
+    for (const char* op :
+         {"Gelu", "Erf", "Log", "Abs", "Sin", "Cos", "HardSigmoid", "HardSwish", "Softplus", "Softsign",
+          "Mish", "Clip", "Pow", "AveragePool", "GlobalAveragePool", "ReduceL2", "ThresholdedRelu", "PRelu"})
+      t.emplace(op, Reads::Input);
+    return t;
+  }();
+  if (!(n.domain.empty() || n.domain == "ai.onnx")) return nullptr;
+  auto it = table.find(n.op);
+  return it == table.end() ? nullptr : &it->second;
+}
+
 // A BatchNormalization counted as an inference one (2 FLOPs per element): in train mode it computes the batch
 // statistics (7 per element, as the op's cost counts a training one).
 bool bn_inference(const Node& n) {
@@ -274,6 +305,7 @@ TrainingReport analyse_training(const Model& model, const Report& report, const 
   TrainingReport t;
   t.optimizer = opts.optimizer;
   t.precision = opts.precision;
+  t.device = opts.device;
   t.freeze = opts.freeze;
   t.checkpoint = opts.checkpoint;
   t.nodes.resize(report.nodes.size());
@@ -541,32 +573,13 @@ TrainingReport analyse_training(const Model& model, const Report& report, const 
     } else if (op == "Div") {
       if (grad(0) || grad(1)) keep_in(1);
       if (grad(1)) keep_in(0);
-    } else if (one_of(op,
-                      {"Relu", "Sigmoid", "Tanh", "Exp", "Sqrt", "Softmax", "LogSoftmax", "Reciprocal"})) {
-      keep_out(0);  // the result
-    } else if (one_of(op, {"LeakyRelu",
-                           "Elu",
-                           "Selu",
-                           "Celu",
-                           "Gelu",
-                           "Erf",
-                           "Log",
-                           "Abs",
-                           "Sin",
-                           "Cos",
-                           "HardSigmoid",
-                           "HardSwish",
-                           "Softplus",
-                           "Softsign",
-                           "Mish",
-                           "Clip",
-                           "Pow",
-                           "AveragePool",
-                           "GlobalAveragePool",
-                           "ReduceL2",
-                           "ThresholdedRelu",
-                           "PRelu"})) {
-      keep_in(0);  // the input
+    } else if (const Reads* reads = elementwise_reads(n)) {
+      if (*reads == Reads::Result || (*reads == Reads::InputOrResult && n.has_attr(kInplaceAttr)))
+        keep_out(0);  // the result (an in-place one shares its input's storage)
+      else if (n.has_attr(kInplaceAttr) && x)
+        keep_fresh(x->numel_count(), adt[static_cast<size_t>(n.inputs[0])]);  // the input, copied first
+      else
+        keep_in(0);  // the input
       if (op == "PRelu" && grad(0)) keep_in(1);
     } else if (op == "BatchNormalization") {
       keep_in(0);  // and the batch's mean and inverse std, one per channel
@@ -599,16 +612,17 @@ TrainingReport analyse_training(const Model& model, const Report& report, const 
       else
         keep_fresh(steps.per_step * steps.steps * Count{grad(2) ? 7 : 6}, dt);
     } else if (is_dropout(n)) {
-      // An active dropout keeps its mask: a bool per element as CUDA's fused kernel (aten::native_dropout)
-      // keeps it (torch's CPU path keeps its noise in the input's dtype instead); Dropout2d/3d one per
-      // channel.
+      // An active dropout keeps what it multiplied by: a mask as an output of its own (ONNX's,
+      // aten::native_dropout's), a bool per element; else out of place on CUDA, the fused kernel's bool mask;
+      // on the CPU, in place, or per channel (Dropout2d/3d, one draw per channel), on any device, the noise
+      // tensor in the input's dtype (ATen's Dropout.cpp; models/train_keep.py).
       if (n.outputs.size() > 1 && n.outputs[1] >= 0) {
-        keep_out(1);  // the mask as an output of its own (ONNX's, aten::native_dropout's)
+        keep_out(1);
       } else if (!ratio || *ratio > 0) {
-        Count elems = out_elems;
-        if (n.attr_i("flopwise.per_channel", 0) && x && x->rank_known && x->rank() >= 2)
-          elems = Count::of(x->dims[0]) * Count::of(x->dims[1]);
-        keep_fresh(elems, DType::Bool);
+        const bool per_channel = n.attr_i("flopwise.per_channel", 0) && x && x->rank_known && x->rank() >= 2;
+        const bool fused = opts.device == Device::Cuda && !per_channel && !n.has_attr(kInplaceAttr);
+        const Count elems = per_channel ? Count::of(x->dims[0]) * Count::of(x->dims[1]) : out_elems;
+        keep_fresh(elems, fused || !x ? DType::Bool : adt[static_cast<size_t>(n.inputs[0])]);
       }
     } else if (op == "Gather" || op == "GatherElements" || op == "GatherND") {
       keep_in(1);  // the indices

@@ -334,8 +334,9 @@ void write_html(std::ostream& os, const Report& r, const Sweep* sweep,
   if (r.training) {  // --train: the step's summary rows (flopwise/training.h)
     const TrainingReport& t = *r.training;
     const std::string at_least = r.totals.uncounted ? ">= " : "";
-    row("training step",
-        std::string("optimizer ") + optimizer_name(t.optimizer) + ", " + precision_name(t.precision));
+    row("training step", std::string("optimizer ") + optimizer_name(t.optimizer) + ", " +
+                             precision_name(t.precision) +
+                             (t.device == Device::Cuda ? "" : std::string(", ") + device_name(t.device)));
     row("fwd FLOPs in train mode", at_least + human(t.forward_flops));
     row("trainable params", human(t.total.trainable_params) + " (" + human(t.frozen_params) + " frozen)");
     row("bwd MACs", at_least + human(t.total.backward_macs));

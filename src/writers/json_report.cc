@@ -468,6 +468,7 @@ void write_training(JsonWriter& w, const TrainingReport& t, const Report& r) {
   w.begin_object();
   w.member("optimizer", std::string(optimizer_name(t.optimizer)));
   w.member("precision", std::string(precision_name(t.precision)));
+  w.member("device", std::string(device_name(t.device)));
   w.key("freeze");
   write_string_array(w, t.freeze);
   w.key("checkpoint");

@@ -136,6 +136,7 @@ void write_training_text(std::ostream& os, const TrainingReport& tr, const Total
   line(os, "training step (--train)",
        std::string("optimizer ") + optimizer_name(tr.optimizer) +
            (tr.precision == Precision::Fp32 ? "" : std::string(", ") + precision_name(tr.precision)) +
+           (tr.device == Device::Cuda ? "" : std::string(", ") + device_name(tr.device)) +
            (frozen.empty() ? "" : "; frozen: " + frozen) + (ckpt.empty() ? "" : "; checkpointed: " + ckpt));
   line(os, "trainable params",
        human(tr.total.trainable_params) +
@@ -513,6 +514,7 @@ void write_markdown(std::ostream& os, const Report& r, const TextOptions& opts) 
     const TrainingReport& tr = *r.training;
     os << "| training step (--train), optimizer | " << optimizer_name(tr.optimizer) << " |\n";
     os << "| precision | " << precision_name(tr.precision) << " |\n";
+    if (tr.device != Device::Cuda) os << "| device | " << device_name(tr.device) << " |\n";
     os << "| trainable params | " << human(tr.total.trainable_params) << " |\n";
     os << "| fwd FLOPs in train mode | " << total_str(tr.forward_flops, t) << " |\n";
     os << "| bwd MACs | " << total_str(tr.total.backward_macs, t) << " |\n";

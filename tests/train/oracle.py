@@ -123,12 +123,16 @@ def saved_bytes(m, inputs, frozen=()):
 
 @contextlib.contextmanager
 def cuda_dropout():
-    """F.dropout as CUDA runs it: torch's fused kernel, aten::native_dropout (which torch also runs on CPU),
-    keeping a bool mask; torch's CPU path would keep a noise tensor in the input's dtype instead."""
+    """F.dropout as CUDA runs it: an out-of-place dropout with 0 < p < 1 goes to torch's fused kernel,
+    aten::native_dropout (which torch also runs on CPU), keeping a bool mask; torch's CPU path would keep a
+    noise tensor in the input's dtype instead. An in-place dropout takes the noise path on CUDA too (ATen's
+    dropout_ never asks for the fused kernel), as does a feature dropout (F.dropout2d: not patched)."""
     plain = F.dropout
 
     def fused(x, p=0.5, training=True, inplace=False):
-        return torch.native_dropout(x, p, training)[0] if training and 0 < p < 1 else plain(x, p, training)
+        if training and 0 < p < 1 and not inplace:
+            return torch.native_dropout(x, p, training)[0]
+        return plain(x, p, training, inplace)
 
     F.dropout = fused
     try:
