@@ -1,5 +1,5 @@
-// Contrib family (com.microsoft): fused attention (packed and decoder-masked too), fused norms, fused GELUs,
-// FusedMatMul, rotary.
+// Contrib family (com.microsoft): fused attention (packed, decoder-masked and block-sparse too), fused norms,
+// fused GELUs, FusedMatMul, rotary.
 // Attention FLOPs = 2*MACs + 6 per score (softmax 5 + scale 1) + bias adds.
 #include "op_test_util.h"
 
@@ -173,6 +173,73 @@ TEST_CASE("contrib ops: PackedAttention, PackedMultiHeadAttention, DecoderMasked
        {"Bx1x16", "-", "-", "Bx4x1xL"}, kUnknown, kUnknown, MS, 1},
       {"dmmha unknown rank", "DecoderMaskedMultiHeadAttention", {"*"}, h4, {"?x1x?"}, kUnknown, kUnknown, MS, 1},
       {"dmmha two tokens", "DecoderMaskedMultiHeadAttention", {"2x2x16", "2x1x16", "2x1x16"}, h4, {"!"}, -1, -1,
+       MS, 1},
+  };
+  // clang-format on
+  for (const auto& tc : cases) check_case(tc);
+}
+
+TEST_CASE("contrib ops: SparseAttention") {
+  // N=2 heads, KVN=1, head 8, blocks of 4, one layout of 3 blocks: rows {0}, {0, 1}, {1, 2} (2 local blocks),
+  // in CSR rows [0, 1, 3, 5], cols [0, 0, 1, 1, 2]; past buffers of 12.
+  const std::map<std::string, Attribute> sa = {
+      {"num_heads", heads(2)}, {"kv_num_heads", heads(1)}, {"sparse_block_size", A::i(4)}};
+  std::map<std::string, Attribute> sa_rot = sa;
+  sa_rot["do_rotary"] = A::i(1);
+  const char* rows = "1x4:int32=0,1,3,5";
+  const char* cols = "1x5:int32=0,0,1,1,2";
+  const char* past = "1x1x12x8";
+  // clang-format off
+  const std::vector<OpCase> cases = {
+      // Prefill S = T = 10: queries 0-3 (row 0) see block 0: 4*4 = 16; 4-7 (row 1) blocks 0, 1: 4*8 = 32; 8-9
+      // (row 2) block 1 and block 2's keys 8-9: 2*(4 + 2) = 12. 60 a head, 120 pairs: MACs 120*8*2 = 1920;
+      // FLOPs 3840 + 6*120 = 4560. Present: the buffer, max(12, 10).
+      {"sparse prefill", "SparseAttention",
+       {"1x10x16", "1x10x8", "1x10x8", past, past, rows, cols, "scalar:int32=10", "1:int32"}, sa,
+       {"1x10x16", "1x1x12x8", "1x1x12x8"}, 1920, 4560, MS, 1},
+      // rotary on Q and K, rot = 2*2 (cos_cache [16, 2]): 10*(2 + 1)*4*3 = 360 -> 4920
+      {"sparse prefill rotary", "SparseAttention",
+       {"1x10x16", "1x10x8", "1x10x8", past, past, rows, cols, "scalar:int32=10", "1:int32", "16x2", "16x2"},
+       sa_rot, {"1x10x16"}, 1920, 4920, MS, 1},
+      // Decode: the token at 10 (row 2) sees block 1 (4 keys) and block 2's keys 8-10 (3): 7 a head, 14 pairs;
+      // MACs 14*16 = 224, FLOPs 448 + 84 = 532
+      {"sparse decode", "SparseAttention",
+       {"1x1x16", "1x1x8", "1x1x8", past, past, rows, cols, "scalar:int32=11", "1:int32"}, sa,
+       {"1x1x16", "1x1x12x8", "1x1x12x8"}, 224, 532, MS, 1},
+      // packed QKV (2 + 2*1)*8 = 32 wide: as the prefill
+      {"sparse packed qkv", "SparseAttention", {"1x10x32", "", "", past, past, rows, cols, "scalar:int32=10",
+       "1:int32"}, sa, {"1x10x16", "1x1x12x8"}, 1920, 4560, MS, 1},
+      // total_sequence_length not known: as GroupQueryAttention, past 5 + 1 new token, present 6. The token at 5
+      // (row 1) sees blocks 0, 1 below 6: 4 + 2 keys, 12 pairs: MACs 192, FLOPs 384 + 72 = 456
+      {"sparse decode total not known", "SparseAttention",
+       {"1x1x16", "1x1x8", "1x1x8", "1x1x5x8", "1x1x5x8", rows, cols, "scalar:int32", "1:int32"}, sa,
+       {"1x1x16", "1x1x6x8", "1x1x6x8"}, 192, 456, MS, 1},
+      // layout not known: every causal block, row 2 whole below 10: 16 + 32 + 2*10 = 68 a head, 136 pairs;
+      // MACs 136*16 = 2176, FLOPs 4352 + 816 = 5168 (warned as an upper bound)
+      {"sparse layout not known", "SparseAttention",
+       {"1x10x16", "1x10x8", "1x10x8", past, past, "1x4:int32", "1x5:int32", "scalar:int32=10", "1:int32"}, sa,
+       {"1x10x16"}, 2176, 5168, MS, 1},
+      {"sparse symbolic", "SparseAttention",
+       {"Bx10x16", "Bx10x8", "Bx10x8", "Bx1x12x8", "Bx1x12x8", rows, cols, "scalar:int32=10", "B:int32"}, sa,
+       {"Bx10x16", "Bx1x12x8"}, kUnknown, kUnknown, MS, 1},
+      {"sparse unknown rank", "SparseAttention", {"*", "*", "*", "*", "*", rows, cols, "scalar:int32", "*:int32"},
+       sa, {"?x?x?"}, kUnknown, kUnknown, MS, 1},
+      {"sparse total past the layout", "SparseAttention",
+       {"1x10x16", "1x10x8", "1x10x8", "1x1x16x8", "1x1x16x8", rows, cols, "scalar:int32=13", "1:int32"}, sa,
+       {"!"}, -1, -1, MS, 1},
+      {"sparse total below the query", "SparseAttention",
+       {"1x10x16", "1x10x8", "1x10x8", past, past, rows, cols, "scalar:int32=5", "1:int32"}, sa, {"!"}, -1, -1, MS,
+       1},
+      {"sparse heads vs layouts", "SparseAttention",
+       {"1x10x16", "1x10x8", "1x10x8", past, past, "3x4:int32", "3x5:int32", "scalar:int32=10", "1:int32"}, sa,
+       {"!"}, -1, -1, MS, 1},
+      {"sparse column past the layout", "SparseAttention",
+       {"1x10x16", "1x10x8", "1x10x8", past, past, rows, "1x5:int32=0,0,1,1,3", "scalar:int32=10", "1:int32"}, sa,
+       {"!"}, -1, -1, MS, 1},
+      {"sparse no past", "SparseAttention",
+       {"1x10x16", "1x10x8", "1x10x8", "", "", rows, cols, "scalar:int32=10", "1:int32"}, sa, {"!"}, -1, -1, MS, 1},
+      {"sparse key head mismatch", "SparseAttention",
+       {"1x10x16", "1x10x12", "1x10x12", past, past, rows, cols, "scalar:int32=10", "1:int32"}, sa, {"!"}, -1, -1,
        MS, 1},
   };
   // clang-format on

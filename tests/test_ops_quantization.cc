@@ -1,4 +1,5 @@
-// Quantization family: QDQ ops (2 FLOPs per element) and integer contractions (integer MACs).
+// Quantization family: QDQ ops (2 FLOPs per element), integer contractions (integer MACs), MatMulNBits and
+// GatherBlockQuantized (ONNX Runtime's weight-only quantized ops).
 #include "op_test_util.h"
 
 using namespace fwtest;
@@ -119,6 +120,47 @@ TEST_CASE("quantization ops: integer contractions") {
       {"qlinearconv unknown rank", "QLinearConv", qconv("*:uint8", "2x1x3x3:uint8"), {}, {"?x2x?x?"}, kUnknown,
        kUnknown},
       {"qlinearconv rank mismatch", "QLinearConv", qconv("1x1x7x7:uint8", "2x1x3:uint8"), {}, {"!"}},
+  };
+  // clang-format on
+  for (const auto& tc : cases) check_case(tc);
+}
+
+TEST_CASE("quantization ops: GatherBlockQuantized") {
+  const char* ms = "com.microsoft";
+  auto gbq = [](int64_t bits, int64_t block, int64_t gather_axis = 0, int64_t quantize_axis = 1) {
+    return std::map<std::string, Attribute>{{"bits", A::i(bits)},
+                                            {"block_size", A::i(block)},
+                                            {"gather_axis", A::i(gather_axis)},
+                                            {"quantize_axis", A::i(quantize_axis)}};
+  };
+  // clang-format off
+  const std::vector<OpCase> cases = {
+      // GenAI's embedding: 256 x 64 4-bit weights in a uint8 [256, 32] (2 a byte), blocks of 32: scales [256, 2],
+      // zero points [256, ceil(2/2) = 1]. Output [2, 5, 32*2 = 64]; dequantize 2 per element: 2*2*5*64 = 1280.
+      {"gbq uint8 4-bit", "GatherBlockQuantized", {"256x32:uint8", "2x5:int64", "256x2", "256x1:uint8"},
+       gbq(4, 32), {"2x5x64"}, 0, 1280, ms, 1},
+      // 8 bits: one a byte, [256, 64] -> [3, 64]; scales [256, 64/16 = 4]: 2*3*64 = 384
+      {"gbq uint8 8-bit", "GatherBlockQuantized", {"256x64:uint8", "3:int64", "256x4"}, gbq(8, 16), {"3x64"}, 0,
+       384, ms, 1},
+      // gather along 1 of a [8, 32] table quantized along 0 (int8 stands for int4 here): [8, 3]; 2*24 = 48
+      {"gbq gather axis 1", "GatherBlockQuantized", {"8x32:int8", "3:int64", "1x32"}, gbq(4, 16, 1, 0), {"8x3"}, 0,
+       48, ms, 1},
+      {"gbq symbolic", "GatherBlockQuantized", {"256x32:uint8", "Bx5:int64", "256x2"}, gbq(4, 32), {"Bx5x64"}, 0,
+       kUnknown, ms, 1},
+      {"gbq unknown rank", "GatherBlockQuantized", {"256x32:uint8", "*:int64", "256x2"}, gbq(4, 32), {"*"}, 0,
+       kUnknown, ms, 1},
+      {"gbq scales blocks mismatch", "GatherBlockQuantized", {"256x32:uint8", "2x5:int64", "256x3"}, gbq(4, 32),
+       {"!"}, -1, -1, ms, 1},
+      {"gbq zero points not packed", "GatherBlockQuantized", {"256x32:uint8", "2x5:int64", "256x2", "256x2:uint8"},
+       gbq(4, 32), {"!"}, -1, -1, ms, 1},
+      {"gbq uint8 gathered along 1", "GatherBlockQuantized", {"256x32:uint8", "2x5:int64", "256x2"},
+       gbq(4, 32, 1, 1), {"!"}, -1, -1, ms, 1},
+      {"gbq bits 3", "GatherBlockQuantized", {"256x32:uint8", "2x5:int64", "256x2"}, gbq(3, 32), {"!"}, -1, -1, ms,
+       1},
+      {"gbq block 8", "GatherBlockQuantized", {"256x32:uint8", "2x5:int64", "256x8"}, gbq(4, 8), {"!"}, -1, -1, ms,
+       1},
+      {"gbq axis out of range", "GatherBlockQuantized", {"256x32:uint8", "2x5:int64", "256x2"}, gbq(4, 32, 2, 1),
+       {"!"}, -1, -1, ms, 1},
   };
   // clang-format on
   for (const auto& tc : cases) check_case(tc);

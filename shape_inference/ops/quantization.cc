@@ -1,12 +1,13 @@
 // Quantization family: QuantizeLinear / DequantizeLinear / DynamicQuantizeLinear, the integer
-// contractions (QLinearConv, ConvInteger, QLinearMatMul, MatMulInteger) and ONNX Runtime's weight-only
-// MatMulNBits (GenAI's int4 models).
+// contractions (QLinearConv, ConvInteger, QLinearMatMul, MatMulInteger), ONNX Runtime's weight-only
+// MatMulNBits (GenAI's int4 models) and GatherBlockQuantized (their quantized embedding tables).
 // Costs: quantize/dequantize 2 per element (scale, zero point). Integer contractions report their
 // integer MACs exactly like float ones (2 FLOPs per MAC); zero-point corrections inside the
 // accumulation are not counted; requantization of the output (QLinear*) is 2 per output element.
 #include <string>
 
 #include "../helpers.h"
+#include "flopwise/sub_byte.h"
 
 namespace flopwise {
 
@@ -165,6 +166,86 @@ OpCost cost_matmul_nbits(const CostContext& c) {
   return OpCost{macs, macs * Count{2} + Count{2 * d.n} * Count{d.k} + bias, bias};
 }
 
+// ---- GatherBlockQuantized (com.microsoft) -----------------------------------------------------------------
+// Gather from a table quantized in blocks of `block_size` along quantize_axis, dequantized on the way out:
+// data
+// [..., s, ...] (uint8 holding 8/bits values a byte along its last axis, or int4/uint4), indices of any
+// shape, scales [data's dims, ceil(values along quantize_axis / block_size) there], zero_points (uint8:
+// packed the same way along that axis) -> output [data[:gather_axis], indices..., data[gather_axis+1:]] in
+// scales' type, the packed axis unpacked.
+struct GbqDims {
+  int64_t gather_axis = 0, quantize_axis = 0, per_byte = 1;
+  bool ok = false;  // data's rank known
+};
+
+// The attribute checks ONNX Runtime's kernel makes, then the axes.
+GbqDims decode_gbq(InferContext& c) {
+  const Node& n = c.node();
+  const Shape& data = c.in_shape(0);
+  const int64_t bits = n.attr_i("bits", 4), block = n.attr_i("block_size", 128);
+  const DType t = c.in_dtype(0);
+  if (block < 16 || (block & (block - 1)) != 0)
+    c.fail("block_size must be a power of 2 and at least 16, got " + std::to_string(block));
+  if (t == DType::UInt8 && bits != 2 && bits != 4 && bits != 8)
+    c.fail("bits must be 2, 4 or 8 for uint8 data, got " + std::to_string(bits));
+  if ((t == kInt4 || t == kUInt4) && bits != 4)
+    c.fail("bits must be 4 for int4/uint4 data, got " + std::to_string(bits));
+  GbqDims d;
+  if (!data.rank_known) return d;
+  const auto r = static_cast<int64_t>(data.rank());
+  if (r < 1) c.fail("data must have rank >= 1, got " + data.str());
+  d.gather_axis = normalize_axis(c, n.attr_i("gather_axis", 0), r);
+  d.quantize_axis = normalize_axis(c, n.attr_i("quantize_axis", 1), r);
+  if (t == DType::UInt8) {
+    if (d.gather_axis != 0 || d.quantize_axis != r - 1)
+      c.fail("uint8 data is gathered along axis 0 and quantized along its last axis, got gather_axis " +
+             std::to_string(d.gather_axis) + ", quantize_axis " + std::to_string(d.quantize_axis));
+    d.per_byte = 8 / bits;
+  }
+  d.ok = true;
+  return d;
+}
+
+// scales: data's dims, the quantized axis in blocks; zero points: the scales' dims (uint8: packed along it).
+void check_gbq_scales(InferContext& c, const GbqDims& d) {
+  const Shape& data = c.in_shape(0);
+  const Shape& sc = c.in_shape(2);
+  if (!sc.rank_known) return;
+  if (sc.rank() != data.rank()) c.fail("scales " + sc.str() + " must have data's rank, data " + data.str());
+  const int64_t block = c.node().attr_i("block_size", 128);
+  for (size_t i = 0; i < data.rank(); ++i) {
+    const bool q = static_cast<int64_t>(i) == d.quantize_axis;
+    const Dim want = q ? Dim::ceil_div(data.dims[i] * Dim(d.per_byte), Dim(block)) : data.dims[i];
+    merge_dim(c, sc.dims[i], want, q ? "scales' blocks along quantize_axis" : "scales vs data");
+  }
+  const Shape& zp = c.in_shape(3);
+  if (!c.has_input(3) || !zp.rank_known) return;
+  if (zp.rank() != sc.rank()) c.fail("zero_points " + zp.str() + " must have the scales' rank " + sc.str());
+  for (size_t i = 0; i < sc.rank(); ++i) {
+    const bool q = static_cast<int64_t>(i) == d.quantize_axis && d.per_byte > 1;
+    merge_dim(c, zp.dims[i], q ? Dim::ceil_div(sc.dims[i], Dim(d.per_byte)) : sc.dims[i],
+              "zero_points vs scales");
+  }
+}
+
+void infer_gather_block_quantized(InferContext& c) {
+  const GbqDims d = decode_gbq(c);
+  const DType t = c.has_input(2) ? c.in_dtype(2) : DType::Float32;
+  const Shape& data = c.in_shape(0);
+  const Shape& idx = c.in_shape(1);
+  if (!d.ok || !idx.rank_known) {
+    c.set_output(0, t, Shape::unknown_rank());
+    return;
+  }
+  check_gbq_scales(c, d);
+  std::vector<Dim> out(data.dims.begin(), data.dims.begin() + d.gather_axis);
+  out.insert(out.end(), idx.dims.begin(), idx.dims.end());
+  out.insert(out.end(), data.dims.begin() + d.gather_axis + 1, data.dims.end());
+  if (d.per_byte > 1)
+    out.back() = out.back() * Dim(d.per_byte);  // uint8: the last axis holds per_byte a byte
+  c.set_output(0, t, Shape(out));
+}
+
 // ---- integer Conv --------------------------------------------------------------------------------
 
 // Output shape of a Conv-like op (ONNX Conv attributes) from X and W. Unknown parts stay unknown.
@@ -276,6 +357,10 @@ void register_quantization_ops(OpRegistry& r) {
       "2*MACs (rows * K * N) + 2 per weight element (dequantize: zero point, scale) + bias; `bits` sets "
       "only the weight's bytes",
       infer_matmul_nbits, cost_matmul_nbits, "com.microsoft");
+  reg(r, "GatherBlockQuantized", 1, 0,
+      "2 per output element (dequantize: zero point, scale); the gather moves data only. Params: the table's "
+      "weights (uint8 holds 8/bits a byte), its bytes as stored",
+      infer_gather_block_quantized, cost_quant, "com.microsoft");
   reg(r, "QLinearConv", 10, 0,
       "2*MACs (integer MACs = out * C/group * prod(kernel)) + bias + 2 per output element (requantize)",
       infer_qlinear_conv, cost_qlinear_conv);

@@ -15,6 +15,7 @@
 #include "flopwise/attention.h"
 #include "flopwise/convention.h"
 #include "flopwise/ops.h"
+#include "flopwise/sub_byte.h"
 #include "module_tree.h"
 #include "node_cost.h"
 #include "scope_tree.h"
@@ -298,7 +299,7 @@ struct ReportBuilder {
       seen_value[vi] = true;
       const Value& v = g.values[vi];
       Role role = stored_role(g, v, n, s, sources, v);
-      if (role != Role::None) count_stored(nr, v, role, packed_weight_elements(n, s));
+      if (role != Role::None) count_stored(nr, v, role, packed_weight_elements(n, s, v));
     }
     if (!n.subgraphs.empty()) count_body_weights(n, nr, mem);
     nr.cost.memory_bytes = mem;
@@ -334,7 +335,7 @@ struct ReportBuilder {
     if (t < 32) nr.param_dtypes |= 1u << t;
     if (t < by_dtype.size()) {
       by_dtype[t].params += params;
-      by_dtype[t].weight_bytes += numel * Count{dtype_size(v.dtype)};
+      by_dtype[t].weight_bytes += dtype_bytes(v.dtype, numel);
     }
     return numel;
   }
@@ -383,7 +384,7 @@ struct ReportBuilder {
     for_each_body(g, n, true, [&](const std::string&, const Graph& body) {
       walk_branch_weights(body, true, sources, claim, [&](const Value& v, Role role) {
         const Count numel = count_stored(nr, v, role);
-        if (role != Role::Buffer) mem += numel * Count{dtype_size(v.dtype)};
+        if (role != Role::Buffer) mem += dtype_bytes(v.dtype, numel);
       });
     });
   }

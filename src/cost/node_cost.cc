@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "flopwise/cost.h"
+#include "flopwise/sub_byte.h"
 #include "stored_tensors.h"
 
 namespace flopwise {
@@ -16,9 +17,8 @@ namespace cost_detail {
 OpCost graph_cost(const Graph& g, const Convention& conv);
 
 Count bytes_of(const Value& v) {
-  int64_t sz = dtype_size(v.dtype);
-  if (sz == 0 && v.dtype != DType::String) return Count::unknown();
-  return v.shape.numel_count() * Count{sz};
+  if (v.dtype == DType::String) return Count{};
+  return dtype_bytes(v.dtype, v.shape.numel_count());
 }
 
 const OpRecord* record_of(const Node& n) { return OpRegistry::instance().find(n.domain, n.op, n.opset); }

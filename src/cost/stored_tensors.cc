@@ -44,17 +44,28 @@ const std::vector<size_t>* quant_weight_slots(const Node& n) {
 const PackedWeight* packed_weight(const Node& user) {
   static const std::map<std::string, PackedWeight, std::less<>> table = {
       {"MatMulNBits",
-       {1, {2, 3, 4}, [](const Node& n) { return Count{n.attr_i("N", 0)} * Count{n.attr_i("K", 0)}; }}},
+       {1,
+        {2, 3, 4},
+        [](const Node& n, const Value&) { return Count{n.attr_i("N", 0)} * Count{n.attr_i("K", 0)}; }}},
+      {"GatherBlockQuantized",
+       {0,
+        {2, 3},
+        [](const Node& n,
+           const Value& table) {  // uint8 holds 8/bits weights a byte; int4/uint4 are the weights
+          const int64_t bits = n.attr_i("bits", 4);
+          const int64_t per_byte = table.dtype == DType::UInt8 && bits > 0 && 8 % bits == 0 ? 8 / bits : 1;
+          return table.shape.numel_count() * Count{per_byte};
+        }}},
   };
   if (user.domain != "com.microsoft") return nullptr;
   auto it = table.find(user.op);
   return it == table.end() ? nullptr : &it->second;
 }
 
-std::optional<Count> packed_weight_elements(const Node& user, size_t slot) {
+std::optional<Count> packed_weight_elements(const Node& user, size_t slot, const Value& packed) {
   const PackedWeight* p = packed_weight(user);
   if (!p || p->slot != slot) return std::nullopt;
-  return p->logical(user);
+  return p->logical(user, packed);
 }
 
 namespace {

@@ -19,17 +19,19 @@ namespace flopwise::cost_detail {
 // inputs (scales, zero points) describe the encoding: not params. nullptr for an op that is not quantised.
 const std::vector<size_t>* quant_weight_slots(const Node& n);
 
-// Weights stored packed, several to a byte (MatMulNBits' B, `bits` each, in blocks along K): params count
-// the logical weights (N*K, from the op's attributes), weight bytes the packed tensor; the inputs that
+// Weights stored packed, several to a byte (MatMulNBits' B, `bits` each, in blocks along K;
+// GatherBlockQuantized's uint8 table, 8/bits to a byte): params count the logical weights (MatMulNBits' N*K
+// from its attributes, the table's elements times 8/bits), weight bytes the packed tensor; the inputs that
 // describe the encoding (scales, zero points, g_idx) are not params. nullptr for an op without them.
 struct PackedWeight {
-  size_t slot;                         // the packed tensor's input
-  std::vector<size_t> encoding;        // inputs describing the encoding
-  Count (*logical)(const Node& user);  // the weights it holds
+  size_t slot;                                              // the packed tensor's input
+  std::vector<size_t> encoding;                             // inputs describing the encoding
+  Count (*logical)(const Node& user, const Value& packed);  // the weights it holds
 };
 const PackedWeight* packed_weight(const Node& user);
-// The logical weights of input `slot` of `user` when it is a packed tensor; nullopt otherwise.
-std::optional<Count> packed_weight_elements(const Node& user, size_t slot);
+// The logical weights of input `slot` of `user` (the tensor `packed`) when it is a packed tensor; nullopt
+// otherwise.
+std::optional<Count> packed_weight_elements(const Node& user, size_t slot, const Value& packed);
 
 // An initializer, or a Constant node's output.
 bool is_stored(const Graph& g, const Value& v);

@@ -5,6 +5,8 @@
 #include <cerrno>
 #include <cstdlib>
 
+#include "flopwise/sub_byte.h"
+
 namespace flopwise {
 
 namespace {
@@ -35,6 +37,8 @@ constexpr DTypeInfo kDTypes[] = {
     {DType::Float8E4M3FNUZ, "float8_e4m3fnuz", 1},
     {DType::Float8E5M2, "float8_e5m2", 1},
     {DType::Float8E5M2FNUZ, "float8_e5m2fnuz", 1},
+    {kUInt4, "uint4", 0},  // ONNX's 4-bit integers, two to a byte: no whole bytes an element
+    {kInt4, "int4", 0},
 };
 const DTypeInfo* info(DType t) {
   for (const auto& d : kDTypes)
@@ -46,6 +50,15 @@ const DTypeInfo* info(DType t) {
 int64_t dtype_size(DType t) {
   const auto* i = info(t);
   return i ? i->size : 0;
+}
+
+Count dtype_bytes(DType t, const Count& numel) {
+  if (t == kUInt4 || t == kInt4) {
+    if (numel.known) return Count{numel.v / 2 + numel.v % 2};
+    return numel.symbolic() ? Count::of(Dim::ceil_div(numel.sym, Dim(2))) : Count::unknown();
+  }
+  const int64_t sz = dtype_size(t);
+  return sz == 0 ? Count::unknown() : numel * Count{sz};
 }
 
 const char* dtype_name(DType t) {
@@ -87,6 +100,8 @@ bool is_integer(DType t) {
     case DType::Bool:
     case DType::UInt32:
     case DType::UInt64:
+    case kUInt4:
+    case kInt4:
       return true;
     default:
       return false;
