@@ -355,6 +355,27 @@ class HfBertModel(nn.Module):
 
 
 # --------------------------------------------------------------------------------------------------
+# torch's own nn.TransformerEncoder / nn.TransformerDecoderLayer (issue 52): given a string activation
+# ("gelu", "relu") or none (the default argument F.relu), the layer stores the torch.nn.functional function
+# itself when built and calls that reference in forward, so a profiler that patches F.gelu/F.relu after
+# the model is built (DeepSpeed's, ptflops') never sees the call. Sequence-first (batch_first=False):
+# torch 1.13's fused fast path is not taken, the trace holds the layers' own ops.
+
+
+class TorchTransformer(nn.Module):
+    """Two nn.TransformerEncoderLayer(activation="gelu") and one nn.TransformerDecoderLayer (default F.relu)
+    attending to the encoder's output; src [S, 1, d], tgt [T, 1, d]."""
+
+    def __init__(self, layers=2, d=64, heads=4, ffn=256):
+        super().__init__()
+        self.encoder = nn.TransformerEncoder(nn.TransformerEncoderLayer(d, heads, ffn, activation="gelu"), layers)
+        self.decoder = nn.TransformerDecoderLayer(d, heads, ffn)
+
+    def forward(self, src, tgt):
+        return self.decoder(tgt, self.encoder(src))
+
+
+# --------------------------------------------------------------------------------------------------
 # GPT-2-style decoder
 
 
@@ -473,6 +494,12 @@ def make_model(name):
                 {"input_ids": tok_axes, "attention_mask": tok_axes, "last_hidden_state": tok_axes,
                  "pooler_output": {0: "batch"}},
                 {"batch": 1, "seq": seq})
+    if name == "torch_transformer":
+        m = TorchTransformer()
+        src, tgt = torch.randn(32, 1, 64), torch.randn(16, 1, 64)
+        seq_axes = {0: "seq", 1: "batch"}
+        return (m, (src, tgt), ["src", "tgt"], ["output"], {"src": seq_axes, "tgt": seq_axes, "output": seq_axes},
+                {"batch": 1, "seq": 32})
     if name == "gpt2":
         m = GPT2Model()
         ids = torch.randint(0, 1000, (1, seq))
@@ -690,9 +717,10 @@ def export(name, out_dir, inline):
 # --------------------------------------------------------------------------------------------------
 # TorchScript (.pt) exports for the TorchScript importer's tests (generated at test time, not committed)
 
-TORCHSCRIPT = ["resnet18", "mobilenet_v2", "bert", "gpt2", "hf_bert"]
-# Traced only, as Hugging Face exports its models (torchscript=True): torch.finfo does not script.
-TRACE_ONLY = {"hf_bert"}
+TORCHSCRIPT = ["resnet18", "mobilenet_v2", "bert", "gpt2", "hf_bert", "torch_transformer"]
+# Traced only: as Hugging Face exports its models (torchscript=True), torch.finfo does not script; torch's
+# transformer layers as a user would trace them.
+TRACE_ONLY = {"hf_bert", "torch_transformer"}
 
 
 class CustomOpModel(nn.Module):

@@ -115,7 +115,7 @@ TOOLS = {
                             "inputs>, as_strings=False, print_per_layer_stat=False, backend='aten')  (MACs)"},
 }
 
-MODELS = ["resnet18", "mobilenet_v2", "bert", "gpt2", "misc_ops", "resnet50", "hf_bert"]
+MODELS = ["resnet18", "mobilenet_v2", "bert", "gpt2", "misc_ops", "resnet50", "hf_bert", "torch_transformer"]
 
 
 # --------------------------------------------------------------------------------------------------

@@ -20,6 +20,8 @@ or through layout-only ops (Identity, Cast, Reshape, Flatten, Transpose, Squeeze
 Gather with a constant index, Concat of constant-derived tensors), or when it is a non-scalar operand of an
 elementwise Add/Mul/Sub/Div with an activation; counted once, with its own element count, however many
 paths read it. An If whose condition folds to a constant (pinned `sr`, static input dims) runs one branch.
+Beside the params of a pinned path, the float stored tensors its nodes read at all (params or not) and the
+ones that are no params (issue 52: a scalar Pow exponent, the 2^20 and the 1 of log(1 + 2^20 |STFT|)).
 """
 
 import argparse
@@ -151,7 +153,8 @@ class Analysis:
     def add_source(self, key, name, a, dtype, gid, kind):
         sid = len(self.sources)
         self.sources[sid] = {"name": name, "numel": int(a.size), "shape": list(a.shape),
-                             "dtype": DTYPE_NAMES[dtype], "graph": gid, "kind": kind}
+                             "dtype": DTYPE_NAMES[dtype], "graph": gid, "kind": kind,
+                             "value": float(a.reshape(-1)[0]) if a.size == 1 else None}
         self.derived[key] = frozenset([sid])
 
     def shape_of(self, key):
@@ -340,6 +343,23 @@ def layout_sources(model, a):
     return via
 
 
+def stored_read(a, graphs):
+    """Float stored tensors some node of `graphs` reads (as a param or not), and each one's readers."""
+    read, readers = set(), {}
+    for srcs, gid, _, op, slot, _ in a.uses:
+        if gid in graphs:
+            read |= srcs
+            for s in srcs:
+                readers.setdefault(s, set()).add("%s input %d" % (op, slot))
+    return read, readers
+
+
+def describe(a, sid, readers):
+    s = a.sources[sid]
+    what = "scalar %.10g" % s["value"] if s["value"] is not None else "x".join(map(str, s["shape"]))
+    return "%s (%s %s): %s" % (s["name"], s["kind"], what, ", ".join(sorted(readers)))
+
+
 def figures(path):
     m = onnx.load(path)
     a = Analysis(m, {})
@@ -380,11 +400,15 @@ def figures(path):
         p = Analysis(m, {"sr": np.array(sr, np.int64)})
         run = p.param_sources(p.live_graphs())
         top = [f for f in p.ifs if f["graph"] == 0]
+        read, readers = stored_read(p, p.live_graphs())
         out["pinned"]["sr=%d" % sr] = {
             "top_if_branch": {f["node"]: {True: "then_branch", False: "else_branch", None: "undecided"}[f["cond"]]
                               for f in top},
             "params_path_that_runs": p.numel(run),
             "params_via_layout_ops_path_that_runs": p.numel(layout_sources(m, p) & run),
+            "float_stored_read_path_that_runs": p.numel(read),
+            "float_stored_not_params_path_that_runs": sorted(describe(p, s, readers[s]) for s in read - run),
+            "float_stored_not_params_elements_path_that_runs": p.numel(read - run),
         }
     return out
 

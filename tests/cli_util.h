@@ -60,7 +60,9 @@ inline std::string pt_models_dir() {
   static const std::string dir = [] {
     std::string d = binary_dir() + "/pt_models";
     const std::string marker = d + "/raises.script.pt";  // written last by the current generator
-    if (!fs::exists(marker)) {
+    // and the model added last (a build directory made before it has the rest): regenerated when missing
+    const std::string newest = d + "/torch_transformer.trace.pt";
+    if (!fs::exists(marker) || !fs::exists(newest)) {
       std::string cmd = "/usr/bin/python3 " + std::string(FLOPWISE_SOURCE_DIR) +
                         "/models/generate.py --torchscript --out " + d + " > " + binary_dir() +
                         "/pt_models.log 2>&1";

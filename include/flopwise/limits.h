@@ -33,6 +33,12 @@ const Limits& limits();
 // Replaces the bounds (tests; a program that sets its own).
 void set_limits(const Limits& l);
 
+// The default time limit, in seconds, of one TorchScript archive load (its __setstate__ code runs, and may
+// loop): 8 s, plus 1 s for every 16 MiB of the archive (its tensors are read and unpickled). A file of a few
+// KB is stopped after 8 s; from 384 MiB on, an archive gets at least the 20 s + 1 s per 32 MiB it had before
+// (a 5 GB archive 328 s). FLOPWISE_LOAD_TIMEOUT_S replaces it (src/cli/contain.cc).
+int64_t default_load_timeout_s(int64_t archive_bytes);
+
 // How many times a symbolic result exceeded max_poly_terms and was made unknown (process-wide), so that
 // the caller can warn once per analysis.
 int64_t poly_limit_hits();

@@ -26,6 +26,7 @@
 #include "commands.h"
 #include "flopwise/analyse.h"
 #include "flopwise/errors.h"
+#include "flopwise/limits.h"
 #include "output.h"
 
 namespace flopwise {
@@ -53,10 +54,6 @@ std::string torchscript_argument(int argc, char** argv, int64_t* size) {
   return "";
 }
 
-// The default time limit of one load: 20 s, plus 1 s for every 32 MiB of the archive (its tensors are read
-// and unpickled), so a 2 KB archive is stopped after 20 s and a 5 GB one after 180 s.
-int64_t default_load_timeout_s(int64_t archive_bytes) { return 20 + (archive_bytes >> 25); }
-
 void write_byte(int fd, char c) {
   while (write(fd, &c, 1) < 0 && errno == EINTR) {
   }
@@ -69,8 +66,8 @@ std::optional<int> contain_torchscript_loads(int argc, char** argv) {
   int64_t size = 0;
   const std::string path = torchscript_argument(argc, argv, &size);
   if (path.empty()) return std::nullopt;
-  // Defaults (README, Limits): 20 s per load plus 1 s per 32 MiB of archive; data size 2 GiB plus 4x the
-  // archive (its tensors are read in).
+  // Defaults (README, Limits): 8 s per load plus 1 s per 16 MiB of archive (flopwise/limits.h); data size
+  // 2 GiB plus 4x the archive (its tensors are read in).
   const int64_t timeout_s = env_int("FLOPWISE_LOAD_TIMEOUT_S", default_load_timeout_s(size));
   const int64_t limit_mb = env_int("FLOPWISE_LOAD_MEMORY_MB", 2048 + 4 * (size >> 20));
   int fds[2];

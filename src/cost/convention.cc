@@ -351,34 +351,42 @@ Count thop_softmax(const NodeWork& w) {
   return Count{w.in.v / n} * Count{3 * n - 1};
 }
 
+// ---- functionals bound at construction (BINDS, PATCHES_FUNCTIONALS) ----------------------------------
+// A node that calls a function its module stored when built, under a preset whose tool patches the
+// functions when profiling starts: the call goes to the original function, unseen by the tool's counter.
+bool unseen_bound_call(std::string_view conv, const NodeWork& w) {
+  static constexpr std::string_view kPatching[] = {
+#define PATCHES_FUNCTIONALS(conv) #conv,
+#include "conventions.def"
+  };
+  struct Binding {
+    std::string_view module, op;
+  };
+  static constexpr Binding kBindings[] = {
+#define BINDS(cls, op, text) {#cls, #op},
+#include "conventions.def"
+  };
+  if (w.module.empty() || std::find(std::begin(kPatching), std::end(kPatching), conv) == std::end(kPatching))
+    return false;
+  return std::any_of(std::begin(kBindings), std::end(kBindings), [&w](const Binding& b) {
+    return b.module == w.module && b.op == w.c.node.op && w.c.node.domain.empty();
+  });
+}
+
 }  // namespace
 
 const std::vector<Convention>& conventions() {
   static const std::vector<Convention> all = [] {
     std::vector<Convention> v = {
 #define CONVENTION(name, unit, reproduces, means) {#name, reproduces, means, #unit},
-#define TRAIT(conv, flag)
-#define KIND(conv, kind, expr, text)
-#define OP(conv, op, expr, text)
-#define SKIP(conv, op, text)
-#define CALL(conv, fn, expr, text)
 #include "conventions.def"
-#undef CONVENTION
-#undef TRAIT
     };
     auto set = [&v](std::string_view name, bool Convention::*flag) {
       for (auto& c : v)
         if (c.name == name) c.*flag = true;
     };
-#define CONVENTION(name, unit, reproduces, means)
 #define TRAIT(conv, flag) set(#conv, &Convention::flag);
 #include "conventions.def"
-#undef CONVENTION
-#undef TRAIT
-#undef KIND
-#undef OP
-#undef SKIP
-#undef CALL
     return v;
   }();
   return all;
@@ -386,26 +394,19 @@ const std::vector<Convention>& conventions() {
 
 const std::vector<ConventionRule>& convention_rules() {
   static const std::vector<ConventionRule> all = {
-#define CONVENTION(name, unit, reproduces, means)
-#define TRAIT(conv, flag)
-// One row per line, as conventions.def reads them.
+// One row per line, as conventions.def reads them; every row of a PATCHES_FUNCTIONALS preset gives 0 for a
+// call its module bound when built (BINDS).
 // clang-format off
-#define KIND(conv, kind, expr, text) \
-  {#conv, WorkKind::kind, "", "", [](const NodeWork& w) -> Count { (void)w; return (expr); }, text, false},
-#define OP(conv, op, expr, text) \
-  {#conv, WorkKind::other, #op, "", [](const NodeWork& w) -> Count { (void)w; return (expr); }, text, false},
+#define RULE_FN(conv, expr) \
+  [](const NodeWork& w) -> Count { return unseen_bound_call(#conv, w) ? Count{} : Count(expr); }
+#define KIND(conv, kind, expr, text) {#conv, WorkKind::kind, "", "", RULE_FN(conv, expr), text, false},
+#define OP(conv, op, expr, text) {#conv, WorkKind::other, #op, "", RULE_FN(conv, expr), text, false},
 #define SKIP(conv, op, text) \
   {#conv, WorkKind::other, #op, "", [](const NodeWork&) -> Count { return 0; }, text, true},
-#define CALL(conv, fn, expr, text) \
-  {#conv, WorkKind::other, "", #fn, [](const NodeWork& w) -> Count { (void)w; return (expr); }, text, false},
+#define CALL(conv, fn, expr, text) {#conv, WorkKind::other, "", #fn, RULE_FN(conv, expr), text, false},
 // clang-format on
 #include "conventions.def"
-#undef CONVENTION
-#undef TRAIT
-#undef KIND
-#undef OP
-#undef SKIP
-#undef CALL
+#undef RULE_FN
   };
   return all;
 }

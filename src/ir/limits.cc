@@ -1,3 +1,4 @@
+// src/ir/limits.cc — see flopwise/limits.h.
 #include "flopwise/limits.h"
 
 #include <algorithm>
@@ -34,6 +35,9 @@ std::atomic<int64_t> g_poly_hits{0};
 
 const Limits& limits() { return current(); }
 void set_limits(const Limits& l) { current() = l; }
+int64_t default_load_timeout_s(int64_t archive_bytes) {
+  return 8 + (std::max<int64_t>(archive_bytes, 0) >> 24);
+}
 int64_t poly_limit_hits() { return g_poly_hits.load(std::memory_order_relaxed); }
 void note_poly_limit_hit() { g_poly_hits.fetch_add(1, std::memory_order_relaxed); }
 
