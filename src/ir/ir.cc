@@ -90,6 +90,7 @@ bool is_float(DType t) {
 }
 
 bool is_integer(DType t) {
+  if (t == kUInt4 || t == kInt4) return true;  // flopwise/sub_byte.h: outside the enum's whole-byte kinds
   switch (t) {
     case DType::UInt8:
     case DType::Int8:
@@ -100,8 +101,6 @@ bool is_integer(DType t) {
     case DType::Bool:
     case DType::UInt32:
     case DType::UInt64:
-    case kUInt4:
-    case kInt4:
       return true;
     default:
       return false;
