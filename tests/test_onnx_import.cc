@@ -202,6 +202,25 @@ TEST_CASE("--dim binds symbols in declared types too (they fill in after an unsu
   CHECK(shape_of(m, "z") == "3x4");
 }
 
+TEST_CASE(
+    "a main-graph input dim with neither value nor param (skl2onnx's batch) is a symbol <input>.<axis>") {
+  ModelBuilder b(17);
+  auto* in = b.m.mutable_graph()->add_input();
+  in->set_name("x:0");
+  auto* tt = in->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(onnx::TensorProto::FLOAT);
+  tt->mutable_shape()->add_dim();                          // dim {}
+  tt->mutable_shape()->add_dim()->set_dim_param("x_0.2");  // taken: the anonymous axis 2 below gets x_0.2_
+  tt->mutable_shape()->add_dim();
+  b.node("Relu", {"x:0"}, {"y"});
+  b.output("y");
+  flopwise::Model m = b.load();
+  flopwise::InferOptions opts;
+  opts.dims = {{"x_0.0", 5}};
+  flopwise::infer_shapes(m, opts);
+  CHECK(shape_of(m, "y") == "5xx_0.2xx_0.2_");
+}
+
 TEST_CASE("initializers: integer and small float contents are read; other weights only their type and dims") {
   ModelBuilder b(17);
   auto* g = b.m.mutable_graph();

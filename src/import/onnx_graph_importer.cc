@@ -3,6 +3,7 @@
 // defined once (SSA), subgraphs imported recursively, then the nodes sorted.
 #include "onnx_graph_importer.h"
 
+#include <cctype>
 #include <memory>
 #include <set>
 #include <tuple>
@@ -13,6 +14,40 @@
 #include "onnx_topo.h"
 
 namespace flopwise::onnx_detail {
+
+namespace {
+
+// A main-graph input's dim with neither dim_value nor dim_param (`dim {}`: skl2onnx and onnxmltools write
+// every batch dim so) is a size the model leaves open, like a dim_param: it gets a fresh symbol,
+// <input>.<axis> as a .pt2 archive's inputs name theirs (characters other than letters, digits, '_' and '.'
+// as '_'; '_' appended while the name is taken), so that costs are formulas in it and --dim binds it. A
+// subgraph's inputs stay as declared: their op gives their shapes.
+std::string anonymous_dim_name(const std::string& input, size_t axis, const std::set<std::string>& taken) {
+  std::string name;
+  for (char ch : input)
+    name += std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '.' ? ch : '_';
+  name += "." + std::to_string(axis);
+  while (taken.count(name)) name += '_';
+  return name;
+}
+
+void name_anonymous_input_dims(Graph& g) {
+  std::set<std::string> taken;
+  for (int idx : g.inputs)
+    for (const Dim& d : g.values[static_cast<size_t>(idx)].shape.dims)
+      for (const std::string& s : d.symbols()) taken.insert(s);
+  for (int idx : g.inputs) {
+    Value& v = g.values[static_cast<size_t>(idx)];
+    for (size_t k = 0; v.shape.rank_known && k < v.shape.dims.size(); ++k) {
+      if (!v.shape.dims[k].is_unknown()) continue;
+      const std::string name = anonymous_dim_name(v.name, k, taken);
+      taken.insert(name);
+      v.shape.dims[k] = Dim::symbol(name);
+    }
+  }
+}
+
+}  // namespace
 
 void GraphImporter::import(const GraphParts& parts, Graph& g) {
   g.name = parts.name;
@@ -38,6 +73,7 @@ void GraphImporter::import(const GraphParts& parts, Graph& g) {
     std::tie(v.dtype, v.shape) = type_of(vi);
     g.inputs.push_back(idx);
   }
+  if (!g.parent) name_anonymous_input_dims(g);
   for (const auto& vi : parts.value_info) {
     int idx = g.add_value(vi.name());
     g.values[idx].declared = type_of(vi);
