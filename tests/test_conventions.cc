@@ -132,7 +132,7 @@ TEST_CASE("conventions: --explain reconciles two conventions per op type") {
 TEST_CASE(
     "conventions: ResNet-18's default-convention FLOPs and memory bytes from its architecture, by hand") {
   // models/resnet18.onnx: torchvision's resnet18 exported in eval mode (BatchNorm folded into Conv, so every
-  // Conv has a bias), 1x3x224x224, 1000 classes. COUNTING.md's default per node:
+  // Conv has a bias), 1x3x224x224, 1000 classes. docs/COUNTING.md's default per node:
   //   Conv 2*MACs + 1 per output element (bias), MACs = out elems * Cin * k*k;  Relu 1 and Add 1 per
   //   element;  MaxPool 3x3 1 per window element read (9 per output);  GlobalAveragePool 1 per input
   //   element;  Gemm 2*M*N*K + M*N (bias);  Flatten 0.
@@ -192,7 +192,7 @@ TEST_CASE(
 TEST_CASE(
     "conventions: BERT's default-convention FLOPs from its architecture, by hand, at any batch and seq") {
   // models/bert.onnx: models/generate.py's BertModel (HF BERT's structure): 4 layers, hidden H 128, 4 heads
-  // of 32, FFN F 512, dynamic batch b and seq S. COUNTING.md's default per node, per sequence position:
+  // of 32, FFN F 512, dynamic batch b and seq S. docs/COUNTING.md's default per node, per sequence position:
   //   Linear(i, o): 2*i*o per MAC pair + o bias adds;  LayerNorm 5 + 2 (affine) per element;  residual and
   //   embedding sums 1 per element;  attention: QK^T and AV 2*heads*S*hd each (per query position), the
   //   /sqrt(hd) 1 and Softmax 5 per score (heads*S per position);  GELU as exported, x*0.5*(1+erf(x/sqrt2)):
@@ -400,7 +400,7 @@ TEST_CASE(
       CHECK(report_of(relu, conv).totals.flops.v == 0);
       CHECK(report_of(gelu, conv).totals.flops.v == 0);
     }
-    CHECK(report_of(relu, "default").totals.flops.v == 6);      // 1 per element (COUNTING.md)
+    CHECK(report_of(relu, "default").totals.flops.v == 6);      // 1 per element (docs/COUNTING.md)
     CHECK(report_of(gelu, "default").totals.flops.v == 5 * 6);  // div, erf, add, mul, mul per element
   }
   OneNode relu_module = run_op("Relu", {"2x3"});

@@ -123,7 +123,7 @@ TEST_CASE("models: bundled exports match torch's params and hook-derived MACs") 
       CHECK_MESSAGE(r.totals.macs.v == expect.at("macs").get<int64_t>(),
                     nm << ": MACs " << r.totals.macs.v << " vs torch hooks+formula " << expect.at("macs")
                        << " (hooks " << expect.at("macs_from_hooks") << ")");
-      // FLOPs are at least 2 per MAC (COUNTING.md: 2*MACs for contractions, plus elementwise work).
+      // FLOPs are at least 2 per MAC (docs/COUNTING.md: 2*MACs for contractions, plus elementwise work).
       REQUIRE(r.totals.flops.known);
       CHECK(r.totals.flops.v >= 2 * r.totals.macs.v);
     }

@@ -39,7 +39,7 @@ TEST_CASE("elementwise constant folding keeps shape arithmetic exact") {
 TEST_CASE("elementwise: every unary op, static / symbolic / unknown rank") {
   struct U {
     const char* op;
-    int64_t per_elem;  // FLOPs per output element (COUNTING.md; decompositions in the op's formula)
+    int64_t per_elem;  // FLOPs per output element (docs/COUNTING.md; decompositions in the op's formula)
     int opset;
   };
   const U unary[] = {

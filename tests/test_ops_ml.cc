@@ -275,7 +275,7 @@ TEST_CASE("ai.onnx.ml element types") {
   CHECK(run_op("CategoryMapper", {"3:int64"}, {}, 1, kML, 1).out(0).dtype == DType::String);
 }
 
-// Params: the learned values an op keeps in its attributes (COUNTING.md).
+// Params: the learned values an op keeps in its attributes (docs/COUNTING.md).
 TEST_CASE("ai.onnx.ml params from attributes") {
   auto params = [](const char* op, const Attrs& a) {
     OneNode r = run_op(op, {"3x4"}, a, 2, kML, 1);

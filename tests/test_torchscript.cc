@@ -736,10 +736,10 @@ const ToolMismatch kZooToolMismatch[] = {
 };
 
 TEST_CASE(
-    "torchscript zoo: torch.linalg.vector_norm lowers to ReduceL2 / ReduceL1 with COUNTING.md's FLOPs") {
+    "torchscript zoo: torch.linalg.vector_norm lowers to ReduceL2 / ReduceL1 with docs/COUNTING.md's FLOPs") {
   SKIP_WITHOUT_PLUGIN();
   if (!zoo().skip.empty()) return;
-  // models/torch_zoo.py VectorNorms on x [2, 3, 8] (48 elements), by hand with ../shared/COUNTING.md's table:
+  // models/torch_zoo.py VectorNorms on x [2, 3, 8] (48 elements), by hand with docs/COUNTING.md's table:
   //   vector_norm(x, 2, dim=-1, keepdim)  ReduceL2: 2 per input element + 1 per output (6)  = 96 + 6 = 102
   //   .clamp_min(1e-12) on [2, 3, 1]      1 per element                                    = 6
   //   x / n                               1 per element                                    = 48
@@ -757,14 +757,15 @@ TEST_CASE(
   }
 }
 
-// The losses of models/torch_zoo.py (family "loss"): FLOPs by hand with ../shared/COUNTING.md and the loss
+// The losses of models/torch_zoo.py (family "loss"): FLOPs by hand with docs/COUNTING.md and the loss
 // formulas of shape_inference/ops/loss.cc (S scores elements, C classes, L loss elements); the output's shape
 // against the eager module's own ("output_shapes", recorded by the generator from running it); trace, script
 // and, where torch.onnx exported it, the ONNX file give the same figures, every node counted.
 //   Linear(8, 5) on [4, 8]: 2 * 4*5*8 + 20 bias = 340. log-softmax 5 per scores element.
 //   NLL / SCE (ignore_index always given by torch): per L negate 1 + weight 1 + compare 1; sum +L;
 //   mean +2L +1 (the denominator sums weights or non-ignored targets).
-TEST_CASE("torchscript zoo: losses lower completely with COUNTING.md's FLOPs and torch's output shapes") {
+TEST_CASE(
+    "torchscript zoo: losses lower completely with docs/COUNTING.md's FLOPs and torch's output shapes") {
   SKIP_WITHOUT_PLUGIN();
   if (!zoo().skip.empty()) return;
   const std::vector<std::pair<std::string, int64_t>> cases = {

@@ -144,7 +144,7 @@ bool batch_norm_training(const Node& n);
 using ShapeFn = void (*)(InferContext&);
 using CostFn = OpCost (*)(const CostContext&);
 // Elements of the learned weights an op keeps in its attributes rather than its inputs (ai.onnx.ml's
-// coefficients, support vectors, tree thresholds and leaf weights): params as COUNTING.md counts them.
+// coefficients, support vectors, tree thresholds and leaf weights): params as docs/COUNTING.md counts them.
 using AttrParamsFn = Count (*)(const Node&);
 
 struct OpRecord {

@@ -74,7 +74,7 @@ struct TrainingReport {
   TrainCounts total;
   Count frozen_params;
   Count gradient_bytes;           // one gradient per trainable parameter, in its dtype
-  Count optimizer_state_bytes;    // what torch.optim keeps after a step (COUNTING.md)
+  Count optimizer_state_bytes;    // what torch.optim keeps after a step (docs/COUNTING.md)
   Count optimizer_flops;          // the step's elementwise arithmetic per trainable element
   Count forward_flops;            // the forward in train mode: the report's + total.forward_extra_flops
   Count estimate_backward_flops;  // the 2 x forward rule, for comparison

@@ -219,7 +219,7 @@ def analyze(model, inputs=None, *, dims=None, values=None, convention="default",
     inputs: for a module or a .pt: example tensors (their shapes and dtypes pin the inputs); for any file also
       pins as the CLI writes them ("input:1x3x224x224:float32") or shape tuples.
     dims: {"batch": 8}: binds symbolic dims (--dim). values: {"shape": [4, 2]}: contents of shape inputs.
-    convention: the FLOPs convention (README: Conventions). causal: --causal. peak_memory: --peak-memory.
+    convention: the FLOPs convention (docs/conventions.md). causal: --causal. peak_memory: --peak-memory.
     hardware: a roofline device name (--hardware).
     train: one training step (--train): the report's `training` section (backward MACs and FLOPs, trainable
       params, gradient and optimizer state bytes, per scope). freeze: scope globs whose parameters are frozen
@@ -355,8 +355,8 @@ def run(model, inputs=None, *, dims=None, values=None, export="torchscript", **o
 
 def trace(path, **opts):
     """A PyTorch profiler trace (torch.profiler's export_chrome_trace or tensorboard_trace_handler file, .json or
-    .json.gz) with each op's static cost (flopwise trace PATH --format json): the `flopwise.trace/1` dict (README:
-    PyTorch profiler traces). Options as keywords: hardware="a100-80gb". `flopwise.diff(trace_a, trace_b)`
+    .json.gz) with each op's static cost (flopwise trace PATH --format json): the `flopwise.trace/1` dict
+    (docs/trace.md). Options as keywords: hardware="a100-80gb". `flopwise.diff(trace_a, trace_b)`
     compares two traces."""
     args = ["trace", os.fspath(path)] + _option_args(opts) + ["--format", "json"]
     return json.loads(run_cli(args)[1])

@@ -25,7 +25,7 @@ def cli_path():
     return found
 
 
-# The classes the CLI names on its JSON error line (README: Exit codes), as the package's exceptions.
+# The classes the CLI names on its JSON error line (docs/errors.md: Exit codes), as the package's exceptions.
 _CLASSES = {"InputError": errors.InputError, "UsageError": errors.UsageError, "ShapeError": errors.ShapeError,
             "Error": errors.FlopwiseError, "StrictError": errors.StrictError, "RunError": errors.RunError,
             "InternalError": errors.InternalError}

@@ -1,4 +1,4 @@
-"""The exceptions of flopwise: one per class of the CLI's exit codes (README: Exit codes)."""
+"""The exceptions of flopwise: one per class of the CLI's exit codes (docs/errors.md: Exit codes)."""
 
 
 class FlopwiseError(ValueError):

@@ -1,4 +1,4 @@
-"""The Report object: a flopwise.report/1 JSON report as Python objects (README: JSON report), read a section
+"""The Report object: a flopwise.report/1 JSON report as Python objects (docs/json-report.md), read a section
 at a time when the compiled module keeps the analysis."""
 
 from .formula import count

@@ -12,8 +12,8 @@
 // the loss elements' shape, the others a scalar. Reduction FLOPs over the L loss elements, as ReduceSum /
 // ReduceMean count them: "sum" L (accumulate), "mean" L + 1 (divide), "none" 0.
 //   Pointwise losses: the inputs broadcast to the loss elements; a fixed count per element for the
-//   formula torch computes, each elementwise step 1 (COUNTING.md), a select and its compare counted where
-//   the formula has a branch, both branches counted (as a Where decomposition computes them).
+//   formula torch computes, each elementwise step 1 (docs/COUNTING.md), a select and its compare counted
+//   where the formula has a branch, both branches counted (as a Where decomposition computes them).
 //   CosineEmbeddingLoss: per row of the last dim.
 //   CrossEntropyLoss: probability targets or label smoothing (class targets without smoothing are
 //   SoftmaxCrossEntropyLoss); see cost_cross_entropy.

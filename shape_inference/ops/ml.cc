@@ -2,7 +2,7 @@
 // onnxmltools): linear models and SVMs (coefficients' MACs, kernel evaluations), the feature transformers
 // (Scaler, Normalizer, Binarizer, Imputer: per element) and the encoders and containers (LabelEncoder,
 // OneHotEncoder, ZipMap, ...: lookups, no arithmetic). Tree ensembles are ml_trees.cc's. The learned
-// weights of these ops are attributes: each record counts them as params (COUNTING.md).
+// weights of these ops are attributes: each record counts them as params (docs/COUNTING.md).
 #include <algorithm>
 #include <map>
 

@@ -252,6 +252,8 @@ int main(int argc, char** argv) {
       "Exit codes: 0 done, 1 a budget failed (check), 2 bad input or usage, 3 --strict and something not "
       "counted, 4 runtime harness not built (run), 5 the run failed (run), 6 --verify found a shape "
       "disagreement (run), 70 internal error (a bug in flopwise).");
+  app.set_version_flag("--version", std::string("flopwise ") + FLOPWISE_VERSION,
+                       "print the version (flopwise X.Y.Z) and exit");
   app.add_option("model", o.model, "model file (.onnx, or .pt TorchScript)");
   app.add_option("--input,-i", o.inputs,
                  "pin an input: NAME:1x3x224x224[:dtype], or a shape for inputs in order");

@@ -13,6 +13,8 @@ std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv, cons
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {  // --version: "flopwise 0.1.0" on stdout, exit 0
+    return app.exit(e);
   } catch (const CLI::ParseError& e) {
     const std::string name = command.empty() ? "flopwise" : "flopwise " + command;
     print_error(name + ": error: ", "UsageError", std::string(e.what()) + " (see " + name + " --help)");

@@ -685,7 +685,7 @@ TrainingReport analyse_training(const Model& model, const Report& report, const 
     }
   }
 
-  // Gradients and the optimizer (torch.optim's single-tensor steps, COUNTING.md).
+  // Gradients and the optimizer (torch.optim's single-tensor steps, docs/COUNTING.md).
   t.gradient_bytes = trainable_bytes;
   const Count& p = t.total.trainable_params;
   switch (opts.optimizer) {

@@ -75,7 +75,7 @@ def test_resnet18_backward_macs(resnet18, frozen):
     # needs a gradient.
     assert got_pt["saved_activation_bytes"] == oracle.saved_bytes(m, x, frozen)
     # The forward in train mode (the file was traced in eval mode): each batch norm computes its batch's
-    # statistics, 7 FLOPs per element where the inference report counts 2 (COUNTING.md); elements from torch.
+    # statistics, 7 FLOPs per element where the inference report counts 2 (docs/COUNTING.md); elements from torch.
     bn_elems = []
     hooks = [b.register_forward_hook(lambda mod, i, o: bn_elems.append(o.numel()))
              for b in m.modules() if isinstance(b, torch.nn.BatchNorm2d)]
