@@ -1,7 +1,7 @@
-// TorchScript (.pt) import through the plugin libflopwise_torch.so, against the ONNX export of the same
-// models and against LibTorch itself. Skipped (with a message) when the plugin was not built (no
-// libtorch-dev) or Debian's python lacks torch to generate the .pt files (models/generate.py --torchscript,
-// written into the build directory at test time, never committed).
+// tests/test_torchscript.cc — TorchScript (.pt) import through the plugin libflopwise_torch.so, against the
+// ONNX export of the same models and against LibTorch itself. Skipped (with a message) when the plugin was
+// not built (no libtorch-dev) or Debian's python lacks torch to generate the .pt files (models/generate.py
+// --torchscript, written into the build directory at test time, never committed).
 #include <dlfcn.h>
 
 #include <atomic>

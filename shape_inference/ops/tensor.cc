@@ -1,6 +1,6 @@
-// Tensor family: shape arithmetic and data movement (Shape, Reshape, Gather, Concat, Slice, ...).
-// Exported models compute reshape targets with Shape -> Gather -> Unsqueeze -> Concat -> Reshape
-// chains, often on symbolic dims, so every op here that moves small integer tensors also moves their
+// shape_inference/ops/tensor.cc — tensor family: shape arithmetic and data movement (Shape, Reshape, Gather,
+// Concat, Slice, ...). Exported models compute reshape targets with Shape -> Gather -> Unsqueeze -> Concat ->
+// Reshape chains, often on symbolic dims, so every op here that moves small integer tensors also moves their
 // known contents (ConstData, ints as Dims): a `batch` read by Shape arrives at Reshape as `batch`.
 // Costs: layout ops are free ("layout only"); the few that compute say what they count.
 //
