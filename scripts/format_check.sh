@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # scripts/format_check.sh [--fix]: every C++ file of the tree (src, include, shape_inference, tests, bench,
-# tools) as .clang-format (Google, 110 columns) writes it, with Debian's clang-format 14. Lists the files that
-# differ and exits 1; --fix rewrites them. CI runs the check (.ci/run).
+# tools) as .clang-format (Google, 110 columns) writes it, with Debian's clang-format 14; each opening on its
+# path line (`// src/cost/cost.cc — what this file is`, the path from the repository root). Lists the files
+# that fail a check and exits 1; --fix rewrites the ones clang-format would change (path lines are written by
+# hand). CI runs the check (.ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CF=$(command -v clang-format-14 || command -v clang-format || true)
@@ -17,13 +19,20 @@ if [[ "${1:-}" == "--fix" ]]; then
   echo "format_check: formatted ${#files[@]} files"
   exit 0
 fi
-bad=()
+bad=() no_path=()
 for f in "${files[@]}"; do
   "$CF" "$f" | cmp -s - "$f" || bad+=("$f")
+  IFS= read -r first <"$f" || true
+  [[ "$first" == "// $f" || "$first" == "// $f — "* ]] || no_path+=("$f")
 done
 if ((${#bad[@]})); then
   echo "format_check: ${#bad[@]} of ${#files[@]} files differ from .clang-format (scripts/format_check.sh --fix):"
   printf '  %s\n' "${bad[@]}"
-  exit 1
 fi
-echo "format_check: ${#files[@]} files as .clang-format writes them"
+if ((${#no_path[@]})); then
+  echo "format_check: ${#no_path[@]} files do not open on their path line (first line \`// <path from the" \
+    "repository root> — what the file is\`):"
+  printf '  %s\n' "${no_path[@]}"
+fi
+((${#bad[@]} + ${#no_path[@]} == 0)) || exit 1
+echo "format_check: ${#files[@]} files as .clang-format writes them, each on its path line"

@@ -1,3 +1,6 @@
+// shape_inference/helpers.cc — the shared pieces of shape and cost rules (helpers.h): dim merging,
+// broadcasting, axis normalisation, constant folding of small integer tensors, conv and pool window
+// arithmetic, the common cost shapes.
 #include "helpers.h"
 
 #include <algorithm>

@@ -1,3 +1,6 @@
+// tests/onnx_oracle.cc — ONNX backend node tests and ONNX's own shape inference as oracles (onnx_oracle.h): a
+// case loaded and stripped as a user would meet it, flopwise's and ONNX's inferred shapes judged against the
+// reference outputs.
 #include "onnx_oracle.h"
 
 #include <dirent.h>

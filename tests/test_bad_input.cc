@@ -1,5 +1,6 @@
-// Bad input, the way a user meets it: the CLI on broken files and wrong options. Each case checks the
-// documented exit code and that stderr holds one clear line (never a crash, never a silent zero).
+// tests/test_bad_input.cc — bad input, the way a user meets it: the CLI on broken files and wrong options.
+// Each case checks the documented exit code and that stderr holds one clear line (never a crash, never a
+// silent zero).
 #include <doctest/doctest.h>
 #include <onnx/onnx_pb.h>
 #include <sys/wait.h>

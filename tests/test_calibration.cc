@@ -1,7 +1,7 @@
-// Latency calibration (flopwise calibrate, --predict; flopwise/calibration.h): the fit recovers known
-// coefficients from synthetic timings exactly, never goes negative, a calibration file round-trips, a bad
-// file is a clear error, and a prediction is the sum of its units' predictions, by scope too. Accuracy on
-// measured models: bench/README.md ("Predicted latency").
+// tests/test_calibration.cc — latency calibration (flopwise calibrate, --predict; flopwise/calibration.h):
+// the fit recovers known coefficients from synthetic timings exactly, never goes negative, a calibration file
+// round-trips, a bad file is a clear error, and a prediction is the sum of its units' predictions, by scope
+// too. Accuracy on measured models: bench/README.md ("Predicted latency").
 #include <doctest/doctest.h>
 
 #include <algorithm>

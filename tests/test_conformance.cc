@@ -1,7 +1,7 @@
-// Conformance over ONNX's backend node tests (Debian libonnx-testdata, ONNX 1.12: 932 cases, 911 with
-// only tensor outputs). Each model is prepared as a user meeting it would (tests/onnx_oracle.h): declared
-// shapes stripped, integer inputs and tiny float inputs pinned by value. A case passes when every graph
-// output's inferred shape is fully known and equals the reference output's dims.
+// tests/test_conformance.cc — conformance over ONNX's backend node tests (Debian libonnx-testdata, ONNX 1.12:
+// 932 cases, 911 with only tensor outputs). Each model is prepared as a user meeting it would
+// (tests/onnx_oracle.h): declared shapes stripped, integer inputs and tiny float inputs pinned by value. A
+// case passes when every graph output's inferred shape is fully known and equals the reference output's dims.
 //
 // Failures that are understood are listed in tests/conformance_expectations.txt (`name<TAB>reason`).
 // The test fails on an unlisted failure, on a listed case that now passes (stale entry: delete the

@@ -1,7 +1,7 @@
-// TorchScript loads contained (issue 16; src/cli/contain.cc): an archive whose __setstate__ loops is stopped
-// at the load time limit, one that allocates past the load memory limit fails, a truncated one is refused;
-// each is one line and exit 2, and a good archive still analyses (exit 0). The hostile archives are written
-// by models/hostile_pt.py at test time.
+// tests/test_contain.cc — TorchScript loads contained (issue 16; src/cli/contain.cc): an archive whose
+// __setstate__ loops is stopped at the load time limit, one that allocates past the load memory limit fails,
+// a truncated one is refused; each is one line and exit 2, and a good archive still analyses (exit 0). The
+// hostile archives are written by models/hostile_pt.py at test time.
 #include <doctest/doctest.h>
 #include <fcntl.h>
 #include <signal.h>

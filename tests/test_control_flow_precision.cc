@@ -1,7 +1,8 @@
-// Products inside control-flow bodies run at their own precision (issue 37): an If's MACs by precision are
-// its branches' products, never the condition's bool; a Loop's are its body's times the trip count; the
-// roofline bounds each body node at its own precision's peak. Models built by hand here; every expected
-// figure is a hand formula written beside it, with the peaks of the device table's datasheet rows.
+// tests/test_control_flow_precision.cc — products inside control-flow bodies run at their own precision
+// (issue 37): an If's MACs by precision are its branches' products, never the condition's bool; a Loop's are
+// its body's times the trip count; the roofline bounds each body node at its own precision's peak. Models
+// built by hand here; every expected figure is a hand formula written beside it, with the peaks of the device
+// table's datasheet rows.
 #include <doctest/doctest.h>
 #include <onnx/onnx_pb.h>
 

@@ -1,6 +1,6 @@
-// Counting conventions (--convention; flopwise/convention.h, src/cost/conventions.def). Each expected
-// figure is derived outside the tool: a hand formula written next to it, or a figure another tool
-// publishes (named where used).
+// tests/test_conventions.cc — counting conventions (--convention; flopwise/convention.h,
+// src/cost/conventions.def). Each expected figure is derived outside the tool: a hand formula written next to
+// it, or a figure another tool publishes (named where used).
 #include <doctest/doctest.h>
 
 #include <fstream>

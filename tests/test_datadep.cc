@@ -1,8 +1,8 @@
-// Data-dependent sizes as named symbols (flopwise/infer.h, DataDepSymbol): NonZero, Compress, Unique and
-// flopwise::UniqueConsecutive make a fresh symbol with bounds where the contents are not known, fold to the
-// number where they are; the report lists the symbols, --dim binds them (within bounds), --sweep sweeps them,
-// and a --value or --dim that binds nothing warns. Every expected number is a hand count (the arithmetic is
-// beside it) or torch's own output (the .pt cases, from models/datadep_pt.py).
+// tests/test_datadep.cc — data-dependent sizes as named symbols (flopwise/infer.h, DataDepSymbol): NonZero,
+// Compress, Unique and flopwise::UniqueConsecutive make a fresh symbol with bounds where the contents are not
+// known, fold to the number where they are; the report lists the symbols, --dim binds them (within bounds),
+// --sweep sweeps them, and a --value or --dim that binds nothing warns. Every expected number is a hand count
+// (the arithmetic is beside it) or torch's own output (the .pt cases, from models/datadep_pt.py).
 #include <doctest/doctest.h>
 #include <onnx/onnx_pb.h>
 

@@ -1,3 +1,5 @@
+// tests/test_dim.cc — dims and counts (flopwise/dim.h): known, symbolic and unknown arithmetic, overflow to
+// unknown, shape text round trips, polynomials accumulated in place.
 #include <doctest/doctest.h>
 
 #include "flopwise/dim.h"

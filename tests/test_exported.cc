@@ -1,8 +1,8 @@
-// ONNX as exported since (issue 55): torch's dynamo exporter of torch 2.2-2.5 (each module a local function,
-// torch_lib's functions branching with If on the rank), ONNX Runtime GenAI's decoder layout with its
-// com.microsoft ops, and ai.onnx.ml graphs in skl2onnx's layouts. Files: models/exported (README). Each
-// expectation is a published figure or a hand formula from the file's own tensors and attributes, never
-// flopwise's output.
+// tests/test_exported.cc — ONNX as exported since (issue 55): torch's dynamo exporter of torch 2.2-2.5 (each
+// module a local function, torch_lib's functions branching with If on the rank), ONNX Runtime GenAI's decoder
+// layout with its com.microsoft ops, and ai.onnx.ml graphs in skl2onnx's layouts. Files: models/exported
+// (README). Each expectation is a published figure or a hand formula from the file's own tensors and
+// attributes, never flopwise's output.
 #include <doctest/doctest.h>
 #include <onnx/onnx_pb.h>
 

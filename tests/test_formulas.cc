@@ -1,6 +1,6 @@
-// Exact formulas in image sizes: floor/ceil/min/max terms in dims (flopwise/dim.h), checked by brute force
-// against integer arithmetic, and whole models analysed with symbolic H and W checked against a concrete
-// re-analysis at each point, node by node.
+// tests/test_formulas.cc — exact formulas in image sizes: floor/ceil/min/max terms in dims (flopwise/dim.h),
+// checked by brute force against integer arithmetic, and whole models analysed with symbolic H and W checked
+// against a concrete re-analysis at each point, node by node.
 #include <doctest/doctest.h>
 
 #include <algorithm>

@@ -1,8 +1,9 @@
-// ONNX Runtime's com.microsoft ops in small graphs (issue 55): SparseAttention in GenAI's Phi-3-small layout,
-// GatherBlockQuantized as GenAI's quantized embedding, and every other contrib op flopwise counts, their
-// shapes against ONNX Runtime 1.23. Files and expectations: models/exported/genai_ops.py (NAME.expect.json:
-// what ORT returned, and numpy's count of the pairs a block mask keeps); the counts here are hand formulas
-// from the files' attributes and tensors, never flopwise's output.
+// tests/test_genai_ops.cc — ONNX Runtime's com.microsoft ops in small graphs (issue 55): SparseAttention in
+// GenAI's Phi-3-small layout, GatherBlockQuantized as GenAI's quantized embedding, and every other contrib op
+// flopwise counts, their shapes against ONNX Runtime 1.23. Files and expectations:
+// models/exported/genai_ops.py (NAME.expect.json: what ORT returned, and numpy's count of the pairs a block
+// mask keeps); the counts here are hand formulas from the files' attributes and tensors, never flopwise's
+// output.
 #include <doctest/doctest.h>
 
 #include <algorithm>

@@ -1,5 +1,6 @@
-// Files only a modern PyTorch writes (issue 32; ../shared/GPU.md item 3), made on the GPU machine's torch
-// 2.11 by models/gpu_fixtures.py and committed under models/gpu/. Here, without a GPU and without that torch:
+// tests/test_gpu_fixtures.cc — files only a modern PyTorch writes (issue 32; ../shared/GPU.md item 3), made
+// on the GPU machine's torch 2.11 by models/gpu_fixtures.py and committed under models/gpu/. Here, without a
+// GPU and without that torch:
 // - the dynamo exporter's ONNX (torch.onnx.export(..., dynamo=True), graph-only): MACs against the eager
 //   dispatch count the generator took from the very module it exported (models/gpu/**/NAME.expect.json,
 //   models/torch_zoo.py's TorchDispatchMode counter), every node counted;

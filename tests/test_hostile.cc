@@ -1,5 +1,5 @@
-// Hostile input (issue 16): small hand-made files of every class an outside fuzzing run found, each with
-// the exit code and the message the tool must give. One TEST_CASE per class:
+// tests/test_hostile.cc — hostile input (issue 16): small hand-made files of every class an outside fuzzing
+// run found, each with the exit code and the message the tool must give. One TEST_CASE per class:
 //   input checks     a rule never reads an input a node does not have, or past its contents
 //   arithmetic       dim products and costs overflow into "unknown"; floats become ints only when they are
 //   graph structure  one definition per value, no cycles, dangling inputs a warning

@@ -1,7 +1,7 @@
-// --format html in a real browser: Debian's chromium, headless. The page's own #selftest mode clicks the
-// largest cell that has children and writes what it drew (cells, their areas and values, the zoom) into
-// <pre id="selftest">, which --dump-dom returns; the areas are checked against the JSON report's FLOPs.
-// A screenshot is saved as a test artefact (BUILD/html_report.png).
+// tests/test_html.cc — --format html in a real browser: Debian's chromium, headless. The page's own #selftest
+// mode clicks the largest cell that has children and writes what it drew (cells, their areas and values, the
+// zoom) into <pre id="selftest">, which --dump-dom returns; the areas are checked against the JSON report's
+// FLOPs. A screenshot is saved as a test artefact (BUILD/html_report.png).
 #include <doctest/doctest.h>
 
 #include <cmath>

@@ -1,5 +1,5 @@
-// LLM phases from the exported graph (issue 13): the KV cache found by structure, prefill and decode,
-// KV bytes per token, a generation's totals. Expected figures are hand formulas written here.
+// tests/test_llm.cc — LLM phases from the exported graph (issue 13): the KV cache found by structure, prefill
+// and decode, KV bytes per token, a generation's totals. Expected figures are hand formulas written here.
 #include <doctest/doctest.h>
 
 #include <array>

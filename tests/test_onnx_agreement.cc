@@ -1,9 +1,10 @@
-// Agreement with ONNX's own shape inference (onnx::shape_inference::InferShapes, data propagation on):
-// for every value both infer to a fully known shape, the shapes must be equal. Runs over every *.onnx
-// under models/ (value_info and output shapes stripped; external weights are never read), once as
-// declared and once with every symbolic input dim pinned to a small distinct value (so that both
-// sides reach full shapes throughout), and over every ONNX backend node test prepared as in the
-// conformance test (intermediate values of the multi-node *_expanded cases included).
+// tests/test_onnx_agreement.cc — agreement with ONNX's own shape inference
+// (onnx::shape_inference::InferShapes, data propagation on): for every value both infer to a fully known
+// shape, the shapes must be equal. Runs over every *.onnx under models/ (value_info and output shapes
+// stripped; external weights are never read), once as declared and once with every symbolic input dim pinned
+// to a small distinct value (so that both sides reach full shapes throughout), and over every ONNX backend
+// node test prepared as in the conformance test (intermediate values of the multi-node *_expanded cases
+// included).
 #include <dirent.h>
 #include <doctest/doctest.h>
 #include <sys/stat.h>

@@ -1,5 +1,6 @@
-// ONNX importer: opset normalisation (old attribute forms), model-local functions, metadata scopes.
-// Models are built with ONNX's protobuf classes; expected shapes and costs are hand-derived.
+// tests/test_onnx_import.cc — ONNX importer: opset normalisation (old attribute forms), model-local
+// functions, metadata scopes. Models are built with ONNX's protobuf classes; expected shapes and costs are
+// hand-derived.
 #include <doctest/doctest.h>
 #include <onnx/onnx_pb.h>
 

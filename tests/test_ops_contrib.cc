@@ -1,5 +1,5 @@
-// Contrib family (com.microsoft): fused attention (packed, decoder-masked and block-sparse too), fused norms,
-// fused GELUs, FusedMatMul, rotary.
+// tests/test_ops_contrib.cc — contrib family (com.microsoft): fused attention (packed, decoder-masked and
+// block-sparse too), fused norms, fused GELUs, FusedMatMul, rotary.
 // Attention FLOPs = 2*MACs + 6 per score (softmax 5 + scale 1) + bias adds.
 #include "op_test_util.h"
 

@@ -1,5 +1,6 @@
-// Control-flow family (If, Loop, Scan) on hand-built graphs and on ONNX backend models checked against
-// their reference outputs; sequence/optional ops (no sequence type in the IR) at the end.
+// tests/test_ops_controlflow.cc — control-flow family (If, Loop, Scan) on hand-built graphs and on ONNX
+// backend models checked against their reference outputs; sequence/optional ops (no sequence type in the IR)
+// at the end.
 #include <onnx/onnx_pb.h>
 
 #include <fstream>

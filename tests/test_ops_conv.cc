@@ -1,5 +1,5 @@
-// conv family: Conv, ConvTranspose, DeformConv. Shapes of rows named "(onnx test_x)" are the output
-// dims of ONNX's backend node test test_x; costs are derived by hand.
+// tests/test_ops_conv.cc — conv family: Conv, ConvTranspose, DeformConv. Shapes of rows named "(onnx test_x)"
+// are the output dims of ONNX's backend node test test_x; costs are derived by hand.
 #include "flopwise/cost.h"
 #include "op_test_util.h"
 

@@ -1,5 +1,5 @@
-// Detection family: RoiAlign (exact cost with a fixed sampling ratio), MaxRoiPool and
-// NonMaxSuppression (data-dependent costs).
+// tests/test_ops_detection.cc — detection family: RoiAlign (exact cost with a fixed sampling ratio),
+// MaxRoiPool and NonMaxSuppression (data-dependent costs).
 #include "op_test_util.h"
 
 using namespace fwtest;

@@ -1,4 +1,5 @@
-// Elementwise family: broadcasting shapes, constant folding, per-element costs.
+// tests/test_ops_elementwise.cc — elementwise family: broadcasting shapes, constant folding, per-element
+// costs.
 #include "op_test_util.h"
 
 using namespace fwtest;

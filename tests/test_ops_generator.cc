@@ -1,6 +1,6 @@
-// Generator family: Constant, ConstantOfShape, Range, EyeLike, random generators.
-// Shapes from ONNX's spec (onnx/defs/generator/defs.cc); backend-test dims noted where a row mirrors
-// one (/usr/share/libonnx-testdata/data/node/test_*/test_data_set_0/output_0.pb).
+// tests/test_ops_generator.cc — generator family: Constant, ConstantOfShape, Range, EyeLike, random
+// generators. Shapes from ONNX's spec (onnx/defs/generator/defs.cc); backend-test dims noted where a row
+// mirrors one (/usr/share/libonnx-testdata/data/node/test_*/test_data_set_0/output_0.pb).
 #include "op_test_util.h"
 
 using namespace fwtest;

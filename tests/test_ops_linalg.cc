@@ -1,6 +1,6 @@
-// linalg family: MatMul, Gemm, Einsum, Det (and torch's GroupedMatMul). Shapes of rows named "(onnx test_x)"
-// are the output dims of ONNX's backend node test test_x (test_data_set_0/output_0.pb); costs are derived by
-// hand.
+// tests/test_ops_linalg.cc — linalg family: MatMul, Gemm, Einsum, Det (and torch's GroupedMatMul). Shapes of
+// rows named "(onnx test_x)" are the output dims of ONNX's backend node test test_x
+// (test_data_set_0/output_0.pb); costs are derived by hand.
 #include "op_test_util.h"
 
 using namespace fwtest;

@@ -1,6 +1,6 @@
-// Loss family: NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss shapes per reduction, and costs.
-// Cost convention (shape_inference/ops/loss.cc): per loss element L = N*d1..dk, negate 1 (+1 weight,
-// +1 ignore_index compare); "sum" +1 per element; "mean" +1 (+1 denominator when weighted or
+// tests/test_ops_loss.cc — loss family: NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss shapes per
+// reduction, and costs. Cost convention (shape_inference/ops/loss.cc): per loss element L = N*d1..dk, negate
+// 1 (+1 weight, +1 ignore_index compare); "sum" +1 per element; "mean" +1 (+1 denominator when weighted or
 // ignore_index) per element and 1 divide; SCE adds 5 per scores element for its log-softmax.
 #include "op_test_util.h"
 

@@ -1,7 +1,7 @@
-// norm family: BatchNormalization, LayerNormalization, InstanceNormalization, GroupNormalization,
-// MeanVarianceNormalization, LpNormalization, LRN, Softmax/LogSoftmax/Hardmax, Dropout. Shapes of rows
-// named "(onnx test_x)" are the output dims of ONNX's backend node test test_x; FLOPs per element as
-// each op's formula states, derived by hand.
+// tests/test_ops_norm.cc — norm family: BatchNormalization, LayerNormalization, InstanceNormalization,
+// GroupNormalization, MeanVarianceNormalization, LpNormalization, LRN, Softmax/LogSoftmax/Hardmax, Dropout.
+// Shapes of rows named "(onnx test_x)" are the output dims of ONNX's backend node test test_x; FLOPs per
+// element as each op's formula states, derived by hand.
 #include "op_test_util.h"
 
 using namespace fwtest;

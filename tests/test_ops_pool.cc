@@ -1,5 +1,5 @@
-// pool family: MaxPool, AveragePool, LpPool, Global*Pool, MaxUnpool. Shapes of rows named
-// "(onnx test_x)" are the output dims of ONNX's backend node test test_x; FLOPs (1 per window element
+// tests/test_ops_pool.cc — pool family: MaxPool, AveragePool, LpPool, Global*Pool, MaxUnpool. Shapes of rows
+// named "(onnx test_x)" are the output dims of ONNX's backend node test test_x; FLOPs (1 per window element
 // read = out elems * prod(kernel)) are derived by hand.
 #include "op_test_util.h"
 

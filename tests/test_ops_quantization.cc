@@ -1,5 +1,5 @@
-// Quantization family: QDQ ops (2 FLOPs per element), integer contractions (integer MACs), MatMulNBits and
-// GatherBlockQuantized (ONNX Runtime's weight-only quantized ops).
+// tests/test_ops_quantization.cc — quantization family: QDQ ops (2 FLOPs per element), integer contractions
+// (integer MACs), MatMulNBits and GatherBlockQuantized (ONNX Runtime's weight-only quantized ops).
 #include "op_test_util.h"
 
 using namespace fwtest;

@@ -1,5 +1,5 @@
-// Reduction family: Reduce* with axes as input 1 (the importer moves the attribute there), keepdims,
-// noop_with_empty_axes; ArgMax/ArgMin. Backend tests reduce a 3x2x2 tensor: e.g.
+// tests/test_ops_reduction.cc — reduction family: Reduce* with axes as input 1 (the importer moves the
+// attribute there), keepdims, noop_with_empty_axes; ArgMax/ArgMin. Backend tests reduce a 3x2x2 tensor: e.g.
 // test_reduce_sum_keepdims_example axes [1] -> 3x1x2, test_reduce_sum_do_not_keepdims_example -> 3x2,
 // test_reduce_sum_empty_axes_input_noop_example -> 3x2x2, test_argmax_no_keepdims_example
 // (2x2, axis 1) -> 2.

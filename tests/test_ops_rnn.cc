@@ -1,5 +1,5 @@
-// rnn family: RNN, GRU, LSTM. Shapes of rows named "(onnx test_x)" are the output dims of ONNX's
-// backend node test test_x (those tests output Y_h only, or Y and Y_h for the batchwise ones).
+// tests/test_ops_rnn.cc — rnn family: RNN, GRU, LSTM. Shapes of rows named "(onnx test_x)" are the output
+// dims of ONNX's backend node test test_x (those tests output Y_h only, or Y and Y_h for the batchwise ones).
 // Costs, derived by hand: MACs = seq*dirs*batch * gates*hidden*(input+hidden);
 // FLOPs = 2*MACs + seq*dirs*batch*hidden * E, with E per hidden unit per step:
 //   RNN  1 (+2 with B) + 1                      = 2, or 4 with B

@@ -1,4 +1,4 @@
-// Signal family: DFT, STFT, Hann/Hamming/Blackman windows, MelWeightMatrix.
+// tests/test_ops_signal.cc — signal family: DFT, STFT, Hann/Hamming/Blackman windows, MelWeightMatrix.
 // Cost convention (shape_inference/ops/signal.cc): one FFT of length n = 5*n*ceil(log2 n) FLOPs;
 // STFT adds n window multiplies per frame when a window is given; windows 4 (Hann, Hamming) or 8
 // (Blackman) per element; MelWeightMatrix 6 per element.

@@ -1,4 +1,4 @@
-// Tensor family: shape arithmetic and data movement. Three kinds of test:
+// tests/test_ops_tensor.cc — tensor family: shape arithmetic and data movement. Three kinds of test:
 //  1. table rows per op (static, symbolic, unknown rank, bad input), as in tests/op_test_util.h;
 //  2. hand-built multi-node graphs where symbolic dims travel as ConstData through the exporter
 //     idiom Shape -> Gather -> Unsqueeze -> Concat -> Reshape (and Slice/Split/Expand variants);

@@ -1,5 +1,6 @@
-// Text family: StringNormalizer, TfIdfVectorizer, RegexFullMatch. String processing counts 0 FLOPs;
-// TfIdfVectorizer counts 1 per output element in IDF/TFIDF modes (weight scaling), 0 in TF mode.
+// tests/test_ops_text.cc — text family: StringNormalizer, TfIdfVectorizer, RegexFullMatch. String processing
+// counts 0 FLOPs; TfIdfVectorizer counts 1 per output element in IDF/TFIDF modes (weight scaling), 0 in TF
+// mode.
 #include "op_test_util.h"
 
 using namespace fwtest;

@@ -1,6 +1,6 @@
-// Training family (ai.onnx.preview.training v1): optimizer outputs mirror the optimized tensors and
-// their state; FLOPs per optimized element: Adagrad 9, Adam 15, Momentum 7 (standard) or 9 (nesterov).
-// Gradient's outputs take the shapes of the xs inputs; its cost is unknown.
+// tests/test_ops_training.cc — training family (ai.onnx.preview.training v1): optimizer outputs mirror the
+// optimized tensors and their state; FLOPs per optimized element: Adagrad 9, Adam 15, Momentum 7 (standard)
+// or 9 (nesterov). Gradient's outputs take the shapes of the xs inputs; its cost is unknown.
 #include "op_test_util.h"
 
 using namespace fwtest;

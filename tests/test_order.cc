@@ -1,6 +1,6 @@
-// Unsorted graphs (fp16 converters write them; ONNX Runtime runs them): analysed in dependency order, so a
-// copy of every bundled model with its nodes shuffled reports what the original does, and a true cycle is
-// one error naming its nodes.
+// tests/test_order.cc — unsorted graphs (fp16 converters write them; ONNX Runtime runs them): analysed in
+// dependency order, so a copy of every bundled model with its nodes shuffled reports what the original does,
+// and a true cycle is one error naming its nodes.
 #include <doctest/doctest.h>
 #include <onnx/onnx_pb.h>
 

@@ -1,6 +1,7 @@
-// flopwise run MODEL.onnx --profile: ONNX Runtime profiles (models/ort/, made by ORT 1.30 on CPU with
-// models/ort/profiles.sh) mapped back onto the bundled models and rolled up by module scope. The profiles
-// are read here a second time, independently (nlohmann, no flopwise code), for the sums they must add up to.
+// tests/test_ort_profile.cc — flopwise run MODEL.onnx --profile: ONNX Runtime profiles (models/ort/, made by
+// ORT 1.30 on CPU with models/ort/profiles.sh) mapped back onto the bundled models and rolled up by module
+// scope. The profiles are read here a second time, independently (nlohmann, no flopwise code), for the sums
+// they must add up to.
 #include <doctest/doctest.h>
 
 #include <algorithm>

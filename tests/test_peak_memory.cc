@@ -1,6 +1,7 @@
-// Peak activation memory by liveness (issue 13): the tool's sweep against a brute-force count done here
-// (for every step t, the bytes of every activation written at or before t and read at or after t), on a
-// chain and on a U-Net-shaped graph with skip connections; weights apart; a symbolic peak is exact.
+// tests/test_peak_memory.cc — peak activation memory by liveness (issue 13): the tool's sweep against a
+// brute-force count done here (for every step t, the bytes of every activation written at or before t and
+// read at or after t), on a chain and on a U-Net-shaped graph with skip connections; weights apart; a
+// symbolic peak is exact.
 #include <doctest/doctest.h>
 #include <onnx/onnx_pb.h>
 

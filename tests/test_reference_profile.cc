@@ -1,10 +1,11 @@
-// The reference profile, figure for figure: DeepSpeed's flops profiler printing BertForPreTrainingPreLN at
-// batch 80, sequence 128 (tests/artefacts/deepspeed_flops_profiler_output.txt, a copy of
-// ../shared/reference's first profile), reproduced by `flopwise --convention deepspeed-legacy` on a
-// look-alike written from the public model's architecture (models/reference_profile.py: same module names and
-// classes, random weights, traced at batch 2, sequence 8, analysed at 80x128 through --input). The masked-LM
-// decoder runs on the positions torch.nonzero picks: its size is the data-dependent symbol flopwise makes,
-// bound to the sample's 1159 (36.23 GMACs / (1024 x 30528)).
+// tests/test_reference_profile.cc — the reference profile, figure for figure: DeepSpeed's flops profiler
+// printing BertForPreTrainingPreLN at batch 80, sequence 128
+// (tests/artefacts/deepspeed_flops_profiler_output.txt, a copy of ../shared/reference's first profile),
+// reproduced by `flopwise --convention deepspeed-legacy` on a look-alike written from the public model's
+// architecture (models/reference_profile.py: same module names and classes, random weights, traced at batch
+// 2, sequence 8, analysed at 80x128 through --input). The masked-LM decoder runs on the positions
+// torch.nonzero picks: its size is the data-dependent symbol flopwise makes, bound to the sample's 1159
+// (36.23 GMACs / (1024 x 30528)).
 //
 // Where the numbers come from: the 62 figures from the reference file itself; everything else from eager
 // PyTorch on the same module in the generator (each module's sum(p.numel() for p in m.parameters()), its MACs

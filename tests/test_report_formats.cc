@@ -1,6 +1,6 @@
-// Text, CSV and markdown reports on a bundled model, checked against figures from outside flopwise:
-// models/resnet18.expect.json (torch's parameter count adjusted for the BatchNorm fold, forward-hook
-// MACs), and the structure torchvision's ResNet-18 has.
+// tests/test_report_formats.cc — text, CSV and markdown reports on a bundled model, checked against figures
+// from outside flopwise: models/resnet18.expect.json (torch's parameter count adjusted for the BatchNorm
+// fold, forward-hook MACs), and the structure torchvision's ResNet-18 has.
 #include <doctest/doctest.h>
 
 #include <map>

@@ -1,6 +1,6 @@
-// The JSON report contract (README, schema flopwise.report/1): keys, types, and internal consistency
-// (nodes sum to totals, children sum to their scope, op types sum to totals). The streamed writer is
-// checked byte for byte against nlohmann's dump(2) of the same document built as a DOM.
+// tests/test_report_json.cc — the JSON report contract (README, schema flopwise.report/1): keys, types, and
+// internal consistency (nodes sum to totals, children sum to their scope, op types sum to totals). The
+// streamed writer is checked byte for byte against nlohmann's dump(2) of the same document built as a DOM.
 #include <doctest/doctest.h>
 #include <onnx/onnx_pb.h>
 

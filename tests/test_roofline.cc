@@ -1,5 +1,5 @@
-// The roofline on named hardware (issue 13): hand-computed bounds for a GEMM and a LayerNorm on two rows of
-// the table, the table's rows each citing a source, a user's device from TOML.
+// tests/test_roofline.cc — the roofline on named hardware (issue 13): hand-computed bounds for a GEMM and a
+// LayerNorm on two rows of the table, the table's rows each citing a source, a user's device from TOML.
 #include <doctest/doctest.h>
 #include <onnx/onnx_pb.h>
 

@@ -1,7 +1,7 @@
-// flopwise run: the runtime harness (flopwise-runtime) measuring the bundled TorchScript models on CPU,
-// joined with the static report by module scope. Needs LibTorch (the runtime and the .pt models are built and
-// generated only then): skipped with a message otherwise. Timings are never asserted; only structure,
-// coverage and consistency with the static analysis.
+// tests/test_run.cc — flopwise run: the runtime harness (flopwise-runtime) measuring the bundled TorchScript
+// models on CPU, joined with the static report by module scope. Needs LibTorch (the runtime and the .pt
+// models are built and generated only then): skipped with a message otherwise. Timings are never asserted;
+// only structure, coverage and consistency with the static analysis.
 #include <doctest/doctest.h>
 
 #include <algorithm>

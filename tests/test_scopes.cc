@@ -1,4 +1,5 @@
-// Module scopes recovered from exporter node names (torch.onnx naming, checked on models/ exports).
+// tests/test_scopes.cc — module scopes recovered from exporter node names (torch.onnx naming, checked on
+// models/ exports).
 #include <doctest/doctest.h>
 
 #include "flopwise/onnx_import.h"

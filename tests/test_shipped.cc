@@ -1,6 +1,6 @@
-// ONNX as it is shipped (issue 15): exporter idioms beyond torch.onnx.export's default form. The models come
-// from models/shipped.py; each expectation is a hand formula written here or a count the generator took
-// from its own arrays (models/shipped/<name>.expect.json), never flopwise's output.
+// tests/test_shipped.cc — ONNX as it is shipped (issue 15): exporter idioms beyond torch.onnx.export's
+// default form. The models come from models/shipped.py; each expectation is a hand formula written here or a
+// count the generator took from its own arrays (models/shipped/<name>.expect.json), never flopwise's output.
 #include <doctest/doctest.h>
 #include <onnx/onnx_pb.h>
 

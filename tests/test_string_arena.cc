@@ -1,5 +1,5 @@
-// StringArena (flopwise/string_arena.h): the report's node names live in it as views, so every view must
-// keep its characters for the arena's lifetime, across block boundaries and moves.
+// tests/test_string_arena.cc — StringArena (flopwise/string_arena.h): the report's node names live in it as
+// views, so every view must keep its characters for the arena's lifetime, across block boundaries and moves.
 #include <doctest/doctest.h>
 
 #include <string>

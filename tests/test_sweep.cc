@@ -1,5 +1,5 @@
-// flopwise MODEL --sweep: the cost formulas evaluated over a grid; every row checked against a separate
-// concrete run of the CLI at that point (--dim, or --input for image sizes).
+// tests/test_sweep.cc — flopwise MODEL --sweep: the cost formulas evaluated over a grid; every row checked
+// against a separate concrete run of the CLI at that point (--dim, or --input for image sizes).
 #include <doctest/doctest.h>
 #include <onnx/onnx_pb.h>
 

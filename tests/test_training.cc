@@ -1,8 +1,8 @@
-// The training step (--train, flopwise/training.h) on a hand-built two-layer MLP, x[N,16] -> /a/MatMul (W1
-// 16x32) -> /a/Relu -> /b/MatMul (W2 32x8), every figure by hand: a product's input and weight gradients cost
-// its forward MACs each, only where needed (x needs none); ReLU keeps its result (4 bytes x N x 32), the
-// second product keeps it too (one storage); AdamW keeps two moments and a 4-byte step per parameter tensor.
-// Against torch running the step: tests/train.
+// tests/test_training.cc — the training step (--train, flopwise/training.h) on a hand-built two-layer MLP,
+// x[N,16] -> /a/MatMul (W1 16x32) -> /a/Relu -> /b/MatMul (W2 32x8), every figure by hand: a product's input
+// and weight gradients cost its forward MACs each, only where needed (x needs none); ReLU keeps its result (4
+// bytes x N x 32), the second product keeps it too (one storage); AdamW keeps two moments and a 4-byte step
+// per parameter tensor. Against torch running the step: tests/train.
 #include <doctest/doctest.h>
 #include <onnx/onnx_pb.h>
 

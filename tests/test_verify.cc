@@ -1,6 +1,7 @@
-// flopwise run --verify's comparison (flopwise/verify.h) on hand-built inputs: a static model whose values
-// carry shapes, and executed ops as flopwise-runtime reports them. The expected outcomes follow from the
-// shapes written here, not from the tool. The end-to-end runs on the bundled .pt files are in test_run.cc.
+// tests/test_verify.cc — flopwise run --verify's comparison (flopwise/verify.h) on hand-built inputs: a
+// static model whose values carry shapes, and executed ops as flopwise-runtime reports them. The expected
+// outcomes follow from the shapes written here, not from the tool. The end-to-end runs on the bundled .pt
+// files are in test_run.cc.
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>

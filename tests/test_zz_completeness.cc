@@ -1,6 +1,6 @@
-// Every registered op has a shape rule, a cost rule, a formula (enforced by OpRegistry::add) and at
-// least one test against an independent expectation (a table row or a passing ONNX backend case).
-// The file name sorts last so that the other test files have recorded their coverage first.
+// tests/test_zz_completeness.cc — every registered op has a shape rule, a cost rule, a formula (enforced by
+// OpRegistry::add) and at least one test against an independent expectation (a table row or a passing ONNX
+// backend case). The file name sorts last so that the other test files have recorded their coverage first.
 #include <doctest/doctest.h>
 
 #include "coverage.h"

@@ -1,6 +1,6 @@
-// flopwise/analyse.h — the one analysis entry point: a model file in, its report out, the file read once for
-// all the analyses of a command. What every command (flopwise, diff, check, run), the tests, the benchmarks
-// and a future Python binding call.
+// include/flopwise/analyse.h — the one analysis entry point: a model file in, its report out, the file read
+// once for all the analyses of a command. What every command (flopwise, diff, check, run), the tests, the
+// benchmarks and a future Python binding call.
 // Owns: detecting a file's format, loading it (ONNX here; TorchScript through the LibTorch plugin, opened
 // only for a .pt so the ONNX path never pays LibTorch's start-up), applying pins, the shape pass, costing.
 #pragma once

@@ -1,4 +1,4 @@
-// flopwise/aten_call.h — one aten call as a profiler recorded it (a PyTorch trace's cpu_op with
+// include/flopwise/aten_call.h — one aten call as a profiler recorded it (a PyTorch trace's cpu_op with
 // record_shapes=True): what the trace reader (flopwise/torch_trace.h) hands the TorchScript plugin, whose
 // aten table lowers it into the IR to be costed by the same rules as a .pt's ops. No LibTorch types.
 #pragma once

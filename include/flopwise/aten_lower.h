@@ -1,4 +1,4 @@
-// flopwise/aten_lower.h — the aten lowering without LibTorch: a neutral aten call (AtenNode: op, its
+// include/flopwise/aten_lower.h — the aten lowering without LibTorch: a neutral aten call (AtenNode: op, its
 // values by schema position, each value's name and schema type), what a value is at import (JV: an IR
 // tensor, a scalar or int list the shape pass computes, a value known at import, a list...), and the
 // AtenLowerer that turns one call into IR nodes through the aten table (src/aten/aten_*.cc). The importers

@@ -1,4 +1,4 @@
-// flopwise/aten_schema.h — aten operator schemas without LibTorch: torch's own schema strings
+// include/flopwise/aten_schema.h — aten operator schemas without LibTorch: torch's own schema strings
 // ("aten::conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, ...) -> Tensor"), parsed
 // into argument names, types and defaults, so that a call that names its arguments (a .pt2 program) or
 // records only some (a profiler trace) becomes an AtenNode with every argument in schema position.

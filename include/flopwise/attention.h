@@ -1,4 +1,4 @@
-// flopwise/attention.h — attention products found by structure in a graph, and the MACs a causal mask
+// include/flopwise/attention.h — attention products found by structure in a graph, and the MACs a causal mask
 // skips in them: what `--causal` discounts in the cost pass (Report::causal). Implemented in
 // src/cost/attention.cc.
 #pragma once

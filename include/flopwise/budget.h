@@ -1,4 +1,4 @@
-// flopwise/budget.h — cost budgets for CI: `flopwise check MODEL --budget FILE`.
+// include/flopwise/budget.h — cost budgets for CI: `flopwise check MODEL --budget FILE`.
 // Owns: the TOML budget file (parsing with line-accurate errors), size and percent literals, scope
 // globs, activation bytes, evaluating limits on Reports, and the check's text/markdown/JUnit writers.
 // It never loads models itself: the caller passes a function that analyses the model for a variant's

@@ -1,5 +1,5 @@
-// flopwise/calibration.h — predicted latency on a user's device, calibrated from their own measurements
-// (flopwise calibrate, --predict). A calibration fits, per op type, a node's measured time as
+// include/flopwise/calibration.h — predicted latency on a user's device, calibrated from their own
+// measurements (flopwise calibrate, --predict). A calibration fits, per op type, a node's measured time as
 //     t = a * FLOPs + b * activation bytes + e * parameter bytes + c * calls + d
 // (a, b, c, d, e >= 0: non-negative least squares) from units measured on one device and runtime (ONNX
 // Runtime profiles node by node; LibTorch runs module by module). `calls`: the kernel calls a unit makes (a

@@ -1,4 +1,4 @@
-// flopwise/convention.h — counting conventions (--convention): how a node's convention-free work
+// include/flopwise/convention.h — counting conventions (--convention): how a node's convention-free work
 // becomes the FLOP figure a tool reports. Owns: the preset table (src/cost/conventions.def: one row per
 // convention x work kind, and per convention x op where an op departs from its kind), lookup by name,
 // a node's FLOPs and an op's formula text under a convention.

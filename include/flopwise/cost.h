@@ -1,4 +1,4 @@
-// flopwise/cost.h — per-node costs and their roll-up by module scope.
+// include/flopwise/cost.h — per-node costs and their roll-up by module scope.
 // Owns: params (first-user attribution), memory bytes, MACs/FLOPs via the op registry, the scope tree.
 #pragma once
 

@@ -1,4 +1,4 @@
-// flopwise/diff.h — compares two cost reports: `flopwise diff A B`.
+// include/flopwise/diff.h — compares two cost reports: `flopwise diff A B`.
 // Owns: scope alignment (by path, then by position and op signature), per-scope and per-op-type
 // deltas, shape changes, and the diff's text/JSON ("flopwise.diff/1")/markdown writers.
 // Works on Reports only: it never loads models (the CLI does), never sees protobuf or LibTorch.

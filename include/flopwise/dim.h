@@ -1,4 +1,4 @@
-// flopwise/dim.h — one tensor dimension: a known int64, a symbolic expression, or unknown.
+// include/flopwise/dim.h — one tensor dimension: a known int64, a symbolic expression, or unknown.
 // Owns: dim arithmetic (overflow-checked) and checked 64-bit counts. Knows nothing of ONNX or torch.
 #pragma once
 

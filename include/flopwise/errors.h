@@ -1,4 +1,4 @@
-// flopwise/errors.h — typed errors. Library code throws these; only main() maps them to exit codes.
+// include/flopwise/errors.h — typed errors. Library code throws these; only main() maps them to exit codes.
 #pragma once
 
 #include <sys/stat.h>

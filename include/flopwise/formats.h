@@ -1,6 +1,6 @@
-// flopwise/formats.h — the one table of output formats: each format's name (and alias), what it writes, and
-// which commands and modes write it. The CLI's --format choices, its help text, its "writes X, not Y" errors
-// and the README's lists all come from it. Implemented in src/writers/formats.cc.
+// include/flopwise/formats.h — the one table of output formats: each format's name (and alias), what it
+// writes, and which commands and modes write it. The CLI's --format choices, its help text, its "writes X,
+// not Y" errors and the README's lists all come from it. Implemented in src/writers/formats.cc.
 #pragma once
 
 #include <ostream>

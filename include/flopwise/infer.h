@@ -1,4 +1,4 @@
-// flopwise/infer.h — the shape-inference pass (implemented in shape_inference/).
+// include/flopwise/infer.h — the shape-inference pass (implemented in shape_inference/).
 // Owns: propagating dtypes, shapes and small constant contents through a Graph, in node order,
 // into subgraphs of If/Loop/Scan. It never reads weights and never guesses: unknown stays unknown.
 #pragma once

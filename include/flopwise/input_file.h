@@ -1,6 +1,7 @@
-// flopwise/input_file.h — reading a whole input file (a saved report, a run report, a profile, a budget) the
-// one way every reader does: refused unless a regular file (flopwise/errors.h), opened in binary, read into
-// memory. Models are not read here: the ONNX importer maps them (src/import), LibTorch opens .pt archives.
+// include/flopwise/input_file.h — reading a whole input file (a saved report, a run report, a profile, a
+// budget) the one way every reader does: refused unless a regular file (flopwise/errors.h), opened in binary,
+// read into memory. Models are not read here: the ONNX importer maps them (src/import), LibTorch opens .pt
+// archives.
 #pragma once
 
 #include <fstream>

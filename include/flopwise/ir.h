@@ -1,4 +1,4 @@
-// flopwise/ir.h — the common IR every importer produces and every pass reads.
+// include/flopwise/ir.h — the common IR every importer produces and every pass reads.
 // Owns: Graph, Node, Value, Shape, attributes, dtypes. Nothing ONNX- or torch-specific lives here:
 // importers translate their formats into this vocabulary (op names follow ONNX's, plus named
 // extensions in the "flopwise" domain where ONNX has none).

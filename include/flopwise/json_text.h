@@ -1,5 +1,5 @@
-// flopwise/json_text.h — the one way a JSON document becomes text (reports, diffs, run reports, sweeps,
-// netron attachments, runtime requests and responses, traces).
+// include/flopwise/json_text.h — the one way a JSON document becomes text (reports, diffs, run reports,
+// sweeps, netron attachments, runtime requests and responses, traces).
 // Owns: the text form only; documents are built by their writers.
 #pragma once
 

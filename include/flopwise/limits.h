@@ -1,4 +1,4 @@
-// flopwise/limits.h — resource bounds on what an input can make the tool build (README: Limits).
+// include/flopwise/limits.h — resource bounds on what an input can make the tool build (README: Limits).
 // Owns: the bounds' defaults and their environment overrides. Every rule that grows a structure from a
 // model's contents (inlining, polynomials, ranks, folded contents) consults these, so that no small file
 // makes the tool use unbounded time or memory.

@@ -1,4 +1,4 @@
-// flopwise/llm.h — language-model phases from the exported graph itself: the KV cache found by
+// include/flopwise/llm.h — language-model phases from the exported graph itself: the KV cache found by
 // structure, prefill and decode bindings, KV-cache bytes per token, and a generation's totals.
 // Owns: nothing of the counting; it binds dims and re-reads reports the analysis already produced.
 #pragma once

@@ -1,5 +1,6 @@
-// flopwise/moe.h — mixture-of-experts layers of an analysed model, found from their routers: total and
-// activated params, MACs and FLOPs. Implemented in src/analysis/moe.cc; its text in src/writers/llm_text.cc.
+// include/flopwise/moe.h — mixture-of-experts layers of an analysed model, found from their routers: total
+// and activated params, MACs and FLOPs. Implemented in src/analysis/moe.cc; its text in
+// src/writers/llm_text.cc.
 #pragma once
 
 #include <cstdint>

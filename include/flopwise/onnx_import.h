@@ -1,4 +1,4 @@
-// flopwise/onnx_import.h — ONNX importer: .onnx (protobuf) into the common IR.
+// include/flopwise/onnx_import.h — ONNX importer: .onnx (protobuf) into the common IR.
 // Owns: reading ModelProto, opset normalisation, scope recovery from node names and metadata.
 // Never reads weight bytes, never opens external data files. Protobuf stays inside src/import/.
 #pragma once

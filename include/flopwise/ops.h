@@ -1,4 +1,4 @@
-// flopwise/ops.h — the op registry: one record per op with its shape rule and cost rule.
+// include/flopwise/ops.h — the op registry: one record per op with its shape rule and cost rule.
 // Owns: OpRecord, the contexts shape and cost functions see, registry lookup. Op families live in
 // shape_inference/ops/<family>.cc and are listed once in shape_inference/ops/families.def.
 #pragma once

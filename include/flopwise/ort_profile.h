@@ -1,6 +1,6 @@
-// flopwise/ort_profile.h — ONNX Runtime profiles (SessionOptions.enable_profiling) read and joined with the
-// static report: each profiled kernel mapped back to the original graph's nodes, its time split over the
-// module scopes it covers.
+// include/flopwise/ort_profile.h — ONNX Runtime profiles (SessionOptions.enable_profiling) read and joined
+// with the static report: each profiled kernel mapped back to the original graph's nodes, its time split over
+// the module scopes it covers.
 //
 // ORT writes one JSON array of Chrome-trace events: "Session" events (model_loading_uri,
 // session_initialization, and one "model_run" per InferenceSession.run) and one "Node" event per executed

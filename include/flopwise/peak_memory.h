@@ -1,4 +1,4 @@
-// flopwise/peak_memory.h — peak activation memory by liveness: walking the graph in a schedule of
+// include/flopwise/peak_memory.h — peak activation memory by liveness: walking the graph in a schedule of
 // its own (depth first from the outputs, operands in input order: the file's node order does not change the
 // figure), each activation lives from the node that writes it to its last reader; the peak is the largest sum
 // of live activations, a formula in the dynamic dims. Weights and the KV cache are apart.

@@ -1,4 +1,4 @@
-// flopwise/pins.h — what a user fixes about a model before it is analysed: input shapes and dtypes
+// include/flopwise/pins.h — what a user fixes about a model before it is analysed: input shapes and dtypes
 // (--input), values of symbolic dims (--dim), contents of shape-like inputs (--value). Their parsers, and
 // their application to the IR, which happens before (and apart from) the shape pass.
 #pragma once

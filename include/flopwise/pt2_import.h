@@ -1,5 +1,5 @@
-// flopwise/pt2_import.h — torch.export programs (.pt2, torch.export.save) into the IR without LibTorch:
-// the archive's program JSON read (src/pt2/), its aten calls lowered through the neutral aten table
+// include/flopwise/pt2_import.h — torch.export programs (.pt2, torch.export.save) into the IR without
+// LibTorch: the archive's program JSON read (src/pt2/), its aten calls lowered through the neutral aten table
 // (flopwise/aten_lower.h), symbolic sizes named after the input dims they stand for. Weights never read.
 #pragma once
 

@@ -1,4 +1,4 @@
-// flopwise/rational_poly.h — exact polynomials with rational coefficients in named symbols: a
+// include/flopwise/rational_poly.h — exact polynomials with rational coefficients in named symbols: a
 // generation's totals, which sum decode steps (S(S-1)/2 and the like). Implemented in
 // src/analysis/rational_poly.cc.
 #pragma once

@@ -1,4 +1,4 @@
-// flopwise/report_io.h — reads a saved JSON report (schema "flopwise.report/1") back into a Report.
+// include/flopwise/report_io.h — reads a saved JSON report (schema "flopwise.report/1") back into a Report.
 // Owns: the reader only (the writer is src/writers/json_report.cc, in the same folder). Used by `flopwise
 // diff` and by `flopwise check` baselines. Never touches models, protobuf or LibTorch.
 #pragma once

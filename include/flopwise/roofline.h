@@ -1,4 +1,4 @@
-// flopwise/roofline.h — the roofline on named hardware: per node and per module scope, the time
+// include/flopwise/roofline.h — the roofline on named hardware: per node and per module scope, the time
 // bound max(FLOPs / peak, bytes / bandwidth), whether compute or memory bounds it, and the model's latency
 // lower bound. The hardware table is src/analysis/hardware.def (each row with its public source); a user's
 // device comes from a TOML file (src/analysis/hardware_file.cc); the text is src/writers/roofline_text.cc.

@@ -1,7 +1,7 @@
-// flopwise/run_diff.h — `flopwise diff A B` of two measured run reports (flopwise.run/1: `flopwise run ...
-// --format json`, from LibTorch or from an ONNX Runtime profile): latency and FLOP/s deltas per module scope
-// and per op type beside the static FLOP deltas, largest latency change first (in the spirit of HTA's
-// TraceDiff).
+// include/flopwise/run_diff.h — `flopwise diff A B` of two measured run reports (flopwise.run/1: `flopwise
+// run ... --format json`, from LibTorch or from an ONNX Runtime profile): latency and FLOP/s deltas per
+// module scope and per op type beside the static FLOP deltas, largest latency change first (in the spirit of
+// HTA's TraceDiff).
 #pragma once
 
 #include <ostream>

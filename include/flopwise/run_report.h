@@ -1,6 +1,7 @@
-// flopwise/run_report.h — the writers of a run report (`flopwise run`): the JSON document flopwise.run/1, the
-// text report with its scope table, --verify's result, and the Chrome trace of the profiled ops. Implemented
-// in src/writers/run_report.cc; the command (src/cli/run_cmd.cc) measures and joins, these write.
+// include/flopwise/run_report.h — the writers of a run report (`flopwise run`): the JSON document
+// flopwise.run/1, the text report with its scope table, --verify's result, and the Chrome trace of the
+// profiled ops. Implemented in src/writers/run_report.cc; the command (src/cli/run_cmd.cc) measures and
+// joins, these write.
 #pragma once
 
 #include <nlohmann/json.hpp>

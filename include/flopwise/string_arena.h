@@ -1,4 +1,4 @@
-// flopwise/string_arena.h — the characters of many short strings, in a few large blocks.
+// include/flopwise/string_arena.h — the characters of many short strings, in a few large blocks.
 // Owns: StringArena (a report's node names, op types, scopes and output names; cost.h's Report::strings).
 #pragma once
 

@@ -1,4 +1,4 @@
-// flopwise/sub_byte.h — element types stored under a byte an element: ONNX's 4-bit integers (int4 QDQ
+// include/flopwise/sub_byte.h — element types stored under a byte an element: ONNX's 4-bit integers (int4 QDQ
 // weights, GatherBlockQuantized's tables), two to a byte, and the bytes a tensor of any type takes as ONNX
 // stores it. Owns: nothing else; flopwise/ir.h's DType keeps the whole-byte kinds, whose sizes dtype_size
 // gives.

@@ -1,4 +1,4 @@
-// flopwise/sweep.h — a report's cost formulas evaluated over a grid of its dynamic dims
+// include/flopwise/sweep.h — a report's cost formulas evaluated over a grid of its dynamic dims
 // (`flopwise MODEL --sweep seq=128,256,512 --sweep batch=1..32`). The formulas are exact polynomials (with
 // floor/min/max terms for strided and clamped sizes), so a point costs one evaluation; a point they
 // cannot give (some node's cost has no formula) is re-analysed, and the row says so.

@@ -1,7 +1,7 @@
-// flopwise/torch_trace.h — PyTorch profiler traces (Kineto's Chrome-trace JSON, `*.pt.trace.json[.gz]`): read
-// in one streaming pass (no document in memory), joined with the static cost of every aten op (its recorded
-// shapes and arguments through the TorchScript importer's aten table), and rolled up by module scope, op,
-// kernel, profiler step and phase (forward, backward, optimizer).
+// include/flopwise/torch_trace.h — PyTorch profiler traces (Kineto's Chrome-trace JSON,
+// `*.pt.trace.json[.gz]`): read in one streaming pass (no document in memory), joined with the static cost of
+// every aten op (its recorded shapes and arguments through the TorchScript importer's aten table), and rolled
+// up by module scope, op, kernel, profiler step and phase (forward, backward, optimizer).
 //
 // What the reader keeps of a trace, and how the analysis ties it together:
 //   - cpu_op events (aten ops, autograd nodes, triton launches), user annotations (record_function labels,

@@ -1,6 +1,6 @@
-// flopwise/trace_report.h — the writers of a PyTorch trace's report (flopwise/torch_trace.h) and of the diff
-// of two: text, JSON (schema "flopwise.trace/1", "flopwise.trace_diff/1"; README: Traces) and CSV. Times in
-// the JSON and CSV are totals over the trace in microseconds; the text shows them per profiler step.
+// include/flopwise/trace_report.h — the writers of a PyTorch trace's report (flopwise/torch_trace.h) and of
+// the diff of two: text, JSON (schema "flopwise.trace/1", "flopwise.trace_diff/1"; README: Traces) and CSV.
+// Times in the JSON and CSV are totals over the trace in microseconds; the text shows them per profiler step.
 #pragma once
 
 #include <ostream>

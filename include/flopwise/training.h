@@ -1,10 +1,10 @@
-// flopwise/training.h — one training step of the graph, op by op (--train): which tensors need a gradient
-// (requires_grad propagated from the trainable parameters: a graph input needs none, a frozen scope's weights
-// none), each op's backward as autograd computes it (a product's input gradient and weight gradient are two
-// products, each computed only where needed), trainable parameters, their gradients, and the optimizer's
-// state and FLOPs; the forward as model.train() runs it (dropout active, batch norm on batch statistics), and
-// under --precision the dtypes torch.autocast gives each op. The rules are in README.md ("The training
-// step").
+// include/flopwise/training.h — one training step of the graph, op by op (--train): which tensors need a
+// gradient (requires_grad propagated from the trainable parameters: a graph input needs none, a frozen
+// scope's weights none), each op's backward as autograd computes it (a product's input gradient and weight
+// gradient are two products, each computed only where needed), trainable parameters, their gradients, and the
+// optimizer's state and FLOPs; the forward as model.train() runs it (dropout active, batch norm on batch
+// statistics), and under --precision the dtypes torch.autocast gives each op. The rules are in README.md
+// ("The training step").
 #pragma once
 
 #include <map>

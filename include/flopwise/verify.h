@@ -1,5 +1,5 @@
-// flopwise/verify.h — `flopwise run --verify`: the shapes an execution saw, op by op, against the static
-// analysis of the same file.
+// include/flopwise/verify.h — `flopwise run --verify`: the shapes an execution saw, op by op, against the
+// static analysis of the same file.
 // Owns: pairing executed ops with the importer's source ops (Model::source_ops) scope by scope, by name in
 // order (the most pairs, then the most that agree, so an op that never ran does not shift the pairing onto
 // a neighbour of the same name), and comparing every tensor argument's and result's shape. Sees no LibTorch.

@@ -1,6 +1,6 @@
-// flopwise/writers.h — the writers of a Report, one file each in src/writers/: text (DeepSpeed-profiler
-// style, text.cc; DeepSpeed's own layout, deepspeed_text.cc), JSON (json_report.cc), CSV and markdown
-// (text.cc), HTML (html_report.cc), Netron (netron.cc), the LLM analyses' text (llm_text.cc).
+// include/flopwise/writers.h — the writers of a Report, one file each in src/writers/: text
+// (DeepSpeed-profiler style, text.cc; DeepSpeed's own layout, deepspeed_text.cc), JSON (json_report.cc), CSV
+// and markdown (text.cc), HTML (html_report.cc), Netron (netron.cc), the LLM analyses' text (llm_text.cc).
 #pragma once
 
 #include <map>

@@ -1,6 +1,6 @@
-// Contrib family: ONNX Runtime's "com.microsoft" ops found in optimised transformer graphs (fused
-// attention: packed, decoder-masked and grouped-query too; fused layer norms, fused GELUs, FusedMatMul,
-// rotary embedding).
+// shape_inference/ops/contrib.cc — contrib family: ONNX Runtime's "com.microsoft" ops found in optimised
+// transformer graphs (fused attention: packed, decoder-masked and grouped-query too; fused layer norms, fused
+// GELUs, FusedMatMul, rotary embedding).
 // Attention counts its two products (QK^T and AV) as MACs, plus the QKV projection where the op
 // owns the weights; FLOPs = 2*MACs + per score 6 (softmax 5 + scale 1) + bias/additive-mask adds.
 // Masked (causal or padded) scores are counted densely: the kernels compute them.

@@ -1,5 +1,6 @@
-// Control-flow family: If, Loop, Scan. Shape rules infer the subgraphs (infer_graph) with their
-// inputs typed from the node's inputs; costs are per-run subgraph costs times the number of runs.
+// shape_inference/ops/controlflow.cc — control-flow family: If, Loop, Scan. Shape rules infer the subgraphs
+// (infer_graph) with their inputs typed from the node's inputs; costs are per-run subgraph costs times the
+// number of runs.
 //   If:   the branch taken when `cond` is known, else the branch with more FLOPs (an upper bound).
 //   Loop: trip count * body, when the trip count is provable (M known, and the loop condition
 //         provably stays true); unknown otherwise.

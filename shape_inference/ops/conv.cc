@@ -1,5 +1,5 @@
-// conv family: Conv, ConvTranspose, DeformConv. MACs count the kernel products; FLOPs = 2*MACs plus
-// one bias add per output element when the bias input is present.
+// shape_inference/ops/conv.cc — conv family: Conv, ConvTranspose, DeformConv. MACs count the kernel products;
+// FLOPs = 2*MACs plus one bias add per output element when the bias input is present.
 #include <algorithm>
 
 #include "../helpers.h"

@@ -1,4 +1,4 @@
-// Detection family: RoiAlign, MaxRoiPool, NonMaxSuppression.
+// shape_inference/ops/detection.cc — detection family: RoiAlign, MaxRoiPool, NonMaxSuppression.
 // RoiAlign's cost is exact when sampling_ratio > 0 (samples per bin fixed); with the adaptive
 // sampling_ratio 0 it depends on ROI sizes (data), as do MaxRoiPool's windows and NMS: unknown.
 // NMS's output count is folded when boxes, scores and thresholds are all known (small tensors).

@@ -1,5 +1,5 @@
-// Elementwise family: unary math and activations, binary arithmetic and comparison, logic, Where,
-// casts between element types. FLOPs per output element per COUNTING.md.
+// shape_inference/ops/elementwise.cc — elementwise family: unary math and activations, binary arithmetic and
+// comparison, logic, Where, casts between element types. FLOPs per output element per docs/COUNTING.md.
 #include <cmath>
 
 #include "../helpers.h"

@@ -1,6 +1,6 @@
-// Generator family: ops that make tensors from attributes or from a shape (Constant, ConstantOfShape,
-// Range, EyeLike) and random generators. Deterministic generators do no arithmetic (values are
-// written, not computed); random ones count one FLOP per value drawn.
+// shape_inference/ops/generator.cc — generator family: ops that make tensors from attributes or from a shape
+// (Constant, ConstantOfShape, Range, EyeLike) and random generators. Deterministic generators do no
+// arithmetic (values are written, not computed); random ones count one FLOP per value drawn.
 #include <cmath>
 
 #include "../helpers.h"

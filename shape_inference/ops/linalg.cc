@@ -1,5 +1,5 @@
-// linalg family: MatMul, Gemm, Einsum, Det. Contraction ops report MACs; FLOPs = 2*MACs plus the
-// per-output-element extras each formula names (bias add, alpha/beta scaling).
+// shape_inference/ops/linalg.cc — linalg family: MatMul, Gemm, Einsum, Det. Contraction ops report MACs;
+// FLOPs = 2*MACs plus the per-output-element extras each formula names (bias add, alpha/beta scaling).
 #include <algorithm>
 #include <cctype>
 #include <map>

@@ -1,4 +1,5 @@
-// Loss family: NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss (opset 12+).
+// shape_inference/ops/loss.cc — loss family: NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss (opset
+// 12+).
 // Shapes: scores/input (N, C, d1..dk), labels/target (N, d1..dk), optional weight (C); the loss is
 // (N, d1..dk) for reduction "none" and a scalar otherwise; SCE's optional log_prob has the scores' shape.
 // FLOPs, per loss element L = N*d1*..*dk (the gather of the picked class is layout, 0):

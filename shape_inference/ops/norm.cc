@@ -1,5 +1,5 @@
-// norm family: BatchNormalization, LayerNormalization, InstanceNormalization, GroupNormalization,
-// LpNormalization, LRN, MeanVarianceNormalization, Softmax/LogSoftmax/Hardmax, Dropout.
+// shape_inference/ops/norm.cc — norm family: BatchNormalization, LayerNormalization, InstanceNormalization,
+// GroupNormalization, LpNormalization, LRN, MeanVarianceNormalization, Softmax/LogSoftmax/Hardmax, Dropout.
 // FLOPs per output element as each formula states (docs/COUNTING.md: LayerNorm 5 + 2 if affine,
 // BatchNorm inference 2, Softmax 5).
 #include "../helpers.h"

@@ -1,5 +1,6 @@
-// pool family: MaxPool, AveragePool, LpPool, their Global forms, MaxUnpool. FLOPs per COUNTING.md:
-// 1 per window element read (output elements * prod(kernel); global pools: input elements).
+// shape_inference/ops/pool.cc — pool family: MaxPool, AveragePool, LpPool, their Global forms, MaxUnpool.
+// FLOPs per docs/COUNTING.md: 1 per window element read (output elements * prod(kernel); global pools: input
+// elements).
 #include "../helpers.h"
 
 namespace flopwise {

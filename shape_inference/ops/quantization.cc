@@ -1,6 +1,7 @@
-// Quantization family: QuantizeLinear / DequantizeLinear / DynamicQuantizeLinear, the integer
-// contractions (QLinearConv, ConvInteger, QLinearMatMul, MatMulInteger), ONNX Runtime's weight-only
-// MatMulNBits (GenAI's int4 models) and GatherBlockQuantized (their quantized embedding tables).
+// shape_inference/ops/quantization.cc — quantization family: QuantizeLinear / DequantizeLinear /
+// DynamicQuantizeLinear, the integer contractions (QLinearConv, ConvInteger, QLinearMatMul, MatMulInteger),
+// ONNX Runtime's weight-only MatMulNBits (GenAI's int4 models) and GatherBlockQuantized (their quantized
+// embedding tables).
 // Costs: quantize/dequantize 2 per element (scale, zero point). Integer contractions report their
 // integer MACs exactly like float ones (2 FLOPs per MAC); zero-point corrections inside the
 // accumulation are not counted; requantization of the output (QLinear*) is 2 per output element.

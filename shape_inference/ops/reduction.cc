@@ -1,5 +1,5 @@
-// Reduction family: Reduce* (axes as input 1 after import normalisation, keepdims,
-// noop_with_empty_axes) and ArgMax/ArgMin. FLOPs per COUNTING.md: 1 per input element for the
+// shape_inference/ops/reduction.cc — reduction family: Reduce* (axes as input 1 after import normalisation,
+// keepdims, noop_with_empty_axes) and ArgMax/ArgMin. FLOPs per docs/COUNTING.md: 1 per input element for the
 // accumulation, plus the op's own elementwise step per input element (abs, square, exp) and its
 // finishing step per output element (divide, sqrt, log), each counted as 1.
 #include <algorithm>

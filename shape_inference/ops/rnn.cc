@@ -1,5 +1,5 @@
-// rnn family: RNN, GRU, LSTM. MACs are the gate products, per time step and direction:
-// batch * gates*hidden * (input + hidden); every one of seq_length steps is counted (sequence_lens
+// shape_inference/ops/rnn.cc — rnn family: RNN, GRU, LSTM. MACs are the gate products, per time step and
+// direction: batch * gates*hidden * (input + hidden); every one of seq_length steps is counted (sequence_lens
 // ignored: an upper bound). FLOPs = 2*MACs + the per-hidden-unit gate arithmetic each formula lists.
 #include "../helpers.h"
 

@@ -1,6 +1,7 @@
-// Sequence and optional family. The IR has no sequence type: a sequence value carries its element
-// dtype and an unknown-rank shape, so tensors taken out of a sequence keep their dtype but not their
-// shape. An optional value carries its element's dtype and shape. No arithmetic: layout only.
+// shape_inference/ops/sequence.cc — sequence and optional family. The IR has no sequence type: a sequence
+// value carries its element dtype and an unknown-rank shape, so tensors taken out of a sequence keep their
+// dtype but not their shape. An optional value carries its element's dtype and shape. No arithmetic: layout
+// only.
 #include "../helpers.h"
 
 namespace flopwise {

@@ -1,5 +1,6 @@
-// Signal family (opset 17+): DFT, STFT, the cosine-sum windows (Hann, Hamming, Blackman) and
-// MelWeightMatrix. Signals are [batch, ..., 1] (real) or [batch, ..., 2] (complex); spectra end in 2.
+// shape_inference/ops/signal.cc — signal family (opset 17+): DFT, STFT, the cosine-sum windows (Hann,
+// Hamming, Blackman) and MelWeightMatrix. Signals are [batch, ..., 1] (real) or [batch, ..., 2] (complex);
+// spectra end in 2.
 // FLOPs: a transform of length n is counted as one complex FFT, 5*n*ceil(log2 n) (the usual FFT
 // estimate; it is the same for real input and one-sided output, which could halve it). MACs: 0
 // (transforms are not counted as contractions). Windows and the mel matrix count their elementwise

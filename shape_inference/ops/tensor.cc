@@ -1,8 +1,10 @@
-// Tensor family: shape arithmetic and data movement (Shape, Reshape, Gather, Concat, Slice, ...).
-// Exported models compute reshape targets with Shape -> Gather -> Unsqueeze -> Concat -> Reshape
-// chains, often on symbolic dims, so every op here that moves small integer tensors also moves their
-// known contents (ConstData, ints as Dims): a `batch` read by Shape arrives at Reshape as `batch`.
-// Costs: layout ops are free ("layout only"); the few that compute say what they count.
+// shape_inference/ops/tensor.cc — tensor family: shape arithmetic and data movement (Shape, Reshape, Gather,
+// Concat, Slice, ...); its data-dependent selections are tensor_datadep.cc, its ops that compute
+// tensor_compute.cc, the helpers all three share tensor_common.h. Exported models compute reshape targets
+// with Shape -> Gather -> Unsqueeze -> Concat -> Reshape chains, often on symbolic dims, so every op here
+// that moves small integer tensors also moves their known contents (ConstData, ints as Dims): a `batch` read
+// by Shape arrives at Reshape as `batch`. Costs: layout ops are free ("layout only"); the few that compute
+// say what they count.
 //
 // Symbolic Slice bounds: a symbolic dim is assumed to be at least as large as a constant index used
 // on it (x[:, 1:] on `seq` gives `seq - 1`, x[:, -1:] gives 1), and a symbolic bound (a value read
@@ -14,127 +16,16 @@
 #include <set>
 
 #include "../helpers.h"
+#include "tensor_common.h"
 
 namespace flopwise {
 
 namespace {
 
+using namespace tensor_ops;
+
 // Slice bounds at or beyond +-2^31-1 mean "to the end" (exporters write INT64_MAX or INT32_MAX).
 constexpr int64_t kToEnd = 2147483647;
-
-std::string dims_text(const std::vector<int64_t>& v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-  return s + "]";
-}
-std::string dims_text(const std::vector<Dim>& v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + v[i].str();
-  return s + "]";
-}
-
-// ---- constant contents ----------------------------------------------------------------------------
-// Integer contents of input i as Dims (symbolic entries allowed); float contents are converted when
-// integral. nullopt when absent.
-std::optional<std::vector<Dim>> in_dim_data(const InferContext& c, size_t i) {
-  const ConstData* d = c.in_data(i);
-  if (!d) return std::nullopt;
-  if (!d->is_float) return d->ints;
-  std::vector<Dim> out;
-  for (double f : d->floats) {
-    auto x = exact_int64(f);
-    if (!x) return std::nullopt;
-    out.push_back(Dim(*x));
-  }
-  return out;
-}
-
-// Element count of a fully known shape when it is at most limits().max_const_elements.
-std::optional<int64_t> small_numel(const std::vector<int64_t>& dims) {
-  int64_t n = 1;
-  for (int64_t d : dims) {
-    if (d < 0 || !checked_mul(n, d, &n) || n > limits().max_const_elements) return std::nullopt;
-  }
-  return n;
-}
-
-// Input i's contents with its fully known dims, when their sizes agree.
-struct KnownTensor {
-  const ConstData* data = nullptr;
-  std::vector<int64_t> dims;
-};
-std::optional<KnownTensor> known_tensor(const InferContext& c, size_t i) {
-  const ConstData* d = c.in_data(i);
-  auto dims = known_dims(c.in_shape(i));
-  if (!d || !dims) return std::nullopt;
-  auto n = small_numel(*dims);
-  if (!n || static_cast<int64_t>(d->size()) != *n) return std::nullopt;
-  return KnownTensor{d, *dims};
-}
-
-std::vector<int64_t> strides_of(const std::vector<int64_t>& dims) {
-  std::vector<int64_t> s(dims.size(), 1);
-  for (size_t i = dims.size(); i-- > 1;) s[i - 1] = s[i] * dims[i];
-  return s;
-}
-
-// Output `out` gets, for each row-major multi-index idx over `out_dims`, element src(idx) of `in`
-// (src < 0: unknown, nothing is set). Used by every data-moving op's constant propagation.
-void fold_by_index(InferContext& c, size_t out, const ConstData& in, const std::vector<int64_t>& out_dims,
-                   const std::function<int64_t(const std::vector<int64_t>&)>& src) {
-  auto n = small_numel(out_dims);
-  if (!n) return;
-  ConstData r;
-  r.is_float = in.is_float;
-  if (in.is_float)
-    r.floats.reserve(static_cast<size_t>(*n));
-  else
-    r.ints.reserve(static_cast<size_t>(*n));
-  std::vector<int64_t> idx(out_dims.size(), 0);
-  for (int64_t e = 0; e < *n; ++e) {
-    int64_t s = src(idx);
-    if (s < 0 || s >= static_cast<int64_t>(in.size())) return;
-    if (in.is_float)
-      r.floats.push_back(in.floats[s]);
-    else
-      r.ints.push_back(in.ints[s]);
-    for (size_t j = out_dims.size(); j-- > 0;) {
-      if (++idx[j] < out_dims[j]) break;
-      idx[j] = 0;
-    }
-  }
-  c.set_output_data(out, std::move(r));
-}
-
-// Same contents, new shape (Identity, Reshape, Flatten, Squeeze, Unsqueeze).
-void copy_data(InferContext& c) {
-  if (const ConstData* d = c.in_data(0)) c.set_output_data(0, *d);
-}
-
-// Axes given as a list: normalised against `rank`, duplicates fail.
-std::vector<int64_t> normalize_axes(InferContext& c, const std::vector<int64_t>& axes, int64_t rank) {
-  std::vector<int64_t> out;
-  for (int64_t a : axes) {
-    int64_t n = normalize_axis(c, a, rank);
-    if (std::find(out.begin(), out.end(), n) != out.end())
-      c.fail("axis " + std::to_string(a) + " repeated in axes");
-    out.push_back(n);
-  }
-  return out;
-}
-
-std::vector<int64_t> all_axes(size_t rank) {
-  std::vector<int64_t> v(rank);
-  std::iota(v.begin(), v.end(), 0);
-  return v;
-}
-
-// Length of a 1-D input from its shape (when its contents are not known).
-std::optional<int64_t> vector_length(const InferContext& c, size_t i) {
-  const Shape& s = c.in_shape(i);
-  if (!s.rank_known || s.rank() != 1 || !s.dims[0].is_known()) return std::nullopt;
-  return s.dims[0].value();
-}
 
 // ---- Shape, Size, Identity ---------------------------------------------------------------------------
 void infer_shape(InferContext& c) {
@@ -853,359 +744,10 @@ void infer_space_to_depth(InferContext& c) {
                Shape({in.dims[0], in.dims[1] * Dim(b * b), in.dims[2] / Dim(b), in.dims[3] / Dim(b)}));
 }
 
-// ---- Resize --------------------------------------------------------------------------------------------
-// Inputs (after import normalisation): X, roi, scales, sizes. Output dim = sizes, or floor(in*scale)
-// computed in float as ONNX does; Resize-18 `axes` restricts both to some axes.
-void infer_resize(InferContext& c) {
-  const DType t = c.in_dtype(0);
-  const Shape& in = c.in_shape(0);
-  if (!in.rank_known) {
-    c.set_output(0, t, Shape::unknown_rank());
-    return;
-  }
-  const int64_t r = static_cast<int64_t>(in.rank());
-  std::vector<int64_t> axes = all_axes(in.rank());
-  if (c.node().opset >= 18 && c.node().has_attr("axes"))
-    axes = normalize_axes(c, c.node().attr_ints("axes"), r);
-  std::vector<Dim> out = in.dims;
-  for (int64_t a : axes) out[a] = Dim::unknown();
-  auto sizes = c.has_input(3) ? in_dim_data(c, 3) : std::nullopt;
-  auto scales = c.has_input(2) ? c.in_floats(2) : std::nullopt;
-  if (sizes && !sizes->empty()) {
-    if (sizes->size() != axes.size())
-      c.fail("sizes " + dims_text(*sizes) + " has " + std::to_string(sizes->size()) + " entries for " +
-             std::to_string(axes.size()) + " axes of " + in.str());
-    const std::string policy = c.node().attr_s("keep_aspect_ratio_policy", "stretch");
-    if (c.node().opset < 18 || policy == "stretch") {
-      for (size_t i = 0; i < axes.size(); ++i) out[axes[i]] = (*sizes)[i];
-    } else {
-      // not_larger / not_smaller: one scale for all axes, min (max) of sizes/in; out = round(scale*in).
-      bool known = true;
-      double s = policy == "not_larger" ? INFINITY : 0;
-      for (size_t i = 0; i < axes.size(); ++i) {
-        known =
-            known && (*sizes)[i].is_known() && in.dims[axes[i]].is_known() && in.dims[axes[i]].value() > 0;
-        if (!known) break;
-        double q = static_cast<double>((*sizes)[i].value()) / static_cast<double>(in.dims[axes[i]].value());
-        s = policy == "not_larger" ? std::min(s, q) : std::max(s, q);
-      }
-      if (known)
-        for (int64_t a : axes) {
-          auto v = exact_int64(std::floor(s * static_cast<double>(in.dims[a].value()) + 0.5));
-          out[a] = v ? Dim(*v) : Dim();
-        }
-    }
-  } else if (scales && !scales->empty()) {
-    if (scales->size() != axes.size())
-      c.fail("scales has " + std::to_string(scales->size()) + " entries for " + std::to_string(axes.size()) +
-             " axes of " + in.str());
-    for (size_t i = 0; i < axes.size(); ++i) {
-      const Dim& d = in.dims[axes[i]];
-      const float s = static_cast<float>((*scales)[i]);
-      if (!(s > 0)) c.fail("scale " + std::to_string(s) + " must be positive");
-      if (d.is_known()) {
-        auto v = exact_int64(std::floor(static_cast<float>(d.value()) * s));  // inf past float's range
-        out[axes[i]] = v ? Dim(*v) : Dim();
-      } else if (s == std::floor(s) && s < 1e9f)
-        out[axes[i]] = d * Dim(static_cast<int64_t>(s));  // integral scale: exact on a symbolic dim
-    }
-  }
-  c.set_output(0, t, Shape(out));
-}
-
-// Interpolation FLOPs per output element over k resized axes: nearest reads one input (0 FLOPs);
-// (bi/tri)linear weights 2^k taps (2^k mul + 2^k - 1 add); cubic 4^k taps (2*4^k - 1).
-int64_t interp_flops_per_elem(const std::string& mode, int64_t k) {
-  if (k <= 0 || k > 15) return 0;
-  if (mode == "linear" || mode == "bilinear") return (int64_t{2} << k) - 1;
-  if (mode == "cubic" || mode == "bicubic") return 2 * (int64_t{1} << (2 * k)) - 1;
-  return 0;
-}
-
-OpCost cost_resize(const CostContext& c) {
-  const Shape& in = c.in_shape(0);
-  const Shape& out = c.out_shape(0);
-  const std::string mode = c.node.attr_s("mode", "nearest");
-  if (mode == "nearest") return OpCost{Count{}, Count{}};
-  if (!in.rank_known || !out.rank_known || in.rank() != out.rank()) return cost_unknown(c);
-  int64_t k = 0;
-  for (size_t i = 0; i < in.rank(); ++i) {
-    if (in.dims[i].same_as(out.dims[i])) continue;
-    if (in.dims[i].is_unknown() || out.dims[i].is_unknown()) return cost_unknown(c);
-    ++k;
-  }
-  return cost_per_out_elem(c, interp_flops_per_elem(mode, k));
-}
-
-// GridSample: X [N, C, D1..Dk], grid [N, O1..Ok, k] -> [N, C, O1..Ok].
-void infer_grid_sample(InferContext& c) {
-  const DType t = c.in_dtype(0);
-  const Shape& x = c.in_shape(0);
-  const Shape& g = c.in_shape(1);
-  if (!g.rank_known) {
-    c.set_output(0, t, x.rank_known ? Shape::unknown_of_rank(x.rank()) : Shape::unknown_rank());
-    return;
-  }
-  if (g.rank() < 3) c.fail("grid " + g.str() + " must have rank >= 3");
-  const size_t k = g.rank() - 2;
-  if (x.rank_known && x.rank() != k + 2)
-    c.fail("input " + x.str() + " and grid " + g.str() + " disagree on the number of spatial dims");
-  if (g.dims.back().is_known() && g.dims.back().value() != static_cast<int64_t>(k))
-    c.fail("grid " + g.str() + " last dim must be " + std::to_string(k));
-  std::vector<Dim> out{x.rank_known ? merge_dim(c, x.dims[0], g.dims[0], "GridSample batch") : g.dims[0],
-                       x.rank_known ? x.dims[1] : Dim::unknown()};
-  out.insert(out.end(), g.dims.begin() + 1, g.dims.end() - 1);
-  c.set_output(0, t, Shape(out));
-}
-
-OpCost cost_grid_sample(const CostContext& c) {
-  const Shape& out = c.out_shape(0);
-  if (!out.rank_known) return cost_unknown(c);
-  const std::string mode = c.node.attr_s("mode", "bilinear");
-  return cost_per_out_elem(c, interp_flops_per_elem(mode, static_cast<int64_t>(out.rank()) - 2));
-}
-
-// ---- data-dependent selections -------------------------------------------------------------------
-// Their output sizes come from the contents: counted where the contents are known, else a fresh symbol of
-// the node with the bounds the op implies (InferContext::data_dependent): Compress keeps 0..min(extent,
-// condition length) slices, NonZero finds 0..numel hits, Unique 1..N distinct values (0 when N is 0).
-
-// Compress(X, condition) [axis]: the slices along axis (or the flattened elements) whose condition entry is
-// true; the condition may be shorter than the extent (the rest are dropped).
-void infer_compress(InferContext& c) {
-  const DType t = c.in_dtype(0);
-  const Shape& in = c.in_shape(0);
-  const bool has_axis = c.node().has_attr("axis");
-  Dim extent = in.numel();  // what the condition runs along
-  int64_t a = 0;
-  if (has_axis) {
-    if (!in.rank_known) {
-      c.set_output(0, t, Shape::unknown_rank());
-      return;
-    }
-    a = normalize_axis(c, c.node().attr_i("axis", 0), static_cast<int64_t>(in.rank()));
-    extent = in.dims[a];
-  }
-  Dim count;  // number of kept slices: the true entries of the condition within the extent
-  const Shape& cs = c.in_shape(1);
-  const Dim cond_len = cs.rank_known && cs.rank() == 1 ? cs.dims[0] : Dim::unknown();
-  auto cond = c.in_ints(1);
-  // The entries that count: the first `extent` of them; all of them where the extent is symbolic (the
-  // condition is no longer than it: proved, or assumed as a valid model needs).
-  std::optional<int64_t> used;
-  if (cond && extent.is_known()) used = std::min<int64_t>(extent.value(), static_cast<int64_t>(cond->size()));
-  if (cond && !used && extent.is_symbolic()) {  // a condition longer than its axis is no valid model
-    const Dim len(static_cast<int64_t>(cond->size()));
-    auto order = Dim::compare(len, extent);
-    if (!order || *order <= 0) {
-      if (!order) c.assume(len, extent, "Compress's condition is no longer than the axis it selects along");
-      used = static_cast<int64_t>(cond->size());
-    }
-  }
-  if (used) {
-    int64_t n = 0;
-    for (int64_t i = 0; i < *used; ++i) n += (*cond)[i] != 0;
-    count = Dim(n);
-  } else {
-    const Dim hi = cond_len.is_unknown() ? extent
-                   : extent.is_unknown() ? cond_len
-                                         : Dim::min(extent, cond_len);
-    count = c.data_dependent(0, Dim(0), hi);
-  }
-  if (has_axis) {
-    Shape out = in;
-    out.dims[a] = count;
-    c.set_output(0, t, out);
-  } else {
-    c.set_output(0, t, Shape({count}));
-  }
-}
-
-// NonZero: [rank, count of non-zeros]; the indices are known only from known contents.
-void infer_nonzero(InferContext& c) {
-  const Shape& in = c.in_shape(0);
-  const Dim rank = in.rank_known ? Dim(static_cast<int64_t>(in.rank())) : Dim::unknown();
-  auto kt = known_tensor(c, 0);
-  std::vector<int64_t> hits;  // flat offsets of non-zero elements, in row-major order
-  for (size_t e = 0; kt && e < kt->data->size(); ++e) {
-    if (kt->data->is_float) {
-      if (kt->data->floats[e] != 0) hits.push_back(static_cast<int64_t>(e));
-    } else {
-      const Dim& v = kt->data->ints[e];
-      if (!v.is_known()) {
-        kt.reset();
-        break;
-      }
-      if (v.value() != 0) hits.push_back(static_cast<int64_t>(e));
-    }
-  }
-  if (!kt) {
-    c.set_output(0, DType::Int64, Shape({rank, c.data_dependent(0, Dim(0), in.numel())}));
-    return;
-  }
-  const size_t r = kt->dims.size();
-  c.set_output(0, DType::Int64,
-               Shape({Dim(static_cast<int64_t>(r)), Dim(static_cast<int64_t>(hits.size()))}));
-  const auto st = strides_of(kt->dims);
-  ConstData d;
-  for (size_t j = 0; j < r; ++j)
-    for (int64_t h : hits) d.ints.push_back(Dim((h / st[j]) % kt->dims[j]));
-  c.set_output_data(0, std::move(d));
-}
-
-// Distinct slices of known contents along `axis` (-1: the flattened elements), or nullopt when some element
-// is not known (or a NaN, which no two compare equal to). `consecutive`: runs of equal neighbours instead.
-std::optional<int64_t> count_distinct(const KnownTensor& kt, int64_t axis, bool consecutive) {
-  const ConstData& d = *kt.data;
-  std::vector<double> f;
-  std::vector<int64_t> i;
-  for (size_t e = 0; e < d.size(); ++e) {
-    if (d.is_float) {
-      if (std::isnan(d.floats[e])) return std::nullopt;
-      f.push_back(d.floats[e]);
-    } else {
-      if (!d.ints[e].is_known()) return std::nullopt;
-      i.push_back(d.ints[e].value());
-    }
-  }
-  // Slice k along the axis, as a key: its elements in row-major order.
-  int64_t n = static_cast<int64_t>(d.size()), outer = 1, inner = 1;
-  if (axis >= 0) {
-    n = kt.dims[static_cast<size_t>(axis)];
-    for (int64_t j = 0; j < axis; ++j) outer *= kt.dims[static_cast<size_t>(j)];
-    for (size_t j = static_cast<size_t>(axis) + 1; j < kt.dims.size(); ++j) inner *= kt.dims[j];
-  }
-  auto slice = [&](int64_t k) {
-    std::vector<double> key;
-    for (int64_t o = 0; o < outer; ++o)
-      for (int64_t in = 0; in < inner; ++in) {
-        const size_t e = static_cast<size_t>((o * n + k) * inner + in);
-        key.push_back(d.is_float ? f[e] : static_cast<double>(i[e]));
-      }
-    return key;
-  };
-  if (!d.is_float)  // int64 beyond 2^53 would collide as doubles: compare those as integers
-    for (int64_t x : i)
-      if (x > (int64_t{1} << 53) || x < -(int64_t{1} << 53)) return std::nullopt;
-  int64_t count = 0;
-  std::set<std::vector<double>> seen;
-  std::vector<double> prev;
-  for (int64_t k = 0; k < n; ++k) {
-    std::vector<double> key = slice(k);
-    if (consecutive ? (k == 0 || key != prev) : seen.insert(key).second) ++count;
-    prev = std::move(key);
-  }
-  return count;
-}
-
-// Unique(X) [axis, sorted]: Y (the distinct values, or slices along axis), indices and counts one per
-// distinct value, inverse_indices one per element (or slice). flopwise::UniqueConsecutive, torch's
-// unique_consecutive, counts runs of equal neighbours instead, with the same outputs.
-void infer_unique(InferContext& c) {
-  const Shape& in = c.in_shape(0);
-  const bool has_axis = c.node().has_attr("axis");
-  const bool consecutive = c.node().op == "UniqueConsecutive";
-  if (has_axis && !in.rank_known) {
-    c.set_output(0, c.in_dtype(0), Shape::unknown_rank());
-    for (size_t k = 1; k < 4; ++k) c.set_output(k, DType::Int64, Shape::unknown_of_rank(1));
-    return;
-  }
-  int64_t a = -1;
-  Dim along = in.numel();  // inverse_indices has one entry per element (or per slice along axis)
-  if (has_axis) {
-    a = normalize_axis(c, c.node().attr_i("axis", 0), static_cast<int64_t>(in.rank()));
-    along = in.dims[static_cast<size_t>(a)];
-  }
-  Dim count;
-  if (auto kt = known_tensor(c, 0))
-    if (auto n = count_distinct(*kt, a, consecutive)) count = Dim(*n);
-  if (count.is_unknown()) {
-    // At least one distinct value when there is any element: 1..N, or 0 for none.
-    const Dim lo = along.is_known() ? Dim(std::min<int64_t>(along.value(), 1)) : Dim::min(along, Dim(1));
-    count = c.data_dependent(0, along.is_unknown() ? Dim::unknown() : lo, along);
-  }
-  if (has_axis) {
-    Shape y = in;
-    y.dims[static_cast<size_t>(a)] = count;
-    c.set_output(0, c.in_dtype(0), y);
-  } else {
-    c.set_output(0, c.in_dtype(0), Shape({count}));
-  }
-  c.set_output(1, DType::Int64, Shape({count}));
-  c.set_output(2, DType::Int64, Shape({along}));
-  c.set_output(3, DType::Int64, Shape({count}));
-}
-
-void infer_onehot(InferContext& c) {
-  const Shape& ind = c.in_shape(0);
-  const DType t = c.in_dtype(2);
-  Dim depth;
-  if (auto d = c.in_floats(1); d && d->size() == 1) {
-    if (auto x = trunc_int64((*d)[0])) depth = Dim(*x);  // a float depth is cast to int64 (NaN: unknown)
-  } else if (auto di = in_dim_data(c, 1); di && di->size() == 1) {
-    depth = (*di)[0];
-  }
-  if (depth.is_known() && depth.value() < 1) c.fail("depth " + depth.str() + " must be positive");
-  if (!ind.rank_known) {
-    c.set_output(0, t, Shape::unknown_rank());
-    return;
-  }
-  const int64_t r = static_cast<int64_t>(ind.rank()) + 1;
-  const int64_t a = normalize_axis(c, c.node().attr_i("axis", -1), r);
-  std::vector<Dim> out = ind.dims;
-  out.insert(out.begin() + a, depth);
-  c.set_output(0, t, Shape(out));
-}
-
-// ---- TopK, Trilu, CumSum, ReverseSequence, EyeLike ---------------------------------------------------
-std::optional<Dim> topk_k(const InferContext& c) {
-  auto k = in_dim_data(c, 1);
-  if (!k || k->size() != 1) return std::nullopt;
-  return (*k)[0];
-}
-
-void infer_topk(InferContext& c) {
-  const DType t = c.in_dtype(0);
-  const Shape& in = c.in_shape(0);
-  if (!in.rank_known) {
-    c.set_output(0, t, Shape::unknown_rank());
-    c.set_output(1, DType::Int64, Shape::unknown_rank());
-    return;
-  }
-  const int64_t a = normalize_axis(c, c.node().attr_i("axis", -1), static_cast<int64_t>(in.rank()));
-  Dim k = topk_k(c).value_or(Dim::unknown());
-  if (k.is_known()) {
-    if (k.value() < 0) c.fail("K " + k.str() + " is negative");
-    if (in.dims[a].is_known() && k.value() > in.dims[a].value())
-      c.fail("K " + k.str() + " exceeds axis " + std::to_string(a) + " of " + in.str());
-  }
-  Shape out = in;
-  out.dims[a] = k;
-  c.set_output(0, t, out);
-  c.set_output(1, DType::Int64, out);
-}
-
-// TopK as heap selection: each input element is compared against a heap of K, ceil(log2 K)
-// comparisons (at least 1), an estimate of what a selection does, not of a full sort.
-OpCost cost_topk(const CostContext& c) {
-  auto kd = c.in_data(1);
-  if (!kd || kd->size() != 1 || kd->is_float || !kd->ints[0].is_known()) return cost_unknown(c);
-  const int64_t k = kd->ints[0].value();
-  int64_t levels = 1;
-  while ((int64_t{1} << levels) < k && levels < 62) ++levels;
-  return OpCost{Count{}, c.in_numel(0) * Count{levels}};
-}
-
+// ---- Trilu, ReverseSequence, CenterCropPad ----------------------------------------------------------
 void infer_trilu(InferContext& c) {
   const Shape& in = c.in_shape(0);
   if (in.rank_known && in.rank() < 2) c.fail("input " + in.str() + " must have rank >= 2");
-  infer_same_as_input0(c);
-}
-
-void infer_cumsum(InferContext& c) {
-  const Shape& in = c.in_shape(0);
-  if (auto ax = c.in_ints(1); ax && ax->size() == 1 && in.rank_known)
-    normalize_axis(c, (*ax)[0], static_cast<int64_t>(in.rank()));
   infer_same_as_input0(c);
 }
 
@@ -1221,53 +763,6 @@ void infer_reverse_sequence(InferContext& c) {
       out.dims[b] = merge_dim(c, in.dims[b], lens.dims[0], "batch size");
   }
   c.set_output(0, c.in_dtype(0), out);
-}
-
-// ---- Col2Im, CenterCropPad (opset 18) -----------------------------------------------------------------
-// Col2Im: input [N, C*prod(block), L] -> [N, C, image...], L = number of block positions.
-void infer_col2im(InferContext& c) {
-  const DType t = c.in_dtype(0);
-  const Shape& in = c.in_shape(0);
-  if (in.rank_known && in.rank() != 3) c.fail("input " + in.str() + " must have rank 3");
-  auto image = c.in_ints(1);
-  auto block = c.in_ints(2);
-  if (!image) {
-    auto n = vector_length(c, 1);
-    c.set_output(0, t, n ? Shape::unknown_of_rank(static_cast<size_t>(*n) + 2) : Shape::unknown_rank());
-    return;
-  }
-  const size_t n = image->size();
-  std::vector<Dim> out{in.rank_known ? in.dims[0] : Dim::unknown(), Dim::unknown()};
-  for (int64_t v : *image) out.push_back(Dim(v));
-  if (block) {
-    if (block->size() != n)
-      c.fail("block_shape " + dims_text(*block) + " and image_shape " + dims_text(*image) +
-             " differ in length");
-    int64_t bp = 1;
-    for (int64_t b : *block) {
-      if (b <= 0 || !checked_mul(bp, b, &bp))
-        c.fail("block_shape " + dims_text(*block) + " must be positive and its product fit 64 bits");
-    }
-    if (in.rank_known) {
-      const Dim& cb = in.dims[1];
-      if (cb.is_known() && cb.value() % bp != 0)
-        c.fail("dim 1 of " + in.str() + " does not divide by the block size " + std::to_string(bp));
-      out[1] = cb / Dim(bp);
-      auto strides = c.node().attr_ints("strides"), dil = c.node().attr_ints("dilations"),
-           pads = c.node().attr_ints("pads");
-      strides.resize(n, 1);
-      dil.resize(n, 1);
-      pads.resize(2 * n, 0);
-      Dim blocks(1);
-      for (size_t i = 0; i < n; ++i)
-        blocks = blocks *
-                 conv_out_dim(Dim((*image)[i]), (*block)[i], strides[i], dil[i], pads[i], pads[i + n], false);
-      if (blocks.is_known() && in.dims[2].is_known() && blocks.value() != in.dims[2].value())
-        c.fail("input " + in.str() + " has " + in.dims[2].str() + " blocks; image " + dims_text(*image) +
-               " with block " + dims_text(*block) + " gives " + blocks.str());
-    }
-  }
-  c.set_output(0, t, Shape(out));
 }
 
 void infer_center_crop_pad(InferContext& c) {
@@ -1299,7 +794,6 @@ OpCost cost_scatter_reduce(const CostContext& c) {
   if (c.node.attr_s("reduction", "none") == "none") return OpCost{Count{}, Count{}};
   return OpCost{Count{}, c.in_numel(2)};
 }
-
 }  // namespace
 
 void register_tensor_ops(OpRegistry& r) {
@@ -1327,37 +821,14 @@ void register_tensor_ops(OpRegistry& r) {
   reg(r, "CenterCropPad", 18, 0, layout, infer_center_crop_pad, cost_zero);
   reg(r, "ReverseSequence", 10, 0, layout, infer_reverse_sequence, cost_zero);
   reg(r, "Trilu", 14, 0, "layout only (masks a triangle)", infer_trilu, cost_zero);
-  // EyeLike is registered by the generator family.
-  reg(r, "OneHot", 9, 0, "layout only (writes on/off values)", infer_onehot, cost_zero);
+  // EyeLike is registered by the generator family; OneHot by tensor_datadep.
   // Scatters: the old Scatter is ScatterElements without reduction.
   reg(r, "Scatter", 9, 0, layout, infer_scatter, cost_zero);
   reg(r, "ScatterND", 11, 0, "layout only; reduction != none: 1 per update element", infer_scatter,
       cost_scatter_reduce);
   reg(r, "ScatterElements", 11, 0, "layout only; reduction != none: 1 per update element", infer_scatter,
       cost_scatter_reduce);
-  // Data-dependent output sizes.
-  reg(r, "Compress", 9, 0, "layout only (output size known only from known condition)", infer_compress,
-      cost_zero);
-  reg(r, "NonZero", 9, 0, "1 per input element (compare with zero); output size data-dependent",
-      infer_nonzero, cost_per_in_elem_1);
-  reg(r, "Unique", 11, 0, "unknown (sort-based, data-dependent)", infer_unique, cost_unknown);
-  // torch.unique_consecutive (the TorchScript importer's): Unique's outputs, runs of equal neighbours.
-  reg(r, "UniqueConsecutive", 1, 0, "unknown (data-dependent)", infer_unique, cost_unknown, "flopwise");
-  // Computing ops.
-  reg(r, "CumSum", 11, 0, "1 per output element (running add)", infer_cumsum, cost_per_out_elem_1);
-  reg(r, "TopK", 1, 0, "input elements * max(1, ceil(log2 K)) comparisons (heap-selection estimate)",
-      infer_topk, cost_topk);
-  // Resize also serves Upsample-7/9 and Resize-10, which the importer rewrites into Resize's layout
-  // while keeping the node's opset: hence since 1.
-  reg(r, "Resize", 1, 0,
-      "per output element: nearest 0, linear 2^(k+1)-1, cubic 2*4^k-1 (k = resized axes; 2^k or 4^k taps "
-      "weighted)",
-      infer_resize, cost_resize);
-  reg(r, "GridSample", 16, 0,
-      "per output element: nearest 0, bilinear 2^(k+1)-1, bicubic 2*4^k-1 (k = spatial dims)",
-      infer_grid_sample, cost_grid_sample);
-  reg(r, "Col2Im", 18, 0, "1 per input element (overlapping blocks accumulate)", infer_col2im,
-      cost_per_in_elem_1);
+  // Data-dependent output sizes: tensor_datadep.cc. Computing ops: tensor_compute.cc.
 }
 
 }  // namespace flopwise

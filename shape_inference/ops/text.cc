@@ -1,7 +1,7 @@
-// Text family: StringNormalizer (opset 10), TfIdfVectorizer (opset 9), RegexFullMatch (opset 20).
-// String processing is not floating-point arithmetic: those ops count 0 FLOPs, stated in their
-// formula. TfIdfVectorizer counts 1 FLOP per output element for the weight scaling of IDF/TFIDF
-// modes (TF writes integer counts: 0).
+// shape_inference/ops/text.cc — text family: StringNormalizer (opset 10), TfIdfVectorizer (opset 9),
+// RegexFullMatch (opset 20). String processing is not floating-point arithmetic: those ops count 0 FLOPs,
+// stated in their formula. TfIdfVectorizer counts 1 FLOP per output element for the weight scaling of
+// IDF/TFIDF modes (TF writes integer counts: 0).
 #include <algorithm>
 
 #include "../helpers.h"

@@ -1,8 +1,8 @@
-// Training family (domain ai.onnx.preview.training, version 1): the optimizers Adagrad, Adam and
-// Momentum, and Gradient. An optimizer takes R (learning rate), T (update count), then n optimized
-// tensors X followed by groups of n tensors each (gradients, state); its outputs are the new X and
-// the new state tensors, each with the shape of its input. FLOPs: the pseudo code of the spec, per
-// element of the optimized tensors X (the scalar learning-rate arithmetic on R and T, a handful of
+// shape_inference/ops/training.cc — training family (domain ai.onnx.preview.training, version 1): the
+// optimizers Adagrad, Adam and Momentum, and Gradient. An optimizer takes R (learning rate), T (update
+// count), then n optimized tensors X followed by groups of n tensors each (gradients, state); its outputs are
+// the new X and the new state tensors, each with the shape of its input. FLOPs: the pseudo code of the spec,
+// per element of the optimized tensors X (the scalar learning-rate arithmetic on R and T, a handful of
 // FLOPs per node, is not counted). Gradient's cost depends on the differentiated graph: unknown.
 #include "../helpers.h"
 

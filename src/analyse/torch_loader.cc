@@ -1,4 +1,5 @@
-// TorchScript through the plugin libflopwise_torch.so, loaded (dlopen) only when a .pt is opened.
+// src/analyse/torch_loader.cc — TorchScript through the plugin libflopwise_torch.so, loaded (dlopen) only
+// when a .pt is opened.
 
 #include <dlfcn.h>
 #include <unistd.h>

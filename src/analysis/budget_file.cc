@@ -1,4 +1,5 @@
-// The budget file (TOML via toml++): parsing with errors that name the file, line, table and key.
+// src/analysis/budget_file.cc — the budget file (TOML via toml++): parsing with errors that name the file,
+// line, table and key.
 #include <toml++/toml.h>
 
 #include <algorithm>

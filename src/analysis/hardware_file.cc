@@ -1,4 +1,5 @@
-// A user's device for --hardware-file (TOML via toml++), beside the table of src/analysis/hardware.def:
+// src/analysis/hardware_file.cc — a user's device for --hardware-file (TOML via toml++), beside the table of
+// src/analysis/hardware.def:
 //   name = "my-gpu"
 //   bandwidth_gbs = 900          # decimal GB/s
 //   onchip_mb = 64               # optional

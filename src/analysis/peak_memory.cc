@@ -1,4 +1,4 @@
-// Peak activation memory by liveness (flopwise/peak_memory.h).
+// src/analysis/peak_memory.cc — peak activation memory by liveness (flopwise/peak_memory.h).
 #include "flopwise/peak_memory.h"
 
 #include <algorithm>

@@ -1,9 +1,9 @@
-// aten ops whose output size depends on tensor contents: nonzero (argwhere), nonzero_numpy and one-argument
-// where, masked_select, boolean-mask indexing (x[mask], through aten_tensor.cc's index), unique (_unique,
-// _unique2, unique_dim) and unique_consecutive. Each becomes the ONNX op torch.onnx exports (NonZero,
-// Compress, Unique; unique_consecutive the flopwise-domain UniqueConsecutive), marked with the stem and
-// source op of the size it makes: the shape pass names that size `<stem>_<n>` (flopwise/infer.h,
-// DataDepSymbol), or counts it where the contents are known.
+// src/aten/aten_datadep.cc — aten ops whose output size depends on tensor contents: nonzero (argwhere),
+// nonzero_numpy and one-argument where, masked_select, boolean-mask indexing (x[mask], through
+// aten_tensor.cc's index), unique (_unique, _unique2, unique_dim) and unique_consecutive. Each becomes the
+// ONNX op torch.onnx exports (NonZero, Compress, Unique; unique_consecutive the flopwise-domain
+// UniqueConsecutive), marked with the stem and source op of the size it makes: the shape pass names that size
+// `<stem>_<n>` (flopwise/infer.h, DataDepSymbol), or counts it where the contents are known.
 #include "aten_table.h"
 
 namespace flopwise {

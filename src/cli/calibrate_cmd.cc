@@ -1,6 +1,6 @@
-// `flopwise calibrate RUN.json...`: fits the latency of each op type on one device from measured run
-// reports (`flopwise run ... --format json`: ONNX Runtime profiles node by node, LibTorch runs and PyTorch
-// traces module by module) and writes the calibration file `flopwise MODEL --predict` reads
+// src/cli/calibrate_cmd.cc — `flopwise calibrate RUN.json...`: fits the latency of each op type on one device
+// from measured run reports (`flopwise run ... --format json`: ONNX Runtime profiles node by node, LibTorch
+// runs and PyTorch traces module by module) and writes the calibration file `flopwise MODEL --predict` reads
 // (flopwise/calibration.h).
 #include <CLI/CLI.hpp>
 #include <algorithm>

@@ -1,5 +1,5 @@
-// `flopwise check MODEL --budget FILE`: cost budgets for CI. Exit 0 when every limit holds, 1 when
-// one fails, 2 for bad input (main maps thrown errors to 2). See flopwise/budget.h.
+// src/cli/check_cmd.cc — `flopwise check MODEL --budget FILE`: cost budgets for CI. Exit 0 when every limit
+// holds, 1 when one fails, 2 for bad input (main maps thrown errors to 2). See flopwise/budget.h.
 #include <CLI/CLI.hpp>
 #include <fstream>
 #include <iostream>

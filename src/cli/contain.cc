@@ -1,12 +1,12 @@
-// Containment of TorchScript loads: LibTorch's loader runs an archive's code (__setstate__) and trusts its
-// pickles, so a malformed or hostile .pt can crash it, loop forever or allocate without bound. When a command
-// names a TorchScript file, the process forks at once: the child runs the command as usual, and around each
-// archive load (flopwise::set_torchscript_load_hook) it limits its data size and tells the parent through a
-// pipe that a load began ('B') or ended ('L'). The parent only watches: a load past its time limit is killed,
-// a child that dies inside a load is one line and exit 2 (the input's fault), a child that dies outside one
-// is an internal error (exit 70); otherwise the child's own exit code is the command's. The child dies with
-// its parent (PR_SET_PDEATHSIG): a parent killed by SIGKILL (a caller's timeout, a CI runner, the OOM killer)
-// leaves no load running on its own.
+// src/cli/contain.cc — containment of TorchScript loads: LibTorch's loader runs an archive's code
+// (__setstate__) and trusts its pickles, so a malformed or hostile .pt can crash it, loop forever or allocate
+// without bound. When a command names a TorchScript file, the process forks at once: the child runs the
+// command as usual, and around each archive load (flopwise::set_torchscript_load_hook) it limits its data
+// size and tells the parent through a pipe that a load began ('B') or ended ('L'). The parent only watches: a
+// load past its time limit is killed, a child that dies inside a load is one line and exit 2 (the input's
+// fault), a child that dies outside one is an internal error (exit 70); otherwise the child's own exit code
+// is the command's. The child dies with its parent (PR_SET_PDEATHSIG): a parent killed by SIGKILL (a caller's
+// timeout, a CI runner, the OOM killer) leaves no load running on its own.
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>

@@ -1,4 +1,5 @@
-// `flopwise diff A B`: compares two models or saved JSON reports (any mix). See flopwise/diff.h.
+// src/cli/diff_cmd.cc — `flopwise diff A B`: compares two models or saved JSON reports (any mix). See
+// flopwise/diff.h.
 #include <CLI/CLI.hpp>
 #include <fstream>
 #include <iostream>

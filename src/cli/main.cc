@@ -1,4 +1,4 @@
-// flopwise CLI: the program boundary. The only place errors become messages and exit codes.
+// src/cli/main.cc — flopwise CLI: the program boundary. The only place errors become messages and exit codes.
 #include <CLI/CLI.hpp>
 #include <fstream>
 #include <iostream>

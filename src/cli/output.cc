@@ -1,3 +1,5 @@
+// src/cli/output.cc — where a command writes what it prints (output.h): the output file or stdout, control
+// characters escaped on the standard streams, and error messages with their class.
 #include "output.h"
 
 #include <fcntl.h>

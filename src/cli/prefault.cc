@@ -1,4 +1,4 @@
-// start_heap_prefault (commands.h): fresh heap memory faulted in on a second thread.
+// src/cli/prefault.cc — start_heap_prefault (commands.h): fresh heap memory faulted in on a second thread.
 //
 // A short analysis spends a third of its time in the kernel's page faults: a 6,000-node model touches
 // ~10 MB of fresh heap, and on a VM each first touch of a page costs microseconds (Swin-T: ~2,400 faults,

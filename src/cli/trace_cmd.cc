@@ -1,6 +1,6 @@
-// `flopwise trace TRACE.json[.gz]`: a PyTorch profiler trace's measured time beside the static cost of its
-// ops (flopwise/torch_trace.h), by module scope, phase, op and kernel; and `flopwise diff` of two traces
-// (diff_cmd.cc calls run_trace_diff).
+// src/cli/trace_cmd.cc — `flopwise trace TRACE.json[.gz]`: a PyTorch profiler trace's measured time beside
+// the static cost of its ops (flopwise/torch_trace.h), by module scope, phase, op and kernel; and `flopwise
+// diff` of two traces (diff_cmd.cc calls run_trace_diff).
 #include <CLI/CLI.hpp>
 #include <cstdlib>
 #include <fstream>

@@ -1,6 +1,6 @@
 // src/cost/training.cc — the training step (flopwise/training.h): requires_grad propagated through the graph
-// from the trainable parameters, each op's backward by the rules of COUNTING.md ("The training step"), the
-// parameters' gradients and the optimizer's state and FLOPs, rolled up by scope as the report's tree.
+// from the trainable parameters, each op's backward by the rules of docs/COUNTING.md ("The training step"),
+// the parameters' gradients and the optimizer's state and FLOPs, rolled up by scope as the report's tree.
 #include "flopwise/training.h"
 
 #include <optional>

@@ -1,4 +1,5 @@
-// flopwise diff: scope alignment and deltas between two Reports (see flopwise/diff.h for the contract).
+// src/diff/diff.cc — flopwise diff: scope alignment and deltas between two Reports (see flopwise/diff.h for
+// the contract).
 #include "flopwise/diff.h"
 
 #include <algorithm>

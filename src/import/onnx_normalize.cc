@@ -1,5 +1,6 @@
-// Opset normalisation: older ONNX op versions are rewritten into the newest layout at import, so
-// shape and cost rules see one form per op (axes/splits/pads/scales as inputs, never attributes).
+// src/import/onnx_normalize.cc — opset normalisation: older ONNX op versions are rewritten into the newest
+// layout at import, so shape and cost rules see one form per op (axes/splits/pads/scales as inputs, never
+// attributes).
 #include "onnx_normalize.h"
 
 #include <algorithm>

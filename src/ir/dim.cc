@@ -1,3 +1,6 @@
+// src/ir/dim.cc — one tensor dimension (flopwise/dim.h): polynomial arithmetic in named symbols,
+// overflow-checked, with floor, ceil, mod, min and max as derived symbols, substitution and text; Count's
+// arithmetic.
 #include "flopwise/dim.h"
 
 #include <algorithm>

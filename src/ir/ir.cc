@@ -1,3 +1,5 @@
+// src/ir/ir.cc — the common IR (flopwise/ir.h): element types by name and size, shapes and their text, node
+// attributes, a graph's value index, copies of a model.
 #include "flopwise/ir.h"
 
 #include <algorithm>

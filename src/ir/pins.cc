@@ -1,5 +1,5 @@
-// Pins: the user's facts about a model's inputs (--input, --dim, --value), parsed and applied to the IR
-// before the shape pass.
+// src/ir/pins.cc — pins: the user's facts about a model's inputs (--input, --dim, --value), parsed and
+// applied to the IR before the shape pass.
 #include "flopwise/pins.h"
 
 #include <cctype>

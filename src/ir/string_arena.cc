@@ -1,4 +1,4 @@
-// StringArena: see flopwise/string_arena.h.
+// src/ir/string_arena.cc — StringArena: see flopwise/string_arena.h.
 #include "flopwise/string_arena.h"
 
 #include <cstring>

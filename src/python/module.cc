@@ -1,9 +1,9 @@
-// flopwise._flopwise — the compiled half of the Python package (python/flopwise/): the in-process analysis of
-// an ONNX file, kept while its Python Report lives (the JSON report handed out a member at a time, the node
-// table only when asked), its report in any static-report format, and the library's typed errors as the
-// package's Python exceptions. Owns nothing else: LibTorch is never loaded here (a .pt is refused; the
-// package analyses it with the CLI in a child process), nor are sweeps, diffs, checks or runs (the package
-// runs the CLI for those).
+// src/python/module.cc — flopwise._flopwise, the compiled half of the Python package (python/flopwise/): the
+// in-process analysis of an ONNX file, kept while its Python Report lives (the JSON report handed out a
+// member at a time, the node table only when asked), its report in any static-report format, and the
+// library's typed errors as the package's Python exceptions. Owns nothing else: LibTorch is never loaded here
+// (a .pt is refused; the package analyses it with the CLI in a child process), nor are sweeps, diffs, checks
+// or runs (the package runs the CLI for those).
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 

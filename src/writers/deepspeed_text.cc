@@ -1,7 +1,7 @@
-// The text report in the layout of DeepSpeed's flops profiler as its early releases printed it (the layout of
-// ../shared/reference/deepspeed_flops_profiler_output.txt): summary, aggregated profile per depth, detailed
-// profile, with its number formats. flopwise counts without running, so the latency rows are left out.
-// Used for --convention deepspeed_legacy (report.cc's write_text).
+// src/writers/deepspeed_text.cc — the text report in the layout of DeepSpeed's flops profiler as its early
+// releases printed it (the layout of ../shared/reference/deepspeed_flops_profiler_output.txt): summary,
+// aggregated profile per depth, detailed profile, with its number formats. flopwise counts without running,
+// so the latency rows are left out. Used for --convention deepspeed_legacy (report.cc's write_text).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>

@@ -1,5 +1,5 @@
-// Writers for a Diff: text (terminal), JSON ("flopwise.diff/1", documented in the README), markdown
-// (a pull-request comment).
+// src/writers/diff_format.cc — writers for a Diff: text (terminal), JSON ("flopwise.diff/1", documented in
+// the README), markdown (a pull-request comment).
 #include <algorithm>
 #include <cstdio>
 #include <nlohmann/json.hpp>

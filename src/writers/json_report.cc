@@ -1,4 +1,5 @@
-// JSON writer: schema "flopwise.report/1" (documented in the README). Exact integers; null = unknown.
+// src/writers/json_report.cc — JSON writer: schema "flopwise.report/1" (documented in the README). Exact
+// integers; null = unknown.
 // Streamed: written while walking the Report (no DOM), byte-identical to nlohmann's dump(2) of the same
 // document, in time and memory linear in the report.
 #include <algorithm>

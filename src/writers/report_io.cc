@@ -1,4 +1,5 @@
-// Reader for saved JSON reports (schema "flopwise.report/1", written by src/writers/json_report.cc).
+// src/writers/report_io.cc — reader for saved JSON reports (schema "flopwise.report/1", written by
+// src/writers/json_report.cc).
 #include "flopwise/report_io.h"
 
 #include <fstream>

@@ -1,5 +1,5 @@
-// Text, CSV and markdown writers. The text layout follows the DeepSpeed flops profiler: a summary,
-// the top modules per depth, then the detailed module tree.
+// src/writers/text.cc — text, CSV and markdown writers. The text layout follows the DeepSpeed flops profiler:
+// a summary, the top modules per depth, then the detailed module tree.
 #include <algorithm>
 #include <cctype>
 #include <cmath>

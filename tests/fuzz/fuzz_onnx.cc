@@ -1,6 +1,6 @@
-// libFuzzer target over the ONNX path (issue 16): bytes -> import -> shape pass -> cost -> every report
-// writer, plus the LLM and memory passes. A flopwise::Error is the expected answer to a bad file; anything
-// else escaping (another exception, a sanitizer report, a crash, a hang) is a finding.
+// tests/fuzz/fuzz_onnx.cc — libFuzzer target over the ONNX path (issue 16): bytes -> import -> shape pass ->
+// cost -> every report writer, plus the LLM and memory passes. A flopwise::Error is the expected answer to a
+// bad file; anything else escaping (another exception, a sanitizer report, a crash, a hang) is a finding.
 //
 //   cmake -S . -B build-fuzz -DCMAKE_CXX_COMPILER=clang++ -DFLOPWISE_FUZZ=ON -DFLOPWISE_WITH_TORCH=OFF
 //   make -C build-fuzz flopwise_fuzz
