@@ -50,7 +50,9 @@ TEST_CASE("converter-written ai.onnx.ml files: every node counted, as their attr
   // the import names them by; onnxmltools 1.3's are [1, C].
   const auto expect = expectations();
   REQUIRE(expect.size() == 12);
-  for (const auto& [name, want] : expect.items()) {
+  for (const auto& item : expect.items()) {  // not a structured binding: CAPTURE's lambda reads `name`
+    const std::string name = item.key();
+    const auto& want = item.value();
     CAPTURE(name);
     const flopwise::Analysis open = analyse_ml(name);
     CHECK(open.report.unsupported.empty());
@@ -82,7 +84,9 @@ TEST_CASE("converter-written ai.onnx.ml files: every node counted, as their attr
 
 TEST_CASE("converter-written files: producer, opset and tree depths as the script read them") {
   const auto expect = expectations();
-  for (const auto& [name, want] : expect.items()) {
+  for (const auto& item : expect.items()) {  // not a structured binding: CAPTURE's lambda reads `name`
+    const std::string name = item.key();
+    const auto& want = item.value();
     CAPTURE(name);
     const flopwise::Report& r = analyse_ml(name).report;
     const std::string producer = want["producer"].get<std::string>();
