@@ -148,6 +148,12 @@ std::optional<std::vector<int64_t>> known_dims(const Shape& s) {
   return v;
 }
 
+int64_t ceil_log2(int64_t n) {
+  int64_t k = 0;
+  while (k < 63 && (int64_t{1} << k) < n) ++k;
+  return k;
+}
+
 int64_t product(const std::vector<int64_t>& v) {
   int64_t p = 1;
   for (auto x : v)

@@ -8,78 +8,6 @@ using namespace fwtest;
 TEST_CASE("torch_ext ops (flopwise domain)") {
   const std::vector<OpCase> cases = {
       // label, op, inputs, attrs, expected shapes, MACs, FLOPs, domain, opset
-      {"adaptive avg pool static",
-       "AdaptiveAvgPool",
-       {"1x8x14x14"},
-       {{"output_size", A::ints({7, 7})}},
-       {"1x8x7x7"},
-       0,
-       1568,
-       "flopwise",
-       1},  // 1 per input element: 8*14*14 = 1568
-      {"adaptive avg pool symbolic",
-       "AdaptiveAvgPool",
-       {"Nx8x14x14"},
-       {{"output_size", A::ints({2, 2})}},
-       {"Nx8x2x2"},
-       0,
-       kUnknown,
-       "flopwise",
-       1},
-      {"adaptive avg pool unknown rank",
-       "AdaptiveAvgPool",
-       {"*"},
-       {{"output_size", A::ints({2, 2})}},
-       {"*"},
-       -1,
-       kUnknown,
-       "flopwise",
-       1},
-      {"adaptive avg pool rank too small",
-       "AdaptiveAvgPool",
-       {"8"},
-       {{"output_size", A::ints({2, 2})}},
-       {"!"},
-       -1,
-       -1,
-       "flopwise",
-       1},
-      {"adaptive max pool static",
-       "AdaptiveMaxPool",
-       {"1x8x14x14"},
-       {{"output_size", A::ints({7, 7})}},
-       {"1x8x7x7"},
-       0,
-       1568,
-       "flopwise",
-       1},  // 1 per input element: 8*14*14 = 1568
-      {"adaptive max pool symbolic",
-       "AdaptiveMaxPool",
-       {"Nx8x14x14"},
-       {{"output_size", A::ints({2, 2})}},
-       {"Nx8x2x2"},
-       0,
-       kUnknown,
-       "flopwise",
-       1},
-      {"adaptive max pool unknown rank",
-       "AdaptiveMaxPool",
-       {"*"},
-       {{"output_size", A::ints({2, 2})}},
-       {"*"},
-       -1,
-       kUnknown,
-       "flopwise",
-       1},
-      {"adaptive max pool rank too small",
-       "AdaptiveMaxPool",
-       {"8"},
-       {{"output_size", A::ints({2, 2})}},
-       {"!"},
-       -1,
-       -1,
-       "flopwise",
-       1},
       {"pack scalars", "PackScalars", {"scalar:int64=2", "scalar:int64=3"}, {}, {"2"}, 0, 0, "flopwise", 1},
       {"pack scalars symbolic",
        "PackScalars",
@@ -161,6 +89,19 @@ TEST_CASE("torch_ext ops (flopwise domain)") {
        1},
   };
   for (const auto& tc : cases) check_case(tc);
+  // Adaptive average and max pooling alike: 1 per input element (8*14*14 = 1568); output [N, C,
+  // *output_size].
+  for (const char* op : {"AdaptiveAvgPool", "AdaptiveMaxPool"}) {
+    CAPTURE(op);
+    const std::map<std::string, Attribute> to7{{"output_size", A::ints({7, 7})}},
+        to2{{"output_size", A::ints({2, 2})}};
+    // clang-format off
+    check_case({"static", op, {"1x8x14x14"}, to7, {"1x8x7x7"}, 0, 1568, "flopwise", 1});
+    check_case({"symbolic", op, {"Nx8x14x14"}, to2, {"Nx8x2x2"}, 0, kUnknown, "flopwise", 1});
+    check_case({"unknown rank", op, {"*"}, to2, {"*"}, -1, kUnknown, "flopwise", 1});
+    check_case({"rank too small", op, {"8"}, to2, {"!"}, -1, -1, "flopwise", 1});
+    // clang-format on
+  }
   // Batch norm's backward by hand, 8x64x2x2 = 2048 input elements: all gradients 9 per element (both sums,
   // then the normalised combination), the weight's and bias's only 4 + 1.
   check_case({"batch norm backward, all gradients",
@@ -186,6 +127,16 @@ TEST_CASE("torch_ext ops (flopwise domain)") {
               "MaxPoolBackward",
               {"2x64x16x16", "2x64x16x16:int64"},
               {{"input_shape", A::ints({2, 64, 32, 32})}},
+              {"2x64x32x32"},
+              0,
+              32768,
+              "flopwise",
+              1});
+  // The same with the input's shape as a third input (how a .pt2 of symbolic sizes gives it).
+  check_case({"max pool backward, the shape as an input",
+              "MaxPoolBackward",
+              {"2x64x16x16", "2x64x16x16:int64", "4:int64=2,64,32,32"},
+              {},
               {"2x64x32x32"},
               0,
               32768,

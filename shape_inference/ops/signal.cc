@@ -11,12 +11,6 @@ namespace flopwise {
 
 namespace {
 
-int64_t ceil_log2(int64_t n) {
-  int64_t k = 0;
-  while (k < 63 && (int64_t{1} << k) < n) ++k;
-  return k;
-}
-
 // FLOPs of one FFT of length n: 5*n*ceil(log2 n); unknown when n is.
 Count fft_flops(const Dim& n) {
   if (!n.is_known() || n.value() < 1) return Count::unknown();

@@ -158,9 +158,7 @@ OpCost cost_topk(const CostContext& c) {
   auto kd = c.in_data(1);
   if (!kd || kd->size() != 1 || kd->is_float || !kd->ints[0].is_known()) return cost_unknown(c);
   const int64_t k = kd->ints[0].value();
-  int64_t levels = 1;
-  while ((int64_t{1} << levels) < k && levels < 62) ++levels;
-  return OpCost{Count{}, c.in_numel(0) * Count{levels}};
+  return OpCost{Count{}, c.in_numel(0) * Count{std::max<int64_t>(1, ceil_log2(k))}};
 }
 
 void infer_cumsum(InferContext& c) {

@@ -185,9 +185,7 @@ OpCost cost_sort(const CostContext& c) {
   if (axis < 0 || axis >= r || !x.dims[static_cast<size_t>(axis)].is_known())
     return OpCost{Count{}, Count::unknown()};  // no products, whatever n is
   const int64_t n = x.dims[static_cast<size_t>(axis)].value();
-  int64_t levels = 0;
-  while (levels < 62 && (int64_t{1} << levels) < n) ++levels;
-  return OpCost{Count{}, c.in_numel(0) * Count{levels}};
+  return OpCost{Count{}, c.in_numel(0) * Count{ceil_log2(n)}};
 }
 
 // Histogram(X) attrs bins, min, max: torch.histc, X's dtype, [bins]. Per element: its bin (x - min) * bins /
