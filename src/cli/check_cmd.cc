@@ -26,7 +26,7 @@ int run_check(int argc, char** argv) {
       "flopwise check: fail when a model exceeds its cost budget (exit 0 ok, 1 over budget, 2 bad input)",
       "flopwise check"};
   app.add_option("model", model, "model file (.onnx, .pt) or a saved JSON report")->required();
-  app.add_option("--budget,-b", budget_path, "budget file (TOML; see the README)")->required();
+  app.add_option("--budget,-b", budget_path, "budget file (TOML; docs/check.md)")->required();
   app.add_option("--input,-i", inputs, "pin an input: NAME:1x3x224x224[:dtype] (over the budget's [inputs])");
   app.add_option("--dim,-d", dims, "bind a symbolic dim: batch=8 (over the budget's [dims])");
   app.add_option("--value", values, "pin the contents of a shape-like input: NAME=4,2");

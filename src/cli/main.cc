@@ -282,7 +282,7 @@ int main(int argc, char** argv) {
           "; NAME:tf32 runs float32 products at the TF32 rate): per scope time bound and the latency "
           "lower bound (text, JSON)");
   app.add_option("--hardware-file", o.hardware_file,
-                 "roofline on a device described in a TOML file (README)");
+                 "roofline on a device described in a TOML file (docs/roofline.md)");
   app.add_flag(
       "--causal", o.causal,
       "count attention products (MatMul -> Softmax -> MatMul) without a causal mask's upper triangle, as "
@@ -310,7 +310,7 @@ int main(int argc, char** argv) {
                  "reconcile the FLOPs of two conventions per op type: --explain default torchvision")
       ->expected(2);
   app.add_option("--convention", o.convention,
-                 "counting convention of the FLOPs: " + fw::convention_names() + " (README: Conventions)");
+                 "counting convention of the FLOPs: " + fw::convention_names() + " (docs/conventions.md)");
   if (auto code = fw::parse_command_line(app, argc, argv, "")) return *code;
   return guarded([&] { return run(o); });
 }

@@ -31,7 +31,7 @@ void add_train_options(CLI::App& app, TrainArgs& t, bool both) {
              "activations, optimizer state, the memory estimate (flopwise --train)"
            : "one training step, op by op: backward MACs and FLOPs as autograd computes them (a gradient "
              "only where one is needed), trainable params, kept activations, gradient and optimizer "
-             "state bytes, a memory estimate (README: The training step)");
+             "state bytes, a memory estimate (docs/training.md)");
   app.add_option("--freeze", t.freeze,
                  "with --train: a scope (glob) whose parameters are frozen" + side +
                      ", with everything under it; repeat");

@@ -175,7 +175,7 @@ InputError load_error(const std::string& path, const std::string& what) {
     if (op.rfind("aten::", 0) == 0 || op.rfind("prim::", 0) == 0 || op.rfind("quantized::", 0) == 0)
       return InputError(path + ": uses operator " + op + ", which this LibTorch (" + version +
                         ") does not know: the archive was saved by a newer PyTorch; build flopwise against a "
-                        "LibTorch at least as new (README: TorchScript from PyTorch 2.x)");
+                        "LibTorch at least as new (docs/torchscript.md, TorchScript from PyTorch 2.x)");
     return InputError(path + ": uses operator " + op + ", which LibTorch " + version +
                       " does not know (a custom op not registered in this build)");
   }

@@ -102,7 +102,7 @@ void write_deepspeed_text(std::ostream& os, const Report& r, const TextOptions& 
   ds_line(os, "fwd MACs per GPU:", ds_num(t.macs));
   ds_line(os, "fwd flops per GPU:", ds_num(t.flops));
   ds_line(os, "fwd flops of model = fwd flops per GPU * mp_size:", ds_num(t.flops));
-  os << "Note: MACs are the profiler's own figure, not flopwise's (README, Counting conventions): F.linear "
+  os << "Note: MACs are the profiler's own figure, not flopwise's (docs/conventions.md): F.linear "
         "and "
         "F.conv products plus the input elements of F.softmax, activations, norms and pools; torch.matmul 0; "
         "flops = 2 x MACs.\n";
