@@ -61,7 +61,7 @@ std::optional<std::vector<int64_t>> known_dims(const Shape& s);
 int64_t product(const std::vector<int64_t>& v);  // INT64_MAX past int64 or for a negative dim
 // ceil(log2 n) for n >= 1 (0 for n <= 1): the levels of a sort's merges, a heap's, an FFT's butterflies.
 int64_t ceil_log2(int64_t n);
-Dim product(const std::vector<Dim>& v);          // exact, Unknown on overflow
+Dim product(const std::vector<Dim>& v);  // exact, Unknown on overflow
 
 // ---- costs --------------------------------------------------------------------------------------
 OpCost cost_zero(const CostContext&);                       // layout only / no arithmetic
