@@ -23,10 +23,10 @@
 #include <string>
 
 #include "flopwise/analyse.h"
-#include "flopwise/training.h"
 #include "flopwise/aten_lower.h"
 #include "flopwise/cost.h"
 #include "flopwise/errors.h"
+#include "flopwise/training.h"
 #include "pt2/program.h"
 
 namespace fs = std::filesystem;
@@ -116,9 +116,9 @@ TEST_CASE("pt2: torch 2.14 programs match torch's params, dispatched MACs and Fl
 
 TEST_CASE("pt2: a joint program's --train is its own backward, and it keeps what autograd keeps") {
   // cnn_joint: the bytes torch's saved_tensors_hooks saw the eager forward keep (each storage once, the
-  // parameters, buffers and inputs apart: models/pt2/generate.py count_phases) are what the program's backward
-  // reads from its forward. (llama_joint's export builds its causal mask as tensors where the eager model
-  // passes is_causal, so its forward keeps other tensors than the eager one: not compared.)
+  // parameters, buffers and inputs apart: models/pt2/generate.py count_phases) are what the program's
+  // backward reads from its forward. (llama_joint's export builds its causal mask as tensors where the eager
+  // model passes is_causal, so its forward keeps other tensors than the eager one: not compared.)
   const nlohmann::json o = oracle("cnn_joint");
   for (const auto& set : o.at("shape_sets")) {
     CAPTURE(set.at("sizes").dump());

@@ -171,12 +171,14 @@ bool lower_sdpa_backward(AtenLowerer& L, const Node* n, const std::string& op) {
   const SdpaBackwardSlots* slots = nullptr;
   for (const auto& s : kSdpaBackward)
     if (op == s.op) slots = &s;
-  if (!slots || n->inputs().size() <= static_cast<size_t>(slots->out) || n->outputs().size() < 3) return false;
+  if (!slots || n->inputs().size() <= static_cast<size_t>(slots->out) || n->outputs().size() < 3)
+    return false;
   const int dout = L.as_ir(L.in(n, 0)), q = L.as_ir(L.in(n, 1)), k = L.as_ir(L.in(n, 2)),
             v = L.as_ir(L.in(n, 3)), out = L.as_ir(L.in(n, static_cast<size_t>(slots->out)));
   if (q < 0 || k < 0 || v < 0 || dout < 0 || out < 0) return false;
   const Shape qs = L.facts(q).shape, ks = L.facts(k).shape, vs = L.facts(v).shape;
-  if (!qs.rank_known || qs.rank() != 4 || !ks.rank_known || ks.rank() != 4 || !vs.rank_known || vs.rank() != 4)
+  if (!qs.rank_known || qs.rank() != 4 || !ks.rank_known || ks.rank() != 4 || !vs.rank_known ||
+      vs.rank() != 4)
     return false;
   for (const Dim* d : {&qs.dims[1], &qs.dims[3], &ks.dims[1], &vs.dims[3]})
     if (!d->is_known() || d->value() <= 0) return false;
@@ -185,7 +187,8 @@ bool lower_sdpa_backward(AtenLowerer& L, const Node* n, const std::string& op) {
   if (hq % hkv) return false;
   const int64_t group = hq / hkv;
   Emitter em{L, n->output(0)};
-  auto grouped = [&](const char* what, int x, int64_t heads, int64_t last) {  // [B, H, L, D] -> [B, Hkv, g, L, D]
+  auto grouped = [&](const char* what, int x, int64_t heads,
+                     int64_t last) {  // [B, H, L, D] -> [B, Hkv, g, L, D]
     if (group == 1) return x;
     return em.tmp(std::string("grouped/") + what, "Reshape",
                   {x, L.const_ints({0, hkv, heads == hq ? group : 1, -1, last})});
@@ -205,8 +208,9 @@ bool lower_sdpa_backward(AtenLowerer& L, const Node* n, const std::string& op) {
   const int p = em.tmp("probs", "Softmax", {s}, {{"axis", ai(-1)}});
   int dv = em.tmp("grad_v", "MatMul", {t("probs_t", p), dog});
   const int dp = em.tmp("grad_probs", "MatMul", {dog, t("v_t", vg)});
-  const int rows = em.tmp("rowsum", "ReduceSum", {em.tmp("grad_out_out", "Mul", {dog, og}), L.const_ints({-1})},
-                          {{"keepdims", ai(1)}});
+  const int rows =
+      em.tmp("rowsum", "ReduceSum", {em.tmp("grad_out_out", "Mul", {dog, og}), L.const_ints({-1})},
+             {{"keepdims", ai(1)}});
   const int ds = em.tmp("grad_scores", "Mul", {p, em.tmp("centred", "Sub", {dp, rows})});
   int dq = em.tmp("grad_q", "Mul", {em.tmp("grad_q_mm", "MatMul", {ds, kg}), scale});
   int dk = em.tmp("grad_k", "Mul", {em.tmp("grad_k_mm", "MatMul", {t("grad_scores_t", ds), qg}), scale});

@@ -629,7 +629,7 @@ bool lower_scalar_tensor(AtenLowerer& L, const Node* n, const std::string&) {
 // argmax/argmin(x, dim, keepdim).
 bool lower_reduce(AtenLowerer& L, const Node* n, const std::string& op) {
   static const std::map<std::string, std::string> onnx = {
-      {"mean", "ReduceMean"}, {"sum", "ReduceSum"}, {"amax", "ReduceMax"}, {"amin", "ReduceMin"},
+      {"mean", "ReduceMean"}, {"sum", "ReduceSum"}, {"amax", "ReduceMax"},  {"amin", "ReduceMin"},
       {"max", "ReduceMax"},   {"min", "ReduceMin"}, {"prod", "ReduceProd"}, {"any", "ReduceMax"},
       {"all", "ReduceMin"}};  // any / all of bools: a max / min of them
   size_t nin = n->inputs().size();
@@ -807,9 +807,9 @@ void register_aten_tensor(AtenTable& t) {
   t.add({"constant_pad_nd", "pad", "reflection_pad1d", "reflection_pad2d", "reflection_pad3d",
          "replication_pad1d", "replication_pad2d", "replication_pad3d"},
         lower_pad);
-  t.add({"zeros", "ones", "full", "empty", "rand", "randn", "new_zeros", "new_ones", "new_full", "new_empty",
-         "zeros_like", "ones_like", "full_like", "empty_like", "rand_like", "randn_like", "fill", "zero",
-         "empty_permuted", "empty_strided"},
+  t.add({"zeros",     "ones",       "full",      "empty",      "rand",           "randn",        "new_zeros",
+         "new_ones",  "new_full",   "new_empty", "zeros_like", "ones_like",      "full_like",    "empty_like",
+         "rand_like", "randn_like", "fill",      "zero",       "empty_permuted", "empty_strided"},
         lower_creation);
   t.add("copy", lower_copy);
   t.add({"slice_scatter", "select_scatter", "diagonal_scatter", "as_strided_scatter"}, lower_embed_scatter);
@@ -821,7 +821,8 @@ void register_aten_tensor(AtenTable& t) {
   t.add("cumsum", lower_cumsum);
   t.add("arange", lower_arange);
   t.add({"tensor", "scalar_tensor"}, lower_scalar_tensor);
-  t.add({"mean", "sum", "amax", "amin", "max", "min", "prod", "argmax", "argmin", "any", "all"}, lower_reduce);
+  t.add({"mean", "sum", "amax", "amin", "max", "min", "prod", "argmax", "argmin", "any", "all"},
+        lower_reduce);
   t.add("topk", lower_topk);
   t.add({"sort", "argsort", "msort"}, lower_sort);
   t.add("histc", lower_histc);

@@ -319,7 +319,9 @@ struct ReportBuilder {
     ScopeNode* cur = scopes.place(n, nr, r);
     intern(nr.cost);
     nr.backward = n.backward;
-    cur->cost.add_rollup(n.backward ? as_backward(nr.cost) : nr.cost);  // the node's own scope; its ancestors get it in the pass below
+    cur->cost.add_rollup(n.backward
+                             ? as_backward(nr.cost)
+                             : nr.cost);  // the node's own scope; its ancestors get it in the pass below
     if (std::find(cur->ops.begin(), cur->ops.end(), n.op) == cur->ops.end()) cur->ops.push_back(n.op);
 
     add_to_op_types(n, nr, oc);

@@ -35,7 +35,8 @@ void warn_fixed_options(TrainingReport& t, const TrainOptions& opts) {
   if (!opts.freeze.empty()) t.warnings.push_back(std::string("--freeze ignored") + why);
   if (!opts.checkpoint.empty()) t.warnings.push_back(std::string("--checkpoint ignored") + why);
   if (opts.precision != Precision::Fp32)
-    t.warnings.push_back(std::string("--precision ignored: the program runs in the dtypes it was exported in"));
+    t.warnings.push_back(
+        std::string("--precision ignored: the program runs in the dtypes it was exported in"));
 }
 
 }  // namespace
