@@ -63,14 +63,31 @@ struct TraceEvent {        // 56 bytes: millions of them
   int32_t call = -1;       // index in TorchTrace::calls (an op with recorded shapes)
   int32_t hier = -1;       // an op of a TorchScript run: its "Module Hierarchy" (index in names)
   TraceKind kind = TraceKind::CpuOp;
+  bool replayed =
+      false;  // an op copied from a graph's capture (graph_replay.h): its host time is not counted
 };
 
 // A CUDA (or HIP) runtime or driver call: the launch a GPU event's correlation names; the op it ran in is the
 // innermost op enclosing it on its thread.
+// A launch recorded while a stream was being captured into a graph names its kernel ("kernel" arg, as
+// ROCm's runtime events carry it) but no kernel event follows it: the graph's replays run that kernel.
+enum class LaunchKind : uint8_t { Call, GraphLaunch, BeginCapture, EndCapture };
 struct TraceLaunch {
   int64_t corr = -1;
   uint32_t thread = 0;
   double ts = 0;
+  uint32_t kernel = UINT32_MAX;  // the "kernel" it launches (index in TorchTrace::names), when recorded
+  LaunchKind kind = LaunchKind::Call;
+};
+
+// Kernels a CUDA/HIP graph replayed (their correlation names a cudaGraphLaunch / hipGraphLaunch: no op above
+// them), and how many took the op of the kernel at the same position in a captured graph (graph_replay.h).
+struct GraphReplaySummary {
+  int64_t graph_launches = 0, replayed = 0, matched = 0;  // replayed GPU events; matched to a capture
+  double replayed_us = 0, matched_us = 0;
+  int64_t graphs_captured = 0;        // graphs found in the capture traces
+  std::vector<std::string> captures;  // "FILE (batch size 32, FULL): 1 graph(s)"
+  std::vector<std::string> notes;     // unmatched launches and why
 };
 
 struct TorchTrace {
@@ -89,6 +106,7 @@ struct TorchTrace {
   int64_t events = 0;                      // trace events read
   int read_parts = 1;                      // threads whose reading of a part of the file was kept
   std::vector<std::string> warnings;
+  std::optional<GraphReplaySummary> graph_replay;  // set where GPU events were replayed from a graph
 };
 
 struct TraceReadOptions {
@@ -157,10 +175,14 @@ struct TraceReport {
   std::map<int64_t, int64_t> memory_peak;
   int64_t events = 0, cpu_ops = 0, gpu_events = 0, distinct_calls = 0;
   std::vector<std::string> warnings;
+  std::optional<GraphReplaySummary> graph_replay;
 };
 
 struct TraceOptions {
   std::optional<Hardware> hardware;  // --hardware; else matched from the trace's device name
+  // --capture: a graph capture trace, or a folder with execution_details.json naming them; "" looks for
+  // capture_traces/execution_details.json beside the trace; "none" joins nothing (graph_replay.h).
+  std::string capture;
 };
 
 TraceReport analyse_trace(const TorchTrace& t, const AtenCoster& cost, const TraceOptions& opts = {});

@@ -12,6 +12,7 @@
 #include "flopwise/aten_lower.h"
 #include "flopwise/aten_schema.h"
 #include "flopwise/cost.h"
+#include "flopwise/graph_replay.h"
 #include "flopwise/infer.h"
 #include "flopwise/torch_trace.h"
 
@@ -82,6 +83,7 @@ TraceReport analyse_trace_file(const std::string& path, const TraceOptions& opts
   if (std::thread::hardware_concurrency() >= 2)
     loading = std::async(std::launch::async, [] { aten_schemas(); });
   TorchTrace t = read_torch_trace(path);
+  join_capture_traces(t, opts.capture);  // kernels replayed from a CUDA/HIP graph: their capture's ops
   auto t1 = clock::now();
   double price_s = 0;
   AtenCoster priced = [&](const std::vector<AtenCall>& calls) {
