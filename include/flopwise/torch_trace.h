@@ -45,6 +45,16 @@ using AtenCoster = std::function<std::vector<AtenCost>(const std::vector<AtenCal
 // The coster of src/analyse/aten_cost.cc: each call through the aten table, no LibTorch.
 std::vector<AtenCost> cost_aten_calls(const std::vector<AtenCall>& calls);
 
+// What the aten table does not price but the trace's own facts do: inductor's triton kernels
+// (cost_inductor_kernel) and the tagged KV attention (MACs 2 * Hq * D * sum sq*sk; bytes of q, the output and
+// the KV read). nullopt for any other call.
+std::optional<AtenCost> cost_measured_call(const AtenCall& call, const AtenCoster& cost);
+
+// A triton kernel of torch.compile's inductor (its launch's cpu_op "triton_{poi,red,per}_fused_<ops>_<n>"):
+// bytes from its pointer arguments, FLOPs of the aten ops its name lists (through `cost`) over its element
+// count (src/measured/inductor_kernels.cc); nullopt for any other call, or one whose counts are not recorded.
+std::optional<AtenCost> cost_inductor_kernel(const AtenCall& call, const AtenCoster& cost);
+
 enum class TraceKind : uint8_t {
   CpuOp,       // cat cpu_op (and operator, the older name)
   Annotation,  // user_annotation: record_function labels, ProfilerStep#N, Optimizer.step#...
@@ -90,6 +100,15 @@ struct GraphReplaySummary {
   std::vector<std::string> notes;     // unmatched launches and why
 };
 
+// A serving engine's step, from its annotation (vLLM's and sglang's "execute_<n>_context_<c>(sq..sk..sqsq..
+// sqsk..)_generation_<g>(...)"): tokens and the sums over its sequences that attention over a KV cache costs.
+struct ServingStep {
+  std::string name;
+  int64_t query_tokens = 0, context_tokens = 0, generated_tokens = 0;  // sq: prefill's and decode's
+  int64_t kv_tokens = 0;                                               // sk summed over the sequences
+  int64_t sq_sk = 0;                                                   // sum of sq * sk
+};
+
 struct TorchTrace {
   std::string path;
   std::vector<std::string> names;     // interned event names
@@ -107,6 +126,8 @@ struct TorchTrace {
   int read_parts = 1;                      // threads whose reading of a part of the file was kept
   std::vector<std::string> warnings;
   std::optional<GraphReplaySummary> graph_replay;  // set where GPU events were replayed from a graph
+  std::vector<ServingStep> serving_steps;          // from step annotations (tag_kv_attention)
+  std::map<uint32_t, double> replay_thread_ts;  // a graph replay's thread (graph_replay.h) -> its launch's ts
 };
 
 struct TraceReadOptions {
@@ -122,6 +143,11 @@ TorchTrace read_torch_trace(const std::string& path, const TraceReadOptions& opt
 // Whether `path` (JSON or gzip) starts like a PyTorch trace: a JSON document whose first 64 KiB name
 // "traceEvents" and a Kineto field. Never throws.
 bool looks_like_torch_trace(const std::string& path);
+
+// The step annotations of `t` into t.serving_steps, and each attention op of a serving engine inside one
+// (vllm::unified_attention*, sglang's paged attention, aiter::mha_batch_prefill) re-pointed at a call
+// "flopwise::kv_attention"(q, k, sum sq*sk, sum sk) that cost_measured_call prices (serving_steps.cc).
+void tag_kv_attention(TorchTrace& t);
 
 // One row of a roll-up (a module scope, an op name, a kernel name).
 struct TraceRow {
@@ -176,6 +202,7 @@ struct TraceReport {
   int64_t events = 0, cpu_ops = 0, gpu_events = 0, distinct_calls = 0;
   std::vector<std::string> warnings;
   std::optional<GraphReplaySummary> graph_replay;
+  std::vector<ServingStep> serving_steps;
 };
 
 struct TraceOptions {

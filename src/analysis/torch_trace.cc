@@ -140,6 +140,7 @@ TraceReport analyse_trace(const TorchTrace& t, const AtenCoster& cost, const Tra
   r.events = t.events;
   r.warnings = t.warnings;
   r.graph_replay = t.graph_replay;
+  r.serving_steps = t.serving_steps;
   r.distinct_calls = static_cast<int64_t>(t.calls.size());
   r.gpu_events = static_cast<int64_t>(t.gpu.size());
   if (opts.hardware) {

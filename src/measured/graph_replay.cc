@@ -84,8 +84,8 @@ std::vector<Replay> replays_of(const TorchTrace& ex) {
 // Pairs (GPU event, captured launch) of a replay and a graph, in order: a kernel pairs with the next launch
 // of its name within a few positions (a kernel the capture lacks, or one more in it, does not derail the
 // rest).
-std::vector<std::pair<uint32_t, uint32_t>> align(const TorchTrace& ex, const Replay& r, const TorchTrace& c,
-                                                 const CapturedGraph& g) {
+std::vector<std::pair<uint32_t, uint32_t>> align_replay(const TorchTrace& ex, const Replay& r,
+                                                        const TorchTrace& c, const CapturedGraph& g) {
   constexpr size_t kLookahead = 8;
   std::vector<std::pair<uint32_t, uint32_t>> pairs;
   size_t p = 0;
@@ -150,6 +150,7 @@ void place(TorchTrace& ex, const CaptureTrace& cap, Remap& rm, const Replay& r,
   for (auto& [th, v] : launch_ts) {
     std::sort(v.begin(), v.end());
     thread_of[th] = static_cast<uint32_t>(ex.threads.size());
+    ex.replay_thread_ts[thread_of[th]] = r.ts;
     ex.threads.push_back("graph replay " + std::to_string(copy_no) + " of " + cap.file + " " + c.threads[th]);
   }
   for (const TraceEvent& e : c.cpu) {
@@ -169,7 +170,7 @@ void place(TorchTrace& ex, const CaptureTrace& cap, Remap& rm, const Replay& r,
   }
   for (const auto& [gi, li] : pairs) {
     const TraceLaunch& l = c.launches[li];
-    ex.launches.push_back({next_corr, thread_of[l.thread], l.ts + shift});
+    ex.launches.push_back({next_corr, thread_of[l.thread], l.ts + shift, rm.name(l.kernel)});
     ex.gpu[gi].corr = next_corr++;
   }
 }
@@ -206,7 +207,7 @@ GraphReplaySummary join_graph_replays(TorchTrace& ex, const std::vector<CaptureT
     size_t best_g = 0;
     for (size_t k = 0; k < graphs.size() && best.size() < r.gpu.size(); ++k) {
       size_t gix = (cursor + k) % graphs.size();
-      auto pairs = align(ex, r, caps[graphs[gix].capture].trace, graphs[gix]);
+      auto pairs = align_replay(ex, r, caps[graphs[gix].capture].trace, graphs[gix]);
       if (pairs.size() > best.size()) best = std::move(pairs), best_g = gix;
     }
     if (best.size() < r.gpu.size() && s.notes.size() < 5)
