@@ -189,6 +189,14 @@ TEST_CASE("serving: inductor's triton kernels priced from their launch's argumen
   CHECK(c[0].flops == 805306368);
   CHECK(c[0].bytes == 1073741824);
   CHECK(c[0].dtype == "bfloat16");
+  // Ops that would make one value per element on a flat tensor (split(1), unbind) are layout here: 0 FLOPs,
+  // not 2^30 outputs (bytes: two bf16 buffers of 2^30 elements, 4 GiB).
+  AtenCall split = call("triton_poi_fused_split_unbind_0", {kBf, kBf, "Scalar"},
+                        {{{int64_t{1} << 30}}, {{int64_t{1} << 30}}, {}}, {"", "", "1073741824"});
+  c = cost_aten_calls({split});
+  REQUIRE(c[0].costed);
+  CHECK(c[0].flops == 0);
+  CHECK(c[0].bytes == int64_t{4} << 30);
   // No element count recorded: not priced, and the reason stays.
   AtenCall bare = call("triton_poi_fused_add_0", {kBf, kBf}, {{{8, 8}}, {{8, 8}}}, {"", ""});
   c = cost_aten_calls({bare});

@@ -58,21 +58,20 @@ std::vector<std::string> fused_ops(const std::string& kernel) {
 }
 
 // aten::<op> on a flat tensor of `numel` elements of `dtype`: its first overload on a tensor (not `out`)
-// whose required arguments are tensors and numbers (a scalar 1); nothing when none is.
+// whose required arguments are all tensors and whose results are not lists (split(1), unbind would make one
+// value per element); nothing when none is.
 std::optional<AtenCall> flat_call(const std::string& op, int64_t numel, const std::string& dtype) {
   for (const AtenSchema* s : aten_schemas().overloads("aten::" + op)) {
     if (s->args.empty() || !s->args[0].type.is_tensor() || s->overload == "out")
       continue;  // add.int, add.out
+    if (std::any_of(s->returns.begin(), s->returns.end(), [](const AtenType& t) { return t.is_list(); }))
+      continue;
     AtenCall c;
     c.op = "aten::" + op;
     bool ok = true;
     for (const AtenArg& a : s->args) {
-      const AtenType::Kind k = a.type.kind;
-      const bool number = k == AtenType::Int || k == AtenType::Float || k == AtenType::Number;
-      if (k == AtenType::Tensor && !a.type.optional) {
+      if (a.type.is_tensor() && !a.type.optional) {
         c.types.push_back(dtype), c.dims.push_back({{numel}}), c.concrete.push_back("");
-      } else if (number && !a.default_value) {
-        c.types.push_back("Scalar"), c.dims.push_back({}), c.concrete.push_back("1");
       } else if (a.default_value || a.type.optional) {
         c.types.push_back(""), c.dims.push_back({}), c.concrete.push_back("");
       } else {
