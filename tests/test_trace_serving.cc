@@ -73,6 +73,14 @@ std::vector<PricedRow> priced_rows() {
        call("aiter::gemm_a16w16", {kBf, kBf, "", "Scalar", "", "", ""},
             {{{32, 4096}}, {{6144, 4096}}, {}, {}, {}, {}, {}}, {"", "", "", "15", "", "", ""}),
        805306368, 1610612736},
+      // FP8 GEMM: [32, 4096] (e4m3) @ [4096, 6144] (e4m3), per-tensor scales, bf16 bias [6144]:
+      // 32 * 4096 * 6144 = 805,306,368 MACs; FLOPs 2 * MACs + the bias add 32 * 6144 = 1,610,809,344
+      {"aten::_scaled_mm",
+       call("aten::_scaled_mm",
+            {"c10::Float8_e4m3fn", "c10::Float8_e4m3fn", "float", "float", kBf, "", "Scalar", "Scalar"},
+            {{{32, 4096}}, {{4096, 6144}}, {{}}, {{}}, {{6144}}, {}, {}, {}},
+            {"", "", "", "", "", "", "15", "False"}),
+       805306368, 1610809344},
   };
 }
 

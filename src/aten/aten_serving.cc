@@ -92,6 +92,18 @@ bool lower_gemm_nt(AtenLowerer& L, const Node* n, const std::string&) {
   return true;
 }
 
+// aten::_scaled_mm(self [M, K], mat2 [K, N], scale_a, scale_b, bias?, ...): FP8 (and block-scaled) GEMM,
+// priced as its product self @ mat2 (+ bias): M * N * K MACs; the scales' multiply on the output is not
+// counted.
+bool lower_scaled_mm(AtenLowerer& L, const Node* n, const std::string&) {
+  if (!tensor_at(L, n, 0) || !tensor_at(L, n, 1)) return false;
+  const AtenValue* o = n->output();
+  int y = L.emit_tmp(o, "matmul", "MatMul", {L.as_ir(L.in(n, 0)), L.as_ir(L.in(n, 1))});
+  if (tensor_at(L, n, 4)) y = L.emit_tmp(o, "bias", "Add", {y, L.as_ir(L.in(n, 4))});
+  L.emit_to(o, "Identity", {y});
+  return true;
+}
+
 }  // namespace
 
 void register_aten_serving(AtenTable& t) {
@@ -102,6 +114,7 @@ void register_aten_serving(AtenTable& t) {
   t.add({"_C::silu_and_mul", "sgl_kernel::silu_and_mul"}, lower_silu_and_mul);
   t.add({"_C::rotary_embedding", "sgl_kernel::rotary_embedding"}, lower_rotary);
   t.add("aiter::gemm_a16w16", lower_gemm_nt);
+  t.add("_scaled_mm", lower_scaled_mm);
 }
 
 }  // namespace flopwise
