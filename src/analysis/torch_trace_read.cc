@@ -743,13 +743,15 @@ class TraceReader {
   TraceLaunch launch() {
     TraceLaunch l{e_.corr, b_.thread(e_.pid, e_.tid), e_.ts};
     if (!e_.kernel.empty()) l.kernel = b_.name(e_.kernel);
-    const std::string& n = e_.name;
-    if (n.find("GraphLaunch") != std::string::npos)
-      l.kind = LaunchKind::GraphLaunch;
-    else if (n.find("StreamBeginCapture") != std::string::npos)
-      l.kind = LaunchKind::BeginCapture;
-    else if (n.find("StreamEndCapture") != std::string::npos)
-      l.kind = LaunchKind::EndCapture;
+    static constexpr std::pair<std::string_view, LaunchKind> kKinds[] = {
+        {"GraphLaunch", LaunchKind::GraphLaunch},  // cudaGraphLaunch, hipGraphLaunch
+        {"StreamBeginCapture", LaunchKind::BeginCapture},
+        {"StreamEndCapture", LaunchKind::EndCapture}};
+    for (const auto& [fragment, kind] : kKinds)
+      if (e_.name.find(fragment) != std::string::npos) {
+        l.kind = kind;
+        break;
+      }
     return l;
   }
 
