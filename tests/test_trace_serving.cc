@@ -205,6 +205,15 @@ TEST_CASE("serving: inductor's triton kernels priced from their launch's argumen
   REQUIRE(c[0].costed);
   CHECK(c[0].flops == 0);
   CHECK(c[0].bytes == int64_t{4} << 30);
+  // SageAttention's sage_fwd (xDiT FLUX at 256x256: 768 tokens, 24 heads of 128; q, k int8, v fp8, as its
+  // launch records them): QK^T and PV each 24 * 768 * 768 * 128 = 1,811,939,328 MACs; 3,623,878,656 both
+  AtenCall sage =
+      call("sage_fwd_1", {"signed char", "signed char", "c10::Float8_e4m3fnuz", "Scalar"},
+           {{{1, 24, 768, 128}}, {{1, 24, 768, 128}}, {{1, 24, 768, 128}}, {}}, {"", "", "", "-1"});
+  c = cost_aten_calls({sage});
+  INFO(c[0].why);
+  REQUIRE(c[0].costed);
+  CHECK(c[0].macs == 3623878656);
   // No element count recorded: not priced, and the reason stays.
   AtenCall bare = call("triton_poi_fused_add_0", {kBf, kBf}, {{{8, 8}}, {{8, 8}}}, {"", ""});
   c = cost_aten_calls({bare});

@@ -52,7 +52,8 @@ std::optional<AtenCost> cost_measured_call(const AtenCall& call, const AtenCoste
 
 // A triton kernel of torch.compile's inductor (its launch's cpu_op "triton_{poi,red,per}_fused_<ops>_<n>"):
 // bytes from its pointer arguments, FLOPs of the aten ops its name lists (through `cost`) over its element
-// count (src/measured/inductor_kernels.cc); nullopt for any other call, or one whose counts are not recorded.
+// count (src/measured/inductor_kernels.cc); a triton attention kernel launched by name (SageAttention's
+// sage_fwd) as SDPA of its q, k, v; nullopt for any other call, or one whose counts are not recorded.
 std::optional<AtenCost> cost_inductor_kernel(const AtenCall& call, const AtenCoster& cost);
 
 enum class TraceKind : uint8_t {

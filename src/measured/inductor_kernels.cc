@@ -84,9 +84,38 @@ std::optional<AtenCall> flat_call(const std::string& op, int64_t numel, const st
   return std::nullopt;
 }
 
+// Attention kernels written in triton and launched by name (no aten op above them): where q, k, v are
+// among the launch's arguments. Priced as scaled_dot_product_attention of those shapes.
+struct TritonAttention {
+  const char* prefix;  // the kernel's name, or its start (the launcher numbers it)
+  size_t q, k, v;
+};
+constexpr TritonAttention kTritonAttention[] = {
+    {"sage_fwd", 0, 1, 2},  // SageAttention (xDiT's aiter backend): q, k quantised int8, v fp8
+};
+
+std::optional<AtenCost> cost_triton_attention(const AtenCall& call, const AtenCoster& cost) {
+  for (const auto& a : kTritonAttention) {
+    if (call.op.rfind(a.prefix, 0) != 0) continue;
+    const size_t need = std::max({a.q, a.k, a.v});
+    if (call.dims.size() <= need || call.types.size() <= need) return std::nullopt;
+    AtenCall sdpa;
+    sdpa.op = "aten::scaled_dot_product_attention";
+    for (size_t i : {a.q, a.k, a.v}) {
+      if (call.dims[i].empty()) return std::nullopt;
+      sdpa.types.push_back(call.types[i]), sdpa.dims.push_back(call.dims[i]), sdpa.concrete.push_back("");
+    }
+    std::vector<AtenCost> c = cost({sdpa});
+    if (c.empty() || !c[0].costed) return std::nullopt;
+    return c[0];
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<AtenCost> cost_inductor_kernel(const AtenCall& call, const AtenCoster& cost) {
+  if (auto a = cost_triton_attention(call, cost)) return a;
   std::vector<std::string> ops = fused_ops(call.op);
   if (ops.empty()) return std::nullopt;
   std::vector<int64_t> counts;  // the Scalar arguments: xnumel [, rnumel]
