@@ -4,10 +4,13 @@
 // pairs (models/traces/serving: cut by cut_tracelens.py from github.com/AMD-AGI/TraceLens, MIT).
 #include <doctest/doctest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "flopwise/errors.h"
 #include "flopwise/graph_replay.h"
 #include "flopwise/torch_trace.h"
 
@@ -252,4 +255,26 @@ TEST_CASE("serving: attention over a KV cache priced from the step annotation's 
       CHECK(op.uncosted == 0);
     }
   CHECK(seen);
+}
+
+TEST_CASE(
+    "serving: a capture folder beside the trace that cannot be read is a warning; --capture's an error") {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / "flopwise_serving_bad_capture";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "capture_traces");
+  fs::copy_file(kServing + "sglang_decode/sglang_Qwen3-8B_decode.json.gz", dir / "decode.json.gz");
+  std::ofstream(dir / "capture_traces" / "execution_details.json") << "[{\"file\": 3}]";
+  TorchTrace t = read_torch_trace((dir / "decode.json.gz").string());
+  join_capture_traces(t, "");
+  REQUIRE(t.graph_replay.has_value());
+  CHECK(t.graph_replay->replayed == 544);
+  CHECK(t.graph_replay->matched == 0);
+  bool warned = false;
+  for (const auto& w : t.warnings) warned = warned || w.find("capture traces beside the trace not read") == 0;
+  CHECK(warned);
+  TorchTrace u = read_torch_trace((dir / "decode.json.gz").string());
+  CHECK_THROWS_AS(join_capture_traces(u, (dir / "capture_traces").string()), InputError);
+  CHECK_THROWS_AS(join_capture_traces(u, (dir / "missing").string()), InputError);
+  fs::remove_all(dir);
 }

@@ -41,7 +41,7 @@ GraphReplaySummary join_graph_replays(TorchTrace& exec, const std::vector<Captur
 
 // What analyse_trace_file calls after reading a trace with graph launches: `capture` as TraceOptions::capture
 // says ("" the folder beside, "none" nothing); sets t.graph_replay (unmatched kernels stay with the graph
-// launch, unpriced).
+// launch, unpriced). A folder beside that cannot be read is a warning; one --capture names throws InputError.
 void join_capture_traces(TorchTrace& t, const std::string& capture);
 
 }  // namespace flopwise

@@ -275,7 +275,12 @@ void join_capture_traces(TorchTrace& t, const std::string& capture) {
   if (!replayed) return;
   std::string where = capture.empty() ? capture_folder_beside(t.path) : capture == "none" ? "" : capture;
   std::vector<CaptureTrace> caps;
-  if (!where.empty()) caps = read_capture_traces(where);
+  try {
+    if (!where.empty()) caps = read_capture_traces(where);
+  } catch (const InputError& e) {
+    if (!capture.empty()) throw;  // asked for with --capture: its error is the command's
+    t.warnings.push_back(std::string("capture traces beside the trace not read: ") + e.what());
+  }
   GraphReplaySummary s = join_graph_replays(t, caps);
   if (s.graph_launches > 0) t.graph_replay = std::move(s);
 }
