@@ -278,3 +278,33 @@ TEST_CASE(
   CHECK_THROWS_AS(join_capture_traces(u, (dir / "missing").string()), InputError);
   fs::remove_all(dir);
 }
+
+TEST_CASE("serving: vLLM piecewise graphs (25 of them) each matched to its own captured graph, in order") {
+  TorchTrace ex = read_torch_trace(kServing + "vllm_prefilldecode_piecewise/graph_execution.json.gz");
+  GraphReplaySummary s = join_checked(ex, "vllm_prefilldecode_piecewise");
+  // The capture: 25 hipStreamBeginCapture/EndCapture pairs; the execution: 25 hipGraphLaunch, whose
+  // correlations 361 kernels carry (4 + 23 * 15 + 12).
+  CHECK(s.graphs_captured == 25);
+  CHECK(s.graph_launches == 25);
+  CHECK(s.replayed == 361);
+  CHECK(s.matched == 361);
+  CHECK(s.notes.empty());
+  // Attention runs eagerly between the pieces; the step: "execute_8192_context_9(sq8155sk8430sqsq7475785
+  // sqsk7671310)_generation_37(sq37sk34489sqsq37sqsk34489)": sum sq*sk = 7,671,310 + 34,489 = 7,705,799;
+  // q [8192, 64, 64]: 2 * 64 * 64 * 7,705,799 = 63,125,905,408 MACs per layer, twice that in FLOPs.
+  tag_kv_attention(ex);
+  REQUIRE(ex.serving_steps.size() == 1);
+  CHECK(ex.serving_steps[0].query_tokens == 8192);
+  CHECK(ex.serving_steps[0].context_tokens == 8155);
+  CHECK(ex.serving_steps[0].sq_sk == 7705799);
+  TraceReport r = analyse_trace(ex, cost_aten_calls);
+  bool seen = false;
+  for (const TraceRow& op : r.ops)
+    if (op.name == "vllm::unified_attention_with_output") {
+      seen = true;
+      CHECK(op.calls == 24);
+      CHECK(op.macs == int64_t{24} * 63125905408);
+      CHECK(op.uncosted == 0);
+    }
+  CHECK(seen);
+}
