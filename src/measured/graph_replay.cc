@@ -182,6 +182,23 @@ std::string capture_line(const CaptureTrace& c, int64_t graphs) {
   return s + "): " + std::to_string(graphs) + " graph(s) captured";
 }
 
+// The captured graph whose launches pair with most of a replay's kernels, from `cursor` on (the first of
+// equals); stops at one that pairs them all.
+std::vector<std::pair<uint32_t, uint32_t>> best_graph(const TorchTrace& ex, const Replay& r,
+                                                      const std::vector<CaptureTrace>& caps,
+                                                      const std::vector<CapturedGraph>& graphs, size_t cursor,
+                                                      size_t* best_g) {
+  std::vector<std::pair<uint32_t, uint32_t>> best;
+  const size_t kernels = static_cast<size_t>(std::count_if(
+      r.gpu.begin(), r.gpu.end(), [&](uint32_t gi) { return ex.gpu[gi].kind == TraceKind::Kernel; }));
+  for (size_t k = 0; k < graphs.size() && best.size() < kernels; ++k) {
+    size_t gix = (cursor + k) % graphs.size();
+    auto pairs = align_replay(ex, r, caps[graphs[gix].capture].trace, graphs[gix]);
+    if (pairs.size() > best.size()) best = std::move(pairs), *best_g = gix;
+  }
+  return best;
+}
+
 }  // namespace
 
 GraphReplaySummary join_graph_replays(TorchTrace& ex, const std::vector<CaptureTrace>& caps) {
@@ -203,13 +220,8 @@ GraphReplaySummary join_graph_replays(TorchTrace& ex, const std::vector<CaptureT
     const Replay& r = replays[ri];
     for (uint32_t gi : r.gpu) s.replayed_us += ex.gpu[gi].dur;
     s.replayed += static_cast<int64_t>(r.gpu.size());
-    std::vector<std::pair<uint32_t, uint32_t>> best;
     size_t best_g = 0;
-    for (size_t k = 0; k < graphs.size() && best.size() < r.gpu.size(); ++k) {
-      size_t gix = (cursor + k) % graphs.size();
-      auto pairs = align_replay(ex, r, caps[graphs[gix].capture].trace, graphs[gix]);
-      if (pairs.size() > best.size()) best = std::move(pairs), best_g = gix;
-    }
+    std::vector<std::pair<uint32_t, uint32_t>> best = best_graph(ex, r, caps, graphs, cursor, &best_g);
     if (best.size() < r.gpu.size() && s.notes.size() < 5)
       s.notes.push_back("graph launch " + std::to_string(ri + 1) + ": " +
                         std::to_string(r.gpu.size() - best.size()) + " of its " +
