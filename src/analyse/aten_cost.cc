@@ -12,6 +12,7 @@
 #include "flopwise/aten_lower.h"
 #include "flopwise/aten_schema.h"
 #include "flopwise/cost.h"
+#include "flopwise/graph_replay.h"
 #include "flopwise/infer.h"
 #include "flopwise/torch_trace.h"
 
@@ -58,8 +59,11 @@ std::vector<AtenCost> cost_aten_calls(const std::vector<AtenCall>& calls) {
   std::vector<std::string> whys;
   std::vector<Model> models = lower_aten_calls(calls, &whys);
   for (size_t i = 0; i < calls.size() && i < models.size(); ++i) {
-    if (!whys[i].empty()) {
-      out[i].why = whys[i];
+    if (!whys[i].empty()) {  // not an aten op: inductor's triton kernels, KV attention (src/measured)
+      if (auto k = cost_measured_call(calls[i], cost_aten_calls))
+        out[i] = *k;
+      else
+        out[i].why = whys[i];
       continue;
     }
     try {
@@ -82,6 +86,8 @@ TraceReport analyse_trace_file(const std::string& path, const TraceOptions& opts
   if (std::thread::hardware_concurrency() >= 2)
     loading = std::async(std::launch::async, [] { aten_schemas(); });
   TorchTrace t = read_torch_trace(path);
+  join_capture_traces(t, opts.capture);  // kernels replayed from a CUDA/HIP graph: their capture's ops
+  tag_kv_attention(t);                   // attention over a KV cache: the step annotation's sums
   auto t1 = clock::now();
   double price_s = 0;
   AtenCoster priced = [&](const std::vector<AtenCall>& calls) {

@@ -139,6 +139,8 @@ TraceReport analyse_trace(const TorchTrace& t, const AtenCoster& cost, const Tra
   r.memory_peak = t.memory_peak;
   r.events = t.events;
   r.warnings = t.warnings;
+  r.graph_replay = t.graph_replay;
+  r.serving_steps = t.serving_steps;
   r.distinct_calls = static_cast<int64_t>(t.calls.size());
   r.gpu_events = static_cast<int64_t>(t.gpu.size());
   if (opts.hardware) {
@@ -413,7 +415,7 @@ TraceReport analyse_trace(const TorchTrace& t, const AtenCoster& cost, const Tra
     }
     auto add = [&](TraceRow& row) {
       ++row.calls;
-      row.cpu_us += e.dur;
+      if (!e.replayed) row.cpu_us += e.dur;  // a capture's op: its host time was the capture's
       if (c) {
         add_checked(row.macs, c->macs, row.overflow);
         add_checked(row.flops, c->flops, row.overflow);

@@ -226,6 +226,32 @@ bool lower_sdpa_backward(AtenLowerer& L, const Node* n, const std::string& op) {
   return true;
 }
 
+// The fused kernels SDPA dispatches to, as a profiler records them (torch 2.x):
+//   _scaled_dot_product_flash_attention(q, k, v, dropout_p, is_causal, return_debug_mask, *, scale)
+//   _scaled_dot_product_efficient_attention(q, k, v, attn_bias?, compute_log_sumexp, dropout_p, is_causal, *,
+//   scale) _scaled_dot_product_cudnn_attention(q, k, v, attn_bias?, compute_log_sumexp, dropout_p, is_causal,
+//   ...)
+// priced as scaled_dot_product_attention of the same q, k, v (and bias): their first output is SDPA's; the
+// others (logsumexp, seeds) are not costed.
+template <int kBias, int kDropout>
+bool lower_sdpa_kernel(AtenLowerer& L, const Node* n, const std::string&) {
+  if (n->inputs().size() < 3 || n->outputs().empty()) return false;
+  int q = L.as_ir(L.in(n, 0));
+  if (!L.known_rank(L.in(n, 0))) return false;
+  const Shape qs = L.facts(q).shape;
+  if (!qs.dims.back().is_known()) return false;
+  auto arg = [&](int i) { return i >= 0 && static_cast<size_t>(i) < n->inputs().size(); };
+  int mask = arg(kBias) ? opt_ir(L, L.in(n, static_cast<size_t>(kBias))) : -1;
+  const double dropout =
+      arg(kDropout) ? L.known_num(L.in(n, static_cast<size_t>(kDropout))).value_or(0.0) : 0.0;
+  Emitter e{L, n->output(0)};
+  auto [out, probs] = e.sdpa(q, L.as_ir(L.in(n, 1)), L.as_ir(L.in(n, 2)), mask,
+                             1.0 / std::sqrt(static_cast<double>(qs.dims.back().value())), dropout);
+  (void)probs;
+  L.set_ir(n->output(0), L.emit("Identity", {out}, {AtenLowerer::ir_name(n->output(0))})[0]);
+  return true;
+}
+
 }  // namespace
 
 void register_aten_attention(AtenTable& t) {
@@ -233,6 +259,11 @@ void register_aten_attention(AtenTable& t) {
   t.add("_native_multi_head_attention", lower_native_mha);
   t.add("_transformer_encoder_layer_fwd", lower_encoder_layer);
   t.add({"scaled_dot_product_attention", "_scaled_dot_product_attention"}, lower_sdpa);
+  t.add("_scaled_dot_product_flash_attention", lower_sdpa_kernel<-1, 3>);
+  // (q, k, v, dropout_p, is_causal, *, attn_mask, scale): the CPU's kernel, as core ATen programs call it
+  t.add("_scaled_dot_product_flash_attention_for_cpu", lower_sdpa_kernel<5, 3>);
+  t.add({"_scaled_dot_product_efficient_attention", "_scaled_dot_product_cudnn_attention"},
+        lower_sdpa_kernel<3, 5>);
 }
 
 }  // namespace flopwise

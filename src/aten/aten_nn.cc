@@ -501,7 +501,7 @@ void register_aten_nn(AtenTable& t) {
   t.add({"matmul", "mm", "bmm"}, lower_matmul);
   t.add("linear", lower_linear);
   t.add({"addmm", "baddbmm"}, lower_addmm);
-  t.add({"_grouped_mm", "grouped_mm_fallback"}, lower_grouped_mm);
+  t.add({"_grouped_mm", "transformers::grouped_mm_fallback"}, lower_grouped_mm);
   t.add("einsum", lower_einsum);
   t.add("bilinear", lower_bilinear);
   t.add({"_convolution", "convolution", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
