@@ -128,33 +128,6 @@ std::string signed_count(const ojson& v) {
 
 }  // namespace
 
-bool is_run_report(const std::string& path) {
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;  // never open a FIFO
-  // The schema key may come anywhere in the object (run reports sort their keys): scan until either
-  // schema shows (a static report writes its own first).
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return false;
-  const std::string needle = "\"flopwise.run/1\"";
-  std::string buf(1 << 16, '\0'), carry;
-  char first = 0;
-  while (f) {
-    f.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-    std::string chunk = carry + buf.substr(0, static_cast<size_t>(f.gcount()));
-    if (!first)
-      for (char c : chunk)
-        if (!std::isspace(static_cast<unsigned char>(c))) {
-          first = c;
-          break;
-        }
-    if (first && first != '{') return false;
-    if (chunk.find(needle) != std::string::npos) return true;
-    if (chunk.find("\"flopwise.report/1\"") != std::string::npos) return false;  // a static report: stop here
-    carry = chunk.size() > needle.size() ? chunk.substr(chunk.size() - needle.size()) : chunk;
-  }
-  return false;
-}
-
 void write_run_diff(std::ostream& os, const std::string& pa, const std::string& pb, const RunDiffOptions& o) {
   json a = read_run(pa), b = read_run(pb);
   const json &sa = a["summary"], &sb = b["summary"];
