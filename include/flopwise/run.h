@@ -81,8 +81,8 @@ struct RunScopeRow {
   bool exceeds_peak = false;
   std::optional<double> bound_ms;  // --hardware, with below_bound
   bool below_bound = false;
-  std::optional<double> warmup_ms;                       // OnnxRuntime, more than one run
-  std::optional<std::vector<std::string>> providers;     // OnnxRuntime
+  std::optional<double> warmup_ms;                    // OnnxRuntime, more than one run
+  std::optional<std::vector<std::string>> providers;  // OnnxRuntime
 };
 
 // One row per op name (LibTorch, traces) or op type of the original graph (ONNX Runtime), by time.
@@ -126,7 +126,6 @@ struct RunUnits {
   std::vector<RunUnit> units;
 };
 
-
 struct RunReport {
   std::string model, model_format, convention;
   RunRuntime runtime;
@@ -134,7 +133,7 @@ struct RunReport {
   RunSummary summary;
   std::vector<RunScopeRow> scopes;
   std::vector<RunOpRow> op_types;
-  double unattributed_ms = 0;  // the forward time no op covered
+  double unattributed_ms = 0;                 // the forward time no op covered
   std::optional<RunAttribution> attribution;  // OnnxRuntime
   std::optional<RunUnits> measured_units;
   std::optional<VerifyResult> verify;  // LibTorch --verify

@@ -21,6 +21,9 @@ struct RunTextOptions {
   size_t matched_trace_scopes = 0;  // a trace's run: how many of the trace's scopes were matched
 };
 
+// "libtorch", "onnxruntime", "pytorch-trace": the runtime header's "engine".
+const char* run_engine_name(RunEngine e);
+
 // The JSON document (flopwise.run/1), indented by one space per level, with a final newline.
 std::string run_report_json(const RunReport& r);
 

@@ -25,7 +25,8 @@ double percentile(std::vector<double> xs, double p) {
 double median_of(std::vector<double> xs) { return percentile(std::move(xs), 0.5); }
 
 RunLatency latency_of(const std::vector<double>& ms) {
-  return {percentile(ms, 0.5), percentile(ms, 0.1), percentile(ms, 0.9), *std::min_element(ms.begin(), ms.end())};
+  return {percentile(ms, 0.5), percentile(ms, 0.1), percentile(ms, 0.9),
+          *std::min_element(ms.begin(), ms.end())};
 }
 
 // A scope's measured time, joined with the static tree: inclusive op-sum per forward, calls per forward.
@@ -51,7 +52,8 @@ struct UnitTime {
 
 // The run's measured units for flopwise calibrate (flopwise/calibration.h): each unit of the report at the
 // runtime's granularity with its static counts and measured times per forward.
-RunUnits measured_units(const Report& rep, Granularity g, const std::function<UnitTime(const CostUnit&)>& time) {
+RunUnits measured_units(const Report& rep, Granularity g,
+                        const std::function<UnitTime(const CostUnit&)>& time) {
   RunUnits out;
   out.granularity = g;
   for (CostUnit& u : cost_units(rep, g, &out.not_numbers)) {
@@ -434,8 +436,9 @@ RunJoin join_torch_trace(const Report& rep, const TraceReport& tr, const RunJoin
     row.latency_ms = ms;
     row.pct = j.op_sum_ms > 0 ? 100.0 * ms / j.op_sum_ms : 0.0;
     row.flops = whole(fl);
-    row.flops_per_s =
-        ms > 0 && !std::isnan(fl) && op.uncosted == 0 ? std::optional<double>(fl / (ms / 1000.0)) : std::nullopt;
+    row.flops_per_s = ms > 0 && !std::isnan(fl) && op.uncosted == 0
+                          ? std::optional<double>(fl / (ms / 1000.0))
+                          : std::nullopt;
   }
   r.unattributed_ms = j.unattributed_ms;
   r.measured_units = scope_self_units(rep, j);
@@ -448,8 +451,9 @@ RunJoin join_torch_trace(const Report& rep, const TraceReport& tr, const RunJoin
   h.profile = o.profile;
   h.device = tr.device;
   h.steps = static_cast<int64_t>(tr.steps.size());
-  h.timing = "PyTorch profiler trace: GPU time of the kernels each scope's ops launched, per step (the mean of " +
-             std::to_string(tr.steps.size()) + "); fwd latency = each step's GPU busy time";
+  h.timing =
+      "PyTorch profiler trace: GPU time of the kernels each scope's ops launched, per step (the mean of " +
+      std::to_string(tr.steps.size()) + "); fwd latency = each step's GPU busy time";
   h.matched_scopes = static_cast<int64_t>(matched.size());
   h.trace_scopes = static_cast<int64_t>(tr.scopes.size());
   return out;

@@ -17,11 +17,6 @@ namespace {
 
 using json = nlohmann::json;
 
-const char* engine_name(RunEngine e) {
-  static const char* const kNames[] = {"libtorch", "onnxruntime", "pytorch-trace"};
-  return kNames[static_cast<int>(e)];
-}
-
 template <class T>
 json or_null(const std::optional<T>& v) {
   return v ? json(*v) : json(nullptr);
@@ -34,12 +29,16 @@ json latency_json(const RunLatency& l) {
 json runtime_json(const RunRuntime& h) {
   switch (h.engine) {
     case RunEngine::OnnxRuntime:
-      return {{"engine", engine_name(h.engine)}, {"profile", h.profile},
-              {"providers", h.providers},        {"runs", h.runs},
-              {"warmup_runs", h.warmup_runs},    {"measured_runs", h.measured_runs},
-              {"timing", h.timing},              {"input_bindings", h.input_bindings}};
+      return {{"engine", run_engine_name(h.engine)},
+              {"profile", h.profile},
+              {"providers", h.providers},
+              {"runs", h.runs},
+              {"warmup_runs", h.warmup_runs},
+              {"measured_runs", h.measured_runs},
+              {"timing", h.timing},
+              {"input_bindings", h.input_bindings}};
     case RunEngine::PyTorchTrace:
-      return {{"engine", engine_name(h.engine)},
+      return {{"engine", run_engine_name(h.engine)},
               {"profile", h.profile},
               {"device", h.device},
               {"steps", h.steps},
@@ -137,9 +136,12 @@ json attribution_json(const RunAttribution& a) {
                        {"latency_ms", k.latency_ms},
                        {"nodes", nodes}});
   }
-  return {{"node_time_ms", a.node_time_ms}, {"attributed_pct", a.attributed_pct},
-          {"by_method_pct", methods},       {"split_kernels", a.split_kernels},
-          {"outside_runs_ms", a.outside_runs_ms}, {"listed", listed},
+  return {{"node_time_ms", a.node_time_ms},
+          {"attributed_pct", a.attributed_pct},
+          {"by_method_pct", methods},
+          {"split_kernels", a.split_kernels},
+          {"outside_runs_ms", a.outside_runs_ms},
+          {"listed", listed},
           {"kernels", kernels}};
 }
 
@@ -147,8 +149,8 @@ json units_json(const RunUnits& mu) {
   json units = json::array();
   for (const RunUnit& ru : mu.units) {
     const CostUnit& u = ru.unit;
-    json unit = {{"name", u.name},    {"op", u.op},       {"variant", u.variant},         {"flops", u.flops},
-                 {"bytes", u.bytes},  {"calls", u.calls}, {"param_bytes", u.param_bytes}, {"ms", ru.ms},
+    json unit = {{"name", u.name},     {"op", u.op},       {"variant", u.variant},         {"flops", u.flops},
+                 {"bytes", u.bytes},   {"calls", u.calls}, {"param_bytes", u.param_bytes}, {"ms", ru.ms},
                  {"min_ms", ru.min_ms}};
     if (!u.parts.empty()) {  // a module's nodes by op and variant: calibrate fits each part by its own op
       json parts = json::array();
@@ -163,7 +165,8 @@ json units_json(const RunUnits& mu) {
     }
     units.push_back(std::move(unit));
   }
-  return {{"granularity", granularity_name(mu.granularity)}, {"not_numbers", mu.not_numbers}, {"units", units}};
+  return {
+      {"granularity", granularity_name(mu.granularity)}, {"not_numbers", mu.not_numbers}, {"units", units}};
 }
 
 json verify_json(const VerifyResult& v) {
@@ -177,6 +180,11 @@ json verify_json(const VerifyResult& v) {
 }
 
 }  // namespace
+
+const char* run_engine_name(RunEngine e) {
+  static const char* const kNames[] = {"libtorch", "onnxruntime", "pytorch-trace"};
+  return kNames[static_cast<int>(e)];
+}
 
 std::string run_report_json(const RunReport& r) {
   json doc = {{"schema", "flopwise.run/1"},
@@ -228,18 +236,20 @@ const json& object_at(const json& o, const char* key) {
   return o.contains(key) && o[key].is_object() ? o[key] : empty;
 }
 
-RunLatency read_latency(const json& l) { return {num(l, "median"), num(l, "p10"), num(l, "p90"), num(l, "min")}; }
+RunLatency read_latency(const json& l) {
+  return {num(l, "median"), num(l, "p10"), num(l, "p90"), num(l, "min")};
+}
 
 RunRuntime read_runtime(const json& rt) {
   RunRuntime h;
   const std::string engine = rt.value("engine", "libtorch");
-  h.engine = engine == "onnxruntime"     ? RunEngine::OnnxRuntime
-             : engine == "pytorch-trace" ? RunEngine::PyTorchTrace
-                                         : RunEngine::LibTorch;
+  for (RunEngine e : {RunEngine::LibTorch, RunEngine::OnnxRuntime, RunEngine::PyTorchTrace})
+    if (engine == run_engine_name(e)) h.engine = e;
   h.timing = rt.value("timing", "");
   h.profile = rt.value("profile", "");
   h.device = rt.value("device", "");
-  h.device_name = rt.contains("device_name") && rt["device_name"].is_string() ? rt["device_name"].get<std::string>() : "";
+  h.device_name =
+      rt.contains("device_name") && rt["device_name"].is_string() ? rt["device_name"].get<std::string>() : "";
   h.torch_version = rt.value("torch_version", "");
   h.blas = rt.value("blas", "");
   h.op_clock = rt.value("op_clock", "");
@@ -347,7 +357,8 @@ RunUnit read_unit(const json& u, const std::string& path) {
       part.flops = unit_count(p, "flops", pwhere);
       part.bytes = unit_count(p, "bytes", pwhere);
       part.calls = unit_count(p, "calls", pwhere);
-      part.param_bytes = p.contains("param_bytes") ? std::min(unit_count(p, "param_bytes", pwhere), part.bytes) : 0.0;
+      part.param_bytes =
+          p.contains("param_bytes") ? std::min(unit_count(p, "param_bytes", pwhere), part.bytes) : 0.0;
       flops += part.flops;
       bytes += part.bytes;
     }
@@ -369,7 +380,8 @@ RunUnits read_units(const json& mu, const std::string& path) {
   if (g != "node" && g != "module") throw InputError(path + ": measured_units granularity '" + g + "'");
   r.granularity = g == "node" ? Granularity::Node : Granularity::Module;
   r.not_numbers = int_of(mu, "not_numbers");
-  if (!mu.contains("units") || !mu["units"].is_array()) throw InputError(path + ": measured_units has no units");
+  if (!mu.contains("units") || !mu["units"].is_array())
+    throw InputError(path + ": measured_units has no units");
   for (const auto& u : mu["units"]) r.units.push_back(read_unit(u, path));
   return r;
 }
