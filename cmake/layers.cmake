@@ -23,7 +23,7 @@ set(FLOPWISE_LAYER_analyses_HEADERS analyse.h budget.h calibration.h diff.h llm.
     roofline.h sweep.h verify.h)
 # Measured time: traces, runtime profiles, the calibration fit, the run join.
 set(FLOPWISE_LAYER_measured_DIRS src/measured)
-set(FLOPWISE_LAYER_measured_HEADERS ort_profile.h run.h torch_trace.h)
+set(FLOPWISE_LAYER_measured_HEADERS calibrate.h ort_profile.h run.h torch_trace.h)
 set(FLOPWISE_LAYER_writers_DIRS src/writers)
 set(FLOPWISE_LAYER_writers_HEADERS formats.h report_io.h run_diff.h run_report.h trace_report.h writers.h)
 set(FLOPWISE_LAYER_commands_DIRS src/cli src/runtime src/python)

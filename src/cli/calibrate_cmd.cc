@@ -14,7 +14,7 @@
 #include <tuple>
 
 #include "commands.h"
-#include "flopwise/calibration.h"
+#include "flopwise/calibrate.h"
 #include "flopwise/errors.h"
 #include "flopwise/input_file.h"
 #include "flopwise/run_report.h"
