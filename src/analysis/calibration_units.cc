@@ -13,7 +13,6 @@
 
 namespace flopwise {
 
-
 const char* granularity_name(Granularity g) { return g == Granularity::Node ? "node" : "module"; }
 
 namespace {
@@ -237,6 +236,5 @@ double local_factor(const LocalCorrection& l, double flops, double bytes, double
   }
   return std::exp(rsum / (wsum + prior));
 }
-
 
 }  // namespace flopwise
