@@ -2,6 +2,7 @@
 // name to a roofline device (match_trace_hardware), its module scopes to a model's static module tree
 // (match_trace_scopes, flopwise run MODEL --profile TRACE).
 #include <cctype>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -10,21 +11,35 @@
 
 namespace flopwise {
 
+namespace {
+
+// The GPU names of src/analysis/hardware.def's TRACE_GPU rows, in their order.
+struct TraceGpu {
+  const char* device;
+  const char* name_has;
+  const char* qualifier;       // "" for none
+  int64_t or_memory_over_gib;  // 0 for none
+};
+constexpr TraceGpu kTraceGpus[] = {
+#define TRACE_GPU(device, name_has, qualifier, gib) {device, name_has, qualifier, gib},
+#include "../analysis/hardware.def"
+};
+
+}  // namespace
+
 std::optional<Hardware> match_trace_hardware(const std::string& device, int64_t memory, std::string* note) {
   std::string d;
   for (char c : device) d += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   auto has = [&](const char* s) { return d.find(s) != std::string::npos; };
   std::string row;
-  if (has("h200"))
-    row = "h200";
-  else if (has("h100"))
-    row = has("pcie") ? "h100-pcie" : "h100-sxm";
-  else if (has("a100"))
-    row = (has("80gb") || memory > (int64_t{50} << 30)) ? "a100-80gb" : "a100-40gb";
-  else if (has("l40s"))
-    row = "l40s";
-  else if (has("4090"))
-    row = "rtx4090";
+  for (const TraceGpu& g : kTraceGpus) {
+    const bool plain = !*g.qualifier && g.or_memory_over_gib == 0;
+    if (has(g.name_has) && (plain || (*g.qualifier && has(g.qualifier)) ||
+                            (g.or_memory_over_gib > 0 && memory > (g.or_memory_over_gib << 30)))) {
+      row = g.device;
+      break;
+    }
+  }
   if (row.empty()) {
     if (note)
       *note = "no roofline row for \"" + device + "\" (--hardware NAME or --hardware-file FILE gives one)";
