@@ -81,7 +81,7 @@ json summary_json(const RunSummary& s) {
   return j;
 }
 
-json scope_json(const RunScopeRow& r) {
+json scope_row_json(const RunScopeRow& r) {
   json j = {{"name", r.name},
             {"class", r.cls},
             {"depth", r.depth},
@@ -200,7 +200,7 @@ std::string run_report_json(const RunReport& r) {
               {"scopes", json::array()},
               {"op_types", json::array()},
               {"unattributed_ms", r.unattributed_ms}};
-  for (const auto& s : r.scopes) doc["scopes"].push_back(scope_json(s));
+  for (const auto& s : r.scopes) doc["scopes"].push_back(scope_row_json(s));
   for (const auto& o : r.op_types) doc["op_types"].push_back(op_json(o));
   if (r.attribution) doc["attribution"] = attribution_json(*r.attribution);
   if (r.measured_units) doc["measured_units"] = units_json(*r.measured_units);
