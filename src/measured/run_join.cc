@@ -10,9 +10,10 @@
 #include "flopwise/run.h"
 
 namespace flopwise {
-namespace {
 
 using json = nlohmann::json;
+
+namespace {
 
 double percentile(std::vector<double> xs, double p) {
   if (xs.empty()) return 0;
