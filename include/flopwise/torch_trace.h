@@ -42,7 +42,7 @@ struct AtenCost {
 // reason.
 using AtenCoster = std::function<std::vector<AtenCost>(const std::vector<AtenCall>&)>;
 
-// The coster of src/analyse/aten_cost.cc: each call through the aten table, no LibTorch.
+// The coster of src/measured/trace_price.cc: each call through the aten table, no LibTorch.
 std::vector<AtenCost> cost_aten_calls(const std::vector<AtenCall>& calls);
 
 // What the aten table does not price but the trace's own facts do: inductor's triton kernels
@@ -215,7 +215,7 @@ struct TraceOptions {
 
 TraceReport analyse_trace(const TorchTrace& t, const AtenCoster& cost, const TraceOptions& opts = {});
 
-// What the commands call (src/analyse/aten_cost.cc): read `path`, price its calls with cost_aten_calls,
+// What the commands call (src/measured/trace_price.cc): read `path`, price its calls with cost_aten_calls,
 // analyse. `timings`, when given, gets the seconds spent reading, pricing and in the rest of the analysis.
 struct TraceTimings {
   double read_s = 0, price_s = 0, analyse_s = 0;

@@ -1,13 +1,12 @@
-// src/analyse/aten_cost.cc — the cost of recorded aten calls (flopwise/torch_trace.h, cost_aten_calls): each
-// call lowered through the neutral aten table (flopwise/aten_lower.h, lower_aten_calls; no LibTorch), and the
-// shape pass and the cost rules price the IR, exactly as for a .pt's or a .pt2's ops.
+// src/measured/trace_price.cc — the cost of recorded aten calls (flopwise/torch_trace.h, cost_aten_calls):
+// each call lowered through the neutral aten table (flopwise/aten_lower.h, lower_aten_calls; no LibTorch),
+// and the shape pass and the cost rules price the IR, exactly as for a .pt's or a .pt2's ops.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <future>
 #include <thread>
 
-#include "flopwise/analyse.h"
 #include "flopwise/aten_call.h"
 #include "flopwise/aten_lower.h"
 #include "flopwise/aten_schema.h"

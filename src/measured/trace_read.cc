@@ -1,4 +1,4 @@
-// src/analysis/torch_trace_read.cc — the streaming reader of PyTorch profiler traces
+// src/measured/trace_read.cc — the streaming reader of PyTorch profiler traces
 // (flopwise/torch_trace.h). Owns: what the reader keeps of each event (each event is read into a small record
 // and the rest of its text skipped) and the interning that keeps those records small; the byte source (a
 // file, or a gzip stream inflated chunk by chunk through zlib, with the bomb guard) and the pull parser over
