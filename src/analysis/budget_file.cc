@@ -236,7 +236,8 @@ struct Parser {
         try {
           o.precision = parse_precision(string(v, where + " precision"));
         } catch (const UsageError&) {
-          fail(v.source(), where + " precision", "expected \"fp32\", \"bf16-mixed\" or \"fp16-mixed\"");
+          fail(v.source(), where + " precision",
+               "expected \"fp32\", \"bf16-mixed\", \"fp16-mixed\", \"bf16-master\" or \"fp16-master\"");
         }
       } else if (key == "device") {
         try {

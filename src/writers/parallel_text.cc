@@ -1,0 +1,200 @@
+// src/writers/parallel_text.cc — the --parallel section (flopwise/parallel.h) as text in the reference
+// profile's layout (world, data and model parallel sizes, per-GPU figures), as the JSON report's "parallel"
+// member, and as markdown rows.
+#include <cstdio>
+#include <iomanip>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "flopwise/json_text.h"
+#include "flopwise/parallel.h"
+#include "flopwise/writers.h"
+
+namespace flopwise {
+
+namespace {
+
+std::string bytes_text(int64_t b) { return human(static_cast<double>(b)) + "B"; }
+
+std::string percent(double f) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f %%", 100 * f);
+  return buf;
+}
+
+std::string seconds_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, s >= 1 ? "%.3f s" : "%.3f ms", s >= 1 ? s : s * 1e3);
+  return buf;
+}
+
+const char* fsdp_name(Fsdp f) {
+  static const char* names[] = {"off", "on", "hybrid"};
+  return names[static_cast<int>(f)];
+}
+
+const char* recompute_name(Recompute r) {
+  static const char* names[] = {"none", "selective", "full"};
+  return names[static_cast<int>(r)];
+}
+
+void write_header(std::ostream& os, const ParallelReport& p) {
+  const ParallelConfig& c = p.cfg;
+  os << "\n-------------------------- Parallel training (--parallel) --------------------------\n";
+  summary_line(os, "world size", std::to_string(c.world()));
+  summary_line(os, "data parallel size", std::to_string(c.dp));
+  summary_line(os, "model parallel size",
+               std::to_string(c.tp * c.pp * c.cp) + " (tp " + std::to_string(c.tp) + " x pp " +
+                   std::to_string(c.pp) + " x cp " + std::to_string(c.cp) + ")");
+  summary_line(os, "expert parallel size", std::to_string(c.ep));
+  summary_line(os, "sequence parallel", c.sp ? "on" : "off");
+  summary_line(os, "ZeRO stage / FSDP",
+               std::to_string(c.stage()) + " / " + fsdp_name(c.fsdp) + " (model states sharded over " +
+                   std::to_string(c.state_shards()) + ")");
+  summary_line(os, "precision", precision_name(p.precision));
+  summary_line(os, "micro-batches / recompute",
+               std::to_string(c.microbatches) + " / " + recompute_name(c.recompute));
+  if (c.pp > 1) summary_line(os, "pipeline bubble (P-1)/(M+P-1)", percent(p.bubble));
+  summary_line(os, "params of model", human(static_cast<double>(p.model_params)));
+  summary_line(os, "DeepSpeed's model-state estimate",
+               bytes_text(p.deepspeed_bytes) + " per GPU (largest layer " +
+                   human(static_cast<double>(p.largest_layer)) + " params)");
+}
+
+void write_ranks(std::ostream& os, const ParallelReport& p) {
+  os << "\nPer GPU (each stage's tensor-parallel ranks alike; activations per micro-batch):\n";
+  os << std::left << std::setw(10) << "rank" << std::right;
+  for (const char* h : {"params", "fwd MACs", "step FLOPs", "weights", "grads", "optimizer", "states",
+                        "activations", "in flight", "peak"})
+    os << std::setw(12) << h;
+  os << "\n";
+  for (const RankRole& r : p.ranks) {
+    os << std::left << std::setw(10) << r.name << std::right << std::setw(12)
+       << human(static_cast<double>(r.params)) << std::setw(12) << human(static_cast<double>(r.fwd_macs))
+       << std::setw(12) << human(static_cast<double>(r.flops)) << std::setw(12) << bytes_text(r.weights_bytes)
+       << std::setw(12) << bytes_text(r.grads_bytes) << std::setw(12) << bytes_text(r.optimizer_bytes)
+       << std::setw(12) << bytes_text(r.model_states_bytes) << std::setw(12) << bytes_text(r.activation_bytes)
+       << std::setw(12) << r.in_flight << std::setw(12) << bytes_text(r.peak_bytes) << "\n";
+    if (p.cfg.pp > 1) os << "          " << r.first << " .. " << r.last << "\n";
+  }
+}
+
+void write_comm(std::ostream& os, const ParallelReport& p) {
+  os << "\nCollectives per step and GPU (message: the whole tensor; sent: per call on a ring, NCCL's "
+        "busbw):\n";
+  if (p.comm.empty()) os << "  none\n";
+  for (const Collective& c : p.comm)
+    os << "  " << std::left << std::setw(15) << c.collective << std::setw(13)
+       << (c.group + "(" + std::to_string(c.group_size) + ")") << std::right << std::setw(6) << c.count
+       << " x " << std::setw(10) << bytes_text(c.bytes) << "  sent " << std::setw(10)
+       << bytes_text(c.sent_per_call()) << "  " << c.where << "\n";
+}
+
+void write_plan(std::ostream& os, const ParallelReport& p, size_t limit) {
+  if (p.cfg.tp <= 1) return;
+  os << "\nTensor-parallel plan (weighted products; --parallel-plan overrides):\n";
+  for (size_t i = 0; i < p.plan.modules.size() && i < limit; ++i)
+    os << "  " << std::left << std::setw(44) << p.plan.modules[i].first
+       << tp_role_name(p.plan.modules[i].second) << "\n";
+  if (p.plan.modules.size() > limit)
+    os << "  ... " << p.plan.modules.size() - limit << " more (JSON: parallel.plan)\n";
+}
+
+void write_time(std::ostream& os, const ParallelReport& p) {
+  const StepTime& t = p.time;
+  if (!t.known) return;
+  os << "\n";
+  summary_line(os, "step time",
+               seconds_text(t.step_s) + " (compute " + seconds_text(t.compute_s) + ", bubble " +
+                   seconds_text(t.bubble_s) + ", exposed traffic " + seconds_text(t.exposed_comm_s) + " of " +
+                   seconds_text(t.comm_s) + ")");
+  summary_line(os, "MFU", percent(t.mfu));
+  if (p.tokens > 0) summary_line(os, "tokens/s", human(t.tokens_per_s));
+  if (t.max_microbatch >= 0)
+    summary_line(os, "largest micro-batch that fits",
+                 std::to_string(t.max_microbatch) + " x the analysed batch");
+  summary_line(os, "overlap assumed", t.overlap);
+}
+
+}  // namespace
+
+void write_parallel_text(std::ostream& os, const ParallelReport& p) {
+  write_header(os, p);
+  write_ranks(os, p);
+  write_comm(os, p);
+  write_plan(os, p, 24);
+  write_time(os, p);
+  for (const std::string& w : p.warnings) os << "warning: " << w << "\n";
+}
+
+std::string parallel_json_text(const ParallelReport& p) {
+  using J = nlohmann::ordered_json;
+  J doc;
+  doc["spec"] = parallel_spec(p.cfg);
+  doc["world_size"] = p.cfg.world();
+  doc["zero_stage"] = p.cfg.stage();
+  doc["precision"] = precision_name(p.precision);
+  doc["bubble"] = p.bubble;
+  doc["deepspeed_model_states_bytes"] = p.deepspeed_bytes;
+  J ranks = J::array();
+  for (const RankRole& r : p.ranks)
+    ranks.push_back({{"name", r.name},
+                     {"first", r.first},
+                     {"last", r.last},
+                     {"params", r.params},
+                     {"macs", r.macs},
+                     {"flops", r.flops},
+                     {"fwd_macs", r.fwd_macs},
+                     {"fwd_flops", r.fwd_flops},
+                     {"weights_bytes", r.weights_bytes},
+                     {"grads_bytes", r.grads_bytes},
+                     {"optimizer_bytes", r.optimizer_bytes},
+                     {"model_states_bytes", r.model_states_bytes},
+                     {"activation_bytes", r.activation_bytes},
+                     {"in_flight", r.in_flight},
+                     {"peak_bytes", r.peak_bytes}});
+  doc["ranks"] = ranks;
+  J comm = J::array();
+  for (const Collective& c : p.comm)
+    comm.push_back({{"collective", c.collective},
+                    {"group", c.group},
+                    {"group_size", c.group_size},
+                    {"count", c.count},
+                    {"bytes", c.bytes},
+                    {"sent_bytes", c.sent_per_call()},
+                    {"where", c.where}});
+  doc["comm"] = comm;
+  J plan = J::array();
+  for (const auto& m : p.plan.modules)
+    plan.push_back({{"scope", m.first}, {"style", tp_role_name(m.second)}});
+  doc["plan"] = plan;
+  if (p.time.known)
+    doc["time"] = {{"step_s", p.time.step_s},
+                   {"compute_s", p.time.compute_s},
+                   {"bubble_s", p.time.bubble_s},
+                   {"comm_s", p.time.comm_s},
+                   {"exposed_comm_s", p.time.exposed_comm_s},
+                   {"mfu", p.time.mfu},
+                   {"tokens_per_s", p.time.tokens_per_s},
+                   {"max_microbatch", p.time.max_microbatch},
+                   {"overlap", p.time.overlap}};
+  doc["warnings"] = p.warnings;
+  return json_text(doc, 2);
+}
+
+void write_parallel_markdown(std::ostream& os, const ParallelReport& p) {
+  os << "\n## Parallel training (`--parallel " << parallel_spec(p.cfg) << "`)\n\n";
+  os << "| rank | params | fwd+bwd FLOPs | weights | grads | optimizer | model states | activations | in "
+        "flight | "
+        "peak |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  for (const RankRole& r : p.ranks)
+    os << "| " << r.name << " | " << r.params << " | " << r.flops << " | " << r.weights_bytes << " | "
+       << r.grads_bytes << " | " << r.optimizer_bytes << " | " << r.model_states_bytes << " | "
+       << r.activation_bytes << " | " << r.in_flight << " | " << r.peak_bytes << " |\n";
+  os << "\n| collective | group | count | bytes | what |\n|---|---|---:|---:|---|\n";
+  for (const Collective& c : p.comm)
+    os << "| " << c.collective << " | " << c.group << " (" << c.group_size << ") | " << c.count << " | "
+       << c.bytes << " | " << c.where << " |\n";
+}
+
+}  // namespace flopwise
