@@ -97,7 +97,7 @@ std::vector<NodeShare> node_shares(const Model& model, const Report& report, con
 
 // Selective recompute (Korthikanti et al. 2022): the attention core (between the scores' product and the
 // product with V) keeps nothing and runs again in the backward; the AV product keeps V alone.
-void selective_recompute(const Model& model, std::vector<NodeShare>& shares) {
+void selective_recompute(const Model& model, std::vector<NodeShare>& shares, Precision p) {
   const Graph& g = model.graph;
   std::vector<AttentionProduct> ap = find_attention_products(g);
   for (size_t a = 0; a + 1 < ap.size(); ++a) {
@@ -111,7 +111,7 @@ void selective_recompute(const Model& model, std::vector<NodeShare>& shares) {
     const Node& n = g.nodes[av];
     if (n.inputs.size() > 1 && n.inputs[1] >= 0) {
       const Value& v = g.values[static_cast<size_t>(n.inputs[1])];
-      const Count vb = v.shape.numel_count() * Count{dtype_size(v.dtype)};
+      const Count vb = v.shape.numel_count() * Count{act_bytes(v, p)};
       if (vb.known) shares[av].saved = std::min(shares[av].saved, ceil_div(vb.v, shares[av].keep_div));
     }
   }
@@ -226,7 +226,8 @@ ParallelReport analyse_parallel(const Model& model, const Report& report, const 
   out.model_flops = known(training.forward_flops + training.total.backward_flops, "the step's FLOPs");
   out.plan = plan_tensor_parallel(model, report, cfg.tp, rules);
   std::vector<NodeShare> shares = parallel_detail::node_shares(model, report, training, cfg, out.plan);
-  if (cfg.recompute == Recompute::Selective) parallel_detail::selective_recompute(model, shares);
+  if (cfg.recompute == Recompute::Selective)
+    parallel_detail::selective_recompute(model, shares, training.precision);
   std::vector<double> weight(shares.size());
   for (size_t i = 0; i < shares.size(); ++i)
     weight[i] = hw ? parallel_detail::node_seconds(report, i, *hw, shares[i])

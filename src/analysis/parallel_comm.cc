@@ -146,10 +146,13 @@ void data_parallel(CommList& c, const ParallelConfig& cfg, const std::vector<Nod
       c.add("all-gather", "dp", cfg.dp, at + "updated weights", 1, params * per.weight);
     } else {
       const char* group = cfg.fsdp == Fsdp::Hybrid ? "dp-shard" : "dp";
+      // FSDP2: the root keeps its gathered weights from its forward to its backward (not resharded after
+      // forward)
       for (const std::string& u : order) {
         const std::string what = at + (u.empty() ? "root module's " : "layer ");
         c.add("all-gather", group, shard, what + "weights, forward", m, units[u] * per.weight);
-        c.add("all-gather", group, shard, what + "weights, backward", m, units[u] * per.weight);
+        if (!u.empty())
+          c.add("all-gather", group, shard, what + "weights, backward", m, units[u] * per.weight);
         c.add("reduce-scatter", group, shard, what + "gradients, backward", m, units[u] * per.grad);
       }
       if (cfg.fsdp == Fsdp::Hybrid)
@@ -173,8 +176,10 @@ void pipeline(CommList& c, const Graph& g, const ParallelConfig& cfg, const std:
       for (int vi : g.nodes[i].inputs) {
         if (vi < 0) continue;
         const Value& v = g.values[static_cast<size_t>(vi)];
-        if (v.producer >= 0 && stage_of[static_cast<size_t>(v.producer)] < k && is_float(v.dtype))
-          crossing.insert(vi);
+        if (v.producer < 0 || stage_of[static_cast<size_t>(v.producer)] >= k || !is_float(v.dtype)) continue;
+        // a constant (its contents known, a Constant's output) is in every stage's program: not sent
+        if (v.data || g.nodes[static_cast<size_t>(v.producer)].op == "Constant") continue;
+        crossing.insert(vi);
       }
     int64_t b = 0;
     for (int vi : crossing) b += value_bytes(g, vi, p);

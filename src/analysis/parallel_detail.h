@@ -37,7 +37,7 @@ int64_t act_bytes(const Value& v, Precision p);
 
 std::vector<NodeShare> node_shares(const Model& model, const Report& report, const TrainingReport& training,
                                    const ParallelConfig& cfg, const TpPlan& plan);
-void selective_recompute(const Model& model, std::vector<NodeShare>& shares);
+void selective_recompute(const Model& model, std::vector<NodeShare>& shares, Precision p);
 int64_t largest_unit_params(const std::vector<NodeShare>& shares);
 
 // Every collective of the step, per rank (parallel_comm.cc).

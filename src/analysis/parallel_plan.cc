@@ -184,8 +184,23 @@ struct Planner {
     }
     plan.roles[i] = role;
     plan.reasons[i] = why;
+    if (role == TpRole::Colwise || role == TpRole::Rowwise)
+      split_weight(n.inputs[static_cast<size_t>(wslot)]);
     if (role == TpRole::Colwise) mark_outputs(n);
     if (role == TpRole::Replicated && input_split(n)) mark_outputs(n);
+  }
+
+  // The layout-only ops a split weight reaches its product through (a .pt2's Transpose of a Linear's weight,
+  // where its params are counted) hold their share of it.
+  void split_weight(int vi) {
+    for (int d = 0; vi >= 0 && d < 16; ++d) {
+      const int p = gs.g.values[static_cast<size_t>(vi)].producer;
+      if (p < 0 || !layout_only(gs.g.nodes[static_cast<size_t>(p)])) return;
+      plan.roles[static_cast<size_t>(p)] = TpRole::Sharded;
+      plan.reasons[static_cast<size_t>(p)] = "a split weight's layout";
+      vi = gs.g.nodes[static_cast<size_t>(p)].inputs.empty() ? -1
+                                                             : gs.g.nodes[static_cast<size_t>(p)].inputs[0];
+    }
   }
 
   void other(size_t i, const Node& n) {

@@ -532,7 +532,9 @@ TrainingReport analyse_training(const Model& model, const Report& report, const 
       if (vi < 0) return;
       const size_t st = static_cast<size_t>(storage[static_cast<size_t>(vi)]);
       const Value& owner = g.values[st];
-      if (kept[st] || owner.is_input || cost_detail::is_stored(g, owner)) return;
+      // a literal the importer made (a .pt2's Python scalar operand: autograd keeps a Scalar, no tensor) has
+      // no producer, as inputs and stored tensors have none
+      if (kept[st] || owner.is_input || cost_detail::is_stored(g, owner) || owner.producer < 0) return;
       kept[st] = 1;
       tc.saved_bytes += bytes_of(static_cast<int>(st));
     };
