@@ -1,10 +1,10 @@
 // tests/test_parallel.cc — --parallel (flopwise/parallel.h): the ZeRO paper's and DeepSpeed's model states,
-// the spec's checks, Megatron's tensor-parallel plan on the bundled GPT-2 (params and MACs per rank by Megatron's
-// formulas), every collective's size by hand, pipeline stages, GQA, a plan file, the CLI.
+// the spec's checks, Megatron's tensor-parallel plan on the bundled GPT-2 (params and MACs per rank by
+// Megatron's formulas), every collective's size by hand, pipeline stages, GQA, a plan file, the CLI.
 //
 // models/gpt2.onnx (models/generate.py): hidden h = 128, 4 layers, 4 heads of 32, MLP 4h, vocab V = 1000,
-// 64 positions, LM head tied to wte. Megatron's count per layer: 12h^2 + 13h params (q/k/v 3h^2 + 3h, out h^2 + h,
-// MLP 8h^2 + 5h, two layer norms 4h).
+// 64 positions, LM head tied to wte. Megatron's count per layer: 12h^2 + 13h params (q/k/v 3h^2 + 3h, out h^2
+// + h, MLP 8h^2 + 5h, two layer norms 4h).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -30,8 +30,8 @@ struct Run {
   fw::TrainingReport t;
 };
 
-Run parallel_of(const std::string& model, const std::string& spec, fw::Precision prec = fw::Precision::Bf16Master,
-                const std::vector<fw::PlanRule>& rules = {},
+Run parallel_of(const std::string& model, const std::string& spec,
+                fw::Precision prec = fw::Precision::Bf16Master, const std::vector<fw::PlanRule>& rules = {},
                 std::vector<std::pair<std::string, int64_t>> dims = {{"batch", b}, {"seq", s}}) {
   fw::Pins pins;
   pins.dims = dims;
@@ -75,9 +75,9 @@ TEST_CASE("parallel: the ZeRO paper's model states per device (7.5 B params, 64 
 }
 
 TEST_CASE("parallel: DeepSpeed's estimators") {
-  // DeepSpeed's estimate_zero3_model_states_mem_needs_all_live on t5-small (60,506,624 params, largest layer the
-  // shared embedding 32128 x 512 = 16,449,536), 1 node, 1 GPU, as DeepSpeed prints it: "1.08GB | per GPU |
-  // offload_param=none, offload_optimizer=none" (GB = 2^30 bytes in DeepSpeed's format): 4L + 18 psi / N.
+  // DeepSpeed's estimate_zero3_model_states_mem_needs_all_live on t5-small (60,506,624 params, largest layer
+  // the shared embedding 32128 x 512 = 16,449,536), 1 node, 1 GPU, as DeepSpeed prints it: "1.08GB | per GPU
+  // | offload_param=none, offload_optimizer=none" (GB = 2^30 bytes in DeepSpeed's format): 4L + 18 psi / N.
   const int64_t z3 = fw::deepspeed_estimate(60'506'624, 16'449'536, 3, 1);
   CHECK(z3 == 4 * 16'449'536 + 18 * 60'506'624);
   CHECK(std::round(static_cast<double>(z3) / (1 << 30) * 100) / 100 == doctest::Approx(1.08));
@@ -86,7 +86,8 @@ TEST_CASE("parallel: DeepSpeed's estimators") {
 }
 
 TEST_CASE("parallel: the spec, and what it refuses") {
-  const fw::ParallelConfig c = fw::parse_parallel("dp=8,tp=4,pp=2,sp=on,zero=1,microbatches=16,recompute=selective");
+  const fw::ParallelConfig c =
+      fw::parse_parallel("dp=8,tp=4,pp=2,sp=on,zero=1,microbatches=16,recompute=selective");
   CHECK(c.world() == 64);
   CHECK(c.state_shards() == 8);
   CHECK(fw::parallel_spec(c) ==
@@ -124,19 +125,22 @@ TEST_CASE("parallel: Megatron's plan on GPT-2, params and MACs per tensor-parall
   CHECK(role_of(p, "h.3.mlp.c_proj") == fw::TpRole::Rowwise);
   CHECK(role_of(p, "lm_head") == fw::TpRole::Colwise);  // W @ x^T of the tied table, split by vocab
   REQUIRE(p.ranks.size() == 1);
-  CHECK(p.model_params == L * layer_params + V * h + P * h + 2 * h);  // 929,536 (Megatron's 12lh^2(1 + 13/12h) + Vh)
-  // Per rank: column-parallel weights and biases / 2 (3h^2 + 3h, 4h^2 + 4h), row-parallel weights / 2 and their
-  // biases whole (h^2, 4h^2; h, h), norms whole (4h), the vocab table / 2, positions and the final norm whole.
+  CHECK(p.model_params ==
+        L * layer_params + V * h + P * h + 2 * h);  // 929,536 (Megatron's 12lh^2(1 + 13/12h) + Vh)
+  // Per rank: column-parallel weights and biases / 2 (3h^2 + 3h, 4h^2 + 4h), row-parallel weights / 2 and
+  // their biases whole (h^2, 4h^2; h, h), norms whole (4h), the vocab table / 2, positions and the final norm
+  // whole.
   CHECK(p.ranks[0].params == L * ((12 * h * h + 7 * h) / 2 + 6 * h) + V * h / 2 + P * h + 2 * h);  // 470,528
-  // Forward MACs per rank: per layer b s (3h^2 + h^2 + 8h^2) / 2 for the products, b s s h / 2 each for QK^T and
-  // AV (heads split); the LM head b s h V / 2.
+  // Forward MACs per rank: per layer b s (3h^2 + h^2 + 8h^2) / 2 for the products, b s s h / 2 each for QK^T
+  // and AV (heads split); the LM head b s h V / 2.
   CHECK(p.ranks[0].fwd_macs == L * b * s * (12 * h * h + 2 * s * h) / 2 + b * s * h * V / 2);  // 62,717,952
 }
 
 TEST_CASE("parallel: tensor-parallel collectives on GPT-2, with and without sequence parallelism") {
   const int64_t m = 4, act = b * s * h * 2;  // one [b, s, h] activation in bf16: 32,768 bytes
   const fw::ParallelReport p = parallel_of("gpt2.onnx", "tp=2,microbatches=4").p;
-  // Megatron's g: an all-reduce after each row-parallel product (2 a layer), and the vocab-parallel embedding's
+  // Megatron's g: an all-reduce after each row-parallel product (2 a layer), and the vocab-parallel
+  // embedding's
   const fw::Collective* row = find(p, "all-reduce", "rowwise product output, forward");
   REQUIRE(row);
   CHECK(row->count == 2 * L * m);
@@ -154,8 +158,8 @@ TEST_CASE("parallel: tensor-parallel collectives on GPT-2, with and without sequ
   CHECK(find(p, "all-reduce", "vocab-parallel cross entropy")->count == 3 * m);
 
   // Sequence parallelism (Korthikanti et al. 2022, section 4.2.2): g is a reduce-scatter forward and an
-  // all-gather backward, f an all-gather forward and a reduce-scatter backward; the gathered input is gathered
-  // again in the backward for the weight's gradient.
+  // all-gather backward, f an all-gather forward and a reduce-scatter backward; the gathered input is
+  // gathered again in the backward for the weight's gradient.
   const fw::ParallelReport q = parallel_of("gpt2.onnx", "tp=2,sp=on,microbatches=4").p;
   CHECK(find(q, "reduce-scatter", "rowwise product output, forward")->count == 2 * L * m);
   CHECK(find(q, "all-gather", "rowwise product output's gradient, backward")->count == 2 * L * m);
@@ -171,7 +175,7 @@ TEST_CASE("parallel: tensor-parallel collectives on GPT-2, with and without sequ
 
 TEST_CASE("parallel: data-parallel model states and traffic on GPT-2 by ZeRO stage") {
   const int64_t psi = L * layer_params + V * h + P * h + 2 * h;  // 929,536
-  const int64_t tensors = 12 * L + 4;                             // Adam's step scalar per tensor
+  const int64_t tensors = 12 * L + 4;                            // Adam's step scalar per tensor
   const Run r0 = parallel_of("gpt2.onnx", "dp=8");
   // bf16-master: 2-byte weights and gradients, Adam keeping fp32 master weights, momentum and variance
   CHECK(r0.t.param_bytes.v == 2 * psi);
@@ -211,8 +215,8 @@ TEST_CASE("parallel: pipeline stages on GPT-2: given boundaries, sends, bubble, 
   const fw::ParallelReport p = parallel_of("gpt2.onnx", "pp=2,stages=h.2,microbatches=4").p;
   REQUIRE(p.ranks.size() == 2);
   CHECK(p.ranks[0].params == V * h + P * h + 2 * layer_params);  // embeddings, h.0, h.1: 532,736
-  CHECK(p.ranks[1].params == 2 * layer_params + 2 * h);          // h.2, h.3, ln_f (the head is the tied table)
-  CHECK(p.ranks[0].in_flight == 2);                              // 1F1B: stage i holds min(P - i, M)
+  CHECK(p.ranks[1].params == 2 * layer_params + 2 * h);  // h.2, h.3, ln_f (the head is the tied table)
+  CHECK(p.ranks[0].in_flight == 2);                      // 1F1B: stage i holds min(P - i, M)
   CHECK(p.ranks[1].in_flight == 1);
   CHECK(p.bubble == doctest::Approx(1.0 / 5));  // (P - 1) / (M + P - 1)
   // the residual stream [b, s, h] crosses, in bf16, forward and its gradient back, each micro-batch
@@ -230,10 +234,12 @@ TEST_CASE("parallel: pipeline stages on GPT-2: given boundaries, sends, bubble, 
 TEST_CASE("parallel: GQA's kv heads split while tp divides them, else replicated") {
   // models/shipped/llama_gqa.onnx: 4 query heads, 2 kv heads of 16, hidden 64, 2 layers
   const std::vector<std::pair<std::string, int64_t>> dims = {{"batch", 1}, {"seq", 8}, {"past", 0}};
-  const fw::ParallelReport t2 = parallel_of("shipped/llama_gqa.onnx", "tp=2", fw::Precision::Fp32, {}, dims).p;
+  const fw::ParallelReport t2 =
+      parallel_of("shipped/llama_gqa.onnx", "tp=2", fw::Precision::Fp32, {}, dims).p;
   CHECK(role_of(t2, "layers.0.self_attn.k_proj") == fw::TpRole::Colwise);
   CHECK(role_of(t2, "layers.0.self_attn.o_proj") == fw::TpRole::Rowwise);
-  const fw::ParallelReport t4 = parallel_of("shipped/llama_gqa.onnx", "tp=4", fw::Precision::Fp32, {}, dims).p;
+  const fw::ParallelReport t4 =
+      parallel_of("shipped/llama_gqa.onnx", "tp=4", fw::Precision::Fp32, {}, dims).p;
   CHECK(role_of(t4, "layers.0.self_attn.q_proj") == fw::TpRole::Colwise);
   CHECK(role_of(t4, "layers.0.self_attn.k_proj") == fw::TpRole::Replicated);
   CHECK(role_of(t4, "layers.1.self_attn.v_proj") == fw::TpRole::Replicated);
@@ -260,7 +266,8 @@ TEST_CASE("parallel: the CLI's section, JSON and errors") {
   fwtest::CliRun bad = fwtest::run_cli(m + "--parallel tp=2,zero=5", dir);
   CHECK(bad.code == 2);
   CHECK(bad.err == "flopwise: error: --parallel: zero='5' is not one of 0 | 1 | 2 | 3\n");
-  fwtest::CliRun unbound = fwtest::run_cli("\"" + fwtest::model_path("gpt2.onnx") + "\" --parallel tp=2", dir);
+  fwtest::CliRun unbound =
+      fwtest::run_cli("\"" + fwtest::model_path("gpt2.onnx") + "\" --parallel tp=2", dir);
   CHECK(unbound.code == 2);
   CHECK(unbound.err.find("bind every dim") != std::string::npos);
   fwtest::CliRun text = fwtest::run_cli(m + "--parallel dp=8,tp=2,zero=1 --precision bf16-master", dir);
@@ -275,37 +282,42 @@ TEST_CASE("parallel: the CLI's section, JSON and errors") {
   CHECK(doc["parallel"]["comm"][0]["group"] == "tp");
 }
 
-// models/pt2/parallel_gpt.pt2 (models/parallel_oracle.py): a GPT built to Korthikanti et al. 2022's assumptions,
-// pre-LN, fused qkv, GELU, dropout on the attention probabilities and after each block's two products, no mask;
-// hidden 64, 4 heads, 2 layers, vocab 128, exported in train mode at batch 2, seq 16. Under bf16-master every
-// activation is 2 bytes and a dropout mask 1 (CUDA's fused kernel), the paper's accounting.
+// models/pt2/parallel_gpt.pt2 (models/parallel_oracle.py): a GPT built to Korthikanti et al. 2022's
+// assumptions, pre-LN, fused qkv, GELU, dropout on the attention probabilities and after each block's two
+// products, no mask; hidden 64, 4 heads, 2 layers, vocab 128, exported in train mode at batch 2, seq 16.
+// Under bf16-master every activation is 2 bytes and a dropout mask 1 (CUDA's fused kernel), the paper's
+// accounting.
 TEST_CASE("parallel: kept activations against Korthikanti et al. 2022, Table 2") {
   const double s_ = 16, b_ = 2, h_ = 64, a_ = 4, t2 = 2, t4 = 4, layers = 2;
   const double sbh = s_ * b_ * h_;  // 2,048
-  // Per layer, Table 2: no parallelism sbh(34 + 5as/h); tensor parallel sbh(10 + 24/t + 5as/(ht)); with sequence
-  // parallelism sbh/t (34 + 5as/h); selective recompute and SP 34 sbh/t.
-  // Beside the layers: the final norm's input and the LM head's input (2sbh each; the head is column-parallel:
-  // whole under TP, split with SP). Each layer norm also keeps its rows' mean and inverse std in fp32
-  // (2 x 4 bytes per row: 256 bytes here), which the paper leaves out: 2 a layer and the final one.
+  // Per layer, Table 2: no parallelism sbh(34 + 5as/h); tensor parallel sbh(10 + 24/t + 5as/(ht)); with
+  // sequence parallelism sbh/t (34 + 5as/h); selective recompute and SP 34 sbh/t. Beside the layers: the
+  // final norm's input and the LM head's input (2sbh each; the head is column-parallel: whole under TP, split
+  // with SP). Each layer norm also keeps its rows' mean and inverse std in fp32 (2 x 4 bytes per row: 256
+  // bytes here), which the paper leaves out: 2 a layer and the final one.
   const double stats = s_ * b_ * 2 * 4;
   auto total = [&](double per_layer, double outside, double stats_div) {
     return static_cast<int64_t>(layers * per_layer + outside + (2 * layers + 1) * stats / stats_div);
   };
   const std::string m = "pt2/parallel_gpt.pt2";
-  auto act = [&](const std::string& spec) { return parallel_of(m, spec, fw::Precision::Bf16Master, {}, {}).p.ranks[0].activation_bytes; };
-  CHECK(act("tp=1") == total(sbh * (34 + 5 * a_ * s_ / h_), 4 * sbh, 1));                            // 169,216
-  CHECK(act("tp=2") == total(sbh * (10 + 24 / t2 + 5 * a_ * s_ / (h_ * t2)), 4 * sbh, 1));            // 109,824
-  CHECK(act("tp=4") == total(sbh * (10 + 24 / t4 + 5 * a_ * s_ / (h_ * t4)), 4 * sbh, 1));            // 80,128
-  CHECK(act("tp=2,sp=on") == total(sbh / t2 * (34 + 5 * a_ * s_ / h_), 4 * sbh / t2, t2));           // 84,608
-  CHECK(act("tp=2,sp=on,recompute=selective") == total(34 * sbh / t2, 4 * sbh / t2, t2));              // 74,368
+  auto act = [&](const std::string& spec) {
+    return parallel_of(m, spec, fw::Precision::Bf16Master, {}, {}).p.ranks[0].activation_bytes;
+  };
+  CHECK(act("tp=1") == total(sbh * (34 + 5 * a_ * s_ / h_), 4 * sbh, 1));                   // 169,216
+  CHECK(act("tp=2") == total(sbh * (10 + 24 / t2 + 5 * a_ * s_ / (h_ * t2)), 4 * sbh, 1));  // 109,824
+  CHECK(act("tp=4") == total(sbh * (10 + 24 / t4 + 5 * a_ * s_ / (h_ * t4)), 4 * sbh, 1));  // 80,128
+  CHECK(act("tp=2,sp=on") == total(sbh / t2 * (34 + 5 * a_ * s_ / h_), 4 * sbh / t2, t2));  // 84,608
+  CHECK(act("tp=2,sp=on,recompute=selective") == total(34 * sbh / t2, 4 * sbh / t2, t2));   // 74,368
   CHECK(act("tp=4,sp=on,recompute=selective") == total(34 * sbh / t4, 4 * sbh / t4, t4));
 }
 
-// models/parallel_oracle.json: torch 2.14 running the same GPT without dropout (models/pt2/parallel_gpt_nodrop.pt2)
-// in float32 on the CPU, 2 processes over gloo: DTensor tensor parallelism with Megatron's plan through
-// parallelize_module (the embedding RowwiseParallel, qkv and fc1 ColwiseParallel, proj and fc2 RowwiseParallel,
-// the head ColwiseParallel), and FSDP2 (fully_shard on each block and on the model); the loss is the logits' sum.
-TEST_CASE("parallel: collectives, shards and kept bytes per rank against torch running DTensor TP and FSDP2") {
+// models/parallel_oracle.json: torch 2.14 running the same GPT without dropout
+// (models/pt2/parallel_gpt_nodrop.pt2) in float32 on the CPU, 2 processes over gloo: DTensor tensor
+// parallelism with Megatron's plan through parallelize_module (the embedding RowwiseParallel, qkv and fc1
+// ColwiseParallel, proj and fc2 RowwiseParallel, the head ColwiseParallel), and FSDP2 (fully_shard on each
+// block and on the model); the loss is the logits' sum.
+TEST_CASE(
+    "parallel: collectives, shards and kept bytes per rank against torch running DTensor TP and FSDP2") {
   std::ifstream in(fwtest::model_path("parallel_oracle.json"));
   REQUIRE(in);
   const nlohmann::json o = nlohmann::json::parse(in);
@@ -317,8 +329,7 @@ TEST_CASE("parallel: collectives, shards and kept bytes per rank against torch r
     CHECK(tp.ranks[0].activation_bytes == rank["saved_bytes"].get<int64_t>());
     std::map<std::string, int64_t> ours;  // the logits' sum needs no vocab-parallel cross entropy: left out
     for (const fw::Collective& c : tp.comm)
-      if (c.where != "vocab-parallel cross entropy")
-        ours["all_reduce " + std::to_string(c.bytes)] += c.count;
+      if (c.where != "vocab-parallel cross entropy") ours["all_reduce " + std::to_string(c.bytes)] += c.count;
     CHECK(ours == rank["collectives"].get<std::map<std::string, int64_t>>());
   }
   // FSDP 2: shards, kept bytes (the unsharded model's), all-gathers and reduce-scatters per unit
@@ -330,8 +341,8 @@ TEST_CASE("parallel: collectives, shards and kept bytes per rank against torch r
     CHECK(fs.ranks[0].activation_bytes == rank["saved_bytes"].get<int64_t>());
     std::map<std::string, int64_t> ours;
     for (const fw::Collective& c : fs.comm)
-      ours[(c.collective == "all-gather" ? "_allgather_base_ " : "_reduce_scatter_base_ ") + std::to_string(c.bytes)] +=
-          c.count;
+      ours[(c.collective == "all-gather" ? "_allgather_base_ " : "_reduce_scatter_base_ ") +
+           std::to_string(c.bytes)] += c.count;
     CHECK(ours == rank["collectives"].get<std::map<std::string, int64_t>>());
   }
 }
