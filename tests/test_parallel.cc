@@ -346,3 +346,29 @@ TEST_CASE(
     CHECK(ours == rank["collectives"].get<std::map<std::string, int64_t>>());
   }
 }
+
+TEST_CASE("parallel: [parallel] in a budget, its limits in flopwise check") {
+  const std::filesystem::path dir = fwtest::scratch_dir("parallel_check");
+  // GPT-2 at dp 8, tp 2, ZeRO-1, 4 micro-batches, bf16-master. The bytes one rank sends in a step: the tensor
+  // parallel all-reduces (4 embedding + 32 row-parallel + 36 column-parallel, 32,768 bytes each, all sent on
+  // 2 ranks) and the cross entropy's (12 of 512), ZeRO-1's reduce-scatter and all-gather of the rank's
+  // 470,528 bf16 parameters (7/8 of 941,056 bytes each).
+  const int64_t comm = 72 * 32'768 + 12 * 512 + 2 * (941'056 / 8 * 7);  // 4,012,288
+  std::ofstream(dir / "budget.toml") << "[dims]\nbatch = 2\nseq = 64\n[train]\nprecision = \"bf16-master\"\n"
+                                     << "[parallel]\ndp = 8\ntp = 2\nzero = 1\nmicrobatches = 4\n"
+                                     << "[limits]\nparallel_params = \"470528\"\nparallel_comm_bytes = \""
+                                     << comm << "\"\n";
+  const std::string m =
+      "check \"" + fwtest::model_path("gpt2.onnx") + "\" --budget \"" + (dir / "budget.toml").string() + "\"";
+  fwtest::CliRun ok = fwtest::run_cli(m, dir);
+  CHECK(ok.code == 0);
+  CHECK(ok.out.find("parallel parallel_comm_bytes") != std::string::npos);
+  std::ofstream(dir / "budget.toml", std::ios::app) << "parallel_peak_bytes = \"1MB\"\n";
+  CHECK(fwtest::run_cli(m, dir).code == 1);
+  std::ofstream(dir / "bad.toml") << "[parallel]\nzero = 9\n";
+  fwtest::CliRun bad = fwtest::run_cli(
+      "check \"" + fwtest::model_path("gpt2.onnx") + "\" --budget \"" + (dir / "bad.toml").string() + "\"",
+      dir);
+  CHECK(bad.code == 2);
+  CHECK(bad.err.find("[parallel]: zero='9' is not one of 0 | 1 | 2 | 3") != std::string::npos);
+}
