@@ -372,3 +372,49 @@ TEST_CASE("parallel: [parallel] in a budget, its limits in flopwise check") {
   CHECK(bad.code == 2);
   CHECK(bad.err.find("[parallel]: zero='9' is not one of 0 | 1 | 2 | 3") != std::string::npos);
 }
+
+TEST_CASE(
+    "parallel: step time on an H100: roofline compute, traffic over NVLink, MFU, the micro-batch that fits") {
+  fw::Pins pins;
+  pins.dims = {{"batch", b}, {"seq", s}};
+  fw::Analysis a = fw::analyse(fwtest::model_path("gpt2.onnx"), pins, fw::default_convention());
+  fw::TrainOptions to;
+  to.precision = fw::Precision::Fp32;  // the graph's own dtypes: the roofline as --hardware gives it
+  const fw::TrainingReport t = fw::analyse_training(*a.model, a.report, to);
+  const fw::Hardware hw = fw::find_hardware("h100-sxm");
+  // one rank, no traffic: the forward's roofline bound (flopwise/roofline.h) and a backward of twice it
+  const fw::ParallelReport one =
+      fw::analyse_parallel(*a.model, a.report, t, fw::parse_parallel("tp=1"), {}, &hw);
+  const double fwd = fw::roofline(a.report, hw).total.seconds;
+  REQUIRE(one.time.known);
+  CHECK(one.time.compute_s == doctest::Approx(3 * fwd));
+  CHECK(one.time.step_s == doctest::Approx(3 * fwd));
+  // MFU: the step's model FLOPs over the step at the H100's FP32 peak, 67 TFLOP/s
+  const double model_flops = static_cast<double>(t.forward_flops.v + t.total.backward_flops.v);
+  CHECK(one.time.mfu == doctest::Approx(model_flops / (3 * fwd * 67e12)));
+  CHECK(one.time.tokens_per_s == doctest::Approx(b * s / (3 * fwd)));
+  // the largest multiple of the analysed micro-batch whose peak fits 80 GB
+  const fw::RankRole& r = one.ranks[0];
+  CHECK(one.time.max_microbatch ==
+        static_cast<int64_t>((80e9 - static_cast<double>(r.model_states_bytes)) /
+                             static_cast<double>(r.peak_bytes - r.model_states_bytes)));
+  // tp 2 within a node: every call 5 us + the bytes a rank sends over NVLink's 450 GB/s a direction; 18
+  // all-reduces of a [2, 64, 128] fp32 activation (65,536 bytes sent each on 2 ranks) and the cross entropy's
+  // 3 of 512 bytes, all on the critical path
+  const fw::ParallelReport two =
+      fw::analyse_parallel(*a.model, a.report, t, fw::parse_parallel("tp=2"), {}, &hw);
+  const double comm = 18 * (5e-6 + 65'536 / 450e9) + 3 * (5e-6 + 512 / 450e9);
+  CHECK(two.time.comm_s == doctest::Approx(comm));
+  CHECK(two.time.exposed_comm_s == doctest::Approx(comm));
+  CHECK(two.time.step_s == doctest::Approx(two.time.compute_s + comm));
+  // bf16-master: the graph's float32 nodes timed as 16-bit ones, at the BF16 tensor rate with half their
+  // bytes
+  to.precision = fw::Precision::Bf16Master;
+  const fw::TrainingReport t16 = fw::analyse_training(*a.model, a.report, to);
+  const fw::ParallelReport half =
+      fw::analyse_parallel(*a.model, a.report, t16, fw::parse_parallel("tp=1"), {}, &hw);
+  fw::Hardware h16 = hw;
+  h16.peak[static_cast<size_t>(fw::PeakType::Float32)] = 989.5e12;
+  h16.bandwidth = 2 * 3.35e12;
+  CHECK(half.time.compute_s == doctest::Approx(3 * fw::roofline(a.report, h16).total.seconds));
+}

@@ -228,6 +228,18 @@ ParallelReport analyse_parallel(const Model& model, const Report& report, const 
   std::vector<NodeShare> shares = parallel_detail::node_shares(model, report, training, cfg, out.plan);
   if (cfg.recompute == Recompute::Selective)
     parallel_detail::selective_recompute(model, shares, training.precision);
+  // Under a 16-bit precision the graph's float32 nodes run as 16-bit ones: at the 16-bit tensor rate, half
+  // their bytes.
+  Hardware hw16;
+  if (hw && training.precision != Precision::Fp32) {
+    hw16 = *hw;
+    const bool fp16 =
+        training.precision == Precision::Fp16Mixed || training.precision == Precision::Fp16Master;
+    const double rate = hw->peak[static_cast<size_t>(fp16 ? PeakType::Float16 : PeakType::BFloat16)];
+    hw16.peak[static_cast<size_t>(PeakType::Float32)] = hw16.peak[static_cast<size_t>(PeakType::TF32)] = rate;
+    hw16.bandwidth = hw->bandwidth * 2;
+    hw = &hw16;
+  }
   std::vector<double> weight(shares.size());
   for (size_t i = 0; i < shares.size(); ++i)
     weight[i] = hw ? parallel_detail::node_seconds(report, i, *hw, shares[i])
