@@ -11,6 +11,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "cli_util.h"
 #include "flopwise/analyse.h"
@@ -417,4 +418,22 @@ TEST_CASE(
   h16.peak[static_cast<size_t>(fw::PeakType::Float32)] = 989.5e12;
   h16.bandwidth = 2 * 3.35e12;
   CHECK(half.time.compute_s == doctest::Approx(3 * fw::roofline(a.report, h16).total.seconds));
+}
+
+TEST_CASE("parallel: flopwise diff --parallel puts each rank's figures side by side") {
+  // models/bert.onnx and bert6.onnx: hidden 128, FFN 512, 4 and 6 layers. Two more layers at tp 2 hold
+  // 2 ((12h^2 + 7h)/2 + 6h) = 199,040 more params per rank (Megatron's split of 12h^2 + 13h).
+  const std::filesystem::path dir = fwtest::scratch_dir("parallel_diff");
+  fwtest::CliRun r = fwtest::run_cli("diff \"" + fwtest::model_path("bert.onnx") + "\" \"" +
+                                         fwtest::model_path("bert6.onnx") +
+                                         "\" --dim batch=2 --dim seq=64 --parallel tp=2 --format markdown",
+                                     dir);
+  REQUIRE(r.code == 0);
+  const size_t at = r.out.find("| stage 0 | params | ");
+  REQUIRE(at != std::string::npos);
+  std::istringstream row(r.out.substr(at + 21));
+  int64_t a = 0, b6 = 0;
+  char bar = 0;
+  row >> a >> bar >> b6;
+  CHECK(b6 - a == 2 * ((12 * h * h + 7 * h) / 2 + 6 * h));
 }

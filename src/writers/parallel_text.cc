@@ -197,4 +197,39 @@ void write_parallel_markdown(std::ostream& os, const ParallelReport& p) {
        << c.bytes << " | " << c.where << " |\n";
 }
 
+void write_parallel_diff(std::ostream& os, const ParallelReport& a, const ParallelReport& b, bool markdown) {
+  auto sent = [](const ParallelReport& p) {
+    int64_t n = 0;
+    for (const Collective& c : p.comm) n += c.sent_per_call() * c.count;
+    return n;
+  };
+  os << (markdown ? "\n## Per GPU (`--parallel " : "\nPer GPU (--parallel ") << parallel_spec(a.cfg)
+     << (markdown ? "`): A -> B\n\n| rank | figure | A | B | change |\n|---|---|---:|---:|---:|\n"
+                  : "): A -> B\n");
+  const size_t n = std::max(a.ranks.size(), b.ranks.size());
+  for (size_t i = 0; i < n; ++i) {
+    const RankRole none;
+    const RankRole& x = i < a.ranks.size() ? a.ranks[i] : none;
+    const RankRole& y = i < b.ranks.size() ? b.ranks[i] : none;
+    const std::pair<const char*, std::pair<int64_t, int64_t>> rows[] = {
+        {"params", {x.params, y.params}},
+        {"step FLOPs", {x.flops, y.flops}},
+        {"model states bytes", {x.model_states_bytes, y.model_states_bytes}},
+        {"activation bytes", {x.activation_bytes, y.activation_bytes}},
+        {"peak bytes", {x.peak_bytes, y.peak_bytes}},
+        {"bytes sent a step", {i ? 0 : sent(a), i ? 0 : sent(b)}}};
+    for (const auto& [what, v] : rows) {
+      const std::string change =
+          (v.second >= v.first ? "+" : "") + human(static_cast<double>(v.second - v.first));
+      if (markdown)
+        os << "| stage " << i << " | " << what << " | " << v.first << " | " << v.second << " | " << change
+           << " |\n";
+      else
+        os << "  stage " << std::left << std::setw(4) << i << std::setw(20) << what << std::right
+           << std::setw(12) << human(static_cast<double>(v.first)) << " -> " << std::setw(12)
+           << human(static_cast<double>(v.second)) << "  " << change << "\n";
+    }
+  }
+}
+
 }  // namespace flopwise
