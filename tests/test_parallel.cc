@@ -110,9 +110,10 @@ TEST_CASE("parallel: the spec, and what it refuses") {
       {"pp=3,stages=h.2", "stages names 1 scope(s); pp=3 needs 2"},
       {"dp=65536,tp=65536", "world size"},
   };
-  for (const auto& [spec, msg] : bad) {
+  for (const auto& item : bad) {  // not a structured binding: CAPTURE is a lambda (clang 14)
+    const std::string spec = item.first;
     CAPTURE(spec);
-    CHECK_THROWS_WITH_AS(fw::parse_parallel(spec), doctest::Contains(msg), fw::UsageError);
+    CHECK_THROWS_WITH_AS(fw::parse_parallel(spec), doctest::Contains(item.second), fw::UsageError);
   }
 }
 
@@ -436,4 +437,42 @@ TEST_CASE("parallel: flopwise diff --parallel puts each rank's figures side by s
   char bar = 0;
   row >> a >> bar >> b6;
   CHECK(b6 - a == 2 * ((12 * h * h + 7 * h) / 2 + 6 * h));
+}
+
+TEST_CASE("parallel: context parallelism, full recompute, expert parallelism") {
+  // cp 2 on GPT-2: each attention layer gathers its keys [2, 4, 32, 64] and values [2, 4, 64, 32] in bf16
+  // (2 x 4 x 64 x 32 x 2 = 32,768 bytes each) forward and reduce-scatters their gradients backward
+  const fw::ParallelReport cp = parallel_of("gpt2.onnx", "cp=2,microbatches=2").p;
+  const int64_t kv = b * 4 * s * 32 * 2;
+  CHECK(find(cp, "all-gather", "keys, forward")->bytes == kv);
+  CHECK(find(cp, "all-gather", "keys, forward")->count == L * 2);
+  CHECK(find(cp, "all-gather", "values, forward")->bytes == kv);
+  CHECK(find(cp, "reduce-scatter", "values' gradient, backward")->count == L * 2);
+  const fw::ParallelReport one = parallel_of("gpt2.onnx", "tp=1").p;
+  CHECK(cp.ranks[0].activation_bytes <= one.ranks[0].activation_bytes / 2 + 200);  // the sequence halved
+  CHECK(cp.ranks[0].params == one.ranks[0].params);
+
+  // Full recompute on the Korthikanti GPT (tp 1, bf16-master): each layer keeps its input (2sbh), the largest
+  // layer's own activations come back in its backward (sbh(34 + 5as/h) and its two norms' statistics), and
+  // the final norm and the head keep theirs (4sbh and one norm's statistics).
+  const double sbh = 16 * 2 * 64, stats = 16 * 2 * 2 * 4;
+  const fw::ParallelReport full =
+      parallel_of("pt2/parallel_gpt.pt2", "recompute=full", fw::Precision::Bf16Master, {}, {}).p;
+  CHECK(full.ranks[0].activation_bytes ==
+        static_cast<int64_t>(2 * 2 * sbh + (sbh * (34 + 5 * 4 * 16 / 64.0) + 2 * stats) + 4 * sbh + stats));
+
+  // ep 2 on models/shipped/llama_moe.onnx (hidden 64, 8 experts, top 2, 2 layers), batch 1, seq 8, fp32: each
+  // MoE layer sends top_k copies of the tokens' hidden states, 2 x 8 x 64 x 4 = 4,096 bytes, twice forward
+  // (dispatch, combine) and twice backward; each rank holds half the experts
+  const std::vector<std::pair<std::string, int64_t>> dims = {{"batch", 1}, {"seq", 8}, {"past", 0}};
+  const fw::ParallelReport ep =
+      parallel_of("shipped/llama_moe.onnx", "dp=2,ep=2", fw::Precision::Fp32, {}, dims).p;
+  const fw::ParallelReport dp =
+      parallel_of("shipped/llama_moe.onnx", "dp=2", fw::Precision::Fp32, {}, dims).p;
+  CHECK(find(ep, "all-to-all", "expert dispatch and combine, forward")->bytes == 2 * 8 * 64 * 4);
+  CHECK(find(ep, "all-to-all", "expert dispatch and combine, forward")->count == 2 * 2);
+  REQUIRE(dp.ranks.size() == 1);
+  // expert params: 2 layers x 8 experts x 3 x hidden 64 x ffn 160 (models/shipped.py); half leave each rank
+  const int64_t experts = dp.ranks[0].params - ep.ranks[0].params;
+  CHECK(experts * 2 == 2 * 8 * 3 * 64 * 160);
 }

@@ -17,7 +17,7 @@ namespace {
 
 [[noreturn]] void parallel_usage(const std::string& what) { throw UsageError("--parallel: " + what); }
 
-int64_t positive(const std::string& key, const std::string& v) {
+int64_t spec_positive(const std::string& key, const std::string& v) {
   int64_t x = 0;
   const char* end = v.data() + v.size();
   auto [p, ec] = std::from_chars(v.data(), end, x);
@@ -39,19 +39,19 @@ size_t word_of(const std::string& key, const std::string& v, std::initializer_li
 
 void set_key(ParallelConfig& c, const std::string& key, const std::string& v) {
   if (key == "dp")
-    c.dp = positive(key, v);
+    c.dp = spec_positive(key, v);
   else if (key == "tp")
-    c.tp = positive(key, v);
+    c.tp = spec_positive(key, v);
   else if (key == "pp")
-    c.pp = positive(key, v);
+    c.pp = spec_positive(key, v);
   else if (key == "ep")
-    c.ep = positive(key, v);
+    c.ep = spec_positive(key, v);
   else if (key == "cp")
-    c.cp = positive(key, v);
+    c.cp = spec_positive(key, v);
   else if (key == "shard")
-    c.shard = positive(key, v);
+    c.shard = spec_positive(key, v);
   else if (key == "microbatches")
-    c.microbatches = positive(key, v);
+    c.microbatches = spec_positive(key, v);
   else if (key == "sp")
     c.sp = word_of(key, v, {"off", "on"}) == 1;
   else if (key == "zero")
@@ -69,7 +69,7 @@ void set_key(ParallelConfig& c, const std::string& key, const std::string& v) {
                    "' (dp, tp, pp, ep, cp, sp, zero, fsdp, shard, microbatches, recompute, stages)");
 }
 
-void check(const ParallelConfig& c) {
+void check_spec(const ParallelConfig& c) {
   if (c.dp % c.ep)
     parallel_usage("ep=" + std::to_string(c.ep) + " does not divide dp=" + std::to_string(c.dp));
   if (c.sp && c.tp == 1)
@@ -108,7 +108,7 @@ ParallelConfig parse_parallel(const std::string& spec) {
       parallel_usage("'" + item + "' is not KEY=VALUE (dp=8,tp=2,...)");
     set_key(c, item.substr(0, eq), item.substr(eq + 1));
   }
-  check(c);
+  check_spec(c);
   return c;
 }
 

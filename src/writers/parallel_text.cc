@@ -22,7 +22,7 @@ std::string percent(double f) {
   return buf;
 }
 
-std::string seconds_text(double s) {
+std::string step_seconds_text(double s) {
   char buf[32];
   std::snprintf(buf, sizeof buf, s >= 1 ? "%.3f s" : "%.3f ms", s >= 1 ? s : s * 1e3);
   return buf;
@@ -105,9 +105,9 @@ void write_time(std::ostream& os, const ParallelReport& p) {
   if (!t.known) return;
   os << "\n";
   summary_line(os, "step time",
-               seconds_text(t.step_s) + " (compute " + seconds_text(t.compute_s) + ", bubble " +
-                   seconds_text(t.bubble_s) + ", exposed traffic " + seconds_text(t.exposed_comm_s) + " of " +
-                   seconds_text(t.comm_s) + ")");
+               step_seconds_text(t.step_s) + " (compute " + step_seconds_text(t.compute_s) + ", bubble " +
+                   step_seconds_text(t.bubble_s) + ", exposed traffic " +
+                   step_seconds_text(t.exposed_comm_s) + " of " + step_seconds_text(t.comm_s) + ")");
   summary_line(os, "MFU", percent(t.mfu));
   if (p.tokens > 0) summary_line(os, "tokens/s", human(t.tokens_per_s));
   if (t.max_microbatch >= 0)
