@@ -71,6 +71,8 @@ void write_moe_text(std::ostream& os, const MoeSummary& moe);
 void write_parallel_text(std::ostream& os, const ParallelReport& p);
 std::string parallel_json_text(const ParallelReport& p);
 void write_parallel_markdown(std::ostream& os, const ParallelReport& p);
+// The section as (label, value) rows for the HTML page's summary: sizes, each rank's figures, traffic, time.
+std::vector<std::pair<std::string, std::string>> parallel_summary_rows(const ParallelReport& p);
 // flopwise diff --parallel: each rank's figures on both sides and the change (a text or markdown table).
 void write_parallel_diff(std::ostream& os, const ParallelReport& a, const ParallelReport& b, bool markdown);
 

@@ -8,6 +8,7 @@
 #include <cctype>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "flopwise/attention.h"
 #include "flopwise/errors.h"
@@ -126,11 +127,26 @@ using parallel_detail::Stage;
 namespace {
 
 // Units: maximal runs of nodes of one layer; their boundaries are where stages may start.
+// A node of the root scope (a shared Constant, a Shape between a layer's nodes) belongs to the run it sits
+// in.
 std::vector<size_t> unit_starts(const std::vector<NodeShare>& shares) {
   std::vector<size_t> starts;
-  for (size_t i = 0; i < shares.size(); ++i)
-    if (i == 0 || shares[i].unit != shares[i - 1].unit) starts.push_back(i);
+  const std::string* last = nullptr;
+  for (size_t i = 0; i < shares.size(); ++i) {
+    if (i > 0 && shares[i].unit.empty()) continue;
+    if (i == 0 || !last || shares[i].unit != *last) starts.push_back(i);
+    last = &shares[i].unit;
+  }
   return starts;
+}
+
+// The first and last named layer of a node range ("" where none is).
+std::pair<std::string, std::string> named_ends(const std::vector<NodeShare>& shares, size_t begin,
+                                               size_t end) {
+  std::pair<std::string, std::string> out;
+  for (size_t i = begin; i < end && out.first.empty(); ++i) out.first = shares[i].unit;
+  for (size_t i = end; i > begin && out.second.empty(); --i) out.second = shares[i - 1].unit;
+  return out;
 }
 
 // P contiguous stages at unit boundaries: given starts (a scope glob each), else balanced by weight (each cut
@@ -251,8 +267,7 @@ ParallelReport analyse_parallel(const Model& model, const Report& report, const 
     const Stage& st = stages[k];
     RankRole r;
     r.name = "stage " + std::to_string(k);
-    r.first = st.begin < st.end ? shares[st.begin].unit : "";
-    r.last = st.begin < st.end ? shares[st.end - 1].unit : "";
+    std::tie(r.first, r.last) = named_ends(shares, st.begin, st.end);
     int64_t recompute_flops = 0;
     for (size_t i = st.begin; i < st.end; ++i) {
       const NodeShare& s = shares[i];

@@ -66,56 +66,72 @@ int64_t value_bytes(const Graph& g, int vi, Precision p) {
 
 // Tensor parallelism, per micro-batch (Megatron: the f and g operators; with SP, all-gather and
 // reduce-scatter in their place, the gathered input gathered again in the backward for the weight's
-// gradient).
-void tensor_parallel(CommList& c, const Graph& g, const ParallelConfig& cfg, const TpPlan& plan,
-                     Precision p) {
-  const int64_t m = cfg.microbatches, t = cfg.tp;
-  const int64_t seq_div = cfg.cp;
-  std::set<int> col_inputs;
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    const Node& n = g.nodes[i];
-    const TpRole r = plan.roles[i];
-    if (r == TpRole::Rowwise || r == TpRole::Vocab) {
-      const int64_t b = value_bytes(g, n.outputs.empty() ? -1 : n.outputs[0], p) / seq_div;
-      const char* what = r == TpRole::Vocab ? "embedding output" : "rowwise product output";
-      if (cfg.sp) {
-        c.add("reduce-scatter", "tp", t, std::string(what) + ", forward", m, b);
-        if (r == TpRole::Rowwise)
-          c.add("all-gather", "tp", t, std::string(what) + "'s gradient, backward", m, b);
-      } else {
-        c.add("all-reduce", "tp", t, std::string(what) + ", forward", m, b);
-      }
-    } else if (r == TpRole::Colwise) {
-      int act = -1;
-      for (int vi : n.inputs)
-        if (vi >= 0 && !g.values[static_cast<size_t>(vi)].is_initializer &&
-            g.values[static_cast<size_t>(vi)].producer >= 0 &&
-            is_float(g.values[static_cast<size_t>(vi)].dtype) && act < 0)
-          act = vi;
-      if (act < 0 || !col_inputs.insert(act).second) continue;  // q, k and v share one input: one collective
-      const int64_t b = value_bytes(g, act, p) / seq_div;
-      if (cfg.sp) {
-        c.add("all-gather", "tp", t, "colwise product input, forward", m, b);
-        c.add("all-gather", "tp", t, "colwise product input, backward (gathered again)", m, b);
-        c.add("reduce-scatter", "tp", t, "colwise product input's gradient, backward", m, b);
-      } else {
-        c.add("all-reduce", "tp", t, "colwise product input's gradient, backward", m, b);
-      }
-    }
+// gradient). With pipeline stages, each stage's own (`where` names it).
+struct TensorParallel {
+  CommList& c;
+  const Graph& g;
+  const ParallelConfig& cfg;
+  Precision p;
+  std::string at;  // "stage k: " with pipeline stages
+
+  void add(const char* coll, const std::string& what, int64_t count, int64_t bytes) {
+    c.add(coll, "tp", cfg.tp, at + what, count, bytes);
   }
-  // A split graph output (the LM head's logits): Megatron's vocab-parallel cross entropy, three all-reduces
-  // of one fp32 per token (the max, the target's logit, the sum of exponentials).
-  for (int o : g.outputs) {
-    const Value& v = g.values[static_cast<size_t>(o)];
-    if (v.producer < 0) continue;
-    const TpRole r = plan.roles[static_cast<size_t>(v.producer)];
-    if (r != TpRole::Colwise && r != TpRole::Sharded) continue;
+  // After a row-parallel product or the vocab-parallel embedding: its partial output summed.
+  void joined(const Node& n, bool embedding) {
+    const int64_t b = value_bytes(g, n.outputs.empty() ? -1 : n.outputs[0], p) / cfg.cp;
+    const std::string what = embedding ? "embedding output" : "rowwise product output";
+    if (!cfg.sp) return add("all-reduce", what + ", forward", cfg.microbatches, b);
+    add("reduce-scatter", what + ", forward", cfg.microbatches, b);
+    if (!embedding) add("all-gather", what + "'s gradient, backward", cfg.microbatches, b);
+  }
+  // Before a column-parallel product: its whole input (once for the products sharing it, q, k and v).
+  void split(int act) {
+    const int64_t b = value_bytes(g, act, p) / cfg.cp;
+    if (!cfg.sp) return add("all-reduce", "colwise product input's gradient, backward", cfg.microbatches, b);
+    add("all-gather", "colwise product input, forward", cfg.microbatches, b);
+    add("all-gather", "colwise product input, backward (gathered again)", cfg.microbatches, b);
+    add("reduce-scatter", "colwise product input's gradient, backward", cfg.microbatches, b);
+  }
+  // A split graph output of the vocabulary's width (the LM head's logits): Megatron's vocab-parallel cross
+  // entropy, three all-reduces of one fp32 per token (the max, the target's logit, the sum of exponentials).
+  void cross_entropy(const Value& v, int64_t vocab_rows) {
     const Count n = v.shape.numel_count();
     const int64_t vocab = v.shape.rank_known && !v.shape.dims.empty() && v.shape.dims.back().is_known()
                               ? v.shape.dims.back().value()
                               : 0;
-    if (n.known && vocab > 0 && vocab == plan.vocab_rows)
-      c.add("all-reduce", "tp", t, "vocab-parallel cross entropy", 3 * m, n.v / vocab / seq_div * 4);
+    if (n.known && vocab > 0 && vocab == vocab_rows)
+      add("all-reduce", "vocab-parallel cross entropy", 3 * cfg.microbatches, n.v / vocab / cfg.cp * 4);
+  }
+};
+
+// A column-parallel product's activation operand: its float input that is neither stored nor a graph input.
+int activation_of(const Graph& g, const Node& n) {
+  for (int vi : n.inputs)
+    if (vi >= 0 && !g.values[static_cast<size_t>(vi)].is_initializer &&
+        g.values[static_cast<size_t>(vi)].producer >= 0 && is_float(g.values[static_cast<size_t>(vi)].dtype))
+      return vi;
+  return -1;
+}
+
+void tensor_parallel(CommList& c, const Graph& g, const ParallelConfig& cfg, const TpPlan& plan,
+                     const std::vector<Stage>& stages, Precision p) {
+  std::set<int> col_inputs;
+  for (size_t k = 0; k < stages.size(); ++k) {
+    TensorParallel tp{c, g, cfg, p, stages.size() > 1 ? "stage " + std::to_string(k) + ": " : ""};
+    for (size_t i = stages[k].begin; i < stages[k].end; ++i) {
+      const TpRole r = plan.roles[i];
+      if (r == TpRole::Rowwise || r == TpRole::Vocab) tp.joined(g.nodes[i], r == TpRole::Vocab);
+      const int act = r == TpRole::Colwise ? activation_of(g, g.nodes[i]) : -1;
+      if (act >= 0 && col_inputs.insert(act).second) tp.split(act);
+    }
+    for (int o : g.outputs) {
+      const Value& v = g.values[static_cast<size_t>(o)];
+      if (v.producer < static_cast<int>(stages[k].begin) || v.producer >= static_cast<int>(stages[k].end))
+        continue;
+      const TpRole r = plan.roles[static_cast<size_t>(v.producer)];
+      if (r == TpRole::Colwise || r == TpRole::Sharded) tp.cross_entropy(v, plan.vocab_rows);
+    }
   }
 }
 
@@ -233,7 +249,7 @@ std::vector<Collective> collectives(const Model& model, const Report& report, co
                                     const TpPlan& plan, const std::vector<NodeShare>& shares,
                                     const std::vector<Stage>& stages, Precision p, const Bytes& per) {
   CommList c;
-  if (cfg.tp > 1) tensor_parallel(c, model.graph, cfg, plan, p);
+  if (cfg.tp > 1) tensor_parallel(c, model.graph, cfg, plan, stages, p);
   if (cfg.cp > 1) context_parallel(c, model.graph, cfg, plan, p);
   if (cfg.ep > 1) expert_parallel(c, model, report, cfg, p);
   if (cfg.pp > 1) pipeline(c, model.graph, cfg, stages, p);

@@ -3,6 +3,9 @@
 // busbw), the pipeline bubble, MFU and tokens per second, and the largest micro-batch the memory holds.
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <string>
+#include <vector>
 
 #include "parallel_detail.h"
 
@@ -45,6 +48,13 @@ double collective_seconds(const Collective& col, const ParallelConfig& c, const 
          (l.latency_us * 1e-6 + static_cast<double>(col.sent_per_call()) / bw);
 }
 
+// The stage a collective belongs to ("stage 3: gradients" -> 3), or `n` for one of every rank.
+size_t stage_of(const std::string& where, size_t n) {
+  if (where.rfind("stage ", 0) != 0 || where.find(':') == std::string::npos) return n;
+  const size_t k = static_cast<size_t>(std::atoll(where.c_str() + 6));
+  return k < n ? k : n;
+}
+
 }  // namespace
 
 namespace parallel_detail {
@@ -67,14 +77,21 @@ StepTime step_time(const ParallelReport& p, const Hardware& hw) {
   for (const RankRole& r : p.ranks) slowest = std::max(slowest, r.compute_seconds);
   t.compute_s = slowest * m;
   t.bubble_s = slowest * static_cast<double>(c.pp - 1);
-  double hidden = 0;
+  // Per stage: its own collectives ("stage k: ...") and the ones every rank has; the slowest stage counts.
+  std::vector<double> exposed(p.ranks.size(), 0), hidden(p.ranks.size(), 0);
   for (const Collective& col : p.comm) {
     const double s = collective_seconds(col, c, *l);
-    t.comm_s += s;
     const bool overlapped = col.group == "dp" || col.group == "dp-shard" || col.group == "dp-replicate";
-    (overlapped ? hidden : t.exposed_comm_s) += s;
+    const size_t k = stage_of(col.where, p.ranks.size());
+    for (size_t i = 0; i < p.ranks.size(); ++i)
+      if (k == p.ranks.size() || k == i) (overlapped ? hidden : exposed)[i] += s;
   }
-  t.exposed_comm_s += std::max(0.0, hidden - t.compute_s * 2 / 3);  // overlapped with the backward's compute
+  for (size_t i = 0; i < p.ranks.size();
+       ++i) {  // data-parallel traffic overlapped with the backward's compute
+    t.comm_s = std::max(t.comm_s, exposed[i] + hidden[i]);
+    t.exposed_comm_s =
+        std::max(t.exposed_comm_s, exposed[i] + std::max(0.0, hidden[i] - t.compute_s * 2 / 3));
+  }
   t.step_s = t.compute_s + t.bubble_s + t.exposed_comm_s;
   t.overlap =
       "tensor, context, expert and pipeline collectives on the critical path; data-parallel ones overlapped "

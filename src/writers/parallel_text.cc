@@ -197,6 +197,26 @@ void write_parallel_markdown(std::ostream& os, const ParallelReport& p) {
        << c.bytes << " | " << c.where << " |\n";
 }
 
+std::vector<std::pair<std::string, std::string>> parallel_summary_rows(const ParallelReport& p) {
+  std::vector<std::pair<std::string, std::string>> rows;
+  rows.emplace_back("parallel (--parallel)",
+                    parallel_spec(p.cfg) + ", world size " + std::to_string(p.cfg.world()));
+  for (const RankRole& r : p.ranks)
+    rows.emplace_back(r.name + " per GPU",
+                      human(static_cast<double>(r.params)) + " params, " +
+                          human(static_cast<double>(r.flops)) + " FLOPs a micro-batch, states " +
+                          bytes_text(r.model_states_bytes) + ", activations " +
+                          bytes_text(r.activation_bytes) + " x " + std::to_string(r.in_flight) + ", peak " +
+                          bytes_text(r.peak_bytes));
+  int64_t sent = 0;
+  for (const Collective& c : p.comm) sent += c.sent_per_call() * c.count;
+  rows.emplace_back("sent per GPU a step",
+                    bytes_text(sent) + " in " + std::to_string(p.comm.size()) + " kinds of collective");
+  if (p.time.known)
+    rows.emplace_back("step time", step_seconds_text(p.time.step_s) + ", MFU " + percent(p.time.mfu));
+  return rows;
+}
+
 void write_parallel_diff(std::ostream& os, const ParallelReport& a, const ParallelReport& b, bool markdown) {
   auto sent = [](const ParallelReport& p) {
     int64_t n = 0;
