@@ -6,9 +6,12 @@
 #                                       mask, GELU, dropout on the attention probabilities and after each block's
 #                                       two products), exported in train mode at batch 2, seq 16; weights stripped
 #   models/pt2/parallel_gpt_nodrop.pt2  the same without dropout (what the measured runs below execute)
+#   models/pt2/parallel_moe.pt2         the no-dropout GPT with a mixture of experts for MLP (4 experts, top 2,
+#                                       Mixtral's router written densely, as models/shipped.py's)
 #   models/parallel_oracle.json         torch running the no-dropout GPT on the CPU across 2 processes (gloo):
 #                                       DTensor tensor parallelism (Megatron's plan through parallelize_module) and
-#                                       FSDP2 (fully_shard on each block and the root), each rank's collectives (as
+#                                       FSDP2 (fully_shard on each block and the root; on the MoE too), each rank's
+#                                       collectives (as
 #                                       CommDebugMode counts them, with each call's tensor bytes), local parameter
 #                                       elements and the bytes autograd keeps (saved_tensors_hooks, each storage once,
 #                                       parameters and inputs apart)
@@ -53,24 +56,53 @@ class Attention(nn.Module):
         return self.proj(y)
 
 
+class Expert(nn.Module):
+    def __init__(self, h):
+        super().__init__()
+        self.fc1, self.act, self.fc2 = nn.Linear(h, 4 * h), nn.GELU(), nn.Linear(4 * h, h)
+
+    def forward(self, x):
+        return self.fc2(self.act(self.fc1(x)))
+
+
+class MoE(nn.Module):
+    """Mixtral-style router (softmax, top-k, renormalised), written densely as exporters trace it (as
+    models/shipped.py's): every expert runs on every token, weighted by its gate (0 where not picked)."""
+
+    def __init__(self, h, experts, top_k):
+        super().__init__()
+        self.gate = nn.Linear(h, experts, bias=False)
+        self.experts = nn.ModuleList(Expert(h) for _ in range(experts))
+        self.top_k = top_k
+
+    def forward(self, x):
+        topw, topi = torch.topk(torch.softmax(self.gate(x), dim=-1), self.top_k, dim=-1)
+        topw = topw / topw.sum(-1, keepdim=True)
+        out = None
+        for e, expert in enumerate(self.experts):
+            y = (topw * (topi == e).to(topw.dtype)).sum(-1, keepdim=True) * expert(x)
+            out = y if out is None else out + y
+        return out
+
+
 class Block(nn.Module):
-    def __init__(self, h, a, p):
+    def __init__(self, h, a, p, experts=0, top_k=0):
         super().__init__()
         self.ln1, self.attn, self.ln2 = nn.LayerNorm(h), Attention(h, a, p), nn.LayerNorm(h)
-        self.fc1, self.act, self.fc2 = nn.Linear(h, 4 * h), nn.GELU(), nn.Linear(4 * h, h)
+        self.mlp = MoE(h, experts, top_k) if experts else Expert(h)
         self.p = p
 
     def forward(self, x):
         x = x + F.dropout(self.attn(self.ln1(x)), self.p, self.training)
-        return x + F.dropout(self.fc2(self.act(self.fc1(self.ln2(x)))), self.p, self.training)
+        return x + F.dropout(self.mlp(self.ln2(x)), self.p, self.training)
 
 
 class GPT(nn.Module):
-    def __init__(self, vocab, hidden, heads, layers, positions, dropout):
+    def __init__(self, vocab, hidden, heads, layers, positions, dropout, experts=0, top_k=0):
         super().__init__()
         self.tok = nn.Embedding(vocab, hidden)
         self.pos = nn.Parameter(torch.randn(positions, hidden) * 0.02)
-        self.blocks = nn.ModuleList(Block(hidden, heads, dropout) for _ in range(layers))
+        self.blocks = nn.ModuleList(Block(hidden, heads, dropout, experts, top_k) for _ in range(layers))
         self.ln_f = nn.LayerNorm(hidden)
         self.head = nn.Linear(hidden, vocab, bias=False)
 
@@ -85,9 +117,12 @@ def ids():
     return torch.randint(0, CFG["vocab"], (BATCH, SEQ))
 
 
-def export_fixture(name, dropout):
+MOE = dict(experts=4, top_k=2)
+
+
+def export_fixture(name, dropout, moe=None):
     torch.manual_seed(0)
-    m = GPT(**CFG, dropout=dropout).train()
+    m = GPT(**CFG, dropout=dropout, **(moe or {})).train()
     ep = torch.export.export(m, (ids(),), strict=False)
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, f"{name}.pt2")
@@ -156,7 +191,7 @@ def worker(rank, port, mode, result_dir):
     from torch.distributed.device_mesh import init_device_mesh
     mesh = init_device_mesh("cpu", (2,))
     torch.manual_seed(0)
-    model = GPT(**CFG, dropout=0.0).train()
+    model = GPT(**CFG, dropout=0.0, **(MOE if mode.startswith("moe") else {})).train()
     torch.manual_seed(1)
     x = ids()
     if mode == "tp":
@@ -165,7 +200,7 @@ def worker(rank, port, mode, result_dir):
         plan = {"tok": RowwiseParallel(input_layouts=Replicate()), "head": ColwiseParallel()}
         for i in range(CFG["layers"]):
             plan.update({f"blocks.{i}.attn.qkv": ColwiseParallel(), f"blocks.{i}.attn.proj": RowwiseParallel(),
-                         f"blocks.{i}.fc1": ColwiseParallel(), f"blocks.{i}.fc2": RowwiseParallel()})
+                         f"blocks.{i}.mlp.fc1": ColwiseParallel(), f"blocks.{i}.mlp.fc2": RowwiseParallel()})
         parallelize_module(model, mesh, plan)
     else:
         from torch.distributed.fsdp import fully_shard
@@ -208,9 +243,11 @@ def summarise(calls):
 def main():
     params = export_fixture("parallel_gpt", 0.1)
     export_fixture("parallel_gpt_nodrop", 0.0)
+    moe_params = export_fixture("parallel_moe", 0.0, MOE)
     oracle = {"torch": torch.__version__, "config": CFG, "batch": BATCH, "seq": SEQ, "params": params,
               "dtype": "float32", "device": "cpu", "world_size": 2, "backend": "gloo"}
-    for mode in ("tp", "fsdp"):
+    oracle["moe"] = dict(MOE, params=moe_params)
+    for mode in ("tp", "fsdp", "moe_fsdp"):
         ranks = measure(mode)
         oracle[mode] = [{"local_params": r["local_params"], "saved_bytes": r["saved_bytes"],
                          "comm_debug_counts": r["comm_debug_counts"], "collectives": summarise(r["calls"])}

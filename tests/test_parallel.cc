@@ -347,6 +347,18 @@ TEST_CASE(
            std::to_string(c.bytes)] += c.count;
     CHECK(ours == rank["collectives"].get<std::map<std::string, int64_t>>());
   }
+  // FSDP 2 on the mixture of experts (models/pt2/parallel_moe.pt2: 4 experts, top 2, Mixtral's dense router)
+  const fw::ParallelReport moe =
+      parallel_of("pt2/parallel_moe.pt2", "dp=2,fsdp=on", fw::Precision::Fp32, {}, {}).p;
+  for (const auto& rank : o["moe_fsdp"]) {
+    CHECK(moe.ranks[0].weights_bytes == rank["local_params"].get<int64_t>() * 4);
+    CHECK(moe.ranks[0].activation_bytes == rank["saved_bytes"].get<int64_t>());
+    std::map<std::string, int64_t> ours;
+    for (const fw::Collective& c : moe.comm)
+      ours[(c.collective == "all-gather" ? "_allgather_base_ " : "_reduce_scatter_base_ ") +
+           std::to_string(c.bytes)] += c.count;
+    CHECK(ours == rank["collectives"].get<std::map<std::string, int64_t>>());
+  }
 }
 
 TEST_CASE("parallel: [parallel] in a budget, its limits in flopwise check") {

@@ -637,6 +637,8 @@ TrainingReport analyse_training(const Model& model, const Report& report, const 
         const Count elems = per_channel ? Count::of(x->dims[0]) * Count::of(x->dims[1]) : out_elems;
         keep_fresh(elems, fused || !x ? DType::Bool : adt[static_cast<size_t>(n.inputs[0])]);
       }
+    } else if (op == "TopK") {
+      keep_out(1);  // the indices (derivatives.yaml: value_selecting_reduction_backward)
     } else if (op == "Gather" || op == "GatherElements" || op == "GatherND") {
       keep_in(1);  // the indices
     } else if (op == "Where") {
