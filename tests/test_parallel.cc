@@ -464,6 +464,13 @@ TEST_CASE("parallel: context parallelism, full recompute, expert parallelism") {
   CHECK(cp.ranks[0].activation_bytes <= one.ranks[0].activation_bytes / 2 + 200);  // the sequence halved
   CHECK(cp.ranks[0].params == one.ranks[0].params);
 
+  // Narayanan et al. 2021 (Megatron-LM at scale), the FLOPs of an iteration with full recompute:
+  // 96 B s l h^2 (1 + s/(6h) + V/(16 l h)): a forward, a backward of two and the recomputed forward of every
+  // layer's products, the LM head's three times; on GPT-2 (B 2, s 64, l 4, h 128, V 1000) its products' FLOPs
+  const fw::ParallelReport nar = parallel_of("gpt2.onnx", "recompute=full").p;
+  CHECK(2 * nar.ranks[0].macs ==
+        96 * b * s * L * h * h + 96 * b * s * L * h * h * s / (6 * h) + 6 * b * s * h * V);
+
   // Full recompute on the Korthikanti GPT (tp 1, bf16-master): each layer keeps its input (2sbh), the largest
   // layer's own activations come back in its backward (sbh(34 + 5as/h) and its two norms' statistics), and
   // the final norm and the head keep theirs (4sbh and one norm's statistics).

@@ -201,7 +201,7 @@ std::vector<Stage> split_stages(const Model& model, const std::vector<NodeShare>
 // Full recompute: each layer keeps what enters it; the largest layer's own kept bytes come back during its
 // backward, and every layer's forward runs again.
 int64_t full_recompute(const Model& model, const std::vector<NodeShare>& shares, const Stage& st, Precision p,
-                       int64_t keep_div, int64_t* recompute_flops) {
+                       int64_t keep_div, int64_t* recompute_flops, int64_t* recompute_macs) {
   const Graph& g = model.graph;
   std::map<std::string, int64_t> layer_saved;
   int64_t entering = 0, other = 0;
@@ -214,6 +214,7 @@ int64_t full_recompute(const Model& model, const std::vector<NodeShare>& shares,
     }
     layer_saved[s.unit] += s.saved;
     *recompute_flops += s.fwd_flops;
+    *recompute_macs += s.fwd_macs;
     for (int vi : g.nodes[i].inputs) {
       if (vi < 0 || counted.count(vi)) continue;
       const Value& v = g.values[static_cast<size_t>(vi)];
@@ -268,7 +269,7 @@ ParallelReport analyse_parallel(const Model& model, const Report& report, const 
     RankRole r;
     r.name = "stage " + std::to_string(k);
     std::tie(r.first, r.last) = named_ends(shares, st.begin, st.end);
-    int64_t recompute_flops = 0;
+    int64_t recompute_flops = 0, recompute_macs = 0;
     for (size_t i = st.begin; i < st.end; ++i) {
       const NodeShare& s = shares[i];
       r.params += s.params;
@@ -281,8 +282,10 @@ ParallelReport analyse_parallel(const Model& model, const Report& report, const 
     }
     if (cfg.recompute == Recompute::Full) {
       const int64_t keep = (cfg.sp ? cfg.tp : 1) * cfg.cp;
-      r.activation_bytes = full_recompute(model, shares, st, training.precision, keep, &recompute_flops);
+      r.activation_bytes =
+          full_recompute(model, shares, st, training.precision, keep, &recompute_flops, &recompute_macs);
       r.flops += recompute_flops;
+      r.macs += recompute_macs;
     }
     const ModelStates m =
         zero_model_states(r.params, cfg.stage(), cfg.state_shards(), per.weight, per.grad, per.k);
