@@ -93,6 +93,7 @@ struct TpPlan {
   std::vector<std::string> reasons;  // per node, "" for a replicated node with nothing to say
   // Per scope holding weighted products: the role its products took ("h.0.attn.c_attn colwise").
   std::vector<std::pair<std::string, TpRole>> modules;
+  std::vector<std::string> module_reasons;  // why, beside each of `modules`
   int64_t vocab_rows = 0;  // the vocab-parallel embedding's rows (the vocabulary), 0 without one
   std::vector<std::string> warnings;
 };

@@ -249,8 +249,10 @@ TpPlan plan_tensor_parallel(const Model& model, const Report& report, int64_t tp
   for (size_t i = 0; i < g.nodes.size() && i < report.nodes.size(); ++i) {
     const TpRole r = plan.roles[i];
     if (r == TpRole::Colwise || r == TpRole::Rowwise || r == TpRole::Vocab ||
-        (r == TpRole::Replicated && weight_slot(g, g.nodes[i]) >= 0))
+        (r == TpRole::Replicated && weight_slot(g, g.nodes[i]) >= 0)) {
       plan.modules.emplace_back(std::string(report.nodes[i].scope), r);
+      plan.module_reasons.push_back(plan.reasons[i]);
+    }
   }
   for (const PlanRule& r : rules) {
     bool used = false;

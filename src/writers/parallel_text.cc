@@ -55,6 +55,20 @@ void write_header(std::ostream& os, const ParallelReport& p) {
   summary_line(os, "micro-batches / recompute",
                std::to_string(c.microbatches) + " / " + recompute_name(c.recompute));
   if (c.pp > 1) summary_line(os, "pipeline bubble (P-1)/(M+P-1)", percent(p.bubble));
+  // the reference profile's per-GPU lines (DeepSpeed's: "of model" is per GPU x mp_size), of the largest rank
+  const RankRole* most = nullptr;
+  for (const RankRole& r : p.ranks)
+    if (!most || r.params > most->params) most = &r;
+  if (most) {
+    const int64_t mp = c.tp * c.pp * c.cp;
+    summary_line(os, "params per gpu", human(static_cast<double>(most->params)));
+    summary_line(os, "params of model = params per GPU * mp_size",
+                 human(static_cast<double>(most->params * mp)));
+    summary_line(os, "fwd MACs per GPU", human(static_cast<double>(most->fwd_macs)));
+    summary_line(os, "fwd flops per GPU", human(static_cast<double>(most->fwd_flops)));
+    summary_line(os, "fwd flops of model = fwd flops per GPU * mp_size",
+                 human(static_cast<double>(most->fwd_flops * mp)));
+  }
   summary_line(os, "params of model", human(static_cast<double>(p.model_params)));
   summary_line(os, "DeepSpeed's model-state estimate",
                bytes_text(p.deepspeed_bytes) + " per GPU (largest layer " +
@@ -93,9 +107,14 @@ void write_comm(std::ostream& os, const ParallelReport& p) {
 void write_plan(std::ostream& os, const ParallelReport& p, size_t limit) {
   if (p.cfg.tp <= 1) return;
   os << "\nTensor-parallel plan (weighted products; --parallel-plan overrides):\n";
-  for (size_t i = 0; i < p.plan.modules.size() && i < limit; ++i)
-    os << "  " << std::left << std::setw(44) << p.plan.modules[i].first
-       << tp_role_name(p.plan.modules[i].second) << "\n";
+  for (size_t i = 0; i < p.plan.modules.size() && i < limit; ++i) {
+    // the reason where the structure's rule did not decide it alone (GQA's few heads, a router, a plan file)
+    const std::string& why = i < p.plan.module_reasons.size() ? p.plan.module_reasons[i] : std::string();
+    const bool plain = why.empty() || why.rfind("its input", 0) == 0 || why.rfind("token embedding", 0) == 0;
+    const std::string role = tp_role_name(p.plan.modules[i].second);
+    os << "  " << std::left << std::setw(44) << p.plan.modules[i].first << std::right
+       << (plain ? role : role + std::string(role.size() < 10 ? 10 - role.size() : 1, ' ') + why) << "\n";
+  }
   if (p.plan.modules.size() > limit)
     os << "  ... " << p.plan.modules.size() - limit << " more (JSON: parallel.plan)\n";
 }
@@ -165,8 +184,10 @@ std::string parallel_json_text(const ParallelReport& p) {
                     {"where", c.where}});
   doc["comm"] = comm;
   J plan = J::array();
-  for (const auto& m : p.plan.modules)
-    plan.push_back({{"scope", m.first}, {"style", tp_role_name(m.second)}});
+  for (size_t i = 0; i < p.plan.modules.size(); ++i)
+    plan.push_back({{"scope", p.plan.modules[i].first},
+                    {"style", tp_role_name(p.plan.modules[i].second)},
+                    {"why", i < p.plan.module_reasons.size() ? p.plan.module_reasons[i] : ""}});
   doc["plan"] = plan;
   if (p.time.known)
     doc["time"] = {{"step_s", p.time.step_s},
