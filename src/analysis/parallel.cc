@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -231,6 +232,53 @@ int64_t full_recompute(const Model& model, const std::vector<NodeShare>& shares,
   return entering + largest + other;
 }
 
+// 16-bit precisions run the graph's float32 nodes as 16-bit ones: the 16-bit tensor rate, half their bytes.
+Hardware sixteen_bit(const Hardware& hw, Precision p) {
+  Hardware h = hw;
+  const bool fp16 = p == Precision::Fp16Mixed || p == Precision::Fp16Master;
+  const double rate = hw.peak[static_cast<size_t>(fp16 ? PeakType::Float16 : PeakType::BFloat16)];
+  h.peak[static_cast<size_t>(PeakType::Float32)] = h.peak[static_cast<size_t>(PeakType::TF32)] = rate;
+  h.bandwidth = hw.bandwidth * 2;
+  return h;
+}
+
+// One stage's rank: its nodes' shares summed, recompute, model states, 1F1B's micro-batches in flight, peak.
+RankRole stage_rank(const Model& model, const std::vector<NodeShare>& shares,
+                    const std::vector<double>& seconds, const Stage& st, size_t k, const ParallelConfig& cfg,
+                    const TrainingReport& training, const parallel_detail::Bytes& per) {
+  RankRole r;
+  r.name = "stage " + std::to_string(k);
+  std::tie(r.first, r.last) = named_ends(shares, st.begin, st.end);
+  for (size_t i = st.begin; i < st.end; ++i) {
+    const NodeShare& s = shares[i];
+    r.params += s.params;
+    r.fwd_macs += s.fwd_macs;
+    r.fwd_flops += s.fwd_flops;
+    r.macs += s.fwd_macs + s.bwd_macs;
+    r.flops += s.fwd_flops + s.bwd_flops + s.recompute_flops;
+    r.activation_bytes += s.saved;
+    if (!seconds.empty()) r.compute_seconds += seconds[i] * 3;  // forward and a backward of twice its work
+  }
+  if (cfg.recompute == Recompute::Full) {
+    int64_t flops = 0, macs = 0;
+    const int64_t keep = (cfg.sp ? cfg.tp : 1) * cfg.cp;
+    r.activation_bytes = full_recompute(model, shares, st, training.precision, keep, &flops, &macs);
+    r.flops += flops;
+    r.macs += macs;
+  }
+  const ModelStates m =
+      zero_model_states(r.params, cfg.stage(), cfg.state_shards(), per.weight, per.grad, per.k);
+  r.weights_bytes = m.weights;
+  r.grads_bytes = m.grads;
+  r.optimizer_bytes = m.optimizer;
+  r.model_states_bytes = m.total();
+  r.in_flight = std::min<int64_t>(cfg.pp - static_cast<int64_t>(k), cfg.microbatches);
+  const int64_t transient =
+      ceil_div(known(training.backward_transient_bytes, "the backward's transient"), cfg.tp);
+  r.peak_bytes = r.model_states_bytes + r.activation_bytes * r.in_flight + transient;
+  return r;
+}
+
 }  // namespace
 
 ParallelReport analyse_parallel(const Model& model, const Report& report, const TrainingReport& training,
@@ -245,60 +293,18 @@ ParallelReport analyse_parallel(const Model& model, const Report& report, const 
   std::vector<NodeShare> shares = parallel_detail::node_shares(model, report, training, cfg, out.plan);
   if (cfg.recompute == Recompute::Selective)
     parallel_detail::selective_recompute(model, shares, training.precision);
-  // Under a 16-bit precision the graph's float32 nodes run as 16-bit ones: at the 16-bit tensor rate, half
-  // their bytes.
-  Hardware hw16;
-  if (hw && training.precision != Precision::Fp32) {
-    hw16 = *hw;
-    const bool fp16 =
-        training.precision == Precision::Fp16Mixed || training.precision == Precision::Fp16Master;
-    const double rate = hw->peak[static_cast<size_t>(fp16 ? PeakType::Float16 : PeakType::BFloat16)];
-    hw16.peak[static_cast<size_t>(PeakType::Float32)] = hw16.peak[static_cast<size_t>(PeakType::TF32)] = rate;
-    hw16.bandwidth = hw->bandwidth * 2;
-    hw = &hw16;
-  }
-  std::vector<double> weight(shares.size());
+  std::optional<Hardware> device;
+  if (hw) device = training.precision == Precision::Fp32 ? *hw : sixteen_bit(*hw, training.precision);
+  std::vector<double> seconds, weight(shares.size());  // stages balance by roofline time, else forward FLOPs
+  for (size_t i = 0; device && i < shares.size(); ++i)
+    seconds.push_back(parallel_detail::node_seconds(report, i, *device, shares[i]));
   for (size_t i = 0; i < shares.size(); ++i)
-    weight[i] = hw ? parallel_detail::node_seconds(report, i, *hw, shares[i])
-                   : static_cast<double>(shares[i].fwd_flops);
+    weight[i] = device ? seconds[i] : static_cast<double>(shares[i].fwd_flops);
   const std::vector<Stage> stages =
       cfg.pp > 1 ? split_stages(model, shares, weight, cfg) : std::vector<Stage>{{0, shares.size()}};
   const parallel_detail::Bytes per = parallel_detail::bytes_per_param(training, report);
-  for (size_t k = 0; k < stages.size(); ++k) {
-    const Stage& st = stages[k];
-    RankRole r;
-    r.name = "stage " + std::to_string(k);
-    std::tie(r.first, r.last) = named_ends(shares, st.begin, st.end);
-    int64_t recompute_flops = 0, recompute_macs = 0;
-    for (size_t i = st.begin; i < st.end; ++i) {
-      const NodeShare& s = shares[i];
-      r.params += s.params;
-      r.fwd_macs += s.fwd_macs;
-      r.fwd_flops += s.fwd_flops;
-      r.macs += s.fwd_macs + s.bwd_macs;
-      r.flops += s.fwd_flops + s.bwd_flops + s.recompute_flops;
-      r.activation_bytes += s.saved;
-      if (hw) r.compute_seconds += weight[i] * 3;  // forward and a backward of twice its work
-    }
-    if (cfg.recompute == Recompute::Full) {
-      const int64_t keep = (cfg.sp ? cfg.tp : 1) * cfg.cp;
-      r.activation_bytes =
-          full_recompute(model, shares, st, training.precision, keep, &recompute_flops, &recompute_macs);
-      r.flops += recompute_flops;
-      r.macs += recompute_macs;
-    }
-    const ModelStates m =
-        zero_model_states(r.params, cfg.stage(), cfg.state_shards(), per.weight, per.grad, per.k);
-    r.weights_bytes = m.weights;
-    r.grads_bytes = m.grads;
-    r.optimizer_bytes = m.optimizer;
-    r.model_states_bytes = m.total();
-    r.in_flight = std::min<int64_t>(cfg.pp - static_cast<int64_t>(k), cfg.microbatches);
-    const int64_t transient =
-        ceil_div(known(training.backward_transient_bytes, "the backward's transient"), cfg.tp);
-    r.peak_bytes = r.model_states_bytes + r.activation_bytes * r.in_flight + transient;
-    out.ranks.push_back(r);
-  }
+  for (size_t k = 0; k < stages.size(); ++k)
+    out.ranks.push_back(stage_rank(model, shares, seconds, stages[k], k, cfg, training, per));
   out.bubble = static_cast<double>(cfg.pp - 1) / static_cast<double>(cfg.microbatches + cfg.pp - 1);
   out.largest_layer = parallel_detail::largest_unit_params(shares);
   int64_t most = 0;  // DeepSpeed's estimate for the rank holding the most params
@@ -308,7 +314,7 @@ ParallelReport analyse_parallel(const Model& model, const Report& report, const 
       parallel_detail::collectives(model, report, cfg, out.plan, shares, stages, training.precision, per);
   if (training.per_token && training.tokens.known) out.tokens = training.tokens.v;
   out.warnings = out.plan.warnings;
-  if (hw) out.time = parallel_detail::step_time(out, *hw);
+  if (device) out.time = parallel_detail::step_time(out, *device);
   return out;
 }
 
