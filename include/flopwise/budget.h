@@ -16,6 +16,7 @@
 #include "flopwise/cost.h"
 #include "flopwise/infer.h"
 #include "flopwise/llm.h"
+#include "flopwise/parallel.h"
 #include "flopwise/training.h"
 
 namespace flopwise {
@@ -62,6 +63,8 @@ struct VariantBudget {
   std::optional<LlmRequest> llm;
   // [train] (top level only: every variant's step): freeze, checkpoint, optimizer, as --train's options.
   std::optional<TrainOptions> train;
+  // [parallel] (top level only): the --parallel spec, its keys as TOML keys (dp = 8, sp = "on", ...).
+  std::optional<ParallelConfig> parallel;
 };
 
 struct Budget {
@@ -88,6 +91,10 @@ extern const char* const kLlmQuantities[5];
 // memory_estimate_bytes (at the variant's dims: "the step fits 24 GB at batch 32"). The step is the one
 // [train] describes, or --train's defaults without it.
 extern const char* const kTrainQuantities[6];
+// [limits] on the cost per GPU at scale (Report::parallel, flopwise --parallel; the largest over its ranks):
+// parallel_peak_bytes, parallel_model_states_bytes, parallel_activation_bytes, parallel_params, and
+// parallel_comm_bytes (the bytes one rank sends in a step, every collective's). The spec is [parallel]'s.
+extern const char* const kParallelQuantities[5];
 
 // Activation bytes: the bytes of every tensor a node outputs (numel x dtype size), summed over all
 // nodes, per scope (including sub-scopes; "" = the whole model). `uncounted` nodes had an output of

@@ -22,6 +22,7 @@ struct MoeSummary;
 struct LlmSection;
 struct TrainingReport;
 struct LatencyPrediction;
+struct ParallelReport;
 struct BodyWork;  // flopwise/ops.h
 
 // Counting options a user asks for; the defaults count the graph as written.
@@ -142,6 +143,7 @@ struct Report {
   std::shared_ptr<const LlmSection> llm;  // with --phase or --prompt/--generate (flopwise/llm.h)
   std::shared_ptr<const TrainingReport> training;       // with --train (flopwise/training.h)
   std::shared_ptr<const LatencyPrediction> prediction;  // with --predict (flopwise/calibration.h)
+  std::shared_ptr<const ParallelReport> parallel;       // with --parallel (flopwise/parallel.h)
   bool has_unknown_cost() const;
 };
 

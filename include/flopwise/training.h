@@ -24,7 +24,11 @@ enum class Optimizer { Sgd, Momentum, Adam, AdamW };
 // gradients and optimizer state stay in the parameters' dtype (fp32 master weights); a product runs in the
 // low dtype on low-precision copies of its operands, the ops of autocast's fp32 list on fp32 copies, other
 // ops in their inputs' dtype; fp16-mixed adds torch.cuda.amp.GradScaler's unscale and inf check.
-enum class Precision { Fp32, Bf16Mixed, Fp16Mixed };
+// bf16-master / fp16-master: 16-bit weights, gradients and activations (Megatron's and DeepSpeed's mixed
+// precision), the optimizer holding fp32 master weights beside its state (ZeRO's K = 12 bytes a parameter
+// with Adam: master weights, momentum, variance); GradScaler's unscale with fp16.
+enum class Precision { Fp32, Bf16Mixed, Fp16Mixed, Bf16Master, Fp16Master };
+inline bool is_master(Precision p) { return p == Precision::Bf16Master || p == Precision::Fp16Master; }
 
 // --device: whose kernels run the step, where torch's CPU and CUDA kernels keep different tensors for the
 // backward: an out-of-place dropout keeps a bool mask per element on CUDA (the fused aten::native_dropout),
@@ -45,7 +49,7 @@ struct TrainOptions {
 // "sgd" | "momentum" | "adam" | "adamw"; throws UsageError for another name.
 Optimizer parse_optimizer(const std::string& name);
 const char* optimizer_name(Optimizer o);
-// "fp32" | "bf16-mixed" | "fp16-mixed"; throws UsageError for another name.
+// "fp32" | "bf16-mixed" | "fp16-mixed" | "bf16-master" | "fp16-master"; throws UsageError for another name.
 Precision parse_precision(const std::string& name);
 const char* precision_name(Precision p);
 // "cuda" | "cpu"; throws UsageError for another name.

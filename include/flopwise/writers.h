@@ -19,6 +19,7 @@ struct KvCache;
 struct Generation;
 struct LlmSection;
 struct MoeSummary;
+struct ParallelReport;
 
 struct TextOptions {
   int depth = -1;  // detailed tree depth; -1: all
@@ -64,6 +65,16 @@ std::string human(double v);
 std::string format_generation(const KvCache& kv, const Generation& g);
 std::vector<std::pair<std::string, std::string>> llm_summary_rows(const LlmSection& llm);
 void write_moe_text(std::ostream& os, const MoeSummary& moe);
+
+// The --parallel section (src/writers/parallel_text.cc): text in the reference profile's layout after the
+// report, the JSON report's "parallel" member (nlohmann's dump(2)), markdown tables.
+void write_parallel_text(std::ostream& os, const ParallelReport& p);
+std::string parallel_json_text(const ParallelReport& p);
+void write_parallel_markdown(std::ostream& os, const ParallelReport& p);
+// The section as (label, value) rows for the HTML page's summary: sizes, each rank's figures, traffic, time.
+std::vector<std::pair<std::string, std::string>> parallel_summary_rows(const ParallelReport& p);
+// flopwise diff --parallel: each rank's figures on both sides and the change (a text or markdown table).
+void write_parallel_diff(std::ostream& os, const ParallelReport& a, const ParallelReport& b, bool markdown);
 
 // `--list-ops`: every op of the registry with its opset range and FLOPs formula in `conv`, then the torch
 // functions the .pt importer decomposes where `conv` counts them apart (src/writers/op_list.cc).

@@ -208,9 +208,15 @@ def _option_args(opts):
     return args
 
 
+def _spec_value(v):
+    """A --parallel value: booleans as on/off."""
+    return ("on" if v else "off") if isinstance(v, bool) else str(v)
+
+
 def analyze(model, inputs=None, *, dims=None, values=None, convention="default", causal=False, peak_memory=False,
             hardware=None, export="auto", train=False, freeze=None, optimizer="adamw", checkpoint=None,
-            precision="fp32", device="cuda", predict=None, dynamic_shapes=None, program=None):
+            precision="fp32", device="cuda", predict=None, dynamic_shapes=None, program=None, parallel=None,
+            parallel_plan=None):
     """The static cost report of `model`, a Report.
 
     model: a path (.onnx, .pt, .pt2), ONNX bytes, an onnx.ModelProto, a torch.export.ExportedProgram, a
@@ -228,6 +234,9 @@ def analyze(model, inputs=None, *, dims=None, values=None, convention="default",
       (--precision). device: "cuda" or "cpu", whose kernels decide what the backward keeps (--device).
     predict: a calibration file (flopwise calibrate): the report's `prediction` (predicted latency per scope and
       in total, --predict).
+    parallel: the cost per GPU at scale (--parallel, implies train): {"dp": 8, "tp": 2, "zero": 1, ...} or the spec
+      "dp=8,tp=2,zero=1"; the report's `parallel` (ranks, comm, plan, time). parallel_plan: a tensor-parallel plan
+      file (--parallel-plan). docs/parallel.md.
     dynamic_shapes: with export="export", torch.export's dynamic_shapes (torch.export.Dim per input dim): those
       dims stay symbolic in the report, named "<input>.<dim>" (bind them with dims=). program: the program of a
       .pt2 that holds several.
@@ -242,6 +251,9 @@ def analyze(model, inputs=None, *, dims=None, values=None, convention="default",
     ONNX is analysed in-process (GIL released), everything else by the `flopwise` executable in a child process.
     """
     src = _Source(model, inputs, export, dynamic_shapes)
+    if isinstance(parallel, dict):
+        parallel = ",".join(f"{k}={_spec_value(v)}" for k, v in parallel.items())
+    train = train or bool(parallel)
     if (freeze or checkpoint or optimizer != "adamw" or precision != "fp32" or device != "cuda") and not train:
         raise UsageError("freeze, checkpoint, optimizer, precision and device describe a training step: add "
                          "train=True")
@@ -261,6 +273,10 @@ def analyze(model, inputs=None, *, dims=None, values=None, convention="default",
         args += ["--hardware", hardware]
     if predict:
         args += ["--predict", os.fspath(predict)]
+    if parallel:
+        args += ["--parallel", parallel]
+        if parallel_plan:
+            args += ["--parallel-plan", os.fspath(parallel_plan)]
     if train:
         args += ["--train", "--optimizer", optimizer, "--precision", precision, "--device", device]
         for f in [freeze] if isinstance(freeze, str) else (freeze or []):

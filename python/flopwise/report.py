@@ -114,7 +114,8 @@ class Report:
         data = self.__dict__.get("_data", {})
         if key in data:
             return data[key]
-        if key in ("llm", "moe", "causal", "roofline", "peak_memory", "training", "prediction", "notes", "symbols",
+        if key in ("llm", "moe", "causal", "roofline", "peak_memory", "training", "prediction", "parallel", "notes",
+                   "symbols",
                    "assumptions",
                    "dim_aliases", "branch_params"):
             return None

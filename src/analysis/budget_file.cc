@@ -21,6 +21,9 @@ const char* const kScopeQuantities[5] = {"params", "macs", "flops", "memory_byte
 const char* const kTrainQuantities[6] = {"train_backward_macs",   "train_backward_flops",
                                          "trainable_params",      "saved_activation_bytes",
                                          "optimizer_state_bytes", "memory_estimate_bytes"};
+const char* const kParallelQuantities[5] = {"parallel_peak_bytes", "parallel_model_states_bytes",
+                                            "parallel_activation_bytes", "parallel_params",
+                                            "parallel_comm_bytes"};
 const char* const kLlmQuantities[5] = {"kv_bytes_per_token", "kv_bytes_end", "generation_macs",
                                        "generation_flops", "generation_memory_bytes"};
 
@@ -179,10 +182,14 @@ struct Parser {
       for (size_t i = 0; i < count; ++i) known |= key == names[i];
       for (size_t i = 0; llm && i < 5; ++i) known |= key == kLlmQuantities[i];
       for (size_t i = 0; llm && i < 6; ++i) known |= key == kTrainQuantities[i];
+      for (size_t i = 0; llm && i < 5; ++i) known |= key == kParallelQuantities[i];
       if (!known)
         fail(k.source(), where,
              "unknown key '" + key + "' (expected " + list(names, count) +
-                 (llm ? ", " + list(kLlmQuantities, 5) + ", " + list(kTrainQuantities, 6) : "") + ")");
+                 (llm ? ", " + list(kLlmQuantities, 5) + ", " + list(kTrainQuantities, 6) + ", " +
+                            list(kParallelQuantities, 5)
+                      : "") +
+                 ")");
       out[key] = size(v, where + " " + key);
     }
   }
@@ -236,7 +243,8 @@ struct Parser {
         try {
           o.precision = parse_precision(string(v, where + " precision"));
         } catch (const UsageError&) {
-          fail(v.source(), where + " precision", "expected \"fp32\", \"bf16-mixed\" or \"fp16-mixed\"");
+          fail(v.source(), where + " precision",
+               "expected \"fp32\", \"bf16-mixed\", \"fp16-mixed\", \"bf16-master\" or \"fp16-master\"");
         }
       } else if (key == "device") {
         try {
@@ -250,6 +258,26 @@ struct Parser {
       }
     }
     return o;
+  }
+
+  // [parallel]: dp = 8, tp = 2, sp = "on", zero = 1, ... : the --parallel spec's keys and values.
+  ParallelConfig parallel(const toml::table& t, const std::string& where) const {
+    std::string spec;
+    for (auto&& [k, v] : t) {
+      std::string value;
+      if (v.is_integer())
+        value = std::to_string(v.as_integer()->get());
+      else if (v.is_string())
+        value = v.as_string()->get();
+      else
+        fail(v.source(), where + " " + std::string(k.str()), "expected an integer or a string");
+      spec += (spec.empty() ? "" : ",") + std::string(k.str()) + "=" + value;
+    }
+    try {
+      return parse_parallel(spec);
+    } catch (const UsageError& e) {
+      fail(t.source(), where, std::string(e.what()).substr(std::string("--parallel: ").size()));
+    }
   }
 
   // A generation's limit (kv_bytes_end, generation_*) where the variant asks for no generation.
@@ -309,6 +337,8 @@ struct Parser {
         v.llm = llm(table(node, where), where);
       } else if (key == "train" && top) {
         v.train = train(table(node, where), where);
+      } else if (key == "parallel" && top) {
+        v.parallel = parallel(table(node, where), where);
       } else if (key == "scope") {
         std::string w = ctx.empty() ? "[[scope]]" : "[[" + ctx + ".scope]]";
         if (!node.is_array_of_tables())

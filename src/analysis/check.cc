@@ -1,5 +1,6 @@
 // src/analysis/check.cc — evaluating a budget on a model's reports (flopwise/budget.h). Its writers (text,
 // markdown, JUnit) are src/writers/check_text.cc.
+#include <algorithm>
 #include <cstdio>
 #include <set>
 #include <sstream>
@@ -148,6 +149,24 @@ Figure train_figure(const CheckSubject& s, const std::string& q) {
   return Figure{std::nullopt, 0, "unknown: a count overflowed or a node's shapes are not known"};
 }
 
+// A figure of the cost per GPU at scale (kParallelQuantities): the largest over the ranks.
+Figure parallel_figure(const CheckSubject& s, const std::string& q) {
+  const ParallelReport* p = s.report.parallel.get();
+  if (!p)
+    return Figure{std::nullopt, 0, "the report has no parallel section: give the budget a [parallel] table"};
+  int64_t most = 0;
+  for (const RankRole& r : p->ranks)
+    most = std::max(most, q == "parallel_peak_bytes"           ? r.peak_bytes
+                          : q == "parallel_model_states_bytes" ? r.model_states_bytes
+                          : q == "parallel_activation_bytes"   ? r.activation_bytes
+                                                               : r.params);
+  if (q == "parallel_comm_bytes") {
+    most = 0;
+    for (const Collective& c : p->comm) most += c.sent_per_call() * c.count;
+  }
+  return Figure{most, s.report.totals.uncounted, ""};
+}
+
 // A limit holds when the figure is fully counted and within it. A lower bound already over the
 // limit fails as exceeded; otherwise an incomplete figure fails as unknown (it cannot be shown to hold).
 void judge_size(CheckRow& row, const Figure& f, const SizeLimit& lim) {
@@ -261,6 +280,13 @@ CheckResult check_budget(const Budget& b, const InferOptions& cli, const Analyse
       if (it == limits.end()) continue;
       CheckRow row = make_row(v->name, "train", q);
       judge_size(row, train_figure(subj, q), it->second);
+      res.rows.push_back(row);
+    }
+    for (const char* q : kParallelQuantities) {
+      auto it = limits.find(q);
+      if (it == limits.end()) continue;
+      CheckRow row = make_row(v->name, "parallel", q);
+      judge_size(row, parallel_figure(subj, q), it->second);
       res.rows.push_back(row);
     }
 

@@ -60,10 +60,14 @@ int run_check(int argc, char** argv) {
   };
   limits_training(budget.top);
   for (const auto& v : budget.variants) limits_training(v);
+  wants_training = wants_training || budget.top.parallel.has_value();  // [parallel] counts the step
   const TrainOptions train = budget.top.train.value_or(TrainOptions{});
   auto with_training = [&](Analysis& a) {
     if (wants_training)
       a.report.training = std::make_shared<TrainingReport>(analyse_training(*a.model, a.report, train));
+    if (budget.top.parallel)
+      a.report.parallel = std::make_shared<ParallelReport>(
+          analyse_parallel(*a.model, a.report, *a.report.training, *budget.top.parallel));
   };
   Analyse subject = [&](const InferOptions& pins, const LlmRequest* llm) {
     if (saved_report) {

@@ -12,10 +12,12 @@
 #include "flopwise/diff.h"
 #include "flopwise/errors.h"
 #include "flopwise/formats.h"
+#include "flopwise/parallel.h"
 #include "flopwise/report_io.h"
 #include "flopwise/run_diff.h"
 #include "flopwise/torch_trace.h"
 #include "flopwise/training.h"
+#include "flopwise/writers.h"
 #include "output.h"
 
 namespace flopwise {
@@ -29,13 +31,15 @@ struct DiffArgs {
   std::string format = "text", output, sort = "flops", convention;
   int top = -1;
   TrainArgs train;
-  std::string predict;  // a calibration file
+  std::string predict;   // a calibration file
+  std::string parallel;  // --parallel SPEC on both sides
 };
 
 // A model is loaded and analysed with the pins (and its training step with --train); a saved report is read
 // as it is.
 Report open_side(const std::string& path, const InferOptions& pins, bool have_pins, const Convention& conv,
-                 const TrainOptions* train, const Calibration* calib, const std::string& calib_path) {
+                 const TrainOptions* train, const Calibration* calib, const std::string& calib_path,
+                 const ParallelConfig* parallel) {
   if (detect_format(path) == ModelFormat::ReportJson || looks_like_json_report(path)) {
     if (have_pins || train || calib)
       std::cerr << "flopwise: note: " << path
@@ -47,6 +51,9 @@ Report open_side(const std::string& path, const InferOptions& pins, bool have_pi
     a.report.training = std::make_shared<TrainingReport>(analyse_training(*a.model, a.report, *train));
   if (calib)
     a.report.prediction = std::make_shared<LatencyPrediction>(predict_latency(a.report, *calib, calib_path));
+  if (parallel)
+    a.report.parallel =
+        std::make_shared<ParallelReport>(analyse_parallel(*a.model, a.report, *a.report.training, *parallel));
   return std::move(a.report);
 }
 
@@ -79,6 +86,10 @@ int run_diff(int argc, char** argv) {
   add_train_options(app, o.train, true);
   app.add_option("--predict", o.predict,
                  "a calibration file (flopwise calibrate): both sides' predicted latency and its change");
+  app.add_option(
+      "--parallel", o.parallel,
+      "the cost per GPU at scale on both sides (implies --train; docs/parallel.md): text and markdown "
+      "add the ranks' figures side by side");
   if (auto code = parse_command_line(app, argc, argv, "diff")) return *code;
 
   // Two PyTorch profiler traces: measured time by scope, op and kernel, with FLOPs (trace_cmd.cc).
@@ -109,12 +120,17 @@ int run_diff(int argc, char** argv) {
   bool have_pins = !o.inputs.empty() || !o.dims.empty() || !o.values.empty();
 
   const Convention& conv = find_convention(o.convention.empty() ? "default" : o.convention);
-  const std::optional<TrainOptions> train = o.train.options();
+  TrainArgs targs = o.train;
+  targs.train = targs.train || !o.parallel.empty();
+  const std::optional<TrainOptions> train = targs.options();
+  std::optional<ParallelConfig> par;
+  if (!o.parallel.empty()) par = parse_parallel(o.parallel);
   std::optional<Calibration> calib;
   if (!o.predict.empty()) calib = read_calibration(o.predict);
   const Calibration* cp = calib ? &*calib : nullptr;
-  Report ra = open_side(o.a, pins, have_pins, conv, train ? &*train : nullptr, cp, o.predict);
-  Report rb = open_side(o.b, pins, have_pins, conv, train ? &*train : nullptr, cp, o.predict);
+  const ParallelConfig* pp = par ? &*par : nullptr;
+  Report ra = open_side(o.a, pins, have_pins, conv, train ? &*train : nullptr, cp, o.predict, pp);
+  Report rb = open_side(o.b, pins, have_pins, conv, train ? &*train : nullptr, cp, o.predict, pp);
   if (ra.convention != rb.convention)
     throw UsageError("cannot compare FLOPs counted in different conventions: " + o.a + " is '" +
                      ra.convention + "', " + o.b + " is '" + rb.convention +
@@ -134,6 +150,8 @@ int run_diff(int argc, char** argv) {
     write_diff_markdown(*os, d, fo);
   else
     write_diff_text(*os, d, fo);
+  if (ra.parallel && rb.parallel && (o.format == "text" || canonical_format(o.format) == "markdown"))
+    write_parallel_diff(*os, *ra.parallel, *rb.parallel, canonical_format(o.format) == "markdown");
   os->flush();
   return kExitOk;
 }

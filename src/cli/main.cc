@@ -16,6 +16,7 @@
 #include "flopwise/errors.h"
 #include "flopwise/formats.h"
 #include "flopwise/llm.h"
+#include "flopwise/parallel.h"
 #include "flopwise/peak_memory.h"
 #include "flopwise/roofline.h"
 #include "flopwise/sweep.h"
@@ -47,8 +48,9 @@ struct Options {
   bool peak_memory = false;
   bool causal = false;
   fw::TrainArgs train;
-  std::string fit;      // a size: 24GB
-  std::string predict;  // a calibration file (flopwise calibrate)
+  std::string fit;                      // a size: 24GB
+  std::string predict;                  // a calibration file (flopwise calibrate)
+  std::string parallel, parallel_plan;  // --parallel SPEC, --parallel-plan FILE
 };
 
 fw::InferOptions infer_options(const Options& o) {
@@ -135,7 +137,11 @@ int run(const Options& o) {
   if (o.peak_memory) {
     analysis->report.peak_memory = std::make_shared<fw::PeakMemory>(fw::peak_memory(*analysis->model, kv));
   }
-  if (const std::optional<fw::TrainOptions> to = o.train.options(!o.fit.empty(), "--fit")) {
+  fw::TrainArgs train = o.train;
+  train.train = train.train || !o.parallel.empty();  // --parallel counts the training step
+  if (!o.parallel_plan.empty() && o.parallel.empty())
+    throw fw::UsageError("--parallel-plan needs --parallel");
+  if (const std::optional<fw::TrainOptions> to = train.options(!o.fit.empty(), "--fit")) {
     auto training =
         std::make_shared<fw::TrainingReport>(fw::analyse_training(*analysis->model, analysis->report, *to));
     if (!o.fit.empty()) {
@@ -149,6 +155,14 @@ int run(const Options& o) {
   if (!o.hardware.empty() || !o.hardware_file.empty()) {
     fw::Hardware hw = fw::hardware_of(o.hardware, o.hardware_file);
     analysis->report.roofline = std::make_shared<fw::RooflineReport>(fw::roofline(analysis->report, hw));
+  }
+  if (!o.parallel.empty()) {
+    const fw::ParallelConfig pc = fw::parse_parallel(o.parallel);
+    const std::vector<fw::PlanRule> rules =
+        o.parallel_plan.empty() ? std::vector<fw::PlanRule>{} : fw::read_plan_file(o.parallel_plan);
+    const fw::Hardware* hw = analysis->report.roofline ? &analysis->report.roofline->hw : nullptr;
+    analysis->report.parallel = std::make_shared<fw::ParallelReport>(
+        fw::analyse_parallel(*analysis->model, analysis->report, *analysis->report.training, pc, rules, hw));
   }
   std::optional<fw::Calibration> calib;
   if (!o.predict.empty()) {
@@ -185,6 +199,8 @@ int run(const Options& o) {
   if (report.roofline && o.format == "text")
     fw::write_roofline_text(*os, *report.roofline, o.top < 5 ? 5 : o.top);
   if (generation && o.format == "text") *os << fw::format_generation(*kv, *report.llm->generation);
+  if (report.parallel && o.format == "text") fw::write_parallel_text(*os, *report.parallel);
+  if (report.parallel && o.format == "markdown") fw::write_parallel_markdown(*os, *report.parallel);
   os->flush();
 
   if (o.strict && report.has_unknown_cost()) {
@@ -295,6 +311,12 @@ int main(int argc, char** argv) {
       "--fit", o.fit,
       "with --train: a memory size (24GB, 80GiB): the largest value of the free dim (the batch) for "
       "which the training memory estimate fits it");
+  app.add_option("--parallel", o.parallel,
+                 "cost per GPU at scale (implies --train): dp=D,tp=T,pp=P,ep=E,cp=C,sp=on|off,zero=0-3,"
+                 "fsdp=on|hybrid,microbatches=M,recompute=none|selective|full (docs/parallel.md)");
+  app.add_option(
+      "--parallel-plan", o.parallel_plan,
+      "with --parallel: a tensor-parallel plan file, lines 'SCOPE_GLOB colwise|rowwise|sequence|replicate'");
   app.add_option("--predict", o.predict,
                  "a calibration file (flopwise calibrate): predicted latency per scope and in total on the "
                  "device it was measured on, with its error band");

@@ -42,7 +42,9 @@ void add_train_options(CLI::App& app, TrainArgs& t, bool both) {
   app.add_option(
       "--precision", t.precision,
       "with --train: fp32 (default) | bf16-mixed | fp16-mixed: torch.autocast's dtypes for what the "
-      "backward keeps (CUDA's op lists), fp32 weights, gradients and optimizer state");
+      "backward keeps (CUDA's op lists), fp32 weights, gradients and optimizer state; bf16-master | "
+      "fp16-master: 16-bit weights, gradients and activations, fp32 master weights in the optimizer (K = "
+      "12)");
   app.add_option("--device", t.device,
                  "with --train: cuda (default) | cpu: whose kernels decide what the backward keeps where "
                  "they differ (a dropout's bool mask on CUDA, its float noise on the CPU)");

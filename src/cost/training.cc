@@ -42,7 +42,10 @@ Precision parse_precision(const std::string& name) {
   if (name == "fp32") return Precision::Fp32;
   if (name == "bf16-mixed") return Precision::Bf16Mixed;
   if (name == "fp16-mixed") return Precision::Fp16Mixed;
-  throw UsageError("--precision: '" + name + "' is not one of fp32, bf16-mixed, fp16-mixed");
+  if (name == "bf16-master") return Precision::Bf16Master;
+  if (name == "fp16-master") return Precision::Fp16Master;
+  throw UsageError("--precision: '" + name +
+                   "' is not one of fp32, bf16-mixed, fp16-mixed, bf16-master, fp16-master");
 }
 
 const char* precision_name(Precision p) {
@@ -53,6 +56,10 @@ const char* precision_name(Precision p) {
       return "bf16-mixed";
     case Precision::Fp16Mixed:
       return "fp16-mixed";
+    case Precision::Bf16Master:
+      return "bf16-master";
+    case Precision::Fp16Master:
+      return "fp16-master";
   }
   return "?";
 }
@@ -371,10 +378,14 @@ TrainingReport analyse_training(const Model& model, const Report& report, const 
   // copy of its own. A layout-only op of stored tensors alone stays in their dtype (a weight's transpose: the
   // product casts it); an op of activations runs in theirs, whatever dtype a parameter beside them has (a
   // bias, a norm's scale).
-  const bool mixed = opts.precision != Precision::Fp32;
-  const DType low = opts.precision == Precision::Fp16Mixed ? DType::Float16 : DType::BFloat16;
+  const bool master = is_master(opts.precision);
+  const bool mixed = opts.precision != Precision::Fp32 && !master;
+  const bool fp16 = opts.precision == Precision::Fp16Mixed || opts.precision == Precision::Fp16Master;
+  const DType low = fp16 ? DType::Float16 : DType::BFloat16;
+  // 16-bit weights with fp32 master copies: every float32 tensor (weights, activations, gradients) is 16-bit.
+  auto stored_dtype = [&](DType d) { return master && d == DType::Float32 ? low : d; };
   std::vector<DType> adt(g.values.size());
-  for (size_t v = 0; v < adt.size(); ++v) adt[v] = g.values[v].dtype;
+  for (size_t v = 0; v < adt.size(); ++v) adt[v] = stored_dtype(g.values[v].dtype);
   if (mixed)
     for (size_t i = 0; i < n_nodes; ++i) {
       const Node& n = g.nodes[i];
@@ -455,12 +466,12 @@ TrainingReport analyse_training(const Model& model, const Report& report, const 
           seen[static_cast<size_t>(r)] = 1;
           if (cost_detail::stored_role(g, v, n, s, sources, v) == Role::Param) {
             const Count numel = v.shape.numel_count();
-            t.param_bytes += numel * Count{dtype_size(v.dtype)};
+            t.param_bytes += numel * Count{dtype_size(stored_dtype(v.dtype))};
             if (frozen_root[static_cast<size_t>(r)]) {
               t.frozen_params += numel;
             } else {
               tc.trainable_params += numel;
-              trainable_bytes += numel * Count{dtype_size(v.dtype)};
+              trainable_bytes += numel * Count{dtype_size(stored_dtype(v.dtype))};
               ++trainable_tensors;
               needs_grad[static_cast<size_t>(r)] = 1;
             }
@@ -516,7 +527,9 @@ TrainingReport analyse_training(const Model& model, const Report& report, const 
       if (vi < 0) return;
       const size_t st = static_cast<size_t>(storage[static_cast<size_t>(vi)]);
       const Value& owner = g.values[st];
-      if (kept[st] || owner.is_input || cost_detail::is_stored(g, owner)) return;
+      // a literal the importer made (a .pt2's Python scalar operand: autograd keeps a Scalar, no tensor) has
+      // no producer, as inputs and stored tensors have none
+      if (kept[st] || owner.is_input || cost_detail::is_stored(g, owner) || owner.producer < 0) return;
       kept[st] = 1;
       tc.saved_bytes += bytes_of(static_cast<int>(st));
     };
@@ -619,6 +632,8 @@ TrainingReport analyse_training(const Model& model, const Report& report, const 
         const Count elems = per_channel ? Count::of(x->dims[0]) * Count::of(x->dims[1]) : out_elems;
         keep_fresh(elems, fused || !x ? DType::Bool : adt[static_cast<size_t>(n.inputs[0])]);
       }
+    } else if (op == "TopK") {
+      keep_out(1);  // the indices (derivatives.yaml: value_selecting_reduction_backward)
     } else if (op == "Gather" || op == "GatherElements" || op == "GatherND") {
       keep_in(1);  // the indices
     } else if (op == "Where") {
@@ -738,7 +753,13 @@ void count_optimizer(TrainingReport& t, const TrainOptions& opts, const Count& t
       break;
   }
   // torch.cuda.amp.GradScaler: each gradient unscaled and checked for infinities before the step.
-  if (opts.precision == Precision::Fp16Mixed) t.optimizer_flops += p * Count{2};
+  const bool fp16 = opts.precision == Precision::Fp16Mixed || opts.precision == Precision::Fp16Master;
+  if (fp16) t.optimizer_flops += p * Count{2};
+  // The master modes' optimizer holds an fp32 copy of each weight beside its state (ZeRO's K = 12 with Adam).
+  if (is_master(opts.precision)) {
+    const int64_t per = opts.optimizer == Optimizer::Sgd ? 4 : opts.optimizer == Optimizer::Momentum ? 8 : 12;
+    t.optimizer_state_bytes = p * Count{per} + Count{per == 12 ? 4 * trainable_tensors : 0};
+  }
 }
 
 void finish_training(TrainingReport& t, const Graph& g, const Report& report) {

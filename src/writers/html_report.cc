@@ -348,6 +348,8 @@ void write_html(std::ostream& os, const Report& r, const Sweep* sweep,
     row("training memory estimate", human(t.memory_estimate_bytes) + "B");
   }
   if (r.prediction) row("predicted latency (--predict)", prediction_summary(*r.prediction));
+  if (r.parallel)  // --parallel: per-GPU rows (src/writers/parallel_text.cc)
+    for (const auto& [k, v] : parallel_summary_rows(*r.parallel)) row(k, v);
   if (r.roofline) {
     char buf[64];
     std::snprintf(buf, sizeof buf, "%.4g ms", r.roofline->total.seconds * 1e3);

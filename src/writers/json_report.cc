@@ -125,6 +125,16 @@ class JsonWriter {
   // A symbolic dim's text, formatted once per polynomial.
   const std::string& dim_text(const Dim& d) { return poly_text_.dim_text(d); }
 
+  // A value written elsewhere as nlohmann's dump(2), re-indented to this depth.
+  void dumped(std::string_view text) {
+    next_member_unless_keyed();
+    for (size_t from = 0, nl; from < text.size(); from = nl + 1) {
+      nl = std::min(text.find('\n', from), text.size());
+      if (from) newline_indent(open_.size());
+      put(text.substr(from, nl - from));
+    }
+  }
+
   // The document's closing newline; everything buffered goes to the stream.
   void finish() {
     put('\n');
@@ -731,6 +741,7 @@ void write_members(JsonWriter& w, const Report& r, Members& m) {
     w.end_object();
   }
   if (r.training && m.want(w, "training")) write_training(w, *r.training, r);
+  if (r.parallel && m.want(w, "parallel")) w.dumped(parallel_json_text(*r.parallel));
   if (r.prediction && m.want(w, "prediction")) {  // --predict (flopwise/calibration.h)
     const LatencyPrediction& p = *r.prediction;
     w.begin_object();

@@ -209,3 +209,18 @@ def test_pt2_program_of_several_is_chosen_by_name():
     with pytest.raises(flopwise.InputError):
         flopwise.analyze(path)
     assert flopwise.analyze(path, program="mlp").totals.params == 1732  # torch's sum(p.numel()), the oracle
+
+
+def test_parallel_dict_is_the_cli_spec(cli):
+    """parallel={...} is --parallel (docs/parallel.md): GPT-2 at tp 2 holds Megatron's per-rank share of params,
+    L((12h^2 + 7h)/2 + 6h) + Vh/2 + Ph + 2h with h 128, L 4, V 1000, P 64 (tests/test_parallel.cc)."""
+    path = os.path.join(MODELS, "gpt2.onnx")
+    r = flopwise.analyze(path, dims={"batch": 2, "seq": 64}, parallel={"tp": 2, "sp": True},
+                         precision="bf16-master")
+    h, L, V, P = 128, 4, 1000, 64
+    assert r.parallel["ranks"][0]["params"] == L * ((12 * h * h + 7 * h) // 2 + 6 * h) + V * h // 2 + P * h + 2 * h
+    assert r.parallel["spec"].startswith("dp=1,tp=2,pp=1,ep=1,cp=1,sp=on,")
+    assert r.parallel == cli_json(cli, path, "--dim", "batch=2", "--dim", "seq=64", "--parallel", "tp=2,sp=on",
+                                  "--precision", "bf16-master")["parallel"]
+    with pytest.raises(flopwise.UsageError, match="zero='7'"):
+        flopwise.analyze(path, dims={"batch": 2, "seq": 64}, parallel="zero=7")
