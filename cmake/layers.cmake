@@ -18,11 +18,12 @@ set(FLOPWISE_LAYER_importers_DIRS src/import src/torch src/pt2)
 set(FLOPWISE_LAYER_importers_HEADERS onnx_import.h pt2_import.h)
 set(FLOPWISE_LAYER_cost_DIRS src/cost)
 set(FLOPWISE_LAYER_cost_HEADERS attention.h convention.h cost.h training.h)
-set(FLOPWISE_LAYER_analyses_DIRS src/analyse src/analysis src/diff)
+set(FLOPWISE_LAYER_analyses_DIRS src/analyse src/analysis src/diff src/measured)
 set(FLOPWISE_LAYER_analyses_HEADERS analyse.h budget.h calibration.h diff.h llm.h moe.h ort_profile.h peak_memory.h rational_poly.h
-    roofline.h sweep.h torch_trace.h verify.h)
+    roofline.h sweep.h torch_trace.h trace_census.h verify.h)
 set(FLOPWISE_LAYER_writers_DIRS src/writers)
-set(FLOPWISE_LAYER_writers_HEADERS formats.h report_io.h run_diff.h run_report.h trace_report.h writers.h)
+set(FLOPWISE_LAYER_writers_HEADERS formats.h report_io.h run_diff.h run_report.h trace_census_report.h trace_report.h
+    writers.h)
 set(FLOPWISE_LAYER_commands_DIRS src/cli src/runtime src/python)
 set(FLOPWISE_LAYER_commands_HEADERS)
 

@@ -3,6 +3,7 @@
 // diff` of two traces (diff_cmd.cc calls run_trace_diff).
 #include <CLI/CLI.hpp>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
@@ -38,7 +39,7 @@ int run_trace(int argc, char** argv) {
       "record_shapes=True for FLOPs, with_stack=True or with_modules=True for module scopes) with each op's "
       "static cost: measured GPU time, FLOPs and achieved FLOP/s by module scope, phase, op and kernel",
       "flopwise trace"};
-  app.add_option("trace", path, "the trace: *.pt.trace.json or *.json.gz")->required();
+  app.add_option("trace", path, "the trace: *.pt.trace.json or *.json.gz; or a directory of a distributed run's rank files")->required();
   app.add_option("--format,-f", format, "text | json | csv | html (a treemap of the scopes by measured time)")
       ->check(CLI::IsMember({"text", "json", "csv", "html"}));
   app.add_option("--output,-o", output, "write to FILE instead of stdout");
@@ -50,6 +51,7 @@ int run_trace(int argc, char** argv) {
                      "); default: the trace's GPU (deviceProperties) when the table has it");
   app.add_option("--hardware-file", hardware_file, "roofline device from a TOML file");
   if (auto code = parse_command_line(app, argc, argv, "trace")) return *code;
+  if (std::filesystem::is_directory(path)) return run_trace_ranks(path, format, output, top);  // rank files
   TraceOptions to;
   if (!hardware.empty() || !hardware_file.empty()) to.hardware = hardware_of(hardware, hardware_file);
   TraceReport r = open_trace(path, to);
