@@ -14,7 +14,8 @@ the checkout (the modern root sees only the checkout). Writes models/traces/hta/
   - trace_diff_all_steps: the same over every iteration (HTA's control_iteration/test_iteration lists);
   - trace_compare: HTA's unit-test pair (trace_compare base/test, rank 1, iteration 1010), CPU ops_diff;
   - dlrm: TraceAnalysis(trace_dir=models/traces/dlrm) get_temporal_breakdown and get_comm_comp_overlap, and
-    the seconds HTA took to load the 8 ranks.
+    the seconds HTA took to load the 8 ranks;
+  - nccl: the same two views of nccl_rank0.json.gz (HTA's nccl_parser_config trace, torch 2.x, 3 steps).
 """
 import json
 import os
@@ -100,6 +101,12 @@ def main():
     for _, r in ov.iterrows():
         ranks[int(r["rank"])]["comm_comp_overlap_pct"] = float(r["comp_comm_overlap_pctg"])
     out["dlrm"] = {"load_s": round(load_s, 2), "ranks": [dict(rank=k, **v) for k, v in sorted(ranks.items())]}
+    nccl = TraceAnalysis(trace_dir=one_file_dir(work, "nccl", os.path.join(hta_data, "nccl_rank0.json.gz")))
+    tb = nccl.get_temporal_breakdown(visualize=False).iloc[0]
+    out["nccl"] = {"kernel_time_us": float(tb["kernel_time(us)"]), "idle_time_us": float(tb["idle_time(us)"]),
+                   "compute_time_us": float(tb["compute_time(us)"]),
+                   "non_compute_time_us": float(tb["non_compute_time(us)"]),
+                   "comm_comp_overlap_pct": float(nccl.get_comm_comp_overlap(visualize=False).iloc[0]["comp_comm_overlap_pctg"])}
     with open(os.path.join(hta_data, "hta_oracle.json"), "w") as f:
         json.dump(out, f, indent=1, sort_keys=True)
         f.write("\n")

@@ -1,0 +1,141 @@
+"""flopwise diff of traces by count and time, and flopwise trace DIR of rank files, against Holistic Trace
+Analysis' own figures: models/traces/hta/hta_oracle.json, written by HTA itself run from its source
+(models/traces/hta_oracle.py: TraceDiff.compare_traces / ops_diff, TraceAnalysis.get_temporal_breakdown /
+get_comm_comp_overlap) on the same files: HTA's trace_diff pair (models/traces/hta) and eight DLRM rank files
+(models/traces/dlrm, facebookresearch/param)."""
+import json
+import os
+import subprocess
+import tempfile
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+HTA = os.path.join(ROOT, "models", "traces", "hta")
+DLRM = os.path.join(ROOT, "models", "traces", "dlrm")
+CLI = os.environ.get("FLOPWISE_CLI") or os.path.join(ROOT, "build", "flopwise")
+ORACLE = json.load(open(os.path.join(HTA, "hta_oracle.json")))
+CONTROL = os.path.join(HTA, "trace_diff_control.json.gz")
+TEST = os.path.join(HTA, "trace_diff_test.json.gz")
+
+
+def run(*args, ok=(0,)):
+    p = subprocess.run([CLI, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert p.returncode in ok, (p.returncode, p.stderr.decode())
+    return p
+
+
+def diff_json(*args):
+    return json.loads(run("diff", *args, "--format", "json").stdout)
+
+
+def check_rows(rows, hta):
+    """Every name HTA counts, with HTA's counts exactly and its total time (HTA sums integer microseconds)."""
+    got = {r["name"]: r for r in rows}
+    assert sorted(got) == sorted(hta)
+    for name, (ca, ta, cb, tb) in hta.items():
+        r = got[name]
+        assert (r["count_a"], r["count_b"]) == (ca, cb), name
+        assert r["time_a_us"] == pytest.approx(ta, abs=1e-6) and r["time_b_us"] == pytest.approx(tb, abs=1e-6), name
+
+
+def test_diff_first_step_matches_hta_compare_traces():
+    # HTA's defaults: the first rank and the first iteration of each side.
+    d = diff_json(CONTROL, TEST, "--ranks", "first", "--steps", "first")
+    o = ORACLE["trace_diff_default"]
+    assert d["count_a"]["steps"] == [o["iteration"][0]] and d["count_b"]["steps"] == [o["iteration"][1]]
+    check_rows(d["ops"], o["CPU"])
+    check_rows(d["kernels"], o["GPU"])
+    # ops_diff over CPU and GPU events together (HTA: 32 / 138 / 35 / 65 / 162).
+    both = {k: d["categories"]["ops"][k] + d["categories"]["kernels"][k] for k in o["ops_diff"]}
+    assert both == o["ops_diff"]
+    assert d["rows"], "the priced diff of two single traces is in the same document"
+
+
+def test_diff_every_step_matches_hta():
+    d = diff_json(CONTROL, TEST, "--steps", "1009,1010,1011,1012,1013,1014")
+    o = ORACLE["trace_diff_all_steps"]
+    check_rows(d["ops"], o["CPU"])
+    check_rows(d["kernels"], o["GPU"])
+
+
+def test_diff_of_sets_as_directories():
+    # HTA's unit-test pair (trace_compare base/test, rank 1, iteration 1010, CPU ops): its ops_diff categories.
+    with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b:
+        os.symlink(os.path.join(HTA, "trace_compare_base.json.gz"), os.path.join(a, "rank1.json.gz"))
+        os.symlink(os.path.join(HTA, "trace_compare_test.json.gz"), os.path.join(b, "rank1.json.gz"))
+        d = diff_json("--a", a, "--b", b, "--ranks", "1", "--steps", "1010")
+    assert d["categories"]["ops"] == ORACLE["trace_compare"]
+
+
+def test_diff_formats():
+    for fmt, probe in (("csv", "level,name,count_a"), ("markdown", "| name |"), ("html", "<svg"),
+                       ("text", "GPU kernels, memcpy and memset")):
+        out = run("diff", CONTROL, TEST, "--steps", "first", "--format", fmt).stdout.decode()
+        assert probe in out, fmt
+    html = run("diff", CONTROL, TEST, "--format", "html").stdout.decode()
+    assert "Scope tree" in html and "Largest count changes of kernels" in html
+
+
+def test_diff_bad_selection():
+    p = run("diff", CONTROL, TEST, "--steps", "77", ok=(2,))
+    assert b"step 77 is not among" in p.stderr
+    p = run("diff", "--a", DLRM, ok=(2,))
+    assert b"--a and --b go together" in p.stderr
+
+
+def test_ranks_match_hta_temporal_breakdown_and_overlap():
+    r = json.loads(run("trace", DLRM, "--format", "json").stdout)
+    hta = {x["rank"]: x for x in ORACLE["dlrm"]["ranks"]}
+    assert [x["rank"] for x in r["ranks"]] == sorted(hta)
+    for x in r["ranks"]:
+        h = hta[x["rank"]]
+        tol = 0.01 * h["kernel_time_us"]  # the issue's bar: within 1 % of kernel time
+        for k in ("idle_time_us", "compute_time_us", "non_compute_time_us", "kernel_time_us"):
+            assert x[k] == pytest.approx(h[k], abs=tol), (x["rank"], k)
+        assert x["comm_comp_overlap_pct"] == pytest.approx(h["comm_comp_overlap_pct"], abs=1.0)
+    # rank 1 has the longest ProfilerStep#10 of the eight files (read with Python's json module)
+    assert r["slowest_rank"] == slowest_by_hand()
+
+
+def slowest_by_hand():
+    import glob
+    import gzip
+    best = (-1, None)
+    for f in glob.glob(os.path.join(DLRM, "*.json.gz")):
+        d = json.load(gzip.open(f, "rt"))
+        step = [e["dur"] for e in d["traceEvents"] if str(e.get("name", "")).startswith("ProfilerStep#")]
+        best = max(best, (sum(step) / len(step), d["distributedInfo"]["rank"]))
+    return best[1]
+
+
+def test_collectives_from_kernel_args():
+    # torch 2.x NCCL kernels carry "Collective name", "In msg nelems", "Group size" and "dtype" (HTA's
+    # nccl_parser_config trace). Counted as HTA keeps kernels: launched before the last ProfilerStep starts.
+    # Expected by hand from the kernels' own args: count and bytes (nelems x 4 for Float, 8 for Long) per
+    # (collective, bytes); busbw = algbw x 2(n-1)/n for allreduce, x 1 for broadcast (nccl-tests).
+    src = os.path.join(HTA, "nccl_rank0.json.gz")
+    import collections
+    import gzip
+    ev = json.load(gzip.open(src, "rt"))["traceEvents"]
+    last_step = max(e["ts"] for e in ev if str(e.get("name", "")).startswith("ProfilerStep#"))
+    launched = {e["args"]["correlation"] for e in ev if e.get("cat") == "cuda_runtime" and e["ts"] < last_step}
+    want = collections.Counter()
+    size = {"Float": 4, "Long": 8}
+    for e in ev:
+        a = e.get("args", {})
+        if e.get("cat") == "kernel" and "Collective name" in a and a["correlation"] in launched:
+            want[(a["Collective name"], a["In msg nelems"] * size[a["dtype"]])] += 1
+    with tempfile.TemporaryDirectory() as d:
+        os.symlink(src, os.path.join(d, "rank0.json.gz"))
+        r = json.loads(run("trace", d, "--format", "json").stdout)
+    got = {(c["collective"], c["message_bytes"]): c["count"] for c in r["collectives"]}
+    assert got == dict(want)
+    for c in r["collectives"]:
+        assert c["algbw_gbs"] == pytest.approx(c["message_bytes"] / (c["time_us"] / c["count"]) / 1e3)
+        assert c["busbw_gbs"] == pytest.approx(c["algbw_gbs"] * (2 * (2 - 1) / 2 if c["collective"] == "allreduce" else 1))
+    hta = ORACLE["nccl"]
+    x = r["ranks"][0]
+    for k in ("idle_time_us", "compute_time_us", "non_compute_time_us", "kernel_time_us"):
+        assert x[k] == pytest.approx(hta[k], abs=0.01 * hta["kernel_time_us"]), k
+    assert x["comm_comp_overlap_pct"] == pytest.approx(hta["comm_comp_overlap_pct"], abs=1.0)
