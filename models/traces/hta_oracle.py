@@ -7,7 +7,7 @@ replaced by an inert stand-in here since nothing is drawn):
     bash scripts/modern_torch.sh python3 models/traces/hta_oracle.py HTA_SOURCE_DIR WORK_DIR
 
 HTA_SOURCE_DIR is a checkout of HTA (f4d0062 was used) with its tests/data; WORK_DIR a scratch directory inside
-the checkout (the modern root sees only the checkout). Writes models/traces/hta/hta_oracle.json:
+the checkout (the modern root sees only the checkout). Writes models/traces/hta_oracle.json:
   - trace_diff_default: TraceDiff.compare_traces(control, test) and ops_diff with HTA's defaults (first rank,
     first iteration) on HTA's trace_diff pair, split by device type (CPU: stream -1; GPU: the rest), and
     ops_diff's category counts over both;
@@ -107,7 +107,7 @@ def main():
                    "compute_time_us": float(tb["compute_time(us)"]),
                    "non_compute_time_us": float(tb["non_compute_time(us)"]),
                    "comm_comp_overlap_pct": float(nccl.get_comm_comp_overlap(visualize=False).iloc[0]["comp_comm_overlap_pctg"])}
-    with open(os.path.join(hta_data, "hta_oracle.json"), "w") as f:
+    with open(os.path.join(ROOT, "models", "traces", "hta_oracle.json"), "w") as f:
         json.dump(out, f, indent=1, sort_keys=True)
         f.write("\n")
 

@@ -1,5 +1,5 @@
 """flopwise diff of traces by count and time, and flopwise trace DIR of rank files, against Holistic Trace
-Analysis' own figures: models/traces/hta/hta_oracle.json, written by HTA itself run from its source
+Analysis' own figures: models/traces/hta_oracle.json, written by HTA itself run from its source
 (models/traces/hta_oracle.py: TraceDiff.compare_traces / ops_diff, TraceAnalysis.get_temporal_breakdown /
 get_comm_comp_overlap) on the same files: HTA's trace_diff pair (models/traces/hta) and eight DLRM rank files
 (models/traces/dlrm, facebookresearch/param)."""
@@ -14,7 +14,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 HTA = os.path.join(ROOT, "models", "traces", "hta")
 DLRM = os.path.join(ROOT, "models", "traces", "dlrm")
 CLI = os.environ.get("FLOPWISE_CLI") or os.path.join(ROOT, "build", "flopwise")
-ORACLE = json.load(open(os.path.join(HTA, "hta_oracle.json")))
+ORACLE = json.load(open(os.path.join(ROOT, "models", "traces", "hta_oracle.json")))
 CONTROL = os.path.join(HTA, "trace_diff_control.json.gz")
 TEST = os.path.join(HTA, "trace_diff_test.json.gz")
 
