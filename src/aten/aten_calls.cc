@@ -154,7 +154,9 @@ const AtenValue* CallLowerer::argument(const AtenCall& call, size_t i, const Ate
   const AtenType t = a ? a->type : AtenType{};
   auto or_default = [&](std::optional<Known> v) {
     if (v) return known(std::move(*v), t);
-    if (!a || !a->default_value)
+    // Passed but its value not recorded (a trace older than Concrete Inputs): not the default (a stride of 2
+    // is not 1).
+    if (!a || !a->default_value || concrete.empty())
       throw std::runtime_error("argument " + (a ? a->name : std::to_string(i)) + " not recorded");
     return known(*a->default_value, t);
   };

@@ -115,7 +115,7 @@ void write_count_diff_text(std::ostream& os, const CountDiff& d, const CountDiff
     for (const auto& [name, n] : cats.items()) os << " " << n.get<int64_t>() << " " << name;
     os << "\n";
     const size_t w = k == 0 ? 48 : 60;
-    os << cell("name (by |count change|, then time)", w, true) << cell("A count", 9, false) << cell("B count", 9, false)
+    os << cell("name (by |count change|)", w, true) << cell("A count", 9, false) << cell("B count", 9, false)
        << cell("A us", 12, false) << cell("B us", 12, false) << cell("delta us", 12, false) << "  change\n";
     int shown = 0;
     for (const CountDiffRow* r : ranked(rows, false)) {

@@ -139,3 +139,27 @@ def test_collectives_from_kernel_args():
     for k in ("idle_time_us", "compute_time_us", "non_compute_time_us", "kernel_time_us"):
         assert x[k] == pytest.approx(hta[k], abs=0.01 * hta["kernel_time_us"]), k
     assert x["comm_comp_overlap_pct"] == pytest.approx(hta["comm_comp_overlap_pct"], abs=1.0)
+
+
+def test_old_kineto_operator_events_are_read():
+    # torch 1.9's Kineto wrote cat "Operator" (models/traces/old). Counted by hand with Python's json module:
+    # the aten::relu_ and aten::conv2d events, and relu_'s FLOPs (one per element of its input).
+    import gzip
+    path = os.path.join(ROOT, "models", "traces", "old", "resnet50_torch19.pt.trace.json.gz")
+    ev = json.load(gzip.open(path, "rt"))["traceEvents"]
+    ops = [e for e in ev if e.get("cat") == "Operator"]
+    relu = [e for e in ops if e["name"] == "aten::relu_"]
+    conv = [e for e in ops if e["name"] == "aten::conv2d"]
+    numel = 0
+    for e in relu:
+        n = 1
+        for d in e["args"]["Input Dims"][0]:
+            n *= d
+        numel += n
+    r = json.loads(run("trace", path, "--format", "json").stdout)
+    rows = {o["name"]: o for o in r["ops"]}
+    assert rows["aten::relu_"]["calls"] == len(relu) and rows["aten::relu_"]["flops"] == numel
+    # conv2d's stride was passed but not recorded (no Concrete Inputs): listed, not priced at stride 1.
+    assert rows["aten::conv2d"]["calls"] == len(conv) and rows["aten::conv2d"]["uncosted_calls"] == len(conv)
+    why = {u["name"]: u["why"] for u in r["uncosted"]}
+    assert why["aten::conv2d"] == "argument stride not recorded"
