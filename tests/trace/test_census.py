@@ -163,3 +163,50 @@ def test_old_kineto_operator_events_are_read():
     assert rows["aten::conv2d"]["calls"] == len(conv) and rows["aten::conv2d"]["uncosted_calls"] == len(conv)
     why = {u["name"]: u["why"] for u in r["uncosted"]}
     assert why["aten::conv2d"] == "argument stride not recorded"
+
+
+CPU = os.path.join(ROOT, "models", "traces", "cpu")
+
+
+@pytest.mark.parametrize("model", ["resnet18", "mobilenet_v2", "bert_tiny"])
+def test_cpu_trace_flops_match_torch_with_flops(model):
+    # CPU-only traces of stock models recorded by torch 2.14's profiler (models/cpu_traces.py, with_flops=True):
+    # torch's own FLOPs per op are the oracle. conv2d and add: equal. torch counts a Linear as its aten::addmm
+    # (2 per MAC, no bias); flopwise prices aten::linear with its bias add: + one FLOP per output element, the
+    # output's size by hand from each linear event's Input Dims (input[:-1] x weight rows).
+    import gzip
+    oracle = {r["name"]: r for r in json.load(open(os.path.join(CPU, model + ".oracle.json")))["by_name"]}
+    path = os.path.join(CPU, model + ".pt.trace.json.gz")
+    r = json.loads(run("trace", path, "--format", "json").stdout)
+    ops = {o["name"]: o for o in r["ops"]}
+    for name in ("aten::conv2d", "aten::add"):
+        if name in oracle and oracle[name]["flops"]:
+            assert ops[name]["flops"] == oracle[name]["flops"], name
+            assert ops[name]["calls"] == oracle[name]["count"], name
+    ev = json.load(gzip.open(path, "rt"))["traceEvents"]
+    bias = 0
+    for e in ev:
+        if e.get("cat") == "cpu_op" and e["name"] == "aten::linear" and e["args"]["Input Dims"][2]:
+            dims = e["args"]["Input Dims"]
+            n = dims[1][0]
+            for d in dims[0][:-1]:
+                n *= d
+            bias += n
+    assert ops["aten::linear"]["flops"] == oracle["aten::addmm"]["flops"] + bias
+    # the CPU view: GFLOP/s over each op's CPU time, and the text says so
+    lin = ops["aten::linear"]
+    assert lin["achieved_cpu_gflops"] == pytest.approx(lin["flops"] / lin["cpu_us"] / 1e3)
+    text = run("trace", path).stdout.decode()
+    assert "CPU only" in text and "GFLOP/s over the ops' CPU time" in text
+
+
+def test_cpu_trace_module_scopes():
+    # with_modules=True: the nn.Module events give the eager scopes; ResNet-18's 20 convolutions (torch's
+    # count over two steps, 40) all lie under ResNet_0, and its first conv under Conv2d_0.
+    r = json.loads(run("trace", os.path.join(CPU, "resnet18.pt.trace.json.gz"), "--format", "json").stdout)
+    scopes = {s["path"]: s for s in r["scopes"]}
+    conv = next(o for o in r["ops"] if o["name"] == "aten::conv2d")
+    assert scopes["ResNet_0"]["flops"] == r["totals"]["flops"]
+    # conv1: 64 x 3 x 7 x 7 over a 32 x 32 output, 2 FLOPs per MAC, two steps
+    assert scopes["ResNet_0.Conv2d_0"]["flops"] == 2 * 64 * 3 * 7 * 7 * 32 * 32 * 2
+    assert conv["calls"] == 40
