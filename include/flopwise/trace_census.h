@@ -1,7 +1,7 @@
-// include/flopwise/trace_census.h — PyTorch profiler traces as Holistic Trace Analysis (HTA) reads them: every
-// timed event counted by name (CPU ops, runtime calls, annotations, kernels alike), the counts and times of
-// two traces or two sets of rank files compared with HTA's TraceDiff categories, and a distributed run's
-// ranks broken down as HTA's get_temporal_breakdown and get_comm_comp_overlap do, with its collectives.
+// include/flopwise/trace_census.h — PyTorch profiler traces as Holistic Trace Analysis (HTA) reads them:
+// every timed event counted by name (CPU ops, runtime calls, annotations, kernels alike), the counts and
+// times of two traces or two sets of rank files compared with HTA's TraceDiff categories, and a distributed
+// run's ranks broken down as HTA's get_temporal_breakdown and get_comm_comp_overlap do, with its collectives.
 // The priced view of one trace (FLOPs per op and scope) is flopwise/torch_trace.h's; this is the census.
 #pragma once
 
@@ -67,9 +67,9 @@ struct CountTime {
 };
 struct CensusSummary {
   std::vector<std::string> paths;
-  std::vector<int64_t> ranks, steps;      // those counted
-  std::map<std::string, CountTime> cpu;   // stream -1: ops, annotations, runtime calls
-  std::map<std::string, CountTime> gpu;   // kernels, memcpy, memset
+  std::vector<int64_t> ranks, steps;     // those counted
+  std::map<std::string, CountTime> cpu;  // stream -1: ops, annotations, runtime calls
+  std::map<std::string, CountTime> gpu;  // kernels, memcpy, memset
   std::vector<std::string> devices;
 };
 // The trace files of a side: `path` itself, or the *.json / *.json.gz files of a directory.
@@ -96,17 +96,17 @@ CountDiff diff_census(CensusSummary a, CensusSummary b);
 // ---- a distributed run's ranks ----
 
 enum class KernelClass { Communication, Memory, Computation, Other };
-// HTA's get_kernel_type (hta/common/types.py patterns): NCCL/RCCL/HCCL kernels communicate, Memcpy/Memset move
-// memory, the rest computes.
+// HTA's get_kernel_type (hta/common/types.py patterns): NCCL/RCCL/HCCL kernels communicate, Memcpy/Memset
+// move memory, the rest computes.
 KernelClass classify_kernel(const std::string& name);
 
 struct RankBreakdown {
   int64_t rank = -1;
   std::string path;
   double idle_time_us = 0, compute_time_us = 0, non_compute_time_us = 0, kernel_time_us = 0;
-  double comm_time_us = 0;               // union of the communication kernels' intervals
-  double comm_comp_overlap_pct = 0;      // of that, the part a computation kernel overlaps
-  std::vector<CensusStep> steps;         // ProfilerStep annotations
+  double comm_time_us = 0;           // union of the communication kernels' intervals
+  double comm_comp_overlap_pct = 0;  // of that, the part a computation kernel overlaps
+  std::vector<CensusStep> steps;     // ProfilerStep annotations
   int64_t gpu_events = 0;
 };
 struct CollectiveRow {

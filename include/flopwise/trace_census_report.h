@@ -12,7 +12,7 @@
 namespace flopwise {
 
 struct CountDiffOptions {
-  int top = 20;                      // rows per table in text, markdown and the charts; -1: all
+  int top = 20;                       // rows per table in text, markdown and the charts; -1: all
   const TraceDiff* priced = nullptr;  // two single traces: the priced diff by scope, op and kernel, beside
 };
 void write_count_diff_json(std::ostream& os, const CountDiff& d, const CountDiffOptions& o);

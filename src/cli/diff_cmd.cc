@@ -56,9 +56,9 @@ int run_diff(int argc, char** argv) {
   DiffArgs o;
   CLI::App app{"flopwise diff: compare two models or saved JSON reports (A -> B)", "flopwise diff"};
   app.add_option(
-         "a", o.a,
-         "model A (.onnx, .pt), a saved report (flopwise M --format json -o a.json), or a measured run "
-         "report (flopwise run M --format json -o a.json)");
+      "a", o.a,
+      "model A (.onnx, .pt), a saved report (flopwise M --format json -o a.json), or a measured run "
+      "report (flopwise run M --format json -o a.json)");
   app.add_option("b", o.b, "model B or a saved report");
   app.add_option("--input,-i", o.inputs, "pin an input on both sides: NAME:1x3x224x224[:dtype]");
   app.add_option("--dim,-d", o.dims, "bind a symbolic dim on both sides: batch=8");
@@ -112,7 +112,8 @@ int run_diff(int argc, char** argv) {
     return kExitOk;
   }
 
-  if (o.format == "csv") throw UsageError("csv is for a diff of PyTorch traces; models: text, json, markdown, html");
+  if (o.format == "csv")
+    throw UsageError("csv is for a diff of PyTorch traces; models: text, json, markdown, html");
   Pins pins = parse_pins(o.inputs, o.dims, o.values);
   pins.program = o.program;
   bool have_pins = !o.inputs.empty() || !o.dims.empty() || !o.values.empty();

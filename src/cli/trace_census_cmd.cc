@@ -1,7 +1,7 @@
-// src/cli/trace_census_cmd.cc — the census views of PyTorch traces (flopwise/trace_census.h): `flopwise diff A B`
-// of two traces or `--a DIR --b DIR` of two sets of rank files (counts and time by name in HTA's TraceDiff
-// categories, with the priced diff of two single traces), and `flopwise trace DIR` of a distributed run's rank
-// files (diff_cmd.cc and trace_cmd.cc hand them over).
+// src/cli/trace_census_cmd.cc — the census views of PyTorch traces (flopwise/trace_census.h): `flopwise diff
+// A B` of two traces or `--a DIR --b DIR` of two sets of rank files (counts and time by name in HTA's
+// TraceDiff categories, with the priced diff of two single traces), and `flopwise trace DIR` of a distributed
+// run's rank files (diff_cmd.cc and trace_cmd.cc hand them over).
 #include <CLI/CLI.hpp>
 #include <fstream>
 
@@ -47,10 +47,12 @@ CensusSelection selection(const std::string& ranks, const std::string& steps) {
 void add_trace_set_options(CLI::App& app, TraceSetArgs& t) {
   app.add_option("--a", t.a, "traces: a directory of rank files (or one trace) as side A");
   app.add_option("--b", t.b, "traces: a directory of rank files (or one trace) as side B");
-  app.add_option("--ranks", t.ranks, "traces: the ranks counted on both sides: 'first' or 0,1,...; default all");
-  app.add_option("--steps", t.steps,
-                 "traces: the profiler steps counted on both sides: 'first' or 1009,1010,...; default the whole "
-                 "trace");
+  app.add_option("--ranks", t.ranks,
+                 "traces: the ranks counted on both sides: 'first' or 0,1,...; default all");
+  app.add_option(
+      "--steps", t.steps,
+      "traces: the profiler steps counted on both sides: 'first' or 1009,1010,...; default the whole "
+      "trace");
   app.add_option("--a-ranks", t.a_ranks, "traces: side A's ranks (over --ranks)");
   app.add_option("--b-ranks", t.b_ranks, "traces: side B's ranks (over --ranks)");
   app.add_option("--a-steps", t.a_steps, "traces: side A's steps (over --steps)");
@@ -59,14 +61,18 @@ void add_trace_set_options(CLI::App& app, TraceSetArgs& t) {
 
 bool trace_set_given(const TraceSetArgs& t) { return !t.a.empty() || !t.b.empty(); }
 
-int run_trace_count_diff(const TraceSetArgs& t, const std::string& format, const std::string& output, int top) {
+int run_trace_count_diff(const TraceSetArgs& t, const std::string& format, const std::string& output,
+                         int top) {
   if (t.a.empty() || t.b.empty()) throw UsageError("--a and --b go together: one side each");
   static const char* const kFormats[] = {"text", "json", "csv", "markdown", "md", "html"};
   if (std::find(std::begin(kFormats), std::end(kFormats), format) == std::end(kFormats))
-    throw UsageError("a diff of PyTorch traces is written as text, json, csv, markdown or html, not " + format);
+    throw UsageError("a diff of PyTorch traces is written as text, json, csv, markdown or html, not " +
+                     format);
   const std::vector<std::string> fa = census_files(t.a), fb = census_files(t.b);
-  CensusSelection sa = selection(t.a_ranks.empty() ? t.ranks : t.a_ranks, t.a_steps.empty() ? t.steps : t.a_steps);
-  CensusSelection sb = selection(t.b_ranks.empty() ? t.ranks : t.b_ranks, t.b_steps.empty() ? t.steps : t.b_steps);
+  CensusSelection sa =
+      selection(t.a_ranks.empty() ? t.ranks : t.a_ranks, t.a_steps.empty() ? t.steps : t.a_steps);
+  CensusSelection sb =
+      selection(t.b_ranks.empty() ? t.ranks : t.b_ranks, t.b_steps.empty() ? t.steps : t.b_steps);
   CountDiff d = diff_census(summarise_census(fa, sa), summarise_census(fb, sb));
   // Two single traces: the priced diff (FLOPs and GPU time by scope, op and kernel) too.
   std::optional<TraceReport> ra, rb;
@@ -94,7 +100,8 @@ int run_trace_count_diff(const TraceSetArgs& t, const std::string& format, const
 }
 
 int run_trace_ranks(const std::string& dir, const std::string& format, const std::string& output, int top) {
-  if (format == "html") throw UsageError("a directory of rank files is written as text, json or csv, not html");
+  if (format == "html")
+    throw UsageError("a directory of rank files is written as text, json or csv, not html");
   RankRun run = analyse_ranks(census_files(dir));
   std::ofstream file;
   std::ostream& os = output_stream(output, file);

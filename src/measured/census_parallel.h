@@ -16,7 +16,8 @@ namespace flopwise::census {
 // most `jobs` files are in memory at once.
 template <class Fn>
 void for_each_file(size_t n, int jobs, Fn fn) {
-  size_t threads = jobs > 0 ? static_cast<size_t>(jobs) : std::min(8u, std::max(1u, std::thread::hardware_concurrency()));
+  size_t threads =
+      jobs > 0 ? static_cast<size_t>(jobs) : std::min(8u, std::max(1u, std::thread::hardware_concurrency()));
   threads = std::max<size_t>(1, std::min(threads, n));
   std::atomic<size_t> next{0};
   std::atomic<bool> failed{false};

@@ -1,6 +1,6 @@
 // src/measured/trace_census_read.cc — the census reader of PyTorch profiler traces (flopwise/trace_census.h):
-// one streaming pass over the JSON (trace_source.h's byte source and pull parser), keeping of each timed event
-// its name, category, time, correlation and stream, and the collective an NCCL kernel records; of the
+// one streaming pass over the JSON (trace_source.h's byte source and pull parser), keeping of each timed
+// event its name, category, time, correlation and stream, and the collective an NCCL kernel records; of the
 // document, distributedInfo's rank and world size and the first device's name.
 #include <cmath>
 #include <string_view>
@@ -42,7 +42,8 @@ CensusArg census_arg(std::string_view k) {
 
 class CensusReader {
  public:
-  explicit CensusReader(const std::string& path) : src_(path, TraceReadOptions{}), p_(src_, path), path_(path) {
+  explicit CensusReader(const std::string& path)
+      : src_(path, TraceReadOptions{}), p_(src_, path), path_(path) {
     c_.path = path;
   }
 

@@ -123,7 +123,9 @@ std::vector<std::string> census_files(const std::string& path) {
   std::vector<std::string> files;
   for (const auto& entry : fs::directory_iterator(path, ec)) {
     const std::string p = entry.path().string();
-    auto ends = [&](std::string_view s) { return p.size() >= s.size() && p.compare(p.size() - s.size(), s.size(), s) == 0; };
+    auto ends = [&](std::string_view s) {
+      return p.size() >= s.size() && p.compare(p.size() - s.size(), s.size(), s) == 0;
+    };
     if (entry.is_regular_file(ec) && (ends(".json") || ends(".json.gz"))) files.push_back(p);
   }
   if (ec) throw InputError(path + ": cannot list the directory (" + ec.message() + ")");

@@ -53,7 +53,8 @@ bool rule_matches(const KernelRule& r, std::string_view name) {
     case NameMatch::Contains:
       return name.find(r.text) != std::string_view::npos;
     case NameMatch::PrefixThenContains:
-      return name.substr(0, r.text.size()) == r.text && name.find(r.then, r.text.size()) != std::string_view::npos;
+      return name.substr(0, r.text.size()) == r.text &&
+             name.find(r.then, r.text.size()) != std::string_view::npos;
   }
   return false;
 }
@@ -64,9 +65,21 @@ struct DtypeSize {
   int64_t bytes;
 };
 constexpr DtypeSize kDtypeSizes[] = {
-    {"Float", 4},  {"Double", 8},   {"Half", 2},    {"BFloat16", 2},      {"Int", 4},
-    {"Long", 8},   {"Short", 2},    {"Byte", 1},    {"Char", 1},          {"Bool", 1},
-    {"Float8_e4m3fn", 1}, {"Float8_e5m2", 1}, {"Float8_e4m3fnuz", 1}, {"Float8_e5m2fnuz", 1}, {"ComplexFloat", 8},
+    {"Float", 4},
+    {"Double", 8},
+    {"Half", 2},
+    {"BFloat16", 2},
+    {"Int", 4},
+    {"Long", 8},
+    {"Short", 2},
+    {"Byte", 1},
+    {"Char", 1},
+    {"Bool", 1},
+    {"Float8_e4m3fn", 1},
+    {"Float8_e5m2", 1},
+    {"Float8_e4m3fnuz", 1},
+    {"Float8_e5m2fnuz", 1},
+    {"ComplexFloat", 8},
 };
 int64_t dtype_bytes(const std::string& dtype) {
   for (const auto& d : kDtypeSizes)
@@ -235,7 +248,8 @@ RankRun analyse_ranks(const std::vector<std::string>& files, int jobs) {
       TraceCensus c = read_trace_census(files[i]);
       b = rank_breakdown(c, &mine);
     }  // the rank's events freed here
-    if (b.rank < 0) throw InputError(files[i] + ": no distributedInfo.rank: not one rank of a distributed run");
+    if (b.rank < 0)
+      throw InputError(files[i] + ": no distributedInfo.rank: not one rank of a distributed run");
     std::lock_guard<std::mutex> lock(mu);
     ranks[i] = std::move(b);
     for (auto& [k, r] : mine) {

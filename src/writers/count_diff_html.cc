@@ -1,7 +1,7 @@
 // src/writers/count_diff_html.cc — the count-and-time diff of two traces as one HTML page
 // (flopwise/trace_census_report.h): bar charts (inline SVG, no script) of the largest count and time changes
-// of ops and kernels, as HTA's visualize_counts_diff / visualize_duration_diff draw them, beside the scope tree
-// of the priced diff when the sides are two single traces, and the tables of every row.
+// of ops and kernels, as HTA's visualize_counts_diff / visualize_duration_diff draw them, beside the scope
+// tree of the priced diff when the sides are two single traces, and the tables of every row.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -53,19 +53,20 @@ void svg_bars(std::ostream& os, const std::string& title, const std::vector<Bar>
   const int h = static_cast<int>(bars.size()) * row + 28;
   double mx = 0;
   for (const auto& b : bars) mx = std::max(mx, std::fabs(b.value));
-  os << "<h3>" << esc(title) << "</h3>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << w << "\" height=\""
-     << h << "\" font-size=\"11\" font-family=\"monospace\">\n";
+  os << "<h3>" << esc(title) << "</h3>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << w
+     << "\" height=\"" << h << "\" font-size=\"11\" font-family=\"monospace\">\n";
   const int axis = label_w + half;
-  os << "<line x1=\"" << axis << "\" y1=\"4\" x2=\"" << axis << "\" y2=\"" << h - 4 << "\" stroke=\"#999\"/>\n";
+  os << "<line x1=\"" << axis << "\" y1=\"4\" x2=\"" << axis << "\" y2=\"" << h - 4
+     << "\" stroke=\"#999\"/>\n";
   for (size_t i = 0; i < bars.size(); ++i) {
     const double v = bars[i].value;
     const int len = mx > 0 ? static_cast<int>(std::lround(half * std::fabs(v) / mx)) : 0;
     const int y = 14 + static_cast<int>(i) * row;
     const int x = v < 0 ? axis - len : axis;
     os << "<text x=\"0\" y=\"" << y + 4 << "\">" << esc(short_name(bars[i].label)) << "</text>";
-    os << "<rect x=\"" << x << "\" y=\"" << y - 6 << "\" width=\"" << std::max(len, 1) << "\" height=\"12\" fill=\""
-       << (v < 0 ? "#3b7dd8" : "#d8553b") << "\"><title>" << esc(bars[i].label) << ": " << fixed(v, prec)
-       << "</title></rect>";
+    os << "<rect x=\"" << x << "\" y=\"" << y - 6 << "\" width=\"" << std::max(len, 1)
+       << "\" height=\"12\" fill=\"" << (v < 0 ? "#3b7dd8" : "#d8553b") << "\"><title>" << esc(bars[i].label)
+       << ": " << fixed(v, prec) << "</title></rect>";
     os << "<text x=\"" << (v < 0 ? axis + 4 : axis + len + 4) << "\" y=\"" << y + 4 << "\">"
        << (v > 0 ? "+" : "") << fixed(v, prec) << "</text>\n";
   }
@@ -78,7 +79,8 @@ std::vector<Bar> top_changes(const std::vector<CountDiffRow>& rows, bool by_time
     double d = by_time ? r.b.time_us - r.a.time_us : static_cast<double>(r.b.count - r.a.count);
     if (d != 0) v.push_back({r.name, d});
   }
-  std::stable_sort(v.begin(), v.end(), [](const Bar& x, const Bar& y) { return std::fabs(x.value) > std::fabs(y.value); });
+  std::stable_sort(v.begin(), v.end(),
+                   [](const Bar& x, const Bar& y) { return std::fabs(x.value) > std::fabs(y.value); });
   if (top >= 0 && v.size() > static_cast<size_t>(top)) v.resize(static_cast<size_t>(top));
   return v;
 }
@@ -88,9 +90,9 @@ void rows_html(std::ostream& os, const std::vector<CountDiffRow>& rows) {
         "<th>change</th></tr>\n";
   for (const auto& r : rows)
     os << "<tr><td title=\"" << esc(r.name) << "\">" << esc(short_name(r.name)) << "</td><td>" << r.a.count
-       << "</td><td>" << r.b.count << "</td><td>" << fixed(r.a.time_us, 1) << "</td><td>" << fixed(r.b.time_us, 1)
-       << "</td><td>" << fixed(r.b.time_us - r.a.time_us, 1) << "</td><td>" << count_change_name(r.change)
-       << "</td></tr>\n";
+       << "</td><td>" << r.b.count << "</td><td>" << fixed(r.a.time_us, 1) << "</td><td>"
+       << fixed(r.b.time_us, 1) << "</td><td>" << fixed(r.b.time_us - r.a.time_us, 1) << "</td><td>"
+       << count_change_name(r.change) << "</td></tr>\n";
   os << "</table>\n";
 }
 
@@ -100,14 +102,16 @@ void scope_tree(std::ostream& os, const TraceDiff& d) {
         "<th>B ms</th><th>delta ms</th></tr>\n";
   for (const auto& r : d.rows) {
     if (r.level != "scope") continue;
-    const int depth = static_cast<int>(std::count(r.name.begin(), r.name.end(), '.')) + (r.name.empty() ? 0 : 1);
+    const int depth =
+        static_cast<int>(std::count(r.name.begin(), r.name.end(), '.')) + (r.name.empty() ? 0 : 1);
     if (depth > 4) continue;
     const double a = r.a ? r.a->gpu_us / 1000 : 0, b = r.b ? r.b->gpu_us / 1000 : 0;
     const size_t dot = r.name.rfind('.');
-    const std::string label = r.name.empty() ? "(trace)" : r.name.substr(dot == std::string::npos ? 0 : dot + 1);
+    const std::string label =
+        r.name.empty() ? "(trace)" : r.name.substr(dot == std::string::npos ? 0 : dot + 1);
     os << "<tr><td style=\"padding-left:" << 8 + 16 * depth << "px\">" << esc(label) << "</td><td>"
-       << (r.a ? fixed(a, 3) : "-") << "</td><td>" << (r.b ? fixed(b, 3) : "-") << "</td><td>" << fixed(b - a, 3)
-       << "</td></tr>\n";
+       << (r.a ? fixed(a, 3) : "-") << "</td><td>" << (r.b ? fixed(b, 3) : "-") << "</td><td>"
+       << fixed(b - a, 3) << "</td></tr>\n";
   }
   os << "</table></section>\n";
 }

@@ -47,10 +47,10 @@ ojson rows_json(const std::vector<CountDiffRow>& rows) {
 
 ojson categories_json(const std::vector<CountDiffRow>& rows, bool by_time) {
   ojson out = ojson::object();
-  for (CountChange c : {CountChange::Added, CountChange::Deleted, CountChange::Increased, CountChange::Decreased,
-                        CountChange::Unchanged})
-    out[count_change_name(c)] =
-        std::count_if(rows.begin(), rows.end(), [&](const auto& r) { return (by_time ? r.time_change : r.change) == c; });
+  for (CountChange c : {CountChange::Added, CountChange::Deleted, CountChange::Increased,
+                        CountChange::Decreased, CountChange::Unchanged})
+    out[count_change_name(c)] = std::count_if(
+        rows.begin(), rows.end(), [&](const auto& r) { return (by_time ? r.time_change : r.change) == c; });
   return out;
 }
 
@@ -111,7 +111,8 @@ void write_count_diff_text(std::ostream& os, const CountDiff& d, const CountDiff
   for (int k = 0; k < 2; ++k) {
     const auto& rows = k == 0 ? d.ops : d.kernels;
     const ojson cats = categories_json(rows, false);
-    os << "\n" << (k == 0 ? "CPU ops, annotations and runtime calls" : "GPU kernels, memcpy and memset") << ":";
+    os << "\n"
+       << (k == 0 ? "CPU ops, annotations and runtime calls" : "GPU kernels, memcpy and memset") << ":";
     for (const auto& [name, n] : cats.items()) os << " " << n.get<int64_t>() << " " << name;
     os << "\n";
     const size_t w = k == 0 ? 48 : 60;
@@ -122,7 +123,8 @@ void write_count_diff_text(std::ostream& os, const CountDiff& d, const CountDiff
       if (o.top >= 0 && shown++ >= o.top) break;
       os << cell(cut(r->name, w - 1), w, true) << cell(std::to_string(r->a.count), 9, false)
          << cell(std::to_string(r->b.count), 9, false) << cell(fixed_text(r->a.time_us, 1), 12, false)
-         << cell(fixed_text(r->b.time_us, 1), 12, false) << cell(fixed_text(r->b.time_us - r->a.time_us, 1), 12, false) << "  "
+         << cell(fixed_text(r->b.time_us, 1), 12, false)
+         << cell(fixed_text(r->b.time_us - r->a.time_us, 1), 12, false) << "  "
          << count_change_name(r->change) << "\n";
     }
   }
@@ -141,8 +143,8 @@ void write_count_diff_markdown(std::ostream& os, const CountDiff& d, const Count
       std::string name = r->name;
       std::replace(name.begin(), name.end(), '|', '/');
       t.push_back({"`" + cut(name, 80) + "`", std::to_string(r->a.count), std::to_string(r->b.count),
-                   fixed_text(r->a.time_us, 1), fixed_text(r->b.time_us, 1), fixed_text(r->b.time_us - r->a.time_us, 1),
-                   count_change_name(r->change)});
+                   fixed_text(r->a.time_us, 1), fixed_text(r->b.time_us, 1),
+                   fixed_text(r->b.time_us - r->a.time_us, 1), count_change_name(r->change)});
     }
     write_markdown_table(os, t, {false, true, true, true, true, true, false});
   }
@@ -159,8 +161,8 @@ void write_count_diff_csv(std::ostream& os, const CountDiff& d) {
   for (int k = 0; k < 2; ++k)
     for (const auto& r : k == 0 ? d.ops : d.kernels)
       os << (k == 0 ? "op" : "kernel") << "," << quoted(r.name) << "," << r.a.count << "," << r.b.count << ","
-         << fixed_text(r.a.time_us, 3) << "," << fixed_text(r.b.time_us, 3) << "," << count_change_name(r.change) << ","
-         << count_change_name(r.time_change) << "\n";
+         << fixed_text(r.a.time_us, 3) << "," << fixed_text(r.b.time_us, 3) << ","
+         << count_change_name(r.change) << "," << count_change_name(r.time_change) << "\n";
 }
 
 }  // namespace flopwise

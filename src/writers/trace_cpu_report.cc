@@ -21,8 +21,12 @@ std::string f2(double v) {
   std::snprintf(b, sizeof b, "%.2f", v);
   return b;
 }
-std::string lpad(const std::string& s, size_t w) { return s.size() >= w ? s : s + std::string(w - s.size(), ' '); }
-std::string rpad(const std::string& s, size_t w) { return s.size() >= w ? s : std::string(w - s.size(), ' ') + s; }
+std::string lpad(const std::string& s, size_t w) {
+  return s.size() >= w ? s : s + std::string(w - s.size(), ' ');
+}
+std::string rpad(const std::string& s, size_t w) {
+  return s.size() >= w ? s : std::string(w - s.size(), ' ') + s;
+}
 std::string clipped(const std::string& s, size_t w) { return s.size() <= w ? s : s.substr(0, w - 3) + "..."; }
 
 void header(std::ostream& os, const std::string& first, size_t w) {
@@ -33,7 +37,7 @@ void row(std::ostream& os, const std::string& first, size_t w, const TraceRow& r
   const bool priced = r.calls > r.uncosted && !r.overflow;
   os << lpad(clipped(first, w - 1), w)
      << rpad(r.calls % static_cast<int64_t>(steps) ? f2(static_cast<double>(r.calls) / steps)
-                                                    : std::to_string(r.calls / static_cast<int64_t>(steps)),
+                                                   : std::to_string(r.calls / static_cast<int64_t>(steps)),
              8)
      << rpad(f3(r.cpu_us / steps / 1000), 11)
      << rpad(priced ? human(static_cast<double>(r.flops) / steps) : "-", 11)
@@ -53,17 +57,19 @@ void write_trace_cpu_text(std::ostream& os, const TraceReport& r, const TraceTex
   os << "steps:          " << r.steps.size() << "; events " << r.events << " read; " << r.cpu_ops
      << " ops priced or listed; " << (r.total.calls - r.total.uncosted) << " of " << r.total.calls
      << " outermost ops costed\n";
-  os << "\nper step (mean of " << r.steps.size() << "); FLOPs from the recorded shapes; GFLOP/s over the ops' "
+  os << "\nper step (mean of " << r.steps.size()
+     << "); FLOPs from the recorded shapes; GFLOP/s over the ops' "
      << "CPU time\n";
   header(os, "scope", 48);
   for (const auto& s : r.scopes) {
     if (opts.depth >= 0 && s.depth > opts.depth) continue;
-    row(os, std::string(static_cast<size_t>(2 * s.depth), ' ') + (s.depth == 0 ? "(trace)" : s.label), 48, s.row,
-        steps);
+    row(os, std::string(static_cast<size_t>(2 * s.depth), ' ') + (s.depth == 0 ? "(trace)" : s.label), 48,
+        s.row, steps);
   }
   std::vector<const TraceRow*> ops;
   for (const auto& o : r.ops) ops.push_back(&o);
-  std::stable_sort(ops.begin(), ops.end(), [](const TraceRow* a, const TraceRow* b) { return a->cpu_us > b->cpu_us; });
+  std::stable_sort(ops.begin(), ops.end(),
+                   [](const TraceRow* a, const TraceRow* b) { return a->cpu_us > b->cpu_us; });
   os << "\ntop ops by CPU time\n";
   header(os, "op", 48);
   int k = 0;
