@@ -223,6 +223,7 @@ RankBreakdown rank_breakdown(const TraceCensus& c, std::map<std::string, Collect
     }
   }
   b.gpu_events = static_cast<int64_t>(all.size());
+  b.comm_comp_overlap_pct = -1;  // no communication: no overlap to speak of
   if (all.empty()) return b;
   all = merged(std::move(all));
   comp = merged(std::move(comp));
@@ -262,6 +263,10 @@ RankRun analyse_ranks(const std::vector<std::string>& files, int jobs) {
     if (ranks[i].rank == ranks[i - 1].rank)
       throw InputError(ranks[i].path + " and " + ranks[i - 1].path + " are both rank " +
                        std::to_string(ranks[i].rank));
+  for (const auto& r : ranks)
+    if (r.gpu_events == 0)
+      run.warnings.push_back("rank " + std::to_string(r.rank) + " (" + r.path +
+                             ") has no GPU events: its times are 0, not measured");
   double lo = 1e300, hi = -1;
   for (const auto& r : ranks) {
     double t = r.kernel_time_us;

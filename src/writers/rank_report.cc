@@ -97,6 +97,7 @@ void write_ranks_text(std::ostream& os, const RankRun& run, int top) {
        << right(f1(mean_step(r)), 12) << "\n";
   os << "\nstep time: " << f1(run.step_time_min_us) << " to " << f1(run.step_time_max_us) << " us (spread "
      << f1(run.step_time_max_us - run.step_time_min_us) << " us); slowest rank " << run.slowest_rank << "\n";
+  for (const auto& w : run.warnings) os << "warning: " << w << "\n";
   if (run.collectives.empty()) return;
   os << "\ncollectives (all ranks; bandwidth over the mean kernel time, bus factor as nccl-tests)\n";
   os << left("collective", 16) << left("group", 18) << left("dtype", 10) << right("ranks", 6)

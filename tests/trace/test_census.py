@@ -210,3 +210,28 @@ def test_cpu_trace_module_scopes():
     # conv1: 64 x 3 x 7 x 7 over a 32 x 32 output, 2 FLOPs per MAC, two steps
     assert scopes["ResNet_0.Conv2d_0"]["flops"] == 2 * 64 * 3 * 7 * 7 * 32 * 32 * 2
     assert conv["calls"] == 40
+
+
+def test_rank_files_bad_input():
+    # one line and exit 2 (docs/errors.md): two files of one rank, a file that is not JSON, an empty directory;
+    # a rank without GPU events is reported with a warning, its times 0.
+    import shutil
+    dlrm0 = sorted(f for f in os.listdir(DLRM) if f.startswith("worker0"))[0]
+    with tempfile.TemporaryDirectory() as d:
+        shutil.copy(os.path.join(DLRM, dlrm0), os.path.join(d, "a.json.gz"))
+        shutil.copy(os.path.join(DLRM, dlrm0), os.path.join(d, "b.json.gz"))
+        p = run("trace", d, ok=(2,))
+        assert b"are both rank 0" in p.stderr and p.stderr.count(b"\n") == 1
+    with tempfile.TemporaryDirectory() as d:
+        with open(os.path.join(d, "x.json"), "w") as f:
+            f.write("{")
+        p = run("trace", d, ok=(2,))
+        assert b"not valid JSON" in p.stderr
+        os.remove(os.path.join(d, "x.json"))
+        p = run("trace", d, ok=(2,))
+        assert b"no *.json or *.json.gz trace files" in p.stderr
+    with tempfile.TemporaryDirectory() as d:
+        os.symlink(os.path.join(HTA, "cpu_only.pt.trace.json.gz"), os.path.join(d, "r.json.gz"))
+        r = json.loads(run("trace", d, "--format", "json").stdout)
+        assert r["ranks"][0]["kernel_time_us"] == 0 and r["ranks"][0]["comm_comp_overlap_pct"] is None
+        assert any("no GPU events" in w for w in r["warnings"])
