@@ -127,5 +127,8 @@ struct RankRun {
 // 8); memory is `jobs` ranks' events at once, each summarised and freed.
 RankRun analyse_ranks(const std::vector<std::string>& files, int jobs = 0);
 RankBreakdown rank_breakdown(const TraceCensus& c, std::map<std::string, CollectiveRow>* collectives);
+// The run's figures from its ranks' breakdowns and collectives (keyed as rank_breakdown fills them): the
+// ranks sorted (two of one rank refused), step spread, slowest rank, the collectives' bandwidths.
+RankRun summarise_ranks(std::vector<RankBreakdown> ranks, const std::map<std::string, CollectiveRow>& colls);
 
 }  // namespace flopwise

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,8 @@ bool trace_set_given(const TraceSetArgs& t);
 int run_trace_count_diff(const TraceSetArgs& t, const std::string& format, const std::string& output,
                          int top);
 int run_trace_ranks(const std::string& dir, const std::string& format, const std::string& output, int top);
+// After a single trace's text: its communication kernels' time, overlap and collectives, when it has any.
+void append_trace_communication(std::ostream& os, const std::string& path, int top);
 
 // Parses argv into `app`: nullopt to go on; else the exit code, after --help's text or, for a parse error,
 // one line "flopwise[ COMMAND]: error: ... (see flopwise[ COMMAND] --help)" (exit 2). `command`: "" for the

@@ -99,6 +99,15 @@ int run_trace_count_diff(const TraceSetArgs& t, const std::string& format, const
   return kExitOk;
 }
 
+void append_trace_communication(std::ostream& os, const std::string& path, int top) {
+  std::map<std::string, CollectiveRow> colls;
+  RankBreakdown b = rank_breakdown(read_trace_census(path), &colls);
+  if (b.comm_time_us <= 0) return;
+  RankRun run = summarise_ranks({b}, colls);
+  os << "\ncommunication (NCCL/RCCL kernels, as HTA classifies them; flopwise trace DIR for every rank)\n";
+  write_ranks_text(os, run, top);
+}
+
 int run_trace_ranks(const std::string& dir, const std::string& format, const std::string& output, int top) {
   if (format == "html")
     throw UsageError("a directory of rank files is written as text, json or csv, not html");

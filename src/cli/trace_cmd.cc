@@ -66,7 +66,7 @@ int run_trace(int argc, char** argv) {
   else if (format == "html")
     write_trace_html(os, r);
   else
-    write_trace_text(os, r, TraceTextOptions{depth, top});
+    write_trace_text(os, r, TraceTextOptions{depth, top}), append_trace_communication(os, path, top);
   os.flush();
   return kExitOk;
 }

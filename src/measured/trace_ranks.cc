@@ -237,27 +237,8 @@ RankBreakdown rank_breakdown(const TraceCensus& c, std::map<std::string, Collect
   return b;
 }
 
-RankRun analyse_ranks(const std::vector<std::string>& files, int jobs) {
+RankRun summarise_ranks(std::vector<RankBreakdown> ranks, const std::map<std::string, CollectiveRow>& colls) {
   RankRun run;
-  std::vector<RankBreakdown> ranks(files.size());
-  std::map<std::string, CollectiveRow> colls;
-  std::mutex mu;
-  census::for_each_file(files.size(), jobs, [&](size_t i) {
-    std::map<std::string, CollectiveRow> mine;
-    RankBreakdown b;
-    {
-      TraceCensus c = read_trace_census(files[i]);
-      b = rank_breakdown(c, &mine);
-    }  // the rank's events freed here
-    if (b.rank < 0)
-      throw InputError(files[i] + ": no distributedInfo.rank: not one rank of a distributed run");
-    std::lock_guard<std::mutex> lock(mu);
-    ranks[i] = std::move(b);
-    for (auto& [k, r] : mine) {
-      auto [it, fresh] = colls.try_emplace(k, r);
-      if (!fresh) it->second.count += r.count, it->second.time_us += r.time_us;
-    }
-  });
   std::sort(ranks.begin(), ranks.end(), [](const auto& x, const auto& y) { return x.rank < y.rank; });
   for (size_t i = 1; i < ranks.size(); ++i)
     if (ranks[i].rank == ranks[i - 1].rank)
@@ -280,7 +261,7 @@ RankRun analyse_ranks(const std::vector<std::string>& files, int jobs) {
   }
   run.step_time_min_us = ranks.empty() ? 0 : lo;
   run.step_time_max_us = ranks.empty() ? 0 : hi;
-  for (auto& [k, r] : colls) {
+  for (auto [k, r] : colls) {
     const double mean_us = r.count > 0 ? r.time_us / static_cast<double>(r.count) : 0;
     if (r.bytes > 0 && mean_us > 0) {
       r.algbw_gbs = static_cast<double>(r.bytes) / (mean_us * 1e3);  // bytes per ns = GB/s
@@ -292,6 +273,29 @@ RankRun analyse_ranks(const std::vector<std::string>& files, int jobs) {
             [](const auto& x, const auto& y) { return x.time_us > y.time_us; });
   run.ranks = std::move(ranks);
   return run;
+}
+
+RankRun analyse_ranks(const std::vector<std::string>& files, int jobs) {
+  std::vector<RankBreakdown> ranks(files.size());
+  std::map<std::string, CollectiveRow> colls;
+  std::mutex mu;
+  census::for_each_file(files.size(), jobs, [&](size_t i) {
+    std::map<std::string, CollectiveRow> mine;
+    RankBreakdown b;
+    {
+      TraceCensus c = read_trace_census(files[i]);
+      b = rank_breakdown(c, &mine);
+    }  // the rank's events freed here
+    if (b.rank < 0)
+      throw InputError(files[i] + ": no distributedInfo.rank: not one rank of a distributed run");
+    std::lock_guard<std::mutex> lock(mu);
+    ranks[i] = std::move(b);
+    for (auto& [k, r] : mine) {
+      auto [it, fresh] = colls.try_emplace(k, r);
+      if (!fresh) it->second.count += r.count, it->second.time_us += r.time_us;
+    }
+  });
+  return summarise_ranks(std::move(ranks), colls);
 }
 
 }  // namespace flopwise

@@ -235,3 +235,13 @@ def test_rank_files_bad_input():
         r = json.loads(run("trace", d, "--format", "json").stdout)
         assert r["ranks"][0]["kernel_time_us"] == 0 and r["ranks"][0]["comm_comp_overlap_pct"] is None
         assert any("no GPU events" in w for w in r["warnings"])
+
+
+def test_single_trace_text_names_its_communication():
+    # A single trace with NCCL kernels: the text ends on their time, overlap and collectives (DLRM rank 0's
+    # overlap, HTA's 4.50 %); a trace without communication gets no such section.
+    dlrm0 = os.path.join(DLRM, sorted(f for f in os.listdir(DLRM) if f.startswith("worker0"))[0])
+    text = run("trace", dlrm0).stdout.decode()
+    assert "communication (NCCL/RCCL kernels" in text and " 4.50 " in text.split("communication (NCCL")[1]
+    text = run("trace", os.path.join(CPU, "resnet18.pt.trace.json.gz")).stdout.decode()
+    assert "communication (NCCL" not in text
