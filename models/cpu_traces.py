@@ -10,6 +10,7 @@ For each model: torch.profiler on the CPU (record_shapes, with_flops, with_modul
 warmup 1, active 2, so two ProfilerStep#N), export_chrome_trace, gzipped, as NAME.pt.trace.json.gz; and
 NAME.oracle.json: key_averages() rows (name, count, cpu_time_total_us, self_cpu_time_total_us, flops) of the
 same profiled steps. torch's with_flops counts a few ops (mm, addmm, bmm, conv2d, add, mul), 2 per MAC.
+And mlp_train.pt.trace.json.gz: a small MLP's training steps under Adam and SGD with foreach=True.
 """
 import argparse
 import gzip
@@ -52,6 +53,30 @@ def record(name, model, inputs, out):
         f.write("\n")
 
 
+def record_train(out):
+    """A small MLP's training steps under Adam(foreach=True) and SGD(foreach=True): the optimizers' _foreach_*
+    ops with the shapes of their tensor lists (torch 2.14 records them)."""
+    from torch.profiler import ProfilerActivity, profile, schedule
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 10))
+    adam = torch.optim.Adam(model.parameters(), lr=1e-3, foreach=True)
+    sgd = torch.optim.SGD(model.parameters(), lr=1e-2, momentum=0.9, foreach=True)
+    x, y = torch.randn(8, 32), torch.randint(0, 10, (8,))
+    path = os.path.join(out, "mlp_train.pt.trace.json")
+    with profile(activities=[ProfilerActivity.CPU], record_shapes=True, with_flops=True, with_modules=True,
+                 schedule=schedule(wait=1, warmup=1, active=2)) as p:
+        for _ in range(4):
+            for opt in (adam, sgd):
+                opt.zero_grad()
+                torch.nn.functional.cross_entropy(model(x), y).backward()
+                opt.step()
+            p.step()
+    p.export_chrome_trace(path)
+    with open(path, "rb") as f, gzip.open(path + ".gz", "wb", compresslevel=9) as g:
+        shutil.copyfileobj(f, g)
+    os.remove(path)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
@@ -59,6 +84,7 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     for name, model, inputs in models():
         record(name, model, inputs, a.out)
+    record_train(a.out)
 
 
 if __name__ == "__main__":

@@ -71,7 +71,11 @@ std::optional<Known> list_of(const std::string& text, AtenType::Kind elem) {
   std::vector<int64_t> ints;
   std::vector<double> doubles;
   std::vector<bool> bools;
-  const AtenType::Kind k = elem == AtenType::Float || elem == AtenType::Bool ? elem : AtenType::Int;
+  // A Scalar[] (Number) of non-integers is a list of doubles (the _foreach_ ops' step sizes).
+  const bool real = elem == AtenType::Number && text.find_first_of(".eE") != std::string::npos;
+  const AtenType::Kind k = elem == AtenType::Float || elem == AtenType::Bool ? elem
+                           : real                                            ? AtenType::Float
+                                                                             : AtenType::Int;
   for (const auto& item : items) {
     auto x = scalar_of(item, k);
     if (!x) return std::nullopt;

@@ -38,6 +38,7 @@ const AtenTable& aten_table();
   X(rnn)                          \
   X(attention)                    \
   X(loss)                         \
+  X(foreach)                      \
   X(datadep)
 
 #define FLOPWISE_DECLARE_FAMILY(f) void register_aten_##f(AtenTable& t);

@@ -245,3 +245,39 @@ def test_single_trace_text_names_its_communication():
     assert "communication (NCCL/RCCL kernels" in text and " 4.50 " in text.split("communication (NCCL")[1]
     text = run("trace", os.path.join(CPU, "resnet18.pt.trace.json.gz")).stdout.decode()
     assert "communication (NCCL" not in text
+
+
+def test_foreach_optimizer_ops_priced_from_their_lists():
+    # Adam and SGD with foreach=True on a small MLP (models/cpu_traces.py, torch 2.14 records each tensor list's
+    # shapes). By hand from each event's Input Dims and Concrete Inputs: the elements of the first list times the
+    # FLOPs per element: add/sub 1, + 1 when alpha is not 1 (the Mul of the scaled operand); mul, div, sqrt 1;
+    # addcmul, addcdiv 2, + 1 when the value is not the constant 1 (a Scalar[] always scales); lerp 3.
+    import gzip
+    path = os.path.join(CPU, "mlp_train.pt.trace.json.gz")
+    ev = json.load(gzip.open(path, "rt"))["traceEvents"]
+    want = {}
+    for e in ev:
+        name = e.get("name", "")
+        if e.get("cat") != "cpu_op" or not name.startswith("aten::_foreach_"):
+            continue
+        a = e["args"]
+        numel = 0
+        for shape in a["Input Dims"][0]:
+            n = 1
+            for d in shape:
+                n *= d
+            numel += n
+        op = name[len("aten::_foreach_"):].rstrip("_")
+        conc, types = a["Concrete Inputs"], a["Input type"]
+        if op in ("add", "sub"):
+            per = 1 + (1 if len(types) > 2 and float(conc[2]) != 1.0 else 0)
+        elif op in ("addcmul", "addcdiv"):
+            per = 2 + (1 if types[3] == "ScalarList" or float(conc[3]) != 1.0 else 0)
+        elif op == "lerp":
+            per = 3
+        else:
+            per = 1
+        want[name] = want.get(name, 0) + numel * per
+    r = json.loads(run("trace", path, "--format", "json").stdout)
+    got = {o["name"]: o["flops"] for o in r["ops"] if o["name"].startswith("aten::_foreach_")}
+    assert got == want and len(want) == 7
