@@ -10,7 +10,9 @@ For each model: torch.profiler on the CPU (record_shapes, with_flops, with_modul
 warmup 1, active 2, so two ProfilerStep#N), export_chrome_trace, gzipped, as NAME.pt.trace.json.gz; and
 NAME.oracle.json: key_averages() rows (name, count, cpu_time_total_us, self_cpu_time_total_us, flops) of the
 same profiled steps. torch's with_flops counts a few ops (mm, addmm, bmm, conv2d, add, mul), 2 per MAC.
-And mlp_train.pt.trace.json.gz: a small MLP's training steps under Adam and SGD with foreach=True.
+And mlp_train.pt.trace.json.gz: a small MLP's training steps under Adam and SGD with foreach=True;
+fp8_gemm.pt.trace.json.gz: three torch._scaled_mm calls on float8_e4m3fn, fp8_gemm.oracle.json FlopCounterMode's
+FLOPs of one.
 """
 import argparse
 import gzip
@@ -77,14 +79,43 @@ def record_train(out):
     os.remove(path)
 
 
+def record_fp8(out):
+    """An FP8 GEMM (torch._scaled_mm on float8_e4m3fn, bf16 out) on the CPU; its oracle torch's FlopCounterMode."""
+    from torch.profiler import ProfilerActivity, profile
+    from torch.utils.flop_counter import FlopCounterMode
+    torch.manual_seed(0)
+    a = torch.randn(32, 64).to(torch.float8_e4m3fn)
+    b = torch.randn(48, 64).to(torch.float8_e4m3fn).t()
+    one = torch.tensor(1.0)
+    with FlopCounterMode(display=False) as fc:
+        torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
+    path = os.path.join(out, "fp8_gemm.pt.trace.json")
+    with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as p:
+        for _ in range(3):
+            torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
+    p.export_chrome_trace(path)
+    with open(path, "rb") as f, gzip.open(path + ".gz", "wb", compresslevel=9) as g:
+        shutil.copyfileobj(f, g)
+    os.remove(path)
+    with open(os.path.join(out, "fp8_gemm.oracle.json"), "w") as f:
+        json.dump({"torch": torch.__version__, "calls": 3, "flop_counter_per_call": fc.get_total_flops()}, f, indent=1)
+        f.write("\n")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
+    ap.add_argument("--only", nargs="*", help="the traces to write (resnet18 ... mlp_train fp8_gemm); default all")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
+    want = lambda name: not a.only or name in a.only
     for name, model, inputs in models():
-        record(name, model, inputs, a.out)
-    record_train(a.out)
+        if want(name):
+            record(name, model, inputs, a.out)
+    if want("mlp_train"):
+        record_train(a.out)
+    if want("fp8_gemm"):
+        record_fp8(a.out)
 
 
 if __name__ == "__main__":

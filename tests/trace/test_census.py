@@ -281,3 +281,14 @@ def test_foreach_optimizer_ops_priced_from_their_lists():
     r = json.loads(run("trace", path, "--format", "json").stdout)
     got = {o["name"]: o["flops"] for o in r["ops"] if o["name"].startswith("aten::_foreach_")}
     assert got == want and len(want) == 7
+
+
+def test_fp8_gemm_priced_as_flop_counter_counts_it():
+    # torch._scaled_mm on float8_e4m3fn (models/cpu_traces.py): torch's FlopCounterMode counts 2*M*N*K per call
+    # (32 x 48 x 64: 196,608), the scales not counted; the dtype of its MACs is the float8 one.
+    o = json.load(open(os.path.join(CPU, "fp8_gemm.oracle.json")))
+    r = json.loads(run("trace", os.path.join(CPU, "fp8_gemm.pt.trace.json.gz"), "--format", "json").stdout)
+    mm = next(x for x in r["ops"] if x["name"] == "aten::_scaled_mm")
+    assert mm["calls"] == o["calls"] and mm["flops"] == o["calls"] * o["flop_counter_per_call"]
+    assert o["flop_counter_per_call"] == 2 * 32 * 48 * 64
+    assert mm["dtype"] == "float8_e4m3fn"
