@@ -1,7 +1,7 @@
 // src/aten/aten_foreach.cc — aten's _foreach_* ops (the fused optimizers' steps: SGD's _foreach_add_, Adam's
-// _foreach_mul_, _foreach_addcmul_, _foreach_addcdiv_, _foreach_lerp_, _foreach_sqrt): each tensor of the list
-// lowered as the op on one tensor is (Add, Mul, Div, Sqrt ...), so a list of N tensors costs the sum of N
-// elementwise ops. The second operand is a tensor list, a scalar, a scalar list or one tensor.
+// _foreach_mul_, _foreach_addcmul_, _foreach_addcdiv_, _foreach_lerp_, _foreach_sqrt): each tensor of the
+// list lowered as the op on one tensor is (Add, Mul, Div, Sqrt ...), so a list of N tensors costs the sum of
+// N elementwise ops. The second operand is a tensor list, a scalar, a scalar list or one tensor.
 #include <cstdint>
 #include <string>
 
@@ -104,7 +104,8 @@ bool lower_foreach(AtenLowerer& L, const Node* n, const std::string& name) {
       }
       case ForeachForm::Addcmul:
       case ForeachForm::Addcdiv: {
-        int t = e.op(f->form == ForeachForm::Addcmul ? "Mul" : "Div", {operand(L, n, 1, i), operand(L, n, 2, i)});
+        int t =
+            e.op(f->form == ForeachForm::Addcmul ? "Mul" : "Div", {operand(L, n, 1, i), operand(L, n, 2, i)});
         r = t < 0 ? -1 : e.op("Add", {x, scaled(L, e, n, 3, i, t)});
         break;
       }
