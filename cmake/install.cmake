@@ -13,15 +13,15 @@ set(FLOPWISE_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/flopwise)
 
 # The umbrella target; `flopwise` is the executable's name, so it is exported under that name instead.
 add_library(flopwise_package INTERFACE)
-target_link_libraries(flopwise_package INTERFACE flopwise_analyse flopwise_onnx flopwise_core
+target_link_libraries(flopwise_package INTERFACE flopwise_pipeline flopwise_onnx flopwise_core
                       nlohmann_json::nlohmann_json)
 set_target_properties(flopwise_package PROPERTIES EXPORT_NAME flopwise)
 add_library(flopwise::flopwise ALIAS flopwise_package)
 
 install(TARGETS flopwise RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY include/flopwise DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h")
-install(TARGETS flopwise_package flopwise_analyse flopwise_onnx flopwise_core flopwise_writers flopwise_analysis
-                flopwise_cost flopwise_pt2 flopwise_aten flopwise_shape flopwise_ir
+install(TARGETS flopwise_package flopwise_pipeline flopwise_onnx flopwise_core flopwise_writers flopwise_measured
+                flopwise_analysis flopwise_cost flopwise_pt2 flopwise_aten flopwise_shape flopwise_ir
         EXPORT flopwiseTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})

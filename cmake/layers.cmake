@@ -4,7 +4,7 @@
 # checks a tree on its own (the test tests/layers_test.sh runs it on a copy with a violation put in).
 #
 # Layers, lowest first: each with the folders whose files belong to it and the public headers it declares.
-set(FLOPWISE_LAYERS ir shape aten importers cost analyses writers commands)
+set(FLOPWISE_LAYERS ir shape aten importers cost analyses measured writers commands)
 set(FLOPWISE_LAYER_ir_DIRS src/ir)
 set(FLOPWISE_LAYER_ir_HEADERS aten_call.h dim.h errors.h input_file.h ir.h json_text.h limits.h pins.h string_arena.h
     sub_byte.h)
@@ -18,9 +18,12 @@ set(FLOPWISE_LAYER_importers_DIRS src/import src/torch src/pt2)
 set(FLOPWISE_LAYER_importers_HEADERS onnx_import.h pt2_import.h)
 set(FLOPWISE_LAYER_cost_DIRS src/cost)
 set(FLOPWISE_LAYER_cost_HEADERS attention.h convention.h cost.h training.h)
-set(FLOPWISE_LAYER_analyses_DIRS src/analyse src/analysis src/diff src/measured)
-set(FLOPWISE_LAYER_analyses_HEADERS analyse.h budget.h calibration.h diff.h llm.h moe.h ort_profile.h peak_memory.h rational_poly.h
-    roofline.h sweep.h torch_trace.h trace_census.h verify.h)
+set(FLOPWISE_LAYER_analyses_DIRS src/pipeline src/analysis src/diff)
+set(FLOPWISE_LAYER_analyses_HEADERS analyse.h budget.h calibration.h diff.h llm.h moe.h peak_memory.h rational_poly.h
+    roofline.h sweep.h verify.h)
+# Measured time: traces, runtime profiles, the calibration fit, the run join.
+set(FLOPWISE_LAYER_measured_DIRS src/measured)
+set(FLOPWISE_LAYER_measured_HEADERS calibrate.h graph_replay.h ort_profile.h run.h torch_trace.h trace_census.h)
 set(FLOPWISE_LAYER_writers_DIRS src/writers)
 set(FLOPWISE_LAYER_writers_HEADERS formats.h report_io.h run_diff.h run_report.h trace_census_report.h trace_report.h
     writers.h)

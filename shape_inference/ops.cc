@@ -10,7 +10,6 @@ namespace flopwise {
 
 #define FLOPWISE_FAMILY(name) void register_##name##_ops(OpRegistry&);
 #include "ops/families.def"
-#undef FLOPWISE_FAMILY
 
 const OpRegistry& OpRegistry::instance() {
   static const OpRegistry registry = [] {
@@ -19,7 +18,6 @@ const OpRegistry& OpRegistry::instance() {
   r.family_ = #name;          \
   register_##name##_ops(r);
 #include "ops/families.def"
-#undef FLOPWISE_FAMILY
     r.assign_kinds();
     return r;
   }();
@@ -53,17 +51,11 @@ void OpRegistry::assign_kinds() {
   };
   static constexpr Row families[] = {
 #define FAMILY_KIND(family, kind) {#family, WorkKind::kind},
-#define OP_KIND(op, kind)
 #include "ops/kinds.def"
-#undef FAMILY_KIND
-#undef OP_KIND
   };
   static constexpr Row ops[] = {
-#define FAMILY_KIND(family, kind)
 #define OP_KIND(op, kind) {#op, WorkKind::kind},
 #include "ops/kinds.def"
-#undef FAMILY_KIND
-#undef OP_KIND
   };
   for (const Row& f : families) {
     bool used = false;

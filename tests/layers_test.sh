@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tests/layers_test.sh — the layer rule of cmake/layers.cmake holds on this tree, and the check catches a
 # violation: a copy of the sources with one lower-layer file including a higher layer's header (cost ->
-# writers, shape inference -> analyses) must be refused, naming the file and both layers.
+# writers, shape inference -> analyses, a static analysis -> measured time) must be refused, naming the file
+# and both layers.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cmake -DROOT="$ROOT" -P "$ROOT/cmake/layers.cmake"
@@ -24,4 +25,5 @@ expect_refused src/cost/cost.cc writers.h writers
 expect_refused shape_inference/helpers.cc llm.h analyses
 expect_refused src/ir/ir.cc ops.h shape
 expect_refused src/analysis/llm.cc writers.h writers
-echo "layers_test: the rule holds and four violations are refused"
+expect_refused src/analysis/roofline.cc torch_trace.h measured
+echo "layers_test: the rule holds and five violations are refused"

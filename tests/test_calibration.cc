@@ -14,6 +14,7 @@
 
 #include "cli_util.h"
 #include "flopwise/analyse.h"
+#include "flopwise/calibrate.h"
 #include "flopwise/calibration.h"
 #include "flopwise/convention.h"
 #include "flopwise/errors.h"

@@ -427,6 +427,8 @@ TEST_CASE("pt2: torch 2.14's archives (models/pt2/*.pt2) read, with the facts Py
       {"hop_while_loop.pt2", "model", 2, 6, 2, 0, 1, 2, 8, 20},
       {"hop_with_effects.pt2", "model", 3, 7, 2, 0, 2, 2, 8, 20},
       {"llama.pt2", "model", 179, 190, 21, 2, 1, 23, 8, 20},
+      // a decoder's joint training step: 21 gradients, the loss (written by the same check)
+      {"llama_joint.pt2", "model", 681, 684, 21, 2, 22, 23, 8, 20},
       {"lraspp_mobilenet_v3_large.pt2", "model", 193, 513, 178, 141, 1, 319, 8, 20},
       {"mixtral.pt2", "model", 256, 264, 21, 2, 1, 23, 8, 20},
       {"mixtral_batched_mm.pt2", "model", 232, 242, 21, 2, 1, 23, 8, 20},

@@ -11,6 +11,7 @@
 #include "flopwise/infer.h"
 #include "flopwise/onnx_import.h"
 #include "flopwise/roofline.h"
+#include "flopwise/torch_trace.h"
 #include "onnx_tiny.h"
 
 namespace {
@@ -153,4 +154,35 @@ TEST_CASE("roofline: tf32_conv puts convolutions on the TF32 row and leaves matr
   CHECK(flopwise::node_peak_type(r.nodes[1], hw) == flopwise::PeakType::Float32);
   flopwise::RooflineReport rf = flopwise::roofline(r, hw);
   CHECK(rf.total.compute_seconds == doctest::Approx(conv_flops / 494.5e12 + mm_flops / 67e12).epsilon(1e-9));
+}
+
+// The GPU name a trace writes (Kineto's deviceProperties: cudaGetDeviceProperties' name, as nvidia-smi prints
+// it) to the datasheet's row (src/analysis/hardware.def, TRACE_GPU): the product each name is, by its
+// datasheet. The A100 PCIe cards name no memory size in some drivers: their memory tells 80 GB from 40 GB.
+TEST_CASE("match_trace_hardware: GPU names as CUDA reports them, to their datasheet rows") {
+  const int64_t gib = int64_t{1} << 30;
+  struct Case {
+    const char* name;
+    int64_t memory;
+    const char* row;  // "" for none
+  };
+  for (const Case& c :
+       {Case{"NVIDIA H200", 141 * gib, "h200"}, Case{"NVIDIA H100 80GB HBM3", 80 * gib, "h100-sxm"},
+        Case{"NVIDIA H100 PCIe", 80 * gib, "h100-pcie"}, Case{"NVIDIA A100-SXM4-80GB", 80 * gib, "a100-80gb"},
+        Case{"NVIDIA A100-SXM4-40GB", 40 * gib, "a100-40gb"},
+        Case{"NVIDIA A100-PCIE-40GB", 40 * gib, "a100-40gb"}, Case{"NVIDIA A100 PCIe", 80 * gib, "a100-80gb"},
+        Case{"NVIDIA L40S", 48 * gib, "l40s"}, Case{"NVIDIA GeForce RTX 4090", 24 * gib, "rtx4090"},
+        Case{"Tesla V100-SXM2-16GB", 16 * gib, ""}}) {
+    CAPTURE(c.name);
+    std::string note;
+    std::optional<flopwise::Hardware> hw = flopwise::match_trace_hardware(c.name, c.memory, &note);
+    if (*c.row) {
+      REQUIRE(hw.has_value());
+      CHECK(hw->name == c.row);
+      CHECK(note.find(c.row) != std::string::npos);
+    } else {
+      CHECK(!hw.has_value());
+      CHECK(note.find("no roofline row") != std::string::npos);
+    }
+  }
 }

@@ -1,5 +1,6 @@
 // include/flopwise/calibration.h — predicted latency on a user's device, calibrated from their own
-// measurements (flopwise calibrate, --predict). A calibration fits, per op type, a node's measured time as
+// measurements (--predict; the fit, flopwise calibrate, is flopwise/calibrate.h's, in the measured layer). A
+// calibration fits, per op type, a node's measured time as
 //     t = a * FLOPs + b * activation bytes + e * parameter bytes + c * calls + d
 // (a, b, c, d, e >= 0: non-negative least squares) from units measured on one device and runtime (ONNX
 // Runtime profiles node by node; LibTorch runs module by module). `calls`: the kernel calls a unit makes (a
@@ -56,13 +57,6 @@ using DimValues = std::vector<std::pair<std::string, int64_t>>;
 std::vector<CostUnit> cost_units(const Report& r, Granularity g, int64_t* unknown,
                                  const DimValues* at = nullptr);
 
-// One measured unit: its counts and the time it took, of a model.
-struct TimedSample {
-  CostUnit unit;
-  double ms = 0;
-  std::string model;
-};
-
 // t_ms = per_gflop_ms * FLOPs / 1e9 + per_mb_ms * (bytes - param bytes) / 1e6 + per_param_mb_ms * param
 // bytes / 1e6 + per_call_ms * calls + per_unit_ms.
 // per_unit_ms: a unit's fixed time apart from its calls (one oneDNN grouped convolution is one call, not one
@@ -92,10 +86,6 @@ struct LatencyFit {
 enum class Weighting { Relative, Sqrt, Absolute };
 const char* weighting_name(Weighting w);
 Weighting parse_weighting(const std::string& name);  // throws UsageError
-
-// The fit of `samples`: weighted non-negative least squares, exact (every support of the three coefficients
-// is solved with Eigen and the best feasible one kept). Samples with no time are left out.
-LatencyFit fit_latency(const std::vector<const TimedSample*>& samples, Weighting w = Weighting::Sqrt);
 
 struct CalibratedModel {  // a model the calibration saw, and how well the fit predicts its total
   std::string name;
@@ -154,20 +144,6 @@ struct Calibration {
   std::map<std::string, LocalCorrection> local;
   std::vector<std::string> sources;  // the measured files
 };
-
-// Up to this many models, calibrate() predicts each from the others alone (Calibration::held_out_rel_rms).
-constexpr size_t kHeldOutModels = 12;
-
-// Fits every op type with at least `min_samples` samples, and all samples together; the models' totals
-// (every sample of a model) give model_rel_rms. Throws InputError when no sample has a time.
-// Op types with variants (NodeReport::variant) are fitted at every level the data allows: "Conv",
-// "Conv/depthwise", "Conv/depthwise/3x3"; a unit takes the fit of its longest key fitted.
-// `walls`: each model's measured forward (ms), for the WallFit; models without one are left out of it.
-// `local_bandwidth`: the local corrections' kernel width in decades (0: none). The models' predicted totals
-// (and so model_rel_rms, the band) use each model's corrections without its own points: held out.
-Calibration calibrate(const std::vector<TimedSample>& samples, Granularity g, size_t min_samples = 10,
-                      Weighting w = Weighting::Sqrt, const std::map<std::string, double>* walls = nullptr,
-                      double local_bandwidth = 0.1);
 
 std::string calibration_json(const Calibration& c);
 // Reads calibration_json's output; throws InputError naming the file and what is wrong.

@@ -33,6 +33,9 @@ struct CostOptions {
 
 struct Totals {
   Count params, buffers, macs, flops, memory_bytes, backward_flops;
+  // A joint training program's own backward (Report::joint): its nodes' MACs; their FLOPs are in
+  // backward_flops, and macs and flops count the forward alone. Zero elsewhere.
+  Count backward_macs;
   // Roll-up: sums the known parts; a node with any unknown quantity adds to `uncounted` instead of
   // making the whole total unknown, so a report shows "at least X, N nodes not counted".
   int64_t uncounted = 0;
@@ -49,6 +52,7 @@ struct NodeReport {
   std::vector<std::pair<std::string_view, Shape>> outputs;
   Totals cost;
   bool supported = true;  // has a cost function
+  bool backward = false;  // a joint program's backward node (Node::backward): rolled up as the backward
   // The element type its MACs run in (Undefined without MACs): the operands' float type, or an 8-bit integer
   // type for integer kernels (ConvInteger, QLinearMatMul) and for products of dequantised 8-bit operands
   // (a QDQ model's MatMul), which a quantising runtime runs in int8. UInt8 and Int8 both read as Int8.
@@ -114,6 +118,9 @@ struct Report {
   std::unique_ptr<ScopeNode> scopes;
   std::vector<OpTypeReport> op_types;  // sorted by FLOPs, descending
   std::vector<NodeReport> nodes;
+  // The model is a joint training program (forward, loss and backward: torch.export's
+  // _export_forward_backward): totals.backward_* are its own backward's counts, not the 2 x forward rule.
+  bool joint = false;
   std::map<std::string, std::vector<std::string>> unsupported;  // op -> node names
   std::vector<std::string> warnings;
   std::vector<Assumption> assumptions;  // the formulas hold where these do (flopwise/infer.h)

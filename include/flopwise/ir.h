@@ -271,6 +271,9 @@ struct Node {
   std::vector<std::unique_ptr<Graph>> subgraphs;
   StringList scope;          // module path, outermost first: {"layer1", "layer1.0", "layer1.0.conv1"}
   StringList scope_classes;  // class per scope level where known ("" where not)
+  // A joint training program's backward node (torch.export's _export_forward_backward): it computes
+  // gradients, not the forward's outputs; the report counts it as the step's backward.
+  bool backward = false;
 
   bool has_attr(const std::string& k) const { return attrs.count(k) != 0; }
   int64_t attr_i(const std::string& k, int64_t dflt) const;

@@ -158,6 +158,7 @@ struct OpRecord {
   std::string_view family;             // its op family (shape_inference/ops/<family>.cc), set by the registry
   WorkKind kind = WorkKind::other;     // set by the registry: the family's kind or the op's override
   AttrParamsFn attr_params = nullptr;  // weights held in attributes (nullptr: none; its inputs' are counted)
+  bool reads_dims_only = false;        // reads its inputs' dims, never their elements (Shape, Size)
 };
 
 class OpRegistry {

@@ -7,10 +7,9 @@
 #include <ostream>
 #include <string>
 
-namespace flopwise {
+#include "flopwise/run_report.h"
 
-// Whether `path` is a JSON run report (its "schema" is "flopwise.run/1").
-bool is_run_report(const std::string& path);
+namespace flopwise {
 
 struct RunDiffOptions {
   std::string format = "text";  // text | json | markdown

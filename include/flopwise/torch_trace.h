@@ -42,8 +42,19 @@ struct AtenCost {
 // reason.
 using AtenCoster = std::function<std::vector<AtenCost>(const std::vector<AtenCall>&)>;
 
-// The coster of src/analyse/aten_cost.cc: each call through the aten table, no LibTorch.
+// The coster of src/measured/trace_price.cc: each call through the aten table, no LibTorch.
 std::vector<AtenCost> cost_aten_calls(const std::vector<AtenCall>& calls);
+
+// What the aten table does not price but the trace's own facts do: inductor's triton kernels
+// (cost_inductor_kernel) and the tagged KV attention (MACs 2 * Hq * D * sum sq*sk; bytes of q, the output and
+// the KV read). nullopt for any other call.
+std::optional<AtenCost> cost_measured_call(const AtenCall& call, const AtenCoster& cost);
+
+// A triton kernel of torch.compile's inductor (its launch's cpu_op "triton_{poi,red,per}_fused_<ops>_<n>"):
+// bytes from its pointer arguments, FLOPs of the aten ops its name lists (through `cost`) over its element
+// count (src/measured/inductor_kernels.cc); a triton attention kernel launched by name (SageAttention's
+// sage_fwd) as SDPA of its q, k, v; nullopt for any other call, or one whose counts are not recorded.
+std::optional<AtenCost> cost_inductor_kernel(const AtenCall& call, const AtenCoster& cost);
 
 enum class TraceKind : uint8_t {
   CpuOp,       // cat cpu_op (and operator, the older name)
@@ -63,14 +74,40 @@ struct TraceEvent {        // 56 bytes: millions of them
   int32_t call = -1;       // index in TorchTrace::calls (an op with recorded shapes)
   int32_t hier = -1;       // an op of a TorchScript run: its "Module Hierarchy" (index in names)
   TraceKind kind = TraceKind::CpuOp;
+  bool replayed =
+      false;  // an op copied from a graph's capture (graph_replay.h): its host time is not counted
 };
 
 // A CUDA (or HIP) runtime or driver call: the launch a GPU event's correlation names; the op it ran in is the
 // innermost op enclosing it on its thread.
+// A launch recorded while a stream was being captured into a graph names its kernel ("kernel" arg, as
+// ROCm's runtime events carry it) but no kernel event follows it: the graph's replays run that kernel.
+enum class LaunchKind : uint8_t { Call, GraphLaunch, BeginCapture, EndCapture };
 struct TraceLaunch {
   int64_t corr = -1;
   uint32_t thread = 0;
   double ts = 0;
+  uint32_t kernel = UINT32_MAX;  // the "kernel" it launches (index in TorchTrace::names), when recorded
+  LaunchKind kind = LaunchKind::Call;
+};
+
+// Kernels a CUDA/HIP graph replayed (their correlation names a cudaGraphLaunch / hipGraphLaunch: no op above
+// them), and how many took the op of the kernel at the same position in a captured graph (graph_replay.h).
+struct GraphReplaySummary {
+  int64_t graph_launches = 0, replayed = 0, matched = 0;  // replayed GPU events; matched to a capture
+  double replayed_us = 0, matched_us = 0;
+  int64_t graphs_captured = 0;        // graphs found in the capture traces
+  std::vector<std::string> captures;  // "FILE (batch size 32, FULL): 1 graph(s)"
+  std::vector<std::string> notes;     // unmatched launches and why
+};
+
+// A serving engine's step, from its annotation (vLLM's and sglang's "execute_<n>_context_<c>(sq..sk..sqsq..
+// sqsk..)_generation_<g>(...)"): tokens and the sums over its sequences that attention over a KV cache costs.
+struct ServingStep {
+  std::string name;
+  int64_t query_tokens = 0, context_tokens = 0, generated_tokens = 0;  // sq: prefill's and decode's
+  int64_t kv_tokens = 0;                                               // sk summed over the sequences
+  int64_t sq_sk = 0;                                                   // sum of sq * sk
 };
 
 struct TorchTrace {
@@ -89,6 +126,9 @@ struct TorchTrace {
   int64_t events = 0;                      // trace events read
   int read_parts = 1;                      // threads whose reading of a part of the file was kept
   std::vector<std::string> warnings;
+  std::optional<GraphReplaySummary> graph_replay;  // set where GPU events were replayed from a graph
+  std::vector<ServingStep> serving_steps;          // from step annotations (tag_kv_attention)
+  std::map<uint32_t, double> replay_thread_ts;  // a graph replay's thread (graph_replay.h) -> its launch's ts
 };
 
 struct TraceReadOptions {
@@ -104,6 +144,11 @@ TorchTrace read_torch_trace(const std::string& path, const TraceReadOptions& opt
 // Whether `path` (JSON or gzip) starts like a PyTorch trace: a JSON document whose first 64 KiB name
 // "traceEvents" and a Kineto field. Never throws.
 bool looks_like_torch_trace(const std::string& path);
+
+// The step annotations of `t` into t.serving_steps, and each attention op of a serving engine inside one
+// (vllm::unified_attention*, sglang's paged attention, aiter::mha_batch_prefill) re-pointed at a call
+// "flopwise::kv_attention"(q, k, sum sq*sk, sum sk) that cost_measured_call prices (serving_steps.cc).
+void tag_kv_attention(TorchTrace& t);
 
 // One row of a roll-up (a module scope, an op name, a kernel name).
 struct TraceRow {
@@ -157,15 +202,20 @@ struct TraceReport {
   std::map<int64_t, int64_t> memory_peak;
   int64_t events = 0, cpu_ops = 0, gpu_events = 0, distinct_calls = 0;
   std::vector<std::string> warnings;
+  std::optional<GraphReplaySummary> graph_replay;
+  std::vector<ServingStep> serving_steps;
 };
 
 struct TraceOptions {
   std::optional<Hardware> hardware;  // --hardware; else matched from the trace's device name
+  // --capture: a graph capture trace, or a folder with execution_details.json naming them; "" looks for
+  // capture_traces/execution_details.json beside the trace; "none" joins nothing (graph_replay.h).
+  std::string capture;
 };
 
 TraceReport analyse_trace(const TorchTrace& t, const AtenCoster& cost, const TraceOptions& opts = {});
 
-// What the commands call (src/analyse/aten_cost.cc): read `path`, price its calls with cost_aten_calls,
+// What the commands call (src/measured/trace_price.cc): read `path`, price its calls with cost_aten_calls,
 // analyse. `timings`, when given, gets the seconds spent reading, pricing and in the rest of the analysis.
 struct TraceTimings {
   double read_s = 0, price_s = 0, analyse_s = 0;

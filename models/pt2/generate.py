@@ -40,11 +40,15 @@ CONTRACTION_FORMULAS = {
     "sdpa": "B*H*L*S*E + B*H*L*S*Ev (QK^T and PV; H = query heads; the _scaled_dot_product_* kernels)",
     "_grouped_mm": "(M,K)@(G,K,N): M*K*N; (G,M,K)@(G,K,N): G*M*K*N; (M,Ktot)@(Ktot,N): M*Ktot*N",
     "convolution_backward": "the forward convolution's MACs per gradient output_mask asks (input's, weight's)",
+    "sdpa_backward": "3*B*H*L*S*E + 2*B*H*L*S*Ev (torch.utils.flop_counter.sdpa_backward_flop_count's five"
+                     " products: QK^T again, dO V^T, P^T dO, dS K, dS^T Q; H = query heads)",
 }
 SDPA_OPS = {"_scaled_dot_product_flash_attention_for_cpu", "_scaled_dot_product_flash_attention",
             "_scaled_dot_product_efficient_attention", "_scaled_dot_product_cudnn_attention",
             "_scaled_dot_product_fused_attention_overrideable"}
-CONTRACTIONS = {"mm", "addmm", "bmm", "baddbmm", "convolution", "convolution_backward", "_grouped_mm"} | SDPA_OPS
+SDPA_BACKWARD_OPS = {op + "_backward" for op in SDPA_OPS}
+CONTRACTIONS = ({"mm", "addmm", "bmm", "baddbmm", "convolution", "convolution_backward", "_grouped_mm"} | SDPA_OPS
+                | SDPA_BACKWARD_OPS)
 
 
 def contraction_macs_of(func, args):
@@ -65,6 +69,11 @@ def contraction_macs_of(func, args):
         b, h, l, e = q.shape
         s, ev = k.shape[-2], v.shape[-1]
         return "sdpa", b * h * l * s * e + b * h * l * s * ev
+    if name in SDPA_BACKWARD_OPS:  # (grad_out, query, key, value, ...)
+        q, k, v = args[1], args[2], args[3]
+        b, h, l, e = q.shape
+        s, ev = k.shape[-2], v.shape[-1]
+        return "sdpa_backward", 3 * b * h * l * s * e + 2 * b * h * l * s * ev
     if name == "convolution_backward":  # each gradient asked (input's, weight's) is one forward's products
         grad_out, x, w, transposed, mask = args[0], args[1], args[2], args[7], args[10]
         kernel = math.prod(w.shape[2:])
@@ -357,6 +366,28 @@ def _():
            num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128,
            attn_implementation="sdpa", use_cache=False)
     return spec(m, lambda batch, seq: ((), ids(batch, seq)), TEXT_DIMS, TEXT_SIZES, {"seq": (2, 128)})
+
+
+class LMLoss(nn.Module):
+    """A causal LM and its loss on labels (transformers' shifted cross entropy): a decoder's training step."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, input_ids, labels):
+        return (self.model(input_ids=input_ids, labels=labels).loss,)
+
+
+@fixture("llama_joint")
+def _():  # a decoder's training step in one program: its loss and every parameter's gradient
+    torch.manual_seed(1)
+    m = hf("LlamaForCausalLM", "LlamaConfig", vocab_size=1000, hidden_size=64, intermediate_size=128,
+           num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128,
+           attn_implementation="sdpa", use_cache=False)
+    return spec(LMLoss(m), lambda batch, seq: ((ids(batch, seq)["input_ids"], ids(batch, seq)["input_ids"]), {}),
+                ({0: "batch", 1: "seq"}, {0: "batch", 1: "seq"}), TEXT_SIZES, {"seq": (2, 128)}, train=True,
+                joint=True)
 
 
 @fixture("mixtral")
@@ -678,9 +709,48 @@ def count(model, sizes, make, joint=False):
         step()
     per_op = {str(op): int(n) for op, n in sorted(flop.get_flop_counts().get("Global", {}).items(), key=str)}
     known = [v for v in macs.by_kind.values() if v is not None]
-    return {"sizes": sizes, "input_shapes": shapes_of(model, args, kwargs), "flop_counter_total": int(flop.get_total_flops()),
-            "flop_counter_by_op": per_op, "contraction_macs": sum(known) if len(known) == len(macs.by_kind) else None,
-            "contraction_macs_by_kind": macs.by_kind}
+    out = {"sizes": sizes, "input_shapes": shapes_of(model, args, kwargs), "flop_counter_total": int(flop.get_total_flops()),
+           "flop_counter_by_op": per_op, "contraction_macs": sum(known) if len(known) == len(macs.by_kind) else None,
+           "contraction_macs_by_kind": macs.by_kind}
+    if joint:
+        out.update(count_phases(model, args, kwargs))
+    return out
+
+
+def count_phases(model, args, kwargs):
+    """A training step's forward and backward apart (FlopCounterMode, the contraction counter), and the bytes
+    autograd keeps for the backward (saved_tensors_hooks: each storage once; parameters, buffers and the
+    inputs apart, as they are kept anyway)."""
+    apart = {t.untyped_storage().data_ptr() for t in [*model.parameters(), *model.buffers(), *args,
+                                                         *kwargs.values()] if isinstance(t, torch.Tensor)}
+    phases = {}
+    for phase in ("forward", "backward"):
+        flop, macs = FlopCounterMode(display=False), ContractionCounter()
+        for mode in (flop, macs):
+            model.zero_grad(set_to_none=True)
+            if phase == "forward":
+                with mode:
+                    model(*args, **kwargs)[0]
+            else:
+                loss = model(*args, **kwargs)[0]
+                with mode:
+                    loss.backward()
+        known = [v for v in macs.by_kind.values() if v is not None]
+        phases[phase] = {"flop_counter_total": int(flop.get_total_flops()),
+                         "contraction_macs": sum(known) if len(known) == len(macs.by_kind) else None}
+    kept = {}
+
+    def pack(t):
+        storage = t.untyped_storage()
+        if storage.data_ptr() not in apart:
+            kept[storage.data_ptr()] = storage.nbytes()
+        return t
+
+    model.zero_grad(set_to_none=True)
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        model(*args, **kwargs)[0]
+    phases["saved_bytes"] = sum(kept.values())
+    return phases
 
 
 def graph_stats(ep):

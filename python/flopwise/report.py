@@ -5,7 +5,7 @@ from .formula import count
 
 # The keys of a row that hold counts (ints, formula strings, or null in the JSON).
 _COUNT_KEYS = {"params", "params_held", "buffers", "macs", "flops", "memory_bytes", "backward_flops",
-               "activation_bytes", "uncounted_nodes", "count"}
+               "backward_macs", "activation_bytes", "uncounted_nodes", "count"}
 
 
 def _counts(row):

@@ -1,6 +1,6 @@
-// src/analysis/calibration_fit.h — what calibrate (calibration.cc), the calibration file
-// (calibration_file.cc) and --predict (latency_prediction.cc) share, private to src/analysis: which fit
-// prices a unit, and a unit's predicted time.
+// src/analysis/calibration_fit.h — what the fit (src/measured/calibrate.cc), the calibration file
+// (calibration_file.cc) and --predict (latency_prediction.cc) share, defined in calibration_units.cc: which
+// fit prices a unit, and a unit's predicted time. Private to src/analysis and the fit.
 #pragma once
 
 #include <string>

@@ -25,7 +25,6 @@ const std::vector<Row>& table() {
   static const std::vector<Row> rows = {
 #define X(dev, t, tf, bw, mb, src) {dev, PeakType::t, tf, bw, mb, src},
 #include "hardware.def"
-#undef X
   };
   return rows;
 }

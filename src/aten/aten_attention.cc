@@ -150,12 +150,120 @@ bool lower_sdpa(AtenLowerer& L, const Node* n, const std::string&) {
   return true;
 }
 
+// Where a fused attention backward keeps the forward's output and its additive mask (-1: none).
+struct SdpaBackwardSlots {
+  const char* op;
+  int out, mask;
+};
+constexpr SdpaBackwardSlots kSdpaBackward[] = {
+    {"_scaled_dot_product_flash_attention_for_cpu_backward", 4, 8},
+    {"_scaled_dot_product_flash_attention_backward", 4, -1},
+    {"_scaled_dot_product_efficient_attention_backward", 5, 4},
+    {"_scaled_dot_product_cudnn_attention_backward", 4, -1},
+};
+
+// _scaled_dot_product_*_attention_backward(grad_out, query, key, value, ...) -> (grad_query, grad_key,
+// grad_value) as the math backward runs it, the products torch.utils.flop_counter's
+// sdpa_backward_flop_count counts: the scores again, P = softmax(QK^T scale [+ mask]); dV = P^T dO;
+// dP = dO V^T; dS = P (dP - rowsum(dO O)); dQ = dS K scale; dK = dS^T Q scale. Grouped-query heads
+// (Hq = G Hkv): the query side as [B, Hkv, G, L, E] against one key head each, dK and dV summed over G.
+bool lower_sdpa_backward(AtenLowerer& L, const Node* n, const std::string& op) {
+  const SdpaBackwardSlots* slots = nullptr;
+  for (const auto& s : kSdpaBackward)
+    if (op == s.op) slots = &s;
+  if (!slots || n->inputs().size() <= static_cast<size_t>(slots->out) || n->outputs().size() < 3)
+    return false;
+  const int dout = L.as_ir(L.in(n, 0)), q = L.as_ir(L.in(n, 1)), k = L.as_ir(L.in(n, 2)),
+            v = L.as_ir(L.in(n, 3)), out = L.as_ir(L.in(n, static_cast<size_t>(slots->out)));
+  if (q < 0 || k < 0 || v < 0 || dout < 0 || out < 0) return false;
+  const Shape qs = L.facts(q).shape, ks = L.facts(k).shape, vs = L.facts(v).shape;
+  if (!qs.rank_known || qs.rank() != 4 || !ks.rank_known || ks.rank() != 4 || !vs.rank_known ||
+      vs.rank() != 4)
+    return false;
+  for (const Dim* d : {&qs.dims[1], &qs.dims[3], &ks.dims[1], &vs.dims[3]})
+    if (!d->is_known() || d->value() <= 0) return false;
+  const int64_t hq = qs.dims[1].value(), hkv = ks.dims[1].value(), e = qs.dims[3].value(),
+                ev = vs.dims[3].value();
+  if (hq % hkv) return false;
+  const int64_t group = hq / hkv;
+  Emitter em{L, n->output(0)};
+  auto grouped = [&](const char* what, int x, int64_t heads,
+                     int64_t last) {  // [B, H, L, D] -> [B, Hkv, g, L, D]
+    if (group == 1) return x;
+    return em.tmp(std::string("grouped/") + what, "Reshape",
+                  {x, L.const_ints({0, hkv, heads == hq ? group : 1, -1, last})});
+  };
+  auto t = [&](const char* what, int x) {
+    return L.emit_tmp(n->output(0), what, "TransposeDims", {x}, {{"dim0", ai(-2)}, {"dim1", ai(-1)}},
+                      "flopwise");
+  };
+  const int qg = grouped("q", q, hq, e), kg = grouped("k", k, hkv, e), vg = grouped("v", v, hkv, ev);
+  const int dog = grouped("grad_out", dout, hq, ev), og = grouped("out", out, hq, ev);
+  const int scale = L.const_float(1.0 / std::sqrt(static_cast<double>(e)));
+  int s = em.tmp("scaled", "Mul", {em.tmp("scores", "MatMul", {qg, t("k_t", kg)}), scale});
+  const int mask = slots->mask >= 0 && group == 1 && n->inputs().size() > static_cast<size_t>(slots->mask)
+                       ? opt_ir(L, L.in(n, static_cast<size_t>(slots->mask)))
+                       : -1;
+  if (mask >= 0) s = em.tmp("masked", "Add", {s, mask});
+  const int p = em.tmp("probs", "Softmax", {s}, {{"axis", ai(-1)}});
+  int dv = em.tmp("grad_v", "MatMul", {t("probs_t", p), dog});
+  const int dp = em.tmp("grad_probs", "MatMul", {dog, t("v_t", vg)});
+  const int rows =
+      em.tmp("rowsum", "ReduceSum", {em.tmp("grad_out_out", "Mul", {dog, og}), L.const_ints({-1})},
+             {{"keepdims", ai(1)}});
+  const int ds = em.tmp("grad_scores", "Mul", {p, em.tmp("centred", "Sub", {dp, rows})});
+  int dq = em.tmp("grad_q", "Mul", {em.tmp("grad_q_mm", "MatMul", {ds, kg}), scale});
+  int dk = em.tmp("grad_k", "Mul", {em.tmp("grad_k_mm", "MatMul", {t("grad_scores_t", ds), qg}), scale});
+  if (group > 1) {
+    dq = em.tmp("grad_q_heads", "Reshape", {dq, L.const_ints({0, hq, -1, e})});
+    dk = em.tmp("grad_k_sum", "ReduceSum", {dk, L.const_ints({2})}, {{"keepdims", ai(0)}});
+    dv = em.tmp("grad_v_sum", "ReduceSum", {dv, L.const_ints({2})}, {{"keepdims", ai(0)}});
+  }
+  const int grads[3] = {dq, dk, dv};
+  for (size_t i = 0; i < 3; ++i)
+    L.set_ir(n->output(i), L.emit("Identity", {grads[i]}, {AtenLowerer::ir_name(n->output(i))})[0]);
+  for (size_t i = 3; i < n->outputs().size(); ++i) L.set(n->output(i), JV());
+  return true;
+}
+
+// The fused kernels SDPA dispatches to, as a profiler records them (torch 2.x):
+//   _scaled_dot_product_flash_attention(q, k, v, dropout_p, is_causal, return_debug_mask, *, scale)
+//   _scaled_dot_product_efficient_attention(q, k, v, attn_bias?, compute_log_sumexp, dropout_p, is_causal, *,
+//   scale) _scaled_dot_product_cudnn_attention(q, k, v, attn_bias?, compute_log_sumexp, dropout_p, is_causal,
+//   ...)
+// priced as scaled_dot_product_attention of the same q, k, v (and bias): their first output is SDPA's; the
+// others (logsumexp, seeds) are not costed.
+template <int kBias, int kDropout>
+bool lower_sdpa_kernel(AtenLowerer& L, const Node* n, const std::string&) {
+  if (n->inputs().size() < 3 || n->outputs().empty()) return false;
+  int q = L.as_ir(L.in(n, 0));
+  if (!L.known_rank(L.in(n, 0))) return false;
+  const Shape qs = L.facts(q).shape;
+  if (!qs.dims.back().is_known()) return false;
+  auto arg = [&](int i) { return i >= 0 && static_cast<size_t>(i) < n->inputs().size(); };
+  int mask = arg(kBias) ? opt_ir(L, L.in(n, static_cast<size_t>(kBias))) : -1;
+  const double dropout =
+      arg(kDropout) ? L.known_num(L.in(n, static_cast<size_t>(kDropout))).value_or(0.0) : 0.0;
+  Emitter e{L, n->output(0)};
+  auto [out, probs] = e.sdpa(q, L.as_ir(L.in(n, 1)), L.as_ir(L.in(n, 2)), mask,
+                             1.0 / std::sqrt(static_cast<double>(qs.dims.back().value())), dropout);
+  (void)probs;
+  L.set_ir(n->output(0), L.emit("Identity", {out}, {AtenLowerer::ir_name(n->output(0))})[0]);
+  return true;
+}
+
 }  // namespace
 
 void register_aten_attention(AtenTable& t) {
+  for (const auto& s : kSdpaBackward) t.add(s.op, lower_sdpa_backward);
   t.add("_native_multi_head_attention", lower_native_mha);
   t.add("_transformer_encoder_layer_fwd", lower_encoder_layer);
   t.add({"scaled_dot_product_attention", "_scaled_dot_product_attention"}, lower_sdpa);
+  t.add("_scaled_dot_product_flash_attention", lower_sdpa_kernel<-1, 3>);
+  // (q, k, v, dropout_p, is_causal, *, attn_mask, scale): the CPU's kernel, as core ATen programs call it
+  t.add("_scaled_dot_product_flash_attention_for_cpu", lower_sdpa_kernel<5, 3>);
+  t.add({"_scaled_dot_product_efficient_attention", "_scaled_dot_product_cudnn_attention"},
+        lower_sdpa_kernel<3, 5>);
 }
 
 }  // namespace flopwise

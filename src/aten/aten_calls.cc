@@ -6,6 +6,7 @@
 #include <deque>
 #include <stdexcept>
 
+#include "aten_table.h"
 #include "flopwise/aten_call.h"
 #include "flopwise/aten_lower.h"
 #include "flopwise/aten_schema.h"
@@ -197,7 +198,10 @@ const AtenValue* CallLowerer::argument(const AtenCall& call, size_t i, const Ate
 }
 
 void CallLowerer::run(const AtenCall& call) {
-  if (call.op.rfind("aten::", 0) != 0) throw std::runtime_error("not an aten op");
+  if (call.op.rfind("aten::", 0) != 0 && !aten_table().find(call.op))  // a library op without a record
+    throw std::runtime_error(call.op.find("::") != std::string::npos
+                                 ? "no cost rule (library op " + call.op + ")"
+                                 : "not an aten op");
   if (call.dims.size() != call.types.size())
     throw std::runtime_error("Input Dims and Input type differ in length");
   const auto& ops = aten_schemas().overloads(call.op);
@@ -219,7 +223,7 @@ void CallLowerer::run(const AtenCall& call) {
       if (get(v).kind == JV::Tensor) ins.push_back(get(v).ir);
     std::vector<std::string> outs;
     for (size_t k = 0; k < n.outs.size(); ++k) outs.push_back("y" + std::to_string(k));
-    auto res = emit(call.op.substr(6), ins, outs, {}, "aten", 1);
+    auto res = emit(call.op.substr(call.op.rfind("::") + 2), ins, outs, {}, "aten", 1);
     for (size_t k = 0; k < n.outs.size(); ++k) set_ir(n.outs[k], res[k]);
   }
   for (const AtenValue* o : n.outs)

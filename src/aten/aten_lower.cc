@@ -18,8 +18,10 @@ const AtenValue* AtenNode::output() const {
 }
 
 bool AtenLowerer::lower_aten(const AtenNode& n) {
-  std::string op = n.kind.substr(n.kind.rfind("::") + 2);
-  bool inplace = op.size() > 1 && op.back() == '_' && op.rfind("__", 0) != 0;
+  // A library op (vllm::, _C::, aiter::) by its full name: its arguments are not its aten namesake's.
+  const bool library = n.kind.find("::") != std::string::npos && n.kind.rfind("aten::", 0) != 0;
+  std::string op = library ? n.kind : n.kind.substr(n.kind.rfind("::") + 2);
+  bool inplace = !library && op.size() > 1 && op.back() == '_' && op.rfind("__", 0) != 0;
   if (inplace) op.pop_back();
   AtenLowering fn = aten_table().find(op);
   bool lowered = false;

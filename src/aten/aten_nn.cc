@@ -26,18 +26,6 @@ bool lower_linear(AtenLowerer& L, const Node* n, const std::string&) {
   return true;
 }
 
-// _scaled_mm(a, b, scale_a, scale_b, bias, scale_result, out_dtype, use_fast_accum): the FP8 GEMM (a and b
-// float8, the product in out_dtype), counted as torch's FlopCounterMode counts it: the MatMul's 2*M*N*K (the
-// scales applied to the accumulator are not counted), + M*N for a bias.
-bool lower_scaled_mm(AtenLowerer& L, const Node* n, const std::string&) {
-  const AtenValue* o = n->output();
-  if (n->inputs().size() < 5 || AtenLowerer::is_none(L.in(n, 4)))
-    return L.emit_to(o, "MatMul", {L.as_ir(L.in(n, 0)), L.as_ir(L.in(n, 1))}), true;
-  int mm = L.emit_tmp(o, "matmul", "MatMul", {L.as_ir(L.in(n, 0)), L.as_ir(L.in(n, 1))});
-  L.emit_to(o, "Add", {mm, L.as_ir(L.in(n, 4))});
-  return true;
-}
-
 // beta * input + alpha * (m1 @ m2): addmm as Gemm; baddbmm as MatMul (+ Mul by alpha) + Add.
 bool lower_addmm(AtenLowerer& L, const Node* n, const std::string& op) {
   size_t nin = n->inputs().size();
@@ -513,8 +501,7 @@ void register_aten_nn(AtenTable& t) {
   t.add({"matmul", "mm", "bmm"}, lower_matmul);
   t.add("linear", lower_linear);
   t.add({"addmm", "baddbmm"}, lower_addmm);
-  t.add("_scaled_mm", lower_scaled_mm);
-  t.add({"_grouped_mm", "grouped_mm_fallback"}, lower_grouped_mm);
+  t.add({"_grouped_mm", "transformers::grouped_mm_fallback"}, lower_grouped_mm);
   t.add("einsum", lower_einsum);
   t.add("bilinear", lower_bilinear);
   t.add({"_convolution", "convolution", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",

@@ -1,6 +1,7 @@
 // src/aten/aten_table.h — the aten op table: op name (without "aten::" and without the in-place
-// suffix "_") -> lowering. One lowering per name; families register themselves through the one explicit
-// list below (a name registered twice is an error at start-up). Adding an op touches its family's file.
+// suffix "_"; a library op by its full name, "_C::rms_norm") -> lowering. One lowering per name; families
+// register themselves through the one explicit list below (a name registered twice is an error at start-up).
+// Adding an op touches its family's file.
 #pragma once
 
 #include <string>
@@ -39,7 +40,8 @@ const AtenTable& aten_table();
   X(attention)                    \
   X(loss)                         \
   X(foreach)                      \
-  X(datadep)
+  X(datadep)                      \
+  X(serving)
 
 #define FLOPWISE_DECLARE_FAMILY(f) void register_aten_##f(AtenTable& t);
 FLOPWISE_ATEN_FAMILIES(FLOPWISE_DECLARE_FAMILY)

@@ -486,6 +486,16 @@ bool lower_copy(AtenLowerer& L, const Node* n, const std::string&) {
   return true;
 }
 
+// slice_scatter(self, src, ...), select_scatter, diagonal_scatter, as_strided_scatter (what functionalization
+// makes of an in-place write into a view): a copy of self with src written into a part of it; self's shape,
+// no arithmetic (src's elements only move).
+bool lower_embed_scatter(AtenLowerer& L, const Node* n, const std::string&) {
+  const int self = L.as_ir(L.in(n, 0));
+  if (self < 0) return false;
+  L.emit_to(n->output(), "Identity", {self});
+  return true;
+}
+
 // index(self, indices): one index tensor at position k (the others None) is a Gather on axis k; a boolean
 // mask there selects (aten_datadep.cc).
 // x[i0, i1, ...] with several index tensors from the first axis on (advanced indexing): the indices broadcast
@@ -619,8 +629,9 @@ bool lower_scalar_tensor(AtenLowerer& L, const Node* n, const std::string&) {
 // argmax/argmin(x, dim, keepdim).
 bool lower_reduce(AtenLowerer& L, const Node* n, const std::string& op) {
   static const std::map<std::string, std::string> onnx = {
-      {"mean", "ReduceMean"}, {"sum", "ReduceSum"}, {"amax", "ReduceMax"}, {"amin", "ReduceMin"},
-      {"max", "ReduceMax"},   {"min", "ReduceMin"}, {"prod", "ReduceProd"}};
+      {"mean", "ReduceMean"}, {"sum", "ReduceSum"}, {"amax", "ReduceMax"},  {"amin", "ReduceMin"},
+      {"max", "ReduceMax"},   {"min", "ReduceMin"}, {"prod", "ReduceProd"}, {"any", "ReduceMax"},
+      {"all", "ReduceMin"}};  // any / all of bools: a max / min of them
   size_t nin = n->inputs().size();
   const AtenValue* o = n->output(0);
   int x = L.as_ir(L.in(n, 0));
@@ -796,10 +807,12 @@ void register_aten_tensor(AtenTable& t) {
   t.add({"constant_pad_nd", "pad", "reflection_pad1d", "reflection_pad2d", "reflection_pad3d",
          "replication_pad1d", "replication_pad2d", "replication_pad3d"},
         lower_pad);
-  t.add({"zeros", "ones", "full", "empty", "rand", "randn", "new_zeros", "new_ones", "new_full", "new_empty",
-         "zeros_like", "ones_like", "full_like", "empty_like", "rand_like", "randn_like", "fill", "zero"},
+  t.add({"zeros",     "ones",       "full",      "empty",      "rand",           "randn",        "new_zeros",
+         "new_ones",  "new_full",   "new_empty", "zeros_like", "ones_like",      "full_like",    "empty_like",
+         "rand_like", "randn_like", "fill",      "zero",       "empty_permuted", "empty_strided"},
         lower_creation);
   t.add("copy", lower_copy);
+  t.add({"slice_scatter", "select_scatter", "diagonal_scatter", "as_strided_scatter"}, lower_embed_scatter);
   t.add("index", lower_index);
   t.add("diff", lower_diff);
   t.add("index_put", lower_index_put);
@@ -808,7 +821,8 @@ void register_aten_tensor(AtenTable& t) {
   t.add("cumsum", lower_cumsum);
   t.add("arange", lower_arange);
   t.add({"tensor", "scalar_tensor"}, lower_scalar_tensor);
-  t.add({"mean", "sum", "amax", "amin", "max", "min", "prod", "argmax", "argmin"}, lower_reduce);
+  t.add({"mean", "sum", "amax", "amin", "max", "min", "prod", "argmax", "argmin", "any", "all"},
+        lower_reduce);
   t.add("topk", lower_topk);
   t.add({"sort", "argsort", "msort"}, lower_sort);
   t.add("histc", lower_histc);

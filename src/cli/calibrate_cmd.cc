@@ -14,9 +14,10 @@
 #include <tuple>
 
 #include "commands.h"
-#include "flopwise/calibration.h"
+#include "flopwise/calibrate.h"
 #include "flopwise/errors.h"
 #include "flopwise/input_file.h"
+#include "flopwise/run_report.h"
 #include "output.h"
 
 namespace flopwise {
@@ -32,121 +33,40 @@ struct Measured {
   double wall_ms = 0;  // the forward latency the report measured (fastest or median); 0: none
 };
 
-Measured read_run_json(const std::string& path, bool fastest, std::vector<TimedSample>* out) {
-  json d = json::parse(read_input_file(path, " the run report"), nullptr, false);
-  if (d.is_discarded()) throw InputError(path + ": not JSON (truncated?)");
-  if (!d.is_object() || d.value("schema", "") != "flopwise.run/1")
-    throw InputError(path + ": not a run report (flopwise run ... --format json: schema flopwise.run/1)");
-  if (!d.contains("measured_units") || !d["measured_units"].is_object())
+// A run report's runtime, device, threads and granularity, and its units as samples of `model`, read by the
+// run report's reader (flopwise/run_report.h): a member of the wrong type is a bad file (exit 2), as a
+// missing one is.
+Measured read_run(const std::string& path, bool fastest, std::vector<TimedSample>* out) {
+  const RunReport r = read_run_report(path);
+  if (!r.measured_units)
     throw InputError(path +
                      ": a run report without measured_units (written before flopwise calibrate "
                      "existed): run flopwise run again");
-  const json& rt = d.contains("runtime") && d["runtime"].is_object() ? d["runtime"] : json::object();
+  const RunRuntime& rt = r.runtime;
   Measured m;
-  m.runtime = rt.value("engine", "libtorch");
-  if (m.runtime == "onnxruntime") {
-    std::string p;
-    if (rt.contains("providers") && rt["providers"].is_array())
-      for (const auto& x : rt["providers"])
-        if (x.is_string()) p += (p.empty() ? "" : "+") + x.get<std::string>();
-    m.device = p;
+  m.runtime = run_engine_name(rt.engine);
+  if (rt.engine == RunEngine::OnnxRuntime) {
+    for (const auto& p : rt.providers) m.device += (m.device.empty() ? "" : "+") + p;
     m.threads = "as the profile was recorded";
   } else {
-    m.device = rt.value("device", std::string());
-    if (rt.contains("device_name") && rt["device_name"].is_string() &&
-        !rt["device_name"].get<std::string>().empty())
-      m.device += " (" + rt["device_name"].get<std::string>() + ")";
-    m.threads = rt.contains("threads") && rt["threads"].is_number() ? std::to_string(rt["threads"].get<int>())
-                                                                    : "not recorded";
+    m.device = rt.device + (rt.device_name.empty() ? "" : " (" + rt.device_name + ")");
+    m.threads = rt.threads >= 0 ? std::to_string(rt.threads) : "not recorded";
   }
-  const json& mu = d["measured_units"];
-  const std::string g = mu.value("granularity", "");
-  if (g != "node" && g != "module") throw InputError(path + ": measured_units granularity '" + g + "'");
-  m.granularity = g == "node" ? Granularity::Node : Granularity::Module;
-  std::string model = path;
-  if (d.contains("model") && d["model"].is_object()) model = d["model"].value("path", path);
-  m.model = model;
-  if (d.contains("summary") && d["summary"].is_object() && d["summary"].contains("fwd_latency_ms") &&
-      d["summary"]["fwd_latency_ms"].is_object()) {
-    const json& f = d["summary"]["fwd_latency_ms"];
-    const char* key = fastest ? "min" : "median";
-    if (f.contains(key) && f[key].is_number()) {
-      const double v = f[key].get<double>();
-      if (std::isfinite(v) && v > 0) m.wall_ms = v;
-    }
-  }
-  if (!mu.contains("units") || !mu["units"].is_array())
-    throw InputError(path + ": measured_units has no units");
-  for (const auto& u : mu["units"]) {
-    if (!u.is_object()) throw InputError(path + ": a measured unit is not an object");
-    TimedSample s;
-    s.model = model;
-    s.unit.name = u.value("name", "");
-    s.unit.op = u.value("op", "");
-    s.unit.variant = u.value("variant", "");
-    s.unit.scope = s.unit.name;
-    auto num = [&](const char* k) {
-      if (!u.contains(k) || !u[k].is_number())
-        throw InputError(path + ": a measured unit's '" + k + "' is not a number");
-      const double v = u[k].get<double>();
-      if (!std::isfinite(v) || v < 0) throw InputError(path + ": a measured unit's '" + k + "' is negative");
-      return v;
-    };
-    s.unit.flops = num("flops");
-    s.unit.bytes = num("bytes");
-    s.unit.calls = num("calls");
-    // Since stop 49: the parameters' bytes, and a module's parts (absent: no parameter bytes told apart; the
-    // unit is one part).
-    if (u.contains("param_bytes")) s.unit.param_bytes = std::min(num("param_bytes"), s.unit.bytes);
-    if (u.contains("parts")) {
-      if (!u["parts"].is_array()) throw InputError(path + ": a measured unit's 'parts' is not an array");
-      double flops = 0, bytes = 0;
-      for (const auto& p : u["parts"]) {
-        if (!p.is_object() || !p.contains("op") || !p["op"].is_string())
-          throw InputError(path + ": a measured unit's part is not an object with an op");
-        CostPart& c = s.unit.parts.emplace_back();
-        c.op = p["op"].get<std::string>();
-        c.variant = p.contains("variant") && p["variant"].is_string() ? p["variant"].get<std::string>() : "";
-        auto pnum = [&](const char* k) {
-          if (!p.contains(k) || !p[k].is_number())
-            throw InputError(path + ": a measured unit's part's '" + k + "' is not a number");
-          const double v = p[k].get<double>();
-          if (!std::isfinite(v) || v < 0)
-            throw InputError(path + ": a measured unit's part's '" + k + "' is negative");
-          return v;
-        };
-        c.flops = pnum("flops");
-        c.bytes = pnum("bytes");
-        c.calls = pnum("calls");
-        c.param_bytes = p.contains("param_bytes") ? std::min(pnum("param_bytes"), c.bytes) : 0.0;
-        flops += c.flops;
-        bytes += c.bytes;
-      }
-      // The parts are the unit: their sums are its counts (within rounding), else the file was edited.
-      if (std::abs(flops - s.unit.flops) > 1e-6 * std::max(1.0, s.unit.flops) ||
-          std::abs(bytes - s.unit.bytes) > 1e-6 * std::max(1.0, s.unit.bytes))
-        throw InputError(path + ": the parts of measured unit '" + s.unit.name +
-                         "' do not sum to its counts");
-      if (s.unit.parts.size() < 2) s.unit.parts.clear();
-    }
-    if (fastest && !u.contains("min_ms"))
+  m.granularity = r.measured_units->granularity;
+  m.model = r.model.empty() ? path : r.model;
+  const double wall = fastest ? r.summary.fwd_latency_ms.min : r.summary.fwd_latency_ms.median;
+  if (std::isfinite(wall) && wall > 0) m.wall_ms = wall;
+  for (const RunUnit& u : r.measured_units->units) {
+    if (fastest && !u.has_min)
       throw InputError(path +
                        ": a run report without its units' fastest times (written before they were kept): run "
                        "flopwise run again, or calibrate with --statistic median");
-    s.ms = num(fastest ? "min_ms" : "ms");
-    out->push_back(std::move(s));
+    TimedSample& s = out->emplace_back();
+    s.model = m.model;
+    s.unit = u.unit;
+    s.ms = fastest ? u.min_ms : u.ms;
   }
   return m;
-}
-
-// A run report's runtime, device, threads and granularity, and its units as samples of `model`; a member of
-// the wrong type is a bad file (exit 2), as a missing one is.
-Measured read_run(const std::string& path, bool fastest, std::vector<TimedSample>* out) {
-  try {
-    return read_run_json(path, fastest, out);
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError(path + ": not a run report as flopwise run writes it (" + e.what() + ")");
-  }
 }
 
 // The fastest or the median of `t` (not empty), as --statistic pools a model's repeats.

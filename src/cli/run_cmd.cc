@@ -1,8 +1,9 @@
 // src/cli/run_cmd.cc — `flopwise run MODEL.pt`: the static report beside measured latency per module scope.
 // Owns: the request to the runtime harness (flopwise-runtime, a separate executable linked to LibTorch:
 // crashes and ABI differences stay out of this process, and it can be built against any LibTorch), spawning
-// it under a timeout, joining its measurements with the static scope tree (the run report's writers are
-// src/writers/run_report.cc), and the ONNX Runtime profile path. Sees no LibTorch.
+// it under a timeout, and which join and writer each input takes: the joins of measured time with the
+// static scope tree are src/measured/run_join.cc's (flopwise/run.h), the run report's writers
+// src/writers/run_report*.cc's. Sees no LibTorch.
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -15,25 +16,22 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
-#include <functional>
-#include <iomanip>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <set>
 #include <sstream>
 #include <thread>
 
 #include "commands.h"
 #include "flopwise/analyse.h"
-#include "flopwise/calibration.h"
 #include "flopwise/cost.h"
 #include "flopwise/errors.h"
 #include "flopwise/formats.h"
 #include "flopwise/json_text.h"
 #include "flopwise/ort_profile.h"
 #include "flopwise/roofline.h"
+#include "flopwise/run.h"
 #include "flopwise/run_report.h"
 #include "flopwise/torch_trace.h"
 #include "flopwise/verify.h"
@@ -55,9 +53,6 @@ struct RunOptions {
   std::string hardware, hardware_file;     // a roofline bound per scope beside the measured time
   std::map<std::string, double> bound_ms;  // scope -> its roofline bound (filled by with_bounds)
 };
-
-// What the run report's writers (flopwise/run_report.h) take from the options.
-RunTextOptions text_options(const RunOptions& o) { return RunTextOptions{o.model, o.peak_tflops}; }
 
 // The options with each static scope's roofline bound on --hardware (or --hardware-file): a measured time
 // below its bound is a counting or timing error.
@@ -168,227 +163,6 @@ int spawn(const std::string& exe, const std::string& request, const std::string&
   return WEXITSTATUS(status);
 }
 
-double percentile(std::vector<double> xs, double p) {
-  if (xs.empty()) return 0;
-  std::sort(xs.begin(), xs.end());
-  double at = p * static_cast<double>(xs.size() - 1);
-  size_t lo = static_cast<size_t>(std::floor(at)), hi = static_cast<size_t>(std::ceil(at));
-  return xs[lo] + (xs[hi] - xs[lo]) * (at - static_cast<double>(lo));
-}
-
-// Measured time per scope, joined with the static tree: inclusive op-sum per forward, calls per forward.
-struct ScopeTime {
-  double ms = 0;            // sum of top-level op durations in the scope or below, per profiled forward
-  double self_ms = 0;       // of ops directly in the scope
-  double self_min_ms = -1;  // self_ms in the fastest iteration (-1: not measured iteration by iteration)
-  int64_t entries = 0;
-};
-
-struct Joined {
-  std::map<std::string, ScopeTime> scopes;
-  std::map<std::string, double> op_ms;  // per op name, per forward
-  std::map<std::string, const ScopeNode*> static_scopes;
-  double profiled_fwd_ms = 0, op_sum_ms = 0, unattributed_ms = 0;
-  int iters = 0;
-};
-
-// A unit's measured time per forward: the median (or mean) of the runs, and the fastest run's.
-struct UnitTime {
-  double ms = 0, min_ms = 0;  // 0: not measured
-};
-
-// The run's measured units for flopwise calibrate (flopwise/calibration.h): each unit of the report at the
-// runtime's granularity with its static counts and measured times per forward.
-json measured_units(const Report& rep, Granularity g, const std::function<UnitTime(const CostUnit&)>& time) {
-  int64_t unknown = 0;
-  json units = json::array();
-  for (const CostUnit& u : cost_units(rep, g, &unknown)) {
-    const UnitTime t = time(u);
-    json unit = {{"name", u.name},    {"op", u.op},       {"variant", u.variant},         {"flops", u.flops},
-                 {"bytes", u.bytes},  {"calls", u.calls}, {"param_bytes", u.param_bytes}, {"ms", t.ms},
-                 {"min_ms", t.min_ms}};
-    if (!u.parts.empty()) {  // a module's nodes by op and variant: calibrate fits each part by its own op
-      json parts = json::array();
-      for (const CostPart& p : u.parts)
-        parts.push_back({{"op", p.op},
-                         {"variant", p.variant},
-                         {"flops", p.flops},
-                         {"bytes", p.bytes},
-                         {"calls", p.calls},
-                         {"param_bytes", p.param_bytes}});
-      unit["parts"] = std::move(parts);
-    }
-    units.push_back(std::move(unit));
-  }
-  return {{"granularity", granularity_name(g)}, {"not_numbers", unknown}, {"units", units}};
-}
-
-// A scope's own time (its ops, children apart), per forward: LibTorch's and a trace's unit of measure. Where
-// the iterations were not told apart (a trace's steps), the fastest is the mean.
-json scope_self_units(const Report& rep, const Joined& j) {
-  return measured_units(rep, Granularity::Module, [&](const CostUnit& u) {
-    auto it = j.scopes.find(u.name);
-    if (it == j.scopes.end()) return UnitTime{};
-    const ScopeTime& t = it->second;
-    return UnitTime{t.self_ms, t.self_min_ms >= 0 ? t.self_min_ms : t.self_ms};
-  });
-}
-
-void index_scopes(const ScopeNode& s, std::map<std::string, const ScopeNode*>& out) {
-  out[s.name] = &s;
-  for (const auto& c : s.children) index_scopes(*c, out);
-}
-
-Joined join(const Report& rep, const json& rt) {
-  Joined j;
-  index_scopes(*rep.scopes, j.static_scopes);
-  const json& prof = rt.at("profiled");
-  j.iters = prof.value("iters", 0);
-  std::vector<double> fwd = prof.at("fwd_ms").get<std::vector<double>>();
-  j.profiled_fwd_ms = percentile(fwd, 0.5);
-  std::vector<std::string> prev;
-  int prev_iter = -1;
-  std::map<std::string, std::map<int, double>> self_by_iter;  // scope -> iteration -> its own ops' time
-  for (const auto& op : prof.at("ops")) {
-    std::string scope = op.value("scope", "");
-    // A scope the static tree lacks (a module the lowering inlined differently) counts to its nearest
-    // ancestor the tree has, so no time is dropped.
-    auto chain = scope_ancestors(scope);
-    while (chain.size() > 1 && !j.static_scopes.count(chain.back())) chain.pop_back();
-    double ms = op.value("dur_us", 0.0) / 1000.0;
-    if (op.value("iter", 0) != prev_iter) prev.clear(), prev_iter = op.value("iter", 0);
-    for (const auto& a : chain) {
-      auto& t = j.scopes[a];
-      t.ms += ms;
-      if (std::find(prev.begin(), prev.end(), a) == prev.end()) t.entries++;
-    }
-    j.scopes[chain.back()].self_ms += ms;
-    self_by_iter[chain.back()][op.value("iter", 0)] += ms;
-    j.op_ms[op.value("name", "")] += ms;
-    j.op_sum_ms += ms;
-    prev = chain;
-  }
-  double n = std::max(1, j.iters);
-  for (auto& [k, t] : j.scopes) t.ms /= n, t.self_ms /= n;
-  // The fastest iteration's own time, of scopes that ran in every iteration (else the mean stands).
-  for (const auto& [scope, by_iter] : self_by_iter)
-    if (static_cast<int>(by_iter.size()) == j.iters) {
-      double lo = INFINITY;
-      for (const auto& [iter, ms] : by_iter) lo = std::min(lo, ms);
-      j.scopes[scope].self_min_ms = lo;
-    }
-  for (auto& [k, ms] : j.op_ms) ms /= n;
-  j.op_sum_ms /= n;
-  j.unattributed_ms = std::max(0.0, j.profiled_fwd_ms - j.op_sum_ms);
-  return j;
-}
-
-double flops_of(const ScopeNode& s) { return s.cost.flops.known ? static_cast<double>(s.cost.flops.v) : NAN; }
-
-// The profiled forwards' cost over the unprofiled forward run just before each: the median of the pairs'
-// ratios, minus 1 (neighbours share the machine's state; two phases a noisy machine runs at different
-// speeds would not).
-double profiling_overhead(const json& prof) {
-  std::vector<double> p = prof.value("fwd_ms", std::vector<double>{}),
-                      c = prof.value("paired_clean_ms", std::vector<double>{}), ratios;
-  for (size_t i = 0; i < p.size() && i < c.size(); ++i)
-    if (c[i] > 0) ratios.push_back(p[i] / c[i]);
-  return ratios.empty() ? NAN : percentile(ratios, 0.5) - 1.0;
-}
-
-json summary(const Report& rep, const json& rt, const Joined& j, const RunOptions& o) {
-  std::vector<double> fwd = rt.at("fwd_ms").get<std::vector<double>>();
-  double med = percentile(fwd, 0.5);
-  int64_t batch = 1;
-  if (!rep.inputs.empty() && rep.inputs[0].second.second.rank_known &&
-      rep.inputs[0].second.second.rank() > 0 && rep.inputs[0].second.second.dims[0].is_known())
-    batch = rep.inputs[0].second.second.dims[0].value();
-  double flops = rep.totals.flops.known ? static_cast<double>(rep.totals.flops.v) : NAN;
-  json s = {{"fwd_latency_ms",
-             {{"median", med},
-              {"p10", percentile(fwd, 0.1)},
-              {"p90", percentile(fwd, 0.9)},
-              {"min", *std::min_element(fwd.begin(), fwd.end())}}},
-            {"samples_per_s", med > 0 ? 1000.0 * static_cast<double>(batch) / med : NAN},
-            {"batch", batch},
-            {"fwd_flops_per_s", med > 0 ? flops / (med / 1000.0) : NAN},
-            {"profiled_fwd_ms", j.profiled_fwd_ms},
-            {"profiled_op_sum_ms", j.op_sum_ms},
-            {"coverage", j.profiled_fwd_ms > 0 ? j.op_sum_ms / j.profiled_fwd_ms : NAN},
-            {"profiling_overhead", profiling_overhead(rt.at("profiled"))}};
-  if (rt.contains("bwd_ms")) {
-    std::vector<double> bwd = rt.at("bwd_ms").get<std::vector<double>>();
-    double bmed = percentile(bwd, 0.5);
-    double bflops = rep.totals.backward_flops.known ? static_cast<double>(rep.totals.backward_flops.v) : NAN;
-    s["bwd_latency_ms"] = {{"median", bmed},
-                           {"p10", percentile(bwd, 0.1)},
-                           {"p90", percentile(bwd, 0.9)},
-                           {"min", *std::min_element(bwd.begin(), bwd.end())}};
-    s["fwd_bwd_flops_per_s"] = (flops + bflops) / ((med + bmed) / 1000.0);
-    s["backward_note"] = rt.value("backward_note", "");
-  }
-  if (o.peak_tflops > 0) s["peak_tflops"] = o.peak_tflops;
-  return s;
-}
-
-// One row per static scope (pre-order, to --depth), with its measured time.
-json scope_rows(const Joined& j, const RunOptions& o) {
-  json rows = json::array();
-  double total = j.profiled_fwd_ms;
-  std::vector<const ScopeNode*> stack{j.static_scopes.at("")};
-  while (!stack.empty()) {
-    const ScopeNode* s = stack.back();
-    stack.pop_back();
-    if (o.depth >= 0 && s->depth > o.depth) continue;
-    auto it = j.scopes.find(s->name);
-    ScopeTime t = it == j.scopes.end() ? ScopeTime{} : it->second;
-    double fl = flops_of(*s);
-    double rate = t.ms > 0 ? fl / (t.ms / 1000.0) : NAN;
-    json r = {{"name", s->name},
-              {"class", s->cls},
-              {"depth", s->depth},
-              {"params", s->cost.params.known ? json(s->cost.params.v) : json(nullptr)},
-              {"macs", s->cost.macs.known ? json(s->cost.macs.v) : json(nullptr)},
-              {"flops", std::isnan(fl) ? json(nullptr) : json(static_cast<int64_t>(fl))},
-              {"latency_ms", t.ms},
-              {"self_ms", t.self_ms},
-              {"pct", total > 0 ? 100.0 * t.ms / total : 0.0},
-              {"calls", j.iters > 0 ? static_cast<double>(t.entries) / j.iters : 0.0},
-              {"flops_per_s", std::isnan(rate) ? json(nullptr) : json(rate)}};
-    if (o.peak_tflops > 0 && !std::isnan(rate)) {
-      r["pct_of_peak"] = 100.0 * rate / (o.peak_tflops * 1e12);
-      r["exceeds_peak"] = rate > o.peak_tflops * 1e12;
-    }
-    if (auto b = o.bound_ms.find(s->name); b != o.bound_ms.end()) {
-      r["bound_ms"] = b->second;
-      r["below_bound"] = t.ms > 0 && t.ms < b->second;
-    }
-    rows.push_back(r);
-    for (auto c = s->children.rbegin(); c != s->children.rend(); ++c) stack.push_back(c->get());
-  }
-  return rows;
-}
-
-// Measured ms per scope name, for the HTML page's latency metric.
-std::map<std::string, double> latency_of(const Joined& j) {
-  std::map<std::string, double> m;
-  for (const auto& [name, t] : j.scopes) m[name] = t.ms;
-  return m;
-}
-
-json op_rows(const Joined& j) {
-  std::vector<std::pair<std::string, double>> v(j.op_ms.begin(), j.op_ms.end());
-  std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
-  json rows = json::array();
-  for (const auto& [name, ms] : v)
-    rows.push_back({{"op", name},
-                    {"latency_ms", ms},
-                    {"pct", j.op_sum_ms > 0 ? 100.0 * ms / j.op_sum_ms : 0.0},
-                    {"flops", nullptr},
-                    {"flops_per_s", nullptr}});
-  return rows;
-}
-
 // Pins for a model profiled by ONNX Runtime: the user's, else its symbolic input dims bound to what the
 // profile's kernels saw (a whole input shape where a dim has no name).
 Pins profile_pins(const LoadedModel& loaded, Pins pins, const OrtProfile& prof,
@@ -425,11 +199,34 @@ Pins profile_pins(const LoadedModel& loaded, Pins pins, const OrtProfile& prof,
   return pins;
 }
 
-double median_of(std::vector<double> xs) { return percentile(std::move(xs), 0.5); }
+// What the joins take from the options: the model, the profile, the scope table's depth, --peak-tflops and
+// the scopes' roofline bounds.
+RunJoinOptions join_options(const RunOptions& o) {
+  RunJoinOptions j;
+  j.model = o.model;
+  j.profile = o.profile;
+  j.depth = o.depth;
+  j.peak_tflops = o.peak_tflops;
+  j.bound_ms = o.bound_ms;
+  return j;
+}
+
+// The report in --format: html (the static page with measured latency per scope), json, or text (with
+// --verify's result).
+void write_run(const RunOptions& o, const Report& rep, const RunJoin& joined, const RunTextOptions& text) {
+  std::ofstream file;
+  std::ostream& out = output_stream(o.output, file);
+  if (o.format == "html")
+    write_html(out, rep, nullptr, &joined.scope_ms);
+  else if (o.format == "json")
+    out << run_report_json(joined.report);
+  else
+    write_run_text(out, rep, joined.report, text);
+  if (o.format == "text" && joined.report.verify) write_verify_text(out, *joined.report.verify);
+}
 
 // `flopwise run MODEL.onnx --profile PROFILE.json`: the static report beside the time ONNX Runtime
-// measured, per module scope. The first run is the warm-up (reported apart), the rest are measured
-// (medians); with one run, that run is both.
+// measured, per module scope (join_ort_profile).
 int run_ort(const RunOptions& o) {
   OrtProfile prof = read_ort_profile(o.profile);
   std::vector<std::string> bound;
@@ -439,296 +236,20 @@ int run_ort(const RunOptions& o) {
   Analysis analysis = analyse(loaded, pins, find_convention("default"));
   const Report& rep = analysis.report;
   ProfileAttribution at = attribute_profile(*analysis.model, rep, prof);
-
-  const size_t n_runs = prof.run_ms.size(), first = n_runs > 1 ? 1 : 0;
-  auto measured = [&](const std::vector<std::map<std::string, double>>& per_run, const std::string& key) {
-    std::vector<double> xs;
-    for (size_t r = first; r < n_runs; ++r) {
-      auto it = per_run[r].find(key);
-      xs.push_back(it == per_run[r].end() ? 0.0 : it->second / 1000.0);
-    }
-    return median_of(xs);
-  };
-  std::vector<double> run_ms(prof.run_ms.begin() + static_cast<std::ptrdiff_t>(first), prof.run_ms.end());
-
-  Joined j;
-  index_scopes(*rep.scopes, j.static_scopes);
-  j.iters = 1;
-  for (const auto& [name, unused] : j.static_scopes) {
-    ScopeTime t;
-    t.ms = measured(at.scope_us, name);
-    t.self_ms = measured(at.scope_self_us, name);
-    auto k = at.scope_kernels.find(name);
-    t.entries = k == at.scope_kernels.end() ? 0 : k->second;
-    j.scopes[name] = t;
-  }
-  j.profiled_fwd_ms = median_of(run_ms);
-  j.op_sum_ms = measured(at.scope_us, "");
-  j.unattributed_ms = std::max(0.0, j.profiled_fwd_ms - j.op_sum_ms);
-  json rt = {{"fwd_ms", run_ms}, {"profiled", {{"iters", run_ms.size()}, {"fwd_ms", run_ms}}}};
-  json sum = summary(rep, rt, j, o);
-  sum.erase("profiling_overhead");
-  if (n_runs > 1) sum["warmup_run_ms"] = prof.run_ms[0];
-  json rows = scope_rows(j, with_bounds(o, rep));
-  for (auto& r : rows) {
-    std::string name = r["name"].get<std::string>();
-    if (n_runs > 1) {
-      auto it = at.scope_us[0].find(name);
-      r["warmup_ms"] = it == at.scope_us[0].end() ? 0.0 : it->second / 1000.0;
-    }
-    auto p = at.scope_providers.find(name);
-    r["providers"] = p == at.scope_providers.end() ? json::array() : json(p->second);
-  }
-
-  // Op types of the original graph (fused kernels split as for scopes), by measured time.
-  std::map<std::string, const OpTypeReport*> static_ops;
-  for (const auto& ot : rep.op_types) static_ops[ot.op] = &ot;
-  std::set<std::string> op_names;
-  for (const auto& per : at.op_type_us)
-    for (const auto& [k, v] : per) op_names.insert(k);
-  json ops = json::array();
-  for (const auto& k : op_names) {
-    double ms = measured(at.op_type_us, k);
-    auto it = static_ops.find(k);
-    double fl =
-        it != static_ops.end() && it->second->flops.known ? static_cast<double>(it->second->flops.v) : NAN;
-    json r = {{"op", k},
-              {"nodes", it != static_ops.end() ? it->second->count : 0},
-              {"latency_ms", ms},
-              {"pct", j.op_sum_ms > 0 ? 100.0 * ms / j.op_sum_ms : 0.0},
-              {"flops", std::isnan(fl) ? json(nullptr) : json(static_cast<int64_t>(fl))},
-              {"flops_per_s", ms > 0 && !std::isnan(fl) ? json(fl / (ms / 1000.0)) : json(nullptr)}};
-    ops.push_back(r);
-  }
-  std::stable_sort(ops.begin(), ops.end(), [](const json& a, const json& b) {
-    return a["latency_ms"].get<double>() > b["latency_ms"].get<double>();
-  });
-
-  // How the kernels were mapped; kernels with no original node are listed.
-  json methods = json::object(), listed = json::array(), kernels = json::array();
-  std::map<std::string, UnitTime> node_ms;  // each kernel's time over the nodes it covers, by share
-  std::set<std::string> providers;
-  for (const auto& [m, us] : at.method_us)
-    methods[map_method_name(m)] = at.total_us > 0 ? 100.0 * us / at.total_us : 0.0;
-  for (size_t k = 0; k < prof.kernels.size(); ++k) {
-    const OrtKernel& kern = prof.kernels[k];
-    const KernelAttribution& ka = at.kernels[k];
-    providers.insert(kern.provider);
-    std::vector<double> us(kern.us.begin() + static_cast<std::ptrdiff_t>(first), kern.us.end());
-    double ms = median_of(us) / 1000.0;
-    const double min_ms = us.empty() ? 0.0 : *std::min_element(us.begin(), us.end()) / 1000.0;
-    json nodes = json::array();
-    for (const auto& [i, share] : ka.nodes) {
-      nodes.push_back({{"node", analysis.model->graph.nodes[i].name}, {"share", share}});
-      UnitTime& t = node_ms[analysis.model->graph.nodes[i].name];
-      t.ms += ms * share;
-      t.min_ms += min_ms * share;
-    }
-    kernels.push_back({{"kernel", kern.key},
-                       {"op", kern.op},
-                       {"provider", kern.provider},
-                       {"method", map_method_name(ka.method)},
-                       {"latency_ms", ms},
-                       {"nodes", nodes}});
-    if (ka.method == MapMethod::none || ka.method == MapMethod::inserted)
-      listed.push_back(
-          {{"kernel", kern.key},
-           {"op", kern.op},
-           {"provider", kern.provider},
-           {"method", map_method_name(ka.method)},
-           {"latency_ms", ms},
-           {"counted_to",
-            ka.nodes.empty() ? json(nullptr) : json(analysis.model->graph.nodes[ka.nodes[0].first].name)}});
-  }
-  double attributed = at.total_us > 0 ? 100.0 * (1.0 - at.method_us[MapMethod::none] / at.total_us) : 100.0;
-
-  std::ofstream file;
-  std::ostream* os = &output_stream(o.output, file);
-  if (o.format == "html") {
-    const auto latency = latency_of(j);
-    write_html(*os, rep, nullptr, &latency);
-    return kExitOk;
-  }
-  if (o.format == "json") {
-    json doc = run_doc(text_options(o), rep,
-                       {{"engine", "onnxruntime"},
-                        {"profile", o.profile},
-                        {"providers", providers},
-                        {"runs", n_runs},
-                        {"warmup_runs", first},
-                        {"measured_runs", n_runs - first},
-                        {"timing", "ONNX Runtime profile: model_run wall time; node time = kernel events"},
-                        {"input_bindings", bound}},
-                       sum, rows, ops, j.unattributed_ms);
-    doc["attribution"] = {{"node_time_ms", j.op_sum_ms},
-                          {"attributed_pct", attributed},
-                          {"by_method_pct", methods},
-                          {"split_kernels", at.split_kernels},
-                          {"outside_runs_ms", prof.outside_runs_us / 1000.0},
-                          {"listed", listed},
-                          {"kernels", kernels}};
-    doc["measured_units"] = measured_units(rep, Granularity::Node, [&](const CostUnit& u) {
-      auto it = node_ms.find(u.name);
-      return it == node_ms.end() ? UnitTime{} : it->second;
-    });
-    *os << json_text(doc, 1) << "\n";
-    return kExitOk;
-  }
-  auto& out = *os;
-  out << "------------------------------ flopwise run ------------------------------\n";
-  out << "model:                 " << o.model << "\n";
-  out << "measured by:           ONNX Runtime profile " << o.profile << " (" << n_runs << " run(s): "
-      << (n_runs > 1 ? "1 warm-up, " + std::to_string(n_runs - 1) + " measured)" : "no warm-up to set apart)")
-      << "\n";
-  std::string plist;
-  for (const auto& p : providers) plist += (plist.empty() ? "" : ", ") + p;
-  out << "providers:             " << plist << "\n";
-  if (!bound.empty()) {
-    std::string b;
-    for (const auto& x : bound) b += (b.empty() ? "" : ", ") + x;
-    out << "inputs (from profile): " << b << "\n";
-  }
-  out << "\n";
-  const auto& f = sum["fwd_latency_ms"];
-  out << "fwd latency (model_run):          median " << fmt(f["median"]) << " ms, p10 " << fmt(f["p10"])
-      << ", p90 " << fmt(f["p90"]) << ", min " << fmt(f["min"]);
-  if (n_runs > 1) out << "; warm-up run " << fmt(prof.run_ms[0]) << " ms";
-  out << "\n";
-  out << "samples/s:                        " << fmt(sum["samples_per_s"].get<double>(), 1) << " (batch "
-      << sum["batch"] << ")\n";
-  out << "fwd FLOPs (static):               " << human(rep.totals.flops) << "\n";
-  out << "fwd FLOP/s (static / median):     " << human(sum["fwd_flops_per_s"].get<double>()) << "FLOP/s\n";
-  out << "node time (sum of kernels):       " << fmt(j.op_sum_ms)
-      << " ms = " << fmt(j.profiled_fwd_ms > 0 ? 100.0 * j.op_sum_ms / j.profiled_fwd_ms : 0.0, 1)
-      << " % of the run; " << fmt(attributed, 1) << " % of it attributed to scopes\n";
-  out << "kernels mapped by:                ";
-  bool first_m = true;
-  for (const auto& [m, us] : at.method_us) {
-    if (us <= 0) continue;
-    out << (first_m ? "" : ", ") << map_method_name(m) << " "
-        << fmt(at.total_us > 0 ? 100.0 * us / at.total_us : 0.0, 1) << " %";
-    first_m = false;
-  }
-  out << "\n";
-  if (at.split_kernels > 0)
-    out << "fused kernels:                    " << at.split_kernels
-        << " cover several original nodes: their time is split over them by static FLOPs\n";
-  out << "\nPer module scope (latency = kernel time in the scope per run, median of the measured runs;\n"
-         "FLOP/s = static FLOPs / that latency):\n";
-  write_scope_table(out, rows, text_options(o));
-  out << "\nPer op type of the original graph (median ms per run):\n";
-  out << "  " << std::left << std::setw(28) << "op type" << std::right << std::setw(7) << "nodes"
-      << std::setw(11) << "ms" << std::setw(8) << "%" << std::setw(10) << "FLOPs" << std::setw(12) << "FLOP/s"
-      << "\n";
-  for (const auto& r : ops) {
-    std::string name = r["op"].get<std::string>();
-    if (name.size() > 27) name = name.substr(0, 26) + "~";
-    out << "  " << std::left << std::setw(28) << name << std::right << std::setw(7)
-        << r["nodes"].get<int64_t>() << std::setw(11) << fmt(r["latency_ms"], 3) << std::setw(8)
-        << fmt(r["pct"], 1) << std::setw(10)
-        << (r["flops"].is_null() ? "-" : human(Count(r["flops"].get<int64_t>()))) << std::setw(12)
-        << (r["flops_per_s"].is_null() ? "-" : human(r["flops_per_s"].get<double>())) << "\n";
-  }
-  if (!listed.empty()) {
-    out << "\nKernels with no original node (inserted by ORT: counted to the node run before; unattributed: "
-           "at "
-           "the root only):\n";
-    for (const auto& l : listed)
-      out << "  " << l["kernel"].get<std::string>() << " (" << l["op"].get<std::string>() << ", "
-          << short_provider(l["provider"].get<std::string>()) << "): " << fmt(l["latency_ms"], 3) << " ms, "
-          << l["method"].get<std::string>()
-          << (l["counted_to"].is_null() ? "" : " -> " + l["counted_to"].get<std::string>()) << "\n";
-  }
+  RunJoin joined = join_ort_profile(*analysis.model, rep, prof, at, bound, join_options(with_bounds(o, rep)));
+  write_run(o, rep, joined, RunTextOptions{o.peak_tflops, 0});
   return kExitOk;
 }
 
 // `flopwise run MODEL --profile TRACE.pt.trace.json[.gz]`: a PyTorch profiler trace's GPU time on MODEL's
-// static module tree, per step (the mean of the trace's steps). The trace's scopes are matched to the tree by
-// match_trace_scopes; a scope's time is the GPU time of the kernels its ops launched. The forward latency is
-// each step's GPU busy time.
+// static module tree, per step (join_torch_trace).
 int run_torch_profile(const RunOptions& o) {
   TraceReport tr = analyse_trace_file(o.profile);
   Analysis analysis = analyse(o.model, parse_pins(o.inputs, o.dims, o.values), find_convention("default"));
   const Report& rep = analysis.report;
-  const auto matched = match_trace_scopes(tr, *rep.scopes);
-  const double steps = static_cast<double>(std::max<size_t>(1, tr.steps.size()));
-  Joined j;
-  index_scopes(*rep.scopes, j.static_scopes);
-  j.iters = 1;
-  for (const auto& [name, node] : j.static_scopes) {
-    ScopeTime t;
-    if (auto it = matched.find(name); it != matched.end())
-      for (int i : it->second) {
-        t.ms += tr.scopes[static_cast<size_t>(i)].row.gpu_us / steps / 1000.0;
-        ++t.entries;
-      }
-    j.scopes[name] = t;
-  }
-  for (auto& [name, t] : j.scopes) {  // self: what the scope's children do not hold
-    t.self_ms = t.ms;
-    for (const auto& c : j.static_scopes.at(name)->children) t.self_ms -= j.scopes[c->name].ms;
-    t.self_ms = std::max(0.0, t.self_ms);
-  }
-  std::vector<double> step_ms;
-  for (const auto& s : tr.steps) step_ms.push_back(s.gpu_busy_us / 1000.0);
-  j.profiled_fwd_ms = median_of(step_ms);
-  j.op_sum_ms = j.scopes[""].ms;
-  j.unattributed_ms = std::max(0.0, j.profiled_fwd_ms - j.op_sum_ms);
-  for (const auto& op : tr.ops) j.op_ms[op.name] = op.gpu_us / steps / 1000.0;
-  json rt = {{"fwd_ms", step_ms}, {"profiled", {{"iters", step_ms.size()}, {"fwd_ms", step_ms}}}};
-  json sum = summary(rep, rt, j, o);
-  sum.erase("profiling_overhead");
-  json rows = scope_rows(j, with_bounds(o, rep));
-  json ops = json::array();
-  for (const auto& op : tr.ops) {
-    double ms = op.gpu_us / steps / 1000.0, fl = op.overflow ? NAN : static_cast<double>(op.flops) / steps;
-    ops.push_back({{"op", op.name},
-                   {"latency_ms", ms},
-                   {"pct", j.op_sum_ms > 0 ? 100.0 * ms / j.op_sum_ms : 0.0},
-                   {"flops", std::isnan(fl) ? json(nullptr) : json(static_cast<int64_t>(fl))},
-                   {"flops_per_s", ms > 0 && !std::isnan(fl) && op.uncosted == 0 ? json(fl / (ms / 1000.0))
-                                                                                 : json(nullptr)}});
-  }
-  size_t trace_scopes = 0;
-  for (const auto& [name, ix] : matched) trace_scopes += ix.size();
-  std::ofstream file;
-  std::ostream& out = output_stream(o.output, file);
-  if (o.format == "html") {
-    const auto latency = latency_of(j);
-    write_html(out, rep, nullptr, &latency);
-    return kExitOk;
-  }
-  const std::string timing =
-      "PyTorch profiler trace: GPU time of the kernels each scope's ops launched, per step (the mean of " +
-      std::to_string(tr.steps.size()) + "); fwd latency = each step's GPU busy time";
-  if (o.format == "json") {
-    json doc = run_doc(text_options(o), rep,
-                       {{"engine", "pytorch-trace"},
-                        {"profile", o.profile},
-                        {"device", tr.device},
-                        {"steps", tr.steps.size()},
-                        {"timing", timing},
-                        {"matched_scopes", matched.size()},
-                        {"trace_scopes", tr.scopes.size()}},
-                       sum, rows, ops, j.unattributed_ms);
-    doc["measured_units"] = scope_self_units(rep, j);
-    out << json_text(doc, 1) << "\n";
-    return kExitOk;
-  }
-  out << "------------------------------ flopwise run ------------------------------\n";
-  out << "model:                 " << o.model << "\n";
-  out << "measured by:           PyTorch profiler trace " << o.profile << " ("
-      << (tr.device.empty() ? "device not named" : tr.device) << ", " << tr.steps.size() << " step(s))\n";
-  out << "scopes matched:        " << matched.size() << " of the model's " << j.static_scopes.size() << " to "
-      << trace_scopes << " of the trace's " << tr.scopes.size() << "\n\n";
-  const auto& f = sum["fwd_latency_ms"];
-  out << "GPU busy per step:                median " << fmt(f["median"]) << " ms, min " << fmt(f["min"])
-      << "\n";
-  out << "model's GPU time per step:        " << fmt(j.op_sum_ms, 3) << " ms\n";
-  out << "fwd FLOPs (static):               " << human(rep.totals.flops) << "\n";
-  out << "\nPer module scope (latency = GPU time of the scope's kernels per step; FLOP/s = static FLOPs / "
-         "that):\n";
-  write_scope_table(out, rows, text_options(o));
+  size_t matched = 0;
+  RunJoin joined = join_torch_trace(rep, tr, join_options(with_bounds(o, rep)), &matched);
+  write_run(o, rep, joined, RunTextOptions{o.peak_tflops, matched});
   return kExitOk;
 }
 
@@ -804,46 +325,11 @@ int run(const RunOptions& o) {
                 msg.empty() ? "flopwise-runtime failed (exit " + std::to_string(rc) + ")" : msg);
     return kExitRunFailed;
   }
-  Joined j = join(rep, rt);
-  json sum = summary(rep, rt, j, o);
-  json rows = scope_rows(j, with_bounds(o, rep, &rt));
+  RunJoin joined = join_runtime_response(rep, rt, join_options(with_bounds(o, rep, &rt)));
   if (!o.trace.empty()) write_trace(o.trace, rt);
-  std::optional<VerifyResult> ver;
-  if (o.verify) ver = verify_shapes(model, rt.at("verify").at("ops"));
-
-  std::ofstream file;
-  std::ostream* os = &output_stream(o.output, file);
-  if (o.format == "html") {
-    const auto latency = latency_of(j);
-    write_html(*os, rep, nullptr, &latency);
-  } else if (o.format == "json") {
-    json doc = run_doc(text_options(o), rep,
-                       {{"device", rt["device"]},
-                        {"device_name", rt["device_name"]},
-                        {"torch_version", rt["torch_version"]},
-                        {"blas", rt["blas"]},
-                        {"threads", rt["threads"]},
-                        {"timing", rt["timing"]},
-                        {"op_clock", rt["profiled"].value("op_clock", "")},
-                        {"tf32", rt.value("tf32", json(nullptr))},
-                        {"warmup", rt["warmup"]},
-                        {"iters", rt["iters"]},
-                        {"profile_iters", rt["profiled"]["iters"]}},
-                       sum, rows, op_rows(j), j.unattributed_ms);
-    doc["measured_units"] = scope_self_units(rep, j);
-    if (ver)
-      doc["verify"] = {{"ok", ver->ok()},
-                       {"executed_ops", ver->executed},
-                       {"matched_ops", ver->matched},
-                       {"shapes_checked", ver->shapes_checked},
-                       {"unknown_static", ver->unknown_static},
-                       {"disagreements", ver->disagreements},
-                       {"unmatched", ver->unmatched}};
-    *os << json_text(doc, 1) << "\n";
-  } else {
-    write_run_text(*os, rep, rt, sum, rows, text_options(o));
-    if (ver) write_verify_text(*os, *ver);
-  }
+  if (o.verify) joined.report.verify = verify_shapes(model, rt.at("verify").at("ops"));
+  const std::optional<VerifyResult>& ver = joined.report.verify;
+  write_run(o, rep, joined, RunTextOptions{o.peak_tflops, 0});
   if (ver && !ver->ok()) {
     print_error(
         "flopwise: error: ", "RunError",

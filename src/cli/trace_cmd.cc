@@ -52,9 +52,15 @@ int run_trace(int argc, char** argv) {
                  "roofline device (" + hardware_names_text() +
                      "); default: the trace's GPU (deviceProperties) when the table has it");
   app.add_option("--hardware-file", hardware_file, "roofline device from a TOML file");
+  std::string capture;
+  app.add_option("--capture", capture,
+                 "graph capture trace(s) of a serving engine's CUDA/HIP graphs: a trace, or a folder with "
+                 "execution_details.json; replayed kernels take their captured op's shapes and FLOPs "
+                 "(default: capture_traces/ beside the trace; none: no join)");
   if (auto code = parse_command_line(app, argc, argv, "trace")) return *code;
   if (std::filesystem::is_directory(path)) return run_trace_ranks(path, format, output, top);  // rank files
   TraceOptions to;
+  to.capture = capture;
   if (!hardware.empty() || !hardware_file.empty()) to.hardware = hardware_of(hardware, hardware_file);
   TraceReport r = open_trace(path, to);
   std::ofstream file;

@@ -52,6 +52,7 @@ void Totals::add_rollup(const Totals& n) {
   add(flops, n.flops);
   add(memory_bytes, n.memory_bytes);
   add(backward_flops, n.backward_flops);
+  add(backward_macs, n.backward_macs);
   uncounted += n.uncounted + (any_unknown ? 1 : 0);
 }
 
@@ -64,6 +65,7 @@ void Totals::add_subtotal(const Totals& c) {
   flops += c.flops;
   memory_bytes += c.memory_bytes;
   backward_flops += c.backward_flops;
+  backward_macs += c.backward_macs;
   uncounted += c.uncounted;
 }
 
@@ -153,7 +155,9 @@ struct ReportBuilder {
         conv(c),
         seen_value(g.values.size(), false),
         by_dtype(static_cast<size_t>(DType::BFloat16) + 1),
-        sources(g) {}
+        sources(g) {
+    r.joint = std::any_of(g.nodes.begin(), g.nodes.end(), [](const Node& n) { return n.backward; });
+  }
 
   // The model's description, the shape pass's findings, and the scope tree's root.
   void describe_model(InferResult infer) {
@@ -314,10 +318,22 @@ struct ReportBuilder {
 
     ScopeNode* cur = scopes.place(n, nr, r);
     intern(nr.cost);
-    cur->cost.add_rollup(nr.cost);  // the node's own scope; its ancestors get it in the pass below
+    nr.backward = n.backward;
+    cur->cost.add_rollup(n.backward
+                             ? as_backward(nr.cost)
+                             : nr.cost);  // the node's own scope; its ancestors get it in the pass below
     if (std::find(cur->ops.begin(), cur->ops.end(), n.op) == cur->ops.end()) cur->ops.push_back(n.op);
 
     add_to_op_types(n, nr, oc);
+  }
+
+  // A joint program's backward node in the roll-up: its MACs and FLOPs are the backward's.
+  static Totals as_backward(Totals t) {
+    t.backward_macs = t.macs;
+    t.backward_flops = t.flops;
+    t.macs = Count{};
+    t.flops = Count{};
+    return t;
   }
 
   // Params and buffers: each stored tensor once, at its first user; params also by dtype. `logical`: the
@@ -427,6 +443,7 @@ struct ReportBuilder {
     }
     nr.cost.flops = conv_flops;
     if (tool_skips) ++skipped[op_key(n)];
+    if (r.joint) return oc;  // the program's own backward is counted, not the 2 x forward rule
     if (nr.cost.flops.symbolic() && !nr.cost.flops.overflowed) {
       // Twice each distinct polynomial once: nodes of repeated layers share their (interned) FLOPs.
       intern(nr.cost.flops);

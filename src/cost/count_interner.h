@@ -23,7 +23,8 @@ class CountInterner {
     ids_.insert(it->poly_id());
   }
   void operator()(Totals& t) {
-    for (Count* c : {&t.params, &t.buffers, &t.macs, &t.flops, &t.memory_bytes, &t.backward_flops})
+    for (Count* c :
+         {&t.params, &t.buffers, &t.macs, &t.flops, &t.memory_bytes, &t.backward_flops, &t.backward_macs})
       (*this)(*c);
   }
 

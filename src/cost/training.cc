@@ -12,6 +12,7 @@
 #include "flopwise/errors.h"
 #include "flopwise/ops.h"
 #include "stored_tensors.h"
+#include "training_step.h"
 
 namespace flopwise {
 
@@ -127,14 +128,7 @@ bool layout_only(const Node& n) {
                        "Concat", "Slice", "Split", "Gather", "Expand"});
 }
 
-// Ops whose output is a view of their first input in torch (reshape of a contiguous tensor, transpose,
-// slice, split, expand): it shares the input's storage.
-bool view_op(const Node& n) {
-  if (n.domain == "flopwise") return n.op == "TransposeDims";
-  return (n.domain.empty() || n.domain == "ai.onnx") &&
-         one_of(n.op, {"Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Slice",
-                       "Split", "Expand"});
-}
+using cost_detail::view_op;
 
 // A view whose elements are not contiguous: a transpose that moves a dim, a split or slice of an axis after
 // the leading ones (dims of 1 before it aside), an expand.
@@ -301,6 +295,7 @@ bool split_recurrent(const Graph& g, const Node& n, const Count& macs, Count* in
 }  // namespace
 
 TrainingReport analyse_training(const Model& model, const Report& report, const TrainOptions& opts) {
+  if (report.joint) return cost_detail::analyse_joint_training(model, report, opts);
   const Graph& g = model.graph;
   TrainingReport t;
   t.optimizer = opts.optimizer;
@@ -662,9 +657,45 @@ TrainingReport analyse_training(const Model& model, const Report& report, const 
       t.nodes[i].backward_flops += report.nodes[i].cost.flops;
     }
 
-  // Scopes: each node's counts in its scope and every scope above it.
+  cost_detail::roll_up_training(t, report);
+  cost_detail::count_optimizer(t, opts, trainable_bytes, trainable_tensors);
+  t.forward_flops = report.totals.flops + t.total.forward_extra_flops;
+  cost_detail::finish_training(t, g, report);
+  t.estimate_backward_flops = report.totals.backward_flops;
+  for (const auto& glob : freeze.unused())
+    t.warnings.push_back("--freeze '" + glob + "' matches no scope of the model: nothing frozen by it");
+  for (const auto& glob : checkpoint.unused())
+    t.warnings.push_back("--checkpoint '" + glob +
+                         "' matches no scope of the model: nothing checkpointed by it");
+  if (!unknown_dropout.empty()) {
+    t.warnings.push_back("--train: dropout probability computed in the graph for " +
+                         first_eight(unknown_dropout) + ": counted as active");
+  }
+  if (!t.saved_estimated.empty()) {
+    t.warnings.push_back("--train: no rule of what the backward keeps for " + first_eight(t.saved_estimated) +
+                         ": their inputs counted");
+  }
+  if (!t.estimated.empty()) {
+    t.warnings.push_back("--train: no exact backward rule for " + first_eight(t.estimated) +
+                         ": 2 x forward MACs taken");
+  }
+  return t;
+}
+
+namespace cost_detail {
+
+// Ops whose output is a view of their first input in torch (reshape of a contiguous tensor, transpose,
+// slice, split, expand): it shares the input's storage.
+bool view_op(const Node& n) {
+  if (n.domain == "flopwise") return n.op == "TransposeDims";
+  return (n.domain.empty() || n.domain == "ai.onnx") &&
+         one_of(n.op, {"Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Slice",
+                       "Split", "Expand"});
+}
+
+void roll_up_training(TrainingReport& t, const Report& report) {
   std::unordered_map<std::string_view, TrainCounts> by_scope;
-  for (size_t i = 0; i < n_nodes; ++i) {
+  for (size_t i = 0; i < t.nodes.size() && i < report.nodes.size(); ++i) {
     std::string_view s = report.nodes[i].scope;
     by_scope[""].add(t.nodes[i]);
     for (size_t end = 0; !s.empty(); ++end) {
@@ -684,7 +715,10 @@ TrainingReport analyse_training(const Model& model, const Report& report, const 
       for (auto c = s->children.rbegin(); c != s->children.rend(); ++c) stack.push_back(c->get());
     }
   }
+}
 
+void count_optimizer(TrainingReport& t, const TrainOptions& opts, const Count& trainable_bytes,
+                     int64_t trainable_tensors) {
   // Gradients and the optimizer (torch.optim's single-tensor steps, docs/COUNTING.md).
   t.gradient_bytes = trainable_bytes;
   const Count& p = t.total.trainable_params;
@@ -705,7 +739,9 @@ TrainingReport analyse_training(const Model& model, const Report& report, const 
   }
   // torch.cuda.amp.GradScaler: each gradient unscaled and checked for infinities before the step.
   if (opts.precision == Precision::Fp16Mixed) t.optimizer_flops += p * Count{2};
-  t.forward_flops = report.totals.flops + t.total.forward_extra_flops;
+}
+
+void finish_training(TrainingReport& t, const Graph& g, const Report& report) {
   // Per trained token: a decoder's or encoder's [batch, seq] token ids.
   for (int in : g.inputs) {
     const Value& v = g.values[static_cast<size_t>(in)];
@@ -731,26 +767,9 @@ TrainingReport analyse_training(const Model& model, const Report& report, const 
   }
   t.memory_estimate_bytes = t.param_bytes + t.gradient_bytes + t.optimizer_state_bytes + t.total.saved_bytes +
                             t.backward_transient_bytes;
-  t.estimate_backward_flops = report.totals.backward_flops;
-  for (const auto& glob : freeze.unused())
-    t.warnings.push_back("--freeze '" + glob + "' matches no scope of the model: nothing frozen by it");
-  for (const auto& glob : checkpoint.unused())
-    t.warnings.push_back("--checkpoint '" + glob +
-                         "' matches no scope of the model: nothing checkpointed by it");
-  if (!unknown_dropout.empty()) {
-    t.warnings.push_back("--train: dropout probability computed in the graph for " +
-                         first_eight(unknown_dropout) + ": counted as active");
-  }
-  if (!t.saved_estimated.empty()) {
-    t.warnings.push_back("--train: no rule of what the backward keeps for " + first_eight(t.saved_estimated) +
-                         ": their inputs counted");
-  }
-  if (!t.estimated.empty()) {
-    t.warnings.push_back("--train: no exact backward rule for " + first_eight(t.estimated) +
-                         ": 2 x forward MACs taken");
-  }
-  return t;
 }
+
+}  // namespace cost_detail
 
 void fit_training(TrainingReport& t, int64_t limit_bytes) {
   t.fit_limit = limit_bytes;

@@ -273,6 +273,7 @@ void Graph::copy_to(Graph& out) const {
     c.attrs = n.attrs;
     c.scope = n.scope;
     c.scope_classes = n.scope_classes;
+    c.backward = n.backward;
     c.subgraphs.reserve(n.subgraphs.size());
     for (const auto& sg : n.subgraphs) {
       auto& sub = c.subgraphs.emplace_back(std::make_unique<Graph>());

@@ -48,6 +48,7 @@ class Pt2Lowerer : public AtenLowerer {
 
   void inputs();
   void outputs();
+  void mark_backward(const std::vector<int>& forward_roots);
   void lower_graph_nodes(const Graph& g);
   void lower_node(const Node& n);
   bool lower_aten_call(const Node& n, std::string_view name, std::string_view overload);

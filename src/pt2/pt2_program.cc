@@ -74,12 +74,40 @@ void Pt2Lowerer::inputs() {
 }
 
 void Pt2Lowerer::outputs() {
+  std::vector<int> forward_roots;  // what the forward computes: its outputs, the loss, mutated buffers
+  bool joint = false;
   for (const OutputSpec& o : p_.outputs) {
-    if (o.kind != OutputKind::UserOutput && o.kind != OutputKind::LossOutput) continue;
+    joint = joint || o.kind == OutputKind::GradientToParameter || o.kind == OutputKind::GradientToUserInput;
     if (o.arg.kind != ArgKind::Tensor) continue;
+    const bool result = o.kind == OutputKind::UserOutput || o.kind == OutputKind::LossOutput;
+    if (!result && o.kind != OutputKind::BufferMutation && o.kind != OutputKind::UserInputMutation) continue;
     int vi = as_ir(get(named(o.arg.s, AtenType{AtenType::Tensor})));
-    if (vi >= 0) g_.outputs.push_back(vi);
+    if (vi < 0) continue;
+    if (result) g_.outputs.push_back(vi);
+    forward_roots.push_back(vi);
   }
+  if (joint) mark_backward(forward_roots);
+}
+
+// A joint program (gradients among its outputs): the nodes no forward root depends on are its backward.
+void Pt2Lowerer::mark_backward(const std::vector<int>& forward_roots) {
+  std::vector<int> producer(g_.values.size(), -1);
+  for (size_t i = 0; i < g_.nodes.size(); ++i)
+    for (int o : g_.nodes[i].outputs)
+      if (o >= 0) producer[static_cast<size_t>(o)] = static_cast<int>(i);
+  std::vector<char> forward(g_.nodes.size(), 0);
+  std::vector<int> stack;
+  auto reach = [&](int vi) {
+    const int p = vi >= 0 ? producer[static_cast<size_t>(vi)] : -1;
+    if (p >= 0 && !forward[static_cast<size_t>(p)]) forward[static_cast<size_t>(p)] = 1, stack.push_back(p);
+  };
+  for (int vi : forward_roots) reach(vi);
+  while (!stack.empty()) {
+    const flopwise::Node& n = g_.nodes[static_cast<size_t>(stack.back())];
+    stack.pop_back();
+    for (int in : n.inputs) reach(in);
+  }
+  for (size_t i = 0; i < g_.nodes.size(); ++i) g_.nodes[i].backward = !forward[i];
 }
 
 std::optional<std::vector<JV>> Pt2Lowerer::run_graph(const Graph& g, const std::vector<JV>& args) {

@@ -275,7 +275,7 @@ void write_shape(JsonWriter& w, const Shape& s) {
   w.end_array();
 }
 
-void write_totals(JsonWriter& w, const Totals& t) {
+void write_totals(JsonWriter& w, const Totals& t, bool joint) {
   w.begin_object();
   w.member("params", t.params);
   w.member("buffers", t.buffers);
@@ -283,6 +283,10 @@ void write_totals(JsonWriter& w, const Totals& t) {
   w.member("flops", t.flops);
   w.member("memory_bytes", t.memory_bytes);
   w.member("backward_flops", t.backward_flops);
+  if (joint) {  // a joint program: its own backward, not the 2 x forward rule
+    w.member("backward_macs", t.backward_macs);
+    w.member("backward_from", "program");
+  }
   w.member("uncounted_nodes", t.uncounted);
   w.member("complete", t.complete());
   w.end_object();
@@ -615,7 +619,7 @@ void write_members(JsonWriter& w, const Report& r, Members& m) {
   if (!r.notes.empty() && m.want(w, "notes")) write_string_array(w, r.notes);  // only when there are
   if (m.want(w, "inputs")) write_values(w, r.inputs);
   if (m.want(w, "outputs")) write_values(w, r.outputs);
-  if (m.want(w, "totals")) write_totals(w, r.totals);
+  if (m.want(w, "totals")) write_totals(w, r.totals, r.joint);
   if (m.want(w, "totals_complete")) w.value(r.totals.complete());
   if (m.want(w, "by_dtype")) {
     w.begin_array();
@@ -672,6 +676,7 @@ void write_members(JsonWriter& w, const Report& r, Members& m) {
       w.member("name", n.name);
       w.member("op", op_key(n));
       w.member("scope", n.scope);
+      if (n.backward) w.member("backward", true);
       w.key("outputs");
       w.begin_array();
       for (const auto& [name, s] : n.outputs) {

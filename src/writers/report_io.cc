@@ -43,6 +43,7 @@ struct Reader {
     t.flops = count(j, "flops", where);
     t.memory_bytes = count(j, "memory_bytes", where);
     t.backward_flops = j.contains("backward_flops") ? count(j, "backward_flops", where) : Count{};
+    t.backward_macs = j.contains("backward_macs") ? count(j, "backward_macs", where) : Count{};
     if (j.contains("uncounted_nodes") && j.at("uncounted_nodes").is_number_integer())
       t.uncounted = j.at("uncounted_nodes").get<int64_t>();
     return t;

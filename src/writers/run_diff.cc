@@ -25,66 +25,69 @@ using ojson = nlohmann::ordered_json;
 
 namespace {
 
-json read_run(const std::string& path) {
-  const std::string text = read_input_file(path);
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::exception& e) {
-    throw InputError(path + ": not valid JSON: " + std::string(e.what()));
-  }
-  if (!j.is_object() || j.value("schema", "") != "flopwise.run/1")
-    throw InputError(path +
-                     ": not a run report (schema \"flopwise.run/1\", from flopwise run ... --format json)");
-  if (!j.contains("scopes") || !j["scopes"].is_array() || !j.contains("summary") || !j["summary"].is_object())
-    throw InputError(path + ": a run report without \"scopes\" or \"summary\"");
-  return j;
-}
+double value_of(const std::optional<int64_t>& v) { return v ? static_cast<double>(*v) : NAN; }
+double value_of(const std::optional<double>& v) { return v ? *v : NAN; }
 
-// A number, or NaN for null/absent.
-double num(const json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_number() ? it->get<double>() : NAN;
+// The figures a diff compares, per row kind: (name, the row's value; NaN where not known).
+template <class Row>
+using Fields = std::vector<std::pair<const char*, double (*)(const Row&)>>;
+const Fields<RunScopeRow>& scope_fields() {
+  static const Fields<RunScopeRow> f = {
+      {"latency_ms", [](const RunScopeRow& r) { return r.latency_ms; }},
+      {"flops", [](const RunScopeRow& r) { return value_of(r.flops); }},
+      {"flops_per_s", [](const RunScopeRow& r) { return value_of(r.flops_per_s); }},
+      {"macs", [](const RunScopeRow& r) { return value_of(r.macs); }},
+      {"params", [](const RunScopeRow& r) { return value_of(r.params); }}};
+  return f;
 }
+const Fields<RunOpRow>& op_fields() {
+  static const Fields<RunOpRow> f = {
+      {"latency_ms", [](const RunOpRow& r) { return r.latency_ms; }},
+      {"flops", [](const RunOpRow& r) { return value_of(r.flops); }},
+      {"flops_per_s", [](const RunOpRow& r) { return value_of(r.flops_per_s); }}};
+  return f;
+}
+const std::string& key_of(const RunScopeRow& r) { return r.name; }
+const std::string& key_of(const RunOpRow& r) { return r.op; }
 
 json opt(double v) { return std::isnan(v) ? json(nullptr) : json(v); }
 
-std::string describe(const json& r) {
-  const json& rt = r.value("runtime", json::object());
-  std::string what = r["model"].value("path", "?") + ", ";
-  if (rt.value("engine", "") == "onnxruntime") {
+std::string describe(const RunReport& r) {
+  const RunRuntime& rt = r.runtime;
+  std::string what = (r.model.empty() ? "?" : r.model) + ", ";
+  if (rt.engine == RunEngine::OnnxRuntime) {
     std::string prov;
-    for (const auto& p : rt.value("providers", json::array()))
-      prov += (prov.empty() ? "" : ", ") + p.get<std::string>();
-    what += "ONNX Runtime profile " + rt.value("profile", "") + " (" + prov + ")";
+    for (const auto& p : rt.providers) prov += (prov.empty() ? "" : ", ") + p;
+    what += "ONNX Runtime profile " + rt.profile + " (" + prov + ")";
   } else {
-    what += "LibTorch " + rt.value("torch_version", std::string("?")) + " on " +
-            rt.value("device", std::string("?"));
+    what +=
+        "LibTorch " + (rt.torch_version.empty() ? std::string("?") : rt.torch_version) + " on " + rt.device;
   }
   return what;
 }
 
-// Rows keyed by `key`, in A's order then B's new ones; each row: a, b, the deltas.
-ojson align(const json& a, const json& b, const char* key, const std::vector<const char*>& fields) {
-  std::map<std::string, const json*> in_b;
-  for (const auto& r : b) in_b[r[key].get<std::string>()] = &r;
-  std::vector<std::pair<const json*, const json*>> pairs;
+// Rows keyed by their name, in A's order then B's new ones; each row: a, b, the deltas.
+template <class Row>
+ojson align(const std::vector<Row>& a, const std::vector<Row>& b, const char* key,
+            const Fields<Row>& fields) {
+  std::map<std::string, const Row*> in_b;
+  for (const auto& r : b) in_b[key_of(r)] = &r;
+  std::vector<std::pair<const Row*, const Row*>> pairs;
   std::map<std::string, bool> seen;
   for (const auto& r : a) {
-    std::string k = r[key].get<std::string>();
-    auto it = in_b.find(k);
+    auto it = in_b.find(key_of(r));
     pairs.push_back({&r, it == in_b.end() ? nullptr : it->second});
-    seen[k] = true;
+    seen[key_of(r)] = true;
   }
   for (const auto& r : b)
-    if (!seen.count(r[key].get<std::string>())) pairs.push_back({nullptr, &r});
+    if (!seen.count(key_of(r))) pairs.push_back({nullptr, &r});
   ojson rows = ojson::array();
   for (const auto& [ra, rb] : pairs) {
     ojson row;
-    row[key] = (ra ? *ra : *rb)[key];
+    row[key] = key_of(ra ? *ra : *rb);
     row["in"] = ra && rb ? "both" : ra ? "A only" : "B only";
-    for (const char* f : fields) {
-      double va = ra ? num(*ra, f) : NAN, vb = rb ? num(*rb, f) : NAN;
+    for (const auto& [f, get] : fields) {
+      double va = ra ? get(*ra) : NAN, vb = rb ? get(*rb) : NAN;
       row[std::string("a_") + f] = opt(va);
       row[std::string("b_") + f] = opt(vb);
       // A side without the row counts as 0 for times and counts (nothing there), unknown for rates.
@@ -128,65 +131,35 @@ std::string signed_count(const ojson& v) {
 
 }  // namespace
 
-bool is_run_report(const std::string& path) {
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;  // never open a FIFO
-  // The schema key may come anywhere in the object (run reports sort their keys): scan until either
-  // schema shows (a static report writes its own first).
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return false;
-  const std::string needle = "\"flopwise.run/1\"";
-  std::string buf(1 << 16, '\0'), carry;
-  char first = 0;
-  while (f) {
-    f.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-    std::string chunk = carry + buf.substr(0, static_cast<size_t>(f.gcount()));
-    if (!first)
-      for (char c : chunk)
-        if (!std::isspace(static_cast<unsigned char>(c))) {
-          first = c;
-          break;
-        }
-    if (first && first != '{') return false;
-    if (chunk.find(needle) != std::string::npos) return true;
-    if (chunk.find("\"flopwise.report/1\"") != std::string::npos) return false;  // a static report: stop here
-    carry = chunk.size() > needle.size() ? chunk.substr(chunk.size() - needle.size()) : chunk;
-  }
-  return false;
-}
-
 void write_run_diff(std::ostream& os, const std::string& pa, const std::string& pb, const RunDiffOptions& o) {
-  json a = read_run(pa), b = read_run(pb);
-  const json &sa = a["summary"], &sb = b["summary"];
-  auto total = [](const json& s, const json& r, const char* what) -> double {
-    if (std::string(what) == "fwd_latency_ms")
-      return s.contains("fwd_latency_ms") ? num(s["fwd_latency_ms"], "median") : NAN;
-    if (std::string(what) == "fwd_flops_per_s") return num(s, "fwd_flops_per_s");
-    if (std::string(what) == "node_time_ms") return num(s, "profiled_op_sum_ms");
-    return r.contains("static_totals") ? num(r["static_totals"], what) : NAN;
+  const RunReport a = read_run_report(pa), b = read_run_report(pb);
+  auto total = [](const RunReport& r, const char* what) -> double {
+    if (std::string(what) == "fwd_latency_ms") return r.summary.fwd_latency_ms.median;
+    if (std::string(what) == "fwd_flops_per_s") return r.summary.fwd_flops_per_s;
+    if (std::string(what) == "node_time_ms") return r.summary.profiled_op_sum_ms;
+    const RunStaticTotals& t = r.static_totals;
+    return static_cast<double>(std::string(what) == "flops"  ? t.flops
+                               : std::string(what) == "macs" ? t.macs
+                                                             : t.params);
   };
   ojson totals = ojson::array();
   for (const char* t : {"fwd_latency_ms", "node_time_ms", "fwd_flops_per_s", "flops", "macs", "params"}) {
-    double va = total(sa, a, t), vb = total(sb, b, t);
+    double va = total(a, t), vb = total(b, t);
     totals.push_back({{"quantity", t},
                       {"a", opt(va)},
                       {"b", opt(vb)},
                       {"delta", opt(vb - va)},
                       {"ratio", opt(va > 0 ? vb / va : NAN)}});
   }
-  std::vector<const char*> fields{"latency_ms", "flops", "flops_per_s", "macs", "params"};
-  ojson scopes = align(a["scopes"], b["scopes"], "name", fields);
-  ojson ops = a.contains("op_types") && b.contains("op_types")
-                  ? align(a["op_types"], b["op_types"], "op", {"latency_ms", "flops", "flops_per_s"})
-                  : ojson::array();
+  ojson scopes = align(a.scopes, b.scopes, "name", scope_fields());
+  ojson ops =
+      a.has_op_types && b.has_op_types ? align(a.op_types, b.op_types, "op", op_fields()) : ojson::array();
   std::vector<std::string> notes;
-  const json &ra = a.value("runtime", json::object()), &rb = b.value("runtime", json::object());
-  if (ra.value("engine", "libtorch") != rb.value("engine", "libtorch"))
+  if (a.runtime.engine != b.runtime.engine)
     notes.push_back("A and B were measured by different engines: their latencies compare the engines too");
-  if (ra.value("providers", json()) != rb.value("providers", json()) ||
-      ra.value("device", json()) != rb.value("device", json()))
+  if (a.runtime.providers != b.runtime.providers || a.runtime.device != b.runtime.device)
     notes.push_back("A and B ran on different devices or execution providers");
-  if (!a.contains("op_types") || !b.contains("op_types"))
+  if (!a.has_op_types || !b.has_op_types)
     notes.push_back(
         "per-op-type times are in both reports only for ONNX Runtime profiles and newer LibTorch runs");
 

@@ -260,6 +260,10 @@ void write_text(std::ostream& os, const Report& r, const TextOptions& opts) {
   line(os, "fwd FLOPs", total_str(t.flops, t));
   if (r.training) {
     write_training_text(os, *r.training, t);
+  } else if (r.joint) {
+    line(os, "bwd MACs (the program's backward)", total_str(t.backward_macs, t));
+    line(os, "bwd FLOPs (the program's backward)", total_str(t.backward_flops, t));
+    line(os, "fwd+bwd FLOPs", total_str(t.flops + t.backward_flops, t));
   } else {
     line(os, "bwd FLOPs (estimate: 2 x fwd)", total_str(t.backward_flops, t));
     line(os, "fwd+bwd FLOPs", total_str(t.flops + t.backward_flops, t));

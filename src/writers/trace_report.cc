@@ -11,6 +11,7 @@
 
 #include "flopwise/run_report.h"
 #include "flopwise/writers.h"
+#include "trace_serving.h"
 
 namespace flopwise {
 
@@ -112,10 +113,12 @@ void write_trace_text(std::ostream& os, const TraceReport& r, const TraceTextOpt
   os << "events:         " << r.events << " read; " << r.cpu_ops << " ops priced or listed, " << r.gpu_events
      << " GPU events (" << fmt(r.gpu_kernel_us / 1000, 3) << " ms); " << r.distinct_calls
      << " distinct recorded calls\n";
+  write_graph_replay_text(os, r);
   int64_t uncosted_calls = r.total.uncosted;
   os << "costed:         " << (r.total.calls - uncosted_calls) << " of " << r.total.calls
      << " ops; uncosted GPU time " << fmt(r.total.uncosted_gpu_us / 1000, 3) << " ms ("
      << fmt(r.total.gpu_us > 0 ? 100.0 * r.total.uncosted_gpu_us / r.total.gpu_us : 0.0, 1) << " %)\n";
+  write_serving_kinds_text(os, r);
   for (const auto& [dev, bytes] : r.memory_peak)
     if (bytes > 0)
       os << "memory peak:    " << (dev < 0 ? std::string("cpu") : "device " + std::to_string(dev)) << " "
@@ -193,6 +196,8 @@ void write_trace_json(std::ostream& os, const TraceReport& r) {
                      {"gpu_busy_us", s.gpu_busy_us},
                      {"gpu_span_us", s.gpu_span_us}});
   j["steps"] = steps;
+  if (r.graph_replay) j["graph_replay"] = graph_replay_json(r);
+  if (auto sj = serving_json(r); !sj.is_null()) j["serving"] = sj;
   j["totals"] = row_json(r.total, hw);
   json phases = json::object();
   for (const auto& [k, v] : r.phases) phases[k] = row_json(v, hw);

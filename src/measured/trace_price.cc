@@ -1,17 +1,17 @@
-// src/analyse/aten_cost.cc — the cost of recorded aten calls (flopwise/torch_trace.h, cost_aten_calls): each
-// call lowered through the neutral aten table (flopwise/aten_lower.h, lower_aten_calls; no LibTorch), and the
-// shape pass and the cost rules price the IR, exactly as for a .pt's or a .pt2's ops.
+// src/measured/trace_price.cc — the cost of recorded aten calls (flopwise/torch_trace.h, cost_aten_calls):
+// each call lowered through the neutral aten table (flopwise/aten_lower.h, lower_aten_calls; no LibTorch),
+// and the shape pass and the cost rules price the IR, exactly as for a .pt's or a .pt2's ops.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <future>
 #include <thread>
 
-#include "flopwise/analyse.h"
 #include "flopwise/aten_call.h"
 #include "flopwise/aten_lower.h"
 #include "flopwise/aten_schema.h"
 #include "flopwise/cost.h"
+#include "flopwise/graph_replay.h"
 #include "flopwise/infer.h"
 #include "flopwise/torch_trace.h"
 
@@ -58,8 +58,11 @@ std::vector<AtenCost> cost_aten_calls(const std::vector<AtenCall>& calls) {
   std::vector<std::string> whys;
   std::vector<Model> models = lower_aten_calls(calls, &whys);
   for (size_t i = 0; i < calls.size() && i < models.size(); ++i) {
-    if (!whys[i].empty()) {
-      out[i].why = whys[i];
+    if (!whys[i].empty()) {  // not an aten op: inductor's triton kernels, KV attention (src/measured)
+      if (auto k = cost_measured_call(calls[i], cost_aten_calls))
+        out[i] = *k;
+      else
+        out[i].why = whys[i];
       continue;
     }
     try {
@@ -82,6 +85,8 @@ TraceReport analyse_trace_file(const std::string& path, const TraceOptions& opts
   if (std::thread::hardware_concurrency() >= 2)
     loading = std::async(std::launch::async, [] { aten_schemas(); });
   TorchTrace t = read_torch_trace(path);
+  join_capture_traces(t, opts.capture);  // kernels replayed from a CUDA/HIP graph: their capture's ops
+  tag_kv_attention(t);                   // attention over a KV cache: the step annotation's sums
   auto t1 = clock::now();
   double price_s = 0;
   AtenCoster priced = [&](const std::vector<AtenCall>& calls) {

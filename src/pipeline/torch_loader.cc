@@ -1,4 +1,4 @@
-// src/analyse/torch_loader.cc — TorchScript through the plugin libflopwise_torch.so, loaded (dlopen) only
+// src/pipeline/torch_loader.cc — TorchScript through the plugin libflopwise_torch.so, loaded (dlopen) only
 // when a .pt is opened.
 
 #include <dlfcn.h>

@@ -1,4 +1,4 @@
-// src/analysis/ort_profile.cc — reads ONNX Runtime profiles and maps their kernels back to the original
+// src/measured/ort_profile.cc — reads ONNX Runtime profiles and maps their kernels back to the original
 // graph (flopwise/ort_profile.h). Sees no protobuf: the graph comes as flopwise's IR.
 //
 // Mapping, in order (each kernel keeps the first that applies):

@@ -1,4 +1,4 @@
-// src/analysis/torch_trace.cc — a PyTorch trace's time joined with the static cost of its ops
+// src/measured/trace_attribute.cc — a PyTorch trace's time joined with the static cost of its ops
 // (flopwise/torch_trace.h, analyse_trace).
 //
 // The CPU events of each thread nest by time (an event inside another's [ts, ts + dur) is its child). Walking
@@ -14,8 +14,6 @@
 // A GPU event belongs to the op that launched it: the innermost op enclosing, on its thread, the runtime call
 // its correlation id names (else the op whose External id it carries), and so to that op's owner; one whose
 // op is absent is counted as unattributed (in the totals, not in any op).
-#include "flopwise/torch_trace.h"
-
 #include <algorithm>
 #include <cctype>
 #include <climits>
@@ -24,6 +22,8 @@
 #include <numeric>
 #include <unordered_map>
 #include <unordered_set>
+
+#include "flopwise/torch_trace.h"
 
 namespace flopwise {
 
@@ -108,30 +108,6 @@ std::vector<std::string> module_hierarchy(const std::string& h) {
 
 }  // namespace
 
-std::optional<Hardware> match_trace_hardware(const std::string& device, int64_t memory, std::string* note) {
-  std::string d;
-  for (char c : device) d += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  auto has = [&](const char* s) { return d.find(s) != std::string::npos; };
-  std::string row;
-  if (has("h200"))
-    row = "h200";
-  else if (has("h100"))
-    row = has("pcie") ? "h100-pcie" : "h100-sxm";
-  else if (has("a100"))
-    row = (has("80gb") || memory > (int64_t{50} << 30)) ? "a100-80gb" : "a100-40gb";
-  else if (has("l40s"))
-    row = "l40s";
-  else if (has("4090"))
-    row = "rtx4090";
-  if (row.empty()) {
-    if (note)
-      *note = "no roofline row for \"" + device + "\" (--hardware NAME or --hardware-file FILE gives one)";
-    return std::nullopt;
-  }
-  if (note) *note = "\"" + device + "\" matched to the table's " + row;
-  return find_hardware(row);
-}
-
 TraceReport analyse_trace(const TorchTrace& t, const AtenCoster& cost, const TraceOptions& opts) {
   TraceReport r;
   r.path = t.path;
@@ -139,6 +115,8 @@ TraceReport analyse_trace(const TorchTrace& t, const AtenCoster& cost, const Tra
   r.memory_peak = t.memory_peak;
   r.events = t.events;
   r.warnings = t.warnings;
+  r.graph_replay = t.graph_replay;
+  r.serving_steps = t.serving_steps;
   r.distinct_calls = static_cast<int64_t>(t.calls.size());
   r.gpu_events = static_cast<int64_t>(t.gpu.size());
   if (opts.hardware) {
@@ -413,7 +391,7 @@ TraceReport analyse_trace(const TorchTrace& t, const AtenCoster& cost, const Tra
     }
     auto add = [&](TraceRow& row) {
       ++row.calls;
-      row.cpu_us += e.dur;
+      if (!e.replayed) row.cpu_us += e.dur;  // a capture's op: its host time was the capture's
       if (c) {
         add_checked(row.macs, c->macs, row.overflow);
         add_checked(row.flops, c->flops, row.overflow);
@@ -594,51 +572,6 @@ TraceReport analyse_trace(const TorchTrace& t, const AtenCoster& cost, const Tra
   r.total = r.scopes[0].row;
   r.total.name = "total";
   return r;
-}
-
-namespace {
-
-bool same_module(const TraceScope& t, const ScopeNode& s) {
-  return t.label == s.label || (!s.cls.empty() && trace_scope_class(t.label) == s.cls);
-}
-
-void match_level(const TraceReport& r, int t, const ScopeNode& s,
-                 std::map<std::string, std::vector<int>>& out) {
-  out[s.name].push_back(t);
-  const auto& kids = r.scopes[static_cast<size_t>(t)].children;
-  size_t cursor = 0;
-  for (const auto& c : s.children) {
-    for (size_t k = cursor; k < kids.size(); ++k)
-      if (same_module(r.scopes[static_cast<size_t>(kids[k])], *c)) {
-        match_level(r, kids[k], *c, out);
-        cursor = k + 1;
-        break;
-      }
-  }
-}
-
-}  // namespace
-
-std::string trace_scope_class(const std::string& label) {
-  size_t u = label.rfind('_');
-  if (u == std::string::npos || u + 1 == label.size()) return "";
-  for (size_t i = u + 1; i < label.size(); ++i)
-    if (!std::isdigit(static_cast<unsigned char>(label[i]))) return "";
-  return label.substr(0, u);
-}
-
-std::map<std::string, std::vector<int>> match_trace_scopes(const TraceReport& r, const ScopeNode& root) {
-  std::map<std::string, std::vector<int>> out;
-  if (r.scopes.empty()) return out;
-  int start = 0;
-  if (!root.cls.empty())
-    for (size_t i = 1; i < r.scopes.size(); ++i)
-      if (r.scopes[i].label == root.cls || trace_scope_class(r.scopes[i].label) == root.cls) {
-        start = static_cast<int>(i);
-        break;
-      }
-  match_level(r, start, root, out);
-  return out;
 }
 
 }  // namespace flopwise

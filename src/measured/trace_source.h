@@ -1,6 +1,6 @@
-// src/analysis/trace_source.h — the bytes and tokens of the PyTorch trace reader (torch_trace_read.cc): the
+// src/measured/trace_source.h — the bytes and tokens of the PyTorch trace reader (trace_read.cc): the
 // byte source (a file, or a gzip stream inflated chunk by chunk through zlib, with the bomb guard) and a pull
-// parser over it that keeps no document. Internal header of src/analysis, included by torch_trace_read.cc
+// parser over it that keeps no document. Internal header of src/measured, included by trace_read.cc
 // only.
 #pragma once
 

@@ -1,4 +1,4 @@
-// src/analyse/load.cc — loading a model file of any supported format, and analyse(): load, pin, infer, cost.
+// src/pipeline/load.cc — loading a model file of any supported format, and analyse(): load, pin, infer, cost.
 #include <unistd.h>
 
 #include <algorithm>

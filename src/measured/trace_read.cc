@@ -1,4 +1,4 @@
-// src/analysis/torch_trace_read.cc — the streaming reader of PyTorch profiler traces
+// src/measured/trace_read.cc — the streaming reader of PyTorch profiler traces
 // (flopwise/torch_trace.h). Owns: what the reader keeps of each event (each event is read into a small record
 // and the rest of its text skipped) and the interning that keeps those records small; the byte source (a
 // file, or a gzip stream inflated chunk by chunk through zlib, with the bomb guard) and the pull parser over
@@ -122,14 +122,14 @@ class Builder {
 
 // One event's fields, reused from event to event.
 struct RawEvent {
-  std::string ph, cat, name, pid, tid, id, hier;
+  std::string ph, cat, name, pid, tid, id, hier, kernel;
   double ts = 0, dur = 0;
   bool has_ts = false, has_dur = false;
   int64_t ext = -1, device = -1, allocated = -1, corr = -1;
   bool has_dims = false;
   AtenCall call;
   void clear() {
-    ph.clear(), cat.clear(), name.clear(), pid.clear(), tid.clear(), id.clear(), hier.clear();
+    ph.clear(), cat.clear(), name.clear(), pid.clear(), tid.clear(), id.clear(), hier.clear(), kernel.clear();
     has_ts = has_dur = has_dims = false;
     ext = device = allocated = corr = -1;
     call.types.clear(), call.dims.clear(), call.concrete.clear();
@@ -503,6 +503,7 @@ class TraceReader {
     }
     for (TraceLaunch l : o.launches) {
       l.thread = threads[l.thread];
+      if (l.kernel != UINT32_MAX) l.kernel = names[l.kernel];
       launches_.push_back(l);
     }
     t_.flow_starts.insert(t_.flow_starts.end(), o.flow_starts.begin(), o.flow_starts.end());
@@ -564,11 +565,11 @@ class TraceReader {
         return Key::Other;
     }
   }
-  enum class Arg { Other, Ext, Hier, Corr, Dims, Types, Concrete, Allocated, Device };
+  enum class Arg { Other, Ext, Hier, Corr, Dims, Types, Concrete, Allocated, Device, Kernel };
   static Arg arg_key(std::string_view k) {
     switch (k.size()) {
       case 6:
-        return k == "device"sv ? Arg::Device : Arg::Other;
+        return k == "device"sv ? Arg::Device : k == "kernel"sv ? Arg::Kernel : Arg::Other;
       case 9:
         return k == "Device Id"sv ? Arg::Device : Arg::Other;
       case 10:
@@ -681,6 +682,9 @@ class TraceReader {
         case Arg::Device:
           e_.device = p_.integer().value_or(-1);
           break;
+        case Arg::Kernel:
+          p_.text(e_.kernel);
+          break;
         case Arg::Other:
           p_.skip();
       }
@@ -737,6 +741,22 @@ class TraceReader {
     } while (p_.more(']'));
   }
 
+  // A runtime call: graph launches and capture bounds by name, a launch's kernel where it is recorded.
+  TraceLaunch launch() {
+    TraceLaunch l{e_.corr, b_.thread(e_.pid, e_.tid), e_.ts};
+    if (!e_.kernel.empty()) l.kernel = b_.name(e_.kernel);
+    static constexpr std::pair<std::string_view, LaunchKind> kKinds[] = {
+        {"GraphLaunch", LaunchKind::GraphLaunch},  // cudaGraphLaunch, hipGraphLaunch
+        {"StreamBeginCapture", LaunchKind::BeginCapture},
+        {"StreamEndCapture", LaunchKind::EndCapture}};
+    for (const auto& [fragment, kind] : kKinds)
+      if (e_.name.find(fragment) != std::string::npos) {
+        l.kind = kind;
+        break;
+      }
+    return l;
+  }
+
   void keep() {
     const std::string& cat = e_.cat;
     if (cat == "Node"sv || cat == "Session"sv) saw_ort_ = true;
@@ -764,7 +784,7 @@ class TraceReader {
     }
     if (e_.ph != "X") return;
     if (cat == "cuda_runtime"sv || cat == "cuda_driver"sv || cat == "Runtime"sv) {
-      if (e_.corr >= 0 && e_.has_ts) launches_.push_back({e_.corr, b_.thread(e_.pid, e_.tid), e_.ts});
+      if (e_.corr >= 0 && e_.has_ts) launches_.push_back(launch());
       return;
     }
     TraceKind kind;
