@@ -23,9 +23,10 @@ set(FLOPWISE_LAYER_analyses_HEADERS analyse.h budget.h calibration.h diff.h llm.
     roofline.h sweep.h verify.h)
 # Measured time: traces, runtime profiles, the calibration fit, the run join.
 set(FLOPWISE_LAYER_measured_DIRS src/measured)
-set(FLOPWISE_LAYER_measured_HEADERS calibrate.h graph_replay.h ort_profile.h run.h torch_trace.h)
+set(FLOPWISE_LAYER_measured_HEADERS calibrate.h graph_replay.h ort_profile.h run.h torch_trace.h trace_census.h)
 set(FLOPWISE_LAYER_writers_DIRS src/writers)
-set(FLOPWISE_LAYER_writers_HEADERS formats.h report_io.h run_diff.h run_report.h trace_report.h writers.h)
+set(FLOPWISE_LAYER_writers_HEADERS formats.h report_io.h run_diff.h run_report.h trace_census_report.h trace_report.h
+    writers.h)
 set(FLOPWISE_LAYER_commands_DIRS src/cli src/runtime src/python)
 set(FLOPWISE_LAYER_commands_HEADERS)
 

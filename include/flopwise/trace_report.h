@@ -17,6 +17,9 @@ struct TraceTextOptions {
 };
 
 void write_trace_text(std::ostream& os, const TraceReport& r, const TraceTextOptions& opts);
+// A trace with no GPU events (trace_cpu_report.cc): time per op and scope on the CPU with GFLOP/s over it.
+void write_trace_cpu_text(std::ostream& os, const TraceReport& r, const TraceTextOptions& opts);
+double trace_cpu_gflops(const TraceRow& r);  // FLOPs over the row's CPU time, in GFLOP/s
 void write_trace_json(std::ostream& os, const TraceReport& r);
 void write_trace_csv(std::ostream& os, const TraceReport& r);  // one row per scope, op and kernel
 // The report page of the writers (flopwise/writers.h, write_html): the trace's scope tree as the treemap,

@@ -72,7 +72,11 @@ std::optional<Known> list_of(const std::string& text, AtenType::Kind elem) {
   std::vector<int64_t> ints;
   std::vector<double> doubles;
   std::vector<bool> bools;
-  const AtenType::Kind k = elem == AtenType::Float || elem == AtenType::Bool ? elem : AtenType::Int;
+  // A Scalar[] (Number) of non-integers is a list of doubles (the _foreach_ ops' step sizes).
+  const bool real = elem == AtenType::Number && text.find_first_of(".eE") != std::string::npos;
+  const AtenType::Kind k = elem == AtenType::Float || elem == AtenType::Bool ? elem
+                           : real                                            ? AtenType::Float
+                                                                             : AtenType::Int;
   for (const auto& item : items) {
     auto x = scalar_of(item, k);
     if (!x) return std::nullopt;
@@ -153,9 +157,12 @@ const AtenValue* CallLowerer::argument(const AtenCall& call, size_t i, const Ate
   const std::string rec = i < call.types.size() ? call.types[i] : "";
   const std::string concrete = i < call.concrete.size() ? call.concrete[i] : "";
   const AtenType t = a ? a->type : AtenType{};
-  auto or_default = [&](std::optional<Known> v) {
+  // A list passed but its value not recorded (a trace older than Concrete Inputs) is not taken as its
+  // default: a convolution's stride of 2 is not 1. A scalar is (an add's alpha, a sum's keepdim: not the
+  // cost).
+  auto or_default = [&](std::optional<Known> v, bool list = false) {
     if (v) return known(std::move(*v), t);
-    if (!a || !a->default_value)
+    if (!a || !a->default_value || (list && concrete.empty()))
       throw std::runtime_error("argument " + (a ? a->name : std::to_string(i)) + " not recorded");
     return known(*a->default_value, t);
   };
@@ -183,7 +190,7 @@ const AtenValue* CallLowerer::argument(const AtenCall& call, size_t i, const Ate
                           : concrete.find_first_of("TF") != std::string::npos  ? AtenType::Bool
                           : concrete.find_first_of(".eE") != std::string::npos ? AtenType::Float
                                                                                : AtenType::Int;
-    return or_default(list_of(concrete, elem));
+    return or_default(list_of(concrete, elem), true);
   }
   if (rec == "Scalar") return or_default(scalar_of(concrete, a ? a->type.kind : AtenType::Number));
   const auto& shapes = call.dims[i];

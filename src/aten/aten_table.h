@@ -39,6 +39,7 @@ const AtenTable& aten_table();
   X(rnn)                          \
   X(attention)                    \
   X(loss)                         \
+  X(foreach)                      \
   X(datadep)                      \
   X(serving)
 

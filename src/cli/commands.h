@@ -2,6 +2,7 @@
 #pragma once
 
 #include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -23,9 +24,18 @@ int run_run(int argc, char** argv);
 int run_calibrate(int argc, char** argv);
 // `flopwise trace TRACE.json[.gz] [options]`: argv[0] is "trace" (trace_cmd.cc).
 int run_trace(int argc, char** argv);
-// `flopwise diff A B` of two PyTorch traces (diff_cmd.cc hands them over): text or json.
-int run_trace_diff(const std::string& a, const std::string& b, const std::string& format,
-                   const std::string& output, int top);
+// The census views (trace_census_cmd.cc): two traces or two sets of rank files compared by count and time
+// (--a DIR --b DIR, --ranks, --steps), and `flopwise trace DIR` of a distributed run's rank files.
+struct TraceSetArgs {
+  std::string a, b, ranks, steps, a_ranks, b_ranks, a_steps, b_steps;
+};
+void add_trace_set_options(CLI::App& app, TraceSetArgs& t);
+bool trace_set_given(const TraceSetArgs& t);
+int run_trace_count_diff(const TraceSetArgs& t, const std::string& format, const std::string& output,
+                         int top);
+int run_trace_ranks(const std::string& dir, const std::string& format, const std::string& output, int top);
+// After a single trace's text: its communication kernels' time, overlap and collectives, when it has any.
+void append_trace_communication(std::ostream& os, const std::string& path, int top);
 
 // Parses argv into `app`: nullopt to go on; else the exit code, after --help's text or, for a parse error,
 // one line "flopwise[ COMMAND]: error: ... (see flopwise[ COMMAND] --help)" (exit 2). `command`: "" for the

@@ -63,18 +63,21 @@ int run_diff(int argc, char** argv) {
   DiffArgs o;
   CLI::App app{"flopwise diff: compare two models or saved JSON reports (A -> B)", "flopwise diff"};
   app.add_option(
-         "a", o.a,
-         "model A (.onnx, .pt), a saved report (flopwise M --format json -o a.json), or a measured run "
-         "report (flopwise run M --format json -o a.json)")
-      ->required();
-  app.add_option("b", o.b, "model B or a saved report")->required();
+      "a", o.a,
+      "model A (.onnx, .pt), a saved report (flopwise M --format json -o a.json), or a measured run "
+      "report (flopwise run M --format json -o a.json)");
+  app.add_option("b", o.b, "model B or a saved report");
   app.add_option("--input,-i", o.inputs, "pin an input on both sides: NAME:1x3x224x224[:dtype]");
   app.add_option("--dim,-d", o.dims, "bind a symbolic dim on both sides: batch=8");
   app.add_option("--value", o.values, "pin the contents of a shape-like input on both sides: NAME=4,2");
   app.add_option("--program", o.program, "the program of a .pt2 archive that holds several, on both sides");
   app.add_option("--format,-f", o.format,
-                 format_help(Output::Diff) + " (html: models side by side; not for run reports)")
-      ->check(CLI::IsMember(format_choices(Output::Diff)));
+                 format_help(Output::Diff) + " (html: models side by side; not for run reports); csv: traces")
+      ->check(CLI::IsMember([] {
+        auto v = format_choices(Output::Diff);
+        v.push_back("csv");
+        return v;
+      }()));
   app.add_option("--output,-o", o.output, "write the diff to FILE instead of stdout");
   app.add_option("--top", o.top, "entries per section (default: 20 in text/markdown, all in JSON)");
   app.add_option("--sort", o.sort,
@@ -90,7 +93,11 @@ int run_diff(int argc, char** argv) {
       "--parallel", o.parallel,
       "the cost per GPU at scale on both sides (implies --train; docs/parallel.md): text and markdown "
       "add the ranks' figures side by side");
+  TraceSetArgs sets;
+  add_trace_set_options(app, sets);
   if (auto code = parse_command_line(app, argc, argv, "diff")) return *code;
+  if (trace_set_given(sets)) return run_trace_count_diff(sets, o.format, o.output, o.top);
+  if (o.a.empty() || o.b.empty()) throw UsageError("diff takes two models, reports or traces: A and B");
 
   // Two PyTorch profiler traces: measured time by scope, op and kernel, with FLOPs (trace_cmd.cc).
   const bool trace_a = looks_like_torch_trace(o.a), trace_b = looks_like_torch_trace(o.b);
@@ -98,7 +105,8 @@ int run_diff(int argc, char** argv) {
     if (trace_a != trace_b)
       throw UsageError((trace_a ? o.a : o.b) + " is a PyTorch trace and " + (trace_a ? o.b : o.a) +
                        " is not: diff two traces, or two models / reports");
-    return run_trace_diff(o.a, o.b, o.format, o.output, o.top);
+    sets.a = o.a, sets.b = o.b;
+    return run_trace_count_diff(sets, o.format, o.output, o.top);
   }
 
   // Two measured run reports (flopwise run ... --format json): latency and FLOP/s deltas.
@@ -115,6 +123,8 @@ int run_diff(int argc, char** argv) {
     return kExitOk;
   }
 
+  if (o.format == "csv")
+    throw UsageError("csv is for a diff of PyTorch traces; models: text, json, markdown, html");
   Pins pins = parse_pins(o.inputs, o.dims, o.values);
   pins.program = o.program;
   bool have_pins = !o.inputs.empty() || !o.dims.empty() || !o.values.empty();

@@ -1,8 +1,9 @@
 // src/cli/trace_cmd.cc — `flopwise trace TRACE.json[.gz]`: a PyTorch profiler trace's measured time beside
-// the static cost of its ops (flopwise/torch_trace.h), by module scope, phase, op and kernel; and `flopwise
-// diff` of two traces (diff_cmd.cc calls run_trace_diff).
+// the static cost of its ops (flopwise/torch_trace.h), by module scope, phase, op and kernel; a directory of
+// rank files goes to trace_census_cmd.cc, as `flopwise diff` of two traces does.
 #include <CLI/CLI.hpp>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
@@ -38,7 +39,9 @@ int run_trace(int argc, char** argv) {
       "record_shapes=True for FLOPs, with_stack=True or with_modules=True for module scopes) with each op's "
       "static cost: measured GPU time, FLOPs and achieved FLOP/s by module scope, phase, op and kernel",
       "flopwise trace"};
-  app.add_option("trace", path, "the trace: *.pt.trace.json or *.json.gz")->required();
+  app.add_option("trace", path,
+                 "the trace: *.pt.trace.json or *.json.gz; or a directory of a distributed run's rank files")
+      ->required();
   app.add_option("--format,-f", format, "text | json | csv | html (a treemap of the scopes by measured time)")
       ->check(CLI::IsMember({"text", "json", "csv", "html"}));
   app.add_option("--output,-o", output, "write to FILE instead of stdout");
@@ -55,6 +58,7 @@ int run_trace(int argc, char** argv) {
                  "execution_details.json; replayed kernels take their captured op's shapes and FLOPs "
                  "(default: capture_traces/ beside the trace; none: no join)");
   if (auto code = parse_command_line(app, argc, argv, "trace")) return *code;
+  if (std::filesystem::is_directory(path)) return run_trace_ranks(path, format, output, top);  // rank files
   TraceOptions to;
   to.capture = capture;
   if (!hardware.empty() || !hardware_file.empty()) to.hardware = hardware_of(hardware, hardware_file);
@@ -68,23 +72,7 @@ int run_trace(int argc, char** argv) {
   else if (format == "html")
     write_trace_html(os, r);
   else
-    write_trace_text(os, r, TraceTextOptions{depth, top});
-  os.flush();
-  return kExitOk;
-}
-
-int run_trace_diff(const std::string& a, const std::string& b, const std::string& format,
-                   const std::string& output, int top) {
-  if (format != "text" && format != "json")
-    throw UsageError("a diff of two PyTorch traces is written as text or json, not " + format);
-  TraceReport ra = open_trace(a, {}), rb = open_trace(b, {});
-  TraceDiff d = diff_traces(ra, rb);
-  std::ofstream file;
-  std::ostream& os = output_stream(output, file);
-  if (format == "json")
-    write_trace_diff_json(os, d);
-  else
-    write_trace_diff_text(os, d, TraceTextOptions{3, top < 0 ? 20 : top});
+    write_trace_text(os, r, TraceTextOptions{depth, top}), append_trace_communication(os, path, top);
   os.flush();
   return kExitOk;
 }

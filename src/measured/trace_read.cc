@@ -22,6 +22,7 @@
 
 #include "flopwise/errors.h"
 #include "flopwise/torch_trace.h"
+#include "old_trace.h"
 #include "trace_source.h"
 
 namespace flopwise {
@@ -532,7 +533,8 @@ class TraceReader {
       case 'f':
         return cat == "fwdbwd"sv;
       case 'o':
-        return cat == "operator"sv;
+      case 'O':
+        return cat == "operator"sv || cat == "Operator"sv;  // Operator: torch 1.8-1.10's Kineto
       case 'M':
         return cat == "Memcpy"sv || cat == "Memset"sv;
       case 'R':
@@ -786,7 +788,7 @@ class TraceReader {
       return;
     }
     TraceKind kind;
-    if (cat == "cpu_op"sv || cat == "operator"sv)
+    if (cat == "cpu_op"sv || cat == "operator"sv || cat == "Operator"sv)
       kind = TraceKind::CpuOp;
     else if (cat == "user_annotation"sv)
       kind = TraceKind::Annotation;
@@ -820,6 +822,7 @@ class TraceReader {
     if (kind == TraceKind::CpuOp && e_.has_dims && !e_.call.types.empty() &&
         e_.call.types.size() == e_.call.dims.size()) {
       e_.call.op = e_.name;
+      old_trace::rename_record_types(e_.call.types);
       ev.call = b_.call(e_.call);
     }
     if (kind == TraceKind::Kernel || kind == TraceKind::Memcpy || kind == TraceKind::Memset)

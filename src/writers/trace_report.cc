@@ -53,6 +53,7 @@ json row_json(const TraceRow& r, bool has_hw) {
   j["uncosted_gpu_us"] = r.uncosted_gpu_us;
   j["achieved_tflops"] = tflops(r);
   j["achieved_gbs"] = gbs(r);
+  j["achieved_cpu_gflops"] = trace_cpu_gflops(r);
   if (has_hw) {
     j["bound_us"] = r.bound_us;
     j["roofline_pct"] = roofline_pct(r);
@@ -94,6 +95,7 @@ void table_row(std::ostream& os, const std::string& first, size_t w, const Trace
 }  // namespace
 
 void write_trace_text(std::ostream& os, const TraceReport& r, const TraceTextOptions& opts) {
+  if (r.gpu_events == 0 && r.cpu_ops > 0) return write_trace_cpu_text(os, r, opts);  // a CPU-only trace
   const double steps = static_cast<double>(std::max<size_t>(1, r.steps.size()));
   const bool hw = r.hw.has_value();
   os << "PyTorch trace:  " << r.path << "\n";

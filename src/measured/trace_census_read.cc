@@ -1,0 +1,258 @@
+// src/measured/trace_census_read.cc — the census reader of PyTorch profiler traces (flopwise/trace_census.h):
+// one streaming pass over the JSON (trace_source.h's byte source and pull parser), keeping of each timed
+// event its name, category, time, correlation and stream, and the collective an NCCL kernel records; of the
+// document, distributedInfo's rank and world size and the first device's name.
+#include <cmath>
+#include <string_view>
+#include <unordered_map>
+
+#include "flopwise/errors.h"
+#include "flopwise/trace_census.h"
+#include "trace_source.h"
+
+namespace flopwise {
+namespace {
+
+using namespace std::string_view_literals;
+using trace_read::Source;
+using trace_read::TraceParser;
+
+// The args read; the rest is skipped.
+enum class CensusArg { Other, Corr, Stream, Coll, Group, GroupDesc, InNelems, OutNelems, GroupSize, Dtype };
+struct CensusArgName {
+  std::string_view key;
+  CensusArg arg;
+};
+constexpr CensusArgName kCensusArgs[] = {
+    {"correlation", CensusArg::Corr},
+    {"stream", CensusArg::Stream},
+    {"Collective name", CensusArg::Coll},
+    {"Process Group Name", CensusArg::Group},
+    {"Process Group Description", CensusArg::GroupDesc},
+    {"In msg nelems", CensusArg::InNelems},
+    {"Out msg nelems", CensusArg::OutNelems},
+    {"Group size", CensusArg::GroupSize},
+    {"dtype", CensusArg::Dtype},
+};
+CensusArg census_arg(std::string_view k) {
+  for (const auto& a : kCensusArgs)
+    if (a.key == k) return a.arg;
+  return CensusArg::Other;
+}
+
+class CensusReader {
+ public:
+  explicit CensusReader(const std::string& path)
+      : src_(path, TraceReadOptions{}), p_(src_, path), path_(path) {
+    c_.path = path;
+  }
+
+  TraceCensus read() {
+    int ch = p_.ws();
+    if (ch == '[') {
+      events();
+    } else if (ch == '{') {
+      p_.open('{', '}');
+      bool any = true;
+      while (any) {
+        p_.string(key_);
+        p_.expect(':');
+        if (key_ == "traceEvents"sv)
+          events();
+        else if (key_ == "distributedInfo"sv)
+          distributed();
+        else if (key_ == "deviceProperties"sv)
+          devices();
+        else
+          p_.skip();
+        any = p_.more('}');
+      }
+    } else {
+      throw InputError(path_ + ": not JSON (a PyTorch profiler trace is a JSON object with \"traceEvents\")");
+    }
+    if (!p_.at_eof()) p_.fail("text after the end of the trace");
+    if (c_.events.empty()) throw InputError(path_ + ": no timed events: not a PyTorch profiler trace");
+    return std::move(c_);
+  }
+
+ private:
+  Source src_;
+  TraceParser p_;
+  std::string path_, key_, cat_, name_, val_;
+  TraceCensus c_;
+  std::unordered_map<std::string, uint32_t> names_, cats_;
+
+  void distributed() {
+    if (p_.ws() != '{') return p_.skip();
+    if (!p_.open('{', '}')) return;
+    do {
+      p_.string(key_);
+      p_.expect(':');
+      if (key_ == "rank"sv)
+        c_.rank = p_.integer().value_or(-1);
+      else if (key_ == "world_size"sv)
+        c_.world_size = p_.integer().value_or(-1);
+      else
+        p_.skip();
+    } while (p_.more('}'));
+  }
+  void devices() {
+    if (p_.ws() != '[') return p_.skip();
+    if (!p_.open('[', ']')) return;
+    do {
+      if (p_.ws() != '{' || !c_.device.empty()) {
+        p_.skip();
+        continue;
+      }
+      if (!p_.open('{', '}')) continue;
+      do {
+        p_.string(key_);
+        p_.expect(':');
+        if (key_ == "name"sv)
+          p_.text(c_.device);
+        else
+          p_.skip();
+      } while (p_.more('}'));
+    } while (p_.more(']'));
+  }
+
+  void events() {
+    if (p_.ws() != '[') throw InputError(path_ + ": \"traceEvents\" is not an array");
+    if (!p_.open('[', ']')) return;
+    do {
+      if (p_.ws() == '{')
+        event();
+      else
+        p_.skip();
+    } while (p_.more(']'));
+  }
+
+  static uint32_t intern(std::unordered_map<std::string, uint32_t>& ix, std::vector<std::string>& table,
+                         const std::string& s) {
+    auto [it, fresh] = ix.try_emplace(s, static_cast<uint32_t>(table.size()));
+    if (fresh) table.push_back(s);
+    return it->second;
+  }
+
+  bool number(double* out) {
+    int ch = p_.ws();
+    if (ch == '-' || (ch >= '0' && ch <= '9')) {
+      *out = p_.number();
+      return std::isfinite(*out);
+    }
+    if (ch == '"') {  // some writers quote ts
+      p_.string(val_);
+      char* end = nullptr;
+      *out = std::strtod(val_.c_str(), &end);
+      return end != val_.c_str() && std::isfinite(*out);
+    }
+    p_.skip();
+    return false;
+  }
+
+  void event() {
+    CensusEvent e;
+    CensusCollective coll;
+    bool has_cat = false, has_dur = false, has_ts = false, dur_given = false, is_coll = false;
+    cat_.clear(), name_.clear();
+    if (p_.open('{', '}')) {
+      do {
+        std::string_view k = p_.key();
+        if (k == "cat"sv) {
+          p_.expect(':');
+          if (p_.ws() == '"') {
+            p_.text(cat_);
+            has_cat = true;
+          } else {
+            p_.skip();
+          }
+        } else if (k == "name"sv) {
+          p_.expect(':');
+          p_.text(name_);
+        } else if (k == "ts"sv) {
+          p_.expect(':');
+          has_ts = number(&e.ts);
+        } else if (k == "dur"sv) {
+          p_.expect(':');
+          dur_given = true;
+          has_dur = number(&e.dur);
+        } else if (k == "args"sv) {
+          p_.expect(':');
+          is_coll = args(e, coll);
+        } else {
+          p_.expect(':');
+          p_.skip();
+        }
+      } while (p_.more('}'));
+    }
+    if (!has_cat || !dur_given || cat_ == "Trace"sv) return;
+    if (!has_dur || !has_ts || e.dur < 0) {
+      ++c_.skipped;
+      return;
+    }
+    e.name = intern(names_, c_.names, name_);
+    e.cat = static_cast<uint16_t>(intern(cats_, c_.cats, cat_));
+    if (is_coll) {
+      e.coll = static_cast<int32_t>(c_.collectives.size());
+      c_.collectives.push_back(std::move(coll));
+    }
+    c_.events.push_back(e);
+  }
+
+  // The args this census keeps; true when they name a collective.
+  bool args(CensusEvent& e, CensusCollective& coll) {
+    if (p_.ws() != '{') {
+      p_.skip();
+      return false;
+    }
+    if (!p_.open('{', '}')) return false;
+    bool is_coll = false;
+    std::string desc;
+    do {
+      CensusArg a = census_arg(p_.key());
+      p_.expect(':');
+      switch (a) {
+        case CensusArg::Corr:
+          e.corr = p_.integer().value_or(-1);
+          break;
+        case CensusArg::Stream: {  // HTA: a stream that is not an integer is -1
+          auto s = p_.integer();
+          e.stream = s && *s >= INT32_MIN && *s <= INT32_MAX ? static_cast<int32_t>(*s) : -1;
+          break;
+        }
+        case CensusArg::Coll:
+          p_.text(coll.name);
+          is_coll = true;
+          break;
+        case CensusArg::Group:
+          p_.text(coll.group);
+          break;
+        case CensusArg::GroupDesc:
+          p_.text(desc);
+          break;
+        case CensusArg::InNelems:
+          coll.in_nelems = p_.integer().value_or(-1);
+          break;
+        case CensusArg::OutNelems:
+          coll.out_nelems = p_.integer().value_or(-1);
+          break;
+        case CensusArg::GroupSize:
+          coll.group_size = p_.integer().value_or(-1);
+          break;
+        case CensusArg::Dtype:
+          p_.text(coll.dtype);
+          break;
+        case CensusArg::Other:
+          p_.skip();
+      }
+    } while (p_.more('}'));
+    if (!desc.empty()) coll.group += (coll.group.empty() ? "" : " ") + std::string("(") + desc + ")";
+    return is_coll;
+  }
+};
+
+}  // namespace
+
+TraceCensus read_trace_census(const std::string& path) { return CensusReader(path).read(); }
+
+}  // namespace flopwise
