@@ -158,6 +158,9 @@ struct RunJoin {
   std::map<std::string, double> scope_ms;
 };
 
+// A scope and its ancestors, root first: "a.b.c" -> "", "a", "a.b", "a.b.c".
+std::vector<std::string> scope_ancestors(const std::string& scope);
+
 // A LibTorch run: flopwise-runtime's response (flopwise.runtime/1) on the static report `rep`; each op's
 // time counts to its scope and the scope's ancestors (a scope the static tree lacks: its nearest ancestor).
 RunJoin join_runtime_response(const Report& rep, const nlohmann::json& response, const RunJoinOptions& o);

@@ -304,6 +304,7 @@ bool split_recurrent(const Graph& g, const Node& n, const Count& macs, Count* in
 TrainingReport analyse_training(const Model& model, const Report& report, const TrainOptions& opts) {
   if (report.joint) return cost_detail::analyse_joint_training(model, report, opts);
   const Graph& g = model.graph;
+  const bool scalar_literals = model.format == "pt2";  // operands torch passed as Scalars, not tensors
   TrainingReport t;
   t.optimizer = opts.optimizer;
   t.precision = opts.precision;
@@ -527,9 +528,11 @@ TrainingReport analyse_training(const Model& model, const Report& report, const 
       if (vi < 0) return;
       const size_t st = static_cast<size_t>(storage[static_cast<size_t>(vi)]);
       const Value& owner = g.values[st];
-      // a literal the importer made (a .pt2's Python scalar operand: autograd keeps a Scalar, no tensor) has
-      // no producer, as inputs and stored tensors have none
-      if (kept[st] || owner.is_input || cost_detail::is_stored(g, owner) || owner.producer < 0) return;
+      // a literal the .pt2 importer made (a Python scalar operand: autograd keeps a Scalar, no tensor) has no
+      // producer, as inputs and stored tensors have none; a TorchScript tensor constant is a tensor it keeps
+      if (kept[st] || owner.is_input || cost_detail::is_stored(g, owner) ||
+          (scalar_literals && owner.producer < 0))
+        return;
       kept[st] = 1;
       tc.saved_bytes += bytes_of(static_cast<int>(st));
     };

@@ -80,18 +80,6 @@ void index_scopes(const ScopeNode& s, std::map<std::string, const ScopeNode*>& o
   for (const auto& c : s.children) index_scopes(*c, out);
 }
 
-// A scope and its ancestors, root first: "a.b.c" -> "", "a", "a.b", "a.b.c".
-std::vector<std::string> ancestors(const std::string& scope) {
-  std::vector<std::string> r{""};
-  for (size_t at = 0; !scope.empty();) {
-    size_t dot = scope.find('.', at);
-    r.push_back(scope.substr(0, dot));
-    if (dot == std::string::npos) break;
-    at = dot + 1;
-  }
-  return r;
-}
-
 Joined join(const Report& rep, const json& rt) {
   Joined j;
   index_scopes(*rep.scopes, j.static_scopes);
@@ -106,7 +94,7 @@ Joined join(const Report& rep, const json& rt) {
     std::string scope = op.value("scope", "");
     // A scope the static tree lacks (a module the lowering inlined differently) counts to its nearest
     // ancestor the tree has, so no time is dropped.
-    auto chain = ancestors(scope);
+    auto chain = scope_ancestors(scope);
     while (chain.size() > 1 && !j.static_scopes.count(chain.back())) chain.pop_back();
     double ms = op.value("dur_us", 0.0) / 1000.0;
     if (op.value("iter", 0) != prev_iter) prev.clear(), prev_iter = op.value("iter", 0);
@@ -458,6 +446,18 @@ RunJoin join_torch_trace(const Report& rep, const TraceReport& tr, const RunJoin
   h.matched_scopes = static_cast<int64_t>(matched.size());
   h.trace_scopes = static_cast<int64_t>(tr.scopes.size());
   return out;
+}
+
+// A scope and its ancestors, root first: "a.b.c" -> "", "a", "a.b", "a.b.c".
+std::vector<std::string> scope_ancestors(const std::string& scope) {
+  std::vector<std::string> r{""};
+  for (size_t at = 0; !scope.empty();) {
+    size_t dot = scope.find('.', at);
+    r.push_back(scope.substr(0, dot));
+    if (dot == std::string::npos) break;
+    at = dot + 1;
+  }
+  return r;
 }
 
 }  // namespace flopwise

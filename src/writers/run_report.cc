@@ -20,18 +20,6 @@ using json = nlohmann::json;
 
 namespace {
 
-// A scope and its ancestors, root first: "a.b.c" -> "", "a", "a.b", "a.b.c".
-std::vector<std::string> scope_ancestors(const std::string& scope) {
-  std::vector<std::string> r{""};
-  for (size_t at = 0; !scope.empty();) {
-    size_t dot = scope.find('.', at);
-    r.push_back(scope.substr(0, dot));
-    if (dot == std::string::npos) break;
-    at = dot + 1;
-  }
-  return r;
-}
-
 }  // namespace
 
 std::string fmt(double v, int prec) {
