@@ -18,9 +18,7 @@ namespace flopwise {
 
 using json = nlohmann::json;
 
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 std::string fmt(double v, int prec) {
   if (std::isnan(v)) return "-";
