@@ -799,18 +799,12 @@ OpCost cost_scatter_reduce(const CostContext& c) {
 void register_tensor_ops(OpRegistry& r) {
   const char* layout = "layout only";
   // Shape arithmetic: contents propagate (ints as Dims, symbolic dims included).
-  for (auto [name, infer] : {std::pair{"Shape", infer_shape}, std::pair{"Size", infer_size}})
-    r.add(OpRecord{"",
-                   name,
-                   1,
-                   0,
-                   "layout only (reads dims)",
-                   infer,
-                   cost_zero,
-                   {},
-                   WorkKind::other,
-                   nullptr,
-                   /*reads_dims_only=*/true});
+  const std::pair<const char*, ShapeFn> dims_readers[] = {{"Shape", infer_shape}, {"Size", infer_size}};
+  for (const auto& [name, infer] : dims_readers) {
+    OpRecord rec{"", name, 1, 0, "layout only (reads dims)", infer, cost_zero};
+    rec.reads_dims_only = true;
+    r.add(rec);
+  }
   reg(r, "Identity", 1, 0, layout, infer_identity, cost_zero);
   reg(r, "Reshape", 1, 0, layout, infer_reshape, cost_zero);
   reg(r, "Flatten", 1, 0, layout, infer_flatten, cost_zero);
