@@ -51,10 +51,6 @@ TrainingReport analyse_joint_training(const Model& model, const Report& report, 
   warn_fixed_options(t, opts);
   const size_t n_nodes = std::min(g.nodes.size(), report.nodes.size());
   const std::vector<int> storage = storages(g);
-  std::vector<int> producer(g.values.size(), -1);
-  for (size_t i = 0; i < n_nodes; ++i)
-    for (int o : g.nodes[i].outputs)
-      if (o >= 0) producer[static_cast<size_t>(o)] = static_cast<int>(i);
   std::vector<uint8_t> seen(g.values.size(), 0), kept(g.values.size(), 0);
   Count trainable_bytes;
   int64_t trainable_tensors = 0;
@@ -89,8 +85,10 @@ TrainingReport analyse_joint_training(const Model& model, const Report& report, 
     for (int vi : n.inputs) {
       if (vi < 0) continue;
       const int st = storage[static_cast<size_t>(vi)];
-      const int p = producer[static_cast<size_t>(st)];
-      if (p < 0 || g.nodes[static_cast<size_t>(p)].backward || kept[static_cast<size_t>(st)]) continue;
+      const int p = g.values[static_cast<size_t>(st)].producer;
+      if (p < 0 || static_cast<size_t>(p) >= n_nodes || g.nodes[static_cast<size_t>(p)].backward ||
+          kept[static_cast<size_t>(st)])
+        continue;
       kept[static_cast<size_t>(st)] = 1;
       t.nodes[static_cast<size_t>(p)].saved_bytes += value_bytes(g.values[static_cast<size_t>(st)]);
     }

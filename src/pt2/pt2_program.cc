@@ -91,14 +91,10 @@ void Pt2Lowerer::outputs() {
 
 // A joint program (gradients among its outputs): the nodes no forward root depends on are its backward.
 void Pt2Lowerer::mark_backward(const std::vector<int>& forward_roots) {
-  std::vector<int> producer(g_.values.size(), -1);
-  for (size_t i = 0; i < g_.nodes.size(); ++i)
-    for (int o : g_.nodes[i].outputs)
-      if (o >= 0) producer[static_cast<size_t>(o)] = static_cast<int>(i);
   std::vector<char> forward(g_.nodes.size(), 0);
   std::vector<int> stack;
   auto reach = [&](int vi) {
-    const int p = vi >= 0 ? producer[static_cast<size_t>(vi)] : -1;
+    const int p = vi >= 0 ? g_.values[static_cast<size_t>(vi)].producer : -1;
     if (p >= 0 && !forward[static_cast<size_t>(p)]) forward[static_cast<size_t>(p)] = 1, stack.push_back(p);
   };
   for (int vi : forward_roots) reach(vi);

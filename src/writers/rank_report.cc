@@ -4,22 +4,13 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "flopwise/run_report.h"
 #include "flopwise/trace_census_report.h"
 
 namespace flopwise {
 
 namespace rank_writers {
 
-std::string f1(double v) {
-  char b[64];
-  std::snprintf(b, sizeof b, "%.1f", v);
-  return b;
-}
-std::string f2(double v) {
-  char b[64];
-  std::snprintf(b, sizeof b, "%.2f", v);
-  return b;
-}
 std::string right(const std::string& s, size_t w) {
   return s.size() >= w ? s : std::string(w - s.size(), ' ') + s;
 }
@@ -90,13 +81,16 @@ void write_ranks_text(std::ostream& os, const RankRun& run, int top) {
      << right("compute us", 12) << right("comp %", 8) << right("non-comp us", 13) << right("overlap %", 11)
      << right("step us", 12) << "\n";
   for (const auto& r : run.ranks)
-    os << left(std::to_string(r.rank), 6) << right(f1(r.kernel_time_us), 12) << right(f1(r.idle_time_us), 12)
-       << right(f2(share_pct(r.idle_time_us, r.kernel_time_us)), 8) << right(f1(r.compute_time_us), 12)
-       << right(f2(share_pct(r.compute_time_us, r.kernel_time_us)), 8) << right(f1(r.non_compute_time_us), 13)
-       << right(r.comm_comp_overlap_pct < 0 ? "-" : f2(r.comm_comp_overlap_pct), 11)
-       << right(f1(mean_step(r)), 12) << "\n";
-  os << "\nstep time: " << f1(run.step_time_min_us) << " to " << f1(run.step_time_max_us) << " us (spread "
-     << f1(run.step_time_max_us - run.step_time_min_us) << " us); slowest rank " << run.slowest_rank << "\n";
+    os << left(std::to_string(r.rank), 6) << right(fmt(r.kernel_time_us, 1), 12)
+       << right(fmt(r.idle_time_us, 1), 12) << right(fmt(share_pct(r.idle_time_us, r.kernel_time_us), 2), 8)
+       << right(fmt(r.compute_time_us, 1), 12)
+       << right(fmt(share_pct(r.compute_time_us, r.kernel_time_us), 2), 8)
+       << right(fmt(r.non_compute_time_us, 1), 13)
+       << right(r.comm_comp_overlap_pct < 0 ? "-" : fmt(r.comm_comp_overlap_pct, 2), 11)
+       << right(fmt(mean_step(r), 1), 12) << "\n";
+  os << "\nstep time: " << fmt(run.step_time_min_us, 1) << " to " << fmt(run.step_time_max_us, 1)
+     << " us (spread " << fmt(run.step_time_max_us - run.step_time_min_us, 1) << " us); slowest rank "
+     << run.slowest_rank << "\n";
   for (const auto& w : run.warnings) os << "warning: " << w << "\n";
   if (run.collectives.empty()) return;
   os << "\ncollectives (all ranks; bandwidth over the mean kernel time, bus factor as nccl-tests)\n";
@@ -110,8 +104,8 @@ void write_ranks_text(std::ostream& os, const RankRun& run, int top) {
        << left(c.dtype.empty() ? "-" : c.dtype, 10)
        << right(c.group_size < 0 ? "-" : std::to_string(c.group_size), 6)
        << right(c.bytes < 0 ? "unknown" : std::to_string(c.bytes), 14) << right(std::to_string(c.count), 7)
-       << right(f1(c.time_us), 12) << right(c.bytes < 0 ? "-" : f2(c.algbw_gbs), 12)
-       << right(c.bytes < 0 ? "-" : f2(c.busbw_gbs), 12) << "\n";
+       << right(fmt(c.time_us, 1), 12) << right(c.bytes < 0 ? "-" : fmt(c.algbw_gbs, 2), 12)
+       << right(c.bytes < 0 ? "-" : fmt(c.busbw_gbs, 2), 12) << "\n";
   }
 }
 
@@ -120,9 +114,10 @@ void write_ranks_csv(std::ostream& os, const RankRun& run) {
   os << "rank,idle_time_us,compute_time_us,non_compute_time_us,kernel_time_us,comm_comp_overlap_pct,"
         "mean_step_time_us\n";
   for (const auto& r : run.ranks)
-    os << r.rank << "," << f2(r.idle_time_us) << "," << f2(r.compute_time_us) << ","
-       << f2(r.non_compute_time_us) << "," << f2(r.kernel_time_us) << ","
-       << (r.comm_comp_overlap_pct < 0 ? "" : f2(r.comm_comp_overlap_pct)) << "," << f2(mean_step(r)) << "\n";
+    os << r.rank << "," << fmt(r.idle_time_us, 2) << "," << fmt(r.compute_time_us, 2) << ","
+       << fmt(r.non_compute_time_us, 2) << "," << fmt(r.kernel_time_us, 2) << ","
+       << (r.comm_comp_overlap_pct < 0 ? "" : fmt(r.comm_comp_overlap_pct, 2)) << "," << fmt(mean_step(r), 2)
+       << "\n";
 }
 
 }  // namespace flopwise

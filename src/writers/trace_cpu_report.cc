@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "flopwise/run_report.h"
 #include "flopwise/trace_report.h"
 #include "flopwise/writers.h"
 
@@ -11,16 +12,6 @@ namespace flopwise {
 
 namespace cpu_trace_text {
 
-std::string f3(double v) {
-  char b[64];
-  std::snprintf(b, sizeof b, "%.3f", v);
-  return b;
-}
-std::string f2(double v) {
-  char b[64];
-  std::snprintf(b, sizeof b, "%.2f", v);
-  return b;
-}
 std::string lpad(const std::string& s, size_t w) {
   return s.size() >= w ? s : s + std::string(w - s.size(), ' ');
 }
@@ -36,12 +27,12 @@ void header(std::ostream& os, const std::string& first, size_t w) {
 void row(std::ostream& os, const std::string& first, size_t w, const TraceRow& r, double steps) {
   const bool priced = r.calls > r.uncosted && !r.overflow;
   os << lpad(clipped(first, w - 1), w)
-     << rpad(r.calls % static_cast<int64_t>(steps) ? f2(static_cast<double>(r.calls) / steps)
+     << rpad(r.calls % static_cast<int64_t>(steps) ? fmt(static_cast<double>(r.calls) / steps, 2)
                                                    : std::to_string(r.calls / static_cast<int64_t>(steps)),
              8)
-     << rpad(f3(r.cpu_us / steps / 1000), 11)
+     << rpad(fmt(r.cpu_us / steps / 1000, 3), 11)
      << rpad(priced ? human(static_cast<double>(r.flops) / steps) : "-", 11)
-     << rpad(priced && r.cpu_us > 0 && r.flops > 0 ? f2(trace_cpu_gflops(r)) : "-", 10) << "\n";
+     << rpad(priced && r.cpu_us > 0 && r.flops > 0 ? fmt(trace_cpu_gflops(r), 2) : "-", 10) << "\n";
 }
 
 }  // namespace cpu_trace_text
