@@ -137,7 +137,7 @@ TEST_CASE(
         CAPTURE(k);
         CAPTURE(variant);
         flopwise::Model m;
-        m.format = "onnx";
+        m.format = flopwise::ModelFormat::Onnx;
         flopwise::Graph& g = m.graph;
         flopwise::Node n;
         n.name = "n";

@@ -17,10 +17,8 @@
 
 namespace flopwise {
 
-enum class ModelFormat { Onnx, TorchScript, ExportArchive, ReportJson, Gzip, Unknown };
-
-// From the file's first bytes (zip magic: TorchScript, or a torch.export archive by its zip names, refused;
-// gzip magic: Gzip, refused), else its extension.
+// A file's ModelFormat (flopwise/ir.h), from its first bytes (zip magic: TorchScript, or a torch.export
+// archive by its zip names, refused; gzip magic: Gzip, refused), else its extension.
 ModelFormat detect_format(const std::string& path);
 
 // Loads an .onnx or TorchScript model into the IR, shapes not yet inferred; throws InputError (unreadable,

@@ -1,8 +1,11 @@
-// include/flopwise/formats.h — the one table of output formats: each format's name (and alias), what it
-// writes, and which commands and modes write it. The CLI's --format choices, its help text, its "writes X,
-// not Y" errors and the README's lists all come from it. Implemented in src/writers/formats.cc.
+// include/flopwise/formats.h — the one table of output formats: each format's name (and alias) and a few
+// words for --help; a -f word is parsed into an OutputFormat once, by this table. Each command then picks its
+// writer from a FormatTable of its own, keyed by OutputFormat: the command's --format choices, its help text
+// and its "writes X, not Y" error all come from that table, and `--list formats` and the README's lists from
+// this one. Implemented in src/writers/formats.cc.
 #pragma once
 
+#include <initializer_list>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -12,40 +15,67 @@ namespace flopwise {
 struct Report;
 struct TextOptions;
 
-// What is being written (a bit each): a static report, a sweep, a generation (--generate), a diff of models
-// or saved reports, a diff of run reports, a budget check, a run report.
-enum class Output : unsigned {
-  Report = 1,
-  Sweep = 2,
-  Generate = 4,
-  Diff = 8,
-  RunDiff = 16,
-  Check = 32,
-  Run = 64,
-};
+enum class OutputFormat { Text, Json, Csv, Markdown, Html, Netron };
 
 struct Format {
+  OutputFormat id;
   const char* name;   // "markdown"
   const char* alias;  // "md"; "" for none
-  const char* what;   // a few words for --help
-  unsigned outputs;   // the Output bits that write it
-  // Writes a static report (Output::Report) in this format (flopwise/writers.h); the other outputs have
-  // their own writers, which take the format's name.
-  void (*write_report)(std::ostream& os, const Report& r, const TextOptions& opts);
+  const char* what;   // a few words for --help; "" for none
 };
 
 const std::vector<Format>& formats();  // in the order help and errors list them
-// The names and aliases --format accepts for `o` (CLI11's IsMember).
-std::vector<std::string> format_choices(Output o);
-// "text | json | csv | markdown | html (one self-contained page) | netron (...)" for `o`.
-std::string format_help(Output o);
-// "text, json, markdown or html": the formats `o` writes, for a sentence.
-std::string format_list(Output o);
-// The format of a name or alias; throws UsageError naming the known ones.
-const Format& find_format(const std::string& name);
-// The canonical name of a name or alias ("md" -> "markdown"); the argument itself when it is neither.
-std::string canonical_format(const std::string& name);
-// Throws UsageError("<what> writes <format_list(o)>, not <format>") when `o` does not write `format`.
-void require_format(Output o, const std::string& format, const std::string& what);
+const char* format_name(OutputFormat f);
+// The format of a name or alias ("md" -> Markdown); throws UsageError("no output format 'x' (text, json,
+// ...)").
+OutputFormat parse_format(const std::string& word);
+
+// For a list of the formats a command takes, in its table's order:
+// the names and aliases --format accepts (CLI11's IsMember),
+std::vector<std::string> format_choices(const std::vector<OutputFormat>& takes);
+// "text | json | csv | markdown | html (one self-contained page) | ...", for --help,
+std::string format_help(const std::vector<OutputFormat>& takes);
+// "text, json, markdown or html", for a sentence.
+std::string format_list(const std::vector<OutputFormat>& takes);
+// Throws UsageError("<what> writes <format_list(takes)>, not <f>"): a command that takes no `f`.
+[[noreturn]] void refuse_format(const std::string& what, const std::vector<OutputFormat>& takes,
+                                OutputFormat f);
+// refuse_format when `takes` lacks `f`.
+void require_format(const std::string& what, const std::vector<OutputFormat>& takes, OutputFormat f);
+
+// A command's writers: a row per format it takes, in the order its help lists them. `W` is the writer (a
+// function pointer or std::function of what the command writes). Adding a format to a command is a row.
+template <class W>
+class FormatTable {
+ public:
+  struct Row {
+    OutputFormat format;
+    W write;
+  };
+  // `what` names the command in the error: "--sweep", "a diff of run reports".
+  FormatTable(std::string what, std::initializer_list<Row> rows) : what_(std::move(what)), rows_(rows) {}
+
+  // The writer of `f`; throws UsageError("<what> writes <its formats>, not <f>") when it takes no `f`.
+  const W& writer(OutputFormat f) const {
+    for (const Row& r : rows_)
+      if (r.format == f) return r.write;
+    refuse_format(what_, takes(), f);
+  }
+  std::vector<OutputFormat> takes() const {
+    std::vector<OutputFormat> fs;
+    for (const Row& r : rows_) fs.push_back(r.format);
+    return fs;
+  }
+  std::vector<std::string> choices() const { return format_choices(takes()); }
+  std::string help() const { return format_help(takes()); }
+
+ private:
+  std::string what_;
+  std::vector<Row> rows_;
+};
+
+// The static report's writers (flopwise/writers.h), for the CLI and the Python module.
+using ReportWriter = void (*)(std::ostream& os, const Report& r, const TextOptions& opts);
+const FormatTable<ReportWriter>& report_writers();
 
 }  // namespace flopwise

@@ -331,10 +331,24 @@ struct ModuleDecl {
   std::vector<std::pair<int64_t, int64_t>> params;
 };
 
+// What a model is read from: a file's format as detect_format (flopwise/analyse.h) finds it, and a Model's
+// own (ExportArchive: a torch.export .pt2; PytorchTrace: the ops of a profiler trace). A report prints its
+// name from the table below, never spelt elsewhere.
+enum class ModelFormat { Onnx, TorchScript, ExportArchive, PytorchTrace, ReportJson, Gzip, Unknown };
+struct ModelFormatName {
+  ModelFormat format;
+  const char* report;  // in reports (JSON model.format, the text's model line): "pt2", "pytorch trace"
+  const char* python;  // flopwise.detect_format's answer in Python: "export_archive"
+};
+const std::vector<ModelFormatName>& model_formats();
+const char* model_format_name(ModelFormat f);  // its name in reports
+// The format a report's name stands for (a saved report's model.format); Unknown for any other name.
+ModelFormat model_format_of(std::string_view report_name);
+
 // A field added here is copied by copy_model (ir.cc) too.
 struct Model {
   std::string path;
-  std::string format;                     // "onnx" or "torchscript"
+  ModelFormat format = ModelFormat::Unknown;
   std::string producer;                   // e.g. "pytorch 1.13.1"
   std::map<std::string, int64_t> opsets;  // domain -> version
   Graph graph;

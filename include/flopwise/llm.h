@@ -65,6 +65,7 @@ struct Generation {
   // without one) and the dims left unbound; unknown where a node of the step is not counted.
   std::string step_dim;
   Count step_macs, step_flops, step_bytes;
+  KvCache kv;  // the cache it was planned with (no pairs and no past_dim: none, as sequence_dim says)
 };
 // A decoder without a cache: its token sequence's dim (axis 1 of the first integer input of rank 2, the
 // `input_ids [batch, seq]` of every exporter), "" when there is none. generation() then takes a KvCache with

@@ -4,19 +4,28 @@
 // HTA's TraceDiff).
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
+#include <vector>
 
+#include "flopwise/formats.h"
 #include "flopwise/run_report.h"
 
 namespace flopwise {
 
-struct RunDiffOptions {
-  std::string format = "text";  // text | json | markdown
-  int top = -1;                 // rows per section (-1: 20 in text and markdown, all in JSON)
+// Two run reports aligned: the rows of flopwise.run-diff/1 (docs/json-report.md).
+struct RunDiff {
+  std::string a_path, b_path, a_what, b_what;  // what: the engine, device and model of each side
+  nlohmann::ordered_json totals, scopes, op_types;
+  std::vector<std::string> notes;
 };
+// Throws InputError on a file that is not a readable run report.
+RunDiff diff_run_reports(const std::string& a, const std::string& b);
 
-// Writes the diff of two run reports. Throws InputError on a file that is not a readable run report.
-void write_run_diff(std::ostream& os, const std::string& a, const std::string& b, const RunDiffOptions& o);
+// The diff's writers: text, json, markdown. `top`: rows per section (-1: 20 in text and markdown, all in
+// JSON).
+using RunDiffWriter = void (*)(std::ostream& os, const RunDiff& d, int top);
+const FormatTable<RunDiffWriter>& run_diff_writers();
 
 }  // namespace flopwise

@@ -46,7 +46,10 @@ using Bindings = std::vector<std::pair<std::string, int64_t>>;
 Sweep run_sweep(const Report& report, const std::vector<SweepAxis>& axes,
                 const std::function<Report(const Bindings&)>& reanalyse);
 
-// text | csv | markdown | json (schema flopwise.sweep/1).
-void write_sweep(std::ostream& os, const Sweep& s, const Report& report, const std::string& format);
+// A sweep in each of its formats (src/writers/sweep_text.cc; html is the report's page, write_html).
+void write_sweep_text(std::ostream& os, const Sweep& s, const Report& report);
+void write_sweep_json(std::ostream& os, const Sweep& s, const Report& report);  // schema flopwise.sweep/1
+void write_sweep_csv(std::ostream& os, const Sweep& s, const Report& report);
+void write_sweep_markdown(std::ostream& os, const Sweep& s, const Report& report);
 
 }  // namespace flopwise

@@ -26,6 +26,8 @@ struct TextOptions {
   int top = 3;     // modules per depth in the aggregated profile
 };
 
+// The text report: the static profile (DeepSpeed's layout for --convention deepspeed_legacy), then the
+// roofline, a generation and the --parallel section where the report has them.
 void write_text(std::ostream& os, const Report& r, const TextOptions& opts);
 // For the text layouts: a scope's key among the top modules at its depth (its class, as DeepSpeed groups,
 // else its full name, or the root's label), and every scope by depth, each depth in tree pre-order.
@@ -62,7 +64,7 @@ std::string human(double v);
 // The text of the LLM analyses (src/writers/llm_text.cc): a generation's summary after the text report;
 // the LLM section as (label, value) rows for markdown and HTML (the phase, the cache's bytes per token, a
 // generation's tokens, totals and final cache); the mixture-of-experts section of the text report.
-std::string format_generation(const KvCache& kv, const Generation& g);
+std::string format_generation(const Generation& g);
 std::vector<std::pair<std::string, std::string>> llm_summary_rows(const LlmSection& llm);
 void write_moe_text(std::ostream& os, const MoeSummary& moe);
 

@@ -185,6 +185,7 @@ Generation generation(const KvCache& kv, int64_t prompt, int64_t generated, cons
   Generation g;
   g.prompt = prompt;
   g.generated = generated;
+  g.kv = kv;
   Bindings pre_at{{kv.seq_dim, prompt}};
   if (cached) pre_at.push_back({kv.past_dim, 0});
   const Report pre = at(pre_at);

@@ -238,7 +238,7 @@ std::vector<Model> lower_aten_calls(const std::vector<AtenCall>& calls, std::vec
   for (size_t i = 0; i < calls.size(); ++i) {
     Model& m = out[i];
     m.path = calls[i].op;
-    m.format = "pytorch trace";
+    m.format = ModelFormat::PytorchTrace;
     m.opsets[""] = kTorchOpset;
     m.opsets["flopwise"] = 1;
     m.graph.name = calls[i].op;

@@ -18,6 +18,20 @@
 
 namespace flopwise {
 
+namespace {
+
+using CheckWriter = void (*)(std::ostream& os, const CheckResult& r);
+const FormatTable<CheckWriter>& check_writers() {
+  using F = OutputFormat;
+  static const FormatTable<CheckWriter> table("check", {
+                                                           {F::Text, write_check_text},
+                                                           {F::Markdown, write_check_markdown},
+                                                       });
+  return table;
+}
+
+}  // namespace
+
 int run_check(int argc, char** argv) {
   std::string model, budget_path, format = "text", output, junit, convention = "default";
   std::vector<std::string> inputs, dims, values;
@@ -31,14 +45,14 @@ int run_check(int argc, char** argv) {
   app.add_option("--dim,-d", dims, "bind a symbolic dim: batch=8 (over the budget's [dims])");
   app.add_option("--value", values, "pin the contents of a shape-like input: NAME=4,2");
   app.add_option("--program", program, "the program of a .pt2 archive that holds several");
-  app.add_option("--format,-f", format,
-                 format_help(Output::Check) + " (markdown: e.g. for $GITHUB_STEP_SUMMARY)")
-      ->check(CLI::IsMember(format_choices(Output::Check)));
+  app.add_option("--format,-f", format, check_writers().help() + " (markdown: e.g. for $GITHUB_STEP_SUMMARY)")
+      ->check(CLI::IsMember(check_writers().choices()));
   app.add_option("--output,-o", output, "write the table to FILE instead of stdout");
   app.add_option("--junit", junit, "also write JUnit XML (one test case per limit) to FILE");
   app.add_option("--convention", convention,
                  "counting convention of the FLOPs checked (" + convention_names() + ")");
   if (auto code = parse_command_line(app, argc, argv, "check")) return *code;
+  const CheckWriter write = check_writers().writer(parse_format(format));
 
   InferOptions cli = parse_pins(inputs, dims, values);
   cli.program = program;
@@ -134,10 +148,7 @@ int run_check(int argc, char** argv) {
   }
   std::ofstream file;
   std::ostream* os = &output_stream(output, file);
-  if (canonical_format(format) == "markdown")
-    write_check_markdown(*os, res);
-  else
-    write_check_text(*os, res);
+  write(*os, res);
   os->flush();
   return res.failures() ? kExitBudgetFailed : kExitOk;
 }

@@ -1,4 +1,4 @@
-// src/cli/commands.h — the CLI's subcommands. main.cc dispatches on the first argument.
+// src/cli/commands.h — the CLI's subcommands; main.cc's table of commands picks one by the first argument.
 #pragma once
 
 #include <optional>
@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "flopwise/formats.h"
 #include "flopwise/training.h"
 
 namespace CLI {
@@ -31,9 +32,8 @@ struct TraceSetArgs {
 };
 void add_trace_set_options(CLI::App& app, TraceSetArgs& t);
 bool trace_set_given(const TraceSetArgs& t);
-int run_trace_count_diff(const TraceSetArgs& t, const std::string& format, const std::string& output,
-                         int top);
-int run_trace_ranks(const std::string& dir, const std::string& format, const std::string& output, int top);
+int run_trace_count_diff(const TraceSetArgs& t, OutputFormat format, const std::string& output, int top);
+int run_trace_ranks(const std::string& dir, OutputFormat format, const std::string& output, int top);
 // After a single trace's text: its communication kernels' time, overlap and collectives, when it has any.
 void append_trace_communication(std::ostream& os, const std::string& path, int top);
 

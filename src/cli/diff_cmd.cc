@@ -57,6 +57,37 @@ Report open_side(const std::string& path, const InferOptions& pins, bool have_pi
   return std::move(a.report);
 }
 
+// A diff of models or saved reports as its writers take it: with --parallel on both sides, text and markdown
+// add the ranks' figures after the diff.
+struct DiffSides {
+  const Diff& d;
+  const Report &a, &b;
+  DiffFormatOptions fo;
+};
+void diff_text(std::ostream& os, const DiffSides& s) {
+  write_diff_text(os, s.d, s.fo);
+  if (s.a.parallel && s.b.parallel) write_parallel_diff(os, *s.a.parallel, *s.b.parallel, false);
+}
+void diff_json(std::ostream& os, const DiffSides& s) { write_diff_json(os, s.d, s.fo); }
+void diff_markdown(std::ostream& os, const DiffSides& s) {
+  write_diff_markdown(os, s.d, s.fo);
+  if (s.a.parallel && s.b.parallel) write_parallel_diff(os, *s.a.parallel, *s.b.parallel, true);
+}
+void diff_html(std::ostream& os, const DiffSides& s) { write_diff_html(os, s.d); }
+
+using DiffWriter = void (*)(std::ostream& os, const DiffSides& s);
+const FormatTable<DiffWriter>& diff_writers() {
+  using F = OutputFormat;
+  static const FormatTable<DiffWriter> table("a diff of models or saved reports",
+                                             {
+                                                 {F::Text, diff_text},
+                                                 {F::Json, diff_json},
+                                                 {F::Markdown, diff_markdown},
+                                                 {F::Html, diff_html},
+                                             });
+  return table;
+}
+
 }  // namespace
 
 int run_diff(int argc, char** argv) {
@@ -72,10 +103,10 @@ int run_diff(int argc, char** argv) {
   app.add_option("--value", o.values, "pin the contents of a shape-like input on both sides: NAME=4,2");
   app.add_option("--program", o.program, "the program of a .pt2 archive that holds several, on both sides");
   app.add_option("--format,-f", o.format,
-                 format_help(Output::Diff) + " (html: models side by side; not for run reports); csv: traces")
+                 diff_writers().help() + " (html: models side by side; not for run reports); csv: traces")
       ->check(CLI::IsMember([] {
-        auto v = format_choices(Output::Diff);
-        v.push_back("csv");
+        auto v = diff_writers().choices();
+        v.push_back("csv");  // of traces (trace_census_cmd.cc)
         return v;
       }()));
   app.add_option("--output,-o", o.output, "write the diff to FILE instead of stdout");
@@ -96,7 +127,8 @@ int run_diff(int argc, char** argv) {
   TraceSetArgs sets;
   add_trace_set_options(app, sets);
   if (auto code = parse_command_line(app, argc, argv, "diff")) return *code;
-  if (trace_set_given(sets)) return run_trace_count_diff(sets, o.format, o.output, o.top);
+  const OutputFormat format = parse_format(o.format);
+  if (trace_set_given(sets)) return run_trace_count_diff(sets, format, o.output, o.top);
   if (o.a.empty() || o.b.empty()) throw UsageError("diff takes two models, reports or traces: A and B");
 
   // Two PyTorch profiler traces: measured time by scope, op and kernel, with FLOPs (trace_cmd.cc).
@@ -106,7 +138,7 @@ int run_diff(int argc, char** argv) {
       throw UsageError((trace_a ? o.a : o.b) + " is a PyTorch trace and " + (trace_a ? o.b : o.a) +
                        " is not: diff two traces, or two models / reports");
     sets.a = o.a, sets.b = o.b;
-    return run_trace_count_diff(sets, o.format, o.output, o.top);
+    return run_trace_count_diff(sets, format, o.output, o.top);
   }
 
   // Two measured run reports (flopwise run ... --format json): latency and FLOP/s deltas.
@@ -115,16 +147,15 @@ int run_diff(int argc, char** argv) {
     if (run_a != run_b)
       throw UsageError((run_a ? o.a : o.b) + " is a measured run report and " + (run_a ? o.b : o.a) +
                        " is not: diff two run reports, or two models / static reports");
-    require_format(Output::RunDiff, o.format, "a diff of run reports");
+    const RunDiffWriter write = run_diff_writers().writer(format);
     std::ofstream file;
     std::ostream* os = &output_stream(o.output, file);
-    write_run_diff(*os, o.a, o.b, RunDiffOptions{o.format, o.top});
+    write(*os, diff_run_reports(o.a, o.b), o.top);
     os->flush();
     return kExitOk;
   }
 
-  if (o.format == "csv")
-    throw UsageError("csv is for a diff of PyTorch traces; models: text, json, markdown, html");
+  const DiffWriter write = diff_writers().writer(format);
   Pins pins = parse_pins(o.inputs, o.dims, o.values);
   pins.program = o.program;
   bool have_pins = !o.inputs.empty() || !o.dims.empty() || !o.values.empty();
@@ -151,17 +182,7 @@ int run_diff(int argc, char** argv) {
 
   std::ofstream file;
   std::ostream* os = &output_stream(o.output, file);
-  DiffFormatOptions fo{o.top};
-  if (o.format == "json")
-    write_diff_json(*os, d, fo);
-  else if (o.format == "html")
-    write_diff_html(*os, d);
-  else if (canonical_format(o.format) == "markdown")
-    write_diff_markdown(*os, d, fo);
-  else
-    write_diff_text(*os, d, fo);
-  if (ra.parallel && rb.parallel && (o.format == "text" || canonical_format(o.format) == "markdown"))
-    write_parallel_diff(*os, *ra.parallel, *rb.parallel, canonical_format(o.format) == "markdown");
+  write(*os, DiffSides{d, ra, rb, DiffFormatOptions{o.top}});
   os->flush();
   return kExitOk;
 }

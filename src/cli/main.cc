@@ -59,19 +59,64 @@ fw::InferOptions infer_options(const Options& o) {
   return pins;
 }
 
+// --list NAME: the names of a table, one per line.
+struct NameList {
+  const char* name;
+  std::vector<std::string> (*names)();
+};
+const std::vector<NameList>& name_lists() {
+  static const std::vector<NameList> table = {
+      {"conventions",
+       [] {
+         std::vector<std::string> v;
+         for (const auto& c : fw::conventions()) v.emplace_back(c.name);
+         return v;
+       }},
+      {"devices", [] { return fw::hardware_names(); }},
+      {"formats",
+       [] {
+         std::vector<std::string> v;
+         for (const auto& f : fw::formats()) v.emplace_back(f.name);
+         return v;
+       }},
+  };
+  return table;
+}
+const NameList& find_list(const std::string& name) {
+  for (const NameList& l : name_lists())
+    if (name == l.name) return l;
+  throw fw::UsageError("--list takes conventions, devices or formats, not " + name);  // CLI11 checks first
+}
+
+// --generate: the report formats that write a generation.
+const std::vector<fw::OutputFormat> kGenerationFormats = {fw::OutputFormat::Text, fw::OutputFormat::Json,
+                                                          fw::OutputFormat::Markdown, fw::OutputFormat::Html};
+
+// --sweep's writers (flopwise/sweep.h; html: the report's page with the sweep plotted).
+using SweepWriter = void (*)(std::ostream& os, const fw::Sweep& s, const fw::Report& r);
+const fw::FormatTable<SweepWriter>& sweep_writers() {
+  using F = fw::OutputFormat;
+  static const fw::FormatTable<SweepWriter> table(
+      "--sweep", {
+                     {F::Text, fw::write_sweep_text},
+                     {F::Json, fw::write_sweep_json},
+                     {F::Csv, fw::write_sweep_csv},
+                     {F::Markdown, fw::write_sweep_markdown},
+                     {F::Html, [](std::ostream& os, const fw::Sweep& s,
+                                  const fw::Report& r) { fw::write_html(os, r, &s); }},
+                 });
+  return table;
+}
+
 int run(const Options& o) {
   const fw::Convention& conv = fw::find_convention(o.convention);
+  const fw::OutputFormat format = fw::parse_format(o.format);
   if (o.list_ops) {
     fw::write_op_list(std::cout, conv);
     return fw::kExitOk;
   }
   if (!o.list.empty()) {  // one name per line, from the tables themselves (scripts/readme_lists.py)
-    if (o.list == "conventions")
-      for (const auto& c : fw::conventions()) std::cout << c.name << "\n";
-    else if (o.list == "devices")
-      for (const auto& d : fw::hardware_names()) std::cout << d << "\n";
-    else
-      for (const auto& f : fw::formats()) std::cout << f.name << "\n";
+    for (const std::string& name : find_list(o.list).names()) std::cout << name << "\n";
     return fw::kExitOk;
   }
   if (o.model.empty()) throw fw::UsageError("no model given (usage: flopwise MODEL.onnx [options]; --help)");
@@ -119,7 +164,7 @@ int run(const Options& o) {
     if (!o.phase.empty()) llm.phase = fw::parse_phase(o.phase);
     plan = fw::plan_llm(*plain.model, llm, io.dims);
     io.dims.insert(io.dims.end(), plan.bindings.begin(), plan.bindings.end());
-    if (generation) fw::require_format(fw::Output::Generate, o.format, "--generate");
+    if (generation) fw::require_format("--generate", kGenerationFormats, format);
   }
   const std::optional<fw::KvCache>& kv = plan.kv;
   const std::string& phase_note = plan.note;
@@ -173,7 +218,7 @@ int run(const Options& o) {
   keep->push_back(analysis);
   const fw::Report& report = analysis->report;
   if (!axes.empty()) {
-    fw::require_format(fw::Output::Sweep, o.format, "--sweep");
+    const SweepWriter write_sweep = sweep_writers().writer(format);
     fw::Sweep sw = fw::run_sweep(report, axes, reanalyse);
     if (calib)  // --predict: each point's units evaluated from their formulas
       for (fw::SweepRow& row : sw.rows) {
@@ -184,10 +229,7 @@ int run(const Options& o) {
       }
     std::ofstream file;
     std::ostream& os = fw::output_stream(o.output, file);
-    if (o.format == "html")
-      fw::write_html(os, report, &sw);
-    else
-      fw::write_sweep(os, sw, report, o.format);
+    write_sweep(os, sw, report);
     os.flush();
     return fw::kExitOk;
   }
@@ -195,12 +237,7 @@ int run(const Options& o) {
   std::ofstream file;
   std::ostream* os = &fw::output_stream(o.output, file);
   fw::TextOptions topts{o.depth, o.top};
-  fw::find_format(o.format).write_report(*os, report, topts);
-  if (report.roofline && o.format == "text")
-    fw::write_roofline_text(*os, *report.roofline, o.top < 5 ? 5 : o.top);
-  if (generation && o.format == "text") *os << fw::format_generation(*kv, *report.llm->generation);
-  if (report.parallel && o.format == "text") fw::write_parallel_text(*os, *report.parallel);
-  if (report.parallel && o.format == "markdown") fw::write_parallel_markdown(*os, *report.parallel);
+  fw::report_writers().writer(format)(*os, report, topts);
   os->flush();
 
   if (o.strict && report.has_unknown_cost()) {
@@ -236,35 +273,56 @@ int guarded(F&& f) {
   return fw::kExitInternal;
 }
 
+namespace {
+
+// The subcommands: `flopwise NAME ...` runs `run` on argv from NAME on; `help` is its lines in the static
+// report's --help footer. `prefault`: the heap is faulted in ahead (not for `run`, whose timings it could
+// disturb). No name: the static report (below).
+struct Command {
+  const char* name;
+  int (*run)(int argc, char** argv);
+  bool prefault;
+  const char* help;
+};
+const std::vector<Command>& commands() {
+  static const std::vector<Command> table = {
+      {"diff", fw::run_diff, true,
+       "  flopwise diff A B [options]             compare two models or saved JSON reports (diff --help)\n"},
+      {"check", fw::run_check, true,
+       "  flopwise check MODEL --budget FILE.toml  gate CI on budgets (check --help)\n"},
+      {"run", fw::run_run, false,
+       "  flopwise run MODEL.pt [options]          measure latency per module scope (run --help);\n"
+       "  flopwise run MODEL.onnx --profile P.json  the same from an ONNX Runtime profile\n"},
+      {"trace", fw::run_trace, true,
+       "  flopwise trace TRACE.json[.gz]          a PyTorch profiler trace: measured time and FLOP/s by "
+       "module "
+       "scope and op (trace --help); flopwise diff TRACE_A TRACE_B compares two\n"},
+      {"calibrate", fw::run_calibrate, true,
+       "  flopwise calibrate RUN.json... -o C.json  fit latency per op type from measured runs; then "
+       "flopwise MODEL --predict C.json\n"},
+  };
+  return table;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   fw::escape_control_characters_in_std_streams();  // a model's names never reach the terminal raw
   if (std::optional<int> code = fw::contain_torchscript_loads(argc, argv))
     return *code;  // the watching parent
-  if (argc > 1 && std::string(argv[1]) == "run")
-    return guarded([&] { return fw::run_run(argc - 1, argv + 1); });
-  fw::start_heap_prefault();  // after the fork above; not for `run`, whose timings it could disturb
-  if (argc > 1 && std::string(argv[1]) == "diff")
-    return guarded([&] { return fw::run_diff(argc - 1, argv + 1); });
-  if (argc > 1 && std::string(argv[1]) == "check")
-    return guarded([&] { return fw::run_check(argc - 1, argv + 1); });
-  if (argc > 1 && std::string(argv[1]) == "trace")
-    return guarded([&] { return fw::run_trace(argc - 1, argv + 1); });
-  if (argc > 1 && std::string(argv[1]) == "calibrate")
-    return guarded([&] { return fw::run_calibrate(argc - 1, argv + 1); });
+  for (const Command& c : commands())
+    if (argc > 1 && std::string(argv[1]) == c.name) {
+      if (c.prefault) fw::start_heap_prefault();  // after the fork above
+      return guarded([&] { return c.run(argc - 1, argv + 1); });
+    }
+  fw::start_heap_prefault();
   Options o;
   CLI::App app{
       "flopwise: static cost (params, MACs, FLOPs, memory) of an ONNX or TorchScript model, by module scope"};
+  std::string also = "Also:\n";
+  for (const Command& c : commands()) also += c.help;
   app.footer(
-      "Also:\n  flopwise diff A B [options]             compare two models or saved JSON reports (diff "
-      "--help)\n"
-      "  flopwise check MODEL --budget FILE.toml  gate CI on budgets (check --help)\n"
-      "  flopwise run MODEL.pt [options]          measure latency per module scope (run --help);\n"
-      "  flopwise run MODEL.onnx --profile P.json  the same from an ONNX Runtime profile\n"
-      "  flopwise trace TRACE.json[.gz]          a PyTorch profiler trace: measured time and FLOP/s by "
-      "module "
-      "scope and op (trace --help); flopwise diff TRACE_A TRACE_B compares two\n"
-      "  flopwise calibrate RUN.json... -o C.json  fit latency per op type from measured runs; then "
-      "flopwise MODEL --predict C.json\n"
+      also +
       "Exit codes: 0 done, 1 a budget failed (check), 2 bad input or usage, 3 --strict and something not "
       "counted, 4 runtime harness not built (run), 5 the run failed (run), 6 --verify found a shape "
       "disagreement (run), 70 internal error (a bug in flopwise).");
@@ -277,8 +335,8 @@ int main(int argc, char** argv) {
   app.add_option("--value", o.values, "pin the contents of a shape-like input: NAME=4,2");
   app.add_option("--program", o.program,
                  "the program of a .pt2 archive that holds several (default: the only one)");
-  app.add_option("--format,-f", o.format, fw::format_help(fw::Output::Report))
-      ->check(CLI::IsMember(fw::format_choices(fw::Output::Report)));
+  app.add_option("--format,-f", o.format, fw::report_writers().help())
+      ->check(CLI::IsMember(fw::report_writers().choices()));
   app.add_option("--output,-o", o.output, "write the report to FILE instead of stdout");
   app.add_option("--depth", o.depth, "depth of the detailed module tree (-1: all)");
   app.add_option("--top", o.top, "modules per depth in the aggregated profile");
@@ -325,7 +383,11 @@ int main(int argc, char** argv) {
       "evaluate the cost formulas over a grid of dims: seq=128,256,512 (list), batch=1..32 (doubling), "
       "H=64..512:32 (step); repeat for a grid");
   app.add_option("--list", o.list, "print the names of: conventions | devices (of --hardware) | formats")
-      ->check(CLI::IsMember({"conventions", "devices", "formats"}));
+      ->check(CLI::IsMember([] {
+        std::vector<std::string> v;
+        for (const NameList& l : name_lists()) v.emplace_back(l.name);
+        return v;
+      }()));
   app.add_flag("--list-ops", o.list_ops,
                "print the op registry: op, opset range, FLOPs formula (of --convention)");
   app.add_option("--explain", o.explain,

@@ -211,18 +211,36 @@ RunJoinOptions join_options(const RunOptions& o) {
   return j;
 }
 
-// The report in --format: html (the static page with measured latency per scope), json, or text (with
-// --verify's result).
+// The run's writers: text (with --verify's result), json, html (the static page with measured latency per
+// scope).
+struct RunOutput {
+  const Report& rep;
+  const RunJoin& joined;
+  RunTextOptions text;
+};
+void run_text(std::ostream& os, const RunOutput& r) {
+  write_run_text(os, r.rep, r.joined.report, r.text);
+  if (r.joined.report.verify) write_verify_text(os, *r.joined.report.verify);
+}
+void run_json(std::ostream& os, const RunOutput& r) { os << run_report_json(r.joined.report); }
+void run_html(std::ostream& os, const RunOutput& r) { write_html(os, r.rep, nullptr, &r.joined.scope_ms); }
+using RunWriter = void (*)(std::ostream& os, const RunOutput& r);
+const FormatTable<RunWriter>& run_writers() {
+  using F = OutputFormat;
+  static const FormatTable<RunWriter> table("run", {
+                                                       {F::Text, run_text},
+                                                       {F::Json, run_json},
+                                                       {F::Html, run_html},
+                                                   });
+  return table;
+}
+
+// The report in --format.
 void write_run(const RunOptions& o, const Report& rep, const RunJoin& joined, const RunTextOptions& text) {
+  const RunWriter write = run_writers().writer(parse_format(o.format));
   std::ofstream file;
   std::ostream& out = output_stream(o.output, file);
-  if (o.format == "html")
-    write_html(out, rep, nullptr, &joined.scope_ms);
-  else if (o.format == "json")
-    out << run_report_json(joined.report);
-  else
-    write_run_text(out, rep, joined.report, text);
-  if (o.format == "text" && joined.report.verify) write_verify_text(out, *joined.report.verify);
+  write(out, RunOutput{rep, joined, text});
 }
 
 // `flopwise run MODEL.onnx --profile PROFILE.json`: the static report beside the time ONNX Runtime
@@ -376,8 +394,8 @@ int run_run(int argc, char** argv) {
   app.add_option("--hardware-file", o.hardware_file, "the roofline device from a TOML file");
   app.add_option("--timeout", o.timeout, "seconds before the run is stopped");
   app.add_option("--format,-f", o.format,
-                 format_help(Output::Run) + " (html: the static page with measured latency per scope)")
-      ->check(CLI::IsMember(format_choices(Output::Run)));
+                 run_writers().help() + " (html: the static page with measured latency per scope)")
+      ->check(CLI::IsMember(run_writers().choices()));
   app.add_option("--output,-o", o.output, "write the report to FILE");
   app.add_option("--trace", o.trace,
                  "write a Chrome trace (Perfetto, chrome://tracing) of the profiled runs");

@@ -7,6 +7,7 @@
 
 #include "commands.h"
 #include "flopwise/errors.h"
+#include "flopwise/formats.h"
 #include "flopwise/trace_census_report.h"
 #include "output.h"
 
@@ -42,6 +43,43 @@ CensusSelection selection(const std::string& ranks, const std::string& steps) {
   return s;
 }
 
+// A census diff's writer, and what it writes: the priced diff of two single traces (not csv), every row
+// by default (json) or the top 20.
+struct CountDiffWriter {
+  void (*write)(std::ostream& os, const CountDiff& d, const CountDiffOptions& o);
+  bool priced, all_rows;
+};
+const FormatTable<CountDiffWriter>& count_diff_writers() {
+  using F = OutputFormat;
+  static const FormatTable<CountDiffWriter> table(
+      "a diff of PyTorch traces", {
+                                      {F::Text, {write_count_diff_text, true, false}},
+                                      {F::Json, {write_count_diff_json, true, true}},
+                                      {F::Csv,
+                                       {[](std::ostream& os, const CountDiff& d, const CountDiffOptions&) {
+                                          write_count_diff_csv(os, d);
+                                        },
+                                        false, false}},
+                                      {F::Markdown, {write_count_diff_markdown, true, false}},
+                                      {F::Html, {write_count_diff_html, true, false}},
+                                  });
+  return table;
+}
+
+// A distributed run's rank files (flopwise trace DIR).
+using RanksWriter = void (*)(std::ostream& os, const RankRun& r, int top);
+const FormatTable<RanksWriter>& ranks_writers() {
+  using F = OutputFormat;
+  static const FormatTable<RanksWriter> table(
+      "trace DIR (rank files)",
+      {
+          {F::Text, write_ranks_text},
+          {F::Json, [](std::ostream& os, const RankRun& r, int) { write_ranks_json(os, r); }},
+          {F::Csv, [](std::ostream& os, const RankRun& r, int) { write_ranks_csv(os, r); }},
+      });
+  return table;
+}
+
 }  // namespace
 
 void add_trace_set_options(CLI::App& app, TraceSetArgs& t) {
@@ -61,13 +99,9 @@ void add_trace_set_options(CLI::App& app, TraceSetArgs& t) {
 
 bool trace_set_given(const TraceSetArgs& t) { return !t.a.empty() || !t.b.empty(); }
 
-int run_trace_count_diff(const TraceSetArgs& t, const std::string& format, const std::string& output,
-                         int top) {
+int run_trace_count_diff(const TraceSetArgs& t, OutputFormat format, const std::string& output, int top) {
   if (t.a.empty() || t.b.empty()) throw UsageError("--a and --b go together: one side each");
-  static const char* const kFormats[] = {"text", "json", "csv", "markdown", "md", "html"};
-  if (std::find(std::begin(kFormats), std::end(kFormats), format) == std::end(kFormats))
-    throw UsageError("a diff of PyTorch traces is written as text, json, csv, markdown or html, not " +
-                     format);
+  const CountDiffWriter& writer = count_diff_writers().writer(format);
   const std::vector<std::string> fa = census_files(t.a), fb = census_files(t.b);
   CensusSelection sa =
       selection(t.a_ranks.empty() ? t.ranks : t.a_ranks, t.a_steps.empty() ? t.steps : t.a_steps);
@@ -77,24 +111,15 @@ int run_trace_count_diff(const TraceSetArgs& t, const std::string& format, const
   // Two single traces: the priced diff (FLOPs and GPU time by scope, op and kernel) too.
   std::optional<TraceReport> ra, rb;
   std::optional<TraceDiff> priced;
-  if (fa.size() == 1 && fb.size() == 1 && format != "csv") {
+  if (fa.size() == 1 && fb.size() == 1 && writer.priced) {
     ra = analyse_trace_file(fa[0]);
     rb = analyse_trace_file(fb[0]);
     priced = diff_traces(*ra, *rb);
   }
-  CountDiffOptions o{top < 0 && format != "json" ? 20 : top, priced ? &*priced : nullptr};
+  CountDiffOptions o{top < 0 && !writer.all_rows ? 20 : top, priced ? &*priced : nullptr};
   std::ofstream file;
   std::ostream& os = output_stream(output, file);
-  if (format == "json")
-    write_count_diff_json(os, d, o);
-  else if (format == "csv")
-    write_count_diff_csv(os, d);
-  else if (format == "markdown" || format == "md")
-    write_count_diff_markdown(os, d, o);
-  else if (format == "html")
-    write_count_diff_html(os, d, o);
-  else
-    write_count_diff_text(os, d, o);
+  writer.write(os, d, o);
   os.flush();
   return kExitOk;
 }
@@ -108,18 +133,12 @@ void append_trace_communication(std::ostream& os, const std::string& path, int t
   write_ranks_text(os, run, top);
 }
 
-int run_trace_ranks(const std::string& dir, const std::string& format, const std::string& output, int top) {
-  if (format == "html")
-    throw UsageError("a directory of rank files is written as text, json or csv, not html");
+int run_trace_ranks(const std::string& dir, OutputFormat format, const std::string& output, int top) {
+  const RanksWriter write = ranks_writers().writer(format);
   RankRun run = analyse_ranks(census_files(dir));
   std::ofstream file;
   std::ostream& os = output_stream(output, file);
-  if (format == "json")
-    write_ranks_json(os, run);
-  else if (format == "csv")
-    write_ranks_csv(os, run);
-  else
-    write_ranks_text(os, run, top);
+  write(os, run, top);
   os.flush();
   return kExitOk;
 }

@@ -9,6 +9,7 @@
 
 #include "commands.h"
 #include "flopwise/errors.h"
+#include "flopwise/formats.h"
 #include "flopwise/roofline.h"
 #include "flopwise/torch_trace.h"
 #include "flopwise/trace_report.h"
@@ -28,6 +29,29 @@ TraceReport open_trace(const std::string& path, const TraceOptions& to) {
   return r;
 }
 
+// A trace's writers; the text adds its communication kernels, when it has any.
+struct TraceOutput {
+  const TraceReport& r;
+  const std::string& path;
+  TraceTextOptions text;
+};
+void trace_text(std::ostream& os, const TraceOutput& t) {
+  write_trace_text(os, t.r, t.text);
+  append_trace_communication(os, t.path, t.text.top);
+}
+using TraceWriter = void (*)(std::ostream& os, const TraceOutput& t);
+const FormatTable<TraceWriter>& trace_writers() {
+  using F = OutputFormat;
+  static const FormatTable<TraceWriter> table(
+      "a trace", {
+                     {F::Text, trace_text},
+                     {F::Json, [](std::ostream& os, const TraceOutput& t) { write_trace_json(os, t.r); }},
+                     {F::Csv, [](std::ostream& os, const TraceOutput& t) { write_trace_csv(os, t.r); }},
+                     {F::Html, [](std::ostream& os, const TraceOutput& t) { write_trace_html(os, t.r); }},
+                 });
+  return table;
+}
+
 }  // namespace
 
 int run_trace(int argc, char** argv) {
@@ -43,7 +67,7 @@ int run_trace(int argc, char** argv) {
                  "the trace: *.pt.trace.json or *.json.gz; or a directory of a distributed run's rank files")
       ->required();
   app.add_option("--format,-f", format, "text | json | csv | html (a treemap of the scopes by measured time)")
-      ->check(CLI::IsMember({"text", "json", "csv", "html"}));
+      ->check(CLI::IsMember(trace_writers().choices()));
   app.add_option("--output,-o", output, "write to FILE instead of stdout");
   app.add_option("--depth", depth, "scope tree levels in the text (default 3; -1: all)");
   app.add_option("--top", top,
@@ -58,21 +82,16 @@ int run_trace(int argc, char** argv) {
                  "execution_details.json; replayed kernels take their captured op's shapes and FLOPs "
                  "(default: capture_traces/ beside the trace; none: no join)");
   if (auto code = parse_command_line(app, argc, argv, "trace")) return *code;
-  if (std::filesystem::is_directory(path)) return run_trace_ranks(path, format, output, top);  // rank files
+  const OutputFormat f = parse_format(format);
+  if (std::filesystem::is_directory(path)) return run_trace_ranks(path, f, output, top);  // rank files
+  const TraceWriter write = trace_writers().writer(f);
   TraceOptions to;
   to.capture = capture;
   if (!hardware.empty() || !hardware_file.empty()) to.hardware = hardware_of(hardware, hardware_file);
   TraceReport r = open_trace(path, to);
   std::ofstream file;
   std::ostream& os = output_stream(output, file);
-  if (format == "json")
-    write_trace_json(os, r);
-  else if (format == "csv")
-    write_trace_csv(os, r);
-  else if (format == "html")
-    write_trace_html(os, r);
-  else
-    write_trace_text(os, r, TraceTextOptions{depth, top}), append_trace_communication(os, path, top);
+  write(os, TraceOutput{r, path, TraceTextOptions{depth, top}});
   os.flush();
   return kExitOk;
 }

@@ -163,7 +163,7 @@ struct ReportBuilder {
   void describe_model(InferResult infer) {
     r.convention = std::string(conv.name);
     r.path = model.path;
-    r.format = model.format;
+    r.format = model_format_name(model.format);
     r.producer = model.producer;
     r.opsets = model.opsets;
     r.unsupported = std::move(infer.unsupported);
@@ -535,7 +535,7 @@ struct ReportBuilder {
     }
     // A tool that hooks the PyTorch module sees BatchNorm that an ONNX exporter folds into the conv
     // weights (torch.onnx in eval mode does): its figure cannot be reproduced from the folded graph.
-    if (!is_default(conv) && model.format == "onnx") {
+    if (!is_default(conv) && model.format == ModelFormat::Onnx) {
       bool conv_bias = false, batch_norm = false;
       for (const auto& n : g.nodes) {
         if (n.op == "Conv" && n.domain.empty() && n.inputs.size() > 2 && n.inputs[2] >= 0) conv_bias = true;

@@ -304,7 +304,7 @@ bool split_recurrent(const Graph& g, const Node& n, const Count& macs, Count* in
 TrainingReport analyse_training(const Model& model, const Report& report, const TrainOptions& opts) {
   if (report.joint) return cost_detail::analyse_joint_training(model, report, opts);
   const Graph& g = model.graph;
-  const bool scalar_literals = model.format == "pt2";  // operands torch passed as Scalars, not tensors
+  const bool scalar_literals = model.format == ModelFormat::ExportArchive;  // .pt2: Scalars, not tensors
   TrainingReport t;
   t.optimizer = opts.optimizer;
   t.precision = opts.precision;

@@ -44,7 +44,7 @@ Model import_buffer(const uint8_t* base, size_t size, const std::string& path,
     throw InputError(path + ": larger than 2 GiB; ONNX stores such models with external data");
   Model m;
   m.path = path;
-  m.format = "onnx";
+  m.format = ModelFormat::Onnx;
   const Source src{path, base, base + size};
   pb::io::CodedInputStream in(base, static_cast<int>(size));
   in.SetTotalBytesLimit(INT32_MAX);

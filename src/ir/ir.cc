@@ -283,6 +283,32 @@ void Graph::copy_to(Graph& out) const {
   }
 }
 
+const std::vector<ModelFormatName>& model_formats() {
+  using F = ModelFormat;
+  static const std::vector<ModelFormatName> table = {
+      {F::Onnx, "onnx", "onnx"},
+      {F::TorchScript, "torchscript", "torchscript"},
+      {F::ExportArchive, "pt2", "export_archive"},
+      {F::PytorchTrace, "pytorch trace", "pytorch_trace"},
+      {F::ReportJson, "report", "report_json"},
+      {F::Gzip, "gzip", "gzip"},
+      {F::Unknown, "unknown", "unknown"},
+  };
+  return table;
+}
+
+const char* model_format_name(ModelFormat f) {
+  for (const ModelFormatName& n : model_formats())
+    if (n.format == f) return n.report;
+  return "unknown";  // every ModelFormat has a row
+}
+
+ModelFormat model_format_of(std::string_view report_name) {
+  for (const ModelFormatName& n : model_formats())
+    if (report_name == n.report) return n.format;
+  return ModelFormat::Unknown;
+}
+
 std::shared_ptr<Model> copy_model(const Model& m) {
   auto out = std::make_shared<Model>();
   out->path = m.path;

@@ -158,7 +158,7 @@ Analysis analyse_once(ModelSource& source, const Pins& pins, Bindings* alias_dim
   // The TorchScript importer shaped the inputs with the pins (a scripted module records none). Its positional
   // pins are spent; the named ones are applied again, to the same shapes, so that a name that is no input
   // of the model is refused here as for ONNX, not dropped.
-  if (a.model->format == "torchscript")
+  if (a.model->format == ModelFormat::TorchScript)
     first.inputs.erase(std::remove_if(first.inputs.begin(), first.inputs.end(),
                                       [](const InputPin& p) { return p.name.empty(); }),
                        first.inputs.end());
@@ -329,12 +329,12 @@ bool may_pass_again(const Model& loaded, const Pins& pins) {
 LoadedModel load(const std::string& path, const Pins& pins) {
   LoadedModel m;
   m.model = std::make_shared<const Model>(load_model(path, pins));
-  if (m.model->format == "torchscript") m.inputs = pins.inputs;
+  if (m.model->format == ModelFormat::TorchScript) m.inputs = pins.inputs;
   return m;
 }
 
 bool accepts(const LoadedModel& loaded, const Pins& pins) {
-  return loaded.model->format != "torchscript" || same_input_pins(loaded.inputs, pins.inputs);
+  return loaded.model->format != ModelFormat::TorchScript || same_input_pins(loaded.inputs, pins.inputs);
 }
 
 Analysis analyse(const LoadedModel& loaded, const Pins& pins, const Convention& conv,
@@ -351,7 +351,7 @@ Analysis analyse(const std::string& path, const Pins& pins, const Convention& co
   auto model = std::make_shared<Model>(load_model(path, pins));
   if (may_pass_again(*model, pins)) {  // every pass on a copy of the model as loaded
     LoadedModel loaded;
-    if (model->format == "torchscript") loaded.inputs = pins.inputs;
+    if (model->format == ModelFormat::TorchScript) loaded.inputs = pins.inputs;
     loaded.model = std::move(model);
     return analyse(loaded, pins, conv, opts);
   }

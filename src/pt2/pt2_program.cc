@@ -305,7 +305,7 @@ namespace {
 Model lower_program(const pt2::Program& p, const std::string& path) {
   Model m;
   m.path = path;
-  m.format = "pt2";
+  m.format = ModelFormat::ExportArchive;
   m.producer = "torch " + p.torch_version + " (torch.export schema " + std::to_string(p.schema_major) + "." +
                std::to_string(p.schema_minor) + ")";
   m.opsets[""] = kTorchOpset;

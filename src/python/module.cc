@@ -26,21 +26,10 @@ namespace fw = flopwise;
 
 namespace {
 
+// flopwise.detect_format's answer: the format's Python name (flopwise/ir.h's table).
 const char* format_name(fw::ModelFormat f) {
-  switch (f) {
-    case fw::ModelFormat::Onnx:
-      return "onnx";
-    case fw::ModelFormat::TorchScript:
-      return "torchscript";
-    case fw::ModelFormat::ExportArchive:
-      return "export_archive";
-    case fw::ModelFormat::ReportJson:
-      return "report_json";
-    case fw::ModelFormat::Gzip:
-      return "gzip";
-    case fw::ModelFormat::Unknown:
-      break;
-  }
+  for (const fw::ModelFormatName& n : fw::model_formats())
+    if (n.format == f) return n.python;
   return "unknown";
 }
 
@@ -79,11 +68,10 @@ class KeptAnalysis {
   // The report in `format` (text, json, csv, markdown, html, netron), as the CLI writes it with -f FORMAT
   // --depth D --top T.
   std::string write(const std::string& format, int depth, int top) const {
-    const fw::Format& fmt = fw::find_format(format);
-    fw::require_format(fw::Output::Report, format, "a static report");
+    const fw::ReportWriter write = fw::report_writers().writer(fw::parse_format(format));
     py::gil_scoped_release release;
     std::ostringstream os;
-    fmt.write_report(os, a_->report, fw::TextOptions{depth, top});
+    write(os, a_->report, fw::TextOptions{depth, top});
     return std::move(os).str();
   }
 

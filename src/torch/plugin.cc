@@ -24,7 +24,7 @@ extern "C" __attribute__((visibility("default"))) int flopwise_torch_import(
     Prepared p = prepare(path, pins ? *pins : none);
     Model m;
     m.path = path;
-    m.format = "torchscript";
+    m.format = ModelFormat::TorchScript;
     m.producer = std::string("pytorch ") + std::to_string(TORCH_VERSION_MAJOR) + "." +
                  std::to_string(TORCH_VERSION_MINOR);
     m.opsets[""] = kTorchOpset;

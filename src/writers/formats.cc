@@ -1,5 +1,7 @@
-// src/writers/formats.cc — the table of output formats (flopwise/formats.h).
+// src/writers/formats.cc — the table of output formats and the static report's writers (flopwise/formats.h).
 #include "flopwise/formats.h"
+
+#include <algorithm>
 
 #include "flopwise/errors.h"
 #include "flopwise/writers.h"
@@ -7,14 +9,6 @@
 namespace flopwise {
 
 namespace {
-
-constexpr unsigned bits(std::initializer_list<Output> os) {
-  unsigned b = 0;
-  for (Output o : os) b |= static_cast<unsigned>(o);
-  return b;
-}
-
-bool writes(const Format& f, Output o) { return (f.outputs & static_cast<unsigned>(o)) != 0; }
 
 // The report writers of flopwise/writers.h behind one signature.
 void as_text(std::ostream& os, const Report& r, const TextOptions& t) { write_text(os, r, t); }
@@ -27,70 +21,80 @@ void as_netron(std::ostream& os, const Report& r, const TextOptions&) { write_ne
 }  // namespace
 
 const std::vector<Format>& formats() {
-  using O = Output;
+  using F = OutputFormat;
   static const std::vector<Format> table = {
-      {"text", "", "", bits({O::Report, O::Sweep, O::Generate, O::Diff, O::RunDiff, O::Check, O::Run}),
-       as_text},
-      {"json", "", "", bits({O::Report, O::Sweep, O::Generate, O::Diff, O::RunDiff, O::Run}), as_json},
-      {"csv", "", "", bits({O::Report, O::Sweep}), as_csv},
-      {"markdown", "md", "", bits({O::Report, O::Sweep, O::Generate, O::Diff, O::RunDiff, O::Check}),
-       as_markdown},
-      {"html", "", "one self-contained page", bits({O::Report, O::Sweep, O::Generate, O::Diff, O::Run}),
-       as_html},
-      {"netron", "", "an attachment Netron shows beside the model", bits({O::Report}), as_netron},
+      {F::Text, "text", "", ""},
+      {F::Json, "json", "", ""},
+      {F::Csv, "csv", "", ""},
+      {F::Markdown, "markdown", "md", ""},
+      {F::Html, "html", "", "one self-contained page"},
+      {F::Netron, "netron", "", "an attachment Netron shows beside the model"},
   };
   return table;
 }
 
-std::vector<std::string> format_choices(Output o) {
+const char* format_name(OutputFormat f) {
+  for (const Format& x : formats())
+    if (x.id == f) return x.name;
+  return "?";  // every OutputFormat has a row
+}
+
+OutputFormat parse_format(const std::string& word) {
+  for (const Format& f : formats())
+    if (word == f.name || (*f.alias && word == f.alias)) return f.id;
+  std::string known;
+  for (const Format& f : formats()) known += (known.empty() ? "" : ", ") + std::string(f.name);
+  throw UsageError("no output format '" + word + "' (" + known + ")");
+}
+
+std::vector<std::string> format_choices(const std::vector<OutputFormat>& takes) {
   std::vector<std::string> names;
-  for (const Format& f : formats()) {
-    if (!writes(f, o)) continue;
-    names.push_back(f.name);
-    if (*f.alias) names.push_back(f.alias);
-  }
+  for (OutputFormat t : takes)
+    for (const Format& f : formats())
+      if (f.id == t) {
+        names.push_back(f.name);
+        if (*f.alias) names.push_back(f.alias);
+      }
   return names;
 }
 
-std::string format_help(Output o) {
+std::string format_help(const std::vector<OutputFormat>& takes) {
   std::string s;
-  for (const Format& f : formats()) {
-    if (!writes(f, o)) continue;
-    s += (s.empty() ? "" : " | ") + std::string(f.name);
-    if (*f.what) s += " (" + std::string(f.what) + ")";
-  }
+  for (OutputFormat t : takes)
+    for (const Format& f : formats())
+      if (f.id == t) {
+        s += (s.empty() ? "" : " | ") + std::string(f.name);
+        if (*f.what) s += " (" + std::string(f.what) + ")";
+      }
   return s;
 }
 
-std::string format_list(Output o) {
-  std::vector<std::string> names;
-  for (const Format& f : formats())
-    if (writes(f, o)) names.push_back(f.name);
+std::string format_list(const std::vector<OutputFormat>& takes) {
   std::string s;
-  for (size_t i = 0; i < names.size(); ++i)
-    s += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+  for (size_t i = 0; i < takes.size(); ++i)
+    s += (i == 0 ? "" : i + 1 == takes.size() ? " or " : ", ") + std::string(format_name(takes[i]));
   return s;
 }
 
-const Format& find_format(const std::string& name) {
-  for (const Format& f : formats())
-    if (name == f.name || (*f.alias && name == f.alias)) return f;
-  std::string known;
-  for (const Format& f : formats()) known += (known.empty() ? "" : ", ") + std::string(f.name);
-  throw UsageError("no output format '" + name + "' (" + known + ")");
+void refuse_format(const std::string& what, const std::vector<OutputFormat>& takes, OutputFormat f) {
+  throw UsageError(what + " writes " + format_list(takes) + ", not " + format_name(f));
 }
 
-std::string canonical_format(const std::string& name) {
-  for (const Format& f : formats())
-    if (name == f.name || (*f.alias && name == f.alias)) return f.name;
-  return name;
+void require_format(const std::string& what, const std::vector<OutputFormat>& takes, OutputFormat f) {
+  if (std::find(takes.begin(), takes.end(), f) == takes.end()) refuse_format(what, takes, f);
 }
 
-void require_format(Output o, const std::string& format, const std::string& what) {
-  const std::string name = canonical_format(format);
-  for (const Format& f : formats())
-    if (name == f.name && writes(f, o)) return;
-  throw UsageError(what + " writes " + format_list(o) + ", not " + format);
+const FormatTable<ReportWriter>& report_writers() {
+  using F = OutputFormat;
+  static const FormatTable<ReportWriter> table("a static report", {
+                                                                      {F::Text, as_text},
+                                                                      {F::Json, as_json},
+                                                                      {F::Csv, as_csv},
+                                                                      {F::Markdown, as_markdown},
+                                                                      {F::Html, as_html},
+                                                                      {F::Netron, as_netron},
+                                                                  });
+  return table;
 }
 
 }  // namespace flopwise

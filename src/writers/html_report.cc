@@ -397,7 +397,8 @@ void write_html(std::ostream& os, const Report& r, const Sweep* sweep,
                {"sweep", nullptr},
                {"latency", latency_ms != nullptr}};
   // A PyTorch trace's page (flopwise trace --format html) is about measured time: drawn by it first.
-  if (latency_ms != nullptr && r.format == "pytorch trace") data["latency_first"] = true;
+  if (latency_ms != nullptr && model_format_of(r.format) == ModelFormat::PytorchTrace)
+    data["latency_first"] = true;
   if (sweep) {
     json rows = json::array();
     for (const auto& sr : sweep->rows) {

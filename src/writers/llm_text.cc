@@ -8,7 +8,8 @@
 
 namespace flopwise {
 
-std::string format_generation(const KvCache& kv, const Generation& g) {
+std::string format_generation(const Generation& g) {
+  const KvCache& kv = g.kv;
   std::string s;
   std::ostringstream os;
   auto line = [&os](const std::string& k, const std::string& v) { summary_line(os, k, v); };

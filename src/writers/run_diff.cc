@@ -13,7 +13,6 @@
 
 #include "flopwise/cost.h"
 #include "flopwise/errors.h"
-#include "flopwise/formats.h"
 #include "flopwise/input_file.h"
 #include "flopwise/json_text.h"
 #include "flopwise/writers.h"
@@ -129,9 +128,35 @@ std::string signed_count(const ojson& v) {
   return (x > 0 ? "+" : x < 0 ? "-" : "") + s;
 }
 
+std::string total_label(const std::string& t) {
+  if (t == "fwd_latency_ms") return std::string("fwd latency (ms)");
+  if (t == "node_time_ms") return std::string("node time (ms)");
+  if (t == "fwd_flops_per_s") return std::string("FLOP/s");
+  return t;
+}
+
+std::string total_cell(const std::string& t, const ojson& v, bool sign) {
+  if (t == "fwd_latency_ms" || t == "node_time_ms") return sign ? signed_fmt(v) : json_fmt(v);
+  if (t == "fwd_flops_per_s") return sign && v.is_number() && v.get<double>() > 0 ? "+" + rate(v) : rate(v);
+  return sign ? signed_count(v) : count(v);
+}
+
+size_t rows_shown(int top) { return top >= 0 ? static_cast<size_t>(top) : 20; }
+
+void write_run_diff_json(std::ostream& os, const RunDiff& d, int) {
+  ojson doc = {{"schema", "flopwise.run-diff/1"},
+               {"a", {{"path", d.a_path}, {"what", d.a_what}}},
+               {"b", {{"path", d.b_path}, {"what", d.b_what}}},
+               {"totals", d.totals},
+               {"scopes", d.scopes},
+               {"op_types", d.op_types},
+               {"notes", d.notes}};
+  os << json_text(doc, 1) << "\n";
+}
+
 }  // namespace
 
-void write_run_diff(std::ostream& os, const std::string& pa, const std::string& pb, const RunDiffOptions& o) {
+RunDiff diff_run_reports(const std::string& pa, const std::string& pb) {
   const RunReport a = read_run_report(pa), b = read_run_report(pb);
   auto total = [](const RunReport& r, const char* what) -> double {
     if (std::string(what) == "fwd_latency_ms") return r.summary.fwd_latency_ms.median;
@@ -162,73 +187,63 @@ void write_run_diff(std::ostream& os, const std::string& pa, const std::string& 
   if (!a.has_op_types || !b.has_op_types)
     notes.push_back(
         "per-op-type times are in both reports only for ONNX Runtime profiles and newer LibTorch runs");
+  RunDiff d;
+  d.a_path = pa, d.b_path = pb, d.a_what = describe(a), d.b_what = describe(b);
+  d.totals = std::move(totals), d.scopes = std::move(scopes), d.op_types = std::move(ops);
+  d.notes = std::move(notes);
+  return d;
+}
 
-  if (o.format == "json") {
-    ojson doc = {{"schema", "flopwise.run-diff/1"},
-                 {"a", {{"path", pa}, {"what", describe(a)}}},
-                 {"b", {{"path", pb}, {"what", describe(b)}}},
-                 {"totals", totals},
-                 {"scopes", scopes},
-                 {"op_types", ops},
-                 {"notes", notes}};
-    os << json_text(doc, 1) << "\n";
-    return;
+namespace {
+
+void write_run_diff_markdown(std::ostream& os, const RunDiff& d, int top_rows) {
+  const size_t top = rows_shown(top_rows);
+  const ojson &totals = d.totals, &scopes = d.scopes, &ops = d.op_types;
+  os << "## flopwise diff (measured)\n\n- A: " << d.a_what << "\n- B: " << d.b_what << "\n\n";
+  os << "| | A | B | B - A | B / A |\n|---|---:|---:|---:|---:|\n";
+  for (const auto& t : totals) {
+    std::string q = t["quantity"].get<std::string>();
+    os << "| " << total_label(q) << " | " << total_cell(q, t["a"], false) << " | "
+       << total_cell(q, t["b"], false) << " | " << total_cell(q, t["delta"], true) << " | "
+       << json_fmt(t["ratio"], 3) << " |\n";
   }
-  const bool md = canonical_format(o.format) == "markdown";
-  const size_t top = o.top >= 0 ? static_cast<size_t>(o.top) : 20;
-  auto label = [](const std::string& t) {
-    if (t == "fwd_latency_ms") return std::string("fwd latency (ms)");
-    if (t == "node_time_ms") return std::string("node time (ms)");
-    if (t == "fwd_flops_per_s") return std::string("FLOP/s");
-    return t;
-  };
-  auto total_cell = [](const std::string& t, const ojson& v, bool sign) {
-    if (t == "fwd_latency_ms" || t == "node_time_ms") return sign ? signed_fmt(v) : json_fmt(v);
-    if (t == "fwd_flops_per_s") return sign && v.is_number() && v.get<double>() > 0 ? "+" + rate(v) : rate(v);
-    return sign ? signed_count(v) : count(v);
-  };
-  if (md) {
-    os << "## flopwise diff (measured)\n\n- A: " << describe(a) << "\n- B: " << describe(b) << "\n\n";
-    os << "| | A | B | B - A | B / A |\n|---|---:|---:|---:|---:|\n";
-    for (const auto& t : totals) {
-      std::string q = t["quantity"].get<std::string>();
-      os << "| " << label(q) << " | " << total_cell(q, t["a"], false) << " | " << total_cell(q, t["b"], false)
-         << " | " << total_cell(q, t["delta"], true) << " | " << json_fmt(t["ratio"], 3) << " |\n";
-    }
-    os << "\n### Scopes by largest latency change\n\n| scope | A ms | B ms | B - A ms | A FLOP/s | B FLOP/s "
-          "| B - A FLOPs |\n"
-          "|---|---:|---:|---:|---:|---:|---:|\n";
-    for (size_t i = 0; i < scopes.size() && i < top; ++i) {
-      const auto& r = scopes[i];
-      std::string name = r["name"].get<std::string>();
-      os << "| " << (name.empty() ? "(model)" : name)
-         << (r["in"] == "both" ? "" : " (" + r["in"].get<std::string>() + ")") << " | "
-         << json_fmt(r["a_latency_ms"]) << " | " << json_fmt(r["b_latency_ms"]) << " | "
-         << signed_fmt(r["d_latency_ms"]) << " | " << rate(r["a_flops_per_s"]) << " | "
-         << rate(r["b_flops_per_s"]) << " | " << signed_count(r["d_flops"]) << " |\n";
-    }
-    if (!ops.empty()) {
-      os << "\n### Op types by largest latency change\n\n| op type | A ms | B ms | B - A ms | A FLOP/s | B "
-            "FLOP/s |\n"
-            "|---|---:|---:|---:|---:|---:|\n";
-      for (size_t i = 0; i < ops.size() && i < top; ++i) {
-        const auto& r = ops[i];
-        os << "| " << r["op"].get<std::string>() << " | " << json_fmt(r["a_latency_ms"]) << " | "
-           << json_fmt(r["b_latency_ms"]) << " | " << signed_fmt(r["d_latency_ms"]) << " | "
-           << rate(r["a_flops_per_s"]) << " | " << rate(r["b_flops_per_s"]) << " |\n";
-      }
-    }
-    for (const auto& n : notes) os << "\n> note: " << n << "\n";
-    return;
+  os << "\n### Scopes by largest latency change\n\n| scope | A ms | B ms | B - A ms | A FLOP/s | B FLOP/s "
+        "| B - A FLOPs |\n"
+        "|---|---:|---:|---:|---:|---:|---:|\n";
+  for (size_t i = 0; i < scopes.size() && i < top; ++i) {
+    const auto& r = scopes[i];
+    std::string name = r["name"].get<std::string>();
+    os << "| " << (name.empty() ? "(model)" : name)
+       << (r["in"] == "both" ? "" : " (" + r["in"].get<std::string>() + ")") << " | "
+       << json_fmt(r["a_latency_ms"]) << " | " << json_fmt(r["b_latency_ms"]) << " | "
+       << signed_fmt(r["d_latency_ms"]) << " | " << rate(r["a_flops_per_s"]) << " | "
+       << rate(r["b_flops_per_s"]) << " | " << signed_count(r["d_flops"]) << " |\n";
   }
+  if (!ops.empty()) {
+    os << "\n### Op types by largest latency change\n\n| op type | A ms | B ms | B - A ms | A FLOP/s | B "
+          "FLOP/s |\n"
+          "|---|---:|---:|---:|---:|---:|\n";
+    for (size_t i = 0; i < ops.size() && i < top; ++i) {
+      const auto& r = ops[i];
+      os << "| " << r["op"].get<std::string>() << " | " << json_fmt(r["a_latency_ms"]) << " | "
+         << json_fmt(r["b_latency_ms"]) << " | " << signed_fmt(r["d_latency_ms"]) << " | "
+         << rate(r["a_flops_per_s"]) << " | " << rate(r["b_flops_per_s"]) << " |\n";
+    }
+  }
+  for (const auto& n : d.notes) os << "\n> note: " << n << "\n";
+}
+
+void write_run_diff_text(std::ostream& os, const RunDiff& d, int top_rows) {
+  const size_t top = rows_shown(top_rows);
+  const ojson &totals = d.totals, &scopes = d.scopes, &ops = d.op_types;
   os << "------------------------- flopwise diff (measured) -------------------------\n";
-  os << "A: " << describe(a) << "\nB: " << describe(b) << "\n\n";
+  os << "A: " << d.a_what << "\nB: " << d.b_what << "\n\n";
   os << std::left << std::setw(20) << "" << std::right << std::setw(14) << "A" << std::setw(14) << "B"
      << std::setw(14) << "B - A" << std::setw(9) << "B / A"
      << "\n";
   for (const auto& t : totals) {
     std::string q = t["quantity"].get<std::string>();
-    os << std::left << std::setw(20) << label(q) << std::right << std::setw(14)
+    os << std::left << std::setw(20) << total_label(q) << std::right << std::setw(14)
        << total_cell(q, t["a"], false) << std::setw(14) << total_cell(q, t["b"], false) << std::setw(14)
        << total_cell(q, t["delta"], true) << std::setw(9) << json_fmt(t["ratio"], 3) << "\n";
   }
@@ -269,7 +284,20 @@ void write_run_diff(std::ostream& os, const std::string& pa, const std::string& 
          << rate(r["b_flops_per_s"]) << "\n";
     }
   }
-  for (const auto& n : notes) os << "\nnote: " << n << "\n";
+  for (const auto& n : d.notes) os << "\nnote: " << n << "\n";
+}
+
+}  // namespace
+
+const FormatTable<RunDiffWriter>& run_diff_writers() {
+  using F = OutputFormat;
+  static const FormatTable<RunDiffWriter> table("a diff of run reports",
+                                                {
+                                                    {F::Text, write_run_diff_text},
+                                                    {F::Json, write_run_diff_json},
+                                                    {F::Markdown, write_run_diff_markdown},
+                                                });
+  return table;
 }
 
 }  // namespace flopwise

@@ -202,8 +202,10 @@ void write_tree(std::ostream& os, const ScopeNode& s, const Totals& total, int m
 
 }  // namespace
 
-void write_text(std::ostream& os, const Report& r, const TextOptions& opts) {
-  if (r.convention == "deepspeed_legacy") return write_deepspeed_text(os, r, opts);
+namespace {
+
+// The static profile: summary, aggregated profile by depth, detailed module tree, op types.
+void write_profile_text(std::ostream& os, const Report& r, const TextOptions& opts) {
   HumanText text;
   const Totals& t = r.totals;
   os << "-------------------------- flopwise static profile --------------------------\n";
@@ -384,6 +386,19 @@ void write_text(std::ostream& os, const Report& r, const TextOptions& opts) {
       for (const auto& w : r.training->warnings) os << "warning: " << w << "\n";
   }
   os << "------------------------------------------------------------------------------\n";
+}
+
+}  // namespace
+
+void write_text(std::ostream& os, const Report& r, const TextOptions& opts) {
+  if (r.convention == "deepspeed_legacy")
+    write_deepspeed_text(os, r, opts);
+  else
+    write_profile_text(os, r, opts);
+  // The sections after the profile, each where the report has it.
+  if (r.roofline) write_roofline_text(os, *r.roofline, opts.top < 5 ? 5 : opts.top);
+  if (r.llm && r.llm->generation) os << format_generation(*r.llm->generation);
+  if (r.parallel) write_parallel_text(os, *r.parallel);
 }
 
 namespace {
@@ -568,6 +583,7 @@ void write_markdown(std::ostream& os, const Report& r, const TextOptions& opts) 
     for (const auto& [op, nodes] : r.unsupported) os << " `" << op << "` x" << nodes.size();
     os << "\n";
   }
+  if (r.parallel) write_parallel_markdown(os, *r.parallel);
 }
 
 }  // namespace flopwise

@@ -419,7 +419,7 @@ void write_trace_html(std::ostream& os, const TraceReport& r) {
   const double steps = static_cast<double>(std::max<size_t>(1, r.steps.size()));
   Report rep;
   rep.path = r.path;
-  rep.format = "pytorch trace";
+  rep.format = model_format_name(ModelFormat::PytorchTrace);
   rep.producer = r.device.empty() ? "" : r.device;
   rep.scopes = scope_node(r, 0, steps);
   rep.totals.params = Count(0);
