@@ -11,6 +11,7 @@
 #include "cli_util.h"
 #include "flopwise/cost.h"
 #include "flopwise/infer.h"
+#include "flopwise/json_text.h"
 #include "flopwise/onnx_import.h"
 #include "flopwise/writers.h"
 
@@ -81,6 +82,7 @@ ojson scope(const flopwise::ScopeNode& s) {
 std::string report(const flopwise::Report& r) {
   ojson j;
   j["schema"] = "flopwise.report/1";
+  j["flopwise_version"] = flopwise::flopwise_version();
   ojson opsets = ojson::object();
   for (const auto& [d, v] : r.opsets) opsets[d.empty() ? "ai.onnx" : d] = v;
   j["model"] = {{"path", r.path}, {"format", r.format}, {"producer", r.producer}, {"opset", opsets}};
@@ -306,9 +308,9 @@ TEST_CASE("json report: names that need escaping; the documented structure") {
   nlohmann::ordered_json j = nlohmann::ordered_json::parse(out);
   std::vector<std::string> keys;
   for (const auto& [k, v] : j.items()) keys.push_back(k);
-  CHECK(keys == std::vector<std::string>{"schema", "model", "convention", "inputs", "outputs", "totals",
-                                         "totals_complete", "by_dtype", "scopes", "op_types", "nodes",
-                                         "unsupported", "warnings"});
+  CHECK(keys == std::vector<std::string>{"schema", "flopwise_version", "model", "convention", "inputs",
+                                         "outputs", "totals", "totals_complete", "by_dtype", "scopes",
+                                         "op_types", "nodes", "unsupported", "warnings"});
   CHECK(j["model"]["path"] == "awk\"ward.onnx");
   CHECK(j["model"]["producer"] == "te\"st");
   CHECK(j["model"]["opset"] == nlohmann::ordered_json{{"ai.onnx", 17}, {"my.ops", 1}});

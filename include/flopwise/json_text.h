@@ -8,6 +8,10 @@
 
 namespace flopwise {
 
+// project()'s version ("0.1.0"): `flopwise --version` prints it, and every JSON document flopwise writes
+// carries it as "flopwise_version", the member after "schema" (src/ir/version.cc).
+const char* flopwise_version();
+
 // DEL (0x7F), the one control character JSON leaves unescaped, as \u007f: the standard streams show
 // control characters as the text \xNN (src/cli/output.h), which inside a JSON string is no escape.
 // Only a string can hold the byte, so every occurrence is replaced.

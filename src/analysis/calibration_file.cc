@@ -8,6 +8,7 @@
 #include "flopwise/calibration.h"
 #include "flopwise/errors.h"
 #include "flopwise/input_file.h"
+#include "flopwise/json_text.h"
 
 namespace flopwise {
 
@@ -33,6 +34,7 @@ ordered_json calib_fit_json(const LatencyFit& f) {
 std::string calibration_json(const Calibration& c) {
   ordered_json j;
   j["schema"] = "flopwise.calibration/1";
+  j["flopwise_version"] = flopwise_version();
   j["model"] =
       "t_ms = per_gflop_ms * FLOPs / 1e9 + per_mb_ms * (bytes - parameter bytes) / 1e6 + per_param_mb_ms * "
       "parameter bytes / 1e6 + per_call_ms * calls + per_unit_ms; a module's unit of several op types: each "

@@ -15,6 +15,7 @@
 #include "flopwise/cost.h"
 #include "flopwise/errors.h"
 #include "flopwise/formats.h"
+#include "flopwise/json_text.h"
 #include "flopwise/llm.h"
 #include "flopwise/parallel.h"
 #include "flopwise/peak_memory.h"
@@ -326,7 +327,7 @@ int main(int argc, char** argv) {
       "Exit codes: 0 done, 1 a budget failed (check), 2 bad input or usage, 3 --strict and something not "
       "counted, 4 runtime harness not built (run), 5 the run failed (run), 6 --verify found a shape "
       "disagreement (run), 70 internal error (a bug in flopwise).");
-  app.set_version_flag("--version", std::string("flopwise ") + FLOPWISE_VERSION,
+  app.set_version_flag("--version", std::string("flopwise ") + fw::flopwise_version(),
                        "print the version (flopwise X.Y.Z) and exit");
   app.add_option("model", o.model, "model file (.onnx, or .pt TorchScript)");
   app.add_option("--input,-i", o.inputs,

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "flopwise/json_text.h"
 #include "flopwise/trace_census_report.h"
 #include "tables.h"
 
@@ -88,6 +89,7 @@ void write_count_diff_json(std::ostream& os, const CountDiff& d, const CountDiff
     j = ojson::parse(priced.str());
   } else {
     j["schema"] = "flopwise.trace_diff/1";
+    j["flopwise_version"] = flopwise_version();
   }
   j["count_a"] = side_json(d.a);
   j["count_b"] = side_json(d.b);

@@ -273,6 +273,7 @@ void write_diff_markdown(std::ostream& os, const Diff& d, const DiffFormatOption
 void write_diff_json(std::ostream& os, const Diff& d, const DiffFormatOptions& o) {
   json j;
   j["schema"] = "flopwise.diff/1";
+  j["flopwise_version"] = flopwise_version();
   j["models"] = {{"a", d.a_path}, {"b", d.b_path}};
   j["a"] = figures_json(d.a);
   j["b"] = figures_json(d.b);

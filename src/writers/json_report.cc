@@ -368,6 +368,7 @@ class Members {
 // The report's top-level members, in the order of the schema, each where `m` wants it.
 void write_members(JsonWriter& w, const Report& r, Members& m) {
   if (m.want(w, "schema")) w.value("flopwise.report/1");
+  if (m.want(w, "flopwise_version")) w.value(flopwise_version());
 
   if (m.want(w, "model")) {
     w.begin_object();

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "flopwise/json_text.h"
 #include "flopwise/run_report.h"
 #include "flopwise/trace_census_report.h"
 
@@ -32,6 +33,7 @@ void write_ranks_json(std::ostream& os, const RankRun& run) {
   using ojson = nlohmann::ordered_json;
   ojson j;
   j["schema"] = "flopwise.trace_ranks/1";
+  j["flopwise_version"] = flopwise_version();
   ojson ranks = ojson::array();
   for (const auto& r : run.ranks) {
     ojson x = {{"rank", r.rank},

@@ -145,6 +145,7 @@ size_t rows_shown(int top) { return top >= 0 ? static_cast<size_t>(top) : 20; }
 
 void write_run_diff_json(std::ostream& os, const RunDiff& d, int) {
   ojson doc = {{"schema", "flopwise.run-diff/1"},
+               {"flopwise_version", flopwise_version()},
                {"a", {{"path", d.a_path}, {"what", d.a_what}}},
                {"b", {{"path", d.b_path}, {"what", d.b_what}}},
                {"totals", d.totals},

@@ -188,6 +188,7 @@ const char* run_engine_name(RunEngine e) {
 
 std::string run_report_json(const RunReport& r) {
   json doc = {{"schema", "flopwise.run/1"},
+              {"flopwise_version", flopwise_version()},
               {"model", {{"path", r.model}, {"format", r.model_format}}},
               {"convention", r.convention},
               {"runtime", runtime_json(r.runtime)},

@@ -60,6 +60,7 @@ void write_sweep_json(std::ostream& os, const Sweep& s, const Report& report) {
     return c.symbolic() ? json(c.sym.str()) : c.known ? json(c.v) : json(nullptr);
   };
   json doc = {{"schema", "flopwise.sweep/1"},
+              {"flopwise_version", flopwise_version()},
               {"model", report.path},
               {"convention", report.convention},
               {"axes", s.names},

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "flopwise/json_text.h"
 #include "flopwise/run_report.h"
 #include "flopwise/writers.h"
 #include "trace_serving.h"
@@ -179,6 +180,7 @@ void write_trace_json(std::ostream& os, const TraceReport& r) {
   const bool hw = r.hw.has_value();
   json j;
   j["schema"] = "flopwise.trace/1";
+  j["flopwise_version"] = flopwise_version();
   j["path"] = r.path;
   j["device"] = r.device;
   j["hardware"] = {{"name", hw ? json(r.hw->name) : json(nullptr)}, {"note", r.hw_note}};
@@ -366,6 +368,7 @@ void write_trace_diff_text(std::ostream& os, const TraceDiff& d, const TraceText
 void write_trace_diff_json(std::ostream& os, const TraceDiff& d) {
   json j;
   j["schema"] = "flopwise.trace_diff/1";
+  j["flopwise_version"] = flopwise_version();
   j["a"] = {{"path", d.a->path}, {"device", d.a->device}, {"steps", d.a->steps.size()}};
   j["b"] = {{"path", d.b->path}, {"device", d.b->device}, {"steps", d.b->steps.size()}};
   json rows = json::array();

@@ -5,19 +5,39 @@
 # A deliberate change of output: rerun with --update and commit the new sums with the change that made
 # them, saying why. These are regression snapshots of the tool's own output, not independent figures:
 # the numbers themselves are pinned by the unit tests against hand formulas and peer tools.
+#
+# Every JSON document names the version that wrote it ("flopwise_version", after "schema"). A release changes
+# that member and nothing else, so the sums are of the reports with the member taken out (the bytes the
+# reports had before it existed), and the member is checked apart: each JSON report here must carry this
+# build's version (`flopwise --version`).
 set -uo pipefail
 FW="$1"
 HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
 SUMS="$HERE/reports.sha256"
 cd "$ROOT"
+VERSION=$("$FW" --version | cut -d' ' -f2)
+OUT=$(mktemp)
+UNVERSIONED=$(mktemp)
+trap 'rm -f "$OUT" "$UNVERSIONED"' EXIT
+without_version() { perl -0pe 's/"flopwise_version": ?"[^"]*",\s*//g'; }
+# report_sum LABEL COMMAND...: "SUM  LABEL" of the command's output (stdout and stderr) without its version;
+# a JSON report (-f json) that lacks this build's version is added to $UNVERSIONED.
+report_sum() {
+  local label="$1"
+  shift
+  "$@" >"$OUT" 2>&1
+  if [[ " $label " == *" -f json "* ]] && ! grep -q "\"flopwise_version\": \"$VERSION\"" "$OUT"; then
+    echo "$label" >>"$UNVERSIONED"
+  fi
+  echo "$(without_version <"$OUT" | sha256sum | cut -d' ' -f1)  $label"
+}
 actual=$(
   for m in models/*.onnx; do
     for f in text json csv markdown; do
       for opts in "" "-d batch=2 -d seq=7" "--convention deepspeed"; do
         # shellcheck disable=SC2086
-        sum=$("$FW" "$m" -f "$f" $opts 2>&1 | sha256sum | cut -d' ' -f1)
-        echo "$sum  $m -f $f${opts:+ $opts}"
+        report_sum "$m -f $f${opts:+ $opts}" "$FW" "$m" -f "$f" $opts
       done
     done
   done
@@ -25,10 +45,14 @@ actual=$(
   # byte of any of them either.
   while IFS= read -r opts; do
     # shellcheck disable=SC2086
-    sum=$("$FW" $opts 2>&1 | sha256sum | cut -d' ' -f1)
-    echo "$sum  $opts"
+    report_sum "$opts" "$FW" $opts
   done <"$HERE/extra.args"
 )
+if [[ -s "$UNVERSIONED" ]]; then
+  echo "golden: these JSON reports lack \"flopwise_version\": \"$VERSION\":"
+  cat "$UNVERSIONED"
+  exit 1
+fi
 if [[ "${2:-}" == "--update" ]]; then
   echo "$actual" > "$SUMS"
   echo "golden: wrote $(wc -l < "$SUMS") sums to $SUMS"
