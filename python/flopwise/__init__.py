@@ -17,6 +17,7 @@ import io
 import json
 import os
 import sys
+import threading
 
 from .errors import FlopwiseError, InputError, InternalError, RunError, ShapeError, StrictError, UsageError
 from .formula import Formula
@@ -118,6 +119,34 @@ def _export(torch, model, inputs, dynamic_shapes):
     return torch.export.export(model, args, dynamic_shapes=dynamic_shapes, strict=False)
 
 
+_SERDE_LOCK = threading.Lock()
+
+
+def _program_json(ep):
+    """The program's JSON exactly as torch.export.save writes it into the archive, without the archive: no
+    weights, constants or example inputs pickled, and without the canonical-form check that torch's serializer
+    runs and discards (two thirds of save's time on Llama-3-70B's 5.8 k nodes: bench/README.md). None where
+    torch's serializer is not the one this knows (the caller then uses torch.export.save)."""
+    try:
+        import inspect
+
+        from torch._export.serde import serialize as serde
+
+        if not {"serialize_state_dict", "serialize_constants"} <= set(inspect.signature(serde.serialize).parameters):
+            return None
+        with _SERDE_LOCK:
+            check = serde.canonicalize
+            serde.canonicalize = lambda program, constants=None: program  # its result is not used by serialize
+            try:
+                art = serde.serialize(ep, serialize_state_dict=False, serialize_constants=False,
+                                      serialize_example_inputs=False)
+            finally:
+                serde.canonicalize = check
+        return art.exported_program if isinstance(art.exported_program, bytes) else None
+    except (ImportError, AttributeError, TypeError, ValueError):
+        return None
+
+
 class _Source:
     """A model materialised as a file (temporary for bytes, protos and modules), kept while a Report needs it.
     A torch.export program is kept in memory (`program`, its .pt2 bytes, named `label`) and written to a file
@@ -170,9 +199,11 @@ class _Source:
                              "torch.jit.ScriptModule or a torch.nn.Module")
 
     def _keep_program(self, torch, ep, what):
-        buf = io.BytesIO()
-        torch.export.save(ep, buf)
-        self.program = buf.getvalue()
+        self.program = _program_json(ep)
+        if self.program is None:
+            buf = io.BytesIO()
+            torch.export.save(ep, buf)
+            self.program = buf.getvalue()
         self.label = f"{what} (torch.export, in memory)"
 
     @property

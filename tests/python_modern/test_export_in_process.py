@@ -145,3 +145,18 @@ def test_a_broken_program_is_a_typed_error():
     native = flopwise._native()
     with pytest.raises(flopwise.InputError):
         native.analyse_program(b"PK\x03\x04 not a zip", "broken", [], [], [], "default", False)
+
+
+def test_the_program_json_is_the_one_torch_saves():
+    """analyze serializes the program alone (no weights, no archive): byte for byte the program JSON that
+    torch.export.save puts in the archive."""
+    import io
+    import zipfile
+
+    ep = torch.export.export(decoder(meta=True), (torch.zeros(2, 8, dtype=torch.long, device="meta"),),
+                             strict=False)
+    buf = io.BytesIO()
+    torch.export.save(ep, buf)
+    with zipfile.ZipFile(io.BytesIO(buf.getvalue())) as z:
+        saved = [z.read(n) for n in z.namelist() if n.endswith(".json") and "/models/" in n]
+    assert saved == [flopwise._program_json(ep)]
