@@ -472,6 +472,23 @@ bool lower_creation(AtenLowerer& L, const Node* n, const std::string& op) {
   return true;
 }
 
+// Random draws shaped as self: bernoulli(self[, p]) and bernoulli_ (stochastic depth, dropout written by
+// hand), and the in-place fills uniform_, normal_(self, mean, std), exponential_, random_, cauchy_,
+// log_normal_, geometric_ (the trailing _ is stripped before the table is asked). No arithmetic of the
+// model's (FlopCounterMode counts none either); self's shape and dtype are written.
+bool lower_random_like(AtenLowerer& L, const Node* n, const std::string&) {
+  if (n->inputs().empty() || n->outputs().size() != 1) return false;
+  const JV& self = L.in(n, 0);
+  int x = L.as_ir(self);
+  if (x < 0 || self.kind != JV::Tensor) return false;
+  const AtenValue* o = n->output();
+  int shape = L.emit_tmp(o, "shape", "Shape", {x});
+  DType t = L.facts(x).dtype;
+  if (t == DType::Undefined) t = DType::Float32;
+  L.emit_to(o, "ConstantOfShape", {shape}, {{"value", tensor_value(t, 0.0)}});
+  return true;
+}
+
 // copy_(self, src): self's shape, src's values broadcast into it.
 bool lower_copy(AtenLowerer& L, const Node* n, const std::string&) {
   if (n->inputs().size() == 1) {  // list.copy()
@@ -812,6 +829,8 @@ void register_aten_tensor(AtenTable& t) {
          "rand_like", "randn_like", "fill",      "zero",       "empty_permuted", "empty_strided"},
         lower_creation);
   t.add("copy", lower_copy);
+  t.add({"bernoulli", "uniform", "exponential", "random", "cauchy", "log_normal", "geometric"},
+        lower_random_like);
   t.add({"slice_scatter", "select_scatter", "diagonal_scatter", "as_strided_scatter"}, lower_embed_scatter);
   t.add("index", lower_index);
   t.add("diff", lower_diff);
