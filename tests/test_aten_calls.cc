@@ -44,3 +44,22 @@ TEST_CASE("aten: random draws shaped as their input cost no FLOPs, and are price
     CHECK(c[i].flops == 0);
   }
 }
+
+TEST_CASE("aten: index_copy and index_add, a static KV cache's update") {
+  // transformers' StaticCache (the ExecuTorch export, convert_and_export_with_cache):
+  // k_out.index_copy_(2, cache_position, k_new) with k_out (1, 2, 64, 16) and one new position: a copy, no
+  // arithmetic. index_add of the same source adds each of its 1 * 2 * 1 * 16 = 32 elements: 32 FLOPs
+  // (COUNTING.md: a scatter's reduction is 1 per update).
+  const std::vector<AtenCall> calls = {
+      recorded("aten::index_copy_", {"float", "Scalar", "long int", "float"},
+               {{{1, 2, 64, 16}}, {}, {{1}}, {{1, 2, 1, 16}}}, {"", "2", "", ""}),
+      recorded("aten::index_add", {"float", "Scalar", "long int", "float", "Scalar"},
+               {{{1, 2, 64, 16}}, {}, {{1}}, {{1, 2, 1, 16}}, {}}, {"", "2", "", "", "1"}),
+  };
+  std::vector<AtenCost> c = cost_aten_calls(calls);
+  REQUIRE(c.size() == 2);
+  CHECK(c[0].costed);
+  CHECK(c[0].flops == 0);
+  CHECK(c[1].costed);
+  CHECK(c[1].flops == 32);
+}

@@ -596,6 +596,34 @@ bool lower_index_put(AtenLowerer& L, const Node* n, const std::string&) {
   return true;
 }
 
+// index_copy(self, dim, index, source) and index_add(self, dim, index, source, alpha): source's slices along
+// dim written (or added) into self at the 1-D index (a static KV cache's update: k.index_copy_(2, pos, k_new)).
+// As ScatterElements on that axis with the index laid along dim and expanded to source's shape: its cost is
+// source's elements, as the kernel's.
+bool lower_index_copy(AtenLowerer& L, const Node* n, const std::string& op) {
+  if (n->inputs().size() < 4) return false;
+  auto dim = L.known_int(L.in(n, 1));
+  auto rank = L.known_rank(L.in(n, 3));
+  const int self = L.as_ir(L.in(n, 0)), index = L.as_ir(L.in(n, 2));
+  int source = L.as_ir(L.in(n, 3));
+  if (!dim || !rank || *rank < 1 || self < 0 || index < 0 || source < 0) return false;
+  const int64_t d = *dim < 0 ? *dim + *rank : *dim;
+  if (d < 0 || d >= *rank) return false;
+  const AtenValue* o = n->output();
+  if (op == "index_add" && n->inputs().size() > 4) {
+    auto alpha = L.known_num(L.in(n, 4));
+    if (!alpha) return false;
+    if (*alpha != 1.0) source = L.emit_tmp(o, "scaled", "Mul", {source, L.const_float(*alpha)});
+  }
+  std::vector<int64_t> along(static_cast<size_t>(*rank), 1);
+  along[static_cast<size_t>(d)] = -1;
+  int laid = L.emit_tmp(o, "index_along", "Reshape", {index, L.const_ints(along)});
+  int full = L.emit_tmp(o, "index_full", "Expand", {laid, L.emit_tmp(o, "source_shape", "Shape", {source})});
+  L.emit_to(o, "ScatterElements", {self, full, source},
+            {{"axis", ai(d)}, {"reduction", as(op == "index_add" ? "add" : "none")}});
+  return true;
+}
+
 bool lower_index_select(AtenLowerer& L, const Node* n, const std::string& op) {
   auto dim = L.known_int(L.in(n, 1));
   if (!dim) return false;
@@ -836,6 +864,7 @@ void register_aten_tensor(AtenTable& t) {
   t.add("diff", lower_diff);
   t.add("index_put", lower_index_put);
   t.add({"index_select", "gather"}, lower_index_select);
+  t.add({"index_copy", "index_add"}, lower_index_copy);
   t.add({"tril", "triu"}, lower_trilu);
   t.add("cumsum", lower_cumsum);
   t.add("arange", lower_arange);
