@@ -597,9 +597,9 @@ bool lower_index_put(AtenLowerer& L, const Node* n, const std::string&) {
 }
 
 // index_copy(self, dim, index, source) and index_add(self, dim, index, source, alpha): source's slices along
-// dim written (or added) into self at the 1-D index (a static KV cache's update: k.index_copy_(2, pos, k_new)).
-// As ScatterElements on that axis with the index laid along dim and expanded to source's shape: its cost is
-// source's elements, as the kernel's.
+// dim written (or added) into self at the 1-D index (a static KV cache's update: k.index_copy_(2, pos,
+// k_new)). As ScatterElements on that axis with the index laid along dim and expanded to source's shape: its
+// cost is source's elements, as the kernel's.
 bool lower_index_copy(AtenLowerer& L, const Node* n, const std::string& op) {
   if (n->inputs().size() < 4) return false;
   auto dim = L.known_int(L.in(n, 1));
