@@ -25,6 +25,9 @@
 #include "flopwise/torch_trace.h"
 #include "old_trace.h"
 #include "trace_source.h"
+#ifdef FLOPWISE_TRACE_SIMDJSON_BENCH
+#include "trace_simdjson_event.h"
+#endif
 
 namespace flopwise {
 namespace {
@@ -567,6 +570,12 @@ class TraceReader {
 
   void event() {
     e_.clear();
+#ifdef FLOPWISE_TRACE_SIMDJSON_BENCH  // bench/trace_read_bench only: the event parsed by simdjson instead
+    if (bench_trace::mode != bench_trace::Mode::Hand) {
+      if (bench_trace::parse_event<TraceReader>(p_, e_)) keep();
+      return;
+    }
+#endif
     if (p_.open('{', '}')) {
       do {
         Key k = event_key(p_.key());
