@@ -1,7 +1,8 @@
 // bench/trace_read_bench.cc — the trace reader (src/measured/trace_read.cc, built in with
 // FLOPWISE_TRACE_SIMDJSON_BENCH) with its events parsed by the hand parser or by simdjson 3 (DOM or
-// On-Demand, bench/trace_simdjson_event.h). `trace_read_bench hand|dom|ondemand FILE...` reads each trace and
-// prints its record counts and a digest of every record (equal digests: the same records); `trace_read_bench
+// On-Demand, bench/trace_simdjson_event.h). `trace_read_bench
+// hand|dom|ondemand|dom-batch|ondemand-batch|capture FILE...` reads each trace and prints its record counts
+// and a digest of every record (equal digests: the same records); `trace_read_bench
 // --kernels` prints the kernel each simdjson API runs. Timed whole-process by farm-bench (bench/README.md).
 #include <algorithm>
 #include <cstdio>
@@ -79,8 +80,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: trace_read_bench hand|dom|ondemand TRACE... | --kernels\n");
     return 2;
   }
-  constexpr std::pair<std::string_view, Mode> kModes[] = {
-      {"hand", Mode::Hand}, {"dom", Mode::Dom}, {"ondemand", Mode::OnDemand}};
+  constexpr std::pair<std::string_view, Mode> kModes[] = {{"hand", Mode::Hand},
+                                                          {"dom", Mode::Dom},
+                                                          {"ondemand", Mode::OnDemand},
+                                                          {"dom-batch", Mode::DomBatch},
+                                                          {"ondemand-batch", Mode::OnDemandBatch},
+                                                          {"capture", Mode::Capture}};
   const auto* m =
       std::find_if(std::begin(kModes), std::end(kModes), [&](const auto& x) { return x.first == argv[1]; });
   if (m == std::end(kModes)) {

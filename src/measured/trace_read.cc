@@ -332,6 +332,9 @@ class TraceReader {
   }
 
   void events() {
+#ifdef FLOPWISE_TRACE_SIMDJSON_BENCH  // bench/trace_read_bench only: batches parsed by simdjson
+    if (bench_trace::in_batches<TraceReader>(p_, path_, e_, t_.events, [&] { keep(); })) return;
+#endif
     // A large plain file is read in ranges on all cores; a large gzip one is inflated here and parsed by
     // workers from four cores on (on two, the inflating thread and one worker share them: no faster).
     const unsigned cores = std::thread::hardware_concurrency();
