@@ -141,7 +141,9 @@ def hf_cases():
                                                                   decoder_attention_heads=4, encoder_ffn_dim=128,
                                                                   decoder_ffn_dim=128, num_mel_bins=16,
                                                                   max_source_positions=30,
-                                                                  max_target_positions=32)).eval(),
+                                                                  max_target_positions=32, pad_token_id=0,
+                                                                  bos_token_id=1, eos_token_id=2,
+                                                                  decoder_start_token_id=1)).eval(),
          lambda: ((torch.randn(1, 16, 60),), {"decoder_input_ids": ids(1, 5)})),
     ]
     return cases
@@ -156,12 +158,14 @@ def run_case(name, make, inputs):
     except Exception as e:  # noqa: BLE001
         return {**row, "status": "build", "why": f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"}
     try:
-        ep = torch.export.export(model, args, kwargs, strict=False)
+        if kwargs:  # keyword inputs: exported here as analyze(module) would (its cache object off)
+            extra = {"use_cache": False} if flopwise._returns_hf_cache(model) else {}
+            ep = torch.export.export(model, args, {**kwargs, **extra}, strict=False)
     except Exception as e:  # noqa: BLE001
         return {**row, "status": "export", "why": f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"}
-    try:
-        r = flopwise.analyze(ep)
-        rt = flopwise.analyze(ep, convention="torch")
+    try:  # a module with positional inputs as users call it: analyze(model, inputs), the export in flopwise
+        r = flopwise.analyze(ep) if kwargs else flopwise.analyze(model, args)
+        rt = flopwise.analyze(ep, convention="torch") if kwargs else flopwise.analyze(model, args, convention="torch")
     except Exception as e:  # noqa: BLE001
         return {**row, "status": "flopwise", "why": f"{type(e).__name__}: {str(e).splitlines()[0][:300]}",
                 "trace": traceback.format_exc(limit=2)[-400:]}

@@ -116,7 +116,29 @@ def export_program(model, inputs, path, dynamic_shapes=None):
 
 def _export(torch, model, inputs, dynamic_shapes):
     args = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
-    return torch.export.export(model, args, dynamic_shapes=dynamic_shapes, strict=False)
+    kwargs = None
+    if _returns_hf_cache(model):
+        # transformers' models return their KV cache object by default, which torch.export refuses as an
+        # output; the forward's arithmetic is the same without it (the cache is the generation's state).
+        kwargs = {"use_cache": False}
+        if isinstance(dynamic_shapes, (tuple, list)):
+            dynamic_shapes = tuple(dynamic_shapes) + (None,)
+        elif isinstance(dynamic_shapes, dict):
+            dynamic_shapes = {**dynamic_shapes, "use_cache": None}
+    return torch.export.export(model, args, kwargs, dynamic_shapes=dynamic_shapes, strict=False)
+
+
+def _returns_hf_cache(model):
+    """A transformers model whose forward takes use_cache and whose config turns it on."""
+    if not type(model).__module__.startswith("transformers.") or not getattr(
+            getattr(model, "config", None), "use_cache", False):
+        return False
+    import inspect
+
+    try:
+        return "use_cache" in inspect.signature(model.forward).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 _SERDE_LOCK = threading.Lock()

@@ -103,6 +103,25 @@ def test_meta_device_decoder_with_dynamic_batch_and_sequence():
     assert "input_ids.1" in str(report.totals.macs)  # a formula while the dims are unbound
 
 
+def test_a_transformers_model_as_configured_by_default():
+    """use_cache on (transformers' default): torch.export refuses its cache object as an output, so analyze
+    exports the forward without it; the counts are the forward's, with a dynamic batch and sequence too."""
+    import transformers
+
+    model = transformers.Qwen2ForCausalLM(transformers.Qwen2Config(
+        vocab_size=512, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, max_position_embeddings=128)).eval()
+    assert model.config.use_cache
+    ids = torch.randint(0, 500, (2, 12))
+    flops, macs = torch_counts(model, (ids,))
+    report = flopwise.analyze(model, (ids,))
+    assert (report.totals.params, report.totals.macs) == (params(model), macs)
+    assert flopwise.analyze(model, (ids,), convention="torch").totals.flops == flops
+    dyn = ({0: torch.export.Dim("batch", max=8), 1: torch.export.Dim("seq", min=2, max=64)},)
+    assert flopwise.analyze(model, (ids,), dynamic_shapes=dyn, dims={"input_ids.0": 2,
+                                                                      "input_ids.1": 12}).totals.macs == macs
+
+
 def test_exported_program_and_module_agree():
     model = decoder(meta=False)
     ids = torch.randint(0, 1000, (2, 8))
@@ -111,6 +130,21 @@ def test_exported_program_and_module_agree():
     assert (a.totals.params, a.totals.macs) == (b.totals.params, b.totals.macs) == (params(model),
                                                                                      torch_counts(model, (ids,))[1])
     assert "in memory" in a.to_dict()["model"]["path"]
+
+
+def test_a_zero_dimensional_parameter_is_a_parameter():
+    """CLIP's logit_scale: nn.Parameter(torch.tensor(2.6592)), one element, counted as torch counts it."""
+    class Scaled(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(4, 4)
+            self.logit_scale = torch.nn.Parameter(torch.tensor(2.6592))
+
+        def forward(self, x):
+            return self.lin(x) * self.logit_scale.exp()
+
+    m = Scaled()
+    assert flopwise.analyze(m, (torch.randn(2, 4),)).totals.params == params(m) == 4 * 4 + 4 + 1
 
 
 def test_no_second_libtorch_in_this_process():
