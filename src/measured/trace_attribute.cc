@@ -51,18 +51,18 @@ struct CallCosts {
   }
 };
 
-// Which events have a priced op below them (bit 1), one of non-zero FLOPs (bit 2): children before
-// parents, so reverse time order.
-std::vector<uint8_t> costed_below(const TraceNest& nest, const CallCosts& costed) {
-  std::vector<uint8_t> below(nest.parent.size(), 0);
+// Of each event: whether it is priced (bit 4: of non-zero FLOPs too, bit 8), whether a priced op is below it
+// (bit 1; of non-zero FLOPs, bit 2). Children before parents, so reverse time order.
+std::vector<uint8_t> priced_bits(const TraceNest& nest, const CallCosts& costed) {
+  std::vector<uint8_t> bits(nest.parent.size(), 0);
   for (auto it = nest.order.rbegin(); it != nest.order.rend(); ++it) {
     uint32_t i = *it;
-    if (nest.parent[i] < 0) continue;
-    uint8_t bits = below[i];
-    if (const AtenCost* c = costed(i)) bits |= c->flops > 0 ? 3 : 1;
-    below[static_cast<size_t>(nest.parent[i])] |= bits;
+    uint8_t self = 0;
+    if (const AtenCost* c = costed(i)) self = c->flops > 0 ? 3 : 1;
+    bits[i] |= static_cast<uint8_t>(self << 2);
+    if (nest.parent[i] >= 0) bits[static_cast<size_t>(nest.parent[i])] |= (bits[i] & 3) | self;
   }
-  return below;
+  return bits;
 }
 
 // The owner of each event (-1: it passes its time down), from the top: the first priced op; an aten op the
@@ -70,36 +70,30 @@ std::vector<uint8_t> costed_below(const TraceNest& nest, const CallCosts& costed
 // carry FLOPs the rules price (a composite op's parts); any other event (an autograd node, a compiled region)
 // passes its subtree down unless nothing under it is priced (a triton kernel's launch owns itself).
 std::vector<int> op_owners(const TorchTrace& t, const TraceNest& nest, const CallCosts& costed) {
-  const std::vector<uint8_t> below = costed_below(nest, costed);
+  const std::vector<uint8_t> bits = priced_bits(nest, costed);
   std::vector<int> owner(t.cpu.size(), -1);
   for (uint32_t i : nest.order) {
     const TraceEvent& e = t.cpu[i];
-    int p = nest.parent[i];
-    int po = p >= 0 ? owner[static_cast<size_t>(p)] : -1;
+    const int p = nest.parent[i];
+    const int po = p >= 0 ? owner[static_cast<size_t>(p)] : -1;
+    const uint8_t b = bits[i];
     if (po >= 0)
       owner[i] = po;
     else if (e.kind == TraceKind::CpuOp &&
-             (costed(i) || (starts_with(t.names[e.name], "aten::") ? !(below[i] & 2) : !below[i])))
+             ((b & 4) || (starts_with(t.names[e.name], "aten::") ? !(b & 2) : !(b & 3))))
       owner[i] = static_cast<int>(i);
   }
   return owner;
 }
 
-// An owner's cost (or why it has none) and its roofline bound on hw.
-PricedOp price_op(const TorchTrace& t, uint32_t i, const TraceAttribution& a, const AtenCost* c,
-                  const std::optional<Hardware>& hw) {
+// An owner's cost and its roofline bound on hw.
+PricedOp price_op(const TorchTrace& t, uint32_t i, const AtenCost* c, const std::optional<Hardware>& hw) {
   const TraceEvent& e = t.cpu[i];
   const std::string& opname = t.names[e.name];
   PricedOp op;
   op.event = i;
   op.cost = c;
-  if (!c) {
-    op.why = e.call >= 0                     ? a.costs[static_cast<size_t>(e.call)].why.c_str()
-             : starts_with(opname, "aten::") ? "no shapes recorded (record_shapes=False?)"
-                                             : "not an aten op";
-    return op;
-  }
-  if (!hw) return op;
+  if (!c || !hw) return op;
   // A trace does not record the TF32 flags: PyTorch's defaults are assumed, cuDNN's on (float32
   // convolutions on tensor cores), cuBLAS's off (--hardware NAME:tf32 turns products on too).
   bool conv = opname.find("conv") != std::string::npos;
@@ -162,6 +156,13 @@ std::vector<KernelOp> kernel_ops(const TorchTrace& t, const TraceNest& nest, con
 
 }  // namespace
 
+const char* uncosted_why(const TorchTrace& t, const TraceAttribution& a, uint32_t event) {
+  const TraceEvent& e = t.cpu[event];
+  if (e.call >= 0) return a.costs[static_cast<size_t>(e.call)].why.c_str();
+  return starts_with(t.names[e.name], "aten::") ? "no shapes recorded (record_shapes=False?)"
+                                                : "not an aten op";
+}
+
 TraceAttribution attribute_trace(const TorchTrace& t, const TraceNest& nest, const AtenCoster& cost,
                                  const std::optional<Hardware>& hw) {
   TraceAttribution a;
@@ -170,7 +171,7 @@ TraceAttribution attribute_trace(const TorchTrace& t, const TraceNest& nest, con
   const std::vector<int> owner = op_owners(t, nest, costed);
   for (size_t i = 0; i < owner.size(); ++i)
     if (owner[i] == static_cast<int>(i))
-      a.owners.push_back(price_op(t, static_cast<uint32_t>(i), a, costed(i), hw));
+      a.owners.push_back(price_op(t, static_cast<uint32_t>(i), costed(i), hw));
   a.kernels = kernel_ops(t, nest, owner, costed);
   return a;
 }

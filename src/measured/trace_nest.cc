@@ -77,24 +77,28 @@ class ThreadSweep {
     }
   }
 
-  // Opens event i on its thread: its parent is the innermost event still open there.
-  void push(uint32_t i, TraceNest& nest) {
+  // Opens event i on its thread: its parent is the innermost event still open there. Whether i ends after it.
+  bool push(uint32_t i, std::vector<int>& parent) {
     const TraceEvent& e = t_.cpu[i];
     auto& st = stacks_[e.thread];
     while (!st.empty() && end_of(st.back()) <= e.ts) st.pop_back();
+    bool overlaps = false;
     if (!st.empty()) {
-      nest.parent[i] = static_cast<int>(st.back());
-      if (e.ts + e.dur > end_of(st.back()) + 0.01) ++nest.overlaps;
+      parent[i] = static_cast<int>(st.back());
+      overlaps = e.ts + e.dur > end_of(st.back()) + 0.01;
     }
     st.push_back(i);
+    return overlaps;
   }
 
   // (correlation, op) of each probed call that ran in an op.
   std::vector<std::pair<int64_t, int>> calls_in_ops() const {
+    const std::vector<TraceLaunch>& launches = t_.launches;
+    const std::vector<int>& launch_op = launch_op_;
     std::vector<std::pair<int64_t, int>> out;
-    out.reserve(t_.launches.size());
-    for (size_t l = 0; l < t_.launches.size(); ++l)
-      if (launch_op_[l] >= 0) out.emplace_back(t_.launches[l].corr, launch_op_[l]);
+    out.reserve(launches.size());
+    for (size_t l = 0; l < launches.size(); ++l)
+      if (launch_op[l] >= 0) out.emplace_back(launches[l].corr, launch_op[l]);
     return out;
   }
 
@@ -112,11 +116,13 @@ class ThreadSweep {
 void link_parents(const TorchTrace& t, TraceNest& nest) {
   nest.parent.assign(t.cpu.size(), -1);
   ThreadSweep sweep(t);
+  int64_t overlaps = 0;
   for (uint32_t i : nest.order) {
     sweep.probe_until(t.cpu[i].ts, false);
-    sweep.push(i, nest);
+    overlaps += sweep.push(i, nest.parent);
   }
   sweep.probe_until(1e300, true);
+  nest.overlaps = overlaps;
   nest.launcher = LaunchIndex(sweep.calls_in_ops());
 }
 
@@ -248,19 +254,6 @@ LaunchIndex::LaunchIndex(std::vector<std::pair<int64_t, int>> op_of_corr) {
     sorted_ = std::move(op_of_corr);
     sort_runs(sorted_);
   }
-}
-
-int LaunchIndex::op(int64_t corr) const {
-  if (!dense_.empty()) return corr >= lo_ && corr <= hi_ ? dense_[static_cast<size_t>(corr - lo_)] : -1;
-  auto it = std::lower_bound(sorted_.begin(), sorted_.end(), std::make_pair(corr, INT32_MIN));
-  return it != sorted_.end() && it->first == corr ? it->second : -1;
-}
-
-size_t TraceNest::step_of(double ts) const {
-  if (steps.empty()) return 0;
-  auto it =
-      std::upper_bound(steps.begin(), steps.end(), ts, [](double x, const StepSpan& s) { return x < s.ts; });
-  return it == steps.begin() ? 0 : static_cast<size_t>(it - steps.begin() - 1);
 }
 
 TraceNest nest_trace(const TorchTrace& t) {

@@ -14,7 +14,7 @@ namespace flopwise::trace_stages {
 
 namespace {
 
-void add_checked(int64_t& acc, int64_t v, bool& overflow) {
+inline void add_checked(int64_t& acc, int64_t v, bool& overflow) {
   if (__builtin_add_overflow(acc, v, &acc)) overflow = true;
 }
 
@@ -51,14 +51,7 @@ class RowBook {
 
   TraceRow& op(uint32_t name) { return row(op_row_, r_.ops, name); }
   TraceRow& kernel(uint32_t name) { return row(kernel_row_, r_.kernels, name); }
-  TraceRow& phase(uint8_t ph) {
-    static const char* kPhase[] = {"forward", "backward", "optimizer"};
-    if (!phase_rows_[ph]) {
-      phase_rows_[ph] = &r_.phases[kPhase[ph]];
-      phase_rows_[ph]->name = kPhase[ph];
-    }
-    return *phase_rows_[ph];
-  }
+  TraceRow& phase(uint8_t ph) { return phase_rows_[ph] ? *phase_rows_[ph] : new_phase(ph); }
   // fn on the row of scope sc and of each scope above it.
   template <class Fn>
   void scope_chain(int sc, Fn&& fn) {
@@ -67,6 +60,12 @@ class RowBook {
   }
 
  private:
+  TraceRow& new_phase(uint8_t ph) {
+    static const char* kPhase[] = {"forward", "backward", "optimizer"};
+    phase_rows_[ph] = &r_.phases[kPhase[ph]];
+    phase_rows_[ph]->name = kPhase[ph];
+    return *phase_rows_[ph];
+  }
   TraceRow& row(std::unordered_map<uint32_t, size_t>& ix, std::vector<TraceRow>& rows, uint32_t name) {
     auto [it, fresh] = ix.try_emplace(name, rows.size());
     if (fresh) {
@@ -85,31 +84,31 @@ class RowBook {
 
 using DtypeMacs = std::map<std::string, std::map<std::string, int64_t>>;  // op name -> dtype -> MACs
 
-void add_owner(TraceRow& row, const TraceEvent& e, const PricedOp& po) {
-  ++row.calls;
-  if (!e.replayed) row.cpu_us += e.dur;  // a capture's op: its host time was the capture's
-  if (const AtenCost* c = po.cost) {
-    add_checked(row.macs, c->macs, row.overflow);
-    add_checked(row.flops, c->flops, row.overflow);
-    add_checked(row.bytes, c->bytes, row.overflow);
-    row.bound_us += po.bound_us;
-    row.compute_bound_us += po.compute_bound_us;
-  } else {
-    ++row.uncosted;
-  }
-}
-
-// Each owner to its op row, its scopes and its phase.
+// Each owner to its op row, its scopes and its phase: a call, its host time, its cost and bound.
 void roll_up_owners(const TorchTrace& t, const TraceNest& nest, const TraceAttribution& a, RowBook& book,
                     TraceReport& r, DtypeMacs& dtype_macs) {
   for (const PricedOp& po : a.owners) {
     const TraceEvent& e = t.cpu[po.event];
+    const AtenCost* c = po.cost;
+    const double bound = po.bound_us, compute = po.compute_bound_us;
     ++r.cpu_ops;
-    auto add = [&](TraceRow& row) { add_owner(row, e, po); };
+    auto add = [&](TraceRow& row) {
+      ++row.calls;
+      if (!e.replayed) row.cpu_us += e.dur;  // a capture's op: its host time was the capture's
+      if (c) {
+        add_checked(row.macs, c->macs, row.overflow);
+        add_checked(row.flops, c->flops, row.overflow);
+        add_checked(row.bytes, c->bytes, row.overflow);
+        row.bound_us += bound;
+        row.compute_bound_us += compute;
+      } else {
+        ++row.uncosted;
+      }
+    };
     TraceRow& orow = book.op(e.name);
     add(orow);
-    if (!po.cost && orow.why.empty()) orow.why = po.why;
-    if (po.cost && po.cost->macs > 0) dtype_macs[orow.name][po.cost->dtype] += po.cost->macs;
+    if (!c && orow.why.empty()) orow.why = uncosted_why(t, a, po.event);
+    if (c && c->macs > 0) dtype_macs[orow.name][c->dtype] += c->macs;
     book.scope_chain(nest.scope[po.event], add);
     add(book.phase(nest.phase[po.event]));
   }

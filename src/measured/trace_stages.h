@@ -14,6 +14,7 @@
 #include <climits>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <optional>
 #include <string>
@@ -24,7 +25,11 @@
 
 namespace flopwise::trace_stages {
 
-inline bool starts_with(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
+// Whether s starts with the literal p (its length known at compile time: no call into the library).
+template <size_t N>
+bool starts_with(const std::string& s, const char (&p)[N]) {
+  return s.size() >= N - 1 && std::memcmp(s.data(), p, N - 1) == 0;
+}
 
 // Sorts a table that mostly arrives in order (a profiler writes each thread's events in time order, threads
 // one after another): its ascending runs are merged pairwise, O(n log runs), and the result is std::sort's
@@ -66,7 +71,11 @@ class LaunchIndex {
  public:
   LaunchIndex() = default;
   explicit LaunchIndex(std::vector<std::pair<int64_t, int>> op_of_corr);
-  int op(int64_t corr) const;  // -1: no op ran a call of that id
+  int op(int64_t corr) const {  // -1: no op ran a call of that id
+    if (!dense_.empty()) return corr >= lo_ && corr <= hi_ ? dense_[static_cast<size_t>(corr - lo_)] : -1;
+    auto it = std::lower_bound(sorted_.begin(), sorted_.end(), std::make_pair(corr, INT32_MIN));
+    return it != sorted_.end() && it->first == corr ? it->second : -1;
+  }
 
  private:
   int64_t lo_ = INT64_MAX, hi_ = INT64_MIN;
@@ -86,7 +95,12 @@ struct TraceNest {
   std::vector<int> scope;          // of each event
   std::vector<uint8_t> phase;      // of each event (Phase)
 
-  size_t step_of(double ts) const;  // the last step starting at or before ts; 0 before the first or without
+  size_t step_of(double ts) const {  // the last step starting at or before ts; 0 before the first or without
+    if (steps.empty()) return 0;
+    auto it = std::upper_bound(steps.begin(), steps.end(), ts,
+                               [](double x, const StepSpan& s) { return x < s.ts; });
+    return it == steps.begin() ? 0 : static_cast<size_t>(it - steps.begin() - 1);
+  }
   size_t step_count() const { return std::max<size_t>(1, steps.size()); }
 };
 
@@ -98,7 +112,6 @@ TraceNest nest_trace(const TorchTrace& t);
 struct PricedOp {
   uint32_t event = 0;
   const AtenCost* cost = nullptr;  // into TraceAttribution::costs; nullptr: not costed
-  const char* why = nullptr;       // not costed: why
   double bound_us = 0, compute_bound_us = 0;
 };
 
@@ -118,6 +131,9 @@ struct TraceAttribution {
 
 TraceAttribution attribute_trace(const TorchTrace& t, const TraceNest& nest, const AtenCoster& cost,
                                  const std::optional<Hardware>& hw);
+
+// Why an owner has no cost: its call's reason, else that it recorded no shapes (an aten op) or is not one.
+const char* uncosted_why(const TorchTrace& t, const TraceAttribution& a, uint32_t event);
 
 // ---- 3. roll up ----------------------------------------------------------------------------------------
 
