@@ -10,7 +10,8 @@
 //     cudnn_convolution and their kernels); an op none of whose descendants is priced owns itself, uncosted
 //     (a triton kernel's launch, an op without a rule); an op with priced descendants passes its kernels'
 //     time down to them;
-//   - each owner gets its FLOPs, bytes and roofline bound on the report's device;
+//   - each priced call gets its roofline bound on the report's device (as a product and as a convolution:
+//     an owner's FLOPs, bytes and bound are its call's);
 //   - a GPU event belongs to the op that launched it: the innermost op enclosing, on its thread, the runtime
 //     call its correlation id names (else the op whose External id it carries), and so to that op's owner;
 //     one whose op is absent is unattributed (counted in the totals, not in any op).
@@ -39,28 +40,23 @@ std::vector<AtenCost> price_calls(const TorchTrace& t, const AtenCoster& cost) {
   return costs;
 }
 
-// The cost of an event's call where the rules price it, else nullptr.
-struct CallCosts {
-  const std::vector<TraceEvent>& ev;
-  const std::vector<AtenCost>& costs;
-  const AtenCost* operator()(size_t i) const {
-    const TraceEvent& e = ev[i];
-    if (e.kind != TraceKind::CpuOp || e.call < 0) return nullptr;
-    const AtenCost& c = costs[static_cast<size_t>(e.call)];
-    return c.costed ? &c : nullptr;
-  }
+// Facts of each event, for its owner: what is priced below it, children before parents (reverse time order).
+enum OwnerBits : uint8_t {
+  kBelow = 1,        // a priced op is below it
+  kBelowFlops = 2,   // a priced op of non-zero FLOPs is below it
+  kPriced = 4,       // it is priced itself (kBelow shifted up)
+  kPricedFlops = 8,  // it is priced, of non-zero FLOPs (kBelowFlops shifted up)
+  kCpuOp = 16,       // a cpu_op: only they own
 };
-
-// Of each event: whether it is priced (bit 4: of non-zero FLOPs too, bit 8), whether a priced op is below it
-// (bit 1; of non-zero FLOPs, bit 2). Children before parents, so reverse time order.
-std::vector<uint8_t> priced_bits(const TraceNest& nest, const CallCosts& costed) {
+std::vector<uint8_t> owner_bits(const TorchTrace& t, const TraceNest& nest, const TraceAttribution& a) {
   std::vector<uint8_t> bits(nest.parent.size(), 0);
   for (auto it = nest.order.rbegin(); it != nest.order.rend(); ++it) {
     uint32_t i = *it;
-    uint8_t self = 0;
-    if (const AtenCost* c = costed(i)) self = c->flops > 0 ? 3 : 1;
-    bits[i] |= static_cast<uint8_t>(self << 2);
-    if (nest.parent[i] >= 0) bits[static_cast<size_t>(nest.parent[i])] |= (bits[i] & 3) | self;
+    uint8_t self = 0;  // as kBelow | kBelowFlops
+    if (const AtenCost* c = a.cost_of(t, i)) self = c->flops > 0 ? kBelow | kBelowFlops : kBelow;
+    bits[i] |= static_cast<uint8_t>(self << 2 | (t.cpu[i].kind == TraceKind::CpuOp ? kCpuOp : 0));
+    if (nest.parent[i] >= 0)
+      bits[static_cast<size_t>(nest.parent[i])] |= (bits[i] & (kBelow | kBelowFlops)) | self;
   }
   return bits;
 }
@@ -69,44 +65,50 @@ std::vector<uint8_t> priced_bits(const TraceNest& nest, const CallCosts& costed)
 // rules cannot price owns its subtree (convolution_backward and the cuDNN calls under it) unless ops under it
 // carry FLOPs the rules price (a composite op's parts); any other event (an autograd node, a compiled region)
 // passes its subtree down unless nothing under it is priced (a triton kernel's launch owns itself).
-std::vector<int> op_owners(const TorchTrace& t, const TraceNest& nest, const CallCosts& costed) {
-  const std::vector<uint8_t> bits = priced_bits(nest, costed);
+std::vector<int> op_owners(const TorchTrace& t, const TraceNest& nest, const TraceAttribution& a) {
+  const std::vector<uint8_t> bits = owner_bits(t, nest, a);
   std::vector<int> owner(t.cpu.size(), -1);
   for (uint32_t i : nest.order) {
-    const TraceEvent& e = t.cpu[i];
     const int p = nest.parent[i];
     const int po = p >= 0 ? owner[static_cast<size_t>(p)] : -1;
     const uint8_t b = bits[i];
     if (po >= 0)
       owner[i] = po;
-    else if (e.kind == TraceKind::CpuOp &&
-             ((b & 4) || (starts_with(t.names[e.name], "aten::") ? !(b & 2) : !(b & 3))))
+    else if ((b & kCpuOp) && ((b & kPriced) || (starts_with(t.names[t.cpu[i].name], "aten::")
+                                                    ? !(b & kBelowFlops)
+                                                    : !(b & (kBelow | kBelowFlops)))))
       owner[i] = static_cast<int>(i);
   }
   return owner;
 }
 
-// An owner's cost and its roofline bound on hw.
-PricedOp price_op(const TorchTrace& t, uint32_t i, const AtenCost* c, const std::optional<Hardware>& hw) {
-  const TraceEvent& e = t.cpu[i];
-  const std::string& opname = t.names[e.name];
-  PricedOp op;
-  op.event = i;
-  op.cost = c;
-  if (!c || !hw) return op;
-  // A trace does not record the TF32 flags: PyTorch's defaults are assumed, cuDNN's on (float32
-  // convolutions on tensor cores), cuBLAS's off (--hardware NAME:tf32 turns products on too).
-  bool conv = opname.find("conv") != std::string::npos;
-  PeakType pt = peak_of(c->dtype, hw->tf32 || conv, c->macs > 0);
-  double peak = hw->peak[static_cast<size_t>(pt)];
-  if (peak <= 0) peak = hw->peak[static_cast<size_t>(PeakType::Float32)];
-  bool cb = false;
-  if (peak > 0 && hw->bandwidth > 0) {
-    op.bound_us = 1e6 * node_bound_seconds(static_cast<double>(c->flops), static_cast<double>(c->bytes), peak,
-                                           hw->bandwidth, &cb);
-    op.compute_bound_us = cb ? op.bound_us : 0;
+// Each priced call's bound on hw, as a product and as a convolution (cuDNN's TF32 default; --hardware
+// NAME:tf32 turns products on too).
+std::vector<std::array<CallBound, 2>> call_bounds(const std::vector<AtenCost>& costs, const Hardware& hw) {
+  std::vector<std::array<CallBound, 2>> out(costs.size());
+  for (size_t k = 0; k < costs.size(); ++k) {
+    const AtenCost& c = costs[k];
+    if (!c.costed) continue;
+    for (int conv = 0; conv < 2; ++conv) {
+      PeakType pt = peak_of(c.dtype, hw.tf32 || conv, c.macs > 0);
+      double peak = hw.peak[static_cast<size_t>(pt)];
+      if (peak <= 0) peak = hw.peak[static_cast<size_t>(PeakType::Float32)];
+      if (peak <= 0 || hw.bandwidth <= 0) continue;
+      bool cb = false;
+      CallBound& b = out[k][static_cast<size_t>(conv)];
+      b.bound_us = 1e6 * node_bound_seconds(static_cast<double>(c.flops), static_cast<double>(c.bytes), peak,
+                                            hw.bandwidth, &cb);
+      b.compute_bound_us = cb ? b.bound_us : 0;
+    }
   }
-  return op;
+  return out;
+}
+
+// Of each name: whether it names a convolution ("conv" in it).
+std::vector<uint8_t> conv_names(const std::vector<std::string>& names) {
+  std::vector<uint8_t> out(names.size());
+  for (size_t k = 0; k < names.size(); ++k) out[k] = names[k].find("conv") != std::string::npos;
+  return out;
 }
 
 // The op of each External id (the first op of an id): (id, op) pairs sorted; ids grow with time, so the
@@ -130,26 +132,26 @@ class ExternalIds {
 
 // Each GPU event's launching op, by its correlation, else by its External id (only for traces without
 // runtime events: the External ids are indexed only when some GPU event needs them), and that op's owner.
-std::vector<KernelOp> kernel_ops(const TorchTrace& t, const TraceNest& nest, const std::vector<int>& owner,
-                                 const CallCosts& costed) {
+std::vector<KernelOp> kernel_ops(const TorchTrace& t, const TraceNest& nest, const TraceAttribution& a) {
+  auto launched_by = [&](KernelOp& k, int op) {
+    k.op = op;
+    if (op < 0) return;
+    const int o = a.owner[static_cast<size_t>(op)];
+    k.owner = o >= 0 ? o : op;  // an op with priced children: itself
+    k.costed = o >= 0 && a.cost_of(t, static_cast<size_t>(o));
+    k.beside = o < 0;
+  };
   std::vector<KernelOp> out(t.gpu.size());
   bool need_ext = false;
   for (size_t k = 0; k < t.gpu.size(); ++k) {
     const TraceEvent& g = t.gpu[k];
-    out[k].op = g.corr >= 0 ? nest.launcher.op(g.corr) : -1;
+    launched_by(out[k], g.corr >= 0 ? nest.launcher.op(g.corr) : -1);
     if (out[k].op < 0 && g.ext >= 0) need_ext = true;
   }
   if (need_ext) {
     const ExternalIds by_ext(t.cpu);
     for (size_t k = 0; k < t.gpu.size(); ++k)
-      if (out[k].op < 0 && t.gpu[k].ext >= 0) out[k].op = by_ext.op(t.gpu[k].ext);
-  }
-  for (KernelOp& k : out) {
-    if (k.op < 0) continue;
-    const int o = owner[static_cast<size_t>(k.op)];
-    k.owner = o >= 0 ? o : k.op;  // an op with priced children: itself
-    k.costed = o >= 0 && costed(static_cast<size_t>(o));
-    k.beside = o < 0;
+      if (out[k].op < 0 && t.gpu[k].ext >= 0) launched_by(out[k], by_ext.op(t.gpu[k].ext));
   }
   return out;
 }
@@ -167,12 +169,12 @@ TraceAttribution attribute_trace(const TorchTrace& t, const TraceNest& nest, con
                                  const std::optional<Hardware>& hw) {
   TraceAttribution a;
   a.costs = price_calls(t, cost);
-  const CallCosts costed{t.cpu, a.costs};
-  const std::vector<int> owner = op_owners(t, nest, costed);
-  for (size_t i = 0; i < owner.size(); ++i)
-    if (owner[i] == static_cast<int>(i))
-      a.owners.push_back(price_op(t, static_cast<uint32_t>(i), costed(i), hw));
-  a.kernels = kernel_ops(t, nest, owner, costed);
+  a.owner = op_owners(t, nest, a);
+  if (hw) {
+    a.bounds = call_bounds(a.costs, *hw);
+    a.conv_name = conv_names(t.names);
+  }
+  a.kernels = kernel_ops(t, nest, a);
   return a;
 }
 

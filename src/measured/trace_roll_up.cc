@@ -87,10 +87,11 @@ using DtypeMacs = std::map<std::string, std::map<std::string, int64_t>>;  // op 
 // Each owner to its op row, its scopes and its phase: a call, its host time, its cost and bound.
 void roll_up_owners(const TorchTrace& t, const TraceNest& nest, const TraceAttribution& a, RowBook& book,
                     TraceReport& r, DtypeMacs& dtype_macs) {
-  for (const PricedOp& po : a.owners) {
-    const TraceEvent& e = t.cpu[po.event];
-    const AtenCost* c = po.cost;
-    const double bound = po.bound_us, compute = po.compute_bound_us;
+  for (size_t i = 0; i < a.owner.size(); ++i) {
+    if (a.owner[i] != static_cast<int>(i)) continue;
+    const TraceEvent& e = t.cpu[i];
+    const AtenCost* c = a.cost_of(t, i);
+    const CallBound b = c ? a.bound_of(t, i) : CallBound{};
     ++r.cpu_ops;
     auto add = [&](TraceRow& row) {
       ++row.calls;
@@ -99,18 +100,18 @@ void roll_up_owners(const TorchTrace& t, const TraceNest& nest, const TraceAttri
         add_checked(row.macs, c->macs, row.overflow);
         add_checked(row.flops, c->flops, row.overflow);
         add_checked(row.bytes, c->bytes, row.overflow);
-        row.bound_us += bound;
-        row.compute_bound_us += compute;
+        row.bound_us += b.bound_us;
+        row.compute_bound_us += b.compute_bound_us;
       } else {
         ++row.uncosted;
       }
     };
     TraceRow& orow = book.op(e.name);
     add(orow);
-    if (!c && orow.why.empty()) orow.why = uncosted_why(t, a, po.event);
+    if (!c && orow.why.empty()) orow.why = uncosted_why(t, a, static_cast<uint32_t>(i));
     if (c && c->macs > 0) dtype_macs[orow.name][c->dtype] += c->macs;
-    book.scope_chain(nest.scope[po.event], add);
-    add(book.phase(nest.phase[po.event]));
+    book.scope_chain(nest.scope[i], add);
+    add(book.phase(nest.phase[i]));
   }
 }
 

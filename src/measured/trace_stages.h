@@ -3,14 +3,15 @@
 // struct:
 //   1. nest      (trace_nest.cc)      TraceNest: time order, each CPU event's parent, module scope, phase and
 //                                     step; the op each runtime call (launch) ran in, by correlation id;
-//   2. attribute (trace_attribute.cc) TraceAttribution: each call priced through the AtenCoster, each CPU
-//                                     event's owner (the op its time counts to), each owning op's FLOPs,
-//                                     bytes and roofline bound, each GPU event's launching op and owner;
+//   2. attribute (trace_attribute.cc) TraceAttribution: each call priced through the AtenCoster (FLOPs,
+//                                     bytes) and bounded on the device, each CPU event's owner (the op its
+//                                     time counts to), each GPU event's launching op and owner;
 //   3. roll up   (trace_roll_up.cc)   the TraceReport: rows per op, kernel, module scope, phase and step.
 // analyse_trace (trace_attribute.cc) only calls them in this order.
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <climits>
 #include <cstddef>
 #include <cstdint>
@@ -108,11 +109,9 @@ TraceNest nest_trace(const TorchTrace& t);
 
 // ---- 2. attribute --------------------------------------------------------------------------------------
 
-// An op that owns its time and its kernels' (an owner): its cost and its bound on the report's device.
-struct PricedOp {
-  uint32_t event = 0;
-  const AtenCost* cost = nullptr;  // into TraceAttribution::costs; nullptr: not costed
-  double bound_us = 0, compute_bound_us = 0;
+// A priced call's roofline bound on the report's device.
+struct CallBound {
+  double bound_us = 0, compute_bound_us = 0;  // compute_bound_us: bound_us where compute bounds it, else 0
 };
 
 // A GPU event's op (indices of TorchTrace::cpu).
@@ -124,9 +123,27 @@ struct KernelOp {
 };
 
 struct TraceAttribution {
-  std::vector<AtenCost> costs;    // of each distinct call (TorchTrace::calls)
-  std::vector<PricedOp> owners;   // the events that own themselves, by index
-  std::vector<KernelOp> kernels;  // of each GPU event (TorchTrace::gpu)
+  std::vector<AtenCost> costs;  // of each distinct call (TorchTrace::calls)
+  std::vector<int> owner;       // of each CPU event: the op its time counts to; -1: passed down to ops below
+  // Of each priced call, on the report's device (none without one): [0] as a product, [1] as a convolution
+  // (a trace does not record the TF32 flags: PyTorch's defaults, cuDNN's on, cuBLAS's off).
+  std::vector<std::array<CallBound, 2>> bounds;
+  std::vector<uint8_t> conv_name;  // of each name (TorchTrace::names): 1 where it names a convolution
+  std::vector<KernelOp> kernels;   // of each GPU event (TorchTrace::gpu)
+
+  // The cost of event i's call where the rules price it, else nullptr.
+  const AtenCost* cost_of(const TorchTrace& t, size_t i) const {
+    const TraceEvent& e = t.cpu[i];
+    if (e.kind != TraceKind::CpuOp || e.call < 0) return nullptr;
+    const AtenCost& c = costs[static_cast<size_t>(e.call)];
+    return c.costed ? &c : nullptr;
+  }
+  // The bound of priced event i (zero without a device).
+  CallBound bound_of(const TorchTrace& t, size_t i) const {
+    const TraceEvent& e = t.cpu[i];
+    if (bounds.empty()) return {};
+    return bounds[static_cast<size_t>(e.call)][conv_name[e.name]];
+  }
 };
 
 TraceAttribution attribute_trace(const TorchTrace& t, const TraceNest& nest, const AtenCoster& cost,
