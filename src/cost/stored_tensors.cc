@@ -1,7 +1,7 @@
 // src/cost/stored_tensors.cc — params and buffers among stored tensors (stored_tensors.h): quantised ops'
 // weight inputs, packed low-bit weights, the inputs where layers keep weights, weights reached through
 // layout-only ops, and a decided If's branch.
-#include "stored_tensors.h"
+#include "flopwise/stored_tensors.h"
 
 #include <algorithm>
 #include <functional>
