@@ -21,6 +21,27 @@ inline void reg(OpRegistry& r, std::string_view name, int since, int until, std:
   r.add(OpRecord{domain, name, since, until, formula, infer, cost, {}, WorkKind::other});
 }
 
+// The training facts of an op (flopwise/ops.h, TrainFacts), each argument one of them:
+// train(r, "Conv", TrainBackward::products, TrainKeeps::both_operands, TrainAutocast::low). Unnamed facts
+// keep their defaults.
+inline void set_fact(TrainFacts& f, TrainBackward b) { f.backward = b; }
+inline void set_fact(TrainFacts& f, TrainKeeps k) { f.keeps = k; }
+inline void set_fact(TrainFacts& f, TrainAutocast a) { f.autocast = a; }
+inline void set_fact(TrainFacts& f, TrainView v) { f.view = v; }
+inline void set_fact(TrainFacts& f, TrainForward fw) { f.forward = fw; }
+struct MovesElements {};  // TrainFacts::moves_elements
+inline void set_fact(TrainFacts& f, MovesElements) { f.moves_elements = true; }
+template <class... Facts>
+void train_in(OpRegistry& r, std::string_view domain, std::string_view name, Facts... facts) {
+  TrainFacts f;
+  (set_fact(f, facts), ...);
+  r.set_train(domain, name, f);
+}
+template <class... Facts>
+void train(OpRegistry& r, std::string_view name, Facts... facts) {  // an op of the default domain
+  train_in(r, "", name, facts...);
+}
+
 // ---- shapes -------------------------------------------------------------------------------------
 // Multidirectional (numpy) broadcasting. Unknown rank in any input gives unknown rank. A provable
 // mismatch (two known dims, neither 1, different) calls ctx.fail.

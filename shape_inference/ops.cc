@@ -95,6 +95,15 @@ void OpRegistry::add(const OpRecord& r) {
   records_.back().family = family_;
 }
 
+void OpRegistry::set_train(std::string_view domain, std::string_view name, const TrainFacts& facts) {
+  bool set = false;
+  if (auto it = by_name_.find(name); it != by_name_.end())
+    for (size_t i : it->second)
+      if (records_[i].domain == domain) records_[i].train = facts, set = true;
+  if (!set)
+    throw std::logic_error("training facts for op " + std::string(name) + ", which is not registered");
+}
+
 const OpRecord* OpRegistry::find(std::string_view domain, std::string_view name, int opset) const {
   if (domain == "ai.onnx") domain = "";
   auto it = by_name_.find(name);

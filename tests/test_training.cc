@@ -6,10 +6,13 @@
 #include <doctest/doctest.h>
 #include <onnx/onnx_pb.h>
 
+#include <stdexcept>
+
 #include "flopwise/cost.h"
 #include "flopwise/errors.h"
 #include "flopwise/infer.h"
 #include "flopwise/onnx_import.h"
+#include "flopwise/ops.h"
 #include "flopwise/training.h"
 #include "onnx_tiny.h"
 
@@ -146,4 +149,13 @@ TEST_CASE(
   CHECK(flopwise::parse_device("cpu") == flopwise::Device::Cpu);
   CHECK(std::string(flopwise::device_name(flopwise::parse_device("cuda"))) == "cuda");
   CHECK_THROWS_AS(flopwise::parse_device("tpu"), flopwise::UsageError);
+}
+
+TEST_CASE("training facts: a family's row for an op it has not registered is refused, as a misspelt name") {
+  flopwise::OpRegistry r;
+  CHECK_THROWS_AS(r.set_train("", "Conv", flopwise::TrainFacts{}), std::logic_error);
+  // the registry's own rows all name registered ops (else building it throws); a Conv's row is
+  // derivatives.yaml's convolution_backward, which reads input and weight for either gradient
+  CHECK(flopwise::OpRegistry::instance().find("", "Conv", 11)->train.keeps ==
+        flopwise::TrainKeeps::both_operands);
 }

@@ -147,6 +147,76 @@ using CostFn = OpCost (*)(const CostContext&);
 // coefficients, support vectors, tree thresholds and leaf weights): params as docs/COUNTING.md counts them.
 using AttrParamsFn = Count (*)(const Node&);
 
+// What one training step (--train, src/analysis/training.cc; docs/training.md) does with an op, as torch's
+// autograd runs it. Set in the op's family file beside its registration (train(), shape_inference/helpers.h),
+// the same on each of its opset versions' records. The defaults are an op no rule covers: a backward of 2 x
+// its forward MACs, its inputs kept (and listed as estimated), its inputs' dtype under autocast, a tensor of
+// its own, and a forward that model.train() does not change.
+// Its backward's products.
+enum class TrainBackward : uint8_t {
+  estimate,         // 2 x the forward's MACs (none without MACs), listed as estimated
+  products,         // each operand's gradient a product of the other with the output's (Conv, MatMul, Gemm)
+  products_of_two,  // as products, where it has two operands (an Einsum); else an estimate
+  recurrent,        // the input projection's for dX and dW, the recurrence's for dR and the hidden state
+};
+// What its backward keeps from the forward (torch's derivatives.yaml), each storage once.
+enum class TrainKeeps : uint8_t {
+  unknown,                  // no rule: its inputs, listed as estimated
+  nothing,                  // sizes only (Add, a view, Concat, Cast, a sum)
+  both_operands,            // convolution_backward's one formula: input and weight, whichever is asked
+  other_operand,            // each operand for the other's gradient (MatMul, Gemm, Einsum, Mul)
+  divisor,                  // Div: the divisor for either gradient, the dividend for the divisor's
+  result,                   // its result (Relu, Sigmoid, Exp, Softmax); an in-place one shares its input's
+  input,                    // its input; an in-place op a copy of it, made before it overwrites it
+  input_or_result,          // its input, its result in place (leaky_relu_, elu_: InputOrResult)
+  input_and_slope,          // PRelu: its input, and its slope where the input needs a gradient
+  input_and_channel_stats,  // BatchNormalization: its input and the batch's mean and inverse std per channel
+  input_and_row_stats,      // LayerNormalization: its input and each normalised row's mean and inverse std
+  input_and_argmax,         // max pooling: its input and the argmax indices (int64 per output element)
+  gated_cells,              // LSTM, GRU: torch's cells step by step (gates, states, activations)
+  rnn_cells,                // a tanh/ReLU RNN: its outputs step by step and the initial state
+  mask,                     // an active dropout: what it multiplied by (a mask, or the noise)
+  indices_out,              // TopK: its indices output (value_selecting_reduction_backward)
+  indices_in,               // Gather: its indices input
+  first_input,              // its first input alone (Where's condition, an adaptive average pool's input)
+  input_and_result,         // ReduceMax, ReduceMin: input and result
+};
+// torch.autocast's treatment (CUDA's lists, aten/src/ATen/autocast_mode.cpp).
+enum class TrainAutocast : uint8_t {
+  none,     // in its inputs' dtype
+  low,      // the low dtype's list: products (Conv, MatMul, Gemm, LSTM)
+  fp32,     // the fp32 list (Softmax, LayerNormalization, Exp, Log, ReduceSum)
+  promote,  // the promote list: the widest input dtype (Concat)
+  own,      // its output's dtype is its own (Cast, CastLike)
+};
+// Its output as torch lays it out: a tensor of its own, or a view sharing its first input's storage.
+enum class TrainView : uint8_t {
+  none,
+  reshape,         // Identity, Reshape, Flatten: copies a view that is not contiguous into its own storage
+  same_order,      // Squeeze, Unsqueeze: contiguous where its input is
+  transpose,       // not contiguous unless its perm is the identity
+  transpose_dims,  // flopwise::TransposeDims: not contiguous unless it swaps a dim with itself
+  split,           // not contiguous past the leading axis (dims of 1 before it aside)
+  slice,           // as split, its axes an input
+  expand,          // never contiguous
+};
+// What model.train() changes in its forward.
+enum class TrainForward : uint8_t {
+  same,
+  dropout,     // drawn and applied (a probability of 0 returns its input)
+  batch_norm,  // the batch's statistics, where it is an inference one (batch_norm_training)
+};
+struct TrainFacts {
+  TrainBackward backward = TrainBackward::estimate;
+  TrainKeeps keeps = TrainKeeps::unknown;
+  TrainAutocast autocast = TrainAutocast::none;
+  TrainView view = TrainView::none;
+  TrainForward forward = TrainForward::same;
+  // Only moves or retypes its inputs' elements: of stored tensors alone (an exporter's Identity of a
+  // deduplicated initializer, a transposed weight), its output is those tensors, trained where it is used.
+  bool moves_elements = false;
+};
+
 struct OpRecord {
   std::string_view domain;  // "" is ONNX's default domain
   std::string_view name;
@@ -159,6 +229,7 @@ struct OpRecord {
   WorkKind kind = WorkKind::other;     // set by the registry: the family's kind or the op's override
   AttrParamsFn attr_params = nullptr;  // weights held in attributes (nullptr: none; its inputs' are counted)
   bool reads_dims_only = false;        // reads its inputs' dims, never their elements (Shape, Size)
+  TrainFacts train{};                  // its training step's rules (--train)
 };
 
 class OpRegistry {
@@ -169,6 +240,9 @@ class OpRegistry {
   const std::vector<OpRecord>& records() const { return records_; }
   // Registration: a duplicate (same domain, name and overlapping versions) throws.
   void add(const OpRecord& r);
+  // Sets the training facts of op `name` of `domain` on each of its records registered so far; an op with
+  // none throws (a misspelt row).
+  void set_train(std::string_view domain, std::string_view name, const TrainFacts& facts);
 
  private:
   void assign_kinds();       // after all families: each record's WorkKind (ops/kinds.def)

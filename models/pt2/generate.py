@@ -368,6 +368,18 @@ def _():
     return spec(m, lambda batch, seq: ((), ids(batch, seq)), TEXT_DIMS, TEXT_SIZES, {"seq": (2, 128)})
 
 
+@fixture("llama_static_cache")
+def _():  # one decode step as ExecuTorch exports it: transformers' StaticCache as mutated buffers (index_copy_)
+    from transformers.integrations.executorch import TorchExportableModuleWithStaticCache
+    m = hf("LlamaForCausalLM", "LlamaConfig", vocab_size=1000, hidden_size=64, intermediate_size=128,
+           num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128,
+           attn_implementation="sdpa").eval()
+    import transformers
+    m.generation_config = transformers.GenerationConfig(use_cache=True, cache_implementation="static", max_length=64)
+    w = TorchExportableModuleWithStaticCache(m, batch_size=1, max_cache_len=64)
+    return spec(w, lambda: ((), {"input_ids": torch.tensor([[7]]), "cache_position": torch.tensor([3])}))
+
+
 class LMLoss(nn.Module):
     """A causal LM and its loss on labels (transformers' shifted cross entropy): a decoder's training step."""
 

@@ -13,9 +13,11 @@ live modules and the commands (sweep, diff, check, run) run the `flopwise` execu
 torch may be any version. Errors raise FlopwiseError subclasses (ValueError) with the CLI's one-line message.
 """
 
+import io
 import json
 import os
 import sys
+import threading
 
 from .errors import FlopwiseError, InputError, InternalError, RunError, ShapeError, StrictError, UsageError
 from .formula import Formula
@@ -108,32 +110,89 @@ def export_program(model, inputs, path, dynamic_shapes=None):
     Returns `path`."""
     import torch
 
-    args = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
-    ep = torch.export.export(model, args, dynamic_shapes=dynamic_shapes, strict=False)
-    torch.export.save(ep, path)
+    torch.export.save(_export(torch, model, inputs, dynamic_shapes), path)
     return path
 
 
+def _export(torch, model, inputs, dynamic_shapes):
+    args = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
+    kwargs = None
+    if _returns_hf_cache(model):
+        # transformers' models return their KV cache object by default, which torch.export refuses as an
+        # output; the forward's arithmetic is the same without it (the cache is the generation's state).
+        kwargs = {"use_cache": False}
+        if isinstance(dynamic_shapes, (tuple, list)):
+            dynamic_shapes = tuple(dynamic_shapes) + (None,)
+        elif isinstance(dynamic_shapes, dict):
+            dynamic_shapes = {**dynamic_shapes, "use_cache": None}
+    return torch.export.export(model, args, kwargs, dynamic_shapes=dynamic_shapes, strict=False)
+
+
+def _returns_hf_cache(model):
+    """A transformers model whose forward takes use_cache and whose config turns it on."""
+    if not type(model).__module__.startswith("transformers.") or not getattr(
+            getattr(model, "config", None), "use_cache", False):
+        return False
+    import inspect
+
+    try:
+        return "use_cache" in inspect.signature(model.forward).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+_SERDE_LOCK = threading.Lock()
+
+
+def _program_json(ep):
+    """The program's JSON exactly as torch.export.save writes it into the archive, without the archive: no
+    weights, constants or example inputs pickled, and without the canonical-form check that torch's serializer
+    runs and discards (two thirds of save's time on Llama-3-70B's 5.8 k nodes: bench/README.md). None where
+    torch's serializer is not the one this knows (the caller then uses torch.export.save)."""
+    try:
+        import inspect
+
+        from torch._export.serde import serialize as serde
+
+        if not {"serialize_state_dict", "serialize_constants"} <= set(inspect.signature(serde.serialize).parameters):
+            return None
+        with _SERDE_LOCK:
+            check = serde.canonicalize
+            serde.canonicalize = lambda program, constants=None: program  # its result is not used by serialize
+            try:
+                art = serde.serialize(ep, serialize_state_dict=False, serialize_constants=False,
+                                      serialize_example_inputs=False)
+            finally:
+                serde.canonicalize = check
+        return art.exported_program if isinstance(art.exported_program, bytes) else None
+    except (ImportError, AttributeError, TypeError, ValueError):
+        return None
+
+
 class _Source:
-    """A model materialised as a file (temporary for bytes, protos and modules), kept while a Report needs it."""
+    """A model materialised as a file (temporary for bytes, protos and modules), kept while a Report needs it.
+    A torch.export program is kept in memory (`program`, its .pt2 bytes, named `label`) and written to a file
+    only when the CLI needs one (`path`)."""
 
     def __init__(self, model, inputs, export, dynamic_shapes=None):
         self._tmp = None
+        self._path = None
+        self.program = None
+        self.label = None
         self.pins = []
         torch = _torch()
         if isinstance(model, (str, os.PathLike)):
-            self.path = os.fspath(model)
+            self._path = os.fspath(model)
             self.pins = _tensor_pins(inputs)
         elif isinstance(model, (bytes, bytearray, memoryview)):
-            self.path = self._file("model.onnx", bytes(model))
+            self._path = self._file("model.onnx", bytes(model))
         elif type(model).__name__ == "ModelProto" and hasattr(model, "SerializeToString"):
-            self.path = self._file("model.onnx", model.SerializeToString())
+            self._path = self._file("model.onnx", model.SerializeToString())
         elif torch is not None and type(model).__name__ == "ExportedProgram":
-            self.path = self._file("model.pt2")
-            torch.export.save(model, self.path)
+            self._keep_program(torch, model, "ExportedProgram")
         elif torch is not None and isinstance(model, torch.jit.ScriptModule):
-            self.path = self._file("model.pt")
-            model.save(self.path)
+            self._path = self._file("model.pt")
+            model.save(self._path)
             self.pins = _tensor_pins(inputs)
         elif torch is not None and isinstance(model, torch.nn.Module):
             if inputs is None:
@@ -143,23 +202,38 @@ class _Source:
                 export = "export" if _torch_at_least(torch, 2, 4) else "torchscript"
             if export == "export":
                 # torch.export (non-strict) in this process: a module on the meta device or under FakeTensorMode
-                # exports too (no weights are read); the program is saved without running the model.
-                self.path = export_program(model, args, self._file("model.pt2"), dynamic_shapes)
+                # exports too (no weights are read); the program is saved in memory without running the model.
+                self._keep_program(torch, _export(torch, model, args, dynamic_shapes), type(model).__name__)
             elif export == "onnx":
-                self.path = self._file("model.onnx")
+                self._path = self._file("model.onnx")
                 with torch.no_grad():
-                    torch.onnx.export(model, args, self.path, do_constant_folding=False)
+                    torch.onnx.export(model, args, self._path, do_constant_folding=False)
             elif export == "torchscript":
-                self.path = self._file("model.pt")
+                self._path = self._file("model.pt")
                 with torch.no_grad():
                     traced = torch.jit.trace(model, args, check_trace=False)
-                traced.save(self.path)
+                traced.save(self._path)
                 self.pins = _tensor_pins(args)
             else:
                 raise UsageError(f"export={export!r}: auto, export, torchscript or onnx")
         else:
             raise UsageError(f"cannot analyse a {type(model).__name__}: a path, bytes, an onnx.ModelProto, a "
                              "torch.jit.ScriptModule or a torch.nn.Module")
+
+    def _keep_program(self, torch, ep, what):
+        self.program = _program_json(ep)
+        if self.program is None:
+            buf = io.BytesIO()
+            torch.export.save(ep, buf)
+            self.program = buf.getvalue()
+        self.label = f"{what} (torch.export, in memory)"
+
+    @property
+    def path(self):
+        """The model's file: a program kept in memory is written to a temporary .pt2 the first time."""
+        if self._path is None and self.program is not None:
+            self._path = self._file("model.pt2", self.program)
+        return self._path
 
     def _file(self, name, data=None):
         if self._tmp is None:
@@ -175,7 +249,7 @@ class _Source:
     def in_process(self):
         """ONNX files and torch.export archives are analysed in-process; a .pt by the CLI."""
         try:
-            return _native().detect_format(self.path) in ("onnx", "export_archive")
+            return self.program is not None or _native().detect_format(self.path) in ("onnx", "export_archive")
         except ImportError:
             return False
 
@@ -241,8 +315,8 @@ def analyze(model, inputs=None, *, dims=None, values=None, convention="default",
       dims stay symbolic in the report, named "<input>.<dim>" (bind them with dims=). program: the program of a
       .pt2 that holds several.
     export: how a live nn.Module becomes a file. "auto" (default): "export" on torch >= 2.4, else "torchscript".
-      "export": torch.export.export(..., strict=False) in this process, saved as a .pt2 and analysed in-process
-      (no LibTorch, no child process, no weights read: a module on the meta device works). "torchscript":
+      "export": torch.export.export(..., strict=False) in this process, the program saved in memory and analysed
+      in-process (no LibTorch, no child process, no weights read: a module on the meta device works). "torchscript":
       torch.jit.trace with the caller's
       torch, saved to a temporary .pt that the CLI analyses in a child process (module tree and parameter counts
       exact); the CLI's LibTorch must read it: an archive saved by a newer PyTorch raises InputError, then use
@@ -260,7 +334,11 @@ def analyze(model, inputs=None, *, dims=None, values=None, convention="default",
     if src.in_process() and not peak_memory and not hardware and not train and not predict:
         d = [f"{k}={v}" for k, v in (dims or {}).items()]
         vals = [f"{k}=" + ",".join(str(int(x)) for x in v) for k, v in (values or {}).items()]
-        analysis = _native().analyse(src.path, src.pins, d, vals, convention, causal, program or "")
+        if src.program is not None:
+            analysis = _native().analyse_program(src.program, src.label, src.pins, d, vals, convention, causal,
+                                                 program or "")
+        else:
+            analysis = _native().analyse(src.path, src.pins, d, vals, convention, causal, program or "")
         return Report(_Members(analysis), analysis.write, keep=src)
     args = [src.path] + _pin_args(src.pins, dims, values) + ["--convention", convention]
     if program:

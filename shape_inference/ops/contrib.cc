@@ -730,6 +730,8 @@ void register_contrib_ops(OpRegistry& r) {
   reg(r, "QuickGelu", 1, 0, "3 per element (mul, sigmoid, mul)", infer_same_as_input0, cost_ms_3, kMS);
   reg(r, "BiasAdd", 1, 0, "2 per element (bias add, skip add)", infer_bias_add, cost_ms_2, kMS);
   reg(r, "BiasSoftmax", 1, 0, "6 per element (bias add 1, softmax 5)", infer_bias_softmax, cost_6, kMS);
+  // --train (flopwise/ops.h, TrainFacts): the one contrib op with a training rule.
+  train_in(r, kMS, "FusedMatMul", TrainBackward::products, TrainKeeps::other_operand, TrainAutocast::low);
 }
 
 }  // namespace flopwise

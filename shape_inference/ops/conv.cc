@@ -171,6 +171,9 @@ void register_conv_ops(OpRegistry& r) {
   reg(r, "DeformConv", 19, 0,
       "MACs as Conv; FLOPs = 2*MACs + out elems (bias, if B); bilinear offset sampling not counted",
       infer_deform_conv, cost_deform_conv);
+  // --train (flopwise/ops.h, TrainFacts): convolution_backward keeps both operands for every gradient.
+  for (const char* op : {"Conv", "ConvTranspose"})
+    train(r, op, TrainBackward::products, TrainKeeps::both_operands, TrainAutocast::low);
 }
 
 }  // namespace flopwise

@@ -336,6 +336,24 @@ void register_elementwise_ops(OpRegistry& r) {
   // Element type changes: no arithmetic.
   reg(r, "Cast", 1, 0, "layout only (element type conversion)", infer_cast, cost_zero);
   reg(r, "CastLike", 15, 0, "layout only (element type conversion)", infer_cast_like, cost_zero);
+  // --train (flopwise/ops.h, TrainFacts): what the backward keeps (derivatives.yaml); in place, autograd
+  // copies the input a formula reads before the op overwrites it (hardswish_, clamp_), unless torch's
+  // in-place formula reads the result (leaky_relu_, elu_: InputOrResult). Measured: models/train_keep.py.
+  for (const char* op : {"Add", "Sub", "Neg", "Sum", "Mean"}) train(r, op, TrainKeeps::nothing);
+  train(r, "Mul", TrainKeeps::other_operand);
+  train(r, "Div", TrainKeeps::divisor);
+  train(r, "Where", TrainKeeps::first_input);  // the condition
+  for (const char* op : {"Relu", "Sigmoid", "Tanh", "Sqrt"}) train(r, op, TrainKeeps::result);
+  for (const char* op : {"Exp", "Reciprocal"}) train(r, op, TrainKeeps::result, TrainAutocast::fp32);
+  for (const char* op : {"LeakyRelu", "Elu", "Selu", "Celu"}) train(r, op, TrainKeeps::input_or_result);
+  for (const char* op : {"Gelu", "Erf", "Abs", "Sin", "Cos", "HardSigmoid", "HardSwish", "Softsign", "Mish",
+                         "Clip", "ThresholdedRelu"})
+    train(r, op, TrainKeeps::input);
+  for (const char* op : {"Log", "Pow", "Softplus"}) train(r, op, TrainKeeps::input, TrainAutocast::fp32);
+  for (const char* op : {"Tan", "Sinh", "Cosh", "Asin", "Acos"}) train(r, op, TrainAutocast::fp32);
+  train(r, "PRelu", TrainKeeps::input_and_slope, TrainAutocast::low);
+  train(r, "Cast", TrainKeeps::nothing, TrainAutocast::own, MovesElements{});
+  train(r, "CastLike", TrainAutocast::own);
 }
 
 }  // namespace flopwise

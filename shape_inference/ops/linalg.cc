@@ -351,6 +351,10 @@ void register_linalg_ops(OpRegistry& r) {
       infer_einsum, cost_einsum);
   reg(r, "Det", 11, 0, "unknown (algorithm-dependent, ~n^3 per matrix; not counted)", infer_det,
       cost_unknown);
+  // --train (flopwise/ops.h, TrainFacts): each operand's gradient a product of the other, as many MACs.
+  for (const char* op : {"MatMul", "Gemm"})
+    train(r, op, TrainBackward::products, TrainKeeps::other_operand, TrainAutocast::low);
+  train(r, "Einsum", TrainBackward::products_of_two, TrainKeeps::other_operand, TrainAutocast::low);
 }
 
 }  // namespace flopwise

@@ -181,6 +181,12 @@ void register_norm_ops(OpRegistry& r) {
   reg(r, "Hardmax", 1, 0, "1 per element (argmax compare)", infer_softmax, cost_per_out_elem_1);
   reg(r, "Dropout", 1, 0, "0: identity at inference (training-mode masking not counted)", infer_dropout,
       cost_zero);
+  // --train (flopwise/ops.h, TrainFacts).
+  train(r, "BatchNormalization", TrainKeeps::input_and_channel_stats, TrainForward::batch_norm);
+  train(r, "LayerNormalization", TrainKeeps::input_and_row_stats, TrainAutocast::fp32);
+  for (const char* op : {"GroupNormalization", "LpNormalization"}) train(r, op, TrainAutocast::fp32);
+  for (const char* op : {"Softmax", "LogSoftmax"}) train(r, op, TrainKeeps::result, TrainAutocast::fp32);
+  train(r, "Dropout", TrainKeeps::mask, TrainForward::dropout);
 }
 
 }  // namespace flopwise

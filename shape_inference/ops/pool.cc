@@ -104,6 +104,9 @@ void register_pool_ops(OpRegistry& r) {
   reg(r, "GlobalAveragePool", 1, 0, global, infer_global_pool, cost_per_in_elem_1);
   reg(r, "GlobalLpPool", 1, 0, global, infer_global_pool, cost_per_in_elem_1);
   reg(r, "MaxUnpool", 9, 0, "layout only (scatter into zeros)", infer_max_unpool, cost_zero);
+  // --train (flopwise/ops.h, TrainFacts).
+  for (const char* op : {"MaxPool", "GlobalMaxPool"}) train(r, op, TrainKeeps::input_and_argmax);
+  for (const char* op : {"AveragePool", "GlobalAveragePool"}) train(r, op, TrainKeeps::input);
 }
 
 }  // namespace flopwise

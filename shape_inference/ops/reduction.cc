@@ -189,6 +189,12 @@ void register_reduction_ops(OpRegistry& r) {
       cost_reduce_2_1);
   reg(r, "ArgMax", 1, 0, "1 per input element (compare)", infer_arg, cost_per_in_elem_1);
   reg(r, "ArgMin", 1, 0, "1 per input element (compare)", infer_arg, cost_per_in_elem_1);
+  // --train (flopwise/ops.h, TrainFacts).
+  train(r, "ReduceSum", TrainKeeps::nothing, TrainAutocast::fp32);
+  train(r, "ReduceMean", TrainKeeps::nothing);
+  train(r, "ReduceL2", TrainKeeps::input, TrainAutocast::fp32);
+  for (const char* op : {"ReduceProd", "ReduceL1", "ReduceLogSumExp"}) train(r, op, TrainAutocast::fp32);
+  for (const char* op : {"ReduceMax", "ReduceMin"}) train(r, op, TrainKeeps::input_and_result);
 }
 
 }  // namespace flopwise

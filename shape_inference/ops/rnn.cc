@@ -156,6 +156,10 @@ void register_rnn_ops(OpRegistry& r) {
       "MACs = seq*dirs*batch*4*hidden*(input+hidden); FLOPs = 2*MACs + per hidden unit per step: "
       "4 adds (+8 bias adds if B) + 3 sigmoid + 2 tanh + 3 mul + 1 add (+6 if peepholes P)",
       infer_lstm, cost_lstm);
+  // --train (flopwise/ops.h, TrainFacts): torch's recurrent cells, step by step.
+  for (const char* op : {"LSTM", "GRU"})
+    train(r, op, TrainBackward::recurrent, TrainKeeps::gated_cells, TrainAutocast::low);
+  train(r, "RNN", TrainBackward::recurrent, TrainKeeps::rnn_cells, TrainAutocast::low);
 }
 
 }  // namespace flopwise

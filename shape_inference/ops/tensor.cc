@@ -833,6 +833,19 @@ void register_tensor_ops(OpRegistry& r) {
   reg(r, "ScatterElements", 11, 0, "layout only; reduction != none: 1 per update element", infer_scatter,
       cost_scatter_reduce);
   // Data-dependent output sizes: tensor_datadep.cc. Computing ops: tensor_compute.cc.
+  // --train (flopwise/ops.h, TrainFacts): torch's views of their input's storage, and what keeps sizes only.
+  for (const char* op : {"Identity", "Reshape", "Flatten"})
+    train(r, op, TrainKeeps::nothing, TrainView::reshape, MovesElements{});
+  for (const char* op : {"Squeeze", "Unsqueeze"})
+    train(r, op, TrainKeeps::nothing, TrainView::same_order, MovesElements{});
+  train(r, "Transpose", TrainKeeps::nothing, TrainView::transpose, MovesElements{});
+  train(r, "Split", TrainKeeps::nothing, TrainView::split, MovesElements{});
+  train(r, "Slice", TrainKeeps::nothing, TrainView::slice, MovesElements{});
+  train(r, "Expand", TrainKeeps::nothing, TrainView::expand, MovesElements{});
+  train(r, "Concat", TrainKeeps::nothing, TrainAutocast::promote, MovesElements{});
+  train(r, "Gather", TrainKeeps::indices_in, MovesElements{});
+  for (const char* op : {"GatherElements", "GatherND"}) train(r, op, TrainKeeps::indices_in);
+  for (const char* op : {"Pad", "Tile"}) train(r, op, TrainKeeps::nothing);
 }
 
 }  // namespace flopwise

@@ -232,6 +232,9 @@ void register_tensor_compute_ops(OpRegistry& r) {
       infer_grid_sample, cost_grid_sample);
   reg(r, "Col2Im", 18, 0, "1 per input element (overlapping blocks accumulate)", infer_col2im,
       cost_per_in_elem_1);
+  // --train (flopwise/ops.h, TrainFacts).
+  train(r, "CumSum", TrainAutocast::fp32);
+  train(r, "TopK", TrainKeeps::indices_out);
 }
 
 }  // namespace flopwise

@@ -231,6 +231,11 @@ void register_torch_ext_ops(OpRegistry& r) {
       infer_histogram, cost_histogram, d);
   reg(r, "MaxPoolBackward", 1, 0, "1 per grad_output element (added at its argmax)", infer_maxpool_backward,
       cost_per_in_elem_1, d);
+  // --train (flopwise/ops.h, TrainFacts).
+  train_in(r, d, "TransposeDims", TrainKeeps::nothing, TrainView::transpose_dims);
+  train_in(r, d, "PackScalars", TrainKeeps::nothing);  // scalars
+  train_in(r, d, "AdaptiveAvgPool", TrainKeeps::first_input);
+  train_in(r, d, "AdaptiveMaxPool", TrainKeeps::input_and_argmax);
 }
 
 }  // namespace flopwise

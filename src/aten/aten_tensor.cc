@@ -472,6 +472,23 @@ bool lower_creation(AtenLowerer& L, const Node* n, const std::string& op) {
   return true;
 }
 
+// Random draws shaped as self: bernoulli(self[, p]) and bernoulli_ (stochastic depth, dropout written by
+// hand), and the in-place fills uniform_, normal_(self, mean, std), exponential_, random_, cauchy_,
+// log_normal_, geometric_ (the trailing _ is stripped before the table is asked). No arithmetic of the
+// model's (FlopCounterMode counts none either); self's shape and dtype are written.
+bool lower_random_like(AtenLowerer& L, const Node* n, const std::string&) {
+  if (n->inputs().empty() || n->outputs().size() != 1) return false;
+  const JV& self = L.in(n, 0);
+  int x = L.as_ir(self);
+  if (x < 0 || self.kind != JV::Tensor) return false;
+  const AtenValue* o = n->output();
+  int shape = L.emit_tmp(o, "shape", "Shape", {x});
+  DType t = L.facts(x).dtype;
+  if (t == DType::Undefined) t = DType::Float32;
+  L.emit_to(o, "ConstantOfShape", {shape}, {{"value", tensor_value(t, 0.0)}});
+  return true;
+}
+
 // copy_(self, src): self's shape, src's values broadcast into it.
 bool lower_copy(AtenLowerer& L, const Node* n, const std::string&) {
   if (n->inputs().size() == 1) {  // list.copy()
@@ -576,6 +593,34 @@ bool lower_index_put(AtenLowerer& L, const Node* n, const std::string&) {
   Attrs a;
   if (acc && *acc) a["reduction"] = as("add");
   L.emit_to(n->output(), "ScatterND", {L.as_ir(L.in(n, 0)), first, L.as_ir(L.in(n, 2))}, a);
+  return true;
+}
+
+// index_copy(self, dim, index, source) and index_add(self, dim, index, source, alpha): source's slices along
+// dim written (or added) into self at the 1-D index (a static KV cache's update: k.index_copy_(2, pos,
+// k_new)). As ScatterElements on that axis with the index laid along dim and expanded to source's shape: its
+// cost is source's elements, as the kernel's.
+bool lower_index_copy(AtenLowerer& L, const Node* n, const std::string& op) {
+  if (n->inputs().size() < 4) return false;
+  auto dim = L.known_int(L.in(n, 1));
+  auto rank = L.known_rank(L.in(n, 3));
+  const int self = L.as_ir(L.in(n, 0)), index = L.as_ir(L.in(n, 2));
+  int source = L.as_ir(L.in(n, 3));
+  if (!dim || !rank || *rank < 1 || self < 0 || index < 0 || source < 0) return false;
+  const int64_t d = *dim < 0 ? *dim + *rank : *dim;
+  if (d < 0 || d >= *rank) return false;
+  const AtenValue* o = n->output();
+  if (op == "index_add" && n->inputs().size() > 4) {
+    auto alpha = L.known_num(L.in(n, 4));
+    if (!alpha) return false;
+    if (*alpha != 1.0) source = L.emit_tmp(o, "scaled", "Mul", {source, L.const_float(*alpha)});
+  }
+  std::vector<int64_t> along(static_cast<size_t>(*rank), 1);
+  along[static_cast<size_t>(d)] = -1;
+  int laid = L.emit_tmp(o, "index_along", "Reshape", {index, L.const_ints(along)});
+  int full = L.emit_tmp(o, "index_full", "Expand", {laid, L.emit_tmp(o, "source_shape", "Shape", {source})});
+  L.emit_to(o, "ScatterElements", {self, full, source},
+            {{"axis", ai(d)}, {"reduction", as(op == "index_add" ? "add" : "none")}});
   return true;
 }
 
@@ -812,11 +857,14 @@ void register_aten_tensor(AtenTable& t) {
          "rand_like", "randn_like", "fill",      "zero",       "empty_permuted", "empty_strided"},
         lower_creation);
   t.add("copy", lower_copy);
+  t.add({"bernoulli", "uniform", "exponential", "random", "cauchy", "log_normal", "geometric"},
+        lower_random_like);
   t.add({"slice_scatter", "select_scatter", "diagonal_scatter", "as_strided_scatter"}, lower_embed_scatter);
   t.add("index", lower_index);
   t.add("diff", lower_diff);
   t.add("index_put", lower_index_put);
   t.add({"index_select", "gather"}, lower_index_select);
+  t.add({"index_copy", "index_add"}, lower_index_copy);
   t.add({"tril", "triu"}, lower_trilu);
   t.add("cumsum", lower_cumsum);
   t.add("arange", lower_arange);

@@ -15,11 +15,11 @@
 #include "flopwise/attention.h"
 #include "flopwise/convention.h"
 #include "flopwise/ops.h"
+#include "flopwise/stored_tensors.h"
 #include "flopwise/sub_byte.h"
 #include "module_tree.h"
 #include "node_cost.h"
 #include "scope_tree.h"
-#include "stored_tensors.h"
 
 namespace flopwise {
 

@@ -6,8 +6,8 @@
 #include <memory>
 
 #include "flopwise/cost.h"
+#include "flopwise/stored_tensors.h"
 #include "flopwise/sub_byte.h"
-#include "stored_tensors.h"
 
 namespace flopwise {
 

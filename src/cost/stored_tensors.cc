@@ -1,7 +1,7 @@
 // src/cost/stored_tensors.cc — params and buffers among stored tensors (stored_tensors.h): quantised ops'
 // weight inputs, packed low-bit weights, the inputs where layers keep weights, weights reached through
 // layout-only ops, and a decided If's branch.
-#include "stored_tensors.h"
+#include "flopwise/stored_tensors.h"
 
 #include <algorithm>
 #include <functional>
@@ -212,6 +212,7 @@ Role stored_role(const Graph& g, const Value& v, const Node& user, size_t slot, 
                  const Value& t) {
   if (!is_stored(g, v)) return Role::None;
   if (v.is_buffer) return Role::Buffer;
+  if (v.is_parameter) return Role::Param;
   if (const PackedWeight* p = packed_weight(user)) {
     if (slot == p->slot) return Role::Param;
     if (std::find(p->encoding.begin(), p->encoding.end(), slot) != p->encoding.end()) return Role::None;

@@ -1,5 +1,6 @@
 // src/measured/census_parallel.h — runs a job per trace file on a few threads (the census's rank files), the
-// first error rethrown once all have stopped. Internal header of src/measured.
+// error of the first file in order rethrown once all have stopped (the one a single thread meets). Internal
+// header of src/measured.
 #pragma once
 
 #include <algorithm>
@@ -22,6 +23,7 @@ void for_each_file(size_t n, int jobs, Fn fn) {
   std::atomic<size_t> next{0};
   std::atomic<bool> failed{false};
   std::exception_ptr error;
+  size_t error_at = n;  // files are taken in order, so every file before a failed one is read to its end
   std::mutex mu;
   auto work = [&] {
     for (size_t i; !failed && (i = next++) < n;) {
@@ -29,7 +31,7 @@ void for_each_file(size_t n, int jobs, Fn fn) {
         fn(i);
       } catch (...) {
         std::lock_guard<std::mutex> lock(mu);
-        if (!error) error = std::current_exception();
+        if (i < error_at) error = std::current_exception(), error_at = i;
         failed = true;
       }
     }

@@ -1,8 +1,7 @@
 // src/measured/trace_census_read.cc — the census reader of PyTorch profiler traces (flopwise/trace_census.h):
-// one streaming pass over the JSON (trace_source.h's byte source and pull parser), keeping of each timed
-// event its name, category, time, correlation and stream, and the collective an NCCL kernel records; of the
-// document, distributedInfo's rank and world size and the first device's name.
-#include <cmath>
+// one streaming pass over the JSON (trace_source.h's byte source, pull parser and walk to the event array),
+// keeping of each timed event its name, category, time, correlation and stream, and the collective an NCCL
+// kernel records; of the document, distributedInfo's rank and world size and the first device's name.
 #include <string_view>
 #include <unordered_map>
 
@@ -14,8 +13,10 @@ namespace flopwise {
 namespace {
 
 using namespace std::string_view_literals;
+using trace_read::each_event;
 using trace_read::Source;
 using trace_read::TraceParser;
+using trace_read::walk_trace;
 
 // The args read; the rest is skipped.
 enum class CensusArg { Other, Corr, Stream, Coll, Group, GroupDesc, InNelems, OutNelems, GroupSize, Dtype };
@@ -48,29 +49,8 @@ class CensusReader {
   }
 
   TraceCensus read() {
-    int ch = p_.ws();
-    if (ch == '[') {
-      events();
-    } else if (ch == '{') {
-      p_.open('{', '}');
-      bool any = true;
-      while (any) {
-        p_.string(key_);
-        p_.expect(':');
-        if (key_ == "traceEvents"sv)
-          events();
-        else if (key_ == "distributedInfo"sv)
-          distributed();
-        else if (key_ == "deviceProperties"sv)
-          devices();
-        else
-          p_.skip();
-        any = p_.more('}');
-      }
-    } else {
-      throw InputError(path_ + ": not JSON (a PyTorch profiler trace is a JSON object with \"traceEvents\")");
-    }
-    if (!p_.at_eof()) p_.fail("text after the end of the trace");
+    walk_trace(
+        p_, path_, [&] { each_event(p_, [&] { event(); }); }, [&](const std::string& key) { member(key); });
     if (c_.events.empty()) throw InputError(path_ + ": no timed events: not a PyTorch profiler trace");
     return std::move(c_);
   }
@@ -78,10 +58,20 @@ class CensusReader {
  private:
   Source src_;
   TraceParser p_;
-  std::string path_, key_, cat_, name_, val_;
+  std::string path_, key_, cat_, name_;
   TraceCensus c_;
   std::unordered_map<std::string, uint32_t> names_, cats_;
 
+  // The document's members besides traceEvents: distributedInfo's rank and world size, the first device's
+  // name.
+  void member(const std::string& key) {
+    if (key == "distributedInfo"sv)
+      distributed();
+    else if (key == "deviceProperties"sv)
+      devices();
+    else
+      p_.skip();
+  }
   void distributed() {
     if (p_.ws() != '{') return p_.skip();
     if (!p_.open('{', '}')) return;
@@ -116,38 +106,11 @@ class CensusReader {
     } while (p_.more(']'));
   }
 
-  void events() {
-    if (p_.ws() != '[') throw InputError(path_ + ": \"traceEvents\" is not an array");
-    if (!p_.open('[', ']')) return;
-    do {
-      if (p_.ws() == '{')
-        event();
-      else
-        p_.skip();
-    } while (p_.more(']'));
-  }
-
   static uint32_t intern(std::unordered_map<std::string, uint32_t>& ix, std::vector<std::string>& table,
                          const std::string& s) {
     auto [it, fresh] = ix.try_emplace(s, static_cast<uint32_t>(table.size()));
     if (fresh) table.push_back(s);
     return it->second;
-  }
-
-  bool number(double* out) {
-    int ch = p_.ws();
-    if (ch == '-' || (ch >= '0' && ch <= '9')) {
-      *out = p_.number();
-      return std::isfinite(*out);
-    }
-    if (ch == '"') {  // some writers quote ts
-      p_.string(val_);
-      char* end = nullptr;
-      *out = std::strtod(val_.c_str(), &end);
-      return end != val_.c_str() && std::isfinite(*out);
-    }
-    p_.skip();
-    return false;
   }
 
   void event() {
@@ -171,11 +134,11 @@ class CensusReader {
           p_.text(name_);
         } else if (k == "ts"sv) {
           p_.expect(':');
-          has_ts = number(&e.ts);
+          has_ts = p_.finite_number(&e.ts);
         } else if (k == "dur"sv) {
           p_.expect(':');
           dur_given = true;
-          has_dur = number(&e.dur);
+          has_dur = p_.finite_number(&e.dur);
         } else if (k == "args"sv) {
           p_.expect(':');
           is_coll = args(e, coll);

@@ -2,8 +2,9 @@
 // (flopwise/torch_trace.h). Owns: what the reader keeps of each event (each event is read into a small record
 // and the rest of its text skipped) and the interning that keeps those records small; the byte source (a
 // file, or a gzip stream inflated chunk by chunk through zlib, with the bomb guard) and the pull parser over
-// it that keeps no document are trace_source.h's. Memory is the kept records, not the file: a trace of N
-// events costs O(N) small records, and the JSON text is never held beyond one buffer.
+// it that keeps no document, and the walk to the event array, are trace_source.h's. Memory is the kept
+// records, not the file: a trace of N events costs O(N) small records, and the JSON text is never held beyond
+// one buffer.
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -24,6 +25,9 @@
 #include "flopwise/torch_trace.h"
 #include "old_trace.h"
 #include "trace_source.h"
+#ifdef FLOPWISE_TRACE_SIMDJSON_BENCH
+#include "trace_simdjson_event.h"
+#endif
 
 namespace flopwise {
 namespace {
@@ -175,39 +179,15 @@ class TraceReader {
     return r;
   }
   Part read_batch() {
-    if (!p_.open('[', ']')) return {};
-    do {
-      if (p_.ws() == '{')
-        event();
-      else
-        p_.skip();
-    } while (p_.more(']'));
+    each_event(p_, [&] { event(); });
     return Part{records(), skipped_no_time_, negative_, saw_ort_};
   }
 
   TorchTrace read() {
-    int c = p_.ws();
-    if (c == -1) throw InputError(path_ + ": empty file: not a PyTorch profiler trace");
-    if (c == '[') {  // a bare array of events (chrome://tracing's other form)
-      events();
-    } else if (c == '{') {
-      p_.open('{', '}');
-      bool any = true;
-      while (any) {
-        p_.string(key_);
-        p_.expect(':');
-        if (key_ == "traceEvents"sv)
-          events();
-        else if (key_ == "deviceProperties"sv)
-          devices();
-        else
-          p_.skip();
-        any = p_.more('}');
-      }
-    } else {
-      throw InputError(path_ + ": not JSON (a PyTorch profiler trace is a JSON object with \"traceEvents\")");
-    }
-    if (!p_.at_eof()) p_.fail("text after the end of the trace");
+    if (p_.ws() == -1) throw InputError(path_ + ": empty file: not a PyTorch profiler trace");
+    walk_trace(
+        p_, path_, [&] { events(); },
+        [&](const std::string& key) { key == "deviceProperties"sv ? devices() : p_.skip(); });
     TorchTrace t = records();
     if (t.cpu.empty() && t.gpu.empty()) {
       if (saw_ort_)
@@ -223,6 +203,79 @@ class TraceReader {
     if (negative_ > 0)
       t.warnings.push_back(std::to_string(negative_) + " event(s) with a negative duration skipped");
     return t;
+  }
+
+  // The categories read, the event keys read and the args keys; the rest is skipped.
+  static bool relevant(const std::string& cat) {
+    switch (cat.empty() ? 0 : cat[0]) {
+      case 'c':
+        return cat == "cpu_op"sv || cat == "cuda_runtime"sv || cat == "cuda_driver"sv ||
+               cat == "cpu_instant_event"sv;
+      case 'u':
+        return cat == "user_annotation"sv;
+      case 'p':
+        return cat == "python_function"sv;
+      case 'k':
+      case 'K':
+        return cat == "kernel"sv || cat == "Kernel"sv;
+      case 'g':
+        return cat == "gpu_memcpy"sv || cat == "gpu_memset"sv;
+      case 'f':
+        return cat == "fwdbwd"sv;
+      case 'o':
+      case 'O':
+        return cat == "operator"sv || cat == "Operator"sv;  // Operator: torch 1.8-1.10's Kineto
+      case 'M':
+        return cat == "Memcpy"sv || cat == "Memset"sv;
+      case 'R':
+        return cat == "Runtime"sv;
+      case 'N':
+      case 'S':
+        return cat == "Node"sv || cat == "Session"sv;  // an ONNX Runtime profile: named in the error
+      default:
+        return false;
+    }
+  }
+
+  enum class Key { Other, Ph, Cat, Name, Pid, Tid, Ts, Dur, Id, Args };
+  static Key event_key(std::string_view k) {
+    switch (k.size()) {
+      case 2:
+        return k == "ph"sv ? Key::Ph : k == "ts"sv ? Key::Ts : k == "id"sv ? Key::Id : Key::Other;
+      case 3:
+        return k == "cat"sv   ? Key::Cat
+               : k == "pid"sv ? Key::Pid
+               : k == "tid"sv ? Key::Tid
+               : k == "dur"sv ? Key::Dur
+                              : Key::Other;
+      case 4:
+        return k == "name"sv ? Key::Name : k == "args"sv ? Key::Args : Key::Other;
+      default:
+        return Key::Other;
+    }
+  }
+  enum class Arg { Other, Ext, Hier, Corr, Dims, Types, Concrete, Allocated, Device, Kernel };
+  static Arg arg_key(std::string_view k) {
+    switch (k.size()) {
+      case 6:
+        return k == "device"sv ? Arg::Device : k == "kernel"sv ? Arg::Kernel : Arg::Other;
+      case 9:
+        return k == "Device Id"sv ? Arg::Device : Arg::Other;
+      case 10:
+        return k == "Input Dims"sv ? Arg::Dims : k == "Input type"sv ? Arg::Types : Arg::Other;
+      case 11:
+        return k == "External id"sv || k == "external id"sv ? Arg::Ext
+               : k == "correlation"sv                       ? Arg::Corr
+                                                            : Arg::Other;
+      case 15:
+        return k == "Concrete Inputs"sv   ? Arg::Concrete
+               : k == "Total Allocated"sv ? Arg::Allocated
+                                          : Arg::Other;
+      case 16:
+        return k == "Module Hierarchy"sv ? Arg::Hier : Arg::Other;
+      default:
+        return Arg::Other;
+    }
   }
 
  private:
@@ -245,7 +298,7 @@ class TraceReader {
   }
   int threads_ = env_int("FLOPWISE_TRACE_THREADS", -1);
   size_t batch_bytes_ = static_cast<size_t>(std::max(1, env_int("FLOPWISE_TRACE_BATCH_KB", 8192))) << 10;
-  std::string path_, key_, val_;
+  std::string path_, key_;
   RawEvent e_;
   int64_t skipped_no_time_ = 0, negative_ = 0;
   bool saw_ort_ = false;
@@ -279,7 +332,9 @@ class TraceReader {
   }
 
   void events() {
-    if (p_.ws() != '[') throw InputError(path_ + ": \"traceEvents\" is not an array");
+#ifdef FLOPWISE_TRACE_SIMDJSON_BENCH  // bench/trace_read_bench only: batches parsed by simdjson
+    if (bench_trace::in_batches<TraceReader>(p_, path_, e_, t_.events, [&] { keep(); })) return;
+#endif
     // A large plain file is read in ranges on all cores; a large gzip one is inflated here and parsed by
     // workers from four cores on (on two, the inflating thread and one worker share them: no faster).
     const unsigned cores = std::thread::hardware_concurrency();
@@ -516,81 +571,14 @@ class TraceReader {
     saw_ort_ = saw_ort_ || part.saw_ort;
   }
 
-  static bool relevant(const std::string& cat) {
-    switch (cat.empty() ? 0 : cat[0]) {
-      case 'c':
-        return cat == "cpu_op"sv || cat == "cuda_runtime"sv || cat == "cuda_driver"sv ||
-               cat == "cpu_instant_event"sv;
-      case 'u':
-        return cat == "user_annotation"sv;
-      case 'p':
-        return cat == "python_function"sv;
-      case 'k':
-      case 'K':
-        return cat == "kernel"sv || cat == "Kernel"sv;
-      case 'g':
-        return cat == "gpu_memcpy"sv || cat == "gpu_memset"sv;
-      case 'f':
-        return cat == "fwdbwd"sv;
-      case 'o':
-      case 'O':
-        return cat == "operator"sv || cat == "Operator"sv;  // Operator: torch 1.8-1.10's Kineto
-      case 'M':
-        return cat == "Memcpy"sv || cat == "Memset"sv;
-      case 'R':
-        return cat == "Runtime"sv;
-      case 'N':
-      case 'S':
-        return cat == "Node"sv || cat == "Session"sv;  // an ONNX Runtime profile: named in the error
-      default:
-        return false;
-    }
-  }
-
-  // The event keys read, and the args keys; the rest is skipped.
-  enum class Key { Other, Ph, Cat, Name, Pid, Tid, Ts, Dur, Id, Args };
-  static Key event_key(std::string_view k) {
-    switch (k.size()) {
-      case 2:
-        return k == "ph"sv ? Key::Ph : k == "ts"sv ? Key::Ts : k == "id"sv ? Key::Id : Key::Other;
-      case 3:
-        return k == "cat"sv   ? Key::Cat
-               : k == "pid"sv ? Key::Pid
-               : k == "tid"sv ? Key::Tid
-               : k == "dur"sv ? Key::Dur
-                              : Key::Other;
-      case 4:
-        return k == "name"sv ? Key::Name : k == "args"sv ? Key::Args : Key::Other;
-      default:
-        return Key::Other;
-    }
-  }
-  enum class Arg { Other, Ext, Hier, Corr, Dims, Types, Concrete, Allocated, Device, Kernel };
-  static Arg arg_key(std::string_view k) {
-    switch (k.size()) {
-      case 6:
-        return k == "device"sv ? Arg::Device : k == "kernel"sv ? Arg::Kernel : Arg::Other;
-      case 9:
-        return k == "Device Id"sv ? Arg::Device : Arg::Other;
-      case 10:
-        return k == "Input Dims"sv ? Arg::Dims : k == "Input type"sv ? Arg::Types : Arg::Other;
-      case 11:
-        return k == "External id"sv || k == "external id"sv ? Arg::Ext
-               : k == "correlation"sv                       ? Arg::Corr
-                                                            : Arg::Other;
-      case 15:
-        return k == "Concrete Inputs"sv   ? Arg::Concrete
-               : k == "Total Allocated"sv ? Arg::Allocated
-                                          : Arg::Other;
-      case 16:
-        return k == "Module Hierarchy"sv ? Arg::Hier : Arg::Other;
-      default:
-        return Arg::Other;
-    }
-  }
-
   void event() {
     e_.clear();
+#ifdef FLOPWISE_TRACE_SIMDJSON_BENCH  // bench/trace_read_bench only: the event parsed by simdjson instead
+    if (bench_trace::mode != bench_trace::Mode::Hand) {
+      if (bench_trace::parse_event<TraceReader>(p_, e_)) keep();
+      return;
+    }
+#endif
     if (p_.open('{', '}')) {
       do {
         Key k = event_key(p_.key());
@@ -616,10 +604,10 @@ class TraceReader {
             p_.text(e_.tid);
             break;
           case Key::Ts:
-            e_.has_ts = number(&e_.ts);
+            e_.has_ts = p_.finite_number(&e_.ts);
             break;
           case Key::Dur:
-            e_.has_dur = number(&e_.dur);
+            e_.has_dur = p_.finite_number(&e_.dur);
             break;
           case Key::Id:
             p_.text(e_.id);
@@ -633,22 +621,6 @@ class TraceReader {
       } while (p_.more('}'));
     }
     keep();
-  }
-
-  bool number(double* out) {
-    int c = p_.ws();
-    if (c == '-' || (c >= '0' && c <= '9')) {
-      *out = p_.number();
-      return std::isfinite(*out);
-    }
-    if (c == '"') {  // some writers quote ts
-      p_.string(val_);
-      char* end = nullptr;
-      *out = std::strtod(val_.c_str(), &end);
-      return end != val_.c_str() && std::isfinite(*out);
-    }
-    p_.skip();
-    return false;
   }
 
   void args() {

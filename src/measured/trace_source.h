@@ -1,7 +1,7 @@
 // src/measured/trace_source.h — the bytes and tokens of the PyTorch trace reader (trace_read.cc): the
 // byte source (a file, or a gzip stream inflated chunk by chunk through zlib, with the bomb guard) and a pull
-// parser over it that keeps no document. Internal header of src/measured, included by trace_read.cc
-// only.
+// parser over it that keeps no document, and the walk over the document to its event array. Internal header
+// of src/measured, included by the trace reader (trace_read.cc) and the census reader (trace_census_read.cc).
 #pragma once
 
 #include <sys/stat.h>
@@ -13,6 +13,7 @@
 
 #include <cerrno>
 #include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -453,6 +454,23 @@ class TraceParser {
     }
     return v;
   }
+  // A time (ts, dur): a number, or a string holding one (some writers quote ts); false for anything else
+  // (skipped) and for one that is not finite.
+  bool finite_number(double* out) {
+    int c = ws();
+    if (c == '-' || (c >= '0' && c <= '9')) {
+      *out = number();
+      return std::isfinite(*out);
+    }
+    if (c == '"') {
+      string(tok_);
+      char* end = nullptr;
+      *out = std::strtod(tok_.c_str(), &end);
+      return end != tok_.c_str() && std::isfinite(*out);
+    }
+    skip();
+    return false;
+  }
   // Any value as text: a string's contents, a scalar's token.
   void text(std::string& out) {
     int c = ws();
@@ -547,5 +565,45 @@ class TraceParser {
     return len_ > 0;
   }
 };
+
+// Each element of an event array ('[' next): `on_event()` at an object ('{' next), anything else skipped.
+template <class OnEvent>
+void each_event(TraceParser& p, OnEvent on_event) {
+  if (!p.open('[', ']')) return;
+  do {
+    if (p.ws() == '{')
+      on_event();
+    else
+      p.skip();
+  } while (p.more(']'));
+}
+
+// The document's walk, the one both readers (trace_read.cc, trace_census_read.cc) take: a bare array of
+// events (chrome://tracing's other form) or an object whose "traceEvents" member is that array.
+// `on_events()` is called at the array (its '[' next), `on_member(key)` at the value of every other member of
+// the object (it reads or skips that value). Text after the document is an error.
+template <class OnEvents, class OnMember>
+void walk_trace(TraceParser& p, const std::string& path, OnEvents on_events, OnMember on_member) {
+  int c = p.ws();
+  if (c == '[') {
+    on_events();
+  } else if (c == '{') {
+    p.open('{', '}');
+    std::string key;
+    for (bool any = true; any; any = p.more('}')) {
+      p.string(key);
+      p.expect(':');
+      if (key != "traceEvents"sv) {
+        on_member(key);
+        continue;
+      }
+      if (p.ws() != '[') throw InputError(path + ": \"traceEvents\" is not an array");
+      on_events();
+    }
+  } else {
+    throw InputError(path + ": not JSON (a PyTorch profiler trace is a JSON object with \"traceEvents\")");
+  }
+  if (!p.at_eof()) p.fail("text after the end of the trace");
+}
 
 }  // namespace flopwise::trace_read

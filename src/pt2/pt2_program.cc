@@ -68,6 +68,7 @@ void Pt2Lowerer::inputs() {
     g_.values[vi].shape = shape_of(meta->second);
     g_.values[vi].is_initializer = true;
     g_.values[vi].is_buffer = in.kind != InputKind::Parameter;
+    g_.values[vi].is_parameter = in.kind == InputKind::Parameter;
     by_payload.emplace(canon, vi);
     set_ir(v, vi);
   }

@@ -1,9 +1,10 @@
 // src/python/module.cc — flopwise._flopwise, the compiled half of the Python package (python/flopwise/): the
-// in-process analysis of an ONNX file, kept while its Python Report lives (the JSON report handed out a
-// member at a time, the node table only when asked), its report in any static-report format, and the
-// library's typed errors as the package's Python exceptions. Owns nothing else: LibTorch is never loaded here
-// (a .pt is refused; the package analyses it with the CLI in a child process), nor are sweeps, diffs, checks
-// or runs (the package runs the CLI for those).
+// in-process analysis of an ONNX file or a torch.export program (a .pt2 file, or an archive held in memory),
+// kept while its Python Report lives (the JSON report handed out a member at a time, the node table only when
+// asked), its report in any static-report format, and the library's typed errors as the package's Python
+// exceptions. Owns nothing else: LibTorch is never loaded here (a .pt is refused; the package analyses it
+// with the CLI in a child process), nor are sweeps, diffs, checks or runs (the package runs the CLI for
+// those).
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -19,6 +20,7 @@
 #include "flopwise/errors.h"
 #include "flopwise/formats.h"
 #include "flopwise/pins.h"
+#include "flopwise/pt2_import.h"
 #include "flopwise/writers.h"
 
 namespace py = pybind11;
@@ -100,6 +102,27 @@ std::unique_ptr<KeptAnalysis> analyse(const std::string& path, const std::vector
   return std::make_unique<KeptAnalysis>(fw::analyse(path, pins, conv, copts));
 }
 
+// The same for a torch.export archive held in memory (torch.export.save into a BytesIO: a live module
+// exported in this process), named `label` in the report and in messages. The bytes are copied while the GIL
+// is held.
+std::unique_ptr<KeptAnalysis> analyse_program(const py::bytes& data, const std::string& label,
+                                              const std::vector<std::string>& inputs,
+                                              const std::vector<std::string>& dims,
+                                              const std::vector<std::string>& values,
+                                              const std::string& convention, bool causal,
+                                              const std::string& program) {
+  const fw::Convention& conv = fw::find_convention(convention);
+  fw::Pins pins = fw::parse_pins(inputs, dims, values);
+  std::string bytes = data;
+  fw::CostOptions copts;
+  copts.causal = causal;
+  py::gil_scoped_release release;
+  fw::LoadedModel loaded;
+  loaded.model = std::make_shared<const fw::Model>(fw::import_pt2_bytes(bytes, label, program));
+  std::string().swap(bytes);  // the archive's text is not kept beside the analysis
+  return std::make_unique<KeptAnalysis>(fw::analyse(loaded, pins, conv, copts));
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_flopwise, m) {
@@ -113,6 +136,9 @@ PYBIND11_MODULE(_flopwise, m) {
   py::module_::import("atexit").attr("register")(py::cpp_function([] { interpreter_exiting = true; }));
   m.def("analyse", &analyse, py::arg("path"), py::arg("inputs"), py::arg("dims"), py::arg("values"),
         py::arg("convention"), py::arg("causal"), py::arg("program") = "");
+  m.def("analyse_program", &analyse_program, py::arg("data"), py::arg("label"), py::arg("inputs"),
+        py::arg("dims"), py::arg("values"), py::arg("convention"), py::arg("causal"),
+        py::arg("program") = "");
   m.def(
       "detect_format",
       [](const std::string& path) { return std::string(format_name(fw::detect_format(path))); },

@@ -1,27 +1,24 @@
-// src/cost/training_joint.cc — the training step of a joint program (torch.export's _export_forward_backward:
-// forward, loss and backward in one graph, Report::joint): the program's own backward node by node, the
-// tensors that backward reads from the forward as what autograd keeps, the optimizer for its parameters.
-// No rule of training.cc is applied: the export decided each op's backward and what it keeps.
+// src/analysis/training_joint.cc — the training step of a joint program (torch.export's
+// _export_forward_backward: forward, loss and backward in one graph, Report::joint): the program's own
+// backward node by node, the tensors that backward reads from the forward as what autograd keeps, the
+// optimizer for its parameters. No rule of training_backward.cc is applied: the export decided each op's
+// backward and what it keeps.
 #include <vector>
 
-#include "flopwise/cost.h"
-#include "flopwise/ops.h"
-#include "flopwise/training.h"
-#include "stored_tensors.h"
 #include "training_step.h"
 
-namespace flopwise::cost_detail {
+namespace flopwise::train_detail {
 
 namespace {
 
-Count value_bytes(const Value& v) { return v.shape.numel_count() * Count{dtype_size(v.dtype)}; }
+Count stored_bytes(const Value& v) { return v.shape.numel_count() * Count{dtype_size(v.dtype)}; }
 
 // Each value's storage, as torch lays tensors out: a view's output is its input's storage.
 std::vector<int> storages(const Graph& g) {
   std::vector<int> storage(g.values.size());
   for (size_t v = 0; v < storage.size(); ++v) storage[v] = static_cast<int>(v);
   for (const Node& n : g.nodes) {
-    if (n.inputs.empty() || n.inputs[0] < 0 || !view_op(n)) continue;
+    if (n.inputs.empty() || n.inputs[0] < 0 || !is_view(facts_of(n))) continue;
     for (int o : n.outputs)
       if (o >= 0) storage[static_cast<size_t>(o)] = storage[static_cast<size_t>(n.inputs[0])];
   }
@@ -61,10 +58,10 @@ TrainingReport analyse_joint_training(const Model& model, const Report& report, 
       if (vi < 0 || seen[static_cast<size_t>(vi)]) continue;
       seen[static_cast<size_t>(vi)] = 1;
       const Value& v = g.values[static_cast<size_t>(vi)];
-      if (!is_stored(g, v) || v.is_buffer) continue;
+      if (!cost_detail::is_stored(g, v) || v.is_buffer) continue;
       tc.trainable_params += v.shape.numel_count();
-      t.param_bytes += value_bytes(v);
-      trainable_bytes += value_bytes(v);
+      t.param_bytes += stored_bytes(v);
+      trainable_bytes += stored_bytes(v);
       ++trainable_tensors;
     }
     if (!n.backward) continue;
@@ -72,7 +69,7 @@ TrainingReport analyse_joint_training(const Model& model, const Report& report, 
     tc.backward_flops = report.nodes[i].cost.flops;
     Count transient;
     for (int o : n.outputs)
-      if (o >= 0) transient += value_bytes(g.values[static_cast<size_t>(o)]);
+      if (o >= 0) transient += stored_bytes(g.values[static_cast<size_t>(o)]);
     if (t.transient_at.empty() || rank_value(transient) > rank_value(t.backward_transient_bytes)) {
       t.backward_transient_bytes = transient;
       t.transient_at = n.name;
@@ -90,7 +87,7 @@ TrainingReport analyse_joint_training(const Model& model, const Report& report, 
           kept[static_cast<size_t>(st)])
         continue;
       kept[static_cast<size_t>(st)] = 1;
-      t.nodes[static_cast<size_t>(p)].saved_bytes += value_bytes(g.values[static_cast<size_t>(st)]);
+      t.nodes[static_cast<size_t>(p)].saved_bytes += stored_bytes(g.values[static_cast<size_t>(st)]);
     }
   }
   roll_up_training(t, report);
@@ -101,4 +98,4 @@ TrainingReport analyse_joint_training(const Model& model, const Report& report, 
   return t;
 }
 
-}  // namespace flopwise::cost_detail
+}  // namespace flopwise::train_detail

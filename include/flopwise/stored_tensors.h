@@ -1,5 +1,6 @@
-// src/cost/stored_tensors.h — which stored tensors (initializers, Constant nodes' outputs) are weights
-// (params), running statistics (buffers) or neither, and the ones control-flow bodies read.
+// include/flopwise/stored_tensors.h — which stored tensors (initializers, Constant nodes' outputs) are
+// weights (params), running statistics (buffers) or neither, and the ones control-flow bodies read. The cost
+// layer's (src/cost/stored_tensors.cc); the training step (src/analysis/training.cc) reads them too.
 #pragma once
 
 #include <cstddef>
