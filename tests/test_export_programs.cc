@@ -107,10 +107,10 @@ void check_program(const std::string& file, const nlohmann::json& o, const std::
 }  // namespace
 
 TEST_CASE("pt2: torch 2.14 programs match torch's params, dispatched MACs and FlopCounterMode") {
-  for (const char* name : {"mlp", "cnn", "cnn_train", "cnn_core_aten", "cnn_joint", "llama_joint", "resnet18",
-                           "mobilenet_v3_small", "lraspp_mobilenet_v3_large", "r3d_18", "gpt2", "bert",
-                           "llama", "llama_static_cache", "mixtral", "mixtral_batched_mm", "t5", "vit",
-                           "whisper"}) {
+  for (const char* name :
+       {"mlp", "cnn", "cnn_train", "cnn_core_aten", "cnn_joint", "llama_joint", "resnet18",
+        "mobilenet_v3_small", "lraspp_mobilenet_v3_large", "r3d_18", "gpt2", "bert", "llama",
+        "llama_static_cache", "mixtral", "mixtral_batched_mm", "t5", "vit", "whisper"}) {
     SUBCASE(name) { check_program(std::string(name) + ".pt2", oracle(name)); }
   }
 }
