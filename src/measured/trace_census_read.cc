@@ -43,15 +43,15 @@ CensusArg census_arg(std::string_view k) {
 
 class CensusReader {
  public:
-  explicit CensusReader(const std::string& path)
-      : src_(path, TraceReadOptions{}), p_(src_, path), path_(path) {
+  CensusReader(const std::string& path, CensusKeep keep)
+      : src_(path, TraceReadOptions{}), p_(src_, path), path_(path), keep_(keep) {
     c_.path = path;
   }
 
   TraceCensus read() {
     walk_trace(
         p_, path_, [&] { each_event(p_, [&] { event(); }); }, [&](const std::string& key) { member(key); });
-    if (c_.events.empty()) throw InputError(path_ + ": no timed events: not a PyTorch profiler trace");
+    if (timed_ == 0) throw InputError(path_ + ": no timed events: not a PyTorch profiler trace");
     return std::move(c_);
   }
 
@@ -61,6 +61,8 @@ class CensusReader {
   std::string path_, key_, cat_, name_;
   TraceCensus c_;
   std::unordered_map<std::string, uint32_t> names_, cats_;
+  CensusKeep keep_;
+  int64_t timed_ = 0;  // kept or not
 
   // The document's members besides traceEvents: distributedInfo's rank and world size, the first device's
   // name.
@@ -153,6 +155,10 @@ class CensusReader {
       ++c_.skipped;
       return;
     }
+    ++timed_;
+    if (keep_ == CensusKeep::GpuSide && e.stream == -1 && e.corr < 0 &&
+        std::string_view(name_).substr(0, 12) != "ProfilerStep"sv)  // census_steps' names
+      return;
     e.name = intern(names_, c_.names, name_);
     e.cat = static_cast<uint16_t>(intern(cats_, c_.cats, cat_));
     if (is_coll) {
@@ -216,6 +222,8 @@ class CensusReader {
 
 }  // namespace
 
-TraceCensus read_trace_census(const std::string& path) { return CensusReader(path).read(); }
+TraceCensus read_trace_census(const std::string& path, CensusKeep keep) {
+  return CensusReader(path, keep).read();
+}
 
 }  // namespace flopwise

@@ -283,7 +283,7 @@ RankRun analyse_ranks(const std::vector<std::string>& files, int jobs) {
     std::map<std::string, CollectiveRow> mine;
     RankBreakdown b;
     {
-      TraceCensus c = read_trace_census(files[i]);
+      TraceCensus c = read_trace_census(files[i], CensusKeep::GpuSide);
       b = rank_breakdown(c, &mine);
     }  // the rank's events freed here
     if (b.rank < 0)

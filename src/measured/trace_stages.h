@@ -71,7 +71,8 @@ enum Phase : uint8_t { Forward, Backward, Optimizer };
 class LaunchIndex {
  public:
   LaunchIndex() = default;
-  explicit LaunchIndex(std::vector<std::pair<int64_t, int>> op_of_corr);
+  // launch_op: the op each of launches ran in; -1: none.
+  LaunchIndex(const std::vector<TraceLaunch>& launches, const std::vector<int>& launch_op);
   int op(int64_t corr) const {  // -1: no op ran a call of that id
     if (!dense_.empty()) return corr >= lo_ && corr <= hi_ ? dense_[static_cast<size_t>(corr - lo_)] : -1;
     auto it = std::lower_bound(sorted_.begin(), sorted_.end(), std::make_pair(corr, INT32_MIN));
@@ -86,8 +87,8 @@ class LaunchIndex {
 
 // Indices are of TorchTrace::cpu (events) and of scopes (module scopes).
 struct TraceNest {
-  std::vector<uint32_t> order;     // events in time order, an enclosing event first
-  std::vector<int> parent;         // the innermost event enclosing each on its thread; -1: none
+  std::vector<uint32_t> order;     // events in time order, an enclosing event first (freed by attribute)
+  std::vector<int> parent;         // the innermost event enclosing each on its thread; -1: none (freed too)
   int64_t overlaps = 0;            // events ending after the event that encloses them
   LaunchIndex launcher;            // correlation id -> the op its runtime call ran in
   std::vector<StepSpan> steps;     // ProfilerStep#N annotations, by start
@@ -146,7 +147,8 @@ struct TraceAttribution {
   }
 };
 
-TraceAttribution attribute_trace(const TorchTrace& t, const TraceNest& nest, const AtenCoster& cost,
+// Frees nest.order and nest.parent once the owners are known (roll up reads neither).
+TraceAttribution attribute_trace(const TorchTrace& t, TraceNest& nest, const AtenCoster& cost,
                                  const std::optional<Hardware>& hw);
 
 // Why an owner has no cost: its call's reason, else that it recorded no shapes (an aten op) or is not one.
