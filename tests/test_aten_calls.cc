@@ -6,33 +6,21 @@
 #include <string>
 #include <vector>
 
+#include "aten_call_util.h"
 #include "flopwise/torch_trace.h"
 
 using namespace flopwise;
-
-namespace {
-
-AtenCall recorded(const std::string& op, std::vector<std::string> types,
-                  std::vector<std::vector<std::vector<int64_t>>> dims, std::vector<std::string> concrete) {
-  AtenCall c;
-  c.op = op;
-  c.types = std::move(types);
-  c.dims = std::move(dims);
-  c.concrete = std::move(concrete);
-  return c;
-}
-
-}  // namespace
+using fwtest::recorded_call;
 
 TEST_CASE("aten: random draws shaped as their input cost no FLOPs, and are priced") {
   // torchvision's StochasticDepth in train mode (every ConvNeXt, EfficientNet, Swin, MaxViT block):
   // noise.bernoulli_(survival_rate); FlopCounterMode counts 0 for it, so does flopwise; it is priced, not
   // left out. The in-place fills (uniform_, normal_...) likewise.
   const std::vector<AtenCall> calls = {
-      recorded("aten::bernoulli_", {"float", "Scalar", ""}, {{{8, 1, 1, 1}}, {}, {}}, {"", "0.9", ""}),
-      recorded("aten::bernoulli", {"float", ""}, {{{4, 16}}, {}}, {"", ""}),
-      recorded("aten::uniform_", {"float", "Scalar", "Scalar", ""}, {{{4, 16}}, {}, {}, {}},
-               {"", "0", "1", ""}),
+      recorded_call("aten::bernoulli_", {"float", "Scalar", ""}, {{{8, 1, 1, 1}}, {}, {}}, {"", "0.9", ""}),
+      recorded_call("aten::bernoulli", {"float", ""}, {{{4, 16}}, {}}, {"", ""}),
+      recorded_call("aten::uniform_", {"float", "Scalar", "Scalar", ""}, {{{4, 16}}, {}, {}, {}},
+                    {"", "0", "1", ""}),
   };
   std::vector<AtenCost> c = cost_aten_calls(calls);
   REQUIRE(c.size() == calls.size());
@@ -51,10 +39,10 @@ TEST_CASE("aten: index_copy and index_add, a static KV cache's update") {
   // arithmetic. index_add of the same source adds each of its 1 * 2 * 1 * 16 = 32 elements: 32 FLOPs
   // (COUNTING.md: a scatter's reduction is 1 per update).
   const std::vector<AtenCall> calls = {
-      recorded("aten::index_copy_", {"float", "Scalar", "long int", "float"},
-               {{{1, 2, 64, 16}}, {}, {{1}}, {{1, 2, 1, 16}}}, {"", "2", "", ""}),
-      recorded("aten::index_add", {"float", "Scalar", "long int", "float", "Scalar"},
-               {{{1, 2, 64, 16}}, {}, {{1}}, {{1, 2, 1, 16}}, {}}, {"", "2", "", "", "1"}),
+      recorded_call("aten::index_copy_", {"float", "Scalar", "long int", "float"},
+                    {{{1, 2, 64, 16}}, {}, {{1}}, {{1, 2, 1, 16}}}, {"", "2", "", ""}),
+      recorded_call("aten::index_add", {"float", "Scalar", "long int", "float", "Scalar"},
+                    {{{1, 2, 64, 16}}, {}, {{1}}, {{1, 2, 1, 16}}, {}}, {"", "2", "", "", "1"}),
   };
   std::vector<AtenCost> c = cost_aten_calls(calls);
   REQUIRE(c.size() == 2);

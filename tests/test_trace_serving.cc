@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "aten_call_util.h"
 #include "flopwise/errors.h"
 #include "flopwise/graph_replay.h"
 #include "flopwise/torch_trace.h"
@@ -22,12 +23,7 @@ using Dims = std::vector<std::vector<std::vector<int64_t>>>;
 
 AtenCall call(const std::string& op, std::vector<std::string> types, Dims dims,
               std::vector<std::string> concrete) {
-  AtenCall c;
-  c.op = op;
-  c.types = std::move(types);
-  c.dims = std::move(dims);
-  c.concrete = std::move(concrete);
-  return c;
+  return fwtest::recorded_call(op, std::move(types), std::move(dims), std::move(concrete));
 }
 
 const std::string kBf = "c10::BFloat16";
