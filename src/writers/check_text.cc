@@ -4,6 +4,7 @@
 
 #include "flopwise/budget.h"
 #include "flopwise/writers.h"
+#include "html_page.h"
 #include "tables.h"
 
 namespace flopwise {
@@ -47,30 +48,6 @@ std::string summary(const CheckResult& r) {
   else
     s << f << " of " << r.rows.size() << " limits fail";
   return s.str();
-}
-
-std::string xml(const std::string& s) {
-  std::string o;
-  for (char c : s) switch (c) {
-      case '&':
-        o += "&amp;";
-        break;
-      case '<':
-        o += "&lt;";
-        break;
-      case '>':
-        o += "&gt;";
-        break;
-      case '"':
-        o += "&quot;";
-        break;
-      case '\'':
-        o += "&apos;";
-        break;
-      default:
-        o += c;
-    }
-  return o;
 }
 
 }  // namespace
@@ -133,19 +110,20 @@ void write_check_junit(std::ostream& os, const CheckResult& r) {
     int tests = 0, fails = 0;
     for (const auto& row : r.rows)
       if (row.variant == v) ++tests, fails += !row.pass;
-    os << "  <testsuite name=\"" << xml("flopwise check " + r.model + " [" + v + "]") << "\" tests=\""
-       << tests << "\" failures=\"" << fails << "\" errors=\"0\">\n";
+    os << "  <testsuite name=\"" << html::escape("flopwise check " + r.model + " [" + v + "]", true)
+       << "\" tests=\"" << tests << "\" failures=\"" << fails << "\" errors=\"0\">\n";
     for (const auto& row : r.rows) {
       if (row.variant != v) continue;
-      os << "    <testcase classname=\"" << xml("flopwise.budget." + v) << "\" name=\"" << xml(row.name())
-         << "\"";
+      os << "    <testcase classname=\"" << html::escape("flopwise.budget." + v, true) << "\" name=\""
+         << html::escape(row.name(), true) << "\"";
       if (row.pass) {
         os << "/>\n";
         continue;
       }
-      os << ">\n      <failure type=\"budget\" message=\"" << xml(row.detail) << "\">"
-         << xml(row.name() + ": actual " + (row.actual ? std::to_string(*row.actual) : "unknown") + "; " +
-                row.detail)
+      os << ">\n      <failure type=\"budget\" message=\"" << html::escape(row.detail, true) << "\">"
+         << html::escape(row.name() + ": actual " + (row.actual ? std::to_string(*row.actual) : "unknown") +
+                             "; " + row.detail,
+                         true)
          << "</failure>\n    </testcase>\n";
     }
     os << "  </testsuite>\n";

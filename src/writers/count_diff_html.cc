@@ -13,28 +13,6 @@ namespace flopwise {
 
 namespace census_html {
 
-std::string esc(const std::string& s) {
-  std::string o;
-  for (char ch : s) {
-    switch (ch) {
-      case '<':
-        o += "&lt;";
-        break;
-      case '>':
-        o += "&gt;";
-        break;
-      case '&':
-        o += "&amp;";
-        break;
-      case '"':
-        o += "&quot;";
-        break;
-      default:
-        o += ch;
-    }
-  }
-  return o;
-}
 std::string fixed(double v, int prec) {
   char b[64];
   std::snprintf(b, sizeof b, "%.*f", prec, v);
@@ -53,7 +31,7 @@ void svg_bars(std::ostream& os, const std::string& title, const std::vector<Bar>
   const int h = static_cast<int>(bars.size()) * row + 28;
   double mx = 0;
   for (const auto& b : bars) mx = std::max(mx, std::fabs(b.value));
-  os << "<h3>" << esc(title) << "</h3>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << w
+  os << "<h3>" << html::escape(title) << "</h3>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << w
      << "\" height=\"" << h << "\" font-size=\"11\" font-family=\"monospace\">\n";
   const int axis = label_w + half;
   os << "<line x1=\"" << axis << "\" y1=\"4\" x2=\"" << axis << "\" y2=\"" << h - 4
@@ -63,10 +41,10 @@ void svg_bars(std::ostream& os, const std::string& title, const std::vector<Bar>
     const int len = mx > 0 ? static_cast<int>(std::lround(half * std::fabs(v) / mx)) : 0;
     const int y = 14 + static_cast<int>(i) * row;
     const int x = v < 0 ? axis - len : axis;
-    os << "<text x=\"0\" y=\"" << y + 4 << "\">" << esc(short_name(bars[i].label)) << "</text>";
+    os << "<text x=\"0\" y=\"" << y + 4 << "\">" << html::escape(short_name(bars[i].label)) << "</text>";
     os << "<rect x=\"" << x << "\" y=\"" << y - 6 << "\" width=\"" << std::max(len, 1)
-       << "\" height=\"12\" fill=\"" << (v < 0 ? "#3b7dd8" : "#d8553b") << "\"><title>" << esc(bars[i].label)
-       << ": " << fixed(v, prec) << "</title></rect>";
+       << "\" height=\"12\" fill=\"" << (v < 0 ? "#3b7dd8" : "#d8553b") << "\"><title>"
+       << html::escape(bars[i].label) << ": " << fixed(v, prec) << "</title></rect>";
     os << "<text x=\"" << (v < 0 ? axis + 4 : axis + len + 4) << "\" y=\"" << y + 4 << "\">"
        << (v > 0 ? "+" : "") << fixed(v, prec) << "</text>\n";
   }
@@ -89,10 +67,10 @@ void rows_html(std::ostream& os, const std::vector<CountDiffRow>& rows) {
   os << "<table><tr><th>name</th><th>A count</th><th>B count</th><th>A us</th><th>B us</th><th>delta us</th>"
         "<th>change</th></tr>\n";
   for (const auto& r : rows)
-    os << "<tr><td title=\"" << esc(r.name) << "\">" << esc(short_name(r.name)) << "</td><td>" << r.a.count
-       << "</td><td>" << r.b.count << "</td><td>" << fixed(r.a.time_us, 1) << "</td><td>"
-       << fixed(r.b.time_us, 1) << "</td><td>" << fixed(r.b.time_us - r.a.time_us, 1) << "</td><td>"
-       << count_change_name(r.change) << "</td></tr>\n";
+    os << "<tr><td title=\"" << html::escape(r.name) << "\">" << html::escape(short_name(r.name))
+       << "</td><td>" << r.a.count << "</td><td>" << r.b.count << "</td><td>" << fixed(r.a.time_us, 1)
+       << "</td><td>" << fixed(r.b.time_us, 1) << "</td><td>" << fixed(r.b.time_us - r.a.time_us, 1)
+       << "</td><td>" << count_change_name(r.change) << "</td></tr>\n";
   os << "</table>\n";
 }
 
@@ -109,7 +87,7 @@ void scope_tree(std::ostream& os, const TraceDiff& d) {
     const size_t dot = r.name.rfind('.');
     const std::string label =
         r.name.empty() ? "(trace)" : r.name.substr(dot == std::string::npos ? 0 : dot + 1);
-    os << "<tr><td style=\"padding-left:" << 8 + 16 * depth << "px\">" << esc(label) << "</td><td>"
+    os << "<tr><td style=\"padding-left:" << 8 + 16 * depth << "px\">" << html::escape(label) << "</td><td>"
        << (r.a ? fixed(a, 3) : "-") << "</td><td>" << (r.b ? fixed(b, 3) : "-") << "</td><td>"
        << fixed(b - a, 3) << "</td></tr>\n";
   }
@@ -125,9 +103,9 @@ void write_count_diff_html(std::ostream& os, const CountDiff& d, const CountDiff
      << html::kBaseStyle
      << ".cols{display:flex;flex-wrap:wrap;gap:14px}.cols>section{flex:1 1 640px;overflow-x:auto}</style>"
         "</head><body>\n<header><h1>Trace diff: counts and time</h1><div class=\"sub\">A: ";
-  for (const auto& p : d.a.paths) os << esc(p) << " ";
+  for (const auto& p : d.a.paths) os << html::escape(p) << " ";
   os << "&middot; B: ";
-  for (const auto& p : d.b.paths) os << esc(p) << " ";
+  for (const auto& p : d.b.paths) os << html::escape(p) << " ";
   os << "</div></header>\n<main><div class=\"cols\">\n";
   if (o.priced) scope_tree(os, *o.priced);
   for (int k = 0; k < 2; ++k) {

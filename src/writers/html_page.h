@@ -10,6 +10,35 @@
 
 namespace flopwise::html {
 
+// Text made safe inside markup (HTML text and attributes, JUnit XML): & < > " escaped, and ' where asked
+// (XML attributes in single quotes).
+inline std::string escape(const std::string& s, bool apostrophe = false) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += apostrophe ? "&apos;" : "'";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
 // Page frame: header bar, sections as cards, tables (marker __BASE_STYLE__ inside <style>).
 inline constexpr const char* kBaseStyle = R"CSS(
 body{font:14px/1.4 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0;color:#1d2330;background:#f6f7f9}

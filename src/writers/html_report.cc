@@ -279,29 +279,6 @@ if (st) {
 </script></body></html>
 )PAGE";
 
-std::string html_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '&':
-        out += "&amp;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 void write_html(std::ostream& os, const Report& r, const Sweep* sweep,
@@ -413,8 +390,8 @@ void write_html(std::ostream& os, const Report& r, const Sweep* sweep,
   html::write_page(os, kPage,
                    {{"__BASE_STYLE__", html::kBaseStyle},
                     {"__COMMON_JS__", html::kCommonJs},
-                    {"__TITLE__", html_escape(r.path.substr(r.path.find_last_of('/') + 1))},
-                    {"__CONV__", html_escape(r.convention)},
+                    {"__TITLE__", html::escape(r.path.substr(r.path.find_last_of('/') + 1))},
+                    {"__CONV__", html::escape(r.convention)},
                     {"__DATA__", html::script_json(json_text(data))}});
 }
 
