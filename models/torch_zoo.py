@@ -364,6 +364,22 @@ class UNet(nn.Module):
         return self.outc(y)
 
 
+class ContrastiveHead(nn.Module):
+    """CLIP's similarity head: both embeddings projected and normalised, scaled by a learned 0-d temperature
+    (logit_scale, a parameter of rank 0 applied elementwise)."""
+
+    def __init__(self, d=8, e=4):
+        super().__init__()
+        self.image_proj = nn.Linear(d, e, bias=False)
+        self.text_proj = nn.Linear(d, e, bias=False)
+        self.logit_scale = nn.Parameter(torch.tensor(2.6592))
+
+    def forward(self, image: torch.Tensor, text: torch.Tensor) -> torch.Tensor:
+        a = F.normalize(self.image_proj(image), dim=-1)
+        b = F.normalize(self.text_proj(text), dim=-1)
+        return self.logit_scale.exp() * a @ b.t()
+
+
 class DictHeads(nn.Module):
     """Multi-head model returning Dict[str, Tensor] (a shared conv trunk, a classification head and a
     dense head), as detection/segmentation-style user code does."""
@@ -537,6 +553,8 @@ ZOO: List[E] = [
       note="forward -> Tuple[Tensor, List[Tensor]] (embedding, 3 feature maps)"),
     # UNet
     E("unet", "unet", lambda: UNet(), img(32), **CNN),
+    E("contrastive_head", "contrastive", lambda: ContrastiveHead(), [f(3, 8), f(5, 8)],
+      note="a 0-d parameter (CLIP's logit_scale): params 2*8*4 + 1"),
     # every torch.nn layer with parameters, bare
     E("linear", "nn_layer", lambda: nn.Linear(8, 4), [f(2, 8)], **CNN),
     E("linear_3d", "nn_layer", lambda: nn.Linear(8, 4), [f(2, 3, 8)], **CNN),

@@ -6,6 +6,7 @@
 // library ops that are an aten op in all but name (aten_schema.cc: transformers' grouped_mm_fallback).
 #pragma once
 
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -35,18 +36,25 @@ struct AtenSchema {
 // One schema string; nullopt when it does not parse.
 std::optional<AtenSchema> parse_aten_schema(std::string_view text);
 
+// Indexed by name when built; each name's schemas are parsed the first time it is asked for (a program
+// uses a few dozen of the table's thousands), once, under a per-name flag: lookups may come from any thread.
 class AtenSchemas {
  public:
-  explicit AtenSchemas(std::string_view text);  // one schema per line; lines that do not parse are skipped
+  explicit AtenSchemas(std::string text);  // one schema per line; lines that do not parse are skipped
   // "aten::conv2d" and "default" (or ""), "Tensor", ...; nullptr when unknown.
   const AtenSchema* find(std::string_view name, std::string_view overload) const;
   // Every overload of "aten::add", in the table's order.
   const std::vector<const AtenSchema*>& overloads(std::string_view name) const;
-  size_t size() const { return all_.size(); }
 
  private:
-  std::vector<AtenSchema> all_;
-  std::unordered_map<std::string, std::vector<const AtenSchema*>> by_name_;
+  struct Op {
+    std::vector<std::string_view> lines;  // views of text_
+    mutable std::once_flag parsed;
+    mutable std::vector<AtenSchema> all;
+    mutable std::vector<const AtenSchema*> list;
+  };
+  std::string text_;
+  std::unordered_map<std::string_view, Op> by_name_;  // keys: views of text_
 };
 
 const AtenSchemas& aten_schemas();  // torch 2.14's aten operators, and those library ops

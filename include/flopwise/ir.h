@@ -164,8 +164,9 @@ struct Value {
   Boxed<ConstData> data;
   bool is_initializer = false;  // a weight or constant stored in the model
   bool is_buffer = false;       // an initializer the format marks as state, not a weight (a module buffer)
-  bool is_parameter = false;    // an initializer the format names a parameter (a .pt2's graph signature): a
-                                // param whatever its rank or use (CLIP's 0-d logit_scale)
+  bool is_parameter = false;    // an initializer the format names a parameter (a .pt2's graph signature, a
+                                // TorchScript module's parameters): a param whatever its rank or use (CLIP's
+                                // 0-d logit_scale)
   bool is_input = false;        // a graph input (not an initializer)
   bool is_outer = false;        // a subgraph's reference to a value of an enclosing graph
   bool synthetic = false;       // made by an importer (an attribute turned into an input): no bytes

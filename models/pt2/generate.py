@@ -288,6 +288,13 @@ def _():  # a decoder's training step in one program: its loss and every paramet
                 joint=True)
 
 
+@fixture("falcon")
+def _():  # each Linear multiplies by `weight.T` (aten.numpy_T); the causal mask is built under torch.vmap (pre-dispatch)
+    m = hf("FalconForCausalLM", "FalconConfig", vocab_size=1000, hidden_size=64, num_hidden_layers=2,
+           num_attention_heads=4, use_cache=False)
+    return spec(m, lambda batch, seq: ((), ids(batch, seq)), TEXT_DIMS, TEXT_SIZES, {"seq": (2, 64)})
+
+
 @fixture("mixtral")
 def _():
     m = hf("MixtralForCausalLM", "MixtralConfig", vocab_size=1000, hidden_size=64, intermediate_size=96,

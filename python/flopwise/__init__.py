@@ -144,6 +144,28 @@ def _returns_hf_cache(model):
 _SERDE_LOCK = threading.Lock()
 
 
+def _register_namedtuples(ep):
+    """Registers for serialization each namedtuple class in the program's input and output trees that has no
+    serialized name (torchvision's GoogLeNetOutputs in train mode: torch.export.save refuses it otherwise), named
+    by its module and qualified name. It stays registered in this process, flattened as torch flattens it."""
+    try:
+        import collections
+
+        from torch.utils import _pytree as pytree
+
+        stack = [ep.call_spec.in_spec, ep.call_spec.out_spec]
+        while stack:
+            spec = stack.pop()
+            if spec is None:
+                continue
+            t = spec.context if spec.type is collections.namedtuple else None  # the class is its context
+            if isinstance(t, type) and t not in pytree.SUPPORTED_SERIALIZED_TYPES:
+                pytree._register_namedtuple(t, serialized_type_name=f"{t.__module__}.{t.__qualname__}")
+            stack.extend(spec.children() if callable(getattr(spec, "children", None)) else spec.children_specs)
+    except (ImportError, AttributeError, TypeError, ValueError):
+        pass  # torch's own error then says what it cannot write
+
+
 def _program_json(ep):
     """The program's JSON exactly as torch.export.save writes it into the archive, without the archive: no
     weights, constants or example inputs pickled, and without the canonical-form check that torch's serializer
@@ -221,6 +243,7 @@ class _Source:
                              "torch.jit.ScriptModule or a torch.nn.Module")
 
     def _keep_program(self, torch, ep, what):
+        _register_namedtuples(ep)
         self.program = _program_json(ep)
         if self.program is None:
             buf = io.BytesIO()

@@ -2,6 +2,7 @@
 // torch 2.14's aten operators embedded at build time (aten_schemas.txt).
 #include "flopwise/aten_schema.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 
@@ -190,7 +191,8 @@ std::optional<AtenSchema> parse_aten_schema(std::string_view text) {
   if (close == std::string_view::npos || close < open) return std::nullopt;
   AtenSchema s;
   std::string_view full = text.substr(0, open);
-  auto dot = full.find('.');
+  auto dot =
+      full.find('.', std::min(full.find("::"), full.size()));  // "module.path::function" has no overload
   s.name = std::string(full.substr(0, dot));
   if (dot != std::string_view::npos) s.overload = std::string(full.substr(dot + 1));
   bool kwarg_only = false;
@@ -209,15 +211,18 @@ std::optional<AtenSchema> parse_aten_schema(std::string_view text) {
   return s;
 }
 
-AtenSchemas::AtenSchemas(std::string_view text) {
+AtenSchemas::AtenSchemas(std::string text) : text_(std::move(text)) {
+  std::string_view all = text_;
   size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    if (auto s = parse_aten_schema(text.substr(start, end - start))) all_.push_back(std::move(*s));
+  while (start < all.size()) {
+    size_t end = all.find('\n', start);
+    if (end == std::string_view::npos) end = all.size();
+    std::string_view line = trim(all.substr(start, end - start));
+    std::string_view head = line.substr(0, line.find('('));
+    std::string_view name = head.substr(0, head.find('.', std::min(head.find("::"), head.size())));
+    if (!name.empty() && name.size() < line.size()) by_name_[name].lines.push_back(line);
     start = end + 1;
   }
-  for (const auto& s : all_) by_name_[s.name].push_back(&s);
 }
 
 const AtenSchema* AtenSchemas::find(std::string_view name, std::string_view overload) const {
@@ -229,8 +234,15 @@ const AtenSchema* AtenSchemas::find(std::string_view name, std::string_view over
 
 const std::vector<const AtenSchema*>& AtenSchemas::overloads(std::string_view name) const {
   static const std::vector<const AtenSchema*> kNone;
-  auto it = by_name_.find(std::string(name));
-  return it == by_name_.end() ? kNone : it->second;
+  auto it = by_name_.find(name);
+  if (it == by_name_.end()) return kNone;
+  const Op& op = it->second;
+  std::call_once(op.parsed, [&op] {
+    for (std::string_view line : op.lines)
+      if (auto s = parse_aten_schema(line)) op.all.push_back(std::move(*s));
+    for (const auto& s : op.all) op.list.push_back(&s);
+  });
+  return op.list;
 }
 
 extern const char* const kAtenSchemaText;  // aten_schemas.txt, embedded by the build
@@ -238,9 +250,14 @@ extern const char* const kAtenSchemaText;  // aten_schemas.txt, embedded by the 
 // Library ops that are an aten op in all but name, lowered as their aten twin (aten_table.h's families
 // register the name): transformers 5's mixture-of-experts layers under torch.export
 // (transformers/integrations/moe.py registers grouped_mm_fallback with torch.library.custom_op: the
-// product of torch._grouped_mm, one expert at a time).
+// product of torch._grouped_mm, one expert at a time), and
+// torch.vmap's batch dims, as a pre-dispatch export records them (Python functions of
+// torch/_functorch/predispatch.py, named "module::function"; transformers' mask functions run under vmap).
 constexpr const char* kLibrarySchemaText =
-    "transformers::grouped_mm_fallback(Tensor input, Tensor weight, Tensor offs) -> Tensor\n";
+    "transformers::grouped_mm_fallback(Tensor input, Tensor weight, Tensor offs) -> Tensor\n"
+    "torch._functorch.predispatch::_add_batch_dim(Tensor self, int batch_dim, int level) -> Tensor\n"
+    "torch._functorch.predispatch::_remove_batch_dim(Tensor self, int level, SymInt batch_size, int out_dim) "
+    "-> Tensor\n";
 
 const AtenSchemas& aten_schemas() {
   static const AtenSchemas table(std::string(kAtenSchemaText) + "\n" + kLibrarySchemaText);

@@ -41,7 +41,8 @@ const AtenTable& aten_table();
   X(loss)                         \
   X(foreach)                      \
   X(datadep)                      \
-  X(serving)
+  X(serving)                      \
+  X(views)
 
 #define FLOPWISE_DECLARE_FAMILY(f) void register_aten_##f(AtenTable& t);
 FLOPWISE_ATEN_FAMILIES(FLOPWISE_DECLARE_FAMILY)

@@ -9,6 +9,7 @@
 
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 #include "pt2/program.h"
 
@@ -82,6 +83,8 @@ class JsonReader {
 
   bool marked_ = false;  // the text was rewritten: marked strings stand for numbers
   std::string label_;
+  // Each nn_module_stack text parsed once (the nodes of one module share it), by its interned text's address.
+  std::unordered_map<const char*, std::vector<ModuleFrame>> module_stacks_;
   const Node* node_ = nullptr;  // the node being read, for messages
   size_t node_index_ = 0;
   int graph_depth_ = 0;

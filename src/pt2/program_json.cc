@@ -601,7 +601,10 @@ void JsonReader::read_metadata(Value v, Node& n) {
     if (k == "stack_trace") {
       n.stack_trace = add(fv);
     } else if (k == "nn_module_stack") {
-      n.module_stack = parse_module_stack(str(fv));
+      std::string_view stack = str(fv);  // interned: one address per distinct text
+      auto [it, fresh] = module_stacks_.try_emplace(stack.data());
+      if (fresh) it->second = parse_module_stack(stack);
+      n.module_stack = it->second;
     } else if (k == "torch_fn") {
       n.torch_fn = str(fv);
     } else {

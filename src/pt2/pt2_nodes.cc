@@ -103,15 +103,22 @@ void Pt2Lowerer::lower_node(const Node& n) {
   auto dot = n.target.rfind('.');
   std::string_view target = n.target.substr(0, dot == std::string_view::npos ? n.target.size() : dot);
   constexpr std::string_view kOps = "torch.ops.";
-  const bool op_namespace = target.substr(0, kOps.size()) == kOps;
-  if (op_namespace) target.remove_prefix(kOps.size());
+  if (target.substr(0, kOps.size()) != kOps) {
+    // A Python function (torch.vmap's torch._functorch.predispatch._add_batch_dim): "module::function".
+    if (dot != std::string_view::npos) {
+      const std::string qualified = std::string(target) + "::" + std::string(n.target.substr(dot + 1));
+      if (aten_schemas().find(qualified, "") && lower_schema_call(n, qualified, "")) return;
+    }
+    keep_unsupported(n, "python", n.target, "a Python function: flopwise has no cost rule for it");
+    return;
+  }
+  target.remove_prefix(kOps.size());
   auto sep = target.find('.');
   const std::string_view ns = sep == std::string_view::npos ? "python" : target.substr(0, sep);
   const std::string_view op = sep == std::string_view::npos ? target : target.substr(sep + 1);
   // A library op flopwise knows as an aten op in all but name (aten_schema.h).
   const std::string qualified = std::string(ns) + "::" + std::string(op);
-  if (op_namespace && sep != std::string_view::npos && dot != std::string_view::npos &&
-      aten_schemas().find(qualified, n.target.substr(dot + 1)) &&
+  if (sep != std::string_view::npos && aten_schemas().find(qualified, n.target.substr(dot + 1)) &&
       lower_schema_call(n, qualified, n.target.substr(dot + 1)))
     return;
   keep_unsupported(n, ns, op, "a custom op: flopwise has no cost rule for it");

@@ -2,9 +2,8 @@
 // their symbolic sizes, parameters and buffers as initializers, a tied parameter once), its outputs, the
 // higher-order ops' subgraphs, the module tree, and the entry points of flopwise/pt2_import.h.
 #include <algorithm>
-#include <future>
+#include <deque>
 #include <map>
-#include <thread>
 #include <unordered_map>
 
 #include "flopwise/errors.h"
@@ -259,19 +258,25 @@ bool Pt2Lowerer::lower_hop(const Node& n, std::string_view hop) {
 // Model::modules: the module call graph's order (declaration order), each module's class from the nodes'
 // stacks, and the parameters each one registers (a tied tensor under one id).
 void Pt2Lowerer::module_tree() {
-  std::vector<std::string> order;
-  std::map<std::string, size_t> index;
-  std::map<std::string, std::string> classes;
-  auto add = [&](const std::string& path) {
-    if (index.emplace(path, order.size()).second) order.push_back(path);
+  std::deque<std::string> order;                                   // paths in first-seen order (stable)
+  std::unordered_map<std::string_view, size_t> index;              // keys: views of `order`
+  std::unordered_map<std::string_view, std::string_view> classes;  // views of the nodes' scopes
+  auto add = [&](std::string_view path) {
+    if (index.count(path)) return;
+    order.emplace_back(path);
+    index.emplace(order.back(), order.size() - 1);
   };
   add("");
-  for (const ModuleCallEntry& e : p_.module_call_graph) add(std::string(e.fqn));
-  for (const flopwise::Node& n : g_.nodes)
+  for (const ModuleCallEntry& e : p_.module_call_graph) add(e.fqn);
+  const flopwise::Node* prev = nullptr;  // a module's nodes run in a row: its scope is seen once
+  for (const flopwise::Node& n : g_.nodes) {
+    if (prev && prev->scope == n.scope && prev->scope_classes == n.scope_classes) continue;
+    prev = &n;
     for (size_t i = 0; i < n.scope.size(); ++i) {
       add(n.scope[i]);
       if (i < n.scope_classes.size()) classes.emplace(n.scope[i], n.scope_classes[i]);
     }
+  }
   struct Held {
     std::string owner;
     int64_t id, elems;
@@ -292,9 +297,9 @@ void Pt2Lowerer::module_tree() {
   std::vector<ModuleDecl> mods(order.size());
   for (size_t i = 0; i < order.size(); ++i) {
     mods[i].path = order[i];
-    if (auto c = classes.find(order[i]); c != classes.end()) mods[i].cls = c->second;
+    if (auto c = classes.find(order[i]); c != classes.end()) mods[i].cls = std::string(c->second);
   }
-  for (const Held& h : held) mods[index[h.owner]].params.emplace_back(h.id, h.elems);
+  for (const Held& h : held) mods[index.at(h.owner)].params.emplace_back(h.id, h.elems);
   m_.modules = std::move(mods);
 }
 
@@ -317,13 +322,7 @@ Model lower_program(const pt2::Program& p, const std::string& path) {
 }  // namespace
 
 Model import_pt2_file(const std::string& path, const std::string& program) {
-  // torch's schemas are parsed on another core while this one reads the archive.
-  std::future<void> schemas;
-  if (std::thread::hardware_concurrency() >= 2)
-    schemas = std::async(std::launch::async, [] { aten_schemas(); });
-  pt2::Program p = pt2::read_pt2_file(path, program);
-  if (schemas.valid()) schemas.get();
-  return lower_program(p, path);
+  return lower_program(pt2::read_pt2_file(path, program), path);
 }
 
 Model import_pt2_bytes(std::string_view bytes, const std::string& label, const std::string& program) {

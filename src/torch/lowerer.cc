@@ -152,8 +152,10 @@ void Lowerer::run() {
     g_.inputs.push_back(vi);
     set_ir(ins[i], vi);
   }
-  for (const auto& np : p_.module.named_parameters(true))
+  for (const auto& np : p_.module.named_parameters(true)) {
     param_names_.emplace(np.value.unsafeGetTensorImpl(), np.name);
+    is_buffer_.emplace(np.value.unsafeGetTensorImpl(), false);
+  }
   for (const auto& nb : p_.module.named_buffers(true)) {
     param_names_.emplace(nb.value.unsafeGetTensorImpl(), nb.name);
     is_buffer_.emplace(nb.value.unsafeGetTensorImpl(), true);
@@ -263,7 +265,9 @@ int Lowerer::param_value(const std::string& name, const at::Tensor& t) {
   for (auto x : t.sizes()) dims.push_back(Dim(x));
   v.shape = Shape(dims);
   v.is_initializer = true;
-  v.is_buffer = is_buffer_.count(key) > 0;
+  auto registered = is_buffer_.find(key);  // a module's parameter counts at any rank (CLIP's 0-d logit_scale)
+  v.is_buffer = registered != is_buffer_.end() && registered->second;
+  v.is_parameter = registered != is_buffer_.end() && !registered->second;
   param_ir_[key] = vi;
   return vi;
 }

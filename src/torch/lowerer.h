@@ -102,7 +102,7 @@ class Lowerer : public AtenLowerer {
   int param_value(const std::string& name, const at::Tensor& t);
   JV attribute_value(const std::string& path, const c10::IValue& a);
   std::unordered_map<const void*, std::string> param_names_;  // TensorImpl -> dotted name of the parameter
-  std::unordered_map<const void*, bool> is_buffer_;           // TensorImpl -> a registered buffer
+  std::unordered_map<const void*, bool> is_buffer_;  // TensorImpl -> a buffer (true), a parameter (false)
 };
 
 }  // namespace flopwise
