@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <vector>
@@ -40,6 +41,60 @@ void train_in(OpRegistry& r, std::string_view domain, std::string_view name, Fac
 template <class... Facts>
 void train(OpRegistry& r, std::string_view name, Facts... facts) {  // an op of the default domain
   train_in(r, "", name, facts...);
+}
+
+// The weight facts of an op (flopwise/ops.h, WeightFacts), each argument one of them:
+// weights(r, "BatchNormalization", Learned{slots({1, 2})}, Buffers{slots({3, 4})}, NeedsWhole{}).
+constexpr SlotMask slots(std::initializer_list<size_t> list) {
+  SlotMask m = 0;
+  for (size_t s : list) m |= SlotMask{1} << s;
+  return m;
+}
+constexpr SlotMask kAllSlots = slots_from(0);
+struct Learned {
+  SlotMask slots;
+};
+struct Buffers {
+  SlotMask slots;
+};
+struct Quantised {  // a quantised op, its weights at `slots` (none: an op quantised without weights)
+  SlotMask slots = 0;
+};
+struct Int8Products {};
+struct Packed {
+  int slot;
+  SlotMask encoding;
+  Count (*weights)(const Node& n, const Value& packed);
+};
+struct ElementwiseParams {};
+struct Linear {};
+struct NeedsWhole {};
+inline void set_fact(WeightFacts& f, Learned l) { f.learned = l.slots; }
+inline void set_fact(WeightFacts& f, Buffers b) { f.buffers = b.slots; }
+inline void set_fact(WeightFacts& f, Quantised q) { f.quantised = true, f.quant = q.slots; }
+inline void set_fact(WeightFacts& f, Int8Products) { f.int8_products = true; }
+inline void set_fact(WeightFacts& f, Packed p) {
+  f.packed_slot = p.slot, f.packed_encoding = p.encoding, f.packed_weights = p.weights;
+}
+inline void set_fact(WeightFacts& f, ElementwiseParams) { f.elementwise_params = true; }
+inline void set_fact(WeightFacts& f, Linear) { f.linear = true; }
+inline void set_fact(WeightFacts& f, NeedsWhole) { f.needs_whole = true; }
+template <class... Facts>
+void weights_in(OpRegistry& r, std::string_view domain, std::string_view name, Facts... facts) {
+  WeightFacts f;
+  (set_fact(f, facts), ...);
+  r.set_weights(domain, name, f);
+}
+template <class... Facts>
+void weights(OpRegistry& r, std::string_view name, Facts... facts) {  // an op of the default domain
+  weights_in(r, "", name, facts...);
+}
+// An op with no record (OpRegistry::add_unrecorded_weights).
+template <class... Facts>
+void unrecorded_weights(OpRegistry& r, std::string_view domain, std::string_view name, Facts... facts) {
+  WeightFacts f;
+  (set_fact(f, facts), ...);
+  r.add_unrecorded_weights(domain, name, f);
 }
 
 // ---- shapes -------------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ const OpRegistry& OpRegistry::instance() {
   register_##name##_ops(r);
 #include "ops/families.def"
     r.assign_kinds();
+    r.check_unrecorded();
     return r;
   }();
   return registry;
@@ -102,6 +103,45 @@ void OpRegistry::set_train(std::string_view domain, std::string_view name, const
       if (records_[i].domain == domain) records_[i].train = facts, set = true;
   if (!set)
     throw std::logic_error("training facts for op " + std::string(name) + ", which is not registered");
+}
+
+void OpRegistry::set_weights(std::string_view domain, std::string_view name, const WeightFacts& facts) {
+  bool set = false;
+  if (auto it = by_name_.find(name); it != by_name_.end())
+    for (size_t i : it->second)
+      if (records_[i].domain == domain) records_[i].weights = facts, set = true;
+  if (!set) throw std::logic_error("weight facts for op " + std::string(name) + ", which is not registered");
+}
+
+void OpRegistry::add_unrecorded_weights(std::string_view domain, std::string_view name,
+                                        const WeightFacts& facts) {
+  if (weights(domain, name))
+    throw std::logic_error("unrecorded weight facts for op " + std::string(name) +
+                           ", which has them already");
+  unrecorded_.push_back({domain, name, facts});
+}
+
+void OpRegistry::check_unrecorded() const {
+  for (const Unrecorded& u : unrecorded_)
+    if (find(u.domain, u.name, 0))
+      throw std::logic_error("unrecorded weight facts for op " + std::string(u.name) +
+                             ", which is registered");
+}
+
+const WeightFacts* OpRegistry::weights(std::string_view domain, std::string_view name) const {
+  if (domain == "ai.onnx") domain = "";
+  if (const OpRecord* r = find(domain, name, 0)) return &r->weights;
+  for (const Unrecorded& u : unrecorded_)
+    if (u.domain == domain && u.name == name) return &u.weights;
+  return nullptr;
+}
+
+const WeightFacts* OpRegistry::weights_in_any_domain(std::string_view name) const {
+  if (auto it = by_name_.find(name); it != by_name_.end() && !it->second.empty())
+    return &records_[it->second.front()].weights;
+  for (const Unrecorded& u : unrecorded_)
+    if (u.name == name) return &u.weights;
+  return nullptr;
 }
 
 const OpRecord* OpRegistry::find(std::string_view domain, std::string_view name, int opset) const {

@@ -217,6 +217,34 @@ struct TrainFacts {
   bool moves_elements = false;
 };
 
+// Where an op keeps learned tensors, and what its other stored inputs are: params and buffers
+// (src/cost/stored_tensors.cc), the tensor-parallel plan (src/analysis/parallel_plan.cc). Set in the op's
+// family file beside its registration (weights(), shape_inference/helpers.h), the same on each of its opset
+// versions' records. Input slots are bitmasks: bit i is slot i, the last bit slot 63 and every slot past it.
+using SlotMask = uint64_t;
+constexpr SlotMask slots_from(size_t first) { return ~SlotMask{0} << first; }  // slot `first` (< 64) and on
+constexpr bool has_slot(SlotMask m, size_t slot) { return (m >> (slot < 63 ? slot : 63)) & 1; }
+struct WeightFacts {
+  // Where a layer keeps learned tensors: a float Constant there is a weight (Conv's W and B).
+  SlotMask learned = 0;
+  SlotMask buffers = 0;  // running statistics, not learned (BatchNormalization's mean and var)
+  // A quantised op: its stored inputs are params at `quant` alone (the quantised values, int32 biases); the
+  // others (scales, zero points) describe the encoding. An op quantised with no weights has `quant` empty.
+  bool quantised = false;
+  SlotMask quant = 0;
+  bool int8_products = false;  // quantises its float input on the fly: its products run in int8
+  // Weights stored packed, several a byte (MatMulNBits' B): the packed tensor's input (-1: none), the inputs
+  // describing the packing (scales, zero points, g_idx: not params), and the logical weights it holds.
+  int packed_slot = -1;
+  SlotMask packed_encoding = 0;
+  Count (*packed_weights)(const Node& n, const Value& packed) = nullptr;
+  // Applies its second operand elementwise: a stored tensor (not a scalar) it applies to an activation is a
+  // param (a decomposed norm's scale and shift, a Linear's bias add).
+  bool elementwise_params = false;
+  bool linear = false;       // a product of an activation and a weight, one of inputs 0 and 1 (MatMul, Gemm)
+  bool needs_whole = false;  // normalises over the features: an input split among devices is gathered first
+};
+
 struct OpRecord {
   std::string_view domain;  // "" is ONNX's default domain
   std::string_view name;
@@ -230,6 +258,7 @@ struct OpRecord {
   AttrParamsFn attr_params = nullptr;  // weights held in attributes (nullptr: none; its inputs' are counted)
   bool reads_dims_only = false;        // reads its inputs' dims, never their elements (Shape, Size)
   TrainFacts train{};                  // its training step's rules (--train)
+  WeightFacts weights{};               // which of its stored inputs are weights
 };
 
 class OpRegistry {
@@ -243,13 +272,29 @@ class OpRegistry {
   // Sets the training facts of op `name` of `domain` on each of its records registered so far; an op with
   // none throws (a misspelt row).
   void set_train(std::string_view domain, std::string_view name, const TrainFacts& facts);
+  // As set_train, the weight facts.
+  void set_weights(std::string_view domain, std::string_view name, const WeightFacts& facts);
+  // The weight facts of an op flopwise has no record of (no shape or cost rule: ONNX Runtime's QGemm), so
+  // that its stored inputs are still told apart; an op with a record here or in a later family throws.
+  void add_unrecorded_weights(std::string_view domain, std::string_view name, const WeightFacts& facts);
+  // The weight facts of op `name` of `domain` in any opset: its records', or its add_unrecorded_weights row;
+  // nullptr when it has neither. "ai.onnx" is the default domain, as in find.
+  const WeightFacts* weights(std::string_view domain, std::string_view name) const;
+  // Of op `name` in whichever domain has it (its records' first, then a row's); nullptr when none does.
+  const WeightFacts* weights_in_any_domain(std::string_view name) const;
 
  private:
-  void assign_kinds();       // after all families: each record's WorkKind (ops/kinds.def)
-  std::string_view family_;  // the family registering now
+  void assign_kinds();            // after all families: each record's WorkKind (ops/kinds.def)
+  void check_unrecorded() const;  // after all families: no add_unrecorded_weights row names a registered op
+  std::string_view family_;       // the family registering now
   std::vector<OpRecord> records_;
   // Op name -> its records, every domain's (names are views of static text; find allocates nothing).
   std::unordered_map<std::string_view, std::vector<size_t>> by_name_;
+  struct Unrecorded {
+    std::string_view domain, name;
+    WeightFacts weights;
+  };
+  std::vector<Unrecorded> unrecorded_;  // add_unrecorded_weights's rows
 };
 
 }  // namespace flopwise

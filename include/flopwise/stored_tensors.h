@@ -13,24 +13,23 @@
 
 #include "flopwise/dim.h"
 #include "flopwise/ir.h"
+#include "flopwise/ops.h"
 
 namespace flopwise::cost_detail {
 
-// The inputs of quantised ops that hold weights: the quantised values and int32 biases. Their other stored
-// inputs (scales, zero points) describe the encoding: not params. nullptr for an op that is not quantised.
-const std::vector<size_t>* quant_weight_slots(const Node& n);
+// The weight facts of n's op (flopwise/ops.h, WeightFacts: its record's, or an op without a record's row);
+// none for an op with neither.
+const WeightFacts& weight_facts(const Node& n);
+// The inputs where n's layer keeps learned tensors (WeightFacts::learned). The default domain and
+// com.microsoft lend each other theirs: an op of one with no facts there takes the same name's in the other
+// (the rule these facts replaced matched the names in both domains).
+SlotMask learned_slots(const Node& n);
+// The input whose dtype a quantised op's products run in: its second weight slot, or its first where it has
+// one alone (`quant` not empty).
+size_t quant_operand_slot(SlotMask quant);
 
-// Weights stored packed, several to a byte (MatMulNBits' B, `bits` each, in blocks along K;
-// GatherBlockQuantized's uint8 table, 8/bits to a byte): params count the logical weights (MatMulNBits' N*K
-// from its attributes, the table's elements times 8/bits), weight bytes the packed tensor; the inputs that
-// describe the encoding (scales, zero points, g_idx) are not params. nullptr for an op without them.
-struct PackedWeight {
-  size_t slot;                                              // the packed tensor's input
-  std::vector<size_t> encoding;                             // inputs describing the encoding
-  Count (*logical)(const Node& user, const Value& packed);  // the weights it holds
-};
-const PackedWeight* packed_weight(const Node& user);
-// The logical weights of input `slot` of `user` (the tensor `packed`) when it is a packed tensor; nullopt
+// The logical weights of input `slot` of `user` (the tensor `packed`) when it is a packed tensor
+// (WeightFacts::packed_slot: params count the logical weights, weight bytes the packed tensor); nullopt
 // otherwise.
 std::optional<Count> packed_weight_elements(const Node& user, size_t slot, const Value& packed);
 
@@ -40,7 +39,7 @@ bool is_stored(const Graph& g, const Value& v);
 // Weights that reach their layer through layout-only ops (spox exports, silero-vad's LSTM: weight_ih sliced
 // per gate, the slices concatenated and unsqueezed into W). A stored tensor is a weight source when a chain
 // of Slice, Split, Gather of a constant index, Transpose, Reshape, Flatten, Squeeze/Unsqueeze, Concat, Cast
-// or Identity, fed by stored tensors only, ends in a layer's weight input (weight_slot). Chains cross into
+// or Identity, fed by stored tensors only, ends in a layer's weight input (learned_slots). Chains cross into
 // control-flow bodies through outer references (silero-vad v5 slices in a nested If's body the Constants of
 // the enclosing branch). Every graph of the model is scanned once, in time linear in its nodes.
 class WeightSources {

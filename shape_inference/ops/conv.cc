@@ -174,6 +174,8 @@ void register_conv_ops(OpRegistry& r) {
   // --train (flopwise/ops.h, TrainFacts): convolution_backward keeps both operands for every gradient.
   for (const char* op : {"Conv", "ConvTranspose"})
     train(r, op, TrainBackward::products, TrainKeeps::both_operands, TrainAutocast::low);
+  // Weight facts (flopwise/ops.h, WeightFacts): the kernel and the bias.
+  for (const char* op : {"Conv", "ConvTranspose"}) weights(r, op, Learned{slots_from(1)});
 }
 
 }  // namespace flopwise

@@ -354,6 +354,10 @@ void register_elementwise_ops(OpRegistry& r) {
   train(r, "PRelu", TrainKeeps::input_and_slope, TrainAutocast::low);
   train(r, "Cast", TrainKeeps::nothing, TrainAutocast::own, MovesElements{});
   train(r, "CastLike", TrainAutocast::own);
+  // Weight facts (flopwise/ops.h, WeightFacts): PRelu's slope; a tensor applied to an activation by
+  // the binary arithmetic (a decomposed norm's scale and shift, a Linear's bias add).
+  weights(r, "PRelu", Learned{slots_from(1)});
+  for (const char* op : {"Add", "Sub", "Mul", "Div"}) weights(r, op, ElementwiseParams{});
 }
 
 }  // namespace flopwise

@@ -355,6 +355,10 @@ void register_linalg_ops(OpRegistry& r) {
   for (const char* op : {"MatMul", "Gemm"})
     train(r, op, TrainBackward::products, TrainKeeps::other_operand, TrainAutocast::low);
   train(r, "Einsum", TrainBackward::products_of_two, TrainKeeps::other_operand, TrainAutocast::low);
+  // Weight facts (flopwise/ops.h, WeightFacts): any operand may be a weight; MatMul and Gemm are the
+  // products tensor parallelism splits.
+  for (const char* op : {"MatMul", "Gemm"}) weights(r, op, Learned{kAllSlots}, Linear{});
+  weights(r, "Einsum", Learned{kAllSlots});
 }
 
 }  // namespace flopwise

@@ -187,6 +187,14 @@ void register_norm_ops(OpRegistry& r) {
   for (const char* op : {"GroupNormalization", "LpNormalization"}) train(r, op, TrainAutocast::fp32);
   for (const char* op : {"Softmax", "LogSoftmax"}) train(r, op, TrainKeeps::result, TrainAutocast::fp32);
   train(r, "Dropout", TrainKeeps::mask, TrainForward::dropout);
+  // Weight facts (flopwise/ops.h, WeightFacts): scale and bias; BatchNormalization's running mean and
+  // var are buffers. All but InstanceNormalization normalise over the features a tensor-parallel split cuts.
+  weights(r, "BatchNormalization", Learned{slots({1, 2})}, Buffers{slots({3, 4})}, NeedsWhole{});
+  for (const char* op : {"LayerNormalization", "GroupNormalization"})
+    weights(r, op, Learned{slots_from(1)}, NeedsWhole{});
+  weights(r, "InstanceNormalization", Learned{slots_from(1)});
+  // ONNX's RMSNormalization (opset 23) has no record (its nodes are unsupported), but its scale is a weight.
+  unrecorded_weights(r, "", "RMSNormalization", Learned{slots_from(1)}, NeedsWhole{});
 }
 
 }  // namespace flopwise

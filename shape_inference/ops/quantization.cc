@@ -337,6 +337,42 @@ OpCost cost_qlinear_conv(const CostContext& c) {
   return cost_contraction(conv_macs(c, 3), extra);
 }
 
+// MatMulNBits' packed B holds N*K weights (its attributes), `bits` each in blocks along K.
+Count packed_nbits_weights(const Node& n, const Value&) {
+  return Count{n.attr_i("N", 0)} * Count{n.attr_i("K", 0)};
+}
+
+// GatherBlockQuantized's table: uint8 holds 8/bits weights a byte; int4/uint4 elements are the weights.
+Count packed_table_weights(const Node& n, const Value& table) {
+  const int64_t bits = n.attr_i("bits", 4);
+  const int64_t per_byte = table.dtype == DType::UInt8 && bits > 0 && 8 % bits == 0 ? 8 / bits : 1;
+  return table.shape.numel_count() * Count{per_byte};
+}
+
+// Weight facts (flopwise/ops.h, WeightFacts): the quantised values and int32 biases among each quantised op's
+// inputs (its scales and zero points describe the encoding), and the packed low-bit weights.
+void quantised_weights(OpRegistry& r) {
+  for (const char* domain : {"", "com.microsoft"}) {
+    weights_in(r, domain, "DequantizeLinear", Quantised{slots({0})});
+    weights_in(r, domain, "QuantizeLinear", Quantised{});
+  }
+  weights(r, "DynamicQuantizeLinear", Quantised{});
+  for (const char* op : {"ConvInteger", "MatMulInteger"}) weights(r, op, Quantised{slots({0, 1})});
+  weights(r, "QLinearConv", Quantised{slots({0, 3, 8})});
+  weights(r, "QLinearMatMul", Quantised{slots({0, 3})});
+  weights_in(r, "com.microsoft", "MatMulNBits", Packed{1, slots({2, 3, 4}), packed_nbits_weights});
+  weights_in(r, "com.microsoft", "GatherBlockQuantized", Packed{0, slots({2, 3}), packed_table_weights});
+  // ONNX Runtime's quantised contrib ops, which have no record (their nodes are unsupported).
+  const char* ms = "com.microsoft";
+  unrecorded_weights(r, ms, "QGemm", Quantised{slots({0, 3, 6})});
+  unrecorded_weights(r, ms, "MatMulIntegerToFloat", Quantised{slots({0, 1, 6})});
+  unrecorded_weights(r, ms, "DynamicQuantizeMatMul", Quantised{slots({0, 1, 4})}, Int8Products{});
+  for (const char* op : {"QLinearAdd", "QLinearMul"}) unrecorded_weights(r, ms, op, Quantised{slots({0, 3})});
+  for (const char* op : {"QLinearConcat", "QLinearSigmoid", "QLinearLeakyRelu", "QLinearAveragePool",
+                         "QLinearGlobalAveragePool"})
+    unrecorded_weights(r, ms, op, Quantised{});
+}
+
 }  // namespace
 
 void register_quantization_ops(OpRegistry& r) {
@@ -365,6 +401,7 @@ void register_quantization_ops(OpRegistry& r) {
   reg(r, "QLinearConv", 10, 0,
       "2*MACs (integer MACs = out * C/group * prod(kernel)) + bias + 2 per output element (requantize)",
       infer_qlinear_conv, cost_qlinear_conv);
+  quantised_weights(r);
 }
 
 }  // namespace flopwise

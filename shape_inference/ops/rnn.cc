@@ -160,6 +160,8 @@ void register_rnn_ops(OpRegistry& r) {
   for (const char* op : {"LSTM", "GRU"})
     train(r, op, TrainBackward::recurrent, TrainKeeps::gated_cells, TrainAutocast::low);
   train(r, "RNN", TrainBackward::recurrent, TrainKeeps::rnn_cells, TrainAutocast::low);
+  // Weight facts (flopwise/ops.h, WeightFacts): W, R, B and the peepholes P.
+  for (const char* op : {"RNN", "GRU", "LSTM"}) weights(r, op, Learned{slots({1, 2, 3, 7})});
 }
 
 }  // namespace flopwise

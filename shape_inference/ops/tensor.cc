@@ -846,6 +846,8 @@ void register_tensor_ops(OpRegistry& r) {
   train(r, "Gather", TrainKeeps::indices_in, MovesElements{});
   for (const char* op : {"GatherElements", "GatherND"}) train(r, op, TrainKeeps::indices_in);
   for (const char* op : {"Pad", "Tile"}) train(r, op, TrainKeeps::nothing);
+  // Weight facts (flopwise/ops.h, WeightFacts): an embedding table.
+  weights(r, "Gather", Learned{slots({0})});
 }
 
 }  // namespace flopwise

@@ -5,6 +5,7 @@
 #include <deque>
 
 #include "flopwise/moe.h"
+#include "flopwise/ops.h"
 #include "flopwise/parallel.h"
 
 namespace flopwise {
@@ -43,20 +44,23 @@ bool from_graph_input(const Graph& g, int vi, int depth = 0) {
   return layout_only(p) && !p.inputs.empty() && from_graph_input(g, p.inputs[0], depth + 1);
 }
 
-// The weight slot of a weighted product (MatMul, Gemm): its one weight operand; -1 for another node.
+// The weight slot of a weighted product (WeightFacts::linear: MatMul, Gemm): its one weight operand; -1 for
+// another node.
 int weight_slot(const Graph& g, const Node& n) {
-  if (!onnx_op(n, "MatMul") && !onnx_op(n, "Gemm")) return -1;
-  if (n.inputs.size() < 2) return -1;
+  const WeightFacts* w = OpRegistry::instance().weights(n.domain, n.op);
+  if (!w || !w->linear || n.inputs.size() < 2) return -1;
   const bool w0 = is_weight(g, n.inputs[0]), w1 = is_weight(g, n.inputs[1]);
   return w1 && !w0 ? 1 : w0 && !w1 ? 0 : -1;
 }
 
-// Ops that need the whole of a split tensor's features (a norm over the hidden dim): a split input is
-// gathered.
+// Ops that need the whole of a split tensor's features (WeightFacts::needs_whole: a norm over the hidden
+// dim): a split input is gathered. An op with no facts in its domain takes its name's in another (the rule
+// these facts replaced matched the names in any domain).
 bool needs_whole(const Node& n) {
-  static const char* ops[] = {"LayerNormalization",     "SimplifiedLayerNormalization", "RMSNormalization",
-                              "SkipLayerNormalization", "BatchNormalization",           "GroupNormalization"};
-  return std::any_of(std::begin(ops), std::end(ops), [&](const char* op) { return n.op == op; });
+  const OpRegistry& r = OpRegistry::instance();
+  const WeightFacts* w = r.weights(n.domain, n.op);
+  if (!w) w = r.weights_in_any_domain(n.op);
+  return w && w->needs_whole;
 }
 
 struct Graphs {

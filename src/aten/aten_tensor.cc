@@ -437,39 +437,47 @@ bool lower_pad(AtenLowerer& L, const Node* n, const std::string& op) {
   return true;
 }
 
-// Creation: zeros/ones/full/empty/rand*(size), new_*(self, size), *_like(self), fill_(self, v), zero_.
-bool lower_creation(AtenLowerer& L, const Node* n, const std::string& op) {
+// Creation ops, by the kind their table row gives: where the shape comes from (size: zeros(size); new_size:
+// new_*(self, size), self's dtype unless one is given; like: *_like(self); fill: fill_(self, v) and
+// zero_(self), self's shape and dtype), and what the tensor holds (zeros: also empty and random draws, no
+// arithmetic of the model's; value: full's fill value, the argument after the size, or fill_'s v, a tensor of
+// which broadcasts).
+enum class ShapeFrom : uint8_t { size, new_size, like, fill };
+enum class Holds : uint8_t { zeros, ones, value };
+
+bool lower_creation_of(AtenLowerer& L, const Node* n, ShapeFrom from, Holds holds) {
   const AtenValue* o = n->output();
-  bool like = op.size() > 5 && op.compare(op.size() - 5, 5, "_like") == 0;
-  bool is_new = op.rfind("new_", 0) == 0;
-  bool fill = op == "fill" || op == "zero";
-  const JV* self = like || is_new || fill ? &L.in(n, 0) : nullptr;
+  const JV* self = from == ShapeFrom::size ? nullptr : &L.in(n, 0);
   int shape;
-  if (like || fill) {
+  if (from == ShapeFrom::like || from == ShapeFrom::fill) {
     int x = L.as_ir(*self);
     if (x < 0) return false;
     shape = L.emit_tmp(o, "shape", "Shape", {x});
   } else {
-    shape = L.pack_ints(L.in(n, is_new ? 1 : 0));
+    shape = L.pack_ints(L.in(n, from == ShapeFrom::new_size ? 1 : 0));
   }
   if (shape < 0) return false;
-  double v = op.find("ones") != std::string::npos ? 1.0 : 0.0;
-  if (op == "full" || op == "new_full" || op == "full_like" || op == "fill") {
-    auto x = L.known_num(L.in(n, 1));
-    if (op == "full" || op == "new_full") x = L.known_num(L.in(n, op == "full" ? 1 : 2));
+  double v = holds == Holds::ones ? 1.0 : 0.0;
+  if (holds == Holds::value) {
+    auto x = L.known_num(L.in(n, from == ShapeFrom::new_size ? 2 : 1));
     if (!x) {
-      if (op != "fill") return false;
+      if (from != ShapeFrom::fill) return false;
       // fill_(self, tensor value): self's shape, the value broadcast.
       L.emit_to(o, "Expand", {L.as_ir(L.in(n, 1)), shape});
       return true;
     }
     v = *x;
   }
-  DType t = fill ? L.facts(L.as_ir(*self)).dtype : creation_dtype(L, n, self);
+  DType t = from == ShapeFrom::fill ? L.facts(L.as_ir(*self)).dtype : creation_dtype(L, n, self);
   if (t == DType::Undefined) t = DType::Float32;
   if (!is_float(t) && !(std::fabs(v) <= 9.0e18)) return false;  // nan, inf, past int64: torch refuses too
   L.emit_to(o, "ConstantOfShape", {shape}, {{"value", tensor_value(t, v)}});
   return true;
+}
+
+template <ShapeFrom from, Holds holds>
+bool lower_creation(AtenLowerer& L, const Node* n, const std::string&) {
+  return lower_creation_of(L, n, from, holds);
 }
 
 // Random draws shaped as self: bernoulli(self[, p]) and bernoulli_ (stochastic depth, dropout written by
@@ -852,10 +860,19 @@ void register_aten_tensor(AtenTable& t) {
   t.add({"constant_pad_nd", "pad", "reflection_pad1d", "reflection_pad2d", "reflection_pad3d",
          "replication_pad1d", "replication_pad2d", "replication_pad3d"},
         lower_pad);
-  t.add({"zeros",     "ones",       "full",      "empty",      "rand",           "randn",        "new_zeros",
-         "new_ones",  "new_full",   "new_empty", "zeros_like", "ones_like",      "full_like",    "empty_like",
-         "rand_like", "randn_like", "fill",      "zero",       "empty_permuted", "empty_strided"},
-        lower_creation);
+  t.add({"zeros", "empty", "rand", "randn", "empty_permuted", "empty_strided"},
+        lower_creation<ShapeFrom::size, Holds::zeros>);
+  t.add("ones", lower_creation<ShapeFrom::size, Holds::ones>);
+  t.add("full", lower_creation<ShapeFrom::size, Holds::value>);
+  t.add({"new_zeros", "new_empty"}, lower_creation<ShapeFrom::new_size, Holds::zeros>);
+  t.add("new_ones", lower_creation<ShapeFrom::new_size, Holds::ones>);
+  t.add("new_full", lower_creation<ShapeFrom::new_size, Holds::value>);
+  t.add({"zeros_like", "empty_like", "rand_like", "randn_like"},
+        lower_creation<ShapeFrom::like, Holds::zeros>);
+  t.add("ones_like", lower_creation<ShapeFrom::like, Holds::ones>);
+  t.add("full_like", lower_creation<ShapeFrom::like, Holds::value>);
+  t.add("zero", lower_creation<ShapeFrom::fill, Holds::zeros>);
+  t.add("fill", lower_creation<ShapeFrom::fill, Holds::value>);
   t.add("copy", lower_copy);
   t.add({"bernoulli", "uniform", "exponential", "random", "cauchy", "log_normal", "geometric"},
         lower_random_like);

@@ -165,11 +165,11 @@ DType mac_dtype_of(const Graph& g, const Node& n, const Count& macs) {
     return i < n.inputs.size() && n.inputs[i] >= 0 ? g.values[static_cast<size_t>(n.inputs[i])].dtype
                                                    : DType::Undefined;
   };
-  if (n.op == "DynamicQuantizeMatMul" && n.domain == "com.microsoft")
-    return DType::Int8;  // A quantised on the fly
-  if (const auto* q = quant_weight_slots(n); q && !q->empty()) {
+  const WeightFacts& w = weight_facts(n);
+  if (w.int8_products) return DType::Int8;  // A quantised on the fly
+  if (w.quantised && w.quant) {
     DType t = in_dtype(0);
-    return is_integer(t) ? eight_bit(t) : eight_bit(in_dtype((*q)[q->size() > 1 ? 1 : 0]));
+    return is_integer(t) ? eight_bit(t) : eight_bit(in_dtype(quant_operand_slot(w.quant)));
   }
   // QDQ: a product whose operands are all dequantised 8-bit tensors runs in int8 on a quantising runtime.
   size_t operands = 0, dq = 0;

@@ -1,91 +1,43 @@
-// src/cost/stored_tensors.cc — params and buffers among stored tensors (stored_tensors.h): quantised ops'
-// weight inputs, packed low-bit weights, the inputs where layers keep weights, weights reached through
-// layout-only ops, and a decided If's branch.
+// src/cost/stored_tensors.cc — params and buffers among stored tensors (stored_tensors.h), by the weight
+// facts on each op's record (flopwise/ops.h, WeightFacts): quantised ops' weight inputs, packed low-bit
+// weights, the inputs where layers keep weights, weights reached through layout-only ops, and a decided If's
+// branch.
 #include "flopwise/stored_tensors.h"
 
 #include <algorithm>
-#include <functional>
-#include <map>
 
 #include "flopwise/cost.h"
+#include "flopwise/ops.h"
 
 namespace flopwise::cost_detail {
 
-const std::vector<size_t>* quant_weight_slots(const Node& n) {
-  static const std::map<std::string, std::vector<size_t>, std::less<>> table = {
-      {"DequantizeLinear", {0}},
-      {"QuantizeLinear", {}},
-      {"DynamicQuantizeLinear", {}},
-      {"ConvInteger", {0, 1}},
-      {"MatMulInteger", {0, 1}},
-      {"QLinearConv", {0, 3, 8}},
-      {"QLinearMatMul", {0, 3}},
-      {"com.microsoft::DequantizeLinear", {0}},
-      {"com.microsoft::QuantizeLinear", {}},
-      {"com.microsoft::QGemm", {0, 3, 6}},
-      {"com.microsoft::MatMulIntegerToFloat", {0, 1, 6}},
-      {"com.microsoft::DynamicQuantizeMatMul", {0, 1, 4}},
-      {"com.microsoft::QLinearAdd", {0, 3}},
-      {"com.microsoft::QLinearMul", {0, 3}},
-      {"com.microsoft::QLinearConcat", {}},
-      {"com.microsoft::QLinearSigmoid", {}},
-      {"com.microsoft::QLinearLeakyRelu", {}},
-      {"com.microsoft::QLinearAveragePool", {}},
-      {"com.microsoft::QLinearGlobalAveragePool", {}},
-  };
-  const std::string& op = n.op;  // most nodes are not quantised: no key built for them
-  if (op.find("uant") == std::string::npos && op.find("Integer") == std::string::npos &&
-      op.rfind("QLinear", 0) != 0 && op != "QGemm")
-    return nullptr;
-  auto it = table.find(op_key(n));
-  return it == table.end() ? nullptr : &it->second;
+const WeightFacts& weight_facts(const Node& n) {
+  static const WeightFacts none;
+  const WeightFacts* w = OpRegistry::instance().weights(n.domain, n.op);
+  return w ? *w : none;
 }
 
-const PackedWeight* packed_weight(const Node& user) {
-  static const std::map<std::string, PackedWeight, std::less<>> table = {
-      {"MatMulNBits",
-       {1,
-        {2, 3, 4},
-        [](const Node& n, const Value&) { return Count{n.attr_i("N", 0)} * Count{n.attr_i("K", 0)}; }}},
-      {"GatherBlockQuantized",
-       {0,
-        {2, 3},
-        [](const Node& n,
-           const Value& table) {  // uint8 holds 8/bits weights a byte; int4/uint4 are the weights
-          const int64_t bits = n.attr_i("bits", 4);
-          const int64_t per_byte = table.dtype == DType::UInt8 && bits > 0 && 8 % bits == 0 ? 8 / bits : 1;
-          return table.shape.numel_count() * Count{per_byte};
-        }}},
-  };
-  if (user.domain != "com.microsoft") return nullptr;
-  auto it = table.find(user.op);
-  return it == table.end() ? nullptr : &it->second;
+SlotMask learned_slots(const Node& n) {
+  static constexpr std::string_view kMicrosoft = "com.microsoft";
+  const OpRegistry& r = OpRegistry::instance();
+  const WeightFacts* w = r.weights(n.domain, n.op);
+  if (!w && (n.domain.empty() || n.domain == kMicrosoft))
+    w = r.weights(n.domain.empty() ? kMicrosoft : "", n.op);
+  return w ? w->learned : 0;
+}
+
+size_t quant_operand_slot(SlotMask quant) {
+  const SlotMask rest = quant & (quant - 1);  // without its first slot
+  return static_cast<size_t>(__builtin_ctzll(rest ? rest : quant));
 }
 
 std::optional<Count> packed_weight_elements(const Node& user, size_t slot, const Value& packed) {
-  const PackedWeight* p = packed_weight(user);
-  if (!p || p->slot != slot) return std::nullopt;
-  return p->logical(user, packed);
+  const WeightFacts& w = weight_facts(user);
+  if (!w.packed_weights || w.packed_slot != static_cast<int>(slot)) return std::nullopt;
+  return w.packed_weights(user, packed);
 }
 
 namespace {
-
-// Where a layer keeps its learned tensors: a float Constant node's output there is a weight (Paddle2ONNX
-// stores every weight as a Constant node, no initializers).
-bool weight_slot(const Node& n, size_t slot) {
-  if (!n.domain.empty() && n.domain != "com.microsoft") return false;
-  const std::string& op = n.op;
-  if (op == "Conv" || op == "ConvTranspose" || op == "PRelu") return slot >= 1;
-  if (op == "Gemm" || op == "MatMul" || op == "Einsum" || op == "FusedMatMul") return true;
-  if (op == "BatchNormalization") return slot == 1 || slot == 2;
-  if (op == "LayerNormalization" || op == "InstanceNormalization" || op == "GroupNormalization" ||
-      op == "SimplifiedLayerNormalization" || op == "SkipLayerNormalization" ||
-      op == "SkipSimplifiedLayerNormalization" || op == "RMSNormalization")
-    return slot >= 1;
-  if (op == "Gather") return slot == 0;  // an embedding table
-  if (op == "LSTM" || op == "GRU" || op == "RNN") return slot == 1 || slot == 2 || slot == 3 || slot == 7;
-  return false;
-}
 
 bool is_constant_node_output(const Graph& g, const Value& v) {
   if (v.is_initializer || v.producer < 0 || static_cast<size_t>(v.producer) >= g.nodes.size()) return false;
@@ -166,10 +118,12 @@ void WeightSources::mark(const Graph& g0, int root) {
 
 void WeightSources::scan(const Graph& g) {
   for (const Node& n : g.nodes) {
-    if (passed(g, n).empty()) {  // a layout op is a link of a chain, not its end
+    const SlotMask learned =
+        passed(g, n).empty() ? learned_slots(n) : 0;  // a layout op is a link, not an end
+    if (learned) {
       for (size_t s = 0; s < n.inputs.size(); ++s) {
         const int vi = n.inputs[s];
-        if (vi < 0 || !weight_slot(n, s) || is_stored(g, g.values[static_cast<size_t>(vi)])) continue;
+        if (vi < 0 || !has_slot(learned, s) || is_stored(g, g.values[static_cast<size_t>(vi)])) continue;
         if (rooted(g, vi, 0)) mark(g, vi);
       }
     }
@@ -213,25 +167,25 @@ Role stored_role(const Graph& g, const Value& v, const Node& user, size_t slot, 
   if (!is_stored(g, v)) return Role::None;
   if (v.is_buffer) return Role::Buffer;
   if (v.is_parameter) return Role::Param;
-  if (const PackedWeight* p = packed_weight(user)) {
-    if (slot == p->slot) return Role::Param;
-    if (std::find(p->encoding.begin(), p->encoding.end(), slot) != p->encoding.end()) return Role::None;
+  const WeightFacts& w = weight_facts(user);
+  if (w.packed_slot >= 0) {
+    if (slot == static_cast<size_t>(w.packed_slot)) return Role::Param;
+    if (has_slot(w.packed_encoding, slot)) return Role::None;
   }
-  if (const auto* q = quant_weight_slots(user))
-    return std::find(q->begin(), q->end(), slot) != q->end() ? Role::Param : Role::None;
+  if (w.quantised) return has_slot(w.quant, slot) ? Role::Param : Role::None;
   if (!is_float(t.dtype)) return Role::None;
-  if (user.op == "BatchNormalization" && user.domain.empty() && (slot == 3 || slot == 4)) return Role::Buffer;
+  if (has_slot(w.buffers, slot)) return Role::Buffer;
   // A scalar (an epsilon, a quantizer's scale, tf2onnx's folded constants) is a param only where a layer
   // keeps a weight.
-  if (t.shape.rank_known && t.shape.rank() == 0 && !weight_slot(user, slot)) return Role::None;
+  const bool scalar = t.shape.rank_known && t.shape.rank() == 0;
+  if (scalar && !has_slot(learned_slots(user), slot)) return Role::None;
   if (v.is_initializer) return Role::Param;
   // A Constant: a weight where a layer keeps one, directly or through layout-only ops (WeightSources), or a
   // tensor (not a scalar) applied elementwise to activations (a decomposed norm's scale and shift, a Linear's
   // bias add).
-  if (!t.shape.rank_known || t.shape.rank() == 0) return Role::None;
-  if (weight_slot(user, slot) || sources.is_source(v)) return Role::Param;
-  if ((user.op == "Add" || user.op == "Mul" || user.op == "Sub" || user.op == "Div") && user.domain.empty() &&
-      user.inputs.size() == 2) {
+  if (!t.shape.rank_known || scalar) return Role::None;
+  if (has_slot(learned_slots(user), slot) || sources.is_source(v)) return Role::Param;
+  if (w.elementwise_params && user.inputs.size() == 2) {
     const Count n = t.shape.numel_count();
     const int other = user.inputs[1 - std::min<size_t>(slot, 1)];
     if (!n.known || n.v < 2 || other < 0) return Role::None;
