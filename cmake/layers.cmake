@@ -19,7 +19,7 @@ set(FLOPWISE_LAYER_importers_HEADERS onnx_import.h pt2_import.h)
 set(FLOPWISE_LAYER_cost_DIRS src/cost)
 set(FLOPWISE_LAYER_cost_HEADERS attention.h convention.h cost.h stored_tensors.h)
 set(FLOPWISE_LAYER_analyses_DIRS src/pipeline src/analysis src/diff)
-set(FLOPWISE_LAYER_analyses_HEADERS analyse.h budget.h calibration.h diff.h llm.h moe.h parallel.h peak_memory.h rational_poly.h
+set(FLOPWISE_LAYER_analyses_HEADERS analysed_report.h analyse.h budget.h calibration.h diff.h llm.h moe.h parallel.h peak_memory.h rational_poly.h
     roofline.h sweep.h training.h verify.h)
 # Measured time: traces, runtime profiles, the calibration fit, the run join.
 set(FLOPWISE_LAYER_measured_DIRS src/measured)
