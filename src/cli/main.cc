@@ -173,7 +173,7 @@ int run(const Options& o) {
   }
   const std::optional<fw::KvCache>& kv = plan.kv;
   const std::string& phase_note = plan.note;
-  auto reanalyse = [&](const fw::Bindings& extra) {
+  auto reanalyse = [&](const fw::Bindings& extra) -> fw::Report {  // a step's or a sweep point's costs
     fw::InferOptions at = io;
     for (const auto& d : extra) at.dims.push_back(d);
     return analyse(at, copts).report;
