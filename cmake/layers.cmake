@@ -1,7 +1,8 @@
 # cmake/layers.cmake — the layers of flopwise and the rule between them (ARCHITECTURE.md): a file may include
-# the public headers of its own layer and of the layers below it, never of one above. The configure step
-# runs flopwise_check_layers() and stops at the first violation; `cmake -DROOT=DIR -P cmake/layers.cmake`
-# checks a tree on its own (the test tests/layers_test.sh runs it on a copy with a violation put in).
+# the public headers of its own layer and of the layers below it, never of one above, nor forward-declare a
+# type one above defines. The configure step runs flopwise_check_layers() and stops at the first violation;
+# `cmake -DROOT=DIR -P cmake/layers.cmake` checks a tree on its own (the test tests/layers_test.sh runs it on
+# a copy with a violation put in).
 #
 # Layers, lowest first: each with the folders whose files belong to it and the public headers it declares.
 set(FLOPWISE_LAYERS ir shape aten importers cost analyses measured writers commands)
@@ -19,7 +20,7 @@ set(FLOPWISE_LAYER_importers_HEADERS onnx_import.h pt2_import.h)
 set(FLOPWISE_LAYER_cost_DIRS src/cost)
 set(FLOPWISE_LAYER_cost_HEADERS attention.h convention.h cost.h stored_tensors.h)
 set(FLOPWISE_LAYER_analyses_DIRS src/pipeline src/analysis src/diff)
-set(FLOPWISE_LAYER_analyses_HEADERS analyse.h budget.h calibration.h diff.h llm.h moe.h parallel.h peak_memory.h rational_poly.h
+set(FLOPWISE_LAYER_analyses_HEADERS analysed_report.h analyse.h budget.h calibration.h diff.h llm.h moe.h parallel.h peak_memory.h rational_poly.h
     roofline.h sweep.h training.h verify.h)
 # Measured time: traces, runtime profiles, the calibration fit, the run join.
 set(FLOPWISE_LAYER_measured_DIRS src/measured)
@@ -37,6 +38,27 @@ function(flopwise_check_layers root)
     foreach(h IN LISTS FLOPWISE_LAYER_${layer}_HEADERS)
       set(_rank_${h} ${rank})
       set(_layer_${h} ${layer})
+    endforeach()
+    math(EXPR rank "${rank} + 1")
+  endforeach()
+  # type -> rank: the types the public headers define (`struct X {`, `class X : ...`), each at the lowest layer
+  # defining one of its name. Forward-declaring a higher layer's type (`struct X;`) is the same dependency as
+  # including its header, and is refused too.
+  set(rank 0)
+  foreach(layer IN LISTS FLOPWISE_LAYERS)
+    foreach(h IN LISTS FLOPWISE_LAYER_${layer}_HEADERS)
+      if(EXISTS ${root}/include/flopwise/${h})
+        file(STRINGS ${root}/include/flopwise/${h} defs REGEX "^(struct|class) [A-Za-z_0-9]+[ :{]")
+      else()
+        set(defs)
+      endif()
+      foreach(line IN LISTS defs)
+        string(REGEX REPLACE "^(struct|class) ([A-Za-z_0-9]+).*" "\\2" t "${line}")
+        if(NOT DEFINED _type_rank_${t})
+          set(_type_rank_${t} ${rank})
+          set(_type_of_${t} "${layer} (flopwise/${h})")
+        endif()
+      endforeach()
     endforeach()
     math(EXPR rank "${rank} + 1")
   endforeach()
@@ -58,6 +80,15 @@ function(flopwise_check_layers root)
       list(APPEND files ${root}/include/flopwise/${h})
     endforeach()
     foreach(file IN LISTS files)
+      file(STRINGS ${file} names REGEX "^(struct|class) [A-Za-z_0-9]+;")
+      foreach(line IN LISTS names)
+        string(REGEX REPLACE "^(struct|class) ([A-Za-z_0-9]+);.*" "\\2" t "${line}")
+        if(DEFINED _type_rank_${t} AND _type_rank_${t} GREATER rank)
+          file(RELATIVE_PATH rel ${root} ${file})
+          message(FATAL_ERROR "layers: ${rel} (layer ${layer}) declares ${t} of the higher layer ${_type_of_${t}}; "
+                              "the order is ${FLOPWISE_LAYERS} (ARCHITECTURE.md)")
+        endif()
+      endforeach()
       file(STRINGS ${file} includes REGEX "^#include \"flopwise/[a-z_0-9]+\\.h\"")
       foreach(line IN LISTS includes)
         string(REGEX REPLACE "^#include \"flopwise/([a-z_0-9]+\\.h)\".*" "\\1" h "${line}")

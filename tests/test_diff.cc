@@ -299,7 +299,7 @@ TEST_CASE("diff: output shape changes and bad input") {
 
 TEST_CASE("diff: the report reader round-trips totals, scopes and op types") {
   json r = run_json("\"" + model("resnet18.onnx") + "\" --dim batch=1 --format json");
-  flopwise::Report rep = flopwise::parse_report_json(r.dump(), "r18.json");
+  flopwise::AnalysedReport rep = flopwise::parse_report_json(r.dump(), "r18.json");
   CHECK(rep.totals.macs.v == r.at("totals").at("macs").get<int64_t>());
   CHECK(rep.op_types.size() == r.at("op_types").size());
   CHECK(rep.nodes.size() == r.at("nodes").size());
@@ -382,8 +382,8 @@ TEST_CASE("diff: 1000 renamed, shifted blocks align completely by table, by Myer
   REQUIRE(jb.code == 0);
   json ra = json::parse(ja.out), rb = json::parse(jb.out);
   // The diff of the saved reports (what `flopwise diff a.json b.json` computes).
-  flopwise::Report a = flopwise::parse_report_json(ja.out, "blocks.json");
-  flopwise::Report b = flopwise::parse_report_json(jb.out, "layers.json");
+  flopwise::AnalysedReport a = flopwise::parse_report_json(ja.out, "blocks.json");
+  flopwise::AnalysedReport b = flopwise::parse_report_json(jb.out, "layers.json");
   auto diff = [&](int64_t cells) {
     flopwise::DiffOptions o;
     o.exact_align_cells = cells;
@@ -414,8 +414,8 @@ namespace {
 
 // A report whose root has one child scope per entry of `ops`, "PREFIX<i>", holding one node of op
 // "Op<ops[i]>" and params i + 1.
-flopwise::Report flat_report(const std::vector<int>& ops, const std::string& prefix) {
-  flopwise::Report r;
+flopwise::AnalysedReport flat_report(const std::vector<int>& ops, const std::string& prefix) {
+  flopwise::AnalysedReport r;
   r.scopes = std::make_unique<flopwise::ScopeNode>();
   for (size_t i = 0; i < ops.size(); ++i) {
     auto c = std::make_unique<flopwise::ScopeNode>();

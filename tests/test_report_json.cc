@@ -9,6 +9,7 @@
 #include <string>
 
 #include "cli_util.h"
+#include "flopwise/analysed_report.h"
 #include "flopwise/cost.h"
 #include "flopwise/infer.h"
 #include "flopwise/json_text.h"
@@ -166,15 +167,15 @@ std::string report(const flopwise::Report& r) {
 }
 }  // namespace dom
 
-std::string streamed(const flopwise::Report& r) {
+std::string streamed(const flopwise::AnalysedReport& r) {
   std::ostringstream os;
   flopwise::write_json(os, r);
   return os.str();
 }
 
-flopwise::Report report_of(flopwise::Model&& m, const flopwise::InferOptions& opts = {}) {
+flopwise::AnalysedReport report_of(flopwise::Model&& m, const flopwise::InferOptions& opts = {}) {
   flopwise::InferResult ir = flopwise::infer_shapes(m, opts);
-  return flopwise::build_report(m, std::move(ir));
+  return flopwise::AnalysedReport(flopwise::build_report(m, std::move(ir)));
 }
 
 // x [batch, 4] -> MatMul(W 4x3) -> Relu -> my.ops::Custom (no shape function), with node and value
@@ -292,7 +293,7 @@ TEST_CASE("json report: streamed output is byte-identical to the DOM dump on eve
     CAPTURE(name);
     const std::string path = fwtest::model_path(std::string(name) + ".onnx");
     // Unbound: symbolic counts and dims; bound: integers.
-    flopwise::Report r = report_of(flopwise::import_onnx_file(path));
+    flopwise::AnalysedReport r = report_of(flopwise::import_onnx_file(path));
     CHECK(streamed(r) == dom::report(r));
     flopwise::InferOptions bound;
     bound.dims = {{"batch", 2}, {"seq", 9}};
@@ -302,7 +303,7 @@ TEST_CASE("json report: streamed output is byte-identical to the DOM dump on eve
 }
 
 TEST_CASE("json report: names that need escaping; the documented structure") {
-  flopwise::Report r = report_of(awkward_model(false));
+  flopwise::AnalysedReport r = report_of(awkward_model(false));
   const std::string out = streamed(r);
   CHECK(out == dom::report(r));
   nlohmann::ordered_json j = nlohmann::ordered_json::parse(out);
@@ -343,7 +344,7 @@ TEST_CASE("json report: names that need escaping; the documented structure") {
 }
 
 TEST_CASE("json report: bytes that are not UTF-8 become U+FFFD; the report is still written") {
-  flopwise::Report r = report_of(awkward_model(true));
+  flopwise::AnalysedReport r = report_of(awkward_model(true));
   CHECK_THROWS_AS(dom::report(r), nlohmann::json::type_error);  // the DOM dump refused the whole report
   std::string out;
   REQUIRE_NOTHROW(out = streamed(r));

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "flopwise/analysed_report.h"
 #include "flopwise/convention.h"
 #include "flopwise/cost.h"
 #include "flopwise/infer.h"
@@ -29,7 +30,7 @@ Model load_model(const std::string& path, const Pins& pins);
 struct Analysis {
   std::shared_ptr<Model> model;  // the inferred IR (for callers that need graph facts beyond the report)
   InferResult inferred;          // the shape pass's warnings and unsupported ops (already in `report`)
-  Report report;
+  AnalysedReport report;  // the costs, a mixture-of-experts model's MoE summary; the command adds the rest
 };
 
 // A model file read and parsed once, for any number of analyses: each binds its pins on a copy of the model,
@@ -54,8 +55,8 @@ bool accepts(const LoadedModel& loaded, const Pins& pins);
 // input shapes (--input) at load; dims and values (--dim, --value) apply to the IR for both formats. A --dim
 // on a declared alias (past_plus_seq) or on a data-dependent size is solved with a second shape pass, and a
 // --value pin that changes no shape is warned of (a pass without it). A mixture-of-experts model also gets
-// its activated counts (Report::moe). Throws UsageError where !accepts(loaded, pins), and for pins the model
-// refuses.
+// its activated counts (AnalysedReport::moe). Throws UsageError where !accepts(loaded, pins), and for pins
+// the model refuses.
 Analysis analyse(const LoadedModel& loaded, const Pins& pins, const Convention& conv,
                  const CostOptions& opts = {});
 

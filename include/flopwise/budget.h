@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "flopwise/analysed_report.h"
 #include "flopwise/cost.h"
 #include "flopwise/infer.h"
 #include "flopwise/llm.h"
@@ -82,17 +83,17 @@ Budget read_budget_file(const std::string& path);
 // Scopes: params, macs, flops, memory_bytes, activation_bytes.
 extern const char* const kTotalQuantities[6];
 extern const char* const kScopeQuantities[5];
-// [limits] on the report's LLM section (Report::llm; README: Budgets): kv_bytes_per_token (the KV cache's
-// growth per token at the variant's dims), kv_bytes_end, generation_macs, generation_flops and
+// [limits] on the report's LLM section (AnalysedReport::llm; README: Budgets): kv_bytes_per_token (the KV
+// cache's growth per token at the variant's dims), kv_bytes_end, generation_macs, generation_flops and
 // generation_memory_bytes (a generation's: the last four need [llm] prompt and generate).
 extern const char* const kLlmQuantities[5];
-// [limits] on the training step (Report::training, flopwise --train): train_backward_macs,
+// [limits] on the training step (AnalysedReport::training, flopwise --train): train_backward_macs,
 // train_backward_flops, trainable_params, saved_activation_bytes, optimizer_state_bytes,
 // memory_estimate_bytes (at the variant's dims: "the step fits 24 GB at batch 32"). The step is the one
 // [train] describes, or --train's defaults without it.
 extern const char* const kTrainQuantities[6];
-// [limits] on the cost per GPU at scale (Report::parallel, flopwise --parallel; the largest over its ranks):
-// parallel_peak_bytes, parallel_model_states_bytes, parallel_activation_bytes, parallel_params, and
+// [limits] on the cost per GPU at scale (AnalysedReport::parallel, flopwise --parallel; the largest over its
+// ranks): parallel_peak_bytes, parallel_model_states_bytes, parallel_activation_bytes, parallel_params, and
 // parallel_comm_bytes (the bytes one rank sends in a step, every collective's). The spec is [parallel]'s.
 extern const char* const kParallelQuantities[5];
 
@@ -107,11 +108,11 @@ std::map<std::string, ActivationFigure> activation_bytes(const Model& model);
 
 // What a check looks at for one variant.
 struct CheckSubject {
-  Report report;
+  AnalysedReport report;
   std::optional<std::map<std::string, ActivationFigure>> activation;  // absent for a saved report
 };
 // `llm`: null when the variant needs no LLM section; else the request (perhaps neither phase nor generation:
-// an LLM limit only needs the cache) whose section the returned report must carry (Report::llm).
+// an LLM limit only needs the cache) whose section the returned report must carry (AnalysedReport::llm).
 using Analyse = std::function<CheckSubject(const InferOptions& pins, const LlmRequest* llm)>;
 
 struct CheckRow {
@@ -135,7 +136,7 @@ struct CheckResult {
 };
 
 // Reads a saved JSON report (a baseline): flopwise/report_io.h's read_report_json, given by the command.
-using ReadSaved = std::function<Report(const std::string& path)>;
+using ReadSaved = std::function<AnalysedReport(const std::string& path)>;
 
 // Merges pins (the budget's top level, then `cli`, then the variant's own), analyses each variant
 // and evaluates every limit. Throws InputError for an unreadable baseline.

@@ -14,16 +14,9 @@
 
 namespace flopwise {
 
-struct Convention;
-struct RooflineReport;
-struct PeakMemory;
-struct CausalDiscount;
-struct MoeSummary;
-struct LlmSection;
-struct TrainingReport;
-struct LatencyPrediction;
-struct ParallelReport;
-struct BodyWork;  // flopwise/ops.h
+struct Convention;      // flopwise/convention.h
+struct CausalDiscount;  // flopwise/attention.h
+struct BodyWork;        // flopwise/ops.h
 
 // Counting options a user asks for; the defaults count the graph as written.
 struct CostOptions {
@@ -109,6 +102,8 @@ struct OpTypeReport {
   Count macs, flops, params, memory_bytes;
 };
 
+// What the cost pass computes, and nothing of the analyses above it: the report a command writes is an
+// AnalysedReport (flopwise/analysed_report.h), this with their results.
 struct Report {
   StringArena strings;  // the characters of `nodes`' names, op types, scopes and output names
   std::string path, format, producer;
@@ -135,15 +130,8 @@ struct Report {
   // MACs by precision are in by_dtype, and a roofline bounds each at its own precision. A node whose counts
   // are no one body's (flopwise/ops.h, OpCost::body) has none.
   std::map<size_t, std::shared_ptr<const std::vector<BodyWork>>> body_work;
-  std::vector<std::string> notes;                  // what the report is of, set by the caller (an LLM phase)
-  std::shared_ptr<const RooflineReport> roofline;  // with --hardware (flopwise/roofline.h)
-  std::shared_ptr<const PeakMemory> peak_memory;   // with --peak-memory (flopwise/peak_memory.h)
-  std::shared_ptr<const CausalDiscount> causal;    // with --causal (flopwise/attention.h)
-  std::shared_ptr<const MoeSummary> moe;  // a mixture-of-experts model's activated counts (flopwise/moe.h)
-  std::shared_ptr<const LlmSection> llm;  // with --phase or --prompt/--generate (flopwise/llm.h)
-  std::shared_ptr<const TrainingReport> training;       // with --train (flopwise/training.h)
-  std::shared_ptr<const LatencyPrediction> prediction;  // with --predict (flopwise/calibration.h)
-  std::shared_ptr<const ParallelReport> parallel;       // with --parallel (flopwise/parallel.h)
+  std::vector<std::string> notes;                // what the report is of, set by the caller (an LLM phase)
+  std::shared_ptr<const CausalDiscount> causal;  // with --causal (CostOptions::causal)
   bool has_unknown_cost() const;
 };
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "flopwise/analysed_report.h"
 #include "flopwise/cost.h"
 
 namespace flopwise {
@@ -71,7 +72,7 @@ struct DiffOptions {
 // approximated in near-linear time (Myers in bounded chunks, then anchors: k-th occurrences of a
 // signature paired, their longest increasing chain kept) and a warning names the parent scopes.
 // Only which scopes pair up is approximate: totals and every entry's figures and deltas are exact.
-Diff diff_reports(const Report& a, const Report& b, const DiffOptions& opts = {});
+Diff diff_reports(const AnalysedReport& a, const AnalysedReport& b, const DiffOptions& opts = {});
 
 struct DiffFormatOptions {
   int top = -1;  // entries per section; -1: all (JSON) / 20 (text, markdown)

@@ -12,7 +12,7 @@
 
 namespace flopwise {
 
-struct Report;
+struct AnalysedReport;
 struct TextOptions;
 
 enum class OutputFormat { Text, Json, Csv, Markdown, Html, Netron };
@@ -75,7 +75,7 @@ class FormatTable {
 };
 
 // The static report's writers (flopwise/writers.h), for the CLI and the Python module.
-using ReportWriter = void (*)(std::ostream& os, const Report& r, const TextOptions& opts);
+using ReportWriter = void (*)(std::ostream& os, const AnalysedReport& r, const TextOptions& opts);
 const FormatTable<ReportWriter>& report_writers();
 
 }  // namespace flopwise

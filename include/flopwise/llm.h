@@ -81,7 +81,7 @@ Generation generation(const KvCache& kv, int64_t prompt, int64_t generated, cons
 // cache or where bytes_per_token is not a polynomial.
 RationalPoly kv_bytes_end_formula(const KvCache& kv, const Generation& g);
 
-// ---- the report's LLM section (--phase, --prompt/--generate; Report::llm) -----------------------------
+// ---- the report's LLM section (--phase, --prompt/--generate; AnalysedReport::llm) ---------------------
 
 // What a user asked for: a phase, or a generation (prompt and generate both >= 1; no phase then).
 struct LlmRequest {

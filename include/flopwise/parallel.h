@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "flopwise/analysed_report.h"
 #include "flopwise/cost.h"
 #include "flopwise/ir.h"
 #include "flopwise/roofline.h"
@@ -101,8 +102,8 @@ struct TpPlan {
 // are colwise, whose activation is split rowwise; what reads a split tensor is split (Sharded) until a
 // rowwise product joins it; the embedding table with the most rows fed by a graph input is vocab-parallel; a
 // colwise product whose heads (the next 4-d reshape's second-to-last dim) tp does not divide stays replicated
-// (GQA's few kv heads). `rules` override by scope.
-TpPlan plan_tensor_parallel(const Model& model, const Report& report, int64_t tp,
+// (GQA's few kv heads); an MoE router (AnalysedReport::moe) stays replicated. `rules` override by scope.
+TpPlan plan_tensor_parallel(const Model& model, const AnalysedReport& report, int64_t tp,
                             const std::vector<PlanRule>& rules = {});
 
 // One collective of the step, per rank.
@@ -155,10 +156,11 @@ struct ParallelReport {
   std::vector<std::string> notes, warnings;
 };
 
-// The parallel analysis of `model` as `report` and `training` (analyse_training's) counted it; every dim must
-// be bound. `hw`: a device for the step time (nullptr: none).
-ParallelReport analyse_parallel(const Model& model, const Report& report, const TrainingReport& training,
-                                const ParallelConfig& cfg, const std::vector<PlanRule>& rules = {},
-                                const Hardware* hw = nullptr);
+// The parallel analysis of `model` as `report` and `training` (analyse_training's) counted it (`report`'s MoE
+// summary names the experts expert parallelism places); every dim must be bound. `hw`: a device for the step
+// time (nullptr: none).
+ParallelReport analyse_parallel(const Model& model, const AnalysedReport& report,
+                                const TrainingReport& training, const ParallelConfig& cfg,
+                                const std::vector<PlanRule>& rules = {}, const Hardware* hw = nullptr);
 
 }  // namespace flopwise

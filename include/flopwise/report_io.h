@@ -1,11 +1,12 @@
-// include/flopwise/report_io.h — reads a saved JSON report (schema "flopwise.report/1") back into a Report.
+// include/flopwise/report_io.h — reads a saved JSON report (schema "flopwise.report/1") back into an
+// AnalysedReport (its costs and its LLM section).
 // Owns: the reader only (the writer is src/writers/json_report.cc, in the same folder). Used by `flopwise
 // diff` and by `flopwise check` baselines. Never touches models, protobuf or LibTorch.
 #pragma once
 
 #include <string>
 
-#include "flopwise/cost.h"
+#include "flopwise/analysed_report.h"
 
 namespace flopwise {
 
@@ -13,8 +14,8 @@ namespace flopwise {
 // output shapes), inputs, outputs, unsupported ops, warnings and the LLM section (its figures, not its
 // formulas' text). Output dtypes of nodes are not in the format. Throws InputError naming the file and the
 // key when the text is not such a report.
-Report parse_report_json(const std::string& text, const std::string& origin);
-Report read_report_json(const std::string& path);
+AnalysedReport parse_report_json(const std::string& text, const std::string& origin);
+AnalysedReport read_report_json(const std::string& path);
 
 // True when the file starts (after whitespace) with '{': a saved report rather than a model.
 bool looks_like_json_report(const std::string& path);

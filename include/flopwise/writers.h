@@ -1,6 +1,7 @@
-// include/flopwise/writers.h — the writers of a Report, one file each in src/writers/: text
-// (DeepSpeed-profiler style, text.cc; DeepSpeed's own layout, deepspeed_text.cc), JSON (json_report.cc), CSV
-// and markdown (text.cc), HTML (html_report.cc), Netron (netron.cc), the LLM analyses' text (llm_text.cc).
+// include/flopwise/writers.h — the writers of a report (flopwise/analysed_report.h), one file each in
+// src/writers/: text (DeepSpeed-profiler style, text.cc; DeepSpeed's own layout, deepspeed_text.cc), JSON
+// (json_report.cc), CSV and markdown (text.cc), HTML (html_report.cc), Netron (netron.cc), the LLM analyses'
+// text (llm_text.cc).
 #pragma once
 
 #include <map>
@@ -9,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "flopwise/analysed_report.h"
 #include "flopwise/cost.h"
 
 namespace flopwise {
@@ -28,7 +30,7 @@ struct TextOptions {
 
 // The text report: the static profile (DeepSpeed's layout for --convention deepspeed_legacy), then the
 // roofline, a generation and the --parallel section where the report has them.
-void write_text(std::ostream& os, const Report& r, const TextOptions& opts);
+void write_text(std::ostream& os, const AnalysedReport& r, const TextOptions& opts);
 // For the text layouts: a scope's key among the top modules at its depth (its class, as DeepSpeed groups,
 // else its full name, or the root's label), and every scope by depth, each depth in tree pre-order.
 std::string_view scope_key(const ScopeNode& s);
@@ -36,21 +38,21 @@ void collect_depths(const ScopeNode& s, std::vector<std::vector<const ScopeNode*
 // The text report in DeepSpeed's flops-profiler layout and number formats (write_text's for --convention
 // deepspeed_legacy): summary, aggregated profile per depth, detailed profile; no latency rows.
 void write_deepspeed_text(std::ostream& os, const Report& r, const TextOptions& opts);
-void write_json(std::ostream& os, const Report& r);  // schema "flopwise.report/1"
+void write_json(std::ostream& os, const AnalysedReport& r);  // schema "flopwise.report/1"
 // The JSON report a member at a time, for a reader that wants a few of them (the Python module): the keys of
 // `r`'s document in write_json's order, and one member's value as a document of its own (the value's bytes in
 // write_json's document, its lines two spaces less indented). Throws UsageError for a key `r` has not.
-std::vector<std::string> json_report_keys(const Report& r);
-void write_json_member(std::ostream& os, const Report& r, std::string_view key);
-void write_csv(std::ostream& os, const Report& r);  // one row per node
-void write_markdown(std::ostream& os, const Report& r, const TextOptions& opts);
+std::vector<std::string> json_report_keys(const AnalysedReport& r);
+void write_json_member(std::ostream& os, const AnalysedReport& r, std::string_view key);
+void write_csv(std::ostream& os, const AnalysedReport& r);  // one row per node
+void write_markdown(std::ostream& os, const AnalysedReport& r, const TextOptions& opts);
 // A Netron attachment (netron:attachment): every node's params, MACs, FLOPs and memory bytes, shown in
 // Netron's sidebar when opened beside the model.
 void write_netron(std::ostream& os, const Report& r);
 // One self-contained HTML page: summary, zoomable treemap by module scope, op-type bars, the module tree as a
 // collapsible sortable table, and (given a sweep) its costs plotted over the first swept dim.
 // `latency_ms` (scope name -> measured ms, from flopwise run) adds measured latency as a metric.
-void write_html(std::ostream& os, const Report& r, const Sweep* sweep = nullptr,
+void write_html(std::ostream& os, const AnalysedReport& r, const Sweep* sweep = nullptr,
                 const std::map<std::string, double>* latency_ms = nullptr);
 
 // One summary line of the text layout: "key:" padded to the value column, the value, a newline (the

@@ -42,7 +42,7 @@ std::string unit_of(const Node& n, bool* layer) {
 }
 
 // The expert scopes of a mixture-of-experts model (all layers).
-std::vector<std::string> expert_scopes(const Report& r) {
+std::vector<std::string> expert_scopes(const AnalysedReport& r) {
   std::vector<std::string> out;
   if (r.moe)
     for (const MoeLayer& l : r.moe->layers) out.insert(out.end(), l.experts.begin(), l.experts.end());
@@ -66,8 +66,9 @@ int64_t act_bytes(const Value& v, Precision p) {
 }
 
 // Each node's share on one rank, per micro-batch (before recompute).
-std::vector<NodeShare> node_shares(const Model& model, const Report& report, const TrainingReport& training,
-                                   const ParallelConfig& cfg, const TpPlan& plan) {
+std::vector<NodeShare> node_shares(const Model& model, const AnalysedReport& report,
+                                   const TrainingReport& training, const ParallelConfig& cfg,
+                                   const TpPlan& plan) {
   const Graph& g = model.graph;
   const std::vector<std::string> experts = cfg.ep > 1 ? expert_scopes(report) : std::vector<std::string>{};
   std::vector<NodeShare> out(report.nodes.size());
@@ -281,9 +282,9 @@ RankRole stage_rank(const Model& model, const std::vector<NodeShare>& shares,
 
 }  // namespace
 
-ParallelReport analyse_parallel(const Model& model, const Report& report, const TrainingReport& training,
-                                const ParallelConfig& cfg, const std::vector<PlanRule>& rules,
-                                const Hardware* hw) {
+ParallelReport analyse_parallel(const Model& model, const AnalysedReport& report,
+                                const TrainingReport& training, const ParallelConfig& cfg,
+                                const std::vector<PlanRule>& rules, const Hardware* hw) {
   ParallelReport out;
   out.cfg = cfg;
   out.precision = training.precision;

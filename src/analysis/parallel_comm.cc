@@ -224,7 +224,7 @@ void context_parallel(CommList& c, const Graph& g, const ParallelConfig& cfg, co
 // Expert parallelism: each mixture-of-experts layer sends its tokens to their experts' ranks and back
 // (dispatch and combine) in the forward, and their gradients in the backward: top_k copies of the tokens'
 // hidden states (the first expert's activation) each.
-void expert_parallel(CommList& c, const Model& model, const Report& report, const ParallelConfig& cfg,
+void expert_parallel(CommList& c, const Model& model, const AnalysedReport& report, const ParallelConfig& cfg,
                      Precision p) {
   if (!report.moe) return;
   const Graph& g = model.graph;
@@ -245,9 +245,10 @@ void expert_parallel(CommList& c, const Model& model, const Report& report, cons
 
 }  // namespace
 
-std::vector<Collective> collectives(const Model& model, const Report& report, const ParallelConfig& cfg,
-                                    const TpPlan& plan, const std::vector<NodeShare>& shares,
-                                    const std::vector<Stage>& stages, Precision p, const Bytes& per) {
+std::vector<Collective> collectives(const Model& model, const AnalysedReport& report,
+                                    const ParallelConfig& cfg, const TpPlan& plan,
+                                    const std::vector<NodeShare>& shares, const std::vector<Stage>& stages,
+                                    Precision p, const Bytes& per) {
   CommList c;
   if (cfg.tp > 1) tensor_parallel(c, model.graph, cfg, plan, stages, p);
   if (cfg.cp > 1) context_parallel(c, model.graph, cfg, plan, p);

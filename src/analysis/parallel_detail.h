@@ -35,15 +35,17 @@ Bytes bytes_per_param(const TrainingReport& t, const Report& r);
 // Bytes an element of v takes in the step: a float32 tensor is 16-bit under the mixed and master precisions.
 int64_t act_bytes(const Value& v, Precision p);
 
-std::vector<NodeShare> node_shares(const Model& model, const Report& report, const TrainingReport& training,
-                                   const ParallelConfig& cfg, const TpPlan& plan);
+std::vector<NodeShare> node_shares(const Model& model, const AnalysedReport& report,
+                                   const TrainingReport& training, const ParallelConfig& cfg,
+                                   const TpPlan& plan);
 void selective_recompute(const Model& model, std::vector<NodeShare>& shares, Precision p);
 int64_t largest_unit_params(const std::vector<NodeShare>& shares);
 
 // Every collective of the step, per rank (parallel_comm.cc).
-std::vector<Collective> collectives(const Model& model, const Report& report, const ParallelConfig& cfg,
-                                    const TpPlan& plan, const std::vector<NodeShare>& shares,
-                                    const std::vector<Stage>& stages, Precision p, const Bytes& per);
+std::vector<Collective> collectives(const Model& model, const AnalysedReport& report,
+                                    const ParallelConfig& cfg, const TpPlan& plan,
+                                    const std::vector<NodeShare>& shares, const std::vector<Stage>& stages,
+                                    Precision p, const Bytes& per);
 
 // A node's roofline seconds on one rank, forward (parallel_time.cc): its bound scaled by its share.
 double node_seconds(const Report& report, size_t i, const Hardware& hw, const NodeShare& s);

@@ -132,7 +132,7 @@ const PlanRule* rule_for(const std::vector<PlanRule>& rules, const Node& n) {
 }
 
 // A mixture-of-experts router: a node in an MoE layer's scope outside its experts (Megatron replicates it).
-bool is_router(const Report& r, const Node& n) {
+bool is_router(const AnalysedReport& r, const Node& n) {
   if (!r.moe) return false;
   for (const MoeLayer& l : r.moe->layers) {
     const bool in_layer = std::find(n.scope.begin(), n.scope.end(), l.scope) != n.scope.end();
@@ -146,7 +146,7 @@ bool is_router(const Report& r, const Node& n) {
 
 struct Planner {
   const Graphs& gs;
-  const Report& report;
+  const AnalysedReport& report;
   int64_t tp;
   const std::vector<PlanRule>& rules;
   TpPlan& plan;
@@ -240,7 +240,7 @@ struct Planner {
 
 }  // namespace
 
-TpPlan plan_tensor_parallel(const Model& model, const Report& report, int64_t tp,
+TpPlan plan_tensor_parallel(const Model& model, const AnalysedReport& report, int64_t tp,
                             const std::vector<PlanRule>& rules) {
   const Graph& g = model.graph;
   TpPlan plan;

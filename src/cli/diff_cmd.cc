@@ -37,9 +37,9 @@ struct DiffArgs {
 
 // A model is loaded and analysed with the pins (and its training step with --train); a saved report is read
 // as it is.
-Report open_side(const std::string& path, const InferOptions& pins, bool have_pins, const Convention& conv,
-                 const TrainOptions* train, const Calibration* calib, const std::string& calib_path,
-                 const ParallelConfig* parallel) {
+AnalysedReport open_side(const std::string& path, const InferOptions& pins, bool have_pins,
+                         const Convention& conv, const TrainOptions* train, const Calibration* calib,
+                         const std::string& calib_path, const ParallelConfig* parallel) {
   if (detect_format(path) == ModelFormat::ReportJson || looks_like_json_report(path)) {
     if (have_pins || train || calib)
       std::cerr << "flopwise: note: " << path
@@ -61,7 +61,7 @@ Report open_side(const std::string& path, const InferOptions& pins, bool have_pi
 // add the ranks' figures after the diff.
 struct DiffSides {
   const Diff& d;
-  const Report &a, &b;
+  const AnalysedReport &a, &b;
   DiffFormatOptions fo;
 };
 void diff_text(std::ostream& os, const DiffSides& s) {
@@ -170,8 +170,8 @@ int run_diff(int argc, char** argv) {
   if (!o.predict.empty()) calib = read_calibration(o.predict);
   const Calibration* cp = calib ? &*calib : nullptr;
   const ParallelConfig* pp = par ? &*par : nullptr;
-  Report ra = open_side(o.a, pins, have_pins, conv, train ? &*train : nullptr, cp, o.predict, pp);
-  Report rb = open_side(o.b, pins, have_pins, conv, train ? &*train : nullptr, cp, o.predict, pp);
+  AnalysedReport ra = open_side(o.a, pins, have_pins, conv, train ? &*train : nullptr, cp, o.predict, pp);
+  AnalysedReport rb = open_side(o.b, pins, have_pins, conv, train ? &*train : nullptr, cp, o.predict, pp);
   if (ra.convention != rb.convention)
     throw UsageError("cannot compare FLOPs counted in different conventions: " + o.a + " is '" +
                      ra.convention + "', " + o.b + " is '" + rb.convention +

@@ -93,18 +93,22 @@ const NameList& find_list(const std::string& name) {
 const std::vector<fw::OutputFormat> kGenerationFormats = {fw::OutputFormat::Text, fw::OutputFormat::Json,
                                                           fw::OutputFormat::Markdown, fw::OutputFormat::Html};
 
-// --sweep's writers (flopwise/sweep.h; html: the report's page with the sweep plotted).
-using SweepWriter = void (*)(std::ostream& os, const fw::Sweep& s, const fw::Report& r);
+// --sweep's writers (flopwise/sweep.h; html: the report's page, its analyses too, with the sweep plotted).
+using SweepWriter = void (*)(std::ostream& os, const fw::Sweep& s, const fw::AnalysedReport& r);
+template <void (*write)(std::ostream&, const fw::Sweep&, const fw::Report&)>
+void sweep_of_costs(std::ostream& os, const fw::Sweep& s, const fw::AnalysedReport& r) {
+  write(os, s, r);
+}
 const fw::FormatTable<SweepWriter>& sweep_writers() {
   using F = fw::OutputFormat;
   static const fw::FormatTable<SweepWriter> table(
       "--sweep", {
-                     {F::Text, fw::write_sweep_text},
-                     {F::Json, fw::write_sweep_json},
-                     {F::Csv, fw::write_sweep_csv},
-                     {F::Markdown, fw::write_sweep_markdown},
+                     {F::Text, sweep_of_costs<fw::write_sweep_text>},
+                     {F::Json, sweep_of_costs<fw::write_sweep_json>},
+                     {F::Csv, sweep_of_costs<fw::write_sweep_csv>},
+                     {F::Markdown, sweep_of_costs<fw::write_sweep_markdown>},
                      {F::Html, [](std::ostream& os, const fw::Sweep& s,
-                                  const fw::Report& r) { fw::write_html(os, r, &s); }},
+                                  const fw::AnalysedReport& r) { fw::write_html(os, r, &s); }},
                  });
   return table;
 }
@@ -169,7 +173,7 @@ int run(const Options& o) {
   }
   const std::optional<fw::KvCache>& kv = plan.kv;
   const std::string& phase_note = plan.note;
-  auto reanalyse = [&](const fw::Bindings& extra) {
+  auto reanalyse = [&](const fw::Bindings& extra) -> fw::Report {  // a step's or a sweep point's costs
     fw::InferOptions at = io;
     for (const auto& d : extra) at.dims.push_back(d);
     return analyse(at, copts).report;
@@ -217,7 +221,7 @@ int run(const Options& o) {
         std::make_shared<fw::LatencyPrediction>(fw::predict_latency(analysis->report, *calib, o.predict));
   }
   keep->push_back(analysis);
-  const fw::Report& report = analysis->report;
+  const fw::AnalysedReport& report = analysis->report;
   if (!axes.empty()) {
     const SweepWriter write_sweep = sweep_writers().writer(format);
     fw::Sweep sw = fw::run_sweep(report, axes, reanalyse);

@@ -214,7 +214,7 @@ RunJoinOptions join_options(const RunOptions& o) {
 // The run's writers: text (with --verify's result), json, html (the static page with measured latency per
 // scope).
 struct RunOutput {
-  const Report& rep;
+  const AnalysedReport& rep;
   const RunJoin& joined;
   RunTextOptions text;
 };
@@ -236,7 +236,8 @@ const FormatTable<RunWriter>& run_writers() {
 }
 
 // The report in --format.
-void write_run(const RunOptions& o, const Report& rep, const RunJoin& joined, const RunTextOptions& text) {
+void write_run(const RunOptions& o, const AnalysedReport& rep, const RunJoin& joined,
+               const RunTextOptions& text) {
   const RunWriter write = run_writers().writer(parse_format(o.format));
   std::ofstream file;
   std::ostream& out = output_stream(o.output, file);
@@ -252,7 +253,7 @@ int run_ort(const RunOptions& o) {
   const LoadedModel loaded = load(o.model, user);  // read once for both analyses
   Pins pins = profile_pins(loaded, user, prof, bound);
   Analysis analysis = analyse(loaded, pins, find_convention("default"));
-  const Report& rep = analysis.report;
+  const AnalysedReport& rep = analysis.report;
   ProfileAttribution at = attribute_profile(*analysis.model, rep, prof);
   RunJoin joined = join_ort_profile(*analysis.model, rep, prof, at, bound, join_options(with_bounds(o, rep)));
   write_run(o, rep, joined, RunTextOptions{o.peak_tflops, 0});
@@ -264,7 +265,7 @@ int run_ort(const RunOptions& o) {
 int run_torch_profile(const RunOptions& o) {
   TraceReport tr = analyse_trace_file(o.profile);
   Analysis analysis = analyse(o.model, parse_pins(o.inputs, o.dims, o.values), find_convention("default"));
-  const Report& rep = analysis.report;
+  const AnalysedReport& rep = analysis.report;
   size_t matched = 0;
   RunJoin joined = join_torch_trace(rep, tr, join_options(with_bounds(o, rep)), &matched);
   write_run(o, rep, joined, RunTextOptions{o.peak_tflops, matched});
@@ -300,7 +301,7 @@ int run(const RunOptions& o) {
   Analysis analysis = analyse(o.model, io, find_convention("default"));
   const Model& model = *analysis.model;
   json request = make_request(o, model);
-  const Report& rep = analysis.report;
+  const AnalysedReport& rep = analysis.report;
 
   char tmpl[] = "/tmp/flopwise-run-XXXXXX";
   if (!mkdtemp(tmpl)) throw Error("cannot create a temporary directory");

@@ -479,7 +479,7 @@ void sort_by_change(std::vector<DiffEntry>& v, const std::string& key) {
 
 }  // namespace
 
-Diff diff_reports(const Report& a, const Report& b, const DiffOptions& opts) {
+Diff diff_reports(const AnalysedReport& a, const AnalysedReport& b, const DiffOptions& opts) {
   Diff d;
   d.a_path = a.path;
   d.b_path = b.path;

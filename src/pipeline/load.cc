@@ -294,7 +294,7 @@ Analysis analyse_passes(ModelSource& source, const Pins& pins, const Convention&
                                      (dims_text.empty() ? "none" : dims_text) + ")");
   }
   if (!pins.values.empty()) warn_unused_values(source, solved, symbol_values, a);
-  a.report = build_report(*a.model, a.inferred, conv, opts);
+  a.report = AnalysedReport(build_report(*a.model, a.inferred, conv, opts));
   a.report.moe = find_moe(*a.model, a.report);
   if (poly_limit_hits() != poly_hits)
     a.report.warnings.push_back("a symbolic dim or cost grew past " +

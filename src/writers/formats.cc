@@ -11,12 +11,14 @@ namespace flopwise {
 namespace {
 
 // The report writers of flopwise/writers.h behind one signature.
-void as_text(std::ostream& os, const Report& r, const TextOptions& t) { write_text(os, r, t); }
-void as_json(std::ostream& os, const Report& r, const TextOptions&) { write_json(os, r); }
-void as_csv(std::ostream& os, const Report& r, const TextOptions&) { write_csv(os, r); }
-void as_markdown(std::ostream& os, const Report& r, const TextOptions& t) { write_markdown(os, r, t); }
-void as_html(std::ostream& os, const Report& r, const TextOptions&) { write_html(os, r); }
-void as_netron(std::ostream& os, const Report& r, const TextOptions&) { write_netron(os, r); }
+void as_text(std::ostream& os, const AnalysedReport& r, const TextOptions& t) { write_text(os, r, t); }
+void as_json(std::ostream& os, const AnalysedReport& r, const TextOptions&) { write_json(os, r); }
+void as_csv(std::ostream& os, const AnalysedReport& r, const TextOptions&) { write_csv(os, r); }
+void as_markdown(std::ostream& os, const AnalysedReport& r, const TextOptions& t) {
+  write_markdown(os, r, t);
+}
+void as_html(std::ostream& os, const AnalysedReport& r, const TextOptions&) { write_html(os, r); }
+void as_netron(std::ostream& os, const AnalysedReport& r, const TextOptions&) { write_netron(os, r); }
 
 }  // namespace
 

@@ -281,7 +281,7 @@ if (st) {
 
 }  // namespace
 
-void write_html(std::ostream& os, const Report& r, const Sweep* sweep,
+void write_html(std::ostream& os, const AnalysedReport& r, const Sweep* sweep,
                 const std::map<std::string, double>* latency_ms) {
   bool symbolic = false;
   for (const Count* c : {&r.totals.params, &r.totals.macs, &r.totals.flops, &r.totals.memory_bytes})

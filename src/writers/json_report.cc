@@ -366,7 +366,7 @@ class Members {
 };
 
 // The report's top-level members, in the order of the schema, each where `m` wants it.
-void write_members(JsonWriter& w, const Report& r, Members& m) {
+void write_members(JsonWriter& w, const AnalysedReport& r, Members& m) {
   if (m.want(w, "schema")) w.value("flopwise.report/1");
   if (m.want(w, "flopwise_version")) w.value(flopwise_version());
 
@@ -643,7 +643,7 @@ void write_members(JsonWriter& w, const Report& r, Members& m) {
 
 }  // namespace
 
-void write_json(std::ostream& os, const Report& r) {
+void write_json(std::ostream& os, const AnalysedReport& r) {
   JsonWriter w(os);
   Members all = Members::all();
   w.begin_object();
@@ -652,7 +652,7 @@ void write_json(std::ostream& os, const Report& r) {
   w.finish();
 }
 
-std::vector<std::string> json_report_keys(const Report& r) {
+std::vector<std::string> json_report_keys(const AnalysedReport& r) {
   std::ostringstream none;
   JsonWriter w(none);
   std::vector<std::string> keys;
@@ -661,7 +661,7 @@ std::vector<std::string> json_report_keys(const Report& r) {
   return keys;
 }
 
-void write_json_member(std::ostream& os, const Report& r, std::string_view key) {
+void write_json_member(std::ostream& os, const AnalysedReport& r, std::string_view key) {
   JsonWriter w(os);
   Members m = Members::one(key);
   write_members(w, r, m);

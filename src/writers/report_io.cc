@@ -140,7 +140,7 @@ void index_scopes(ScopeNode* s, std::map<std::string, ScopeNode*>& out) {
 
 }  // namespace
 
-Report parse_report_json(const std::string& text, const std::string& origin) {
+AnalysedReport parse_report_json(const std::string& text, const std::string& origin) {
   Reader rd{origin};
   json j;
   try {
@@ -153,7 +153,7 @@ Report parse_report_json(const std::string& text, const std::string& origin) {
   if (!schema.is_string() || schema.get<std::string>() != "flopwise.report/1")
     rd.fail("schema is " + schema.dump() + ", expected \"flopwise.report/1\"");
   try {
-    Report r;
+    AnalysedReport r;
     const json& model = rd.at(j, "model", "the report");
     r.path = model.value("path", origin);
     r.format = model.value("format", "report");
@@ -226,7 +226,7 @@ Report parse_report_json(const std::string& text, const std::string& origin) {
   }
 }
 
-Report read_report_json(const std::string& path) {
+AnalysedReport read_report_json(const std::string& path) {
   const std::string text = read_input_file(path);
   if (text.empty()) throw InputError(path + ": empty file");
   return parse_report_json(text, path);

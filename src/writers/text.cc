@@ -205,7 +205,7 @@ void write_tree(std::ostream& os, const ScopeNode& s, const Totals& total, int m
 namespace {
 
 // The static profile: summary, aggregated profile by depth, detailed module tree, op types.
-void write_profile_text(std::ostream& os, const Report& r, const TextOptions& opts) {
+void write_profile_text(std::ostream& os, const AnalysedReport& r, const TextOptions& opts) {
   HumanText text;
   const Totals& t = r.totals;
   os << "-------------------------- flopwise static profile --------------------------\n";
@@ -390,7 +390,7 @@ void write_profile_text(std::ostream& os, const Report& r, const TextOptions& op
 
 }  // namespace
 
-void write_text(std::ostream& os, const Report& r, const TextOptions& opts) {
+void write_text(std::ostream& os, const AnalysedReport& r, const TextOptions& opts) {
   if (r.convention == "deepspeed_legacy")
     write_deepspeed_text(os, r, opts);
   else
@@ -452,7 +452,7 @@ void append_body_mac_dtypes(std::string& out, const Report& r, size_t node) {
 
 }  // namespace
 
-void write_csv(std::ostream& os, const Report& r) {
+void write_csv(std::ostream& os, const AnalysedReport& r) {
   // With --hardware: each node's roofline bound and which side bounds it (empty where it has none).
   // Rows are built in one string and written 64 KiB at a time (a row of stream insertions each costs more
   // than the row's text).
@@ -509,7 +509,7 @@ void write_csv(std::ostream& os, const Report& r) {
   os.write(out.data(), static_cast<std::streamsize>(out.size()));
 }
 
-void write_markdown(std::ostream& os, const Report& r, const TextOptions& opts) {
+void write_markdown(std::ostream& os, const AnalysedReport& r, const TextOptions& opts) {
   const Totals& t = r.totals;
   os << "### flopwise: `" << r.path << "`\n\n";
   os << "| quantity | value |\n|---|---:|\n";

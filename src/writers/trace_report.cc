@@ -420,7 +420,7 @@ std::unique_ptr<ScopeNode> scope_node(const TraceReport& r, int i, double steps)
 
 void write_trace_html(std::ostream& os, const TraceReport& r) {
   const double steps = static_cast<double>(std::max<size_t>(1, r.steps.size()));
-  Report rep;
+  AnalysedReport rep;  // with no analyses: the page's costs only
   rep.path = r.path;
   rep.format = model_format_name(ModelFormat::PytorchTrace);
   rep.producer = r.device.empty() ? "" : r.device;

@@ -11,6 +11,7 @@
 #include <sstream>
 #include <string>
 
+#include "flopwise/analysed_report.h"
 #include "flopwise/convention.h"
 #include "flopwise/cost.h"
 #include "flopwise/errors.h"
@@ -26,7 +27,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     flopwise::Model m =
         flopwise::import_onnx_bytes(std::string(reinterpret_cast<const char*>(data), size), "fuzz.onnx");
     flopwise::InferResult inf = flopwise::infer_shapes(m);
-    flopwise::Report r = flopwise::build_report(m, inf);
+    flopwise::AnalysedReport r(flopwise::build_report(m, inf));
     r.moe = flopwise::find_moe(m, r);
     auto kv = flopwise::find_kv_cache(m);
     r.peak_memory = std::make_shared<flopwise::PeakMemory>(flopwise::peak_memory(m, kv));

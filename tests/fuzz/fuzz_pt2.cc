@@ -9,6 +9,7 @@
 #include <sstream>
 #include <string>
 
+#include "flopwise/analysed_report.h"
 #include "flopwise/cost.h"
 #include "flopwise/errors.h"
 #include "flopwise/infer.h"
@@ -20,7 +21,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     flopwise::Model m =
         flopwise::import_pt2_bytes(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.pt2");
     flopwise::InferResult inf = flopwise::infer_shapes(m);
-    flopwise::Report r = flopwise::build_report(m, inf);
+    flopwise::AnalysedReport r(flopwise::build_report(m, inf));
     std::ostringstream os;
     flopwise::write_json(os, r);
     flopwise::write_text(os, r, flopwise::TextOptions{-1, 3});
