@@ -14,7 +14,9 @@
 //     time is counted to that op's owner (see analyse_trace);
 //   - fwdbwd flows: a backward autograd node takes the module scope of the forward op that recorded it;
 //   - [memory] instant events: the peak of "Total Allocated" per device;
-//   - deviceProperties: the GPU's name, matched to the roofline table.
+//   - deviceProperties: the GPU's name, matched to the roofline table;
+//   - when asked (TraceReadOptions::census), what the census's communication breakdown reads of the GPU side
+//     (flopwise/trace_census.h): the text report's communication section, from the same read.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +28,7 @@
 
 #include "flopwise/aten_call.h"
 #include "flopwise/roofline.h"
+#include "flopwise/trace_census.h"
 
 namespace flopwise {
 
@@ -89,6 +92,7 @@ struct TraceLaunch {
   double ts = 0;
   uint32_t kernel = UINT32_MAX;  // the "kernel" it launches (index in TorchTrace::names), when recorded
   LaunchKind kind = LaunchKind::Call;
+  bool census = false;  // read with TraceReadOptions::census: HTA counts it (a numeric dur >= 0, no stream)
 };
 
 // Kernels a CUDA/HIP graph replayed (their correlation names a cudaGraphLaunch / hipGraphLaunch: no op above
@@ -129,12 +133,16 @@ struct TorchTrace {
   std::optional<GraphReplaySummary> graph_replay;  // set where GPU events were replayed from a graph
   std::vector<ServingStep> serving_steps;          // from step annotations (tag_kv_attention)
   std::map<uint32_t, double> replay_thread_ts;  // a graph replay's thread (graph_replay.h) -> its launch's ts
+  std::optional<RankRun> communication;  // read with TraceReadOptions::census: the trace as one rank
 };
 
 struct TraceReadOptions {
   // A .gz that inflates to more than this many times its own size is refused as a gzip bomb (real traces
   // compress 5-30x).
   int64_t max_gzip_ratio = 1000;
+  // Also keep the census facts of the GPU side and reduce them to TorchTrace::communication, as
+  // rank_breakdown(read_trace_census(path, CensusKeep::GpuSide)) would.
+  bool census = false;
 };
 
 // Reads a trace (JSON, or gzip-compressed JSON: detected by its magic bytes). Throws InputError (one line) on
@@ -204,6 +212,7 @@ struct TraceReport {
   std::vector<std::string> warnings;
   std::optional<GraphReplaySummary> graph_replay;
   std::vector<ServingStep> serving_steps;
+  std::optional<RankRun> communication;  // with TraceOptions::communication
 };
 
 struct TraceOptions {
@@ -211,6 +220,7 @@ struct TraceOptions {
   // --capture: a graph capture trace, or a folder with execution_details.json naming them; "" looks for
   // capture_traces/execution_details.json beside the trace; "none" joins nothing (graph_replay.h).
   std::string capture;
+  bool communication = false;  // TraceReport::communication: the trace's GPU time as HTA breaks a rank down
 };
 
 TraceReport analyse_trace(const TorchTrace& t, const AtenCoster& cost, const TraceOptions& opts = {});

@@ -84,7 +84,9 @@ TraceReport analyse_trace_file(const std::string& path, const TraceOptions& opts
   std::future<void> loading;
   if (std::thread::hardware_concurrency() >= 2)
     loading = std::async(std::launch::async, [] { aten_schemas(); });
-  TorchTrace t = read_torch_trace(path);
+  TraceReadOptions read;
+  read.census = opts.communication;  // the census facts kept by the same read
+  TorchTrace t = read_torch_trace(path, read);
   join_capture_traces(t, opts.capture);  // kernels replayed from a CUDA/HIP graph: their capture's ops
   tag_kv_attention(t);                   // attention over a KV cache: the step annotation's sums
   auto t1 = clock::now();
@@ -96,6 +98,7 @@ TraceReport analyse_trace_file(const std::string& path, const TraceOptions& opts
     return out;
   };
   TraceReport r = analyse_trace(t, priced, opts);
+  r.communication = std::move(t.communication);
   if (timings)
     *timings = TraceTimings{seconds(t0, t1), price_s, seconds(t1, clock::now()) - price_s, t.calls.size(),
                             t.read_parts};
