@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -99,15 +100,15 @@ TEST_CASE("census: the trace reader's one read gives the text report's communica
   REQUIRE(want.ranks[0].comm_time_us > 0);
   TraceReadOptions o;
   o.census = true;
-  TorchTrace t = read_torch_trace(path, o);
-  REQUIRE(t.communication);
-  check_same_run(*t.communication, want);
-  CHECK(!read_torch_trace(path).communication);  // kept only when asked
+  const std::optional<RankRun> got = trace_communication(read_torch_trace(path, o));
+  REQUIRE(got);
+  check_same_run(*got, want);
+  CHECK(!trace_communication(read_torch_trace(path)));  // kept only when asked
   // HTA's get_temporal_breakdown and get_comm_comp_overlap of this file (models/traces/hta_oracle.json,
   // "nccl", written by HTA run from its source: models/traces/hta_oracle.py), within 1 % of kernel time as
   // tests/trace/test_census.py holds them: kernel 435586, idle 338781, compute 75169, non-compute 21636 us;
   // overlap 14.31 %.
-  const RankBreakdown& g = t.communication->ranks[0];
+  const RankBreakdown& g = got->ranks[0];
   const double tol = 0.01 * 435586;
   CHECK(std::abs(g.kernel_time_us - 435586) <= tol);
   CHECK(std::abs(g.idle_time_us - 338781) <= tol);
@@ -117,12 +118,11 @@ TEST_CASE("census: the trace reader's one read gives the text report's communica
   // Read by workers in small batches (the parallel reader, forced), the facts merged in order: the same.
   setenv("FLOPWISE_TRACE_THREADS", "3", 1);
   setenv("FLOPWISE_TRACE_BATCH_KB", "16", 1);
-  TorchTrace parts = read_torch_trace(path, o);
+  const std::optional<RankRun> parts = trace_communication(read_torch_trace(path, o));
   unsetenv("FLOPWISE_TRACE_THREADS");
   unsetenv("FLOPWISE_TRACE_BATCH_KB");
-  CHECK(parts.read_parts >= 1);
-  REQUIRE(parts.communication);
-  check_same_run(*parts.communication, want);
+  REQUIRE(parts);
+  check_same_run(*parts, want);
 }
 
 TEST_CASE("census: the trace reader's one read gives DLRM rank 0 its census breakdown and HTA's figures") {
@@ -131,11 +131,11 @@ TEST_CASE("census: the trace reader's one read gives DLRM rank 0 its census brea
   RankBreakdown whole = rank_breakdown(read_trace_census(path), &colls);
   TraceReadOptions o;
   o.census = true;
-  TorchTrace t = read_torch_trace(path, o);
-  REQUIRE(t.communication);
-  check_same_run(*t.communication, summarise_ranks({whole}, colls));
+  const std::optional<RankRun> got = trace_communication(read_torch_trace(path, o));
+  REQUIRE(got);
+  check_same_run(*got, summarise_ranks({whole}, colls));
   // HTA's figures of this file, as in the first test case above (models/traces/hta_oracle.json, "dlrm").
-  const RankBreakdown& g = t.communication->ranks[0];
+  const RankBreakdown& g = got->ranks[0];
   CHECK(g.rank == 0);
   CHECK(std::abs(g.kernel_time_us - 13009) <= 0.01 * 13009);
   CHECK(std::abs(g.comm_comp_overlap_pct - 4.50) <= 1.0);

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,6 +32,10 @@
 #include "flopwise/trace_census.h"
 
 namespace flopwise {
+
+namespace census {
+class CensusFacts;  // src/measured/trace_census_facts.h
+}
 
 // The static cost of one call: from the cost rules where the aten table lowers it, else why not.
 struct AtenCost {
@@ -133,21 +138,28 @@ struct TorchTrace {
   std::optional<GraphReplaySummary> graph_replay;  // set where GPU events were replayed from a graph
   std::vector<ServingStep> serving_steps;          // from step annotations (tag_kv_attention)
   std::map<uint32_t, double> replay_thread_ts;  // a graph replay's thread (graph_replay.h) -> its launch's ts
-  std::optional<RankRun> communication;  // read with TraceReadOptions::census: the trace as one rank
+  // Read with TraceReadOptions::census: what the census reads beyond these records (src/measured).
+  std::shared_ptr<const census::CensusFacts> census;
 };
 
 struct TraceReadOptions {
   // A .gz that inflates to more than this many times its own size is refused as a gzip bomb (real traces
   // compress 5-30x).
   int64_t max_gzip_ratio = 1000;
-  // Also keep the census facts of the GPU side and reduce them to TorchTrace::communication, as
-  // rank_breakdown(read_trace_census(path, CensusKeep::GpuSide)) would.
+  // Also keep what the census reads of the GPU side (TorchTrace::census; a few records beyond the reader's
+  // own), for trace_communication.
   bool census = false;
 };
 
 // Reads a trace (JSON, or gzip-compressed JSON: detected by its magic bytes). Throws InputError (one line) on
 // a missing, truncated, non-JSON or gzip-bomb file and on JSON that is not a PyTorch profiler trace.
 TorchTrace read_torch_trace(const std::string& path, const TraceReadOptions& opts = {});
+
+// A trace read with TraceReadOptions::census, as one rank of a run: what
+// summarise_ranks({rank_breakdown(read_trace_census(path), &c)}, c) gives, from the same read (nullopt when
+// read without). Its GPU side is t.gpu as read: call it before join_capture_traces re-points the kernels a
+// graph replayed.
+std::optional<RankRun> trace_communication(const TorchTrace& t);
 
 // Whether `path` (JSON or gzip) starts like a PyTorch trace: a JSON document whose first 64 KiB name
 // "traceEvents" and a Kineto field. Never throws.

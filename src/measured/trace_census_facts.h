@@ -1,13 +1,12 @@
 // src/measured/trace_census_facts.h — what the census reads of a trace beyond an event's name and time: the
 // args it keeps (stream, correlation, the collective an NCCL kernel records) and distributedInfo, read alike by
 // the census reader (trace_census_read.cc) and the trace reader (trace_read.cc); and CensusFacts, the GPU-side
-// facts rank_breakdown reads, which the trace reader keeps beside its own records when asked
-// (TraceReadOptions::census), so that the text report's communication section needs no second read. Internal
-// header of src/measured.
+// facts rank_breakdown reads beyond the trace reader's own records, which it keeps when asked
+// (TraceReadOptions::census), so that the text report's communication section needs no second read
+// (trace_census_facts.cc joins them with the records: trace_communication). Internal header of src/measured.
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -117,64 +116,50 @@ inline void read_distributed(trace_read::TraceParser& p, std::string& key, int64
 }
 
 // The facts of a trace's timed events (a string cat other than "Trace", numeric ts, dur >= 0) that
-// rank_breakdown reads, kept in trace order: ProfilerStep#N events, GPU-side events, and the CPU-side events
-// with a correlation that the trace reader does not keep as launches itself.
+// rank_breakdown reads beyond what the trace reader keeps itself, in trace order: ProfilerStep#N events, the
+// GPU-side events its GPU table (TorchTrace::gpu) lacks or holds otherwise than the census sees them, and the
+// CPU-side events with a correlation it does not keep as launches. census() joins them with that table.
 class CensusFacts {
  public:
+  static constexpr uint32_t kNone = UINT32_MAX;
   int64_t rank = -1, world_size = -1;  // distributedInfo
 
-  // One timed event; `in_launches`: the reader keeps it as a launch marked TraceLaunch::census; name_id():
-  // the index of `name` in the trace's names.
+  // One timed event. main_gpu: its index in the reader's GPU table, where it keeps it there, else kNone;
+  // gpu_count: the size of that table; in_launches: the reader keeps it as a launch marked
+  // TraceLaunch::census; name_id(): the index of `name` in the trace's names.
   template <class NameId>
-  void event(const std::string& name, double ts, double dur, const Args& a, bool in_launches, NameId name_id) {
+  void event(const std::string& name, double ts, double dur, const Args& a, bool in_launches, uint32_t main_gpu,
+             uint32_t gpu_count, NameId name_id) {
     if (name.compare(0, 12, "ProfilerStep") == 0) {
       const int64_t n = step_number(name);
       if (n >= 0) steps_.push_back({n, ts, dur});
     }
+    const bool plain = a.stream >= 0 && !a.is_coll;  // the GPU table's record is the census's
+    if (main_gpu != kNone && plain) return;
+    if (main_gpu != kNone) not_gpu_.push_back(main_gpu);
     if (a.stream != -1) {
       CensusGpuEvent g{ts, dur, a.stream >= 0 ? a.corr : -1, name_id(), -1};
       if (a.is_coll) {
         g.coll = static_cast<int32_t>(colls_.size());
         colls_.push_back(a.collective());
       }
-      gpu_.push_back(g);
+      gpu_.emplace_back(main_gpu != kNone ? main_gpu : gpu_count, g);
     }
     if (a.stream < 0 && a.corr >= 0 && !in_launches) launches_.emplace_back(a.corr, ts);
   }
+  // An event of the reader's GPU table that the census does not count (not timed as it reads times).
+  void untimed(uint32_t main_gpu) { not_gpu_.push_back(main_gpu); }
 
-  // A part read by another thread, after those before it; `names`: its name indices in this trace's.
-  void merge(CensusFacts&& o, const std::vector<uint32_t>& names) {
-    steps_.insert(steps_.end(), o.steps_.begin(), o.steps_.end());
-    const int32_t colls = static_cast<int32_t>(colls_.size());
-    for (CensusGpuEvent e : o.gpu_.take()) {
-      e.name = names[e.name];
-      if (e.coll >= 0) e.coll += colls;
-      gpu_.push_back(e);
-    }
-    for (auto& c : o.colls_) colls_.push_back(std::move(c));
-    launches_.insert(launches_.end(), o.launches_.begin(), o.launches_.end());
-  }
-
-  // The communication section's figures (one rank's breakdown and its collectives), the facts freed.
-  RankRun finish(const TorchTrace& t) {
-    GpuCensus g;
-    g.path = t.path, g.rank = rank, g.names = t.names;
-    g.steps = std::move(steps_), g.gpu = gpu_.take(), g.collectives = std::move(colls_);
-    CensusLaunchTimes launched(g.gpu);
-    for (const TraceLaunch& l : t.launches)
-      if (l.census) launched.add(l.corr, l.ts);
-    for (const auto& [corr, ts] : launches_) launched.add(corr, ts);
-    std::vector<std::pair<int64_t, double>>().swap(launches_);
-    g.launched = launched.take();
-    std::map<std::string, CollectiveRow> colls;
-    RankBreakdown b = rank_breakdown(g, &colls);
-    g = GpuCensus{};
-    return summarise_ranks({std::move(b)}, colls);
-  }
+  // A part read by another thread, after those before it: `names` maps its name indices to this trace's,
+  // gpu_base is the size of this reader's GPU table before the part's.
+  void merge(CensusFacts&& o, const std::vector<uint32_t>& names, uint32_t gpu_base);
+  // The census's GPU side of `t` (read with these facts): t.gpu joined with the facts, in trace order.
+  GpuCensus census(const TorchTrace& t) const;
 
  private:
   std::vector<CensusStep> steps_;
-  trace_read::Blocks<CensusGpuEvent> gpu_;
+  std::vector<std::pair<uint32_t, CensusGpuEvent>> gpu_;  // (the GPU table's size where it was read, event)
+  std::vector<uint32_t> not_gpu_;                         // of the GPU table: records census() leaves out
   std::vector<CensusCollective> colls_;
   std::vector<std::pair<int64_t, double>> launches_;  // (correlation, ts)
 };

@@ -105,6 +105,7 @@ struct RawEvent {
   // Read with TraceReadOptions::census: what the census reads besides.
   bool cat_string = false, dur_given = false, launch = false;  // launch: kept as a TraceLaunch
   uint32_t name_id = UINT32_MAX;                                // the name's index, once interned
+  uint32_t gpu_index = UINT32_MAX;                              // kept in the GPU table: its index
   census::Args census;
   void clear() {
     ph.clear(), cat.clear(), name.clear(), pid.clear(), tid.clear(), id.clear(), hier.clear(), kernel.clear();
@@ -114,7 +115,7 @@ struct RawEvent {
   }
   void clear_census() {
     cat_string = dur_given = launch = false;
-    name_id = UINT32_MAX;
+    name_id = gpu_index = UINT32_MAX;
     census.clear();
   }
 };
@@ -180,7 +181,7 @@ class TraceReader {
                            " event(s) without a numeric ts or dur skipped");
     if (negative_ > 0)
       t.warnings.push_back(std::to_string(negative_) + " event(s) with a negative duration skipped");
-    if (census_) t.communication = census_facts_.finish(t);
+    if (census_) t.census = std::make_shared<const census::CensusFacts>(std::move(census_facts_));
     return t;
   }
 
@@ -535,6 +536,7 @@ class TraceReader {
     for (size_t i = 0; i < o.names.size(); ++i) names[i] = b_.name(o.names[i]);
     for (size_t i = 0; i < o.threads.size(); ++i) threads[i] = b_.thread_key(o.threads[i]);
     for (size_t i = 0; i < o.calls.size(); ++i) calls[i] = b_.call(o.calls[i]);
+    const uint32_t gpu_base = static_cast<uint32_t>(gpu_.size());
     for (TraceEvent e : o.cpu) {
       e.name = names[e.name], e.thread = threads[e.thread];
       if (e.call >= 0) e.call = calls[static_cast<size_t>(e.call)];
@@ -555,7 +557,7 @@ class TraceReader {
     for (uint32_t th : o.flow_start_thread) t_.flow_start_thread.push_back(threads[th]);
     for (uint32_t th : o.flow_end_thread) t_.flow_end_thread.push_back(threads[th]);
     for (const auto& [dev, peak] : o.memory_peak) t_.memory_peak[dev] = std::max(t_.memory_peak[dev], peak);
-    if (census_) census_facts_.merge(std::move(part.census), names);
+    if (census_) census_facts_.merge(std::move(part.census), names, gpu_base);
     skipped_no_time_ += part.skipped_no_time;
     negative_ += part.negative;
     saw_ort_ = saw_ort_ || part.saw_ort;
@@ -676,9 +678,13 @@ class TraceReader {
     return e_.cat_string && e_.dur_given && e_.cat != "Trace"sv && e_.has_ts && e_.has_dur && e_.dur >= 0;
   }
   void census_event() {
-    if (!census_timed()) return;
+    if (!census_timed()) {
+      if (e_.gpu_index != UINT32_MAX) census_facts_.untimed(e_.gpu_index);
+      return;
+    }
     e_.census.corr = e_.corr;
-    census_facts_.event(e_.name, e_.ts, e_.dur, e_.census, e_.launch,
+    census_facts_.event(e_.name, e_.ts, e_.dur, e_.census, e_.launch, e_.gpu_index,
+                        static_cast<uint32_t>(gpu_.size()),
                         [&] { return e_.name_id != UINT32_MAX ? e_.name_id : b_.name(e_.name); });
   }
 
@@ -819,10 +825,12 @@ class TraceReader {
       old_trace::rename_record_types(e_.call.types);
       ev.call = b_.call(e_.call);
     }
-    if (kind == TraceKind::Kernel || kind == TraceKind::Memcpy || kind == TraceKind::Memset)
+    if (kind == TraceKind::Kernel || kind == TraceKind::Memcpy || kind == TraceKind::Memset) {
+      e_.gpu_index = static_cast<uint32_t>(gpu_.size());
       gpu_.push_back(ev);
-    else
+    } else {
       cpu_.push_back(ev);
+    }
   }
 };
 

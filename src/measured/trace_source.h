@@ -581,6 +581,7 @@ class Blocks {
     blocks_.back().push_back(x);
     ++size_;
   }
+  size_t size() const { return size_; }
   std::vector<T> take() {
     std::vector<T> out;
     out.reserve(size_);

@@ -1,0 +1,61 @@
+// src/measured/trace_census_facts.cc — the census facts the trace reader keeps (trace_census_facts.h) joined
+// with its GPU table and launches into the census's GPU side, and reduced to the trace's communication
+// figures as one rank (flopwise/torch_trace.h, trace_communication): what rank_breakdown gives on the census
+// reader's read of the same file.
+#include "trace_census_facts.h"
+
+#include <map>
+#include <optional>
+
+#include "flopwise/torch_trace.h"
+
+namespace flopwise {
+
+namespace census {
+
+void CensusFacts::merge(CensusFacts&& o, const std::vector<uint32_t>& names, uint32_t gpu_base) {
+  steps_.insert(steps_.end(), o.steps_.begin(), o.steps_.end());
+  const int32_t colls = static_cast<int32_t>(colls_.size());
+  for (auto [at, e] : o.gpu_) {
+    e.name = names[e.name];
+    if (e.coll >= 0) e.coll += colls;
+    gpu_.emplace_back(at + gpu_base, e);
+  }
+  for (uint32_t i : o.not_gpu_) not_gpu_.push_back(i + gpu_base);
+  for (auto& c : o.colls_) colls_.push_back(std::move(c));
+  launches_.insert(launches_.end(), o.launches_.begin(), o.launches_.end());
+}
+
+GpuCensus CensusFacts::census(const TorchTrace& t) const {
+  GpuCensus g;
+  g.path = t.path, g.rank = rank, g.names = t.names, g.steps = steps_, g.collectives = colls_;
+  g.gpu.reserve(t.gpu.size() + gpu_.size() - std::min(t.gpu.size(), not_gpu_.size()));
+  size_t x = 0, left_out = 0;
+  for (size_t i = 0;; ++i) {
+    for (; x < gpu_.size() && gpu_[x].first <= i; ++x) g.gpu.push_back(gpu_[x].second);
+    if (i == t.gpu.size()) break;
+    if (left_out < not_gpu_.size() && not_gpu_[left_out] == i) {
+      ++left_out;
+      continue;
+    }
+    const TraceEvent& e = t.gpu[i];
+    g.gpu.push_back({e.ts, e.dur, e.corr, e.name, -1});
+  }
+  CensusLaunchTimes launched(g.gpu);
+  for (const TraceLaunch& l : t.launches)
+    if (l.census) launched.add(l.corr, l.ts);
+  for (const auto& [corr, ts] : launches_) launched.add(corr, ts);
+  g.launched = launched.take();
+  return g;
+}
+
+}  // namespace census
+
+std::optional<RankRun> trace_communication(const TorchTrace& t) {
+  if (!t.census) return std::nullopt;
+  std::map<std::string, CollectiveRow> colls;
+  RankBreakdown b = rank_breakdown(t.census->census(t), &colls);
+  return summarise_ranks({std::move(b)}, colls);
+}
+
+}  // namespace flopwise
