@@ -89,7 +89,8 @@ void check_same_run(const RankRun& got, const RankRun& want) {
 
 }  // namespace
 
-TEST_CASE("census: the trace reader's one read gives the text report's communication section (HTA's nccl trace)") {
+TEST_CASE(
+    "census: the trace reader's one read gives the text report's communication section (HTA's nccl trace)") {
   // torch 2.x NCCL kernels with their collectives' args (HTA's nccl_parser_config trace): what `flopwise
   // trace FILE` writes after its text, read by the trace reader itself (TraceReadOptions::census), against
   // the standalone census of every event, and against HTA's own figures.

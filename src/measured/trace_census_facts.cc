@@ -13,6 +13,92 @@ namespace flopwise {
 
 namespace census {
 
+struct ArgName {
+  std::string_view key;
+  Arg arg;
+};
+constexpr ArgName kArgs[] = {
+    {"correlation", Arg::Corr},
+    {"stream", Arg::Stream},
+    {"Collective name", Arg::Coll},
+    {"Process Group Name", Arg::Group},
+    {"Process Group Description", Arg::GroupDesc},
+    {"In msg nelems", Arg::InNelems},
+    {"Out msg nelems", Arg::OutNelems},
+    {"Group size", Arg::GroupSize},
+    {"dtype", Arg::Dtype},
+};
+Arg arg_of(std::string_view k) {
+  for (const auto& a : kArgs)
+    if (a.key == k) return a.arg;
+  return Arg::Other;
+}
+
+void read_arg(trace_read::TraceParser& p, Arg a, Args& out) {
+  switch (a) {
+    case Arg::Corr:
+      out.corr = p.integer().value_or(-1);
+      break;
+    case Arg::Stream: {
+      auto s = p.integer();
+      out.stream = s && *s >= INT32_MIN && *s <= INT32_MAX ? static_cast<int32_t>(*s) : -1;
+      break;
+    }
+    case Arg::Coll:
+      p.text(out.coll.name);
+      out.is_coll = true;
+      break;
+    case Arg::Group:
+      p.text(out.coll.group);
+      break;
+    case Arg::GroupDesc:
+      p.text(out.desc);
+      break;
+    case Arg::InNelems:
+      out.coll.in_nelems = p.integer().value_or(-1);
+      break;
+    case Arg::OutNelems:
+      out.coll.out_nelems = p.integer().value_or(-1);
+      break;
+    case Arg::GroupSize:
+      out.coll.group_size = p.integer().value_or(-1);
+      break;
+    case Arg::Dtype:
+      p.text(out.coll.dtype);
+      break;
+    case Arg::Other:
+      p.skip();
+  }
+}
+
+void read_distributed(trace_read::TraceParser& p, std::string& key, int64_t* rank, int64_t* world) {
+  if (p.ws() != '{') return p.skip();
+  if (!p.open('{', '}')) return;
+  do {
+    p.string(key);
+    p.expect(':');
+    if (key == "rank")
+      *rank = p.integer().value_or(-1);
+    else if (key == "world_size")
+      *world = p.integer().value_or(-1);
+    else
+      p.skip();
+  } while (p.more('}'));
+}
+
+void read_args(trace_read::TraceParser& p, int64_t* corr, Args& out) {
+  if (p.ws() != '{') return p.skip();
+  if (!p.open('{', '}')) return;
+  do {
+    Arg a = arg_of(p.key());
+    p.expect(':');
+    if (a == Arg::Corr)
+      *corr = p.integer().value_or(-1);
+    else
+      read_arg(p, a, out);
+  } while (p.more('}'));
+}
+
 void CensusFacts::merge(CensusFacts&& o, const std::vector<uint32_t>& names, uint32_t gpu_base) {
   steps_.insert(steps_.end(), o.steps_.begin(), o.steps_.end());
   const int32_t colls = static_cast<int32_t>(colls_.size());

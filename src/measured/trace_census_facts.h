@@ -1,7 +1,7 @@
 // src/measured/trace_census_facts.h — what the census reads of a trace beyond an event's name and time: the
-// args it keeps (stream, correlation, the collective an NCCL kernel records) and distributedInfo, read alike by
-// the census reader (trace_census_read.cc) and the trace reader (trace_read.cc); and CensusFacts, the GPU-side
-// facts rank_breakdown reads beyond the trace reader's own records, which it keeps when asked
+// args it keeps (stream, correlation, the collective an NCCL kernel records) and distributedInfo, read alike
+// by the census reader (trace_census_read.cc) and the trace reader (trace_read.cc); and CensusFacts, the
+// GPU-side facts rank_breakdown reads beyond the trace reader's own records, which it keeps when asked
 // (TraceReadOptions::census), so that the text report's communication section needs no second read
 // (trace_census_facts.cc joins them with the records: trace_communication). Internal header of src/measured.
 #pragma once
@@ -21,27 +21,19 @@ namespace flopwise::census {
 int64_t step_number(const std::string& name);
 
 // The args the census reads; the rest are skipped.
-enum class Arg : uint8_t { Other, Corr, Stream, Coll, Group, GroupDesc, InNelems, OutNelems, GroupSize, Dtype };
-struct ArgName {
-  std::string_view key;
-  Arg arg;
+enum class Arg : uint8_t {
+  Other,
+  Corr,
+  Stream,
+  Coll,
+  Group,
+  GroupDesc,
+  InNelems,
+  OutNelems,
+  GroupSize,
+  Dtype
 };
-inline constexpr ArgName kArgs[] = {
-    {"correlation", Arg::Corr},
-    {"stream", Arg::Stream},
-    {"Collective name", Arg::Coll},
-    {"Process Group Name", Arg::Group},
-    {"Process Group Description", Arg::GroupDesc},
-    {"In msg nelems", Arg::InNelems},
-    {"Out msg nelems", Arg::OutNelems},
-    {"Group size", Arg::GroupSize},
-    {"dtype", Arg::Dtype},
-};
-inline Arg arg_of(std::string_view k) {
-  for (const auto& a : kArgs)
-    if (a.key == k) return a.arg;
-  return Arg::Other;
-}
+Arg arg_of(std::string_view key);
 
 // One event's census args.
 struct Args {
@@ -62,58 +54,11 @@ struct Args {
 };
 
 // Reads the value of arg `a` (its ':' consumed); Other is skipped.
-inline void read_arg(trace_read::TraceParser& p, Arg a, Args& out) {
-  switch (a) {
-    case Arg::Corr:
-      out.corr = p.integer().value_or(-1);
-      break;
-    case Arg::Stream: {
-      auto s = p.integer();
-      out.stream = s && *s >= INT32_MIN && *s <= INT32_MAX ? static_cast<int32_t>(*s) : -1;
-      break;
-    }
-    case Arg::Coll:
-      p.text(out.coll.name);
-      out.is_coll = true;
-      break;
-    case Arg::Group:
-      p.text(out.coll.group);
-      break;
-    case Arg::GroupDesc:
-      p.text(out.desc);
-      break;
-    case Arg::InNelems:
-      out.coll.in_nelems = p.integer().value_or(-1);
-      break;
-    case Arg::OutNelems:
-      out.coll.out_nelems = p.integer().value_or(-1);
-      break;
-    case Arg::GroupSize:
-      out.coll.group_size = p.integer().value_or(-1);
-      break;
-    case Arg::Dtype:
-      p.text(out.coll.dtype);
-      break;
-    case Arg::Other:
-      p.skip();
-  }
-}
-
+void read_arg(trace_read::TraceParser& p, Arg a, Args& out);
+// An event's "args" object (its value next): the census's args into `out`, correlation into *corr.
+void read_args(trace_read::TraceParser& p, int64_t* corr, Args& out);
 // distributedInfo (its value next): the rank and world size; -1 where absent.
-inline void read_distributed(trace_read::TraceParser& p, std::string& key, int64_t* rank, int64_t* world) {
-  if (p.ws() != '{') return p.skip();
-  if (!p.open('{', '}')) return;
-  do {
-    p.string(key);
-    p.expect(':');
-    if (key == "rank")
-      *rank = p.integer().value_or(-1);
-    else if (key == "world_size")
-      *world = p.integer().value_or(-1);
-    else
-      p.skip();
-  } while (p.more('}'));
-}
+void read_distributed(trace_read::TraceParser& p, std::string& key, int64_t* rank, int64_t* world);
 
 // The facts of a trace's timed events (a string cat other than "Trace", numeric ts, dur >= 0) that
 // rank_breakdown reads beyond what the trace reader keeps itself, in trace order: ProfilerStep#N events, the
@@ -128,8 +73,8 @@ class CensusFacts {
   // gpu_count: the size of that table; in_launches: the reader keeps it as a launch marked
   // TraceLaunch::census; name_id(): the index of `name` in the trace's names.
   template <class NameId>
-  void event(const std::string& name, double ts, double dur, const Args& a, bool in_launches, uint32_t main_gpu,
-             uint32_t gpu_count, NameId name_id) {
+  void event(const std::string& name, double ts, double dur, const Args& a, bool in_launches,
+             uint32_t main_gpu, uint32_t gpu_count, NameId name_id) {
     if (name.compare(0, 12, "ProfilerStep") == 0) {
       const int64_t n = step_number(name);
       if (n >= 0) steps_.push_back({n, ts, dur});

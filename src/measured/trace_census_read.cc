@@ -108,7 +108,7 @@ class CensusReader {
           has_dur = p_.finite_number(&e.dur);
         } else if (k == "args"sv) {
           p_.expect(':');
-          args();
+          census::read_args(p_, &args_.corr, args_);
         } else {
           p_.expect(':');
           p_.skip();
@@ -132,17 +132,6 @@ class CensusReader {
       c_.collectives.push_back(args_.collective());
     }
     c_.events.push_back(e);
-  }
-
-  // The args this census keeps (census::kArgs); the rest are skipped.
-  void args() {
-    if (p_.ws() != '{') return p_.skip();
-    if (!p_.open('{', '}')) return;
-    do {
-      census::Arg a = census::arg_of(p_.key());
-      p_.expect(':');
-      census::read_arg(p_, a, args_);
-    } while (p_.more('}'));
   }
 };
 

@@ -104,8 +104,8 @@ struct RawEvent {
   AtenCall call;
   // Read with TraceReadOptions::census: what the census reads besides.
   bool cat_string = false, dur_given = false, launch = false;  // launch: kept as a TraceLaunch
-  uint32_t name_id = UINT32_MAX;                                // the name's index, once interned
-  uint32_t gpu_index = UINT32_MAX;                              // kept in the GPU table: its index
+  uint32_t name_id = UINT32_MAX;                               // the name's index, once interned
+  uint32_t gpu_index = UINT32_MAX;                             // kept in the GPU table: its index
   census::Args census;
   void clear() {
     ph.clear(), cat.clear(), name.clear(), pid.clear(), tid.clear(), id.clear(), hier.clear(), kernel.clear();
@@ -166,7 +166,8 @@ class TraceReader {
 
   TorchTrace read() {
     if (p_.ws() == -1) throw InputError(path_ + ": empty file: not a PyTorch profiler trace");
-    walk_trace(p_, path_, [&] { events(); }, [&](const std::string& key) { member(key); });
+    walk_trace(
+        p_, path_, [&] { events(); }, [&](const std::string& key) { member(key); });
     TorchTrace t = records();
     if (t.cpu.empty() && t.gpu.empty()) {
       if (saw_ort_)
@@ -234,7 +235,7 @@ class TraceReader {
         return Key::Other;
     }
   }
-  enum class Arg { Other, Ext, Hier, Corr, Dims, Types, Concrete, Allocated, Device, Kernel };
+  enum class Arg { Other, Ext, Hier, Corr, Dims, Types, Concrete, Allocated, Device, Kernel, Census };
   static Arg arg_key(std::string_view k) {
     switch (k.size()) {
       case 6:
@@ -284,6 +285,7 @@ class TraceReader {
   bool saw_ort_ = false;
   bool census_ = false;  // TraceReadOptions::census
   census::CensusFacts census_facts_;
+  census::Arg census_arg_ = census::Arg::Other;  // of the args key census_key() last read
 
   void member(const std::string& key) {
     if (key == "deviceProperties"sv)
@@ -571,72 +573,60 @@ class TraceReader {
       return;
     }
 #endif
-    if (census_) e_.clear_census();
-    if (fields()) keep();
+    if (p_.open('{', '}')) {
+      do {
+        Key k = event_key(p_.key());
+        p_.expect(':');
+        switch (k) {
+          case Key::Ph:
+            p_.text(e_.ph);
+            break;
+          case Key::Cat:
+            if (census_) census_cat();
+            p_.text(e_.cat);
+            if (!relevant(e_.cat)) {  // ac2g and other flows, python frames, traces' own spans: not read
+              if (census_) return census_rest();
+              return p_.skip_rest_of_object();
+            }
+            break;
+          case Key::Name:
+            p_.text(e_.name);
+            break;
+          case Key::Pid:
+            p_.text(e_.pid);
+            break;
+          case Key::Tid:
+            p_.text(e_.tid);
+            break;
+          case Key::Ts:
+            e_.has_ts = p_.finite_number(&e_.ts);
+            break;
+          case Key::Dur:
+            e_.dur_given = true;
+            e_.has_dur = p_.finite_number(&e_.dur);
+            break;
+          case Key::Id:
+            p_.text(e_.id);
+            break;
+          case Key::Args:
+            args();
+            break;
+          case Key::Other:
+            p_.skip();
+        }
+      } while (p_.more('}'));
+    }
+    keep();
     if (census_) census_event();
   }
 
-  // The event's fields into e_; false where its category is not one this reader keeps: the rest of the
-  // object skipped unread, or read for the census alone.
-  bool fields() {
-    bool mine = true;
-    if (!p_.open('{', '}')) return true;
-    do {
-      Key k = event_key(p_.key());
-      p_.expect(':');
-      switch (k) {
-        case Key::Ph:
-          p_.text(e_.ph);
-          break;
-        case Key::Cat:
-          if (census_) e_.cat_string = p_.ws() == '"';
-          p_.text(e_.cat);
-          if (mine && !relevant(e_.cat)) {  // ac2g and other flows, python frames, traces' own spans
-            if (!census_) {
-              p_.skip_rest_of_object();
-              return false;
-            }
-            mine = false;
-          }
-          break;
-        case Key::Name:
-          p_.text(e_.name);
-          break;
-        case Key::Pid:
-          p_.text(e_.pid);
-          break;
-        case Key::Tid:
-          p_.text(e_.tid);
-          break;
-        case Key::Ts:
-          e_.has_ts = p_.finite_number(&e_.ts);
-          break;
-        case Key::Dur:
-          e_.dur_given = true;
-          e_.has_dur = p_.finite_number(&e_.dur);
-          break;
-        case Key::Id:
-          p_.text(e_.id);
-          break;
-        case Key::Args:
-          args(mine);
-          break;
-        case Key::Other:
-          p_.skip();
-      }
-    } while (p_.more('}'));
-    return mine;
-  }
-
-  // `mine`: the event is one this reader keeps; else only the census's args are read.
-  void args(bool mine) {
+  void args() {
     if (p_.ws() != '{') return p_.skip();
     if (!p_.open('{', '}')) return;
     do {
       std::string_view key = p_.key();
       Arg k = arg_key(key);
-      if (!mine && k != Arg::Corr) k = Arg::Other;
-      const census::Arg c = census_ && k == Arg::Other ? census::arg_of(key) : census::Arg::Other;
+      if (k == Arg::Other && census_) k = census_key(key);
       p_.expect(':');
       switch (k) {
         case Arg::Ext:
@@ -666,10 +656,46 @@ class TraceReader {
         case Arg::Kernel:
           p_.text(e_.kernel);
           break;
+        case Arg::Census:
+          census_value();
+          break;
         case Arg::Other:
-          census::read_arg(p_, c, e_.census);  // skipped unless the census reads it
+          p_.skip();
       }
     } while (p_.more('}'));
+  }
+
+  // ---- the census's facts (TraceReadOptions::census), off the path of a read without them ----
+
+  // An args key the census reads, and not this reader: Arg::Census (census_arg_ says which), else Other.
+  [[gnu::noinline]] Arg census_key(std::string_view key) {
+    census_arg_ = census::arg_of(key);
+    return census_arg_ == census::Arg::Other ? Arg::Other : Arg::Census;
+  }
+  [[gnu::noinline]] void census_value() { census::read_arg(p_, census_arg_, e_.census); }
+  [[gnu::noinline]] void census_cat() { e_.cat_string = p_.ws() == '"'; }
+  // The rest of an event this reader does not keep (after its "cat"): what the census reads of it.
+  [[gnu::noinline]] void census_rest() {
+    while (p_.more('}')) {
+      Key k = event_key(p_.key());
+      p_.expect(':');
+      if (k == Key::Cat) {
+        census_cat();
+        p_.text(e_.cat);
+      } else if (k == Key::Name) {
+        p_.text(e_.name);
+      } else if (k == Key::Ts) {
+        e_.has_ts = p_.finite_number(&e_.ts);
+      } else if (k == Key::Dur) {
+        e_.dur_given = true;
+        e_.has_dur = p_.finite_number(&e_.dur);
+      } else if (k == Key::Args) {
+        census::read_args(p_, &e_.corr, e_.census);
+      } else {
+        p_.skip();
+      }
+    }
+    census_event();
   }
 
   // What the census reader keeps of the event just read (trace_census_read.cc): a timed event, a string cat
@@ -677,15 +703,17 @@ class TraceReader {
   bool census_timed() const {
     return e_.cat_string && e_.dur_given && e_.cat != "Trace"sv && e_.has_ts && e_.has_dur && e_.dur >= 0;
   }
-  void census_event() {
+  // Ends every event read with the census: its facts kept, e_'s census fields cleared for the next.
+  [[gnu::noinline]] void census_event() {
     if (!census_timed()) {
       if (e_.gpu_index != UINT32_MAX) census_facts_.untimed(e_.gpu_index);
-      return;
+    } else {
+      e_.census.corr = e_.corr;
+      census_facts_.event(e_.name, e_.ts, e_.dur, e_.census, e_.launch, e_.gpu_index,
+                          static_cast<uint32_t>(gpu_.size()),
+                          [&] { return e_.name_id != UINT32_MAX ? e_.name_id : b_.name(e_.name); });
     }
-    e_.census.corr = e_.corr;
-    census_facts_.event(e_.name, e_.ts, e_.dur, e_.census, e_.launch, e_.gpu_index,
-                        static_cast<uint32_t>(gpu_.size()),
-                        [&] { return e_.name_id != UINT32_MAX ? e_.name_id : b_.name(e_.name); });
+    e_.clear_census();
   }
 
   void strings(std::vector<std::string>& out) {

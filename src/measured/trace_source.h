@@ -283,7 +283,9 @@ class TraceParser {
     if (pos_ == len_ && !refill()) return -1;
     return static_cast<unsigned char>(buf_[pos_]);
   }
-  int ws() {  // skips whitespace; the next char, not consumed
+  // ws, expect and more are inlined into the readers' loops, where they run per token: GCC's unit-growth
+  // limit would otherwise leave them out of line as a reader grows (bench/README.md, issue 51's one read).
+  [[gnu::always_inline]] int ws() {  // skips whitespace; the next char, not consumed
     for (;;) {
       if (pos_ == len_ && !refill()) return -1;
       char c = buf_[pos_];
@@ -293,12 +295,12 @@ class TraceParser {
         return static_cast<unsigned char>(c);
     }
   }
-  void expect(char c) {
+  [[gnu::always_inline]] void expect(char c) {
     if (ws() != c) fail(std::string("expected '") + c + "'");
     ++pos_;
   }
   // After a member or element: true for ',' (another follows), false for `close`.
-  bool more(char close) {
+  [[gnu::always_inline]] bool more(char close) {
     int c = ws();
     if (c == ',') {
       ++pos_;
