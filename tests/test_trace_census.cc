@@ -4,12 +4,15 @@
 // reader's own read (TraceReadOptions::census, the text report's communication section) gives the same.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "cli_util.h"
 #include "flopwise/torch_trace.h"
@@ -140,4 +143,30 @@ TEST_CASE("census: the trace reader's one read gives DLRM rank 0 its census brea
   CHECK(g.rank == 0);
   CHECK(std::abs(g.kernel_time_us - 13009) <= 0.01 * 13009);
   CHECK(std::abs(g.comm_comp_overlap_pct - 4.50) <= 1.0);
+}
+
+TEST_CASE("census: the trace reader's one read equals the census of every event on every bundled trace") {
+  // The census reader is the reference here: its breakdown of each trace's whole census (cuda_sync events,
+  // cpu_ops with a stream, gpu_user_annotation steps, torch 1.9's categories, graph replays, CPU-only runs).
+  namespace fs = std::filesystem;
+  std::vector<std::string> paths;
+  for (const char* dir : {"traces", "gpu/traces"})
+    for (const auto& f : fs::recursive_directory_iterator(fwtest::model_path(dir))) {
+      const std::string p = f.path().string();
+      if (p.size() > 8 &&
+          (p.compare(p.size() - 8, 8, ".json.gz") == 0 || f.path().filename() == "backward_thread.json"))
+        paths.push_back(p);
+    }
+  std::sort(paths.begin(), paths.end());
+  CHECK(paths.size() >= 40);
+  TraceReadOptions o;
+  o.census = true;
+  for (const std::string& path : paths) {
+    CAPTURE(path);
+    std::map<std::string, CollectiveRow> colls;
+    RankBreakdown whole = rank_breakdown(read_trace_census(path), &colls);
+    const std::optional<RankRun> got = trace_communication(read_torch_trace(path, o));
+    REQUIRE(got);
+    check_same_run(*got, summarise_ranks({whole}, colls));
+  }
 }
