@@ -143,15 +143,16 @@ struct CensusGpuEvent {  // an event with args.stream != -1 (HTA's GPU side)
 struct GpuCensus {
   std::string path;
   int64_t rank = -1;  // distributedInfo
-  std::vector<std::string> names;
+  // The trace's names and collectives, not copied: they outlive the GpuCensus.
+  const std::vector<std::string>* names = nullptr;
+  const std::vector<CensusCollective>* collectives = nullptr;
   std::vector<CensusStep> steps;    // every ProfilerStep#N event, either side, in trace order
   std::vector<CensusGpuEvent> gpu;  // in trace order
   // (correlation, earliest start) of the CPU-side events (args.stream < 0) with a correlation some GPU event
   // names, by correlation.
   std::vector<std::pair<int64_t, double>> launched;
-  std::vector<CensusCollective> collectives;
 };
-GpuCensus gpu_census(const TraceCensus& c);
+GpuCensus gpu_census(const TraceCensus& c);  // refers to c's names and collectives
 // GpuCensus::launched from launches given one by one, each (correlation, start).
 class CensusLaunchTimes {
  public:

@@ -4,6 +4,8 @@
 // reader's read of the same file.
 #include "trace_census_facts.h"
 
+#include <array>
+#include <iterator>
 #include <map>
 #include <optional>
 
@@ -28,10 +30,23 @@ constexpr ArgName kArgs[] = {
     {"Group size", Arg::GroupSize},
     {"dtype", Arg::Dtype},
 };
+// kArgs by key length: no two keys have one length, so a length names the one key to compare (read per args
+// key of every event: a compare, not nine).
+constexpr size_t kLongestArg = 25;
+constexpr std::array<int8_t, kLongestArg + 1> kArgByLength = [] {
+  std::array<int8_t, kLongestArg + 1> ix{};
+  for (auto& i : ix) i = -1;
+  for (size_t i = 0; i < std::size(kArgs); ++i) {
+    if (kArgs[i].key.size() > kLongestArg || ix[kArgs[i].key.size()] >= 0)
+      throw "two census args of one length";
+    ix[kArgs[i].key.size()] = static_cast<int8_t>(i);
+  }
+  return ix;
+}();
 Arg arg_of(std::string_view k) {
-  for (const auto& a : kArgs)
-    if (a.key == k) return a.arg;
-  return Arg::Other;
+  if (k.size() > kLongestArg || kArgByLength[k.size()] < 0) return Arg::Other;
+  const ArgName& a = kArgs[static_cast<size_t>(kArgByLength[k.size()])];
+  return a.key == k ? a.arg : Arg::Other;
 }
 
 void read_arg(trace_read::TraceParser& p, Arg a, Args& out) {
@@ -114,7 +129,7 @@ void CensusFacts::merge(CensusFacts&& o, const std::vector<uint32_t>& names, uin
 
 GpuCensus CensusFacts::census(const TorchTrace& t) const {
   GpuCensus g;
-  g.path = t.path, g.rank = rank, g.names = t.names, g.steps = steps_, g.collectives = colls_;
+  g.path = t.path, g.rank = rank, g.names = &t.names, g.collectives = &colls_, g.steps = steps_;
   g.gpu.reserve(t.gpu.size() + gpu_.size() - std::min(t.gpu.size(), not_gpu_.size()));
   size_t x = 0, left_out = 0;
   for (size_t i = 0;; ++i) {

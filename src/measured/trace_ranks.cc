@@ -173,13 +173,13 @@ std::vector<bool> kept_gpu_events(const GpuCensus& c, const std::vector<CensusSt
 void add_collective(const GpuCensus& c, const CensusGpuEvent& e, std::map<std::string, CollectiveRow>* rows) {
   CollectiveRow r;
   if (e.coll >= 0) {
-    const CensusCollective& k = c.collectives[static_cast<size_t>(e.coll)];
+    const CensusCollective& k = (*c.collectives)[static_cast<size_t>(e.coll)];
     r.name = k.name, r.group = k.group, r.dtype = k.dtype, r.group_size = k.group_size;
     const int64_t nelems = squash(k.name).compare(0, 9, "allgather") == 0 ? k.out_nelems : k.in_nelems;
     const int64_t size = dtype_bytes(k.dtype);
     if (nelems >= 0 && size > 0 && nelems <= INT64_MAX / size) r.bytes = nelems * size;
   } else {
-    r.name = collective_of_kernel(c.names[e.name]);
+    r.name = collective_of_kernel((*c.names)[e.name]);
     if (r.name.empty()) r.name = "(nccl kernel)";
   }
   std::string key = r.name + '\x1f' + r.group + '\x1f' + r.dtype + '\x1f' + std::to_string(r.bytes) + '\x1f' +
@@ -198,6 +198,7 @@ KernelClass classify_kernel(const std::string& name) {
 }
 
 CensusLaunchTimes::CensusLaunchTimes(const std::vector<CensusGpuEvent>& gpu) {
+  corr_.reserve(gpu.size());
   for (const auto& e : gpu)
     if (e.corr >= 0) corr_.push_back(e.corr);
   std::sort(corr_.begin(), corr_.end());
@@ -220,8 +221,10 @@ std::vector<std::pair<int64_t, double>> CensusLaunchTimes::take() {
 
 GpuCensus gpu_census(const TraceCensus& c) {
   GpuCensus g;
-  g.path = c.path, g.rank = c.rank, g.names = c.names, g.collectives = c.collectives;
+  g.path = c.path, g.rank = c.rank, g.names = &c.names, g.collectives = &c.collectives;
   g.steps = census_steps(c);
+  g.gpu.reserve(static_cast<size_t>(
+      std::count_if(c.events.begin(), c.events.end(), [](const CensusEvent& e) { return e.stream != -1; })));
   for (const CensusEvent& e : c.events)
     if (e.stream != -1) g.gpu.push_back({e.ts, e.dur, e.stream >= 0 ? e.corr : -1, e.name, e.coll});
   CensusLaunchTimes launches(g.gpu);
@@ -243,12 +246,13 @@ RankBreakdown rank_breakdown(const GpuCensus& c, std::map<std::string, Collectiv
     if (s.dur > 0) b.steps.push_back(s);
   const std::vector<bool> keep = kept_gpu_events(c, b.steps);
   std::vector<Interval> all, comp, comm;
-  std::vector<int8_t> cls(c.names.size(), -1);
+  const std::vector<std::string>& names = *c.names;
+  std::vector<int8_t> cls(names.size(), -1);
   for (size_t i = 0; i < c.gpu.size(); ++i) {
     if (!keep[i]) continue;
     const CensusGpuEvent& e = c.gpu[i];
     int8_t& k = cls[e.name];
-    if (k < 0) k = static_cast<int8_t>(classify_kernel(c.names[e.name]));
+    if (k < 0) k = static_cast<int8_t>(classify_kernel(names[e.name]));
     Interval iv{e.ts, e.ts + e.dur};
     all.push_back(iv);
     if (k == static_cast<int8_t>(KernelClass::Computation)) comp.push_back(iv);
@@ -319,7 +323,9 @@ RankRun analyse_ranks(const std::vector<std::string>& files, int jobs) {
     RankBreakdown b;
     {
       TraceCensus c = read_trace_census(files[i], CensusKeep::GpuSide);
-      b = rank_breakdown(c, &mine);
+      GpuCensus g = gpu_census(c);
+      std::vector<CensusEvent>().swap(c.events);  // g has what the breakdown reads
+      b = rank_breakdown(g, &mine);
     }  // the rank's events freed here
     if (b.rank < 0)
       throw InputError(files[i] + ": no distributedInfo.rank: not one rank of a distributed run");
