@@ -132,8 +132,8 @@ struct RankRun {
 // 8); memory is `jobs` ranks' events at once, each summarised and freed.
 RankRun analyse_ranks(const std::vector<std::string>& files, int jobs = 0);
 
-// What rank_breakdown reads of one trace, and nothing else: made from the census reader's read (gpu_census), or
-// from the trace reader's records and the few facts it keeps beside them (TraceReadOptions::census,
+// What rank_breakdown reads of one trace, and nothing else: made from the census reader's read (gpu_census),
+// or from the trace reader's records and the few facts it keeps beside them (TraceReadOptions::census,
 // trace_communication in flopwise/torch_trace.h), so the trace's text report has its communication section
 // from one read.
 struct CensusGpuEvent {  // an event with args.stream != -1 (HTA's GPU side)
