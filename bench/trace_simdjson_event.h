@@ -187,6 +187,7 @@ bool fill(dom::object obj, Event& e) {
             case Arg::Kernel:
               text(a, e.kernel);
               break;
+            case Arg::Census:  // the census's args: never arg_key's
             case Arg::Other:
               break;
           }
@@ -337,6 +338,7 @@ bool fill(od::object obj, Event& e) {
             case Arg::Kernel:
               text(a, e.kernel);
               break;
+            case Arg::Census:  // the census's args: never arg_key's
             case Arg::Other:
               break;
           }

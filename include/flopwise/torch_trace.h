@@ -14,20 +14,28 @@
 //     time is counted to that op's owner (see analyse_trace);
 //   - fwdbwd flows: a backward autograd node takes the module scope of the forward op that recorded it;
 //   - [memory] instant events: the peak of "Total Allocated" per device;
-//   - deviceProperties: the GPU's name, matched to the roofline table.
+//   - deviceProperties: the GPU's name, matched to the roofline table;
+//   - when asked (TraceReadOptions::census), what the census's communication breakdown reads of the GPU side
+//     (flopwise/trace_census.h): the text report's communication section, from the same read.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "flopwise/aten_call.h"
 #include "flopwise/roofline.h"
+#include "flopwise/trace_census.h"
 
 namespace flopwise {
+
+namespace census {
+class CensusFacts;  // src/measured/trace_census_facts.h
+}
 
 // The static cost of one call: from the cost rules where the aten table lowers it, else why not.
 struct AtenCost {
@@ -89,6 +97,7 @@ struct TraceLaunch {
   double ts = 0;
   uint32_t kernel = UINT32_MAX;  // the "kernel" it launches (index in TorchTrace::names), when recorded
   LaunchKind kind = LaunchKind::Call;
+  bool census = false;  // read with TraceReadOptions::census: HTA counts it (a numeric dur >= 0, no stream)
 };
 
 // Kernels a CUDA/HIP graph replayed (their correlation names a cudaGraphLaunch / hipGraphLaunch: no op above
@@ -129,17 +138,28 @@ struct TorchTrace {
   std::optional<GraphReplaySummary> graph_replay;  // set where GPU events were replayed from a graph
   std::vector<ServingStep> serving_steps;          // from step annotations (tag_kv_attention)
   std::map<uint32_t, double> replay_thread_ts;  // a graph replay's thread (graph_replay.h) -> its launch's ts
+  // Read with TraceReadOptions::census: what the census reads beyond these records (src/measured).
+  std::shared_ptr<const census::CensusFacts> census;
 };
 
 struct TraceReadOptions {
   // A .gz that inflates to more than this many times its own size is refused as a gzip bomb (real traces
   // compress 5-30x).
   int64_t max_gzip_ratio = 1000;
+  // Also keep what the census reads of the GPU side (TorchTrace::census; a few records beyond the reader's
+  // own), for trace_communication.
+  bool census = false;
 };
 
 // Reads a trace (JSON, or gzip-compressed JSON: detected by its magic bytes). Throws InputError (one line) on
 // a missing, truncated, non-JSON or gzip-bomb file and on JSON that is not a PyTorch profiler trace.
 TorchTrace read_torch_trace(const std::string& path, const TraceReadOptions& opts = {});
+
+// A trace read with TraceReadOptions::census, as one rank of a run: what
+// summarise_ranks({rank_breakdown(read_trace_census(path), &c)}, c) gives, from the same read (nullopt when
+// read without). Its GPU side is t.gpu as read: call it before join_capture_traces re-points the kernels a
+// graph replayed.
+std::optional<RankRun> trace_communication(const TorchTrace& t);
 
 // Whether `path` (JSON or gzip) starts like a PyTorch trace: a JSON document whose first 64 KiB name
 // "traceEvents" and a Kineto field. Never throws.
@@ -204,6 +224,7 @@ struct TraceReport {
   std::vector<std::string> warnings;
   std::optional<GraphReplaySummary> graph_replay;
   std::vector<ServingStep> serving_steps;
+  std::optional<RankRun> communication;  // with TraceOptions::communication
 };
 
 struct TraceOptions {
@@ -211,6 +232,7 @@ struct TraceOptions {
   // --capture: a graph capture trace, or a folder with execution_details.json naming them; "" looks for
   // capture_traces/execution_details.json beside the trace; "none" joins nothing (graph_replay.h).
   std::string capture;
+  bool communication = false;  // TraceReport::communication: the trace's GPU time as HTA breaks a rank down
 };
 
 TraceReport analyse_trace(const TorchTrace& t, const AtenCoster& cost, const TraceOptions& opts = {});

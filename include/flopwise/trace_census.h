@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace flopwise {
@@ -130,6 +131,43 @@ struct RankRun {
 // The rank files of `dir` (each carrying distributedInfo.rank), read `jobs` at a time (0: the cores, at most
 // 8); memory is `jobs` ranks' events at once, each summarised and freed.
 RankRun analyse_ranks(const std::vector<std::string>& files, int jobs = 0);
+
+// What rank_breakdown reads of one trace, and nothing else: made from the census reader's read (gpu_census),
+// or from the trace reader's records and the few facts it keeps beside them (TraceReadOptions::census,
+// trace_communication in flopwise/torch_trace.h), so the trace's text report has its communication section
+// from one read.
+struct CensusGpuEvent {  // an event with args.stream != -1 (HTA's GPU side)
+  double ts = 0, dur = 0;
+  int64_t corr = -1;  // its launch's correlation where args.stream >= 0; else -1
+  uint32_t name = 0;  // index in GpuCensus::names
+  int32_t coll = -1;  // index in GpuCensus::collectives when the event records one
+};
+struct GpuCensus {
+  std::string path;
+  int64_t rank = -1;  // distributedInfo
+  // The trace's names and collectives, not copied: they outlive the GpuCensus.
+  const std::vector<std::string>* names = nullptr;
+  const std::vector<CensusCollective>* collectives = nullptr;
+  std::vector<CensusStep> steps;    // every ProfilerStep#N event, either side, in trace order
+  std::vector<CensusGpuEvent> gpu;  // in trace order
+  // (correlation, earliest start) of the CPU-side events (args.stream < 0) with a correlation some GPU event
+  // names, by correlation.
+  std::vector<std::pair<int64_t, double>> launched;
+};
+GpuCensus gpu_census(const TraceCensus& c);  // refers to c's names and collectives
+// GpuCensus::launched from launches given one by one, each (correlation, start).
+class CensusLaunchTimes {
+ public:
+  explicit CensusLaunchTimes(const std::vector<CensusGpuEvent>& gpu);  // the correlations they name
+  void add(int64_t corr, double ts);
+  std::vector<std::pair<int64_t, double>> take();
+
+ private:
+  std::vector<int64_t> corr_;  // sorted, distinct
+  std::vector<double> first_;  // of each: the earliest start added; NaN: none
+};
+
+RankBreakdown rank_breakdown(const GpuCensus& c, std::map<std::string, CollectiveRow>* collectives);
 RankBreakdown rank_breakdown(const TraceCensus& c, std::map<std::string, CollectiveRow>* collectives);
 // The run's figures from its ranks' breakdowns and collectives (keyed as rank_breakdown fills them): the
 // ranks sorted (two of one rank refused), step spread, slowest rank, the collectives' bandwidths.

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "flopwise/formats.h"
+#include "flopwise/trace_census.h"
 #include "flopwise/training.h"
 
 namespace CLI {
@@ -34,8 +35,9 @@ void add_trace_set_options(CLI::App& app, TraceSetArgs& t);
 bool trace_set_given(const TraceSetArgs& t);
 int run_trace_count_diff(const TraceSetArgs& t, OutputFormat format, const std::string& output, int top);
 int run_trace_ranks(const std::string& dir, OutputFormat format, const std::string& output, int top);
-// After a single trace's text: its communication kernels' time, overlap and collectives, when it has any.
-void append_trace_communication(std::ostream& os, const std::string& path, int top);
+// After a single trace's text: its communication kernels' time, overlap and collectives (the trace read as
+// one rank: TraceReport::communication), when it has any.
+void append_trace_communication(std::ostream& os, const RankRun& run, int top);
 
 // Parses argv into `app`: nullopt to go on; else the exit code, after --help's text or, for a parse error,
 // one line "flopwise[ COMMAND]: error: ... (see flopwise[ COMMAND] --help)" (exit 2). `command`: "" for the

@@ -124,11 +124,8 @@ int run_trace_count_diff(const TraceSetArgs& t, OutputFormat format, const std::
   return kExitOk;
 }
 
-void append_trace_communication(std::ostream& os, const std::string& path, int top) {
-  std::map<std::string, CollectiveRow> colls;
-  RankBreakdown b = rank_breakdown(read_trace_census(path, CensusKeep::GpuSide), &colls);
-  if (b.comm_time_us <= 0) return;
-  RankRun run = summarise_ranks({b}, colls);
+void append_trace_communication(std::ostream& os, const RankRun& run, int top) {
+  if (run.ranks.empty() || run.ranks[0].comm_time_us <= 0) return;
   os << "\ncommunication (NCCL/RCCL kernels, as HTA classifies them; flopwise trace DIR for every rank)\n";
   write_ranks_text(os, run, top);
 }

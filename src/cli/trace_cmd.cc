@@ -37,7 +37,7 @@ struct TraceOutput {
 };
 void trace_text(std::ostream& os, const TraceOutput& t) {
   write_trace_text(os, t.r, t.text);
-  append_trace_communication(os, t.path, t.text.top);
+  if (t.r.communication) append_trace_communication(os, *t.r.communication, t.text.top);
 }
 using TraceWriter = void (*)(std::ostream& os, const TraceOutput& t);
 const FormatTable<TraceWriter>& trace_writers() {
@@ -87,6 +87,7 @@ int run_trace(int argc, char** argv) {
   const TraceWriter write = trace_writers().writer(f);
   TraceOptions to;
   to.capture = capture;
+  to.communication = f == OutputFormat::Text;  // the text's communication section, from the one read
   if (!hardware.empty() || !hardware_file.empty()) to.hardware = hardware_of(hardware, hardware_file);
   TraceReport r = open_trace(path, to);
   std::ofstream file;

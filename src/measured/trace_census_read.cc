@@ -7,6 +7,7 @@
 
 #include "flopwise/errors.h"
 #include "flopwise/trace_census.h"
+#include "trace_census_facts.h"
 #include "trace_source.h"
 
 namespace flopwise {
@@ -17,29 +18,6 @@ using trace_read::each_event;
 using trace_read::Source;
 using trace_read::TraceParser;
 using trace_read::walk_trace;
-
-// The args read; the rest is skipped.
-enum class CensusArg { Other, Corr, Stream, Coll, Group, GroupDesc, InNelems, OutNelems, GroupSize, Dtype };
-struct CensusArgName {
-  std::string_view key;
-  CensusArg arg;
-};
-constexpr CensusArgName kCensusArgs[] = {
-    {"correlation", CensusArg::Corr},
-    {"stream", CensusArg::Stream},
-    {"Collective name", CensusArg::Coll},
-    {"Process Group Name", CensusArg::Group},
-    {"Process Group Description", CensusArg::GroupDesc},
-    {"In msg nelems", CensusArg::InNelems},
-    {"Out msg nelems", CensusArg::OutNelems},
-    {"Group size", CensusArg::GroupSize},
-    {"dtype", CensusArg::Dtype},
-};
-CensusArg census_arg(std::string_view k) {
-  for (const auto& a : kCensusArgs)
-    if (a.key == k) return a.arg;
-  return CensusArg::Other;
-}
 
 class CensusReader {
  public:
@@ -62,31 +40,18 @@ class CensusReader {
   TraceCensus c_;
   std::unordered_map<std::string, uint32_t> names_, cats_;
   CensusKeep keep_;
+  census::Args args_;  // of the event being read
   int64_t timed_ = 0;  // kept or not
 
   // The document's members besides traceEvents: distributedInfo's rank and world size, the first device's
   // name.
   void member(const std::string& key) {
     if (key == "distributedInfo"sv)
-      distributed();
+      census::read_distributed(p_, key_, &c_.rank, &c_.world_size);
     else if (key == "deviceProperties"sv)
       devices();
     else
       p_.skip();
-  }
-  void distributed() {
-    if (p_.ws() != '{') return p_.skip();
-    if (!p_.open('{', '}')) return;
-    do {
-      p_.string(key_);
-      p_.expect(':');
-      if (key_ == "rank"sv)
-        c_.rank = p_.integer().value_or(-1);
-      else if (key_ == "world_size"sv)
-        c_.world_size = p_.integer().value_or(-1);
-      else
-        p_.skip();
-    } while (p_.more('}'));
   }
   void devices() {
     if (p_.ws() != '[') return p_.skip();
@@ -117,8 +82,8 @@ class CensusReader {
 
   void event() {
     CensusEvent e;
-    CensusCollective coll;
-    bool has_cat = false, has_dur = false, has_ts = false, dur_given = false, is_coll = false;
+    args_.clear();
+    bool has_cat = false, has_dur = false, has_ts = false, dur_given = false;
     cat_.clear(), name_.clear();
     if (p_.open('{', '}')) {
       do {
@@ -143,7 +108,7 @@ class CensusReader {
           has_dur = p_.finite_number(&e.dur);
         } else if (k == "args"sv) {
           p_.expect(':');
-          is_coll = args(e, coll);
+          census::read_args(p_, &args_.corr, args_);
         } else {
           p_.expect(':');
           p_.skip();
@@ -156,67 +121,17 @@ class CensusReader {
       return;
     }
     ++timed_;
+    e.corr = args_.corr, e.stream = args_.stream;
     if (keep_ == CensusKeep::GpuSide && e.stream == -1 && e.corr < 0 &&
         std::string_view(name_).substr(0, 12) != "ProfilerStep"sv)  // census_steps' names
       return;
     e.name = intern(names_, c_.names, name_);
     e.cat = static_cast<uint16_t>(intern(cats_, c_.cats, cat_));
-    if (is_coll) {
+    if (args_.is_coll) {
       e.coll = static_cast<int32_t>(c_.collectives.size());
-      c_.collectives.push_back(std::move(coll));
+      c_.collectives.push_back(args_.collective());
     }
     c_.events.push_back(e);
-  }
-
-  // The args this census keeps; true when they name a collective.
-  bool args(CensusEvent& e, CensusCollective& coll) {
-    if (p_.ws() != '{') {
-      p_.skip();
-      return false;
-    }
-    if (!p_.open('{', '}')) return false;
-    bool is_coll = false;
-    std::string desc;
-    do {
-      CensusArg a = census_arg(p_.key());
-      p_.expect(':');
-      switch (a) {
-        case CensusArg::Corr:
-          e.corr = p_.integer().value_or(-1);
-          break;
-        case CensusArg::Stream: {  // HTA: a stream that is not an integer is -1
-          auto s = p_.integer();
-          e.stream = s && *s >= INT32_MIN && *s <= INT32_MAX ? static_cast<int32_t>(*s) : -1;
-          break;
-        }
-        case CensusArg::Coll:
-          p_.text(coll.name);
-          is_coll = true;
-          break;
-        case CensusArg::Group:
-          p_.text(coll.group);
-          break;
-        case CensusArg::GroupDesc:
-          p_.text(desc);
-          break;
-        case CensusArg::InNelems:
-          coll.in_nelems = p_.integer().value_or(-1);
-          break;
-        case CensusArg::OutNelems:
-          coll.out_nelems = p_.integer().value_or(-1);
-          break;
-        case CensusArg::GroupSize:
-          coll.group_size = p_.integer().value_or(-1);
-          break;
-        case CensusArg::Dtype:
-          p_.text(coll.dtype);
-          break;
-        case CensusArg::Other:
-          p_.skip();
-      }
-    } while (p_.more('}'));
-    if (!desc.empty()) coll.group += (coll.group.empty() ? "" : " ") + std::string("(") + desc + ")";
-    return is_coll;
   }
 };
 

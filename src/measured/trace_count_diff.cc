@@ -10,14 +10,14 @@
 #include "census_parallel.h"
 #include "flopwise/errors.h"
 #include "flopwise/trace_census.h"
+#include "trace_census_facts.h"
 
 namespace flopwise {
 
-namespace {
+namespace census {
 
 constexpr std::string_view kStepPrefix = "ProfilerStep";
 
-// "ProfilerStep#12" (spaces allowed around '#', as HTA's pattern): 12; else -1.
 int64_t step_number(const std::string& name) {
   if (name.compare(0, kStepPrefix.size(), kStepPrefix) != 0) return -1;
   size_t i = kStepPrefix.size();
@@ -28,6 +28,12 @@ int64_t step_number(const std::string& name) {
   if (i >= name.size() || name[i] < '0' || name[i] > '9') return -1;
   return std::strtoll(name.c_str() + i, nullptr, 10);
 }
+
+}  // namespace census
+
+namespace {
+
+using census::step_number;
 
 // One file's counts per step (-1: outside every step), per side.
 struct FileCounts {

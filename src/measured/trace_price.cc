@@ -84,7 +84,15 @@ TraceReport analyse_trace_file(const std::string& path, const TraceOptions& opts
   std::future<void> loading;
   if (std::thread::hardware_concurrency() >= 2)
     loading = std::async(std::launch::async, [] { aten_schemas(); });
-  TorchTrace t = read_torch_trace(path);
+  TraceReadOptions read;
+  read.census = opts.communication;  // the census facts kept by the same read
+  TorchTrace t = read_torch_trace(path, read);
+  // The communication figures: where a graph's replayed kernels will be re-pointed, from the trace as read;
+  // else after the analysis, in the memory of the CPU events (the peak is the analysis's, not raised).
+  std::optional<RankRun> communication;
+  if (t.census && std::any_of(t.launches.begin(), t.launches.end(),
+                              [](const TraceLaunch& l) { return l.kind == LaunchKind::GraphLaunch; }))
+    communication = trace_communication(t);
   join_capture_traces(t, opts.capture);  // kernels replayed from a CUDA/HIP graph: their capture's ops
   tag_kv_attention(t);                   // attention over a KV cache: the step annotation's sums
   auto t1 = clock::now();
@@ -96,6 +104,11 @@ TraceReport analyse_trace_file(const std::string& path, const TraceOptions& opts
     return out;
   };
   TraceReport r = analyse_trace(t, priced, opts);
+  if (t.census && !communication) {
+    std::vector<TraceEvent>().swap(t.cpu);  // the report has what it needed: its memory for the census's
+    communication = trace_communication(t);
+  }
+  r.communication = std::move(communication);
   if (timings)
     *timings = TraceTimings{seconds(t0, t1), price_s, seconds(t1, clock::now()) - price_s, t.calls.size(),
                             t.read_parts};

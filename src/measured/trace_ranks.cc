@@ -4,6 +4,7 @@
 // collectives' message sizes, times and bandwidths. Each rank is read, reduced to these figures and freed.
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <mutex>
 #include <string_view>
 #include <unordered_set>
@@ -151,38 +152,34 @@ double overlap(const std::vector<Interval>& a, const std::vector<Interval>& b) {
 
 // The GPU events HTA's load_traces keeps: with two or more profiler steps, those launched before the last
 // step starts (trace.py _filter_irrelevant_gpu_kernels); else all.
-std::vector<bool> kept_gpu_events(const TraceCensus& c, const std::vector<CensusStep>& steps) {
-  std::vector<bool> keep(c.events.size());
+std::vector<bool> kept_gpu_events(const GpuCensus& c, const std::vector<CensusStep>& steps) {
+  std::vector<bool> keep(c.gpu.size(), true);
   std::set<int64_t> step_numbers;
   double last_start = -1e300;
   for (const auto& s : steps) step_numbers.insert(s.number), last_start = std::max(last_start, s.ts);
-  const bool filter = step_numbers.size() >= 2;
-  std::unordered_set<int64_t> launched;
-  for (const auto& e : c.events)
-    if (!(e.stream >= 0 && e.corr >= 0) && e.ts < last_start) launched.insert(e.corr);
-  for (size_t i = 0; i < c.events.size(); ++i) {
-    const CensusEvent& e = c.events[i];
-    if (e.stream == -1) continue;
-    if (!filter)
-      keep[i] = true;
-    else if (e.stream >= 0 && e.corr >= 0)
-      keep[i] = launched.count(e.corr) > 0;
-    else
-      keep[i] = e.ts < last_start;
+  if (step_numbers.size() < 2) return keep;
+  auto launched_before = [&](int64_t corr) {
+    auto it = std::lower_bound(c.launched.begin(), c.launched.end(), corr,
+                               [](const std::pair<int64_t, double>& l, int64_t x) { return l.first < x; });
+    return it != c.launched.end() && it->first == corr && it->second < last_start;
+  };
+  for (size_t i = 0; i < c.gpu.size(); ++i) {
+    const CensusGpuEvent& e = c.gpu[i];
+    keep[i] = e.corr >= 0 ? launched_before(e.corr) : e.ts < last_start;
   }
   return keep;
 }
 
-void add_collective(const TraceCensus& c, const CensusEvent& e, std::map<std::string, CollectiveRow>* rows) {
+void add_collective(const GpuCensus& c, const CensusGpuEvent& e, std::map<std::string, CollectiveRow>* rows) {
   CollectiveRow r;
   if (e.coll >= 0) {
-    const CensusCollective& k = c.collectives[static_cast<size_t>(e.coll)];
+    const CensusCollective& k = (*c.collectives)[static_cast<size_t>(e.coll)];
     r.name = k.name, r.group = k.group, r.dtype = k.dtype, r.group_size = k.group_size;
     const int64_t nelems = squash(k.name).compare(0, 9, "allgather") == 0 ? k.out_nelems : k.in_nelems;
     const int64_t size = dtype_bytes(k.dtype);
     if (nelems >= 0 && size > 0 && nelems <= INT64_MAX / size) r.bytes = nelems * size;
   } else {
-    r.name = collective_of_kernel(c.names[e.name]);
+    r.name = collective_of_kernel((*c.names)[e.name]);
     if (r.name.empty()) r.name = "(nccl kernel)";
   }
   std::string key = r.name + '\x1f' + r.group + '\x1f' + r.dtype + '\x1f' + std::to_string(r.bytes) + '\x1f' +
@@ -200,20 +197,62 @@ KernelClass classify_kernel(const std::string& name) {
   return KernelClass::Computation;
 }
 
+CensusLaunchTimes::CensusLaunchTimes(const std::vector<CensusGpuEvent>& gpu) {
+  corr_.reserve(gpu.size());
+  for (const auto& e : gpu)
+    if (e.corr >= 0) corr_.push_back(e.corr);
+  std::sort(corr_.begin(), corr_.end());
+  corr_.erase(std::unique(corr_.begin(), corr_.end()), corr_.end());
+  first_.assign(corr_.size(), NAN);
+}
+void CensusLaunchTimes::add(int64_t corr, double ts) {
+  auto it = std::lower_bound(corr_.begin(), corr_.end(), corr);
+  if (it == corr_.end() || *it != corr) return;
+  double& f = first_[static_cast<size_t>(it - corr_.begin())];
+  if (std::isnan(f) || ts < f) f = ts;
+}
+std::vector<std::pair<int64_t, double>> CensusLaunchTimes::take() {
+  std::vector<std::pair<int64_t, double>> out;
+  for (size_t i = 0; i < corr_.size(); ++i)
+    if (!std::isnan(first_[i])) out.emplace_back(corr_[i], first_[i]);
+  corr_.clear(), first_.clear();
+  return out;
+}
+
+GpuCensus gpu_census(const TraceCensus& c) {
+  GpuCensus g;
+  g.path = c.path, g.rank = c.rank, g.names = &c.names, g.collectives = &c.collectives;
+  g.steps = census_steps(c);
+  g.gpu.reserve(static_cast<size_t>(
+      std::count_if(c.events.begin(), c.events.end(), [](const CensusEvent& e) { return e.stream != -1; })));
+  for (const CensusEvent& e : c.events)
+    if (e.stream != -1) g.gpu.push_back({e.ts, e.dur, e.stream >= 0 ? e.corr : -1, e.name, e.coll});
+  CensusLaunchTimes launches(g.gpu);
+  for (const CensusEvent& e : c.events)
+    if (e.stream < 0 && e.corr >= 0) launches.add(e.corr, e.ts);
+  g.launched = launches.take();
+  return g;
+}
+
 RankBreakdown rank_breakdown(const TraceCensus& c, std::map<std::string, CollectiveRow>* collectives) {
+  return rank_breakdown(gpu_census(c), collectives);
+}
+
+RankBreakdown rank_breakdown(const GpuCensus& c, std::map<std::string, CollectiveRow>* collectives) {
   RankBreakdown b;
   b.rank = c.rank;
   b.path = c.path;
-  for (const auto& s : census_steps(c))
+  for (const auto& s : c.steps)
     if (s.dur > 0) b.steps.push_back(s);
   const std::vector<bool> keep = kept_gpu_events(c, b.steps);
   std::vector<Interval> all, comp, comm;
-  std::vector<int8_t> cls(c.names.size(), -1);
-  for (size_t i = 0; i < c.events.size(); ++i) {
+  const std::vector<std::string>& names = *c.names;
+  std::vector<int8_t> cls(names.size(), -1);
+  for (size_t i = 0; i < c.gpu.size(); ++i) {
     if (!keep[i]) continue;
-    const CensusEvent& e = c.events[i];
+    const CensusGpuEvent& e = c.gpu[i];
     int8_t& k = cls[e.name];
-    if (k < 0) k = static_cast<int8_t>(classify_kernel(c.names[e.name]));
+    if (k < 0) k = static_cast<int8_t>(classify_kernel(names[e.name]));
     Interval iv{e.ts, e.ts + e.dur};
     all.push_back(iv);
     if (k == static_cast<int8_t>(KernelClass::Computation)) comp.push_back(iv);
@@ -284,7 +323,9 @@ RankRun analyse_ranks(const std::vector<std::string>& files, int jobs) {
     RankBreakdown b;
     {
       TraceCensus c = read_trace_census(files[i], CensusKeep::GpuSide);
-      b = rank_breakdown(c, &mine);
+      GpuCensus g = gpu_census(c);
+      std::vector<CensusEvent>().swap(c.events);  // g has what the breakdown reads
+      b = rank_breakdown(g, &mine);
     }  // the rank's events freed here
     if (b.rank < 0)
       throw InputError(files[i] + ": no distributedInfo.rank: not one rank of a distributed run");

@@ -24,6 +24,7 @@
 #include "flopwise/errors.h"
 #include "flopwise/torch_trace.h"
 #include "old_trace.h"
+#include "trace_census_facts.h"
 #include "trace_source.h"
 #ifdef FLOPWISE_TRACE_SIMDJSON_BENCH
 #include "trace_simdjson_event.h"
@@ -34,37 +35,6 @@ namespace {
 
 using namespace std::string_view_literals;
 using namespace trace_read;
-
-// A table read record by record: kept in blocks (no doubling, no copying while it grows), then moved into one
-// vector of its exact size block by block, each freed once copied: the peak is the records and one block, not
-// up to three times the records as a growing vector's.
-template <class T>
-class Blocks {
- public:
-  void push_back(const T& x) {
-    if (blocks_.empty() || blocks_.back().size() == blocks_.back().capacity()) {
-      blocks_.emplace_back();
-      blocks_.back().reserve(std::min<size_t>(size_t{1} << 16, std::max<size_t>(1024, size_)));
-    }
-    blocks_.back().push_back(x);
-    ++size_;
-  }
-  std::vector<T> take() {
-    std::vector<T> out;
-    out.reserve(size_);
-    for (auto& b : blocks_) {
-      out.insert(out.end(), b.begin(), b.end());
-      std::vector<T>().swap(b);
-    }
-    blocks_.clear();
-    size_ = 0;
-    return out;
-  }
-
- private:
-  std::vector<std::vector<T>> blocks_;
-  size_t size_ = 0;
-};
 
 // What the reader keeps, and the interning tables that make each kept event a small record.
 class Builder {
@@ -132,33 +102,44 @@ struct RawEvent {
   int64_t ext = -1, device = -1, allocated = -1, corr = -1;
   bool has_dims = false;
   AtenCall call;
+  // Read with TraceReadOptions::census: what the census reads besides.
+  bool cat_string = false, dur_given = false, launch = false;  // launch: kept as a TraceLaunch
+  uint32_t name_id = UINT32_MAX;                               // the name's index, once interned
+  uint32_t gpu_index = UINT32_MAX;                             // kept in the GPU table: its index
+  census::Args census;
   void clear() {
     ph.clear(), cat.clear(), name.clear(), pid.clear(), tid.clear(), id.clear(), hier.clear(), kernel.clear();
     has_ts = has_dur = has_dims = false;
     ext = device = allocated = corr = -1;
     call.types.clear(), call.dims.clear(), call.concrete.clear();
   }
+  void clear_census() {
+    cat_string = dur_given = launch = false;
+    name_id = gpu_index = UINT32_MAX;
+    census.clear();
+  }
 };
 
 class TraceReader {
  public:
   TraceReader(const std::string& path, const TraceReadOptions& opts)
-      : src_(path, opts), p_(src_, path), b_(t_), path_(path) {
+      : src_(path, opts), p_(src_, path), b_(t_), path_(path), census_(opts.census) {
     t_.path = path;
   }
   // A worker of the parallel reader: a batch "[event, event, ...]" of the trace at `path`, `base` its offset.
-  TraceReader(std::string_view batch, const std::string& path, int64_t base)
-      : src_(batch), p_(src_, path, base), b_(t_), path_(path) {}
+  TraceReader(std::string_view batch, const std::string& path, int64_t base, bool census)
+      : src_(batch), p_(src_, path, base), b_(t_), path_(path), census_(census) {}
 
   // A worker of the range reader: the events of the plain file at `path` from the element at byte `from`.
-  TraceReader(const std::string& path, int64_t from)
-      : src_(path, from), p_(src_, path, from), b_(t_), path_(path) {}
+  TraceReader(const std::string& path, int64_t from, bool census)
+      : src_(path, from), p_(src_, path, from), b_(t_), path_(path), census_(census) {}
 
   // What a worker read, for merge().
   struct Part {
     TorchTrace t;
     int64_t skipped_no_time = 0, negative = 0;
     bool saw_ort = false;
+    census::CensusFacts census;
   };
   // What a range worker read, and where it stopped.
   struct Range {
@@ -175,19 +156,18 @@ class TraceReader {
     } catch (...) {
       r.error = std::current_exception();
     }
-    r.part = Part{records(), skipped_no_time_, negative_, saw_ort_};
+    r.part = Part{records(), skipped_no_time_, negative_, saw_ort_, std::move(census_facts_)};
     return r;
   }
   Part read_batch() {
     each_event(p_, [&] { event(); });
-    return Part{records(), skipped_no_time_, negative_, saw_ort_};
+    return Part{records(), skipped_no_time_, negative_, saw_ort_, std::move(census_facts_)};
   }
 
   TorchTrace read() {
     if (p_.ws() == -1) throw InputError(path_ + ": empty file: not a PyTorch profiler trace");
     walk_trace(
-        p_, path_, [&] { events(); },
-        [&](const std::string& key) { key == "deviceProperties"sv ? devices() : p_.skip(); });
+        p_, path_, [&] { events(); }, [&](const std::string& key) { member(key); });
     TorchTrace t = records();
     if (t.cpu.empty() && t.gpu.empty()) {
       if (saw_ort_)
@@ -202,6 +182,7 @@ class TraceReader {
                            " event(s) without a numeric ts or dur skipped");
     if (negative_ > 0)
       t.warnings.push_back(std::to_string(negative_) + " event(s) with a negative duration skipped");
+    if (census_) t.census = std::make_shared<const census::CensusFacts>(std::move(census_facts_));
     return t;
   }
 
@@ -254,7 +235,7 @@ class TraceReader {
         return Key::Other;
     }
   }
-  enum class Arg { Other, Ext, Hier, Corr, Dims, Types, Concrete, Allocated, Device, Kernel };
+  enum class Arg { Other, Ext, Hier, Corr, Dims, Types, Concrete, Allocated, Device, Kernel, Census };
   static Arg arg_key(std::string_view k) {
     switch (k.size()) {
       case 6:
@@ -302,7 +283,18 @@ class TraceReader {
   RawEvent e_;
   int64_t skipped_no_time_ = 0, negative_ = 0;
   bool saw_ort_ = false;
+  bool census_ = false;  // TraceReadOptions::census
+  census::CensusFacts census_facts_;
+  census::Arg census_arg_ = census::Arg::Other;  // of the args key census_key() last read
 
+  void member(const std::string& key) {
+    if (key == "deviceProperties"sv)
+      devices();
+    else if (census_ && key == "distributedInfo"sv)
+      census::read_distributed(p_, key_, &census_facts_.rank, &census_facts_.world_size);
+    else
+      p_.skip();
+  }
   void devices() {
     if (p_.ws() != '[') return p_.skip();
     if (!p_.open('[', ']')) return;
@@ -388,7 +380,7 @@ class TraceReader {
     std::vector<std::future<Range>> work;
     for (size_t k = 1; k < ranges; ++k)
       work.push_back(std::async(std::launch::async, [&, k] {
-        return TraceReader(path_, starts[k]).read_range(starts[k + 1], cancel);
+        return TraceReader(path_, starts[k], census_).read_range(starts[k + 1], cancel);
       }));
     struct Cancel {  // on an error here, the workers stop at their next event
       std::atomic<bool>& c;
@@ -483,7 +475,7 @@ class TraceReader {
         }
         cv.notify_all();
         try {
-          Part part = TraceReader(b.text, path_, b.base).read_batch();
+          Part part = TraceReader(b.text, path_, b.base, census_).read_batch();
           std::lock_guard<std::mutex> lock(mu);
           if (parts.size() <= b.index) parts.resize(b.index + 1);
           parts[b.index] = std::move(part);
@@ -546,6 +538,7 @@ class TraceReader {
     for (size_t i = 0; i < o.names.size(); ++i) names[i] = b_.name(o.names[i]);
     for (size_t i = 0; i < o.threads.size(); ++i) threads[i] = b_.thread_key(o.threads[i]);
     for (size_t i = 0; i < o.calls.size(); ++i) calls[i] = b_.call(o.calls[i]);
+    const uint32_t gpu_base = static_cast<uint32_t>(gpu_.size());
     for (TraceEvent e : o.cpu) {
       e.name = names[e.name], e.thread = threads[e.thread];
       if (e.call >= 0) e.call = calls[static_cast<size_t>(e.call)];
@@ -566,6 +559,7 @@ class TraceReader {
     for (uint32_t th : o.flow_start_thread) t_.flow_start_thread.push_back(threads[th]);
     for (uint32_t th : o.flow_end_thread) t_.flow_end_thread.push_back(threads[th]);
     for (const auto& [dev, peak] : o.memory_peak) t_.memory_peak[dev] = std::max(t_.memory_peak[dev], peak);
+    if (census_) census_facts_.merge(std::move(part.census), names, gpu_base);
     skipped_no_time_ += part.skipped_no_time;
     negative_ += part.negative;
     saw_ort_ = saw_ort_ || part.saw_ort;
@@ -588,10 +582,11 @@ class TraceReader {
             p_.text(e_.ph);
             break;
           case Key::Cat:
+            if (census_) census_cat();
             p_.text(e_.cat);
             if (!relevant(e_.cat)) {  // ac2g and other flows, python frames, traces' own spans: not read
-              p_.skip_rest_of_object();
-              return;
+              if (census_) return census_rest();
+              return p_.skip_rest_of_object();
             }
             break;
           case Key::Name:
@@ -607,6 +602,7 @@ class TraceReader {
             e_.has_ts = p_.finite_number(&e_.ts);
             break;
           case Key::Dur:
+            e_.dur_given = true;
             e_.has_dur = p_.finite_number(&e_.dur);
             break;
           case Key::Id:
@@ -621,13 +617,16 @@ class TraceReader {
       } while (p_.more('}'));
     }
     keep();
+    if (census_) census_event();
   }
 
   void args() {
     if (p_.ws() != '{') return p_.skip();
     if (!p_.open('{', '}')) return;
     do {
-      Arg k = arg_key(p_.key());
+      std::string_view key = p_.key();
+      Arg k = arg_key(key);
+      if (k == Arg::Other && census_) k = census_key(key);
       p_.expect(':');
       switch (k) {
         case Arg::Ext:
@@ -657,10 +656,64 @@ class TraceReader {
         case Arg::Kernel:
           p_.text(e_.kernel);
           break;
+        case Arg::Census:
+          census_value();
+          break;
         case Arg::Other:
           p_.skip();
       }
     } while (p_.more('}'));
+  }
+
+  // ---- the census's facts (TraceReadOptions::census), off the path of a read without them ----
+
+  // An args key the census reads, and not this reader: Arg::Census (census_arg_ says which), else Other.
+  [[gnu::noinline]] Arg census_key(std::string_view key) {
+    census_arg_ = census::arg_of(key);
+    return census_arg_ == census::Arg::Other ? Arg::Other : Arg::Census;
+  }
+  [[gnu::noinline]] void census_value() { census::read_arg(p_, census_arg_, e_.census); }
+  [[gnu::noinline]] void census_cat() { e_.cat_string = p_.ws() == '"'; }
+  // The rest of an event this reader does not keep (after its "cat"): what the census reads of it.
+  [[gnu::noinline]] void census_rest() {
+    while (p_.more('}')) {
+      Key k = event_key(p_.key());
+      p_.expect(':');
+      if (k == Key::Cat) {
+        census_cat();
+        p_.text(e_.cat);
+      } else if (k == Key::Name) {
+        p_.text(e_.name);
+      } else if (k == Key::Ts) {
+        e_.has_ts = p_.finite_number(&e_.ts);
+      } else if (k == Key::Dur) {
+        e_.dur_given = true;
+        e_.has_dur = p_.finite_number(&e_.dur);
+      } else if (k == Key::Args) {
+        census::read_args(p_, &e_.corr, e_.census);
+      } else {
+        p_.skip();
+      }
+    }
+    census_event();
+  }
+
+  // What the census reader keeps of the event just read (trace_census_read.cc): a timed event, a string cat
+  // other than "Trace", numeric ts and dur >= 0.
+  bool census_timed() const {
+    return e_.cat_string && e_.dur_given && e_.cat != "Trace"sv && e_.has_ts && e_.has_dur && e_.dur >= 0;
+  }
+  // Ends every event read with the census: its facts kept, e_'s census fields cleared for the next.
+  [[gnu::noinline]] void census_event() {
+    if (!census_timed()) {
+      if (e_.gpu_index != UINT32_MAX) census_facts_.untimed(e_.gpu_index);
+    } else {
+      e_.census.corr = e_.corr;
+      census_facts_.event(e_.name, e_.ts, e_.dur, e_.census, e_.launch, e_.gpu_index,
+                          static_cast<uint32_t>(gpu_.size()),
+                          [&] { return e_.name_id != UINT32_MAX ? e_.name_id : b_.name(e_.name); });
+    }
+    e_.clear_census();
   }
 
   void strings(std::vector<std::string>& out) {
@@ -716,6 +769,8 @@ class TraceReader {
   // A runtime call: graph launches and capture bounds by name, a launch's kernel where it is recorded.
   TraceLaunch launch() {
     TraceLaunch l{e_.corr, b_.thread(e_.pid, e_.tid), e_.ts};
+    l.census = census_ && census_timed() && e_.census.stream < 0;
+    e_.launch = true;
     if (!e_.kernel.empty()) l.kernel = b_.name(e_.kernel);
     static constexpr std::pair<std::string_view, LaunchKind> kKinds[] = {
         {"GraphLaunch", LaunchKind::GraphLaunch},  // cudaGraphLaunch, hipGraphLaunch
@@ -790,6 +845,7 @@ class TraceReader {
     ev.corr = e_.corr;
     if (kind == TraceKind::CpuOp && !e_.hier.empty()) ev.hier = static_cast<int32_t>(b_.name(e_.hier));
     ev.name = b_.name(kind == TraceKind::Module ? e_.name.substr(11) : e_.name);
+    if (kind != TraceKind::Module) e_.name_id = ev.name;
     ev.thread = b_.thread(e_.pid, e_.tid);
     if (kind == TraceKind::CpuOp && e_.has_dims && !e_.call.types.empty() &&
         e_.call.types.size() == e_.call.dims.size()) {
@@ -797,10 +853,12 @@ class TraceReader {
       old_trace::rename_record_types(e_.call.types);
       ev.call = b_.call(e_.call);
     }
-    if (kind == TraceKind::Kernel || kind == TraceKind::Memcpy || kind == TraceKind::Memset)
+    if (kind == TraceKind::Kernel || kind == TraceKind::Memcpy || kind == TraceKind::Memset) {
+      e_.gpu_index = static_cast<uint32_t>(gpu_.size());
       gpu_.push_back(ev);
-    else
+    } else {
       cpu_.push_back(ev);
+    }
   }
 };
 

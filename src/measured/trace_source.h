@@ -11,6 +11,7 @@
 #include <emmintrin.h>
 #endif
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -282,7 +283,9 @@ class TraceParser {
     if (pos_ == len_ && !refill()) return -1;
     return static_cast<unsigned char>(buf_[pos_]);
   }
-  int ws() {  // skips whitespace; the next char, not consumed
+  // ws, expect and more are inlined into the readers' loops, where they run per token: GCC's unit-growth
+  // limit would otherwise leave them out of line as a reader grows (bench/README.md, issue 51's one read).
+  [[gnu::always_inline]] int ws() {  // skips whitespace; the next char, not consumed
     for (;;) {
       if (pos_ == len_ && !refill()) return -1;
       char c = buf_[pos_];
@@ -292,12 +295,12 @@ class TraceParser {
         return static_cast<unsigned char>(c);
     }
   }
-  void expect(char c) {
+  [[gnu::always_inline]] void expect(char c) {
     if (ws() != c) fail(std::string("expected '") + c + "'");
     ++pos_;
   }
   // After a member or element: true for ',' (another follows), false for `close`.
-  bool more(char close) {
+  [[gnu::always_inline]] bool more(char close) {
     int c = ws();
     if (c == ',') {
       ++pos_;
@@ -564,6 +567,38 @@ class TraceParser {
     if (len_ == 0) at_end_ = true;
     return len_ > 0;
   }
+};
+
+// A table read record by record: kept in blocks (no doubling, no copying while it grows), then moved into one
+// vector of its exact size block by block, each freed once copied: the peak is the records and one block, not
+// up to three times the records as a growing vector's.
+template <class T>
+class Blocks {
+ public:
+  void push_back(const T& x) {
+    if (blocks_.empty() || blocks_.back().size() == blocks_.back().capacity()) {
+      blocks_.emplace_back();
+      blocks_.back().reserve(std::min<size_t>(size_t{1} << 16, std::max<size_t>(1024, size_)));
+    }
+    blocks_.back().push_back(x);
+    ++size_;
+  }
+  size_t size() const { return size_; }
+  std::vector<T> take() {
+    std::vector<T> out;
+    out.reserve(size_);
+    for (auto& b : blocks_) {
+      out.insert(out.end(), b.begin(), b.end());
+      std::vector<T>().swap(b);
+    }
+    blocks_.clear();
+    size_ = 0;
+    return out;
+  }
+
+ private:
+  std::vector<std::vector<T>> blocks_;
+  size_t size_ = 0;
 };
 
 // Each element of an event array ('[' next): `on_event()` at an object ('{' next), anything else skipped.

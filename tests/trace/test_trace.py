@@ -394,12 +394,14 @@ def test_run_profile_on_the_static_tree():
 
 
 @pytest.mark.parametrize("path", traces(), ids=os.path.basename)
-def test_parallel_reader_reads_the_same(path):
+@pytest.mark.parametrize("fmt", ["json", "text"])
+def test_parallel_reader_reads_the_same(path, fmt):
     """A large trace is read by workers in batches and merged in order: the same report as one thread's.
-    Forced here on every trace with 3 workers and 16 KiB batches (many batches per trace)."""
-    one = subprocess.run([CLI, "trace", path, "--format", "json"], stdout=subprocess.PIPE, check=True,
+    Forced here on every trace with 3 workers and 16 KiB batches (many batches per trace). The text's
+    communication section comes from the census facts the workers keep beside their records."""
+    one = subprocess.run([CLI, "trace", path, "--format", fmt], stdout=subprocess.PIPE, check=True,
                          env={**os.environ, "FLOPWISE_TRACE_THREADS": "0"}).stdout
-    many = subprocess.run([CLI, "trace", path, "--format", "json"], stdout=subprocess.PIPE, check=True,
+    many = subprocess.run([CLI, "trace", path, "--format", fmt], stdout=subprocess.PIPE, check=True,
                           env={**os.environ, "FLOPWISE_TRACE_THREADS": "3", "FLOPWISE_TRACE_BATCH_KB": "16"}).stdout
     assert one == many
 
