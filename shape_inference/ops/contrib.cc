@@ -732,12 +732,12 @@ void register_contrib_ops(OpRegistry& r) {
   reg(r, "BiasSoftmax", 1, 0, "6 per element (bias add 1, softmax 5)", infer_bias_softmax, cost_6, kMS);
   // --train (flopwise/ops.h, TrainFacts): the one contrib op with a training rule.
   train_in(r, kMS, "FusedMatMul", TrainBackward::products, TrainKeeps::other_operand, TrainAutocast::low);
-  // Weight facts (flopwise/ops.h, WeightFacts): the norms' gamma, beta and bias (all but
-  // SkipSimplifiedLayerNormalization counted as needing the whole features), FusedMatMul's operands.
-  for (const char* op : {"LayerNormalization", "SkipLayerNormalization", "SimplifiedLayerNormalization"})
+  // Weight facts (flopwise/ops.h, WeightFacts): the norms' gamma, beta and bias (each normalises over the
+  // whole hidden dim, so a split input is gathered first), FusedMatMul's operands.
+  for (const char* op : {"LayerNormalization", "SkipLayerNormalization", "SimplifiedLayerNormalization",
+                         "SkipSimplifiedLayerNormalization"})
     weights_in(r, kMS, op, Learned{slots_from(1)}, NeedsWhole{});
   weights(r, "SimplifiedLayerNormalization", Learned{slots_from(1)}, NeedsWhole{});
-  weights_in(r, kMS, "SkipSimplifiedLayerNormalization", Learned{slots_from(1)});
   weights_in(r, kMS, "FusedMatMul", Learned{kAllSlots});
 }
 

@@ -599,7 +599,7 @@ void JsonReader::read_metadata(Value v, Node& n) {
     std::string_view k = field.key;
     Value fv = field.value;
     if (k == "stack_trace") {
-      n.stack_trace = add(fv);
+      continue;  // never copied: no report shows it
     } else if (k == "nn_module_stack") {
       std::string_view stack = str(fv);  // interned: one address per distinct text
       auto [it, fresh] = module_stacks_.try_emplace(stack.data());
