@@ -1,6 +1,6 @@
 // src/aten/aten_views.cc — views that reorder or hide dims without moving data: numpy_T (every dim
-// reversed: transformers' Falcon writes `weight.T`), mT / mH / adjoint / matrix_H (the last two dims swapped),
-// and torch.vmap's batch dims as a pre-dispatch export records them (transformers' mask functions):
+// reversed: transformers' Falcon writes `weight.T`), mT / mH / adjoint / matrix_H (the last two dims
+// swapped), and torch.vmap's batch dims as a pre-dispatch export records them (transformers' mask functions):
 // _add_batch_dim hides a dim from the ops inside the vmap, _remove_batch_dim puts it back at the vmap's size.
 #include <cstdint>
 #include <string>
@@ -38,8 +38,8 @@ bool lower_add_batch_dim(AtenLowerer& L, const Node* n, const std::string&) {
   if (!dim || !rank || *dim < -*rank || *dim >= *rank) return false;
   const int64_t d = *dim < 0 ? *dim + *rank : *dim;
   const AtenValue* o = n->output();
-  int one = L.emit_tmp(o, "one", "Slice",
-                       {L.as_ir(x), L.const_ints({0}), L.const_ints({1}), L.const_ints({d})});
+  int one =
+      L.emit_tmp(o, "one", "Slice", {L.as_ir(x), L.const_ints({0}), L.const_ints({1}), L.const_ints({d})});
   L.emit_to(o, "Squeeze", {one, L.const_ints({d})});
   return true;
 }

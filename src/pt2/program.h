@@ -166,7 +166,7 @@ struct Node {
   std::vector<NamedArgument> inputs;
   std::vector<Argument> outputs;
   std::vector<ModuleFrame> module_stack;
-  std::string_view torch_fn;     // "linear_1;builtin_function_or_method.linear" where recorded
+  std::string_view torch_fn;  // "linear_1;builtin_function_or_method.linear" where recorded
   // every other metadata entry but stack_trace (the user code's trace: a third of the text, read by nothing)
   std::vector<std::pair<std::string_view, std::string_view>> metadata;
   bool hop_single_tensor_return = false;
