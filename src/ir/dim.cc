@@ -204,10 +204,12 @@ Dim& Dim::operator+=(const Dim& b) {
       auto walk = [&](bool apply) {
         size_t i = 0;
         for (const auto& t : tb) {
-          while (i < ta.size() && term_before(ta[i].first, t.first)) ++i;
+          // Totals gather like-shaped counts, so the terms mostly line up: equality is tested first, and
+          // a term of a that is neither equal nor before ends the walk (b's monomial is not among a's).
+          for (; i < ta.size() && ta[i].first != t.first; ++i)
+            if (!term_before(ta[i].first, t.first)) return false;
           int64_t c;
-          if (i == ta.size() || ta[i].first != t.first || !checked_add(ta[i].second, t.second, &c) || c == 0)
-            return false;
+          if (i == ta.size() || !checked_add(ta[i].second, t.second, &c) || c == 0) return false;
           if (apply) ta[i].second = c;
           ++i;
         }
