@@ -22,16 +22,22 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 }
 // A torch.export archive (torch 2.x, .pt2): its zip names end in the central directory at the file's end,
 // one of them ".../serialized_exported_program.json" (archive format 0 and later) or ".../archive_format".
-bool is_export_archive(std::ifstream& f) {
-  f.clear();
-  f.seekg(0, std::ios::end);
-  std::streamoff size = f.tellg(), take = std::min<std::streamoff>(size, 1 << 20);
-  if (size <= 0) return false;
+// The last 64 KiB hold a program's whole directory; only a miss there reads the last MiB (the same answer).
+bool tail_names_export(std::ifstream& f, std::streamoff size, std::streamoff want) {
+  std::streamoff take = std::min<std::streamoff>(size, want);
   std::string tail(static_cast<size_t>(take), '\0');
+  f.clear();
   f.seekg(size - take);
   f.read(tail.data(), take);
   return tail.find("serialized_exported_program") != std::string::npos ||
          tail.find("/archive_format") != std::string::npos;
+}
+bool is_export_archive(std::ifstream& f) {
+  f.clear();
+  f.seekg(0, std::ios::end);
+  std::streamoff size = f.tellg();
+  if (size <= 0) return false;
+  return tail_names_export(f, size, 1 << 16) || (size > (1 << 16) && tail_names_export(f, size, 1 << 20));
 }
 }  // namespace
 
