@@ -17,6 +17,7 @@ void Pt2Lowerer::run() {
   inputs();
   lower_graph_nodes(p_.graph);
   set_scope({}, {});
+  scope_set_ = false;
   outputs();
   module_tree();
   dim_names();
