@@ -71,7 +71,9 @@ std::string module_class(std::string_view t) {
 
 // The same views (not only the same text): frames of one parsed nn_module_stack.
 bool same_module_frames(const std::vector<ModuleFrame>& a, const std::vector<ModuleFrame>& b) {
-  auto same = [](std::string_view x, std::string_view y) { return x.data() == y.data() && x.size() == y.size(); };
+  auto same = [](std::string_view x, std::string_view y) {
+    return x.data() == y.data() && x.size() == y.size();
+  };
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i)
     if (!same(a[i].path, b[i].path) || !same(a[i].type, b[i].type)) return false;
