@@ -73,6 +73,7 @@ class JsonReader {
   void read_node(Value v, Node& n, int depth);
   NamedArgument named_argument(Value v, int depth);
   void read_metadata(Value v, Node& n);
+  const std::vector<ModuleFrame>& module_stack(Value v);
   void read_tensor_values(Value v, Graph& g);
   void read_schema_version(Value v);
   Argument union_argument(std::string_view member, Value v, int depth);
@@ -85,7 +86,9 @@ class JsonReader {
   std::string label_;
   // Each nn_module_stack text parsed once (the nodes of one module share it), by its interned text's address.
   std::unordered_map<const char*, std::vector<ModuleFrame>> module_stacks_;
-  const Node* node_ = nullptr;  // the node being read, for messages
+  std::string_view last_stack_;                            // the previous node's text, interned
+  const std::vector<ModuleFrame>* last_frames_ = nullptr;  // and its frames
+  const Node* node_ = nullptr;                             // the node being read, for messages
   size_t node_index_ = 0;
   int graph_depth_ = 0;
 };

@@ -594,6 +594,19 @@ NamedArgument JsonReader::named_argument(Value v, int /*depth*/) {
   return na;
 }
 
+// A node's nn_module_stack, parsed once per distinct text (interned: one address per text). Consecutive nodes
+// mostly share their module's: the text compared with the previous node's costs less than hashing it.
+const std::vector<ModuleFrame>& JsonReader::module_stack(Value v) {
+  std::string_view raw = text(v);
+  if (last_frames_ && raw == last_stack_) return *last_frames_;
+  std::string_view stack = p_.strings.intern(raw);
+  auto [it, fresh] = module_stacks_.try_emplace(stack.data());
+  if (fresh) it->second = parse_module_stack(stack);
+  last_stack_ = stack;
+  last_frames_ = &it->second;
+  return it->second;
+}
+
 void JsonReader::read_metadata(Value v, Node& n) {
   for (auto field : object(v)) {
     std::string_view k = field.key;
@@ -601,10 +614,7 @@ void JsonReader::read_metadata(Value v, Node& n) {
     if (k == "stack_trace") {
       continue;  // never copied: no report shows it
     } else if (k == "nn_module_stack") {
-      std::string_view stack = str(fv);  // interned: one address per distinct text
-      auto [it, fresh] = module_stacks_.try_emplace(stack.data());
-      if (fresh) it->second = parse_module_stack(stack);
-      n.module_stack = it->second;
+      n.module_stack = module_stack(fv);
     } else if (k == "torch_fn") {
       n.torch_fn = str(fv);
     } else {
