@@ -3,6 +3,8 @@
 // _native_multi_head_attention (nn.MultiheadAttention's inference fast path), _transformer_encoder_layer_fwd
 // (nn.TransformerEncoderLayer's), and scaled dot-product attention.
 #include <cmath>
+#include <iterator>
+#include <utility>
 
 #include "aten_table.h"
 
@@ -167,12 +169,10 @@ constexpr SdpaBackwardSlots kSdpaBackward[] = {
 // sdpa_backward_flop_count counts: the scores again, P = softmax(QK^T scale [+ mask]); dV = P^T dO;
 // dP = dO V^T; dS = P (dP - rowsum(dO O)); dQ = dS K scale; dK = dS^T Q scale. Grouped-query heads
 // (Hq = G Hkv): the query side as [B, Hkv, G, L, E] against one key head each, dK and dV summed over G.
-bool lower_sdpa_backward(AtenLowerer& L, const Node* n, const std::string& op) {
-  const SdpaBackwardSlots* slots = nullptr;
-  for (const auto& s : kSdpaBackward)
-    if (op == s.op) slots = &s;
-  if (!slots || n->inputs().size() <= static_cast<size_t>(slots->out) || n->outputs().size() < 3)
-    return false;
+template <size_t row>  // kSdpaBackward[row] is the op's
+bool lower_sdpa_backward(AtenLowerer& L, const Node* n, const std::string&) {
+  const SdpaBackwardSlots* slots = &kSdpaBackward[row];
+  if (n->inputs().size() <= static_cast<size_t>(slots->out) || n->outputs().size() < 3) return false;
   const int dout = L.as_ir(L.in(n, 0)), q = L.as_ir(L.in(n, 1)), k = L.as_ir(L.in(n, 2)),
             v = L.as_ir(L.in(n, 3)), out = L.as_ir(L.in(n, static_cast<size_t>(slots->out)));
   if (q < 0 || k < 0 || v < 0 || dout < 0 || out < 0) return false;
@@ -252,10 +252,15 @@ bool lower_sdpa_kernel(AtenLowerer& L, const Node* n, const std::string&) {
   return true;
 }
 
+template <size_t... row>
+void add_sdpa_backward(AtenTable& t, std::index_sequence<row...>) {
+  (t.add(kSdpaBackward[row].op, lower_sdpa_backward<row>), ...);
+}
+
 }  // namespace
 
 void register_aten_attention(AtenTable& t) {
-  for (const auto& s : kSdpaBackward) t.add(s.op, lower_sdpa_backward);
+  add_sdpa_backward(t, std::make_index_sequence<std::size(kSdpaBackward)>());
   t.add("_native_multi_head_attention", lower_native_mha);
   t.add("_transformer_encoder_layer_fwd", lower_encoder_layer);
   t.add({"scaled_dot_product_attention", "_scaled_dot_product_attention"}, lower_sdpa);

@@ -91,18 +91,20 @@ bool lower_nonzero_numpy_impl(AtenLowerer& L, const Node* n) {
 // return_counts, dim?), unique_dim_consecutive(self, dim, return_inverse, return_counts): (values, inverse,
 // counts). An inverse or counts not asked for is an empty tensor, as torch returns it; without a dim the
 // inverse has self's shape.
-bool lower_unique(AtenLowerer& L, const Node* n, const std::string& op) {
-  const bool consecutive = op.find("consecutive") != std::string::npos;
+enum class UniqueOp : uint8_t { unique, unique2, unique_dim, unique_consecutive, unique_dim_consecutive };
+template <UniqueOp u>
+bool lower_unique(AtenLowerer& L, const Node* n, const std::string&) {
+  const bool consecutive = u == UniqueOp::unique_consecutive || u == UniqueOp::unique_dim_consecutive;
   int x = L.as_ir(L.in(n, 0));
   if (x < 0) return false;
   std::optional<int64_t> dim;
   size_t flags = 1;  // the first of (return_inverse, return_counts)
-  if (op == "_unique" || op == "_unique2") {
+  if (u == UniqueOp::unique || u == UniqueOp::unique2) {
     flags = 2;
-  } else if (op == "unique_dim" || op == "unique_dim_consecutive") {
+  } else if (u == UniqueOp::unique_dim || u == UniqueOp::unique_dim_consecutive) {
     dim = L.known_int(L.in(n, 1));
     if (!dim) return false;
-    flags = op == "unique_dim" ? 3 : 2;
+    flags = u == UniqueOp::unique_dim ? 3 : 2;
   } else if (n->inputs().size() > 3 && !AtenLowerer::is_none(L.in(n, 3))) {  // unique_consecutive's dim
     dim = L.known_int(L.in(n, 3));
     if (!dim) return false;
@@ -110,7 +112,7 @@ bool lower_unique(AtenLowerer& L, const Node* n, const std::string& op) {
   auto flag = [&](size_t i) -> std::optional<int64_t> {
     return i < n->inputs().size() ? L.known_int(L.in(n, i)) : std::optional<int64_t>(0);
   };
-  auto inverse = flag(flags), counts = op == "_unique" ? std::optional<int64_t>(0) : flag(flags + 1);
+  auto inverse = flag(flags), counts = u == UniqueOp::unique ? std::optional<int64_t>(0) : flag(flags + 1);
   if (!inverse || !counts) return false;
   Attrs attrs = symbol_attrs(consecutive ? "unique_consecutive" : "unique", n);
   if (dim) attrs["axis"] = ai(*dim);
@@ -146,7 +148,11 @@ void register_aten_datadep(AtenTable& t) {
   t.add("nonzero_numpy",
         [](AtenLowerer& L, const AtenNode* n, const std::string&) { return lower_nonzero_numpy_impl(L, n); });
   t.add("masked_select", lower_masked_select);
-  t.add({"_unique", "_unique2", "unique_dim", "unique_consecutive", "unique_dim_consecutive"}, lower_unique);
+  t.add("_unique", lower_unique<UniqueOp::unique>);
+  t.add("_unique2", lower_unique<UniqueOp::unique2>);
+  t.add("unique_dim", lower_unique<UniqueOp::unique_dim>);
+  t.add("unique_consecutive", lower_unique<UniqueOp::unique_consecutive>);
+  t.add("unique_dim_consecutive", lower_unique<UniqueOp::unique_dim_consecutive>);
 }
 
 }  // namespace flopwise

@@ -49,9 +49,16 @@ const std::map<std::string, std::string>& unary_ops() {
   return m;
 }
 
-const std::map<std::string, std::string>& binary_ops() {
-  static const std::map<std::string, std::string> m = {
-      {"add", "Add"},         {"sub", "Sub"},           {"mul", "Mul"},         {"div", "Div"},
+// A binary op's ONNX op, and whether it takes add/sub's third argument alpha (y = a + alpha * b).
+struct BinaryRow {
+  BinaryRow(const char* o, bool a = false) : onnx(o), alpha(a) {}  // NOLINT: rows convert from "Onnx"
+  std::string onnx;
+  bool alpha;
+};
+
+const std::map<std::string, BinaryRow>& binary_ops() {
+  static const std::map<std::string, BinaryRow> m = {
+      {"add", {"Add", true}}, {"sub", {"Sub", true}},   {"mul", "Mul"},         {"div", "Div"},
       {"floordiv", "Div"},    {"floor_divide", "Div"},  {"pow", "Pow"},         {"maximum", "Max"},
       {"minimum", "Min"},     {"eq", "Equal"},          {"lt", "Less"},         {"gt", "Greater"},
       {"le", "LessOrEqual"},  {"ge", "GreaterOrEqual"}, {"logical_and", "And"}, {"logical_or", "Or"},
@@ -71,13 +78,15 @@ bool lower_identity(AtenLowerer& L, const Node* n, const std::string&) {
 
 // dropout(x, p, train) and feature_dropout (Dropout2d/3d: one draw per channel): an ONNX Dropout with the
 // probability the file records, identity in the forward report (an eval run), active under --train.
+enum class DropoutDraw : uint8_t { per_element, per_channel };
+template <DropoutDraw draw>
 bool lower_dropout(AtenLowerer& L, const Node* n, const std::string& op) {
   int x = L.as_ir(L.in(n, 0));
   if (x < 0) return false;
   auto p = n->inputs().size() > 1 ? L.known_num(L.in(n, 1)) : std::nullopt;
   if (!p || *p <= 0.0) return lower_identity(L, n, op);
   Attrs a;
-  if (op == "feature_dropout") a["flopwise.per_channel"] = ai(1);
+  if (draw == DropoutDraw::per_channel) a["flopwise.per_channel"] = ai(1);
   L.emit_to(n->output(), "Dropout", {x, L.const_float(*p)}, std::move(a));
   return true;
 }
@@ -112,11 +121,12 @@ bool lower_binary(AtenLowerer& L, const Node* n, const std::string& op) {
   int ia = L.as_ir(a), ic = L.as_ir(c);
   if (ia < 0 || ic < 0) return false;
   const AtenValue* o = n->output();
-  if ((op == "add" || op == "sub") && n->inputs().size() >= 3) {
+  const BinaryRow& row = binary_ops().at(op);
+  if (row.alpha && n->inputs().size() >= 3) {
     auto alpha = L.known_num(L.in(n, 2));
     if (alpha && *alpha != 1.0) ic = L.emit_tmp(o, "alpha", "Mul", {ic, L.const_float(*alpha)});
   }
-  int r = L.emit_to(o, binary_ops().at(op), {ia, ic});
+  int r = L.emit_to(o, row.onnx, {ia, ic});
   if (scalar) L.set_ir(o, r, JV::ScalarIR);
   return true;
 }
@@ -160,11 +170,13 @@ bool lower_gelu(AtenLowerer& L, const Node* n, const std::string&) {
 }
 
 // relu6, hardtanh, clamp/clip (min, max scalars or tensors, either None).
-bool lower_clip(AtenLowerer& L, const Node* n, const std::string& op) {
-  double lo = op == "hardtanh" ? -1.0 : 0.0, hi = op == "hardtanh" ? 1.0 : 6.0;
+enum class ClipOp : uint8_t { relu6, hardtanh, clamp };
+template <ClipOp clip>
+bool lower_clip(AtenLowerer& L, const Node* n, const std::string&) {
+  double lo = clip == ClipOp::hardtanh ? -1.0 : 0.0, hi = clip == ClipOp::hardtanh ? 1.0 : 6.0;
   size_t nin = n->inputs().size();
   std::vector<int> ins{L.as_ir(L.in(n, 0))};
-  if (op == "relu6") {
+  if (clip == ClipOp::relu6) {
     ins.push_back(L.const_float(0));
     ins.push_back(L.const_float(6));
   } else {
@@ -185,12 +197,14 @@ bool lower_clip(AtenLowerer& L, const Node* n, const std::string& op) {
 }
 
 // clamp_min(x, lo) / clamp_max(x, hi): Clip with one bound.
-bool lower_clamp_bound(AtenLowerer& L, const Node* n, const std::string& op) {
+enum class ClampBound : uint8_t { min, max };
+template <ClampBound bound>
+bool lower_clamp_bound(AtenLowerer& L, const Node* n, const std::string&) {
   auto v = L.known_num(L.in(n, 1));
   int b = v ? L.const_float(*v) : L.as_ir(L.in(n, 1));
   if (b < 0) return false;
-  std::vector<int> ins{L.as_ir(L.in(n, 0)), op == "clamp_min" ? b : -1};
-  if (op == "clamp_max") ins.push_back(b);
+  std::vector<int> ins{L.as_ir(L.in(n, 0)), bound == ClampBound::min ? b : -1};
+  if (bound == ClampBound::max) ins.push_back(b);
   L.emit_to(n->output(), "Clip", ins);
   return true;
 }
@@ -228,11 +242,13 @@ bool lower_masked_fill(AtenLowerer& L, const Node* n, const std::string&) {
   return true;
 }
 
-bool lower_softmax(AtenLowerer& L, const Node* n, const std::string& op) {
+enum class SoftmaxForm : uint8_t { probs, log };
+template <SoftmaxForm form>
+bool lower_softmax(AtenLowerer& L, const Node* n, const std::string&) {
   auto dim = L.known_int(L.in(n, 1));
   if (!dim) return false;
-  const bool log = op == "log_softmax" || op == "_log_softmax";
-  L.emit_to(n->output(), log ? "LogSoftmax" : "Softmax", {L.as_ir(L.in(n, 0))}, {{"axis", ai(*dim)}});
+  L.emit_to(n->output(), form == SoftmaxForm::log ? "LogSoftmax" : "Softmax", {L.as_ir(L.in(n, 0))},
+            {{"axis", ai(*dim)}});
   return true;
 }
 
@@ -240,7 +256,8 @@ bool lower_softmax(AtenLowerer& L, const Node* n, const std::string& op) {
 
 void register_aten_elementwise(AtenTable& t) {
   // Identity at runtime in an eval run (alpha dropout: training is false), or a copy: layout only.
-  t.add({"dropout", "feature_dropout"}, lower_dropout);
+  t.add("dropout", lower_dropout<DropoutDraw::per_element>);
+  t.add("feature_dropout", lower_dropout<DropoutDraw::per_channel>);
   t.add("native_dropout", lower_native_dropout);
   t.add({"contiguous", "detach", "alpha_dropout", "feature_alpha_dropout", "clone", "alias", "lift_fresh",
          "lift_fresh_copy", "positive", "resolve_conj", "resolve_neg"},
@@ -252,13 +269,17 @@ void register_aten_elementwise(AtenTable& t) {
   t.add("rsqrt", lower_rsqrt);
   t.add("silu", lower_silu);
   t.add("gelu", lower_gelu);
-  t.add({"relu6", "hardtanh", "clamp", "clip"}, lower_clip);
+  t.add("relu6", lower_clip<ClipOp::relu6>);
+  t.add("hardtanh", lower_clip<ClipOp::hardtanh>);
+  t.add({"clamp", "clip"}, lower_clip<ClipOp::clamp>);
   t.add("leaky_relu", lower_leaky_relu);
-  t.add({"clamp_min", "clamp_max"}, lower_clamp_bound);
+  t.add("clamp_min", lower_clamp_bound<ClampBound::min>);
+  t.add("clamp_max", lower_clamp_bound<ClampBound::max>);
   t.add("prelu", lower_prelu);
   t.add("where", lower_where);
   t.add("masked_fill", lower_masked_fill);
-  t.add({"softmax", "log_softmax", "_softmax", "_log_softmax"}, lower_softmax);  // _: core ATen's
+  t.add({"softmax", "_softmax"}, lower_softmax<SoftmaxForm::probs>);  // _: core ATen's
+  t.add({"log_softmax", "_log_softmax"}, lower_softmax<SoftmaxForm::log>);
 }
 
 }  // namespace flopwise

@@ -3,7 +3,9 @@
 // list lowered as the op on one tensor is (Add, Mul, Div, Sqrt ...), so a list of N tensors costs the sum of
 // N elementwise ops. The second operand is a tensor list, a scalar, a scalar list or one tensor.
 #include <cstdint>
+#include <iterator>
 #include <string>
+#include <utility>
 
 #include "aten_table.h"
 
@@ -39,12 +41,6 @@ constexpr ForeachOp kForeachOps[] = {
     {"_foreach_addcdiv", ForeachForm::Addcdiv, ""},  // self + value * t1 / t2
     {"_foreach_lerp", ForeachForm::Lerp, ""},        // self + weight * (end - self)
 };
-
-const ForeachOp* foreach_op(const std::string& op) {
-  for (const auto& f : kForeachOps)
-    if (op == f.aten) return &f;
-  return nullptr;
-}
 
 // Argument `k` for list element `i`: the i-th tensor of a list, the i-th scalar of a scalar list, or the one
 // tensor or scalar every element shares; -1 when absent or not known.
@@ -83,11 +79,12 @@ int scaled(AtenLowerer& L, ForeachEmitter& e, const Node* n, size_t k, size_t i,
   return e.op("Mul", {a, operand(L, n, k, i)});
 }
 
-bool lower_foreach(AtenLowerer& L, const Node* n, const std::string& name) {
-  const ForeachOp* f = foreach_op(name);
+template <size_t row>  // kForeachOps[row] is the op's
+bool lower_foreach(AtenLowerer& L, const Node* n, const std::string&) {
+  const ForeachOp* f = &kForeachOps[row];
   const JV& self = L.in(n, 0);
   // An empty list: the profiler recorded no shapes for it (traces keep a TensorList's as []): not priced.
-  if (!f || self.kind != JV::List || !self.items || self.items->empty()) return false;
+  if (self.kind != JV::List || !self.items || self.items->empty()) return false;
   ForeachEmitter e(L, n);
   for (size_t i = 0; i < self.items->size(); ++i) {
     const int x = L.as_ir((*self.items)[i]);
@@ -120,10 +117,15 @@ bool lower_foreach(AtenLowerer& L, const Node* n, const std::string& name) {
   return true;
 }
 
+template <size_t... row>
+void add_foreach(AtenTable& t, std::index_sequence<row...>) {
+  (t.add(kForeachOps[row].aten, lower_foreach<row>), ...);
+}
+
 }  // namespace
 
 void register_aten_foreach(AtenTable& t) {
-  for (const auto& f : kForeachOps) t.add(f.aten, lower_foreach);
+  add_foreach(t, std::make_index_sequence<std::size(kForeachOps)>());
 }
 
 }  // namespace flopwise

@@ -90,13 +90,14 @@ struct PointwiseLowering {
   const char* op;
   std::vector<const char*> tensors;  // optional ones may be None (then omitted, -1)
   std::vector<std::pair<const char*, const char*>> floats, ints;  // (aten argument, attribute)
+  const char* zero_beta = nullptr;  // the op it is with beta 0 (torch: smooth_l1_loss with beta 0 is l1_loss)
 };
 
 const std::vector<PointwiseLowering>& pointwise_losses() {
   static const std::vector<PointwiseLowering> v = {
       {"mse_loss", "MSELoss", {"self", "target"}, {}, {}},
       {"l1_loss", "L1Loss", {"self", "target"}, {}, {}},
-      {"smooth_l1_loss", "SmoothL1Loss", {"self", "target"}, {{"beta", "beta"}}, {}},
+      {"smooth_l1_loss", "SmoothL1Loss", {"self", "target"}, {{"beta", "beta"}}, {}, "L1Loss"},
       {"huber_loss", "HuberLoss", {"self", "target"}, {{"delta", "delta"}}, {}},
       {"binary_cross_entropy", "BinaryCrossEntropy", {"self", "target", "weight"}, {}, {}},
       {"binary_cross_entropy_with_logits",
@@ -159,9 +160,8 @@ bool lower_pointwise_loss(AtenLowerer& L, const Node* n, const std::string& op) 
   }
   while (!ins.empty() && ins.back() < 0) ins.pop_back();
   std::string onnx_op = p->op;
-  // torch: smooth_l1_loss with beta 0 is l1_loss.
-  if (onnx_op == "SmoothL1Loss" && a["beta"].f == 0.0) {
-    onnx_op = "L1Loss";
+  if (p->zero_beta && a["beta"].f == 0.0) {
+    onnx_op = p->zero_beta;
     a.erase("beta");
   }
   L.emit_to(n->output(), onnx_op, ins, a, "flopwise");

@@ -27,13 +27,15 @@ bool lower_linear(AtenLowerer& L, const Node* n, const std::string&) {
 }
 
 // beta * input + alpha * (m1 @ m2): addmm as Gemm; baddbmm as MatMul (+ Mul by alpha) + Add.
-bool lower_addmm(AtenLowerer& L, const Node* n, const std::string& op) {
+enum class AddMmAs : uint8_t { gemm, matmul_add };
+template <AddMmAs kind>
+bool lower_addmm(AtenLowerer& L, const Node* n, const std::string&) {
   size_t nin = n->inputs().size();
   if (nin < 3) return false;
   double beta = nin > 3 ? L.known_num(L.in(n, 3)).value_or(1) : 1,
          alpha = nin > 4 ? L.known_num(L.in(n, 4)).value_or(1) : 1;
   const AtenValue* o = n->output();
-  if (op == "addmm") {
+  if (kind == AddMmAs::gemm) {
     L.emit_to(o, "Gemm", {L.as_ir(L.in(n, 1)), L.as_ir(L.in(n, 2)), L.as_ir(L.in(n, 0))},
               {{"alpha", af(alpha)}, {"beta", af(beta)}});
     return true;
@@ -89,13 +91,15 @@ bool lower_bilinear(AtenLowerer& L, const Node* n, const std::string&) {
 
 // conv1d/2d/3d(input, weight, bias, stride, padding, dilation, groups), conv_transpose1d/2d/3d(input,
 // weight, bias, stride, padding, output_padding, groups, dilation), _convolution/convolution(input, weight,
-// bias, stride, padding, dilation, transposed, output_padding, groups, ...).
-bool lower_conv(AtenLowerer& L, const Node* n, const std::string& op) {
+// bias, stride, padding, dilation, transposed, output_padding, groups, ...): `args` says which.
+enum class ConvArgs : uint8_t { conv, conv_transpose, convolution };
+template <ConvArgs args>
+bool lower_conv(AtenLowerer& L, const Node* n, const std::string&) {
   auto in = [&](size_t i) -> JV& { return L.in(n, i); };
-  bool transposed = op.rfind("conv_transpose", 0) == 0;
+  bool transposed = args == ConvArgs::conv_transpose;
   std::optional<std::vector<int64_t>> stride = L.known_ints(in(3)), dil, out_pad;
   std::optional<int64_t> groups;
-  if (op == "_convolution" || op == "convolution") {
+  if (args == ConvArgs::convolution) {
     auto t = L.known_int(in(6));
     if (!t) return false;
     transposed = *t != 0;
@@ -268,9 +272,11 @@ bool lower_instance_norm(AtenLowerer& L, const Node* n, const std::string&) {
   return true;
 }
 
-bool lower_pool(AtenLowerer& L, const Node* n, const std::string& op) {
+enum class PoolBy : uint8_t { max, avg };
+template <PoolBy by>
+bool lower_pool(AtenLowerer& L, const Node* n, const std::string&) {
   auto in = [&](size_t i) -> JV& { return L.in(n, i); };
-  bool is_max = op.rfind("max", 0) == 0;
+  constexpr bool is_max = by == PoolBy::max;
   auto k = L.known_ints(in(1));
   auto s = L.known_ints(in(2));
   auto p = L.known_ints(in(3));
@@ -305,12 +311,13 @@ bool lower_pool(AtenLowerer& L, const Node* n, const std::string& op) {
   return true;
 }
 
-bool lower_adaptive_pool(AtenLowerer& L, const Node* n, const std::string& op) {
+template <PoolBy by>
+bool lower_adaptive_pool(AtenLowerer& L, const Node* n, const std::string&) {
   auto size = L.known_ints(L.in(n, 1));
   if (!size) return false;
   bool global = true;
   for (auto s : *size) global = global && s == 1;
-  bool is_max = op.rfind("adaptive_max", 0) == 0;
+  constexpr bool is_max = by == PoolBy::max;
   int x = L.as_ir(L.in(n, 0));
   int out;
   if (global)
@@ -355,8 +362,10 @@ bool lower_convolution_backward(AtenLowerer& L, const Node* n, const std::string
 // native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean, save_invstd,
 // train, eps, output_mask), and cuDNN's and MIOpen's (input, grad_output, weight, ...), which compute all
 // three gradients.
-bool lower_batch_norm_backward(AtenLowerer& L, const Node* n, const std::string& op) {
-  const bool native = op == "native_batch_norm_backward";
+enum class BnBackwardArgs : uint8_t { native, cudnn };
+template <BnBackwardArgs args>
+bool lower_batch_norm_backward(AtenLowerer& L, const Node* n, const std::string&) {
+  constexpr bool native = args == BnBackwardArgs::native;
   if (n->inputs().size() < (native ? 10u : 8u) || n->outputs().size() != 3) return false;
   std::vector<int64_t> mask{1, 1, 1};
   if (native) {
@@ -399,14 +408,15 @@ bool lower_max_pool_backward(AtenLowerer& L, const Node* n, const std::string&) 
 // aten::upsample_*(input, output_size?, [align_corners,] scale_factors?) (the .vec overloads) or
 // (input, output_size, [align_corners,] scales...) -> Resize with scales [1, 1, s...] or sizes
 // [N, C, output_size...].
-bool lower_upsample(AtenLowerer& L, const Node* n, const std::string& op) {
+enum class ResizeMode : uint8_t { nearest, linear, cubic };
+template <ResizeMode mode>
+bool lower_upsample(AtenLowerer& L, const Node* n, const std::string&) {
   const AtenValue* o = n->output();
   JV* size = L.arg(n, "output_size");
   JV* factors = L.arg(n, "scale_factors");
-  std::string mode = op.find("nearest") != std::string::npos   ? "nearest"
-                     : op.find("bicubic") != std::string::npos ? "cubic"
-                                                               : "linear";
-  Attrs a{{"mode", as(mode)}};
+  Attrs a{{"mode", as(mode == ResizeMode::nearest ? "nearest"
+                      : mode == ResizeMode::cubic ? "cubic"
+                                                  : "linear")}};
   if (JV* ac = L.arg(n, "align_corners"))
     if (auto v = L.known_int(*ac); v && *v) a["coordinate_transformation_mode"] = as("align_corners");
   int x = L.as_ir(L.in(n, 0));
@@ -500,13 +510,14 @@ bool lower_grouped_mm(AtenLowerer& L, const Node* n, const std::string&) {
 void register_aten_nn(AtenTable& t) {
   t.add({"matmul", "mm", "bmm"}, lower_matmul);
   t.add("linear", lower_linear);
-  t.add({"addmm", "baddbmm"}, lower_addmm);
+  t.add("addmm", lower_addmm<AddMmAs::gemm>);
+  t.add("baddbmm", lower_addmm<AddMmAs::matmul_add>);
   t.add({"_grouped_mm", "transformers::grouped_mm_fallback"}, lower_grouped_mm);
   t.add("einsum", lower_einsum);
   t.add("bilinear", lower_bilinear);
-  t.add({"_convolution", "convolution", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
-         "conv_transpose3d"},
-        lower_conv);
+  t.add({"_convolution", "convolution"}, lower_conv<ConvArgs::convolution>);
+  t.add({"conv1d", "conv2d", "conv3d"}, lower_conv<ConvArgs::conv>);
+  t.add({"conv_transpose1d", "conv_transpose2d", "conv_transpose3d"}, lower_conv<ConvArgs::conv_transpose>);
   t.add("batch_norm", lower_batch_norm);
   t.add({"_native_batch_norm_legit_functional", "_native_batch_norm_legit", "native_batch_norm"},
         lower_native_batch_norm);
@@ -514,19 +525,24 @@ void register_aten_nn(AtenTable& t) {
   t.add("layer_norm", lower_layer_norm);
   t.add("group_norm", lower_group_norm);
   t.add("instance_norm", lower_instance_norm);
-  t.add({"max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
-         "max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d_with_indices"},
-        lower_pool);
+  t.add({"max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices", "max_pool2d_with_indices",
+         "max_pool3d_with_indices"},
+        lower_pool<PoolBy::max>);
+  t.add({"avg_pool1d", "avg_pool2d", "avg_pool3d"}, lower_pool<PoolBy::avg>);
   t.add({"convolution_backward"}, lower_convolution_backward);
-  t.add({"native_batch_norm_backward", "cudnn_batch_norm_backward", "miopen_batch_norm_backward"},
-        lower_batch_norm_backward);
+  t.add("native_batch_norm_backward", lower_batch_norm_backward<BnBackwardArgs::native>);
+  t.add({"cudnn_batch_norm_backward", "miopen_batch_norm_backward"},
+        lower_batch_norm_backward<BnBackwardArgs::cudnn>);
   t.add({"max_pool2d_with_indices_backward", "max_pool3d_with_indices_backward"}, lower_max_pool_backward);
-  t.add({"adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d",
-         "adaptive_max_pool2d", "adaptive_max_pool3d"},
-        lower_adaptive_pool);
-  t.add({"upsample_nearest1d", "upsample_nearest2d", "upsample_nearest3d", "upsample_linear1d",
-         "upsample_bilinear2d", "upsample_trilinear3d", "upsample_bicubic2d"},
-        lower_upsample);
+  t.add({"adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d"},
+        lower_adaptive_pool<PoolBy::avg>);
+  t.add({"adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d"},
+        lower_adaptive_pool<PoolBy::max>);
+  t.add({"upsample_nearest1d", "upsample_nearest2d", "upsample_nearest3d"},
+        lower_upsample<ResizeMode::nearest>);
+  t.add({"upsample_linear1d", "upsample_bilinear2d", "upsample_trilinear3d"},
+        lower_upsample<ResizeMode::linear>);
+  t.add("upsample_bicubic2d", lower_upsample<ResizeMode::cubic>);
   t.add("embedding", lower_embedding);
   t.add({"embedding_bag", "_embedding_bag", "_embedding_bag_forward_only"}, lower_embedding_bag);
 }

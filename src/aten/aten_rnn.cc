@@ -7,12 +7,19 @@ namespace {
 
 using Node = AtenNode;
 
-// ONNX LSTM/GRU/RNN attributes of an aten recurrent op ("lstm", "gru_cell", "rnn_relu", ...): torch's GRU
-// applies the reset gate after the recurrent product (linear_before_reset); rnn_relu swaps tanh for Relu.
-Attrs recurrent_attrs(const std::string& op, int64_t hidden) {
+// The recurrence of an aten recurrent op, registered with it (lstm and lstm_cell are both `lstm`).
+enum class Recurrence : uint8_t { lstm, gru, rnn_tanh, rnn_relu };
+
+const char* recurrent_onnx_op(Recurrence r) {
+  return r == Recurrence::lstm ? "LSTM" : r == Recurrence::gru ? "GRU" : "RNN";
+}
+
+// ONNX LSTM/GRU/RNN attributes of an aten recurrent op: torch's GRU applies the reset gate after the
+// recurrent product (linear_before_reset); rnn_relu swaps tanh for Relu.
+Attrs recurrent_attrs(Recurrence r, int64_t hidden) {
   Attrs a{{"hidden_size", ai(hidden)}};
-  if (op.rfind("gru", 0) == 0) a["linear_before_reset"] = ai(1);
-  if (op.rfind("rnn_relu", 0) == 0) {
+  if (r == Recurrence::gru) a["linear_before_reset"] = ai(1);
+  if (r == Recurrence::rnn_relu) {
     Attribute acts;
     acts.kind = Attribute::Kind::Strings;
     acts.strings = {"Relu"};
@@ -86,7 +93,8 @@ bool lower_lstm_projected(AtenLowerer& L, const AtenValue* o, int x, const std::
 // Initial states are left out: they change neither shapes nor costs. An unbatched input (rank 2) is
 // given a batch of 1 and has it removed again. The module's dropout (p > 0) is a Dropout on each layer's
 // output but the last, as torch applies it between layers: active under --train, identity in an eval run.
-bool lower_rnn(AtenLowerer& L, const Node* n, const std::string& op) {
+template <Recurrence rec>
+bool lower_rnn(AtenLowerer& L, const Node* n, const std::string&) {
   auto in = [&](size_t i) -> JV& { return L.in(n, i); };
   if (n->inputs().size() != 9 || in(2).kind != JV::List) return false;
   auto has_b = L.known_int(in(3)), layers = L.known_int(in(4)), bidir = L.known_int(in(7)),
@@ -95,9 +103,10 @@ bool lower_rnn(AtenLowerer& L, const Node* n, const std::string& op) {
   const double dropout = L.known_num(in(5)).value_or(0.0);
   int64_t dirs = *bidir ? 2 : 1, per = *has_b ? 4 : 2;
   const auto& params = *in(2).items;
-  bool projected = op == "lstm" && static_cast<int64_t>(params.size()) == *layers * dirs * (per + 1);
+  bool projected =
+      rec == Recurrence::lstm && static_cast<int64_t>(params.size()) == *layers * dirs * (per + 1);
   if (!projected && static_cast<int64_t>(params.size()) != *layers * dirs * per) return false;
-  std::string onnx = op == "lstm" ? "LSTM" : op == "gru" ? "GRU" : "RNN";
+  const std::string onnx = recurrent_onnx_op(rec);
   const AtenValue* o = n->output(0);
   int x = L.as_ir(in(0));
   auto rank = L.known_rank(in(0));
@@ -129,15 +138,15 @@ bool lower_rnn(AtenLowerer& L, const Node* n, const std::string& op) {
     };
     const Shape whh = L.graph().values[L.as_ir(params[static_cast<size_t>(l * dirs * per + 1)])].shape;
     if (!whh.rank_known || whh.rank() != 2 || !whh.dims[1].is_known()) return false;
-    Attrs a = recurrent_attrs(op, whh.dims[1].value());
+    Attrs a = recurrent_attrs(rec, whh.dims[1].value());
     a["direction"] = as(dirs == 2 ? "bidirectional" : "forward");
     std::vector<int> ins{x, join(w, "W_all"), join(r, "R_all")};
     if (*has_b) ins.push_back(join(b, "B_all"));
     std::vector<std::string> outs{L.tmp(o, "Y"), L.tmp(o, "Y_h")};
-    if (op == "lstm") outs.push_back(L.tmp(o, "Y_c"));
+    if (rec == Recurrence::lstm) outs.push_back(L.tmp(o, "Y_c"));
     auto res = L.emit(onnx, ins, outs, a);
     hs.push_back(res[1]);
-    if (op == "lstm") cs.push_back(res[2]);
+    if (rec == Recurrence::lstm) cs.push_back(res[2]);
     int t = L.emit_tmp(o, "Y_t", "Transpose", {res[0]}, {{"perm", ais({0, 2, 1, 3})}});
     x = L.emit_tmp(o, "Y_seq", "Reshape", {t, L.const_ints({0, 0, -1})});
     if (dropout > 0.0 && l + 1 < *layers)
@@ -158,13 +167,14 @@ bool lower_rnn(AtenLowerer& L, const Node* n, const std::string& op) {
     L.set_ir(jo, L.emit("Concat", v, {AtenLowerer::ir_name(jo)}, {{"axis", ai(0)}})[0]);
   };
   concat_states(hs, n->output(1));
-  if (op == "lstm") concat_states(cs, n->output(2));
+  if (rec == Recurrence::lstm) concat_states(cs, n->output(2));
   return true;
 }
 
 // Cells: lstm_cell(x, (hx, cx), w_ih, w_hh, b_ih, b_hh) -> (hy, cy); gru_cell / rnn_tanh_cell /
 // rnn_relu_cell(x, hx, w_ih, w_hh, b_ih, b_hh) -> hy. One time step of the ONNX op over a sequence of 1.
-bool lower_cell(AtenLowerer& L, const Node* n, const std::string& op) {
+template <Recurrence rec>
+bool lower_cell(AtenLowerer& L, const Node* n, const std::string&) {
   auto in = [&](size_t i) -> JV& { return L.in(n, i); };
   if (n->inputs().size() < 4) return false;
   const AtenValue* o = n->output(0);
@@ -185,12 +195,11 @@ bool lower_cell(AtenLowerer& L, const Node* n, const std::string& op) {
   if (bias)
     ins.push_back(
         unsq(L.emit_tmp(o, "bias", "Concat", {L.as_ir(in(4)), L.as_ir(in(5))}, {{"axis", ai(0)}}), "B"));
-  std::string onnx = op == "lstm_cell" ? "LSTM" : op == "gru_cell" ? "GRU" : "RNN";
-  Attrs a = recurrent_attrs(op, whh.dims[1].value());
+  Attrs a = recurrent_attrs(rec, whh.dims[1].value());
   a["torch_op"] = as("rnn_cell");  // a cell, not nn.RNN/GRU/LSTM: conventions.def CALL rows
   std::vector<std::string> outs{L.tmp(o, "Y"), L.tmp(o, "Y_h")};
-  if (op == "lstm_cell") outs.push_back(L.tmp(o, "Y_c"));
-  auto res = L.emit(onnx, ins, outs, a);
+  if (rec == Recurrence::lstm) outs.push_back(L.tmp(o, "Y_c"));
+  auto res = L.emit(recurrent_onnx_op(rec), ins, outs, a);
   // Y_h [dirs 1, batch, hidden] -> [batch, hidden] (unbatched: [hidden]).
   auto state = [&](int v, const AtenValue* jo) {
     L.set_ir(jo, L.emit("Squeeze",
@@ -198,15 +207,21 @@ bool lower_cell(AtenLowerer& L, const Node* n, const std::string& op) {
                         {AtenLowerer::ir_name(jo)})[0]);
   };
   state(res[1], n->output(0));
-  if (op == "lstm_cell") state(res[2], n->output(1));
+  if (rec == Recurrence::lstm) state(res[2], n->output(1));
   return true;
 }
 
 }  // namespace
 
 void register_aten_rnn(AtenTable& t) {
-  t.add({"lstm", "gru", "rnn_tanh", "rnn_relu"}, lower_rnn);
-  t.add({"lstm_cell", "gru_cell", "rnn_tanh_cell", "rnn_relu_cell"}, lower_cell);
+  t.add("lstm", lower_rnn<Recurrence::lstm>);
+  t.add("gru", lower_rnn<Recurrence::gru>);
+  t.add("rnn_tanh", lower_rnn<Recurrence::rnn_tanh>);
+  t.add("rnn_relu", lower_rnn<Recurrence::rnn_relu>);
+  t.add("lstm_cell", lower_cell<Recurrence::lstm>);
+  t.add("gru_cell", lower_cell<Recurrence::gru>);
+  t.add("rnn_tanh_cell", lower_cell<Recurrence::rnn_tanh>);
+  t.add("rnn_relu_cell", lower_cell<Recurrence::rnn_relu>);
 }
 
 }  // namespace flopwise

@@ -35,6 +35,7 @@ const AtenTable& aten_table();
 #define FLOPWISE_ATEN_FAMILIES(X) \
   X(elementwise)                  \
   X(tensor)                       \
+  X(reduce)                       \
   X(nn)                           \
   X(rnn)                          \
   X(attention)                    \

@@ -1,6 +1,7 @@
 // src/aten/aten_tensor.cc — aten tensor ops: views and layout (reshape, flatten, permute, squeeze, cat,
 // split, pad, roll, flip), indexing (select, slice, index, index_put, gather), creation (arange, zeros,
-// new_*, *_like, fill, copy), casts and reductions. Layout ops cost 0 FLOPs, as their ONNX equivalents.
+// new_*, *_like, fill, copy) and casts (reductions: aten_reduce.cc). Layout ops cost 0 FLOPs, as their ONNX
+// equivalents.
 #include <algorithm>
 #include <climits>
 #include <cmath>
@@ -80,9 +81,12 @@ bool lower_narrow(AtenLowerer& L, const Node* n, const std::string&) {
   return true;
 }
 
-bool lower_reshape(AtenLowerer& L, const Node* n, const std::string& op) {
+// The target shape of view/reshape/expand: the sizes given, or another tensor's (view_as, expand_as, ...).
+enum class ShapeArg : uint8_t { sizes, of_other };
+template <ShapeArg arg>
+bool lower_reshape(AtenLowerer& L, const Node* n, const std::string&) {
   int shape;
-  if (op == "view_as" || op == "reshape_as")
+  if (arg == ShapeArg::of_other)
     shape = L.emit_tmp(n->output(), "shape", "Shape", {L.as_ir(L.in(n, 1))});
   else
     shape = L.pack_ints(L.in(n, 1));
@@ -136,9 +140,11 @@ bool lower_permute(AtenLowerer& L, const Node* n, const std::string&) {
   return true;
 }
 
-bool lower_transpose(AtenLowerer& L, const Node* n, const std::string& op) {
+enum class TransposeOf : uint8_t { dims, matrix };  // transpose(x, d0, d1), t(x)
+template <TransposeOf of>
+bool lower_transpose(AtenLowerer& L, const Node* n, const std::string&) {
   int64_t a = 0, b = 1;
-  if (op != "t") {
+  if (of == TransposeOf::dims) {
     if (n->inputs().size() != 3) return false;
     auto x = L.known_int(L.in(n, 1)), y = L.known_int(L.in(n, 2));
     if (!x || !y) return false;
@@ -181,7 +187,9 @@ bool lower_squeeze(AtenLowerer& L, const Node* n, const std::string&) {
   return true;
 }
 
-bool lower_cat(AtenLowerer& L, const Node* n, const std::string& op) {
+enum class JoinBy : uint8_t { concat, stack };
+template <JoinBy by>
+bool lower_cat(AtenLowerer& L, const Node* n, const std::string&) {
   if (n->inputs().size() != 2 || L.in(n, 0).kind != JV::List) return false;
   auto dim = L.known_int(L.in(n, 1));
   if (!dim) return false;
@@ -190,7 +198,7 @@ bool lower_cat(AtenLowerer& L, const Node* n, const std::string& op) {
   for (const auto& it : *L.in(n, 0).items) {
     int x = L.as_ir(it);
     if (x < 0) return false;
-    if (op == "stack") x = L.emit_tmp(o, "unsqueeze", "Unsqueeze", {x, L.const_ints({*dim})});
+    if (by == JoinBy::stack) x = L.emit_tmp(o, "unsqueeze", "Unsqueeze", {x, L.const_ints({*dim})});
     ins.push_back(x);
   }
   L.emit_to(o, "Concat", ins, {{"axis", ai(*dim)}});
@@ -200,12 +208,14 @@ bool lower_cat(AtenLowerer& L, const Node* n, const std::string& op) {
 // split(x, size, dim) / chunk(x, chunks, dim) / split_with_sizes(x, sizes, dim) / unbind(x, dim): a list
 // of tensors. Emitted as one Split with explicit sizes when the dim's size is known now; split/chunk of a
 // dim not known yet stay pending until prim::ListUnpack says how many pieces.
-bool lower_split(AtenLowerer& L, const Node* n, const std::string& op) {
+enum class SplitOp : uint8_t { split, unsafe_split, chunk, split_with_sizes, unbind, tensor_split };
+template <SplitOp kind>
+bool lower_split(AtenLowerer& L, const Node* n, const std::string&) {
   const AtenValue* o = n->output();
   if (o->type.is_tensor()) return false;  // tensor_split etc.
   const JV& x = L.in(n, 0);
   if (x.kind != JV::Tensor) return false;
-  auto d = norm_dim(L, x, L.in(n, op == "unbind" ? 1 : 2));
+  auto d = norm_dim(L, x, L.in(n, kind == SplitOp::unbind ? 1 : 2));
   if (!d) return false;
   std::optional<int64_t> len;
   if (L.known_rank(x) && *d < static_cast<int64_t>(L.facts(x.ir).shape.rank())) {
@@ -213,7 +223,7 @@ bool lower_split(AtenLowerer& L, const Node* n, const std::string& op) {
     if (dd.is_known()) len = dd.value();
   }
   std::vector<int64_t> sizes;
-  if (op == "tensor_split") {
+  if (kind == SplitOp::tensor_split) {
     // tensor_split(x, sections, dim): the first len % sections pieces one longer; (x, indices, dim): cut at
     // the indices. A tensor of indices or sections is data: not lowered.
     if (!len || n->input(1)->type.is_tensor()) return false;
@@ -232,21 +242,21 @@ bool lower_split(AtenLowerer& L, const Node* n, const std::string& op) {
       if (!k || *k <= 0) return false;
       for (int64_t i = 0; i < *k; ++i) sizes.push_back(*len / *k + (i < *len % *k ? 1 : 0));
     }
-  } else if (op == "split_with_sizes" || (op == "split" && n->input(1)->type.is_list())) {
+  } else if (kind == SplitOp::split_with_sizes || (kind == SplitOp::split && n->input(1)->type.is_list())) {
     auto s = L.known_ints(L.in(n, 1));
     if (!s) return false;
     sizes = *s;
   } else if (len) {
-    if (op == "unbind") {
+    if (kind == SplitOp::unbind) {
       sizes.assign(static_cast<size_t>(*len), 1);
     } else {
       auto k = L.known_int(L.in(n, 1));
       if (!k || *k <= 0) return false;
-      int64_t piece = op == "chunk" || op == "unsafe_chunk" ? (*len + *k - 1) / *k : *k;
+      int64_t piece = kind == SplitOp::chunk ? (*len + *k - 1) / *k : *k;
       for (int64_t at = 0; at < *len; at += piece) sizes.push_back(std::min(piece, *len - at));
     }
   } else {
-    if (op == "unbind") return false;
+    if (kind == SplitOp::unbind) return false;
     auto k = L.known_int(L.in(n, 1));
     if (!k) return false;
     JV j;
@@ -254,7 +264,7 @@ bool lower_split(AtenLowerer& L, const Node* n, const std::string& op) {
     j.ir = x.ir;
     j.split_size = *k;
     j.split_dim = *d;
-    j.split_is_chunks = op == "chunk" || op == "unsafe_chunk";
+    j.split_is_chunks = kind == SplitOp::chunk;
     L.set(o, j);
     return true;
   }
@@ -264,36 +274,38 @@ bool lower_split(AtenLowerer& L, const Node* n, const std::string& op) {
   std::vector<JV> items;
   for (size_t i = 0; i < res.size(); ++i) {
     int r = res[i];
-    if (op == "unbind") r = L.emit_tmp(o, std::to_string(i) + "/squeeze", "Squeeze", {r, L.const_ints({*d})});
+    if (kind == SplitOp::unbind)
+      r = L.emit_tmp(o, std::to_string(i) + "/squeeze", "Squeeze", {r, L.const_ints({*d})});
     items.push_back(JV::of_ir(r));
   }
   L.set(o, JV::list(std::move(items)));
   return true;
 }
 
-bool lower_to(AtenLowerer& L, const Node* n, const std::string& op) {
-  static const std::map<std::string, DType> fixed = {{"float", DType::Float32}, {"double", DType::Float64},
-                                                     {"half", DType::Float16},  {"long", DType::Int64},
-                                                     {"int", DType::Int32},     {"bool", DType::Bool}};
+// Casts: to(x, dtype...) / _to_copy, type_as(x, other), float(x) / long(x) / ...: a dtype fixed by the op.
+enum class CastTo : uint8_t { dtype_arg, other, fixed };
+template <CastTo to, DType fixed = DType::Undefined>
+bool lower_to(AtenLowerer& L, const Node* n, const std::string&) {
   int x = L.as_ir(L.in(n, 0));
   if (x < 0) return false;
   std::optional<DType> t;
-  if (auto f = fixed.find(op); f != fixed.end()) t = f->second;
-  if (op == "type_as") {
+  if (to == CastTo::fixed) t = fixed;
+  if (to == CastTo::other) {
     DType d = L.facts(L.as_ir(L.in(n, 1))).dtype;
     if (d != DType::Undefined) t = d;
   }
-  if (JV* dt = op == "to" || op == "_to_copy" ? L.arg(n, "dtype") : nullptr)
+  if (JV* dt = to == CastTo::dtype_arg ? L.arg(n, "dtype") : nullptr)
     if (auto st = L.known_int(*dt)) t = dtype_of_scalar_type(*st);
   if (t) return L.emit_to(n->output(), "Cast", {x}, {{"to", ai(int64_t(*t))}}), true;
   L.emit_to(n->output(), "Identity", {x});
   return true;
 }
 
-bool lower_expand(AtenLowerer& L, const Node* n, const std::string& op) {
+template <ShapeArg arg>
+bool lower_expand(AtenLowerer& L, const Node* n, const std::string&) {
   const AtenValue* o = n->output();
   int shape;
-  if (op == "expand_as") {
+  if (arg == ShapeArg::of_other) {
     shape = L.emit_tmp(o, "shape", "Shape", {L.as_ir(L.in(n, 1))});
   } else if (auto k = L.known_ints(L.in(n, 1))) {
     for (auto& v : *k) v = v == -1 ? 1 : v;  // -1 keeps the dim: 1 broadcasts to it
@@ -418,7 +430,10 @@ bool lower_roll(AtenLowerer& L, const Node* n, const std::string&) {
 
 // constant_pad_nd(x, pad, value) / pad(x, pad, mode, value): torch's pad list runs from the last dim
 // ([last_begin, last_end, prev_begin, prev_end, ...]); ONNX Pad wants [begin per dim..., end per dim...].
-bool lower_pad(AtenLowerer& L, const Node* n, const std::string& op) {
+// `mode`: the ONNX mode the op fixes (reflection_pad*, replication_pad*), or pad's mode argument (by_arg).
+enum class PadMode : uint8_t { constant, by_arg, reflect, edge };
+template <PadMode pm>
+bool lower_pad(AtenLowerer& L, const Node* n, const std::string&) {
   auto pad = L.known_ints(L.in(n, 1));
   auto rank = L.known_rank(L.in(n, 0));
   if (!pad || !rank || pad->size() % 2 || static_cast<int64_t>(pad->size() / 2) > *rank) return false;
@@ -428,11 +443,10 @@ bool lower_pad(AtenLowerer& L, const Node* n, const std::string& op) {
     pads[d] = (*pad)[2 * k];
     pads[d + static_cast<size_t>(*rank)] = (*pad)[2 * k + 1];
   }
-  std::string mode = "constant";
-  if (op == "pad" && n->inputs().size() > 2 && L.in(n, 2).kind == JV::Known && L.in(n, 2).iv.isString())
+  std::string mode = pm == PadMode::reflect ? "reflect" : pm == PadMode::edge ? "edge" : "constant";
+  if (pm == PadMode::by_arg && n->inputs().size() > 2 && L.in(n, 2).kind == JV::Known &&
+      L.in(n, 2).iv.isString())
     mode = L.in(n, 2).iv.toStringRef() == "replicate" ? "edge" : L.in(n, 2).iv.toStringRef();
-  if (op == "reflection_pad1d" || op == "reflection_pad2d" || op == "reflection_pad3d") mode = "reflect";
-  if (op == "replication_pad1d" || op == "replication_pad2d" || op == "replication_pad3d") mode = "edge";
   L.emit_to(n->output(), "Pad", {L.as_ir(L.in(n, 0)), L.const_ints(pads)}, {{"mode", as(mode)}});
   return true;
 }
@@ -608,7 +622,9 @@ bool lower_index_put(AtenLowerer& L, const Node* n, const std::string&) {
 // dim written (or added) into self at the 1-D index (a static KV cache's update: k.index_copy_(2, pos,
 // k_new)). As ScatterElements on that axis with the index laid along dim and expanded to source's shape: its
 // cost is source's elements, as the kernel's.
-bool lower_index_copy(AtenLowerer& L, const Node* n, const std::string& op) {
+enum class IndexWrite : uint8_t { copy, add };
+template <IndexWrite w>
+bool lower_index_copy(AtenLowerer& L, const Node* n, const std::string&) {
   if (n->inputs().size() < 4) return false;
   auto dim = L.known_int(L.in(n, 1));
   auto rank = L.known_rank(L.in(n, 3));
@@ -618,7 +634,7 @@ bool lower_index_copy(AtenLowerer& L, const Node* n, const std::string& op) {
   const int64_t d = *dim < 0 ? *dim + *rank : *dim;
   if (d < 0 || d >= *rank) return false;
   const AtenValue* o = n->output();
-  if (op == "index_add" && n->inputs().size() > 4) {
+  if (w == IndexWrite::add && n->inputs().size() > 4) {
     auto alpha = L.known_num(L.in(n, 4));
     if (!alpha) return false;
     if (*alpha != 1.0) source = L.emit_tmp(o, "scaled", "Mul", {source, L.const_float(*alpha)});
@@ -628,21 +644,24 @@ bool lower_index_copy(AtenLowerer& L, const Node* n, const std::string& op) {
   int laid = L.emit_tmp(o, "index_along", "Reshape", {index, L.const_ints(along)});
   int full = L.emit_tmp(o, "index_full", "Expand", {laid, L.emit_tmp(o, "source_shape", "Shape", {source})});
   L.emit_to(o, "ScatterElements", {self, full, source},
-            {{"axis", ai(d)}, {"reduction", as(op == "index_add" ? "add" : "none")}});
+            {{"axis", ai(d)}, {"reduction", as(w == IndexWrite::add ? "add" : "none")}});
   return true;
 }
 
-bool lower_index_select(AtenLowerer& L, const Node* n, const std::string& op) {
+enum class GatherOf : uint8_t { slices, elements };  // index_select, gather
+template <GatherOf of>
+bool lower_index_select(AtenLowerer& L, const Node* n, const std::string&) {
   auto dim = L.known_int(L.in(n, 1));
   if (!dim) return false;
-  L.emit_to(n->output(), op == "gather" ? "GatherElements" : "Gather",
+  L.emit_to(n->output(), of == GatherOf::elements ? "GatherElements" : "Gather",
             {L.as_ir(L.in(n, 0)), L.as_ir(L.in(n, 2))}, {{"axis", ai(*dim)}});
   return true;
 }
 
-bool lower_trilu(AtenLowerer& L, const Node* n, const std::string& op) {
+template <int64_t upper>  // tril 0, triu 1
+bool lower_trilu(AtenLowerer& L, const Node* n, const std::string&) {
   int k = n->inputs().size() > 1 ? L.as_ir(L.in(n, 1)) : L.const_int(0);
-  L.emit_to(n->output(), "Trilu", {L.as_ir(L.in(n, 0)), k}, {{"upper", ai(op == "triu" ? 1 : 0)}});
+  L.emit_to(n->output(), "Trilu", {L.as_ir(L.in(n, 0)), k}, {{"upper", ai(upper)}});
   return true;
 }
 
@@ -678,129 +697,11 @@ bool lower_scalar_tensor(AtenLowerer& L, const Node* n, const std::string&) {
   return true;
 }
 
-// mean/sum/amax/amin(x[, dims, keepdim]); max/min(x) over all; max/min(x, dim, keepdim) -> (values, indices);
-// argmax/argmin(x, dim, keepdim).
-bool lower_reduce(AtenLowerer& L, const Node* n, const std::string& op) {
-  static const std::map<std::string, std::string> onnx = {
-      {"mean", "ReduceMean"}, {"sum", "ReduceSum"}, {"amax", "ReduceMax"},  {"amin", "ReduceMin"},
-      {"max", "ReduceMax"},   {"min", "ReduceMin"}, {"prod", "ReduceProd"}, {"any", "ReduceMax"},
-      {"all", "ReduceMin"}};  // any / all of bools: a max / min of them
-  size_t nin = n->inputs().size();
-  const AtenValue* o = n->output(0);
-  int x = L.as_ir(L.in(n, 0));
-  if (x < 0) return false;
-  if (op == "argmax" || op == "argmin") {
-    if (nin < 3 || AtenLowerer::is_none(L.in(n, 1))) return false;
-    auto d = L.known_int(L.in(n, 1)), k = L.known_int(L.in(n, 2));
-    if (!d || !k) return false;
-    L.emit_to(o, op == "argmax" ? "ArgMax" : "ArgMin", {x}, {{"axis", ai(*d)}, {"keepdims", ai(*k)}});
-    return true;
-  }
-  if ((op == "max" || op == "min") && nin == 2) {  // elementwise max/min of two tensors
-    L.emit_to(o, op == "max" ? "Max" : "Min", {x, L.as_ir(L.in(n, 1))});
-    return true;
-  }
-  // Over all elements when the second argument is no dims (sum(x), sum(x, dtype), dims None).
-  bool all_elements = nin == 1 || AtenLowerer::is_none(L.in(n, 1));
-  if (!all_elements) {
-    const AtenType& t = n->input(1)->type;
-    all_elements = t.kind != AtenType::List && t.kind != AtenType::Int;
-  }
-  if (all_elements) {
-    L.emit_to(o, onnx.at(op), {x}, {{"keepdims", ai(0)}});  // all elements
-    return true;
-  }
-  auto dims = L.known_ints(L.in(n, 1));
-  auto keep = nin > 2 ? L.known_int(L.in(n, 2)) : std::optional<int64_t>(0);
-  if (!dims || !keep) return false;
-  if (n->outputs().size() == 2) {  // max.dim / min.dim: values and indices
-    L.emit_to(o, onnx.at(op), {x, L.const_ints(*dims)}, {{"keepdims", ai(*keep)}});
-    L.emit_to(n->output(1), op == "max" ? "ArgMax" : "ArgMin", {x},
-              {{"axis", ai((*dims)[0])}, {"keepdims", ai(*keep)}});
-    return true;
-  }
-  L.emit_to(o, onnx.at(op), {x, L.const_ints(*dims)}, {{"keepdims", ai(*keep)}});
-  return true;
-}
-
-// norm(x, p, dim, keepdim) with p 1 or 2 (F.normalize's): ReduceL1 / ReduceL2.
-bool lower_norm(AtenLowerer& L, const Node* n, const std::string&) {
-  if (n->inputs().size() < 4) return false;
-  auto p = L.known_num(L.in(n, 1));
-  auto dims = L.known_ints(L.in(n, 2));
-  auto keep = L.known_int(L.in(n, 3));
-  if (!p || !dims || !keep || (*p != 1.0 && *p != 2.0)) return false;
-  L.emit_to(n->output(), *p == 1.0 ? "ReduceL1" : "ReduceL2", {L.as_ir(L.in(n, 0)), L.const_ints(*dims)},
-            {{"keepdims", ai(*keep)}});
-  return true;
-}
-
-// linalg_vector_norm(x, ord=2, dim=None, keepdim=False, dtype=None), ord 1 or 2: what torch 2.x's
-// F.normalize calls (Swin V2's cosine attention); dim None reduces every dim.
-bool lower_vector_norm(AtenLowerer& L, const Node* n, const std::string&) {
-  if (n->inputs().size() < 4) return false;
-  auto p = L.known_num(L.in(n, 1));
-  auto keep = L.known_int(L.in(n, 3));
-  if (!p || !keep || (*p != 1.0 && *p != 2.0)) return false;
-  if (n->inputs().size() > 4 && !AtenLowerer::is_none(L.in(n, 4)))
-    return false;  // a dtype cast first: not read
-  std::vector<int> ins{L.as_ir(L.in(n, 0))};
-  if (!AtenLowerer::is_none(L.in(n, 2))) {
-    auto dims = L.known_ints(L.in(n, 2));
-    if (!dims) return false;
-    ins.push_back(L.const_ints(*dims));
-  }
-  L.emit_to(n->output(), *p == 1.0 ? "ReduceL1" : "ReduceL2", ins, {{"keepdims", ai(*keep)}});
-  return true;
-}
-
-bool lower_topk(AtenLowerer& L, const Node* n, const std::string&) {
-  auto k = L.known_int(L.in(n, 1)), dim = L.known_int(L.in(n, 2));
-  if (!k || !dim) return false;
-  auto r =
-      L.emit("TopK", {L.as_ir(L.in(n, 0)), L.const_ints({*k})},
-             {AtenLowerer::ir_name(n->output(0)), AtenLowerer::ir_name(n->output(1))}, {{"axis", ai(*dim)}});
-  L.set_ir(n->output(0), r[0]);
-  L.set_ir(n->output(1), r[1]);
-  return true;
-}
-
-// sort(self, dim=-1, descending=False) and sort.stable(self, *, stable, dim=-1, descending=False): values and
-// indices; argsort the indices alone; msort along dim 0.
-bool lower_sort(AtenLowerer& L, const Node* n, const std::string& op) {
-  const JV* dim_arg = L.arg(n, "dim");
-  const JV* desc_arg = L.arg(n, "descending");
-  auto dim = op == "msort" ? std::optional<int64_t>(0)
-             : dim_arg     ? L.known_int(*dim_arg)
-                           : std::optional<int64_t>(-1);
-  auto desc = desc_arg ? L.known_bool(*desc_arg) : std::optional<bool>(false);
-  if (!dim || !desc) return false;
-  const AtenValue* o = n->output(0);
-  const bool indices_only = op == "argsort";
-  auto r = L.emit("Sort", {L.as_ir(L.in(n, 0))},
-                  {indices_only ? L.tmp(o, "values") : AtenLowerer::ir_name(o),
-                   indices_only ? AtenLowerer::ir_name(o) : L.tmp(o, "indices")},
-                  {{"axis", ai(*dim)}, {"descending", ai(*desc ? 1 : 0)}}, "flopwise");
-  L.set_ir(o, indices_only ? r[1] : r[0]);
-  if (!indices_only && n->outputs().size() > 1) L.set_ir(n->output(1), r[1]);
-  return true;
-}
-
-// histc(self, bins=100, min=0, max=0): the counts of `bins` equal bins over [min, max] (the data's own range
-// where min = max).
-bool lower_histc(AtenLowerer& L, const Node* n, const std::string&) {
-  auto bins = L.known_int(L.in(n, 1));
-  auto lo = L.known_num(L.in(n, 2)), hi = L.known_num(L.in(n, 3));
-  if (!bins || !lo || !hi) return false;
-  L.emit_to(n->output(), "Histogram", {L.as_ir(L.in(n, 0))},
-            {{"bins", ai(*bins)}, {"min", af(*lo)}, {"max", af(*hi)}}, "flopwise");
-  return true;
-}
-
 // scatter(self, dim, index, src | value), scatter_add(self, dim, index, src), scatter_reduce(self, dim,
 // index, src, reduce, include_self=True): self with the indexed elements replaced or combined
-// (ScatterElements; a scalar value broadcast to the index's shape).
-bool lower_scatter(AtenLowerer& L, const Node* n, const std::string& op) {
+// (ScatterElements; a scalar value broadcast to the index's shape). `add`: scatter_add's.
+template <bool add>
+bool lower_scatter(AtenLowerer& L, const Node* n, const std::string&) {
   if (n->inputs().size() < 4) return false;
   auto dim = L.known_int(L.in(n, 1));
   if (!dim) return false;
@@ -812,7 +713,7 @@ bool lower_scatter(AtenLowerer& L, const Node* n, const std::string& op) {
     updates = L.emit_tmp(o, "updates", "Expand", {updates, L.emit_tmp(o, "index_shape", "Shape", {index})});
   static const std::map<std::string, std::string> kReduce = {
       {"sum", "add"}, {"add", "add"}, {"prod", "mul"}, {"multiply", "mul"}, {"amax", "max"}, {"amin", "min"}};
-  std::string reduction = op == "scatter_add" ? "add" : "none";
+  std::string reduction = add ? "add" : "none";
   const JV* r = L.arg(n, "reduce");
   if (r && !AtenLowerer::is_none(*r)) {
     auto v = L.known_value(*r);
@@ -826,10 +727,11 @@ bool lower_scatter(AtenLowerer& L, const Node* n, const std::string& op) {
   return true;
 }
 
-bool lower_pixel_shuffle(AtenLowerer& L, const Node* n, const std::string& op) {
+template <bool shuffle>  // pixel_shuffle: DepthToSpace; pixel_unshuffle: SpaceToDepth
+bool lower_pixel_shuffle(AtenLowerer& L, const Node* n, const std::string&) {
   auto r = L.known_int(L.in(n, 1));
   if (!r) return false;
-  L.emit_to(n->output(), op == "pixel_shuffle" ? "DepthToSpace" : "SpaceToDepth", {L.as_ir(L.in(n, 0))},
+  L.emit_to(n->output(), shuffle ? "DepthToSpace" : "SpaceToDepth", {L.as_ir(L.in(n, 0))},
             {{"blocksize", ai(*r)}, {"mode", as("CRD")}});
   return true;
 }
@@ -840,26 +742,42 @@ void register_aten_tensor(AtenTable& t) {
   t.add("select", lower_select);
   t.add("slice", lower_slice);
   t.add("narrow", lower_narrow);
-  t.add({"view", "reshape", "view_as", "reshape_as"}, lower_reshape);
+  t.add({"view", "reshape"}, lower_reshape<ShapeArg::sizes>);
+  t.add({"view_as", "reshape_as"}, lower_reshape<ShapeArg::of_other>);
   t.add("flatten", lower_flatten);
   t.add("unflatten", lower_unflatten);
   t.add("permute", lower_permute);
-  t.add({"transpose", "swapaxes", "t"}, lower_transpose);
+  t.add({"transpose", "swapaxes"}, lower_transpose<TransposeOf::dims>);
+  t.add("t", lower_transpose<TransposeOf::matrix>);
   t.add("unsqueeze", lower_unsqueeze);
   t.add("squeeze", lower_squeeze);
-  t.add({"cat", "concat", "stack"}, lower_cat);
-  t.add({"split", "chunk", "unsafe_chunk", "unsafe_split", "split_with_sizes", "unbind", "tensor_split"},
-        lower_split);
+  t.add({"cat", "concat"}, lower_cat<JoinBy::concat>);
+  t.add("stack", lower_cat<JoinBy::stack>);
+  t.add("split", lower_split<SplitOp::split>);
+  t.add("unsafe_split", lower_split<SplitOp::unsafe_split>);
+  t.add({"chunk", "unsafe_chunk"}, lower_split<SplitOp::chunk>);
+  t.add("split_with_sizes", lower_split<SplitOp::split_with_sizes>);
+  t.add("unbind", lower_split<SplitOp::unbind>);
+  t.add("tensor_split", lower_split<SplitOp::tensor_split>);
   t.add("repeat_interleave", lower_repeat_interleave);
-  t.add({"to", "_to_copy", "type_as", "float", "double", "half", "long", "int", "bool"}, lower_to);
-  t.add({"expand", "expand_as"}, lower_expand);
+  t.add({"to", "_to_copy"}, lower_to<CastTo::dtype_arg>);
+  t.add("type_as", lower_to<CastTo::other>);
+  t.add("float", lower_to<CastTo::fixed, DType::Float32>);
+  t.add("double", lower_to<CastTo::fixed, DType::Float64>);
+  t.add("half", lower_to<CastTo::fixed, DType::Float16>);
+  t.add("long", lower_to<CastTo::fixed, DType::Int64>);
+  t.add("int", lower_to<CastTo::fixed, DType::Int32>);
+  t.add("bool", lower_to<CastTo::fixed, DType::Bool>);
+  t.add("expand", lower_expand<ShapeArg::sizes>);
+  t.add("expand_as", lower_expand<ShapeArg::of_other>);
   t.add("repeat", lower_repeat);
   t.add("broadcast_tensors", lower_broadcast_tensors);
   t.add("flip", lower_flip);
   t.add("roll", lower_roll);
-  t.add({"constant_pad_nd", "pad", "reflection_pad1d", "reflection_pad2d", "reflection_pad3d",
-         "replication_pad1d", "replication_pad2d", "replication_pad3d"},
-        lower_pad);
+  t.add("constant_pad_nd", lower_pad<PadMode::constant>);
+  t.add("pad", lower_pad<PadMode::by_arg>);
+  t.add({"reflection_pad1d", "reflection_pad2d", "reflection_pad3d"}, lower_pad<PadMode::reflect>);
+  t.add({"replication_pad1d", "replication_pad2d", "replication_pad3d"}, lower_pad<PadMode::edge>);
   t.add({"zeros", "empty", "rand", "randn", "empty_permuted", "empty_strided"},
         lower_creation<ShapeFrom::size, Holds::zeros>);
   t.add("ones", lower_creation<ShapeFrom::size, Holds::ones>);
@@ -880,21 +798,19 @@ void register_aten_tensor(AtenTable& t) {
   t.add("index", lower_index);
   t.add("diff", lower_diff);
   t.add("index_put", lower_index_put);
-  t.add({"index_select", "gather"}, lower_index_select);
-  t.add({"index_copy", "index_add"}, lower_index_copy);
-  t.add({"tril", "triu"}, lower_trilu);
+  t.add("index_select", lower_index_select<GatherOf::slices>);
+  t.add("gather", lower_index_select<GatherOf::elements>);
+  t.add("index_copy", lower_index_copy<IndexWrite::copy>);
+  t.add("index_add", lower_index_copy<IndexWrite::add>);
+  t.add("tril", lower_trilu<0>);
+  t.add("triu", lower_trilu<1>);
   t.add("cumsum", lower_cumsum);
   t.add("arange", lower_arange);
   t.add({"tensor", "scalar_tensor"}, lower_scalar_tensor);
-  t.add({"mean", "sum", "amax", "amin", "max", "min", "prod", "argmax", "argmin", "any", "all"},
-        lower_reduce);
-  t.add("topk", lower_topk);
-  t.add({"sort", "argsort", "msort"}, lower_sort);
-  t.add("histc", lower_histc);
-  t.add({"scatter", "scatter_add", "scatter_reduce"}, lower_scatter);
-  t.add("norm", lower_norm);
-  t.add("linalg_vector_norm", lower_vector_norm);
-  t.add({"pixel_shuffle", "pixel_unshuffle"}, lower_pixel_shuffle);
+  t.add({"scatter", "scatter_reduce"}, lower_scatter<false>);
+  t.add("scatter_add", lower_scatter<true>);
+  t.add("pixel_shuffle", lower_pixel_shuffle<true>);
+  t.add("pixel_unshuffle", lower_pixel_shuffle<false>);
 }
 
 }  // namespace flopwise

@@ -43,14 +43,255 @@ bool equal_values(const c10::IValue& a, const c10::IValue& b) {
   return x && y && *x == *y;
 }
 
+using Values = std::vector<c10::IValue>;
+using Folded = std::optional<c10::IValue>;
+using Fold = Folded (*)(const Values& xs);
+
+Folded fold_number(double r, bool as_int) {
+  if (!as_int) return c10::IValue(r);
+  if (!std::isfinite(r) || std::fabs(r) > 9.0e18) return std::nullopt;
+  return c10::IValue(static_cast<int64_t>(r));
+}
+
+// f(a, b, all_int) on two numbers (ints, floats, bools; all_int: none a float), f(a, all_int) on one.
+template <typename F>
+Folded on_two(const Values& xs, F f) {
+  auto a = xs.size() == 2 ? num(xs[0]) : std::nullopt, b = xs.size() == 2 ? num(xs[1]) : std::nullopt;
+  if (!a || !b) return std::nullopt;
+  return f(*a, *b, is_int_like(xs[0]) && is_int_like(xs[1]));
+}
+template <typename F>
+Folded on_one(const Values& xs, F f) {
+  auto a = xs.size() == 1 ? num(xs[0]) : std::nullopt;
+  return a ? f(*a, is_int_like(xs[0])) : std::nullopt;
+}
+
+Folded fold_bits(const Values& xs, int64_t (*f)(int64_t, int64_t)) {
+  return on_two(xs, [&](double a, double b, bool all_int) -> Folded {
+    if (!all_int) return std::nullopt;
+    int64_t r = f(static_cast<int64_t>(a), static_cast<int64_t>(b));
+    if (xs[0].isBool() && xs[1].isBool()) return c10::IValue(r != 0);
+    return c10::IValue(r);
+  });
+}
+
+template <bool all>  // all(xs) / any(xs) of a list of numbers
+Folded fold_all_any(const Values& xs) {
+  auto e = xs.size() == 1 ? elements(xs[0]) : std::nullopt;
+  if (!e) return std::nullopt;
+  bool every = true, some = false;
+  for (const auto& x : *e) {
+    auto v = num(x);
+    if (!v) return std::nullopt;
+    every = every && *v != 0;
+    some = some || *v != 0;
+  }
+  return c10::IValue(all ? every : some);
+}
+
+Folded fold_contains(const Values& xs) {
+  if (xs.size() != 2) return std::nullopt;
+  if (xs[0].isString() && xs[1].isString())
+    return c10::IValue(xs[0].toStringRef().find(xs[1].toStringRef()) != std::string::npos);
+  auto e = elements(xs[0]);
+  if (!e) return std::nullopt;
+  bool found = false;
+  for (const auto& x : *e) found = found || equal_values(x, xs[1]);
+  return c10::IValue(found);
+}
+
+Folded fold_find(const Values& xs) {
+  if (xs.size() < 2 || !xs[0].isString() || !xs[1].isString()) return std::nullopt;
+  const std::string& h = xs[0].toStringRef();
+  int64_t start = xs.size() > 2 && xs[2].isInt() ? xs[2].toInt() : 0;
+  auto at = h.find(xs[1].toStringRef(), static_cast<size_t>(std::max<int64_t>(0, start)));
+  return c10::IValue(at == std::string::npos ? int64_t(-1) : static_cast<int64_t>(at));
+}
+
+Folded fold_str(const Values& xs) {
+  if (xs.size() != 1) return std::nullopt;
+  if (xs[0].isDevice()) return c10::IValue(xs[0].toDevice().str());
+  if (xs[0].isString()) return xs[0];
+  return std::nullopt;
+}
+
+Folded fold_len(const Values& xs) {
+  if (xs.size() != 1) return std::nullopt;
+  if (auto e = elements(xs[0])) return c10::IValue(static_cast<int64_t>(e->size()));
+  if (xs[0].isString()) return c10::IValue(static_cast<int64_t>(xs[0].toStringRef().size()));
+  return std::nullopt;
+}
+
+Folded fold_not(const Values& xs) {
+  if (xs.size() != 1) return std::nullopt;
+  if (xs[0].isString()) return c10::IValue(xs[0].toStringRef().empty());
+  if (auto x = num(xs[0])) return c10::IValue(*x == 0);
+  return std::nullopt;
+}
+
+bool three_ints(const Values& xs) {
+  return xs.size() == 3 && xs[0].isInt() && xs[1].isInt() && xs[2].isInt();
+}
+
+Folded fold_range_length(const Values& xs) {
+  if (!three_ints(xs)) return std::nullopt;
+  int64_t lo = xs[0].toInt(), hi = xs[1].toInt(), step = xs[2].toInt();
+  if (step == 0) return std::nullopt;
+  return c10::IValue(step > 0 ? (hi > lo ? (hi - lo + step - 1) / step : 0)
+                              : (lo > hi ? (lo - hi - step - 1) / -step : 0));
+}
+
+Folded fold_derive_index(const Values& xs) {
+  if (!three_ints(xs)) return std::nullopt;
+  return c10::IValue(xs[1].toInt() + xs[0].toInt() * xs[2].toInt());
+}
+
+template <bool eq>  // eq / ne of two known values
+Folded fold_equal(const Values& xs) {
+  if (xs.size() != 2) return std::nullopt;
+  return c10::IValue(equal_values(xs[0], xs[1]) == eq);
+}
+
+// Python's arithmetic, comparisons, casts and logic on known values, by op name (aten:: or prim::, without
+// it); nullopt when an operand does not fit (a division by zero, a float where ints are asked).
+// Python's arithmetic and comparisons on two numbers.
+void add_two_number_folds(std::unordered_map<std::string, Fold>& r) {
+  using B = bool;
+  const std::pair<const char*, Fold> rows[] = {
+      {"add",
+       [](const Values& x) {
+         return on_two(x, [](double a, double b, B i) { return fold_number(a + b, i); });
+       }},
+      {"sub",
+       [](const Values& x) {
+         return on_two(x, [](double a, double b, B i) { return fold_number(a - b, i); });
+       }},
+      {"mul",
+       [](const Values& x) {
+         return on_two(x, [](double a, double b, B i) { return fold_number(a * b, i); });
+       }},
+      {"div",
+       [](const Values& x) {
+         return on_two(
+             x, [](double a, double b, B) { return b != 0 ? fold_number(a / b, false) : std::nullopt; });
+       }},
+      {"floordiv",
+       [](const Values& x) {
+         return on_two(x, [](double a, double b, B i) {
+           return b != 0 ? fold_number(std::floor(a / b), i) : std::nullopt;
+         });
+       }},
+      {"remainder",
+       [](const Values& x) {
+         return on_two(x, [](double a, double b, B i) {
+           return b != 0 ? fold_number(a - std::floor(a / b) * b, i) : std::nullopt;
+         });
+       }},
+      {"pow",
+       [](const Values& x) {
+         return on_two(x, [](double a, double b, B i) { return fold_number(std::pow(a, b), i && b >= 0); });
+       }},
+      {"lt", [](const Values& x) { return on_two(x, [](double a, double b, B) { return Folded(a < b); }); }},
+      {"gt", [](const Values& x) { return on_two(x, [](double a, double b, B) { return Folded(a > b); }); }},
+      {"le", [](const Values& x) { return on_two(x, [](double a, double b, B) { return Folded(a <= b); }); }},
+      {"ge", [](const Values& x) { return on_two(x, [](double a, double b, B) { return Folded(a >= b); }); }},
+      {"min",
+       [](const Values& x) {
+         return on_two(x, [](double a, double b, B i) { return fold_number(std::min(a, b), i); });
+       }},
+      {"max",
+       [](const Values& x) {
+         return on_two(x, [](double a, double b, B i) { return fold_number(std::max(a, b), i); });
+       }},
+      {"__and__", [](const Values& x) { return fold_bits(x, [](int64_t a, int64_t b) { return a & b; }); }},
+      {"__or__", [](const Values& x) { return fold_bits(x, [](int64_t a, int64_t b) { return a | b; }); }},
+      {"__xor__", [](const Values& x) { return fold_bits(x, [](int64_t a, int64_t b) { return a ^ b; }); }},
+  };
+  for (const auto& [op, f] : rows) r[op] = f;
+}
+
+// Python's math and casts on one number.
+void add_one_number_folds(std::unordered_map<std::string, Fold>& r) {
+  using B = bool;
+  const std::pair<const char*, Fold> rows[] = {
+      {"neg", [](const Values& x) { return on_one(x, [](double a, B i) { return fold_number(-a, i); }); }},
+      {"abs",
+       [](const Values& x) { return on_one(x, [](double a, B i) { return fold_number(std::fabs(a), i); }); }},
+      {"sqrt",
+       [](const Values& x) {
+         return on_one(x, [](double a, B) { return fold_number(std::sqrt(a), false); });
+       }},
+      {"floor",
+       [](const Values& x) {
+         return on_one(x, [](double a, B) { return fold_number(std::floor(a), true); });
+       }},
+      {"ceil",
+       [](const Values& x) {
+         return on_one(x, [](double a, B) { return fold_number(std::ceil(a), true); });
+       }},
+      {"round",
+       [](const Values& x) {
+         return on_one(x, [](double a, B) { return fold_number(std::nearbyint(a), true); });
+       }},
+      {"trunc",
+       [](const Values& x) {
+         return on_one(x, [](double a, B) { return fold_number(std::trunc(a), true); });
+       }},
+      {"exp",
+       [](const Values& x) {
+         return on_one(x, [](double a, B) { return fold_number(std::exp(a), false); });
+       }},
+      {"log",
+       [](const Values& x) {
+         return on_one(x, [](double a, B) { return fold_number(std::log(a), false); });
+       }},
+      {"Float", [](const Values& x) { return on_one(x, [](double a, B) { return fold_number(a, false); }); }},
+      {"Bool", [](const Values& x) { return on_one(x, [](double a, B) { return Folded(a != 0); }); }},
+      {"ScalarImplicit", [](const Values& x) { return on_one(x, [&](double, B) { return Folded(x[0]); }); }},
+  };
+  for (const auto& [op, f] : rows) r[op] = f;
+}
+
+// Python's arithmetic, comparisons, casts and logic on known values, by op name (aten:: or prim::, without
+// it); nullopt when an operand does not fit (a division by zero, a float where ints are asked).
+const std::unordered_map<std::string, Fold>& known_folds() {
+  static const auto m = [] {
+    std::unordered_map<std::string, Fold> r = {
+        {"eq", fold_equal<true>},
+        {"ne", fold_equal<false>},
+        {"__contains__", fold_contains},
+        {"all", fold_all_any<true>},
+        {"any", fold_all_any<false>},
+        {"find", fold_find},
+        {"str", fold_str},
+        {"len", fold_len},
+        {"__not__", fold_not},
+        {"__range_length", fold_range_length},
+        {"__derive_index", fold_derive_index},
+    };
+    add_two_number_folds(r);
+    add_one_number_folds(r);
+    const std::pair<const char*, const char*> same[] = {{"floor_divide", "floordiv"},
+                                                        {"fmod", "remainder"},
+                                                        {"Int", "trunc"},
+                                                        {"IntImplicit", "trunc"},
+                                                        {"FloatImplicit", "Float"}};
+    for (const auto& [alias, op] : same) r[alias] = r.at(op);
+    return r;
+  }();
+  return m;
+}
+
 }  // namespace
 
 // Python arithmetic, comparison and logic on values all known at import (shape constants, attributes).
 bool Lowerer::fold_known(tj::Node* n, const std::string& op) {
+  auto fold = known_folds().find(op);
+  if (fold == known_folds().end()) return false;
   // Int-list equality on sizes the shape pass computed (`target.size() == input.size()`, the size check of
   // F.mse_loss and the other pointwise losses): a bool, so the warning branch it guards resolves.
-  if ((op == "eq" || op == "ne") && n->inputs().size() == 2 && n->outputs().size() == 1 &&
-      n->output()->type()->kind() == c10::TypeKind::BoolType &&
+  if ((fold->second == fold_equal<true> || fold->second == fold_equal<false>)&&n->inputs().size() == 2 &&
+      n->outputs().size() == 1 && n->output()->type()->kind() == c10::TypeKind::BoolType &&
       (get(n->input(0)).kind == JV::IntsIR || get(n->input(1)).kind == JV::IntsIR)) {
     auto int_list = [&](const JV& j) -> std::optional<std::vector<int64_t>> {
       if (j.kind != JV::IntsIR) return known_ints(j);
@@ -65,7 +306,7 @@ bool Lowerer::fold_known(tj::Node* n, const std::string& op) {
     };
     auto a = int_list(get(n->input(0))), b = int_list(get(n->input(1)));
     if (!a || !b) return false;
-    set_known(n->output(), c10::IValue(op == "eq" ? *a == *b : *a != *b));
+    set_known(n->output(), c10::IValue((*a == *b) == (fold->second == fold_equal<true>)));
     return true;
   }
   std::vector<c10::IValue> xs;
@@ -75,124 +316,9 @@ bool Lowerer::fold_known(tj::Node* n, const std::string& op) {
     xs.push_back(*x);
   }
   if (n->outputs().size() != 1 || n->output()->type()->cast<c10::TensorType>()) return false;
-  const tj::Value* o = n->output();
-  auto result = [&](c10::IValue v) {
-    set_known(o, std::move(v));
-    return true;
-  };
-  if (xs.size() == 2 && (op == "eq" || op == "ne")) {
-    bool e = equal_values(xs[0], xs[1]);
-    return result(c10::IValue(op == "eq" ? e : !e));
-  }
-  if (xs.size() == 2 && op == "__contains__") {
-    if (xs[0].isString() && xs[1].isString())
-      return result(c10::IValue(xs[0].toStringRef().find(xs[1].toStringRef()) != std::string::npos));
-    if (auto e = elements(xs[0])) {
-      bool found = false;
-      for (const auto& x : *e) found = found || equal_values(x, xs[1]);
-      return result(c10::IValue(found));
-    }
-    return false;
-  }
-  if ((op == "all" || op == "any") && xs.size() == 1) {
-    auto e = elements(xs[0]);
-    if (!e) return false;
-    bool all = true, any = false;
-    for (const auto& x : *e) {
-      auto v = num(x);
-      if (!v) return false;
-      all = all && *v != 0;
-      any = any || *v != 0;
-    }
-    return result(c10::IValue(op == "all" ? all : any));
-  }
-  if (op == "find" && xs.size() >= 2 && xs[0].isString() && xs[1].isString()) {
-    const std::string& h = xs[0].toStringRef();
-    int64_t start = xs.size() > 2 && xs[2].isInt() ? xs[2].toInt() : 0;
-    auto at = h.find(xs[1].toStringRef(), static_cast<size_t>(std::max<int64_t>(0, start)));
-    return result(c10::IValue(at == std::string::npos ? int64_t(-1) : static_cast<int64_t>(at)));
-  }
-  if (op == "str" && xs.size() == 1) {
-    if (xs[0].isDevice()) return result(c10::IValue(xs[0].toDevice().str()));
-    if (xs[0].isString()) return result(xs[0]);
-    return false;
-  }
-  if (op == "len" && xs.size() == 1) {
-    if (auto e = elements(xs[0])) return result(c10::IValue(static_cast<int64_t>(e->size())));
-    if (xs[0].isString()) return result(c10::IValue(static_cast<int64_t>(xs[0].toStringRef().size())));
-    return false;
-  }
-  if (op == "__not__" && xs.size() == 1) {
-    if (xs[0].isString()) return result(c10::IValue(xs[0].toStringRef().empty()));
-    if (auto x = num(xs[0])) return result(c10::IValue(*x == 0));
-    return false;
-  }
-  if (op == "Bool" && xs.size() == 1)
-    if (auto x = num(xs[0])) return result(c10::IValue(*x != 0));
-  if ((op == "__range_length") && xs.size() == 3 && xs[0].isInt() && xs[1].isInt() && xs[2].isInt()) {
-    int64_t lo = xs[0].toInt(), hi = xs[1].toInt(), step = xs[2].toInt();
-    if (step == 0) return false;
-    int64_t len =
-        step > 0 ? (hi > lo ? (hi - lo + step - 1) / step : 0) : (lo > hi ? (lo - hi - step - 1) / -step : 0);
-    return result(c10::IValue(len));
-  }
-  if (op == "__derive_index" && xs.size() == 3 && xs[0].isInt() && xs[1].isInt() && xs[2].isInt())
-    return result(c10::IValue(xs[1].toInt() + xs[0].toInt() * xs[2].toInt()));
-  std::vector<double> v;
-  bool all_int = true;
-  for (const auto& x : xs) {
-    auto d = num(x);
-    if (!d) return false;
-    all_int = all_int && is_int_like(x);
-    v.push_back(*d);
-  }
-  auto out = [&](double r, bool as_int) {
-    if (as_int) {
-      if (!std::isfinite(r) || std::fabs(r) > 9.0e18) return false;
-      return result(c10::IValue(static_cast<int64_t>(r)));
-    }
-    return result(c10::IValue(r));
-  };
-  if (v.size() == 2) {
-    double a = v[0], b = v[1];
-    if (op == "add") return out(a + b, all_int);
-    if (op == "sub") return out(a - b, all_int);
-    if (op == "mul") return out(a * b, all_int);
-    if (op == "div" && b != 0) return out(a / b, false);
-    if ((op == "floordiv" || op == "floor_divide") && b != 0) return out(std::floor(a / b), all_int);
-    if ((op == "remainder" || op == "fmod") && b != 0) return out(a - std::floor(a / b) * b, all_int);
-    if (op == "pow") return out(std::pow(a, b), all_int && b >= 0);
-    if (op == "lt") return result(c10::IValue(a < b));
-    if (op == "gt") return result(c10::IValue(a > b));
-    if (op == "le") return result(c10::IValue(a <= b));
-    if (op == "ge") return result(c10::IValue(a >= b));
-    if (op == "__and__" || op == "__or__" || op == "__xor__") {
-      if (!all_int) return false;
-      int64_t x = static_cast<int64_t>(a), y = static_cast<int64_t>(b);
-      int64_t r = op == "__and__" ? (x & y) : op == "__or__" ? (x | y) : (x ^ y);
-      if (xs[0].isBool() && xs[1].isBool()) return result(c10::IValue(r != 0));
-      return result(c10::IValue(r));
-    }
-    if (op == "min" || op == "max") return out(op == "min" ? std::min(a, b) : std::max(a, b), all_int);
-  }
-  if (v.size() == 1) {
-    double a = v[0];
-    if (op == "neg") return out(-a, all_int);
-    if (op == "abs") return out(std::fabs(a), all_int);
-    if (op == "sqrt") return out(std::sqrt(a), false);
-    if (op == "floor" || op == "ceil" || op == "round" || op == "trunc")
-      return out(op == "floor"   ? std::floor(a)
-                 : op == "ceil"  ? std::ceil(a)
-                 : op == "round" ? std::nearbyint(a)
-                                 : std::trunc(a),
-                 true);
-    if (op == "Int" || op == "IntImplicit") return out(std::trunc(a), true);
-    if (op == "Float" || op == "FloatImplicit") return out(a, false);
-    if (op == "ScalarImplicit") return result(xs[0]);
-    if (op == "exp") return out(std::exp(a), false);
-    if (op == "log") return out(std::log(a), false);
-  }
-  return false;
+  auto r = fold->second(xs);
+  if (r) set_known(n->output(), *r);
+  return r.has_value();
 }
 
 // Facts of the run the analysis stands for: eval mode, gradients off (torch.no_grad / inference), CPU,
@@ -452,7 +578,7 @@ bool Lowerer::lower_prim(tj::Node* n, const std::string& kind) {
     return set(o, d), true;
   }
   if (kind == "prim::max" || kind == "prim::min") {  // of two numbers, or of a list
-    std::string op = kind == "prim::max" ? "max" : "min";
+    const bool is_max = kind == "prim::max";
     if (n->inputs().size() == 1) {
       auto items = list_items(get(n->input(0)));
       if (!items || items->empty()) return false;
@@ -464,11 +590,11 @@ bool Lowerer::lower_prim(tj::Node* n, const std::string& kind) {
         auto x = num(*v);
         if (!x) return false;
         ints = ints && v->isInt();
-        best = !best ? *x : op == "max" ? std::max(*best, *x) : std::min(*best, *x);
+        best = !best ? *x : is_max ? std::max(*best, *x) : std::min(*best, *x);
       }
       return set_known(o, ints ? c10::IValue(static_cast<int64_t>(*best)) : c10::IValue(*best)), true;
     }
-    return fold_known(n, op);
+    return fold_known(n, is_max ? "max" : "min");
   }
   if (kind == "aten::dict") {
     JV d;
