@@ -11,3 +11,5 @@ rm -rf "$BUILD/pt2_fresh"
 bash scripts/modern_torch.sh python3 models/pt2/generate.py --out "$BUILD/pt2_fresh"
 bash scripts/modern_torch.sh python3 models/pt2/py_export.py "$BUILD/pt2_fresh"  # the Python package's export
 FLOPWISE_PT2_DIR="$PWD/$BUILD/pt2_fresh" "$BUILD/tests/flopwise_tests" --test-case='pt2:*'
+# The Python package built in the root for its Python and run on live torch 2.x modules (tests/python_modern).
+bash scripts/modern_python.sh
