@@ -21,6 +21,27 @@
 
 using namespace flopwise;
 
+namespace {
+
+// Two reads of one rank agree on its breakdown, field by field, its steps included.
+void check_same_breakdown(const RankBreakdown& g, const RankBreakdown& w) {
+  CHECK(g.rank == w.rank);
+  CHECK(g.gpu_events == w.gpu_events);
+  CHECK(g.kernel_time_us == w.kernel_time_us);
+  CHECK(g.idle_time_us == w.idle_time_us);
+  CHECK(g.compute_time_us == w.compute_time_us);
+  CHECK(g.non_compute_time_us == w.non_compute_time_us);
+  CHECK(g.comm_time_us == w.comm_time_us);
+  CHECK(g.comm_comp_overlap_pct == w.comm_comp_overlap_pct);
+  REQUIRE(g.steps.size() == w.steps.size());
+  for (size_t i = 0; i < g.steps.size(); ++i) {
+    CHECK(g.steps[i].number == w.steps[i].number);
+    CHECK(g.steps[i].dur == w.steps[i].dur);
+  }
+}
+
+}  // namespace
+
 TEST_CASE("census: the GPU side alone gives DLRM rank 0 its whole census's breakdown and HTA's figures") {
   const std::string path = fwtest::model_path("traces/dlrm/worker0_step_12.1694128201545.pt.trace.json.gz");
   TraceCensus all = read_trace_census(path), gpu = read_trace_census(path, CensusKeep::GpuSide);
@@ -28,19 +49,7 @@ TEST_CASE("census: the GPU side alone gives DLRM rank 0 its whole census's break
   std::map<std::string, CollectiveRow> ca, cg;
   RankBreakdown a = rank_breakdown(all, &ca), g = rank_breakdown(gpu, &cg);
   CHECK(g.rank == 0);
-  CHECK(g.rank == a.rank);
-  CHECK(g.gpu_events == a.gpu_events);
-  CHECK(g.kernel_time_us == a.kernel_time_us);
-  CHECK(g.idle_time_us == a.idle_time_us);
-  CHECK(g.compute_time_us == a.compute_time_us);
-  CHECK(g.non_compute_time_us == a.non_compute_time_us);
-  CHECK(g.comm_time_us == a.comm_time_us);
-  CHECK(g.comm_comp_overlap_pct == a.comm_comp_overlap_pct);
-  REQUIRE(g.steps.size() == a.steps.size());
-  for (size_t i = 0; i < g.steps.size(); ++i) {
-    CHECK(g.steps[i].number == a.steps[i].number);
-    CHECK(g.steps[i].dur == a.steps[i].dur);
-  }
+  check_same_breakdown(g, a);
   REQUIRE(cg.size() == ca.size());
   for (const auto& [k, row] : ca) {
     REQUIRE(cg.count(k) == 1);
@@ -65,16 +74,7 @@ namespace {
 void check_same_run(const RankRun& got, const RankRun& want) {
   REQUIRE(got.ranks.size() == 1);
   REQUIRE(want.ranks.size() == 1);
-  const RankBreakdown &g = got.ranks[0], &w = want.ranks[0];
-  CHECK(g.rank == w.rank);
-  CHECK(g.gpu_events == w.gpu_events);
-  CHECK(g.kernel_time_us == w.kernel_time_us);
-  CHECK(g.idle_time_us == w.idle_time_us);
-  CHECK(g.compute_time_us == w.compute_time_us);
-  CHECK(g.non_compute_time_us == w.non_compute_time_us);
-  CHECK(g.comm_time_us == w.comm_time_us);
-  CHECK(g.comm_comp_overlap_pct == w.comm_comp_overlap_pct);
-  CHECK(g.steps.size() == w.steps.size());
+  check_same_breakdown(got.ranks[0], want.ranks[0]);
   REQUIRE(got.collectives.size() == want.collectives.size());
   for (size_t i = 0; i < got.collectives.size(); ++i) {
     const CollectiveRow &a = got.collectives[i], &b = want.collectives[i];
