@@ -62,10 +62,13 @@ void add_train_options(CLI::App& app, TrainArgs& t, bool both);
 // archive loads limited and watched; the parent returns the command's exit code (contain.cc).
 std::optional<int> contain_torchscript_loads(int argc, char** argv);
 
-// Fresh heap memory faulted in on a second thread while this one analyses (prefault.cc). A no-op unless
-// the executable links jemalloc and was built with its header (libjemalloc-dev), and a no-op where the
-// kernel lacks MADV_POPULATE_WRITE or FLOPWISE_PREFAULT=0.
-// Called once, after any fork (contain_torchscript_loads), and not for `run` (its timings stay undisturbed).
+// The CLI's heap (heap.cc), where the executable links jemalloc and was built with its header
+// (libjemalloc-dev); no-ops otherwise. start_heap_prefault: fresh heap memory faulted in on a second
+// thread while this one analyses, and huge pages turned off past the first 128 MiB of it; a no-op where
+// the kernel lacks MADV_POPULATE_WRITE or FLOPWISE_PREFAULT=0. Called once, after any fork
+// (contain_torchscript_loads), and not for `run` (its timings stay undisturbed).
+// heap_without_huge_pages: no transparent huge pages for this process from now on (a streamed trace).
 void start_heap_prefault();
+void heap_without_huge_pages();
 
 }  // namespace flopwise

@@ -101,6 +101,7 @@ bool trace_set_given(const TraceSetArgs& t) { return !t.a.empty() || !t.b.empty(
 
 int run_trace_count_diff(const TraceSetArgs& t, OutputFormat format, const std::string& output, int top) {
   if (t.a.empty() || t.b.empty()) throw UsageError("--a and --b go together: one side each");
+  heap_without_huge_pages();  // traces are streamed (heap.cc)
   const CountDiffWriter& writer = count_diff_writers().writer(format);
   const std::vector<std::string> fa = census_files(t.a), fb = census_files(t.b);
   CensusSelection sa =
@@ -131,6 +132,7 @@ void append_trace_communication(std::ostream& os, const RankRun& run, int top) {
 }
 
 int run_trace_ranks(const std::string& dir, OutputFormat format, const std::string& output, int top) {
+  heap_without_huge_pages();  // traces are streamed (heap.cc)
   const RanksWriter write = ranks_writers().writer(format);
   RankRun run = analyse_ranks(census_files(dir));
   std::ofstream file;

@@ -55,6 +55,7 @@ const FormatTable<TraceWriter>& trace_writers() {
 }  // namespace
 
 int run_trace(int argc, char** argv) {
+  heap_without_huge_pages();  // a trace is streamed (heap.cc)
   std::string path, format = "text", output, hardware, hardware_file;
   int depth = 3, top = 10;
   CLI::App app{

@@ -1,22 +1,34 @@
-// src/cli/prefault.cc — start_heap_prefault (commands.h): fresh heap memory faulted in on a second thread.
+// src/cli/heap.cc — the CLI's heap (commands.h): huge pages for an analysis, none for a trace; fresh heap
+// memory faulted in on a second thread.
 //
-// A short analysis spends a third of its time in the kernel's page faults: a 6,000-node model touches
-// ~10 MB of fresh heap, and on a VM each first touch of a page costs microseconds (Swin-T: ~2,400 faults,
-// ~9 ms of ~33). jemalloc takes fresh memory from the kernel in a few chunks of growing size (its extent
-// hook `alloc`); the hook here wraps jemalloc's own and hands each chunk to a helper thread, which faults
-// it in with madvise(MADV_POPULATE_WRITE) (Linux 5.14+), in address order, the order jemalloc carves it
-// in. The main thread then finds its pages present. The helper writes no memory (the kernel maps zeroed
-// pages, as a first write would), so it never races with the main thread's writes; a page the main
-// thread touched first is left as it is. At most kMaxBytes are populated in all: a model larger than
-// that takes the rest of its faults itself, and resident memory grows by at most the unused tail of the
-// newest chunk.
+// A short analysis spends a quarter to a third of its time in the kernel's page faults: nearly every page
+// it touches is fresh (its peak is what it touches), and on a VM each first touch of a 4 KiB page costs
+// microseconds (Llama-3-70B's program: ~15,000 faults, ~20 ms of ~70). Two remedies, both only where jemalloc
+// is linked:
+// - Huge pages. `malloc_conf` below makes jemalloc advise transparent huge pages (MADV_HUGEPAGE) for every
+//   chunk it maps, so that one fault maps 2 MiB. Where the kernel's THP mode is `never` this does nothing;
+//   `MALLOC_CONF=thp:default` (read after this) turns it off. An analysis keeps them for its first
+//   kHugeBytes of fresh heap; past that (a million-node model) the process turns them off
+//   (PR_SET_THP_DISABLE): a 1 M-node decoder, whose heap jemalloc purges and reuses as it goes, took
+//   ~10 % more CPU with huge pages throughout (bench/README.md). Commands that stream (a trace) turn them
+//   off at once (heap_without_huge_pages): a huge page half used by a streamed buffer is resident whole,
+//   which cost the 1 GB trace 29 MiB of peak.
+// - Prefault. The hook here wraps jemalloc's own extent `alloc` and hands each chunk to a helper thread,
+//   which faults it in with madvise(MADV_POPULATE_WRITE) (Linux 5.14+), in address order, the order
+//   jemalloc carves it in. The main thread then finds its pages present. The helper writes no memory (the
+//   kernel maps zeroed pages, as a first write would), so it never races with the main thread's writes; a
+//   page the main thread touched first is left as it is. At most kMaxBytes are populated in all: a model
+//   larger than that takes the rest of its faults itself, and resident memory grows by at most the unused
+//   tail of the newest chunk.
 #include "commands.h"
 
 #if FLOPWISE_HEAP_PREFAULT
 
 #include <jemalloc/jemalloc.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 
+#include <atomic>
 #include <cerrno>
 #include <condition_variable>
 #include <cstdlib>
@@ -26,6 +38,12 @@
 #include <system_error>
 #include <thread>
 
+// jemalloc reads its options from this symbol at its start, before main (then /etc/malloc.conf and
+// $MALLOC_CONF, which override it).
+extern "C" {
+const char* malloc_conf = "thp:always";
+}
+
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23  // Linux 5.14; an older kernel answers EINVAL and the helper stops
 #endif
@@ -34,9 +52,10 @@ namespace flopwise {
 
 namespace {
 
-constexpr size_t kMaxBytes = size_t{64} << 20;  // populated at most, over the process's life
-constexpr size_t kStep = size_t{256} << 10;     // bytes per madvise call
-constexpr size_t kQueue = 64;                   // chunks waiting; more are dropped (never blocks)
+constexpr size_t kMaxBytes = size_t{64} << 20;    // populated at most, over the process's life
+constexpr size_t kStep = size_t{256} << 10;       // bytes per madvise call
+constexpr size_t kQueue = 64;                     // chunks waiting; more are dropped (never blocks)
+constexpr size_t kHugeBytes = size_t{128} << 20;  // fresh heap in huge pages, at most
 
 struct Chunk {
   char* addr = nullptr;
@@ -52,6 +71,7 @@ struct State {
   size_t budget = kMaxBytes;  // bytes not yet handed out, under m
   extent_hooks_t* jemalloc_hooks = nullptr;
   extent_hooks_t hooks{};
+  std::atomic<size_t> mapped{0};  // bytes jemalloc's hook has mapped, for kHugeBytes
 };
 State* state = nullptr;
 
@@ -61,7 +81,10 @@ void* alloc_hook(extent_hooks_t*, void* new_addr, size_t size, size_t alignment,
                  unsigned arena) {
   void* p =
       state->jemalloc_hooks->alloc(state->jemalloc_hooks, new_addr, size, alignment, zero, commit, arena);
-  if (!p || !*commit) return p;
+  if (!p) return p;
+  const size_t before = state->mapped.fetch_add(size);
+  if (before <= kHugeBytes && before + size > kHugeBytes) heap_without_huge_pages();  // once
+  if (!*commit) return p;
   if (state->m.try_lock()) {
     const size_t n = size < state->budget ? size : state->budget;
     const bool queued = n > 0 && state->tail - state->head < kQueue;
@@ -95,6 +118,8 @@ void helper() {
 
 }  // namespace
 
+void heap_without_huge_pages() { prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0); }
+
 void start_heap_prefault() {
   if (state) return;
   if (const char* e = std::getenv("FLOPWISE_PREFAULT"); e && std::strcmp(e, "0") == 0) return;
@@ -123,6 +148,7 @@ void start_heap_prefault() {
 #else
 
 namespace flopwise {
+void heap_without_huge_pages() {}
 void start_heap_prefault() {}
 }  // namespace flopwise
 
