@@ -13,6 +13,7 @@ live modules and the commands (sweep, diff, check, run) run the `flopwise` execu
 torch may be any version. Errors raise FlopwiseError subclasses (ValueError) with the CLI's one-line message.
 """
 
+import contextlib
 import io
 import json
 import os
@@ -114,7 +115,7 @@ def export_program(model, inputs, path, dynamic_shapes=None):
     return path
 
 
-def _export(torch, model, inputs, dynamic_shapes):
+def _export(torch, model, inputs, dynamic_shapes, stack_traces=True):
     args = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
     kwargs = None
     if _returns_hf_cache(model):
@@ -125,7 +126,35 @@ def _export(torch, model, inputs, dynamic_shapes):
             dynamic_shapes = tuple(dynamic_shapes) + (None,)
         elif isinstance(dynamic_shapes, dict):
             dynamic_shapes = {**dynamic_shapes, "use_cache": None}
-    return torch.export.export(model, args, kwargs, dynamic_shapes=dynamic_shapes, strict=False)
+    with _stack_traces(stack_traces):
+        return torch.export.export(model, args, kwargs, dynamic_shapes=dynamic_shapes, strict=False)
+
+
+@contextlib.contextmanager
+def _stack_traces(wanted):
+    """Without `wanted`, torch.export records no Python stack trace per node (torch.fx.config's
+    do_not_emit_stack_traces, where torch has it): flopwise reads none (scopes come from nn_module_stack), and
+    they are a third of the program's JSON. torch's flag is global: another thread's trace made meanwhile has
+    none either."""
+    try:
+        import torch.fx.config as config
+    except ImportError:
+        config = None
+    if wanted or not hasattr(config, "do_not_emit_stack_traces"):
+        yield
+        return
+    with _STACK_TRACES_LOCK:  # the first export in sets it, the last out restores it
+        if _STACK_TRACES_OFF[0] == 0:
+            _STACK_TRACES_OFF[1] = config.do_not_emit_stack_traces
+            config.do_not_emit_stack_traces = True
+        _STACK_TRACES_OFF[0] += 1
+    try:
+        yield
+    finally:
+        with _STACK_TRACES_LOCK:
+            _STACK_TRACES_OFF[0] -= 1
+            if _STACK_TRACES_OFF[0] == 0:
+                config.do_not_emit_stack_traces = _STACK_TRACES_OFF[1]
 
 
 def _returns_hf_cache(model):
@@ -142,6 +171,8 @@ def _returns_hf_cache(model):
 
 
 _SERDE_LOCK = threading.Lock()
+_STACK_TRACES_LOCK = threading.Lock()
+_STACK_TRACES_OFF = [0, False]  # exports running without stack traces; torch's flag before the first
 
 
 def _register_namedtuples(ep):
@@ -169,8 +200,9 @@ def _register_namedtuples(ep):
 def _program_json(ep):
     """The program's JSON exactly as torch.export.save writes it into the archive, without the archive: no
     weights, constants or example inputs pickled, and without the canonical-form check that torch's serializer
-    runs and discards (two thirds of save's time on Llama-3-70B's 5.8 k nodes: bench/README.md). None where
-    torch's serializer is not the one this knows (the caller then uses torch.export.save)."""
+    runs and discards (two thirds of save's time on Llama-3-70B's 5.8 k nodes: bench/README.md), and with its
+    dataclass-to-dict step sped up (_dataclass_to_dict). None where torch's serializer is not the one this knows
+    (the caller then uses torch.export.save)."""
     try:
         import inspect
 
@@ -179,16 +211,57 @@ def _program_json(ep):
         if not {"serialize_state_dict", "serialize_constants"} <= set(inspect.signature(serde.serialize).parameters):
             return None
         with _SERDE_LOCK:
-            check = serde.canonicalize
+            check, to_dict = serde.canonicalize, getattr(serde, "_dataclass_to_dict", None)
             serde.canonicalize = lambda program, constants=None: program  # its result is not used by serialize
+            if to_dict is not None and hasattr(serde, "_Union"):
+                serde._dataclass_to_dict = _dataclass_to_dict(serde._Union)
             try:
                 art = serde.serialize(ep, serialize_state_dict=False, serialize_constants=False,
                                       serialize_example_inputs=False)
             finally:
                 serde.canonicalize = check
+                if to_dict is not None:
+                    serde._dataclass_to_dict = to_dict
         return art.exported_program if isinstance(art.exported_program, bytes) else None
     except (ImportError, AttributeError, TypeError, ValueError):
         return None
+
+
+def _dataclass_to_dict(union):
+    """torch's serde._dataclass_to_dict (the schema's dataclasses to plain dicts, before json.dumps), the same
+    dicts in the same order, with each dataclass's field names looked up once per class, not once per object:
+    dataclasses.fields() was half of the serializer's time. `union` is serde's _Union (one member set)."""
+    import dataclasses
+    import math
+
+    names = {}
+
+    def fields(t):
+        n = names.get(t)
+        if n is None:
+            n = names[t] = tuple(f.name for f in dataclasses.fields(t))
+        return n
+
+    def convert(obj):
+        if isinstance(obj, union):
+            return {obj.type: convert(obj.value)}
+        if dataclasses.is_dataclass(obj):
+            return {name: convert(getattr(obj, name)) for name in fields(obj if isinstance(obj, type) else type(obj))}
+        if isinstance(obj, list):
+            return [convert(x) for x in obj]
+        if isinstance(obj, tuple):
+            return tuple(convert(x) for x in obj)
+        if isinstance(obj, dict):
+            return {k: convert(v) for k, v in obj.items()}
+        if isinstance(obj, float):
+            if obj == math.inf:
+                return "Infinity"
+            if obj == -math.inf:
+                return "-Infinity"
+            return "NaN" if math.isnan(obj) else obj
+        return obj
+
+    return convert
 
 
 class _Source:
@@ -225,7 +298,8 @@ class _Source:
             if export == "export":
                 # torch.export (non-strict) in this process: a module on the meta device or under FakeTensorMode
                 # exports too (no weights are read); the program is saved in memory without running the model.
-                self._keep_program(torch, _export(torch, model, args, dynamic_shapes), type(model).__name__)
+                ep = _export(torch, model, args, dynamic_shapes, stack_traces=False)
+                self._keep_program(torch, ep, type(model).__name__)
             elif export == "onnx":
                 self._path = self._file("model.onnx")
                 with torch.no_grad():

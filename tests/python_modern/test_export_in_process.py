@@ -194,3 +194,25 @@ def test_the_program_json_is_the_one_torch_saves():
     with zipfile.ZipFile(io.BytesIO(buf.getvalue())) as z:
         saved = [z.read(n) for n in z.namelist() if n.endswith(".json") and "/models/" in n]
     assert saved == [flopwise._program_json(ep)]
+
+
+def test_analyze_exports_without_stack_traces_and_counts_the_same():
+    """analyze(module) exports with torch.fx.config.do_not_emit_stack_traces (flopwise reads no stack trace):
+    the kept program has none, torch's flag is as it was after, and the report (totals, scope tree) equals the
+    one of the same module exported by torch.export with its stack traces."""
+    import torch.fx.config as fx_config
+
+    model = decoder(meta=True)
+    ids = torch.zeros(2, 8, dtype=torch.long, device="meta")
+    before = fx_config.do_not_emit_stack_traces
+    ours = flopwise.analyze(model, (ids,))
+    assert fx_config.do_not_emit_stack_traces == before
+    with_traces = torch.export.export(model, (ids,), strict=False)
+    assert any(n.meta.get("stack_trace") for n in with_traces.graph.nodes)  # torch's default records them
+    theirs = flopwise.analyze(with_traces)
+    a, b = ours.to_dict(), theirs.to_dict()
+    assert (ours.totals.params, ours.totals.macs, ours.totals.flops) == (theirs.totals.params, theirs.totals.macs,
+                                                                         theirs.totals.flops)
+    assert a["scopes"]["children"] and a["scopes"]["children"] == b["scopes"]["children"]  # the root's label differs
+    kept = flopwise._Source(model, (ids,), "export").program
+    assert kept.count(b'"stack_trace"') * 10 < flopwise._program_json(with_traces).count(b'"stack_trace"')
