@@ -50,6 +50,7 @@ std::string module_path(std::string_view p) {
     }
   }
   std::string r;
+  r.reserve(p.size());
   for (size_t i = 0; i < p.size(); ++i) {
     char c = p[i];
     if (c == '[') {
@@ -148,6 +149,7 @@ bool Pt2Lowerer::lower_schema_call(const Node& n, const std::string& name, std::
   AtenNode call;
   call.kind = s->name;
   call.arg_names = &s->arg_names;
+  call.ins.reserve(s->args.size());
   size_t positional = 0;
   for (size_t i = 0; i < s->args.size(); ++i) {
     const AtenArg& a = s->args[i];
@@ -158,7 +160,7 @@ bool Pt2Lowerer::lower_schema_call(const Node& n, const std::string& name, std::
     if (given) {
       call.ins.push_back(value_of(*given, a.type));
     } else if (a.default_value) {
-      call.ins.push_back(literal(*a.default_value, a.type));
+      call.ins.push_back(default_literal(a));
     } else {
       return false;
     }
