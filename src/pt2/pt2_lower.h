@@ -39,7 +39,7 @@ class Pt2Lowerer : public AtenLowerer {
   int depth_ = 0;  // of inlined subgraphs
   // The module stack the scope was last set from (set_node_scope): its frames view text parsed once per
   // distinct nn_module_stack, so a node with the same views has the same scope.
-  std::vector<ModuleFrame> scope_frames_;
+  ModuleStack scope_frames_;
   bool scope_set_ = false;
 
   const AtenValue* make(std::string name, AtenType t);

@@ -70,21 +70,10 @@ std::string module_class(std::string_view t) {
   return std::string(dot == std::string_view::npos ? t : t.substr(dot + 1));
 }
 
-// The same views (not only the same text): frames of one parsed nn_module_stack.
-bool same_module_frames(const std::vector<ModuleFrame>& a, const std::vector<ModuleFrame>& b) {
-  auto same = [](std::string_view x, std::string_view y) {
-    return x.data() == y.data() && x.size() == y.size();
-  };
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (!same(a[i].path, b[i].path) || !same(a[i].type, b[i].type)) return false;
-  return true;
-}
-
 }  // namespace
 
 void Pt2Lowerer::set_node_scope(const Node& n) {
-  if (scope_set_ && same_module_frames(n.module_stack, scope_frames_)) return;  // consecutive nodes share one
+  if (scope_set_ && n.module_stack.same(scope_frames_)) return;  // consecutive nodes share one
   scope_frames_ = n.module_stack;
   scope_set_ = true;
   std::vector<std::string> scope, classes;
