@@ -87,10 +87,10 @@ class JsonReader {
   std::string label_;
   // Each nn_module_stack text parsed once (the nodes of one module share it), by its interned text's address.
   std::unordered_map<const char*, ModuleStack> module_stacks_;  // frames in Program::module_stacks
-  std::string_view last_stack_;                                // the previous node's text, interned
-  ModuleStack last_frames_;                                    // and its frames
+  std::string_view last_stack_;                                 // the previous node's text, interned
+  ModuleStack last_frames_;                                     // and its frames
   bool has_last_ = false;
-  const Node* node_ = nullptr;                             // the node being read, for messages
+  const Node* node_ = nullptr;  // the node being read, for messages
   size_t node_index_ = 0;
   int graph_depth_ = 0;
 };

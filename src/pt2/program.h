@@ -252,7 +252,8 @@ struct Payload {
 
 struct Program {
   StringArena strings;
-  std::deque<std::vector<ModuleFrame>> module_stacks;  // each distinct nn_module_stack's frames (Node's views)
+  std::deque<std::vector<ModuleFrame>>
+      module_stacks;                       // each distinct nn_module_stack's frames (Node's views)
   std::string name;                        // the model's name in the archive ("model"), "" for a bare JSON
   int schema_major = 0, schema_minor = 0;  // the bare integer of torch 2.1 is major 0, minor that integer
   std::string torch_version;               // "<=2.4" when the JSON does not say

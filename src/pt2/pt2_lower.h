@@ -33,7 +33,7 @@ class Pt2Lowerer : public AtenLowerer {
   const Program& p_;
   SymDims dims_;
   std::vector<Frame> frames_;
-  std::deque<AtenValue> owned_;  // every AtenValue, at stable addresses
+  std::deque<AtenValue> owned_;                                    // every AtenValue, at stable addresses
   std::unordered_map<const AtenArg*, const AtenValue*> defaults_;  // default_literal's, by schema argument
   int anon_ = 0;
   int depth_ = 0;  // of inlined subgraphs
