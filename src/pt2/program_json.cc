@@ -568,7 +568,7 @@ void JsonReader::read_node(Value v, Node& n, int depth) {
         n.hop_single_tensor_return = !fv.is_null() && boolean(fv);
         break;
       case 5:
-        if (!fv.is_null()) n.name = str(fv);
+        if (!fv.is_null()) n.name = add(fv);  // unique: copied, not interned
         break;
       default:
         break;
@@ -624,7 +624,7 @@ void JsonReader::read_metadata(Value v, Node& n) {
     } else if (k == "nn_module_stack") {
       n.module_stack = module_stack(fv);
     } else if (k == "torch_fn") {
-      n.torch_fn = str(fv);
+      n.torch_fn = add(fv);  // one per call: copied, not interned
     } else {
       n.metadata.emplace_back(p_.strings.intern(k),
                               fv.is_string() && marked(fv).empty() ? add(fv) : std::string_view());

@@ -62,7 +62,9 @@ const AtenValue* Pt2Lowerer::named(std::string_view name, AtenType t) {
 
 const AtenValue* Pt2Lowerer::literal(Known k, const AtenType& t) {
   const AtenValue* v = make("lit" + std::to_string(anon_++), t);
-  set_known(v, std::move(k));
+  JV& j = env_[v];  // a new value: its binding made in place, not moved in
+  j.kind = JV::Known;
+  j.iv = std::move(k);
   return v;
 }
 
