@@ -241,9 +241,11 @@ class AtenLowerer {
   // Emits an op with one output named after `o` plus `what`, not bound to any graph value.
   int emit_tmp(const AtenValue* o, const std::string& what, const std::string& op,
                const std::vector<int>& ins, Attrs attrs = {}, const std::string& domain = "", int opset = 0);
-  void set(const AtenValue* o, JV j) { env_[o] = std::move(j); }
-  void set_known(const AtenValue* o, Known k) { env_[o] = JV::known(std::move(k)); }
-  void set_ir(const AtenValue* o, int ir, JV::Kind k = JV::Tensor) { env_[o] = JV::of_ir(ir, k); }
+  void set(const AtenValue* o, JV j) { env_.insert_or_assign(o, std::move(j)); }
+  void set_known(const AtenValue* o, Known k) { env_.insert_or_assign(o, JV::known(std::move(k))); }
+  void set_ir(const AtenValue* o, int ir, JV::Kind k = JV::Tensor) {
+    env_.insert_or_assign(o, JV::of_ir(ir, k));
+  }
   static std::string ir_name(const AtenValue* v) { return "%" + v->name; }
   std::string tmp(const AtenValue* o, const std::string& what) { return ir_name(o) + "/" + what; }
   Graph& graph() { return g_; }
@@ -264,7 +266,8 @@ class AtenLowerer {
   std::unordered_map<const AtenValue*, JV> env_;
 
  private:
-  std::map<std::string, int> name_count_;
+  std::unordered_map<std::string, int> name_count_;   // emit: nodes named so far per "scope/op"
+  std::string name_buf_;                              // emit: the "scope/op" being looked up (reused)
   std::unordered_map<std::string, int> next_suffix_;  // new_value: the last suffix given to a name
   int const_count_ = 0;
   size_t inferred_upto_ = 0;  // nodes [0, inferred_upto_) have been through the shape pass

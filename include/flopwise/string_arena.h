@@ -3,9 +3,9 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string_view>
-#include <unordered_set>
 #include <vector>
 
 namespace flopwise {
@@ -26,10 +26,20 @@ class StringArena {
   std::string_view intern(std::string_view s);  // one copy per distinct string (op types, scope paths)
 
  private:
+  // The interned strings: open addressing over a power-of-two table at most half full, each slot a view and
+  // its hash (a readers' intern is mostly a hit: one cheap hash, one probe, one compare).
+  struct Slot {
+    const char* data = nullptr;  // nullptr: empty
+    size_t size = 0;
+    uint64_t hash = 0;
+  };
+  void grow();
+
   std::vector<std::unique_ptr<char[]>> blocks_;
   char* next_ = nullptr;  // free space in the newest block
   size_t left_ = 0;
-  std::unordered_set<std::string_view> interned_;
+  std::vector<Slot> slots_;
+  size_t interned_ = 0;  // slots in use
 };
 
 }  // namespace flopwise

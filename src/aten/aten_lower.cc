@@ -61,7 +61,9 @@ JV* AtenLowerer::arg(const AtenNode* n, const std::string& name) {
 // `name`, else the first of name_1, name_2, ... not taken. Names are never removed, so the search for a name
 // goes on from where it stopped last time (thousands of "pack" values: linear, not quadratic).
 int AtenLowerer::new_value(const std::string& name) {
-  if (g_.find(name) < 0) return g_.add_value(name);
+  const size_t before = g_.values.size();
+  const int vi = g_.add_value(name);  // the existing value's index when the name is taken
+  if (g_.values.size() > before) return vi;
   int& k = next_suffix_[name];
   std::string n;
   do n = name + "_" + std::to_string(++k);
@@ -313,17 +315,21 @@ std::vector<int> AtenLowerer::emit(const std::string& op, const std::vector<int>
   n.attrs = std::move(attrs);
   n.scope = scope_;
   n.scope_classes = classes_;
-  std::string base = (scope_.empty() ? std::string() : scope_.back()) + "/" + op;
-  int c = name_count_[base]++;
-  n.name = c ? base + "_" + std::to_string(c) : base;
+  name_buf_.clear();
+  if (!scope_.empty()) name_buf_ += scope_.back();
+  name_buf_ += '/';
+  name_buf_ += op;
+  int c = name_count_[name_buf_]++;
+  n.name = c ? name_buf_ + "_" + std::to_string(c) : name_buf_;
   int idx = static_cast<int>(g_.nodes.size());
   std::vector<int> res;
+  res.reserve(outs.size());
   for (const auto& o : outs) {
     int vi = new_value(o);
     g_.values[vi].producer = idx;
-    n.outputs.push_back(vi);
     res.push_back(vi);
   }
+  n.outputs = res;
   g_.nodes.push_back(std::move(n));
   return res;
 }
@@ -331,7 +337,7 @@ std::vector<int> AtenLowerer::emit(const std::string& op, const std::vector<int>
 int AtenLowerer::emit_to(const AtenValue* o, const std::string& op, const std::vector<int>& ins, Attrs attrs,
                          const std::string& domain, int opset) {
   int r = emit(op, ins, {ir_name(o)}, std::move(attrs), domain, opset)[0];
-  env_[o] = JV::of_ir(r);
+  set_ir(o, r);
   return r;
 }
 

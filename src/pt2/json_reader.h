@@ -73,11 +73,12 @@ class JsonReader {
   void read_node(Value v, Node& n, int depth);
   NamedArgument named_argument(Value v, int depth);
   void read_metadata(Value v, Node& n);
-  const std::vector<ModuleFrame>& module_stack(Value v);
+  ModuleStack module_stack(Value v);
   void read_tensor_values(Value v, Graph& g);
   void read_schema_version(Value v);
   Argument union_argument(std::string_view member, Value v, int depth);
   Argument list_argument(ArgKind list, Value v, int depth);
+  Argument device_argument(Value v);
   Argument sym_argument(ArgKind kind, Value v);
   Argument graph_argument(Value v, int depth);
   Argument argument_at(Value v, int depth);
@@ -85,10 +86,11 @@ class JsonReader {
   bool marked_ = false;  // the text was rewritten: marked strings stand for numbers
   std::string label_;
   // Each nn_module_stack text parsed once (the nodes of one module share it), by its interned text's address.
-  std::unordered_map<const char*, std::vector<ModuleFrame>> module_stacks_;
-  std::string_view last_stack_;                            // the previous node's text, interned
-  const std::vector<ModuleFrame>* last_frames_ = nullptr;  // and its frames
-  const Node* node_ = nullptr;                             // the node being read, for messages
+  std::unordered_map<const char*, ModuleStack> module_stacks_;  // frames in Program::module_stacks
+  std::string_view last_stack_;                                 // the previous node's text, interned
+  ModuleStack last_frames_;                                     // and its frames
+  bool has_last_ = false;
+  const Node* node_ = nullptr;  // the node being read, for messages
   size_t node_index_ = 0;
   int graph_depth_ = 0;
 };

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -159,13 +160,31 @@ struct ModuleFrame {
   std::string_view type;  // "torch.nn.modules.linear.Linear"
 };
 
+// A node's frames: a view of those the Program keeps once per distinct nn_module_stack text (Program::
+// module_stacks), so that the nodes of one module share them; equal views mean one parse of one text.
+class ModuleStack {
+ public:
+  ModuleStack() = default;
+  explicit ModuleStack(const std::vector<ModuleFrame>& frames) : data_(frames.data()), size_(frames.size()) {}
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const ModuleFrame& operator[](size_t i) const { return data_[i]; }
+  const ModuleFrame* begin() const { return data_; }
+  const ModuleFrame* end() const { return data_ + size_; }
+  bool same(const ModuleStack& o) const { return data_ == o.data_ && size_ == o.size_; }
+
+ private:
+  const ModuleFrame* data_ = nullptr;
+  size_t size_ = 0;
+};
+
 struct Node {
   std::string_view
       target;  // "torch.ops.aten.conv2d.default", "torch.ops.higher_order.cond", "_operator.getitem"
   std::string_view name;  // recorded since schema 8.x; "" before
   std::vector<NamedArgument> inputs;
   std::vector<Argument> outputs;
-  std::vector<ModuleFrame> module_stack;
+  ModuleStack module_stack;
   std::string_view torch_fn;  // "linear_1;builtin_function_or_method.linear" where recorded
   // every other metadata entry but stack_trace (the user code's trace: a third of the text, read by nothing)
   std::vector<std::pair<std::string_view, std::string_view>> metadata;
@@ -233,6 +252,8 @@ struct Payload {
 
 struct Program {
   StringArena strings;
+  std::deque<std::vector<ModuleFrame>>
+      module_stacks;                       // each distinct nn_module_stack's frames (Node's views)
   std::string name;                        // the model's name in the archive ("model"), "" for a bare JSON
   int schema_major = 0, schema_minor = 0;  // the bare integer of torch 2.1 is major 0, minor that integer
   std::string torch_version;               // "<=2.4" when the JSON does not say

@@ -243,16 +243,7 @@ Argument JsonReader::union_argument(std::string_view member, Value v, int depth)
       return inner;
     }
     case ArgKind::Device:
-      a.i = -1;
-      for (auto field : object(v)) {
-        std::string_view k = field.key;
-        Value fv = field.value;
-        if (k == "type")
-          a.s = str(fv);
-        else if (k == "index" && !fv.is_null())
-          a.i = int64(fv);
-      }
-      break;
+      return device_argument(v);
     case ArgKind::CustomObj:
       for (auto field : object(v)) {
         std::string_view k = field.key;
@@ -284,6 +275,22 @@ Argument JsonReader::union_argument(std::string_view member, Value v, int depth)
       break;
     default:
       return list_argument(a.kind, v, depth);
+  }
+  return a;
+}
+
+// Device: {"type": "cuda", "index": 0 | null}.
+Argument JsonReader::device_argument(Value v) {
+  Argument a;
+  a.kind = ArgKind::Device;
+  a.i = -1;
+  for (auto field : object(v)) {
+    std::string_view k = field.key;
+    Value fv = field.value;
+    if (k == "type")
+      a.s = str(fv);
+    else if (k == "index" && !fv.is_null())
+      a.i = int64(fv);
   }
   return a;
 }
@@ -436,7 +443,7 @@ TensorMeta JsonReader::tensor_meta(Value v) {
         m.requires_grad = boolean(fv);
         break;
       case 3: {
-        Argument d = union_argument("as_device", fv, 0);
+        Argument d = device_argument(fv);
         m.device = d.s;
         m.device_index = d.i;
         break;
@@ -561,7 +568,7 @@ void JsonReader::read_node(Value v, Node& n, int depth) {
         n.hop_single_tensor_return = !fv.is_null() && boolean(fv);
         break;
       case 5:
-        if (!fv.is_null()) n.name = str(fv);
+        if (!fv.is_null()) n.name = add(fv);  // unique: copied, not interned
         break;
       default:
         break;
@@ -596,14 +603,15 @@ NamedArgument JsonReader::named_argument(Value v, int /*depth*/) {
 
 // A node's nn_module_stack, parsed once per distinct text (interned: one address per text). Consecutive nodes
 // mostly share their module's: the text compared with the previous node's costs less than hashing it.
-const std::vector<ModuleFrame>& JsonReader::module_stack(Value v) {
+ModuleStack JsonReader::module_stack(Value v) {
   std::string_view raw = text(v);
-  if (last_frames_ && raw == last_stack_) return *last_frames_;
+  if (has_last_ && raw == last_stack_) return last_frames_;
   std::string_view stack = p_.strings.intern(raw);
   auto [it, fresh] = module_stacks_.try_emplace(stack.data());
-  if (fresh) it->second = parse_module_stack(stack);
+  if (fresh) it->second = ModuleStack(p_.module_stacks.emplace_back(parse_module_stack(stack)));
   last_stack_ = stack;
-  last_frames_ = &it->second;
+  last_frames_ = it->second;
+  has_last_ = true;
   return it->second;
 }
 
@@ -616,7 +624,7 @@ void JsonReader::read_metadata(Value v, Node& n) {
     } else if (k == "nn_module_stack") {
       n.module_stack = module_stack(fv);
     } else if (k == "torch_fn") {
-      n.torch_fn = str(fv);
+      n.torch_fn = add(fv);  // one per call: copied, not interned
     } else {
       n.metadata.emplace_back(p_.strings.intern(k),
                               fv.is_string() && marked(fv).empty() ? add(fv) : std::string_view());

@@ -45,12 +45,11 @@ const AtenValue* Pt2Lowerer::make(std::string name, AtenType t) {
 }
 
 const AtenValue* Pt2Lowerer::named(std::string_view name, AtenType t) {
-  auto& vals = frames_.back().values;
-  auto it = vals.find(name);
-  if (it != vals.end()) return it->second;
+  auto [it, fresh] = frames_.back().values.try_emplace(name, nullptr);
+  if (!fresh) return it->second;
   std::string ir = depth_ ? std::string(name) + "@" + std::to_string(anon_++) : std::string(name);
   const AtenValue* v = make(std::move(ir), t);
-  vals.emplace(name, v);
+  it->second = v;
   const Graph& g = *frames_.back().graph;
   if (g.sym_int_values.count(name)) {
     set(v, sym_value(name));
@@ -63,8 +62,20 @@ const AtenValue* Pt2Lowerer::named(std::string_view name, AtenType t) {
 
 const AtenValue* Pt2Lowerer::literal(Known k, const AtenType& t) {
   const AtenValue* v = make("lit" + std::to_string(anon_++), t);
-  set_known(v, std::move(k));
+  JV& j = env_[v];  // a new value: its binding made in place, not moved in
+  j.kind = JV::Known;
+  j.iv = std::move(k);
   return v;
+}
+
+// A schema argument's default: one literal per argument of the schema table, shared by every call that
+// leaves it out (the lowerings read an input's value, never rebind it). The count of anonymous values moves
+// on as a literal of its own would move it: the values named after it keep their names.
+const AtenValue* Pt2Lowerer::default_literal(const AtenArg& a) {
+  auto [it, fresh] = defaults_.try_emplace(&a, nullptr);
+  if (fresh) return it->second = literal(*a.default_value, a.type);
+  ++anon_;
+  return it->second;
 }
 
 // A SymInt the program names: its recorded expression, as a known int or a scalar of symbolic contents.
@@ -155,8 +166,9 @@ const AtenValue* Pt2Lowerer::list_value(const Argument& a, const AtenType& t) {
 
 Shape Pt2Lowerer::shape_of(const TensorMeta& m) {
   std::vector<Dim> dims;
+  dims.reserve(m.sizes.size());
   for (const SymInt& s : m.sizes) dims.push_back(dims_.dim(s));
-  return Shape(dims);
+  return Shape(std::move(dims));
 }
 
 void Pt2Lowerer::declare(const AtenValue* v, std::string_view name) {

@@ -33,17 +33,19 @@ class Pt2Lowerer : public AtenLowerer {
   const Program& p_;
   SymDims dims_;
   std::vector<Frame> frames_;
-  std::deque<AtenValue> owned_;  // every AtenValue, at stable addresses
+  std::deque<AtenValue> owned_;                                    // every AtenValue, at stable addresses
+  std::unordered_map<const AtenArg*, const AtenValue*> defaults_;  // default_literal's, by schema argument
   int anon_ = 0;
   int depth_ = 0;  // of inlined subgraphs
   // The module stack the scope was last set from (set_node_scope): its frames view text parsed once per
   // distinct nn_module_stack, so a node with the same views has the same scope.
-  std::vector<ModuleFrame> scope_frames_;
+  ModuleStack scope_frames_;
   bool scope_set_ = false;
 
   const AtenValue* make(std::string name, AtenType t);
   const AtenValue* named(std::string_view name, AtenType t);  // the current graph's value of that name
   const AtenValue* literal(Known k, const AtenType& t);
+  const AtenValue* default_literal(const AtenArg& a);
   const AtenValue* value_of(const Argument& a, const AtenType& t);
   const AtenValue* list_value(const Argument& a, const AtenType& t);
   JV sym_value(std::string_view name);

@@ -50,6 +50,7 @@ std::string module_path(std::string_view p) {
     }
   }
   std::string r;
+  r.reserve(p.size());
   for (size_t i = 0; i < p.size(); ++i) {
     char c = p[i];
     if (c == '[') {
@@ -69,21 +70,10 @@ std::string module_class(std::string_view t) {
   return std::string(dot == std::string_view::npos ? t : t.substr(dot + 1));
 }
 
-// The same views (not only the same text): frames of one parsed nn_module_stack.
-bool same_module_frames(const std::vector<ModuleFrame>& a, const std::vector<ModuleFrame>& b) {
-  auto same = [](std::string_view x, std::string_view y) {
-    return x.data() == y.data() && x.size() == y.size();
-  };
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (!same(a[i].path, b[i].path) || !same(a[i].type, b[i].type)) return false;
-  return true;
-}
-
 }  // namespace
 
 void Pt2Lowerer::set_node_scope(const Node& n) {
-  if (scope_set_ && same_module_frames(n.module_stack, scope_frames_)) return;  // consecutive nodes share one
+  if (scope_set_ && n.module_stack.same(scope_frames_)) return;  // consecutive nodes share one
   scope_frames_ = n.module_stack;
   scope_set_ = true;
   std::vector<std::string> scope, classes;
@@ -148,6 +138,7 @@ bool Pt2Lowerer::lower_schema_call(const Node& n, const std::string& name, std::
   AtenNode call;
   call.kind = s->name;
   call.arg_names = &s->arg_names;
+  call.ins.reserve(s->args.size());
   size_t positional = 0;
   for (size_t i = 0; i < s->args.size(); ++i) {
     const AtenArg& a = s->args[i];
@@ -158,7 +149,7 @@ bool Pt2Lowerer::lower_schema_call(const Node& n, const std::string& name, std::
     if (given) {
       call.ins.push_back(value_of(*given, a.type));
     } else if (a.default_value) {
-      call.ins.push_back(literal(*a.default_value, a.type));
+      call.ins.push_back(default_literal(a));
     } else {
       return false;
     }

@@ -221,6 +221,11 @@ void JsonReader::read_payload_config(Value root) {
 }
 
 std::vector<ModuleFrame> parse_module_stack(std::string_view text) {
+  static const std::array<bool, 256> kMarks = [] {  // the characters the split looks at
+    std::array<bool, 256> t{};
+    for (unsigned char c : std::string_view("([)],")) t[c] = true;
+    return t;
+  }();
   std::vector<ModuleFrame> frames;
   size_t start = 0;
   while (start <= text.size()) {
@@ -230,13 +235,14 @@ std::vector<ModuleFrame> parse_module_stack(std::string_view text) {
     std::string_view parts[3];
     int n = 0, depth = 0;
     size_t from = 0;
-    for (size_t i = 0; i < item.size() && n < 3; ++i) {
+    for (size_t i = 0; i < item.size() && n < 2; ++i) {  // the type, after the second comma, is not split
       char c = item[i];
+      if (!kMarks[static_cast<unsigned char>(c)]) continue;
       if (c == '(' || c == '[')
         ++depth;
       else if (c == ')' || c == ']')
         --depth;
-      else if (c == ',' && depth == 0 && n < 2)
+      else if (depth == 0)
         parts[n++] = item.substr(from, i - from), from = i + 1;
     }
     if (n == 2)

@@ -436,15 +436,15 @@ std::string SymbolNames::resolve(std::string_view user_name) const {
 Dim SymDims::dim(const SymInt& s) { return s.is_expr ? expr(s.expr) : Dim(s.value); }
 
 Dim SymDims::expr(std::string_view text) {
-  std::string key(text);
-  if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+  if (auto it = cache_.find(text); it != cache_.end()) return it->second;
   std::string why;
   Dim d = parse_sym_expr(text, &names_.map(), &why);
   if (d.is_unknown()) {
-    std::string shown = key.size() > 120 ? key.substr(0, 120) + "..." : key;
+    std::string shown(text.size() > 120 ? text.substr(0, 120) : text);
+    if (text.size() > 120) shown += "...";
     warnings.push_back("symbolic size '" + shown + "' is unknown: " + why);
   }
-  cache_.emplace(std::move(key), d);
+  cache_.emplace(text, d);
   return d;
 }
 

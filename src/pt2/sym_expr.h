@@ -50,7 +50,8 @@ class SymDims {
 
  private:
   SymbolNames names_;
-  std::unordered_map<std::string, Dim> cache_;
+  // By text: the texts are views of the Program (SymInt::expr, range_constraints), which outlives this.
+  std::unordered_map<std::string_view, Dim> cache_;
 };
 
 }  // namespace flopwise::pt2

@@ -47,7 +47,9 @@ class Checker {
   [[noreturn]] void fail(const std::string& where, const std::string& why) const {
     throw InputError(label_ + ": " + where + why);
   }
-  void define(Scope& s, const Graph& g, const Argument& a, const std::string& where);
+  // `where()`: the context a failure names, built only when one is reported.
+  template <class Where>
+  void define(Scope& s, const Graph& g, const Argument& a, const Where& where);
   std::string node_where(const std::string& where, size_t i, const Node& n) const;
   std::unordered_set<std::string_view> later_;  // every name some node of the current graph defines
   std::unordered_set<std::string_view> top_;    // the top-level graph's values, for the signature's check
@@ -60,7 +62,8 @@ std::string Checker::node_where(const std::string& where, size_t i, const Node& 
   return s + " (" + std::string(n.target) + "): ";
 }
 
-void Checker::define(Scope& s, const Graph& g, const Argument& a, const std::string& where) {
+template <class Where>
+void Checker::define(Scope& s, const Graph& g, const Argument& a, const Where& where) {
   if (a.kind == ArgKind::Tensors || a.kind == ArgKind::OptionalTensors) {
     for (const Argument& x : a.items) define(s, g, x, where);
     return;
@@ -69,12 +72,12 @@ void Checker::define(Scope& s, const Graph& g, const Argument& a, const std::str
       !(a.kind == ArgKind::SymBool && !a.s.empty()) && !(a.kind == ArgKind::SymFloat && !a.s.empty()) &&
       a.kind != ArgKind::CustomObj && a.kind != ArgKind::Token)
     return;
-  if (a.s.empty()) fail(where, "defines a value with an empty name");
-  if (!s.defined.insert(a.s).second) fail(where, "defines '" + std::string(a.s) + "' twice");
+  if (a.s.empty()) fail(where(), "defines a value with an empty name");
+  if (!s.defined.insert(a.s).second) fail(where(), "defines '" + std::string(a.s) + "' twice");
   if (a.kind == ArgKind::Tensor && !g.tensor_values.count(a.s))
-    fail(where, "tensor '" + std::string(a.s) + "' has no entry in tensor_values");
+    fail(where(), "tensor '" + std::string(a.s) + "' has no entry in tensor_values");
   if (a.kind == ArgKind::SymInt && !g.sym_int_values.count(a.s))
-    fail(where, "symbolic int '" + std::string(a.s) + "' has no entry in sym_int_values");
+    fail(where(), "symbolic int '" + std::string(a.s) + "' has no entry in sym_int_values");
 }
 }  // namespace
 
@@ -82,27 +85,29 @@ namespace {
 void Checker::graph(const Graph& g, const Scope* outer, const std::string& where) {
   Scope s;
   s.outer = outer;
-  for (const Argument& a : g.inputs) define(s, g, a, where + "graph input: ");
+  s.defined.reserve(g.inputs.size() + g.tensor_values.size() + g.sym_int_values.size());
+  for (const Argument& a : g.inputs) define(s, g, a, [&] { return where + "graph input: "; });
   std::unordered_set<std::string_view> saved = std::move(later_);
   later_.clear();
+  later_.reserve(g.nodes.size());
   for (const Node& n : g.nodes)
     for (const Argument& o : n.outputs) each_read(o, [&](std::string_view x) { later_.insert(x); });
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& n = g.nodes[i];
-    std::string at = node_where(where, i, n);
+    auto at = [&] { return node_where(where, i, n); };  // built only for a message
     for (const NamedArgument& in : n.inputs) {
       if (in.arg.kind == ArgKind::Graph) {
-        if (!in.arg.graph) fail(at, "a subgraph argument without a graph");
-        graph(*in.arg.graph, &s, at + "subgraph '" + std::string(in.arg.s) + "': ");
+        if (!in.arg.graph) fail(at(), "a subgraph argument without a graph");
+        graph(*in.arg.graph, &s, at() + "subgraph '" + std::string(in.arg.s) + "': ");
         continue;
       }
       each_read(in.arg, [&](std::string_view x) {
         if (s.has(x)) return;
         if (later_.count(x))
-          fail(at, "reads '" + std::string(x) +
-                       "' before the node that defines it (a program's graph is in "
-                       "topological order as serialized: this one is out of order or has a cycle)");
-        fail(at, "reads '" + std::string(x) + "', which nothing defines");
+          fail(at(), "reads '" + std::string(x) +
+                         "' before the node that defines it (a program's graph is in "
+                         "topological order as serialized: this one is out of order or has a cycle)");
+        fail(at(), "reads '" + std::string(x) + "', which nothing defines");
       });
     }
     for (const Argument& o : n.outputs) define(s, g, o, at);
