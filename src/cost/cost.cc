@@ -136,8 +136,9 @@ struct ReportBuilder {
   ScopeTree scopes;
   // Bytes of a value, memoised by (dtype, shape): a model's values share few distinct shapes, and the
   // symbolic dims in them are copies of a few shared ones (Dim::poly_id), so a 1 M-node decoder multiplies
-  // out a handful of polynomials instead of one per value and use.
-  ShapeBytesMemo shape_bytes;
+  // out a handful of polynomials instead of one per value and use; a node's sum of them, once per distinct
+  // sum.
+  NodeBytesMemo node_bytes_memo;
   CountInterner intern;
   std::unordered_map<const void*, Count> doubled;  // interned FLOPs polynomial -> its backward FLOPs (2x)
   std::vector<DtypeCounts> by_dtype;
@@ -296,7 +297,7 @@ struct ReportBuilder {
     for (int o : n.outputs)
       if (o >= 0) nr.outputs.push_back({r.strings.add(g.values[o].name), g.values[o].shape});
 
-    Count mem = node_bytes(g, n, [this](int vi) -> Count { return shape_bytes(g.values[vi]); });
+    Count mem = node_bytes_memo(g, n);
     for (size_t s = 0; s < n.inputs.size(); ++s) {
       const int vi = n.inputs[s];
       if (vi < 0 || seen_value[vi]) continue;
