@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <string_view>
 #include <unordered_map>
 
 #include "count_interner.h"
@@ -122,6 +123,20 @@ namespace {
 
 using namespace cost_detail;
 
+// The ops whose kernels NodeReport::calls and ::variant describe, by one look-up per node.
+enum class KernelFamily : uint8_t { Other, Recurrent, MatMul, FusedMatMul, Gemm, Conv };
+KernelFamily kernel_family(const Node& n) {
+  static const std::unordered_map<std::string_view, KernelFamily> kOnnx = {
+      {"LSTM", KernelFamily::Recurrent}, {"GRU", KernelFamily::Recurrent}, {"RNN", KernelFamily::Recurrent},
+      {"MatMul", KernelFamily::MatMul},  {"Gemm", KernelFamily::Gemm},     {"Conv", KernelFamily::Conv}};
+  if (n.domain.empty() || n.domain == "ai.onnx") {
+    const auto it = kOnnx.find(n.op);
+    return it == kOnnx.end() ? KernelFamily::Other : it->second;
+  }
+  return n.domain == "com.microsoft" && n.op == "FusedMatMul" ? KernelFamily::FusedMatMul
+                                                              : KernelFamily::Other;
+}
+
 // One build_report: the report being filled, and what its tables and warnings are tallied from as the nodes
 // are costed in graph order.
 struct ReportBuilder {
@@ -207,9 +222,9 @@ struct ReportBuilder {
 
   // NodeReport::calls: a batched product's matrices, a grouped convolution's groups times batch, a recurrent
   // layer's time steps times directions (each step runs the cell's products once).
-  int64_t kernel_calls(const Node& n) const {
-    const bool onnx = n.domain.empty() || n.domain == "ai.onnx";
-    if (onnx && (n.op == "LSTM" || n.op == "GRU" || n.op == "RNN") && !n.inputs.empty() && n.inputs[0] >= 0) {
+  int64_t kernel_calls(const Node& n, KernelFamily family) const {
+    if (family == KernelFamily::Other) return 1;
+    if (family == KernelFamily::Recurrent && !n.inputs.empty() && n.inputs[0] >= 0) {
       const Shape& x =
           g.values[static_cast<size_t>(n.inputs[0])].shape;  // [seq, batch, in] (layout 1: batch first)
       const size_t seq_axis = n.attr_i("layout", 0) == 1 ? 1 : 0;
@@ -220,8 +235,8 @@ struct ReportBuilder {
       if (__builtin_mul_overflow(x.dims[seq_axis].value(), dirs, &calls)) return 1;
       return calls;
     }
-    const bool matmul = (onnx && n.op == "MatMul") || (n.domain == "com.microsoft" && n.op == "FusedMatMul");
-    if ((!matmul && !(onnx && n.op == "Conv")) || n.outputs.empty() || n.outputs[0] < 0 ||
+    const bool matmul = family == KernelFamily::MatMul || family == KernelFamily::FusedMatMul;
+    if ((!matmul && family != KernelFamily::Conv) || n.outputs.empty() || n.outputs[0] < 0 ||
         n.inputs.size() < 2 || n.inputs[1] < 0)
       return 1;
     const Shape& y = g.values[static_cast<size_t>(n.outputs[0])].shape;
@@ -243,13 +258,12 @@ struct ReportBuilder {
   }
 
   // NodeReport::variant: a convolution's kind of kernel, a batched product.
-  std::string kernel_variant(const Node& n, int64_t calls) const {
-    const bool onnx = n.domain.empty() || n.domain == "ai.onnx";
-    if (!onnx) return "";
-    if ((n.op == "MatMul" || n.op == "Gemm") && !n.outputs.empty() && n.outputs[0] >= 0) {
+  std::string kernel_variant(const Node& n, KernelFamily family, int64_t calls) const {
+    if ((family == KernelFamily::MatMul || family == KernelFamily::Gemm) && !n.outputs.empty() &&
+        n.outputs[0] >= 0) {
       return calls > 1 ? "batched" : product_kind(g.values[static_cast<size_t>(n.outputs[0])].shape);
     }
-    if (n.op != "Conv" || n.inputs.size() < 2 || n.inputs[1] < 0) return "";
+    if (family != KernelFamily::Conv || n.inputs.size() < 2 || n.inputs[1] < 0) return "";
     const Shape& w = g.values[static_cast<size_t>(n.inputs[1])].shape;  // [M, C / group, k1, k2, ...]
     if (!w.rank_known || w.rank() < 3) return "";
     std::string k;
@@ -308,8 +322,11 @@ struct ReportBuilder {
     }
     if (!n.subgraphs.empty()) count_body_weights(n, nr, mem);
     nr.cost.memory_bytes = mem;
-    nr.calls = kernel_calls(n);
-    if (const std::string v = kernel_variant(n, nr.calls); !v.empty()) nr.variant = r.strings.intern(v);
+    const KernelFamily family = kernel_family(n);
+    nr.calls = kernel_calls(n, family);
+    if (family != KernelFamily::Other)
+      if (const std::string v = kernel_variant(n, family, nr.calls); !v.empty())
+        nr.variant = r.strings.intern(v);
 
     const OpRecord* rec = record_of(n);
     nr.supported = rec != nullptr;
