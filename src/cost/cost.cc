@@ -146,7 +146,13 @@ struct ReportBuilder {
   Report r;
   std::vector<bool> seen_value;
   std::set<std::string> symbols, overflowed_nodes;
-  std::unordered_map<std::string, size_t> op_index;
+  // Op type (the report's interned domain and op, so equal texts are one address) -> its row in r.op_types.
+  struct OpIdHash {
+    size_t operator()(const std::pair<const char*, const char*>& k) const {
+      return std::hash<const void*>()(k.first) * 31 + std::hash<const void*>()(k.second);
+    }
+  };
+  std::unordered_map<std::pair<const char*, const char*>, size_t, OpIdHash> op_index;
   std::map<std::string, int64_t> skipped;  // ops the convention's tool skips with a warning, and how often
   ScopeTree scopes;
   // Bytes of a value, memoised by (dtype, shape): a model's values share few distinct shapes, and the
@@ -491,9 +497,10 @@ struct ReportBuilder {
   }
 
   void add_to_op_types(const Node& n, const NodeReport& nr, const OpCost& oc) {
-    std::string key = op_key(n);
-    auto [it, inserted] = op_index.try_emplace(key, r.op_types.size());  // no hash node made for a known op
-    if (inserted) r.op_types.push_back(OpTypeReport{std::move(key), 0, Count{}, Count{}, Count{}, Count{}});
+    const std::pair<const char*, const char*> id{nr.domain.empty() ? nullptr : nr.domain.data(),
+                                                 nr.op.data()};
+    auto [it, inserted] = op_index.try_emplace(id, r.op_types.size());
+    if (inserted) r.op_types.push_back(OpTypeReport{op_key(n), 0, Count{}, Count{}, Count{}, Count{}});
     auto& ot = r.op_types[it->second];
     ot.count += 1;
     ot.macs += oc.macs;

@@ -500,7 +500,10 @@ void write_members(JsonWriter& w, const AnalysedReport& r, Members& m) {
     for (const auto& n : r.nodes) {
       w.begin_object();
       w.member("name", n.name);
-      w.member("op", op_key(n));
+      if (n.domain.empty())  // op_key without making a string
+        w.member("op", n.op);
+      else
+        w.member("op", op_key(n));
       w.member("scope", n.scope);
       if (n.backward) w.member("backward", true);
       w.key("outputs");
