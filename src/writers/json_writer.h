@@ -234,12 +234,17 @@ class JsonWriter {
 #if defined(__SSE2__)
     const __m128i space = _mm_set1_epi8(0x20), del = _mm_set1_epi8(0x7F), quote = _mm_set1_epi8('"'),
                   backslash = _mm_set1_epi8('\\');
-    for (; n >= 16; p += 16, n -= 16) {
-      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    auto bad16 = [&](const char* at) {
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(at));
       // Signed: bytes >= 0x80 are negative, so "v < 0x20" also catches them.
       const __m128i bad = _mm_or_si128(_mm_or_si128(_mm_cmplt_epi8(v, space), _mm_cmpeq_epi8(v, del)),
                                        _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)));
-      if (_mm_movemask_epi8(bad)) return false;
+      return _mm_movemask_epi8(bad) != 0;
+    };
+    if (n >= 16) {  // 16 at a time, the tail as the last 16 bytes (overlapping the block before)
+      for (; n > 16; p += 16, n -= 16)
+        if (bad16(p)) return false;
+      return !bad16(p + n - 16);
     }
 #endif
     static constexpr auto kEscaped = [] {
