@@ -2,6 +2,7 @@
 // the contexts (InferContext, CostContext) an op's shape and cost rules read.
 #include <algorithm>
 #include <cctype>
+#include <optional>
 #include <set>
 
 #include "flopwise/errors.h"
@@ -146,8 +147,12 @@ const ConstData* CostContext::in_data(size_t i) const {
   const auto& v = graph.values[node.inputs[i]];
   return v.data ? &*v.data : nullptr;
 }
-Count CostContext::out_numel(size_t i) const { return out_shape(i).numel_count(); }
-Count CostContext::in_numel(size_t i) const { return in_shape(i).numel_count(); }
+Count CostContext::out_numel(size_t i) const {
+  return numel_memo ? numel_memo->of(out_shape(i)) : out_shape(i).numel_count();
+}
+Count CostContext::in_numel(size_t i) const {
+  return numel_memo ? numel_memo->of(in_shape(i)) : in_shape(i).numel_count();
+}
 
 // ---- the pass -----------------------------------------------------------------------------------
 static std::string op_key(const Node& n) {
@@ -160,12 +165,28 @@ static bool only_symbols_of(const Dim& d, const std::set<std::string>& syms) {
   return true;
 }
 
+namespace {
+// The top graph's input symbols, made on first use: most declared dims equal the inferred ones and need
+// no look-up (a .pt2 program declares every value's shape).
+class LazyInputSymbols {
+ public:
+  explicit LazyInputSymbols(const Graph& g) : g_(g) {}
+  const std::set<std::string>& get() {
+    if (!syms_) syms_ = input_symbols(g_);
+    return *syms_;
+  }
+
+ private:
+  const Graph& g_;
+  std::optional<std::set<std::string>> syms_;
+};
+}  // namespace
+
 // A declared type is a hint: it fills what inference left unknown, with known dims and expressions of the
 // input dims only (an exporter's placeholder `unk__12` never becomes a symbol). A declared name that is no
 // input dim, where inference proved an expression (`past_plus_seq` where it found `past + seq`), becomes an
 // alias. A declared dim that contradicts a proved one is a conflict: the inferred dim is kept.
-static void fill_from_declared(Value& v, const std::set<std::string>& syms, bool graph_output,
-                               InferResult& res) {
+static void fill_from_declared(Value& v, LazyInputSymbols& syms, bool graph_output, InferResult& res) {
   if (!v.declared) return;
   const auto& [dt, ds] = *v.declared;
   if (v.dtype == DType::Undefined) v.dtype = dt;
@@ -179,13 +200,12 @@ static void fill_from_declared(Value& v, const std::set<std::string>& syms, bool
   for (size_t i = 0; i < ds.rank(); ++i) {
     const Dim& want = ds.dims[i];
     Dim& have = v.shape.dims[i];
-    if (want.is_unknown()) continue;
-    const bool foreign = want.is_symbolic() && !only_symbols_of(want, syms);
+    if (want.is_unknown() || (!have.is_unknown() && have.same_as(want))) continue;
+    const bool foreign = want.is_symbolic() && !only_symbols_of(want, syms.get());
     if (have.is_unknown()) {
       if (!foreign) have = want;
       continue;
     }
-    if (have.same_as(want)) continue;
     if (!foreign) {
       conflict = true;
       continue;
@@ -226,7 +246,7 @@ static void bind_outer(Graph& g) {
 
 static void infer_range(Graph& g, size_t first, size_t last, InferResult& res) {
   const OpRegistry& reg = OpRegistry::instance();
-  const std::set<std::string> syms = input_symbols(g);
+  LazyInputSymbols syms(g);
   std::vector<bool> is_output;  // the top graph's outputs, built when a declared type first needs it
   auto graph_output = [&](int o) {
     if (g.parent) return false;

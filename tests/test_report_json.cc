@@ -15,6 +15,7 @@
 #include "flopwise/json_text.h"
 #include "flopwise/onnx_import.h"
 #include "flopwise/writers.h"
+#include "writers/json_writer.h"
 
 using json = nlohmann::json;
 
@@ -351,4 +352,23 @@ TEST_CASE("json report: bytes that are not UTF-8 become U+FFFD; the report is st
   json j = json::parse(out);
   CHECK(j["nodes"][1]["name"] == "/act\ufffd\ufffd/Relu");
   CHECK(j["nodes"][0]["name"] == "/blk\"1\"/lin\\ear/MatMul");  // the rest as before
+}
+
+TEST_CASE(
+    "json writer: a byte to escape at any position of a 1 to 48 byte string is escaped as the DOM does") {
+  // The writer checks 16 bytes at a time and the tail as the last 16 (overlapping): every position of
+  // every length around those blocks, against the text of the same string dumped by nlohmann (json_text, the
+  // DOM writer's dump).
+  for (size_t len = 1; len <= 48; ++len)
+    for (size_t at = 0; at <= len; ++at)
+      for (char bad : {'"', '\\', '\n', '\x7f'}) {
+        std::string s(len, 'a');
+        if (at < len) s[at] = bad;  // at == len: nothing to escape
+        std::ostringstream os;
+        flopwise::writers_detail::JsonWriter w(os);
+        w.value(s);
+        w.finish();
+        CHECK_MESSAGE(os.str() == flopwise::json_text(nlohmann::json(s)) + "\n",
+                      "length " << len << ", at " << at);
+      }
 }

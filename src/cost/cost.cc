@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <string_view>
 #include <unordered_map>
 
 #include "count_interner.h"
@@ -122,6 +123,20 @@ namespace {
 
 using namespace cost_detail;
 
+// The ops whose kernels NodeReport::calls and ::variant describe, by one look-up per node.
+enum class KernelFamily : uint8_t { Other, Recurrent, MatMul, FusedMatMul, Gemm, Conv };
+KernelFamily kernel_family(const Node& n) {
+  static const std::unordered_map<std::string_view, KernelFamily> kOnnx = {
+      {"LSTM", KernelFamily::Recurrent}, {"GRU", KernelFamily::Recurrent}, {"RNN", KernelFamily::Recurrent},
+      {"MatMul", KernelFamily::MatMul},  {"Gemm", KernelFamily::Gemm},     {"Conv", KernelFamily::Conv}};
+  if (n.domain.empty() || n.domain == "ai.onnx") {
+    const auto it = kOnnx.find(n.op);
+    return it == kOnnx.end() ? KernelFamily::Other : it->second;
+  }
+  return n.domain == "com.microsoft" && n.op == "FusedMatMul" ? KernelFamily::FusedMatMul
+                                                              : KernelFamily::Other;
+}
+
 // One build_report: the report being filled, and what its tables and warnings are tallied from as the nodes
 // are costed in graph order.
 struct ReportBuilder {
@@ -131,13 +146,21 @@ struct ReportBuilder {
   Report r;
   std::vector<bool> seen_value;
   std::set<std::string> symbols, overflowed_nodes;
-  std::unordered_map<std::string, size_t> op_index;
+  // Op type (the report's interned domain and op, so equal texts are one address) -> its row in r.op_types.
+  struct OpIdHash {
+    size_t operator()(const std::pair<const char*, const char*>& k) const {
+      return std::hash<const void*>()(k.first) * 31 + std::hash<const void*>()(k.second);
+    }
+  };
+  std::unordered_map<std::pair<const char*, const char*>, size_t, OpIdHash> op_index;
   std::map<std::string, int64_t> skipped;  // ops the convention's tool skips with a warning, and how often
   ScopeTree scopes;
   // Bytes of a value, memoised by (dtype, shape): a model's values share few distinct shapes, and the
   // symbolic dims in them are copies of a few shared ones (Dim::poly_id), so a 1 M-node decoder multiplies
-  // out a handful of polynomials instead of one per value and use.
-  ShapeBytesMemo shape_bytes;
+  // out a handful of polynomials instead of one per value and use; a node's sum of them, once per distinct
+  // sum.
+  NodeBytesMemo node_bytes_memo;
+  NumelMemo numel_memo;  // the cost rules' elements of shapes
   CountInterner intern;
   std::unordered_map<const void*, Count> doubled;  // interned FLOPs polynomial -> its backward FLOPs (2x)
   std::vector<DtypeCounts> by_dtype;
@@ -206,9 +229,9 @@ struct ReportBuilder {
 
   // NodeReport::calls: a batched product's matrices, a grouped convolution's groups times batch, a recurrent
   // layer's time steps times directions (each step runs the cell's products once).
-  int64_t kernel_calls(const Node& n) const {
-    const bool onnx = n.domain.empty() || n.domain == "ai.onnx";
-    if (onnx && (n.op == "LSTM" || n.op == "GRU" || n.op == "RNN") && !n.inputs.empty() && n.inputs[0] >= 0) {
+  int64_t kernel_calls(const Node& n, KernelFamily family) const {
+    if (family == KernelFamily::Other) return 1;
+    if (family == KernelFamily::Recurrent && !n.inputs.empty() && n.inputs[0] >= 0) {
       const Shape& x =
           g.values[static_cast<size_t>(n.inputs[0])].shape;  // [seq, batch, in] (layout 1: batch first)
       const size_t seq_axis = n.attr_i("layout", 0) == 1 ? 1 : 0;
@@ -219,8 +242,8 @@ struct ReportBuilder {
       if (__builtin_mul_overflow(x.dims[seq_axis].value(), dirs, &calls)) return 1;
       return calls;
     }
-    const bool matmul = (onnx && n.op == "MatMul") || (n.domain == "com.microsoft" && n.op == "FusedMatMul");
-    if ((!matmul && !(onnx && n.op == "Conv")) || n.outputs.empty() || n.outputs[0] < 0 ||
+    const bool matmul = family == KernelFamily::MatMul || family == KernelFamily::FusedMatMul;
+    if ((!matmul && family != KernelFamily::Conv) || n.outputs.empty() || n.outputs[0] < 0 ||
         n.inputs.size() < 2 || n.inputs[1] < 0)
       return 1;
     const Shape& y = g.values[static_cast<size_t>(n.outputs[0])].shape;
@@ -242,13 +265,12 @@ struct ReportBuilder {
   }
 
   // NodeReport::variant: a convolution's kind of kernel, a batched product.
-  std::string kernel_variant(const Node& n, int64_t calls) const {
-    const bool onnx = n.domain.empty() || n.domain == "ai.onnx";
-    if (!onnx) return "";
-    if ((n.op == "MatMul" || n.op == "Gemm") && !n.outputs.empty() && n.outputs[0] >= 0) {
+  std::string kernel_variant(const Node& n, KernelFamily family, int64_t calls) const {
+    if ((family == KernelFamily::MatMul || family == KernelFamily::Gemm) && !n.outputs.empty() &&
+        n.outputs[0] >= 0) {
       return calls > 1 ? "batched" : product_kind(g.values[static_cast<size_t>(n.outputs[0])].shape);
     }
-    if (n.op != "Conv" || n.inputs.size() < 2 || n.inputs[1] < 0) return "";
+    if (family != KernelFamily::Conv || n.inputs.size() < 2 || n.inputs[1] < 0) return "";
     const Shape& w = g.values[static_cast<size_t>(n.inputs[1])].shape;  // [M, C / group, k1, k2, ...]
     if (!w.rank_known || w.rank() < 3) return "";
     std::string k;
@@ -296,7 +318,7 @@ struct ReportBuilder {
     for (int o : n.outputs)
       if (o >= 0) nr.outputs.push_back({r.strings.add(g.values[o].name), g.values[o].shape});
 
-    Count mem = node_bytes(g, n, [this](int vi) -> Count { return shape_bytes(g.values[vi]); });
+    Count mem = node_bytes_memo(g, n);
     for (size_t s = 0; s < n.inputs.size(); ++s) {
       const int vi = n.inputs[s];
       if (vi < 0 || seen_value[vi]) continue;
@@ -307,8 +329,11 @@ struct ReportBuilder {
     }
     if (!n.subgraphs.empty()) count_body_weights(n, nr, mem);
     nr.cost.memory_bytes = mem;
-    nr.calls = kernel_calls(n);
-    if (const std::string v = kernel_variant(n, nr.calls); !v.empty()) nr.variant = r.strings.intern(v);
+    const KernelFamily family = kernel_family(n);
+    nr.calls = kernel_calls(n, family);
+    if (family != KernelFamily::Other)
+      if (const std::string v = kernel_variant(n, family, nr.calls); !v.empty())
+        nr.variant = r.strings.intern(v);
 
     const OpRecord* rec = record_of(n);
     nr.supported = rec != nullptr;
@@ -408,7 +433,7 @@ struct ReportBuilder {
   // The node's MACs and FLOPs under the convention (--causal's discount first), the precision its MACs run in
   // and its backward FLOPs; returns its op's cost, MACs as the convention counts them.
   OpCost cost_work(const Node& n, size_t node_index, const OpRecord* rec, NodeReport& nr) {
-    OpCost oc = node_op_cost(g, n, rec, conv);
+    OpCost oc = node_op_cost(g, n, rec, conv, &numel_memo);
     if (!causal_at.empty() && causal_at[node_index] != 0) {  // --causal: the masked triangle is not computed
       const Count skip = causal_skipped_macs(g, n, causal_at[node_index] == 1);
       oc.macs = oc.macs - skip;
@@ -473,9 +498,10 @@ struct ReportBuilder {
   }
 
   void add_to_op_types(const Node& n, const NodeReport& nr, const OpCost& oc) {
-    std::string key = op_key(n);
-    auto [it, inserted] = op_index.try_emplace(key, r.op_types.size());  // no hash node made for a known op
-    if (inserted) r.op_types.push_back(OpTypeReport{std::move(key), 0, Count{}, Count{}, Count{}, Count{}});
+    const std::pair<const char*, const char*> id{nr.domain.empty() ? nullptr : nr.domain.data(),
+                                                 nr.op.data()};
+    auto [it, inserted] = op_index.try_emplace(id, r.op_types.size());
+    if (inserted) r.op_types.push_back(OpTypeReport{op_key(n), 0, Count{}, Count{}, Count{}, Count{}});
     auto& ot = r.op_types[it->second];
     ot.count += 1;
     ot.macs += oc.macs;

@@ -20,7 +20,9 @@ const OpRecord* record_of(const Node& n);
 
 // MACs and default FLOPs of one node by its record; unknown without one (an unsupported op). A
 // control-flow node's bodies are costed under `conv`, so its FLOPs are that convention's already.
-OpCost node_op_cost(const Graph& g, const Node& n, const OpRecord* rec, const Convention& conv);
+// `numel`: the report's memo of shapes' elements, where there is one.
+OpCost node_op_cost(const Graph& g, const Node& n, const OpRecord* rec, const Convention& conv,
+                    NumelMemo* numel = nullptr);
 
 // A node's MACs and FLOPs under `conv`: flopwise's MACs and the convention's FLOPs, or, for a convention with
 // its own MACs (Convention::own_macs), its rule's figure as MACs and twice that as FLOPs. `skipped` (when
@@ -37,22 +39,28 @@ Count bytes_of(const Value& v);
 class ShapeBytesMemo {
  public:
   Count operator()(const Value& v) {
+    const Count* c = find(v);
+    return c ? *c : bytes_of(v);
+  }
+  // The memo's entry for v's dtype and dims, made on first use (its address stays valid while the memo
+  // lives); nullptr where they are not memoised.
+  const Count* find(const Value& v) {
     const auto& dims = v.shape.dims;
-    if (!v.shape.rank_known || dims.size() > kMaxRank) return bytes_of(v);
+    if (!v.shape.rank_known || dims.size() > kMaxRank) return nullptr;
     Key k;
     k.words[0] = static_cast<uint64_t>(v.dtype) << 8 | dims.size();
     for (size_t i = 0; i < dims.size(); ++i) {
       const Dim& d = dims[i];
-      if (d.is_known() && d.value() >= 0 && d.value() < (int64_t{1} << 62))  // odd: never a pointer
-        k.words[i + 1] = static_cast<uint64_t>(d.value()) << 1 | 1;
+      if (const auto x = d.maybe_value(); x && *x >= 0 && *x < (int64_t{1} << 62))  // odd: never a pointer
+        k.words[i + 1] = static_cast<uint64_t>(*x) << 1 | 1;
       else if (d.is_symbolic())
         k.words[i + 1] = reinterpret_cast<uintptr_t>(d.poly_id());
       else
-        return bytes_of(v);
+        return nullptr;
     }
     auto [it, fresh] = memo_.try_emplace(k);
     if (fresh) it->second = bytes_of(v);
-    return it->second;
+    return &it->second;
   }
 
  private:
@@ -77,19 +85,73 @@ inline bool repeated_input(const Node& n, size_t s) {
   return std::find(n.inputs.begin(), n.inputs.begin() + s, n.inputs[s]) != n.inputs.begin() + s;
 }
 
-// Bytes a node reads and writes: each distinct input once (a body's outer references too; an importer's
-// synthetic value has none), every output. `bytes(value index)`: bytes_of, or a report's memo of it.
+// The values a node reads and writes, in order: each distinct input once (a body's outer references too; an
+// importer's synthetic value has none), every output. `f(value index)`.
+template <class F>
+void for_each_moved_value(const Graph& g, const Node& n, const F& f) {
+  for (size_t s = 0; s < n.inputs.size(); ++s) {
+    const int vi = n.inputs[s];
+    if (vi >= 0 && !repeated_input(n, s) && !g.values[static_cast<size_t>(vi)].synthetic) f(vi);
+  }
+  for (int o : n.outputs)
+    if (o >= 0) f(o);
+}
+
+// Bytes a node reads and writes (for_each_moved_value). `bytes(value index)`: bytes_of, or a report's memo
+// of it.
 template <class Bytes>
 Count node_bytes(const Graph& g, const Node& n, const Bytes& bytes) {
   Count mem;
-  for (size_t s = 0; s < n.inputs.size(); ++s) {
-    const int vi = n.inputs[s];
-    if (vi >= 0 && !repeated_input(n, s) && !g.values[static_cast<size_t>(vi)].synthetic) mem += bytes(vi);
-  }
-  for (int o : n.outputs)
-    if (o >= 0) mem += bytes(o);
+  for_each_moved_value(g, n, [&](int vi) { mem += bytes(vi); });
   return mem;
 }
+
+// node_bytes by the shape memo, memoised by the shape memo's entries it adds (in order) where one is
+// symbolic: a model's repeated layers read and write the same shapes, so each distinct sum of polynomials is
+// made once. Sums of known counts, and nodes with a value the shape memo does not keep, are added each time.
+class NodeBytesMemo {
+ public:
+  Count operator()(const Graph& g, const Node& n) {
+    Key k;
+    size_t used = 0;
+    bool memoised = true, symbolic = false;
+    for_each_moved_value(g, n, [&](int vi) {
+      const Count* c =
+          memoised && used < kMaxParts ? shapes_.find(g.values[static_cast<size_t>(vi)]) : nullptr;
+      memoised = c != nullptr;
+      if (!memoised) return;
+      symbolic = symbolic || !c->known;
+      k.parts[used++] = c;
+    });
+    if (!memoised)
+      return node_bytes(g, n, [&](int vi) { return shapes_(g.values[static_cast<size_t>(vi)]); });
+    auto add_up = [&k, used] {
+      Count mem;
+      for (size_t i = 0; i < used; ++i) mem += *k.parts[i];
+      return mem;
+    };
+    if (!symbolic) return add_up();
+    auto [it, fresh] = sums_.try_emplace(k);
+    if (fresh) it->second = add_up();
+    return it->second;
+  }
+
+ private:
+  static constexpr size_t kMaxParts = 8;
+  struct Key {
+    std::array<const Count*, kMaxParts> parts{};  // the shape memo's entries; nullptr past the last
+    bool operator==(const Key& o) const { return parts == o.parts; }
+  };
+  struct Hash {
+    size_t operator()(const Key& k) const {
+      uint64_t h = 0;
+      for (const Count* p : k.parts) h = (h ^ reinterpret_cast<uintptr_t>(p)) * 0x100000001b3ULL + (h >> 29);
+      return static_cast<size_t>(h);
+    }
+  };
+  ShapeBytesMemo shapes_;
+  std::unordered_map<Key, Count, Hash> sums_;
+};
 
 // The element type a node's MACs run in (NodeReport::mac_dtype).
 DType mac_dtype_of(const Graph& g, const Node& n, const Count& macs);

@@ -5,6 +5,8 @@
 #include "flopwise/stored_tensors.h"
 
 #include <algorithm>
+#include <string_view>
+#include <unordered_map>
 
 #include "flopwise/cost.h"
 #include "flopwise/ops.h"
@@ -58,19 +60,36 @@ WeightSources::Marks& WeightSources::marks_of(const Graph& g) {
   return m;
 }
 
+namespace {
+// What a layout-only op passes on (WeightSources::passed), by op name: one look-up per node.
+enum class Passes : uint8_t { None, Every, IndexedRow, Data };
+Passes passes_of(std::string_view op) {
+  static const std::unordered_map<std::string_view, Passes> kTable = {
+      {"Concat", Passes::Every}, {"Gather", Passes::IndexedRow}, {"Slice", Passes::Data},
+      {"Split", Passes::Data},   {"Transpose", Passes::Data},    {"Reshape", Passes::Data},
+      {"Flatten", Passes::Data}, {"Squeeze", Passes::Data},      {"Unsqueeze", Passes::Data},
+      {"Cast", Passes::Data},    {"CastLike", Passes::Data},     {"Identity", Passes::Data}};
+  const auto it = kTable.find(op);
+  return it == kTable.end() ? Passes::None : it->second;
+}
+}  // namespace
+
 WeightSources::Inputs WeightSources::passed(const Graph& g, const Node& n) {
   if ((!n.domain.empty() && n.domain != "ai.onnx") || n.inputs.empty()) return {};
-  const std::string& op = n.op;
   const int* in = n.inputs.data();
-  if (op == "Concat") return {in, in + n.inputs.size()};
-  if (op == "Gather") {  // a row of a table: the index must be a constant
-    if (n.inputs.size() < 2 || in[1] < 0) return {};
-    const Value& idx = g.values[static_cast<size_t>(in[1])];
-    return is_stored(g, idx) || idx.data ? Inputs{in, in + 1} : Inputs{};
+  switch (passes_of(n.op)) {
+    case Passes::Every:
+      return {in, in + n.inputs.size()};
+    case Passes::IndexedRow: {  // a row of a table: the index must be a constant
+      if (n.inputs.size() < 2 || in[1] < 0) return {};
+      const Value& idx = g.values[static_cast<size_t>(in[1])];
+      return is_stored(g, idx) || idx.data ? Inputs{in, in + 1} : Inputs{};
+    }
+    case Passes::Data:
+      return {in, in + 1};
+    case Passes::None:
+      break;
   }
-  if (op == "Slice" || op == "Split" || op == "Transpose" || op == "Reshape" || op == "Flatten" ||
-      op == "Squeeze" || op == "Unsqueeze" || op == "Cast" || op == "CastLike" || op == "Identity")
-    return {in, in + 1};
   return {};
 }
 

@@ -4,6 +4,7 @@
 #include "flopwise/dim.h"
 
 #include <algorithm>
+#include <array>
 #include <mutex>
 #include <numeric>
 #include <stdexcept>
@@ -199,24 +200,24 @@ Dim& Dim::operator+=(const Dim& b) {
         ta.back().second = c;
       return true;
     };
-    // Two walks of the sorted lists: the first checks, the second adds.
+    // One walk of the sorted lists; the sums are kept aside until every term of b has found its own in a
+    // (a polynomial of more terms than kAside goes to the merge).
     auto add_terms = [&ta](const Terms& tb) {
-      auto walk = [&](bool apply) {
-        size_t i = 0;
-        for (const auto& t : tb) {
-          // Totals gather like-shaped counts, so the terms mostly line up: equality is tested first, and
-          // a term of a that is neither equal nor before ends the walk (b's monomial is not among a's).
-          for (; i < ta.size() && ta[i].first != t.first; ++i)
-            if (!term_before(ta[i].first, t.first)) return false;
-          int64_t c;
-          if (i == ta.size() || !checked_add(ta[i].second, t.second, &c) || c == 0) return false;
-          if (apply) ta[i].second = c;
-          ++i;
-        }
-        return true;
-      };
-      if (tb.size() > ta.size() || !walk(false)) return false;
-      walk(true);
+      constexpr size_t kAside = 16;
+      if (tb.size() > ta.size() || tb.size() > kAside) return false;
+      std::array<std::pair<size_t, int64_t>, kAside> sums;
+      size_t i = 0;
+      for (size_t j = 0; j < tb.size(); ++j) {
+        const Monomial& m = tb[j].first;
+        // Totals gather like-shaped counts, so the terms mostly line up: equality is tested first, and a
+        // term of a that is neither equal nor before ends the walk (b's monomial is not among a's).
+        for (; i < ta.size() && ta[i].first != m; ++i)
+          if (!term_before(ta[i].first, m)) return false;
+        int64_t c;
+        if (i == ta.size() || !checked_add(ta[i].second, tb[j].second, &c) || c == 0) return false;
+        sums[j] = {i++, c};
+      }
+      for (size_t j = 0; j < tb.size(); ++j) ta[sums[j].first].second = sums[j].second;
       return true;
     };
     if (b.poly_ ? add_terms(*b.poly_) : add_constant(b.constant_)) return *this;

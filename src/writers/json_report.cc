@@ -53,6 +53,52 @@ void write_shape(JsonWriter& w, const Shape& s) {
   w.end_array();
 }
 
+// A shape's text by the depth it is written at and its dims (a known one's value, a symbolic one's identity:
+// dims of the report, which outlives the memo): a report's nodes repeat a few dozen shapes thousands of
+// times. A shape of rank above kMaxRank or with a negative dim is written each time.
+class ShapeTextMemo {
+ public:
+  void write(JsonWriter& w, const Shape& s) {
+    Key k;
+    if (!s.rank_known || s.rank() > kMaxRank || !w.keyed_value() || !key_of(w.depth(), s, k))
+      return write_shape(w, s);
+    if (auto it = memo_.find(k); it != memo_.end()) return w.keyed_raw(it->second);
+    const size_t mark = w.mark();
+    write_shape(w, s);
+    if (const auto text = w.since(mark)) memo_.emplace(k, std::string(*text));
+  }
+
+ private:
+  static constexpr size_t kMaxRank = 7;
+  struct Key {
+    std::array<uint64_t, kMaxRank + 1> words{};
+    bool operator==(const Key& o) const { return words == o.words; }
+  };
+  struct Hash {
+    size_t operator()(const Key& k) const {
+      uint64_t h = 0;
+      for (uint64_t w : k.words) h = (h ^ w) * 0x100000001b3ULL + (h >> 29);
+      return static_cast<size_t>(h);
+    }
+  };
+  static bool key_of(size_t depth, const Shape& s, Key& k) {
+    k.words[0] = static_cast<uint64_t>(depth) << 8 | s.rank();
+    for (size_t i = 0; i < s.rank(); ++i) {
+      const Dim& d = s.dims[i];
+      if (const auto v = d.maybe_value(); v && *v >= 0 && *v < (int64_t{1} << 62))  // odd: never a pointer
+        k.words[i + 1] = static_cast<uint64_t>(*v) << 1 | 1;
+      else if (d.is_symbolic())
+        k.words[i + 1] = reinterpret_cast<uintptr_t>(d.poly_id());
+      else if (d.is_unknown())
+        k.words[i + 1] = 2;  // even, and no polynomial's address
+      else
+        return false;
+    }
+    return true;
+  }
+  std::unordered_map<Key, std::string, Hash> memo_;
+};
+
 void write_totals(JsonWriter& w, const Totals& t, bool joint) {
   w.begin_object();
   w.member("params", t.params);
@@ -449,11 +495,15 @@ void write_members(JsonWriter& w, const AnalysedReport& r, Members& m) {
         if (u.node >= 0 && static_cast<size_t>(u.node) < predicted.size())
           predicted[static_cast<size_t>(u.node)] = u.ms;
     }
+    ShapeTextMemo shapes;
     w.begin_array();
     for (const auto& n : r.nodes) {
       w.begin_object();
       w.member("name", n.name);
-      w.member("op", op_key(n));
+      if (n.domain.empty())  // op_key without making a string
+        w.member("op", n.op);
+      else
+        w.member("op", op_key(n));
       w.member("scope", n.scope);
       if (n.backward) w.member("backward", true);
       w.key("outputs");
@@ -462,7 +512,7 @@ void write_members(JsonWriter& w, const AnalysedReport& r, Members& m) {
         w.begin_object();
         w.member("name", name);
         w.key("shape");
-        write_shape(w, s);
+        shapes.write(w, s);
         w.end_object();
       }
       w.end_array();

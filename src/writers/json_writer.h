@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string_view>
 #include <vector>
@@ -121,6 +122,23 @@ class JsonWriter {
     }
   }
 
+  // A value's text copied from an earlier write of the same value at the same depth (keyed_text): one copy
+  // instead of its tokens. Only after a key (a value in an array would change the member count).
+  void keyed_raw(std::string_view text) {
+    assert(keyed_value());
+    put(text);
+  }
+  // Whether the next value follows a key; the depth of the next value.
+  bool keyed_value() const { return !keyed_.empty() && keyed_.back(); }
+  size_t depth() const { return open_.size(); }
+  // The bytes written so far, and the text written since `mark` (a value just written, to be reused by
+  // keyed_raw), when it is still in the buffer; nullopt when it has gone to the stream.
+  size_t mark() const { return flushed_ + used_; }
+  std::optional<std::string_view> since(size_t mark) const {
+    if (mark < flushed_) return std::nullopt;
+    return std::string_view(buf_.get() + (mark - flushed_), flushed_ + used_ - mark);
+  }
+
   // The document's closing newline; everything buffered goes to the stream.
   void finish() {
     put('\n');
@@ -142,6 +160,7 @@ class JsonWriter {
 
   void flush() {
     os_.write(buf_.get(), static_cast<std::streamsize>(used_));
+    flushed_ += used_;
     used_ = 0;
   }
 
@@ -151,6 +170,7 @@ class JsonWriter {
       flush();
       if (s.size() > kBufSize) {
         os_.write(s.data(), static_cast<std::streamsize>(s.size()));
+        flushed_ += s.size();
         return;
       }
     }
@@ -214,12 +234,17 @@ class JsonWriter {
 #if defined(__SSE2__)
     const __m128i space = _mm_set1_epi8(0x20), del = _mm_set1_epi8(0x7F), quote = _mm_set1_epi8('"'),
                   backslash = _mm_set1_epi8('\\');
-    for (; n >= 16; p += 16, n -= 16) {
-      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    auto bad16 = [&](const char* at) {
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(at));
       // Signed: bytes >= 0x80 are negative, so "v < 0x20" also catches them.
       const __m128i bad = _mm_or_si128(_mm_or_si128(_mm_cmplt_epi8(v, space), _mm_cmpeq_epi8(v, del)),
                                        _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)));
-      if (_mm_movemask_epi8(bad)) return false;
+      return _mm_movemask_epi8(bad) != 0;
+    };
+    if (n >= 16) {  // 16 at a time, the tail as the last 16 bytes (overlapping the block before)
+      for (; n > 16; p += 16, n -= 16)
+        if (bad16(p)) return false;
+      return !bad16(p + n - 16);
     }
 #endif
     static constexpr auto kEscaped = [] {
@@ -252,6 +277,7 @@ class JsonWriter {
   std::ostream& os_;
   std::unique_ptr<char[]> buf_;
   size_t used_ = 0;
+  size_t flushed_ = 0;        // bytes sent to the stream
   PolyTextMemo poly_text_;    // symbolic counts' text, once per polynomial
   std::vector<size_t> open_;  // members written so far in each open object or array
   std::vector<bool> keyed_;   // per open container: an object (its values follow keys)
