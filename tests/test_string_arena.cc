@@ -44,3 +44,22 @@ TEST_CASE("string arena: views stay valid across blocks, a long string and a mov
   CHECK(after == "after the long one");
   CHECK(moved.intern("x") == "x");
 }
+
+TEST_CASE("string arena: interning through the table's growth, every length the hash reads differently") {
+  StringArena a;
+  std::vector<std::pair<std::string, std::string_view>> kept;
+  // 5,000 distinct texts of 1 to 40 bytes (the hash reads 1-3, 4-7 and 8+ bytes each its own way): the table
+  // grows many times; texts that differ only in their last byte or in length must stay apart.
+  for (int i = 0; i < 5000; ++i) {
+    std::string s = std::string(static_cast<size_t>(i % 40), 'a') + static_cast<char>('A' + i / 40 % 26);
+    s += std::to_string(i / 1040);
+    kept.emplace_back(s, a.intern(s));
+  }
+  for (const auto& [s, v] : kept) {
+    REQUIRE(v == s);
+    CHECK(a.intern(std::string(s)).data() == v.data());  // a second intern is the first copy
+  }
+  for (size_t i = 1; i < kept.size(); ++i) CHECK(kept[i].second.data() != kept[i - 1].second.data());
+  StringArena moved = std::move(a);
+  CHECK(moved.intern(kept[123].first).data() == kept[123].second.data());  // the table moves with the arena
+}

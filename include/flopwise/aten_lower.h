@@ -243,9 +243,7 @@ class AtenLowerer {
                const std::vector<int>& ins, Attrs attrs = {}, const std::string& domain = "", int opset = 0);
   void set(const AtenValue* o, JV j) { env_.insert_or_assign(o, std::move(j)); }
   void set_known(const AtenValue* o, Known k) { env_.insert_or_assign(o, JV::known(std::move(k))); }
-  void set_ir(const AtenValue* o, int ir, JV::Kind k = JV::Tensor) {
-    env_.insert_or_assign(o, JV::of_ir(ir, k));
-  }
+  void set_ir(const AtenValue* o, int ir, JV::Kind k = JV::Tensor);  // in place: no JV moved in
   static std::string ir_name(const AtenValue* v) { return "%" + v->name; }
   std::string tmp(const AtenValue* o, const std::string& what) { return ir_name(o) + "/" + what; }
   Graph& graph() { return g_; }
@@ -269,6 +267,11 @@ class AtenLowerer {
   std::unordered_map<std::string, int> name_count_;   // emit: nodes named so far per "scope/op"
   std::string name_buf_;                              // emit: the "scope/op" being looked up (reused)
   std::unordered_map<std::string, int> next_suffix_;  // new_value: the last suffix given to a name
+  // emit's shared part: the node in the current scope, named, added to the graph (its outputs to follow).
+  flopwise::Node& add_node(const std::string& op, const std::vector<int>& ins, Attrs attrs,
+                           const std::string& domain, int opset);
+  int emit_one(const std::string& op, const std::vector<int>& ins, const std::string& out, Attrs attrs,
+               const std::string& domain, int opset);  // a node of one output: its value
   int const_count_ = 0;
   size_t inferred_upto_ = 0;  // nodes [0, inferred_upto_) have been through the shape pass
   // The incremental passes' result, kept across them so that data-dependent sizes are numbered once in node

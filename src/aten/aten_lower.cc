@@ -304,10 +304,9 @@ std::optional<bool> AtenLowerer::known_bool(const JV& j) {
 }
 
 // ---- emission -----------------------------------------------------------------------------------
-std::vector<int> AtenLowerer::emit(const std::string& op, const std::vector<int>& ins,
-                                   const std::vector<std::string>& outs, Attrs attrs,
-                                   const std::string& domain, int opset) {
-  flopwise::Node n;
+flopwise::Node& AtenLowerer::add_node(const std::string& op, const std::vector<int>& ins, Attrs attrs,
+                                      const std::string& domain, int opset) {
+  flopwise::Node& n = g_.nodes.emplace_back();  // built in place
   n.op = op;
   n.domain = domain;
   n.opset = opset ? opset : (domain.empty() ? kTorchOpset : 1);
@@ -321,7 +320,14 @@ std::vector<int> AtenLowerer::emit(const std::string& op, const std::vector<int>
   name_buf_ += op;
   int c = name_count_[name_buf_]++;
   n.name = c ? name_buf_ + "_" + std::to_string(c) : name_buf_;
-  int idx = static_cast<int>(g_.nodes.size());
+  return n;
+}
+
+std::vector<int> AtenLowerer::emit(const std::string& op, const std::vector<int>& ins,
+                                   const std::vector<std::string>& outs, Attrs attrs,
+                                   const std::string& domain, int opset) {
+  const int idx = static_cast<int>(g_.nodes.size());
+  add_node(op, ins, std::move(attrs), domain, opset);
   std::vector<int> res;
   res.reserve(outs.size());
   for (const auto& o : outs) {
@@ -329,21 +335,37 @@ std::vector<int> AtenLowerer::emit(const std::string& op, const std::vector<int>
     g_.values[vi].producer = idx;
     res.push_back(vi);
   }
-  n.outputs = res;
-  g_.nodes.push_back(std::move(n));
+  g_.nodes[static_cast<size_t>(idx)].outputs = res;
   return res;
+}
+
+int AtenLowerer::emit_one(const std::string& op, const std::vector<int>& ins, const std::string& out,
+                          Attrs attrs, const std::string& domain, int opset) {
+  const int idx = static_cast<int>(g_.nodes.size());
+  add_node(op, ins, std::move(attrs), domain, opset);
+  const int vi = new_value(out);
+  g_.values[vi].producer = idx;
+  g_.nodes[static_cast<size_t>(idx)].outputs.push_back(vi);
+  return vi;
 }
 
 int AtenLowerer::emit_to(const AtenValue* o, const std::string& op, const std::vector<int>& ins, Attrs attrs,
                          const std::string& domain, int opset) {
-  int r = emit(op, ins, {ir_name(o)}, std::move(attrs), domain, opset)[0];
+  int r = emit_one(op, ins, ir_name(o), std::move(attrs), domain, opset);
   set_ir(o, r);
   return r;
 }
 
 int AtenLowerer::emit_tmp(const AtenValue* o, const std::string& what, const std::string& op,
                           const std::vector<int>& ins, Attrs attrs, const std::string& domain, int opset) {
-  return emit(op, ins, {tmp(o, what)}, std::move(attrs), domain, opset)[0];
+  return emit_one(op, ins, tmp(o, what), std::move(attrs), domain, opset);
+}
+
+void AtenLowerer::set_ir(const AtenValue* o, int ir, JV::Kind k) {
+  auto [it, fresh] = env_.try_emplace(o);
+  if (!fresh) it->second = JV();
+  it->second.kind = k;
+  it->second.ir = ir;
 }
 
 // The IR nodes of one call, and consecutive calls of one module, share one list.

@@ -35,6 +35,7 @@ class Pt2Lowerer : public AtenLowerer {
   std::vector<Frame> frames_;
   std::deque<AtenValue> owned_;                                    // every AtenValue, at stable addresses
   std::unordered_map<const AtenArg*, const AtenValue*> defaults_;  // default_literal's, by schema argument
+  std::unordered_map<std::string_view, const AtenSchema*> aten_schema_of_;  // by target (the program's text)
   int anon_ = 0;
   int depth_ = 0;  // of inlined subgraphs
   // The module stack the scope was last set from (set_node_scope): its frames view text parsed once per
@@ -61,6 +62,7 @@ class Pt2Lowerer : public AtenLowerer {
   // A call of the op `name` ("aten::mm", "transformers::grouped_mm_fallback") by its schema in
   // aten_schemas().
   bool lower_schema_call(const Node& n, const std::string& name, std::string_view overload);
+  bool lower_schema_call(const Node& n, const AtenSchema* s);  // false for nullptr
   bool lower_hop(const Node& n, std::string_view hop);
   bool inline_graph(const Graph& g, const std::vector<JV>& args, const std::vector<Argument>& outs);
   // Lowers `g` once with `args` for its inputs: its outputs' values; nullopt when the arguments do not fit.

@@ -128,12 +128,18 @@ void Pt2Lowerer::lower_node(const Node& n) {
   keep_unsupported(n, ns, op, "a custom op: flopwise has no cost rule for it");
 }
 
+// The schema looked up once per distinct target (a model calls a few dozen ops thousands of times).
 bool Pt2Lowerer::lower_aten_call(const Node& n, std::string_view name, std::string_view overload) {
-  return lower_schema_call(n, "aten::" + std::string(name), overload);
+  auto [it, fresh] = aten_schema_of_.try_emplace(n.target, nullptr);
+  if (fresh) it->second = aten_schemas().find("aten::" + std::string(name), overload);
+  return lower_schema_call(n, it->second);
 }
 
 bool Pt2Lowerer::lower_schema_call(const Node& n, const std::string& name, std::string_view overload) {
-  const AtenSchema* s = aten_schemas().find(name, overload);
+  return lower_schema_call(n, aten_schemas().find(name, overload));
+}
+
+bool Pt2Lowerer::lower_schema_call(const Node& n, const AtenSchema* s) {
   if (!s) return false;
   AtenNode call;
   call.kind = s->name;

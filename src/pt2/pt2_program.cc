@@ -278,11 +278,15 @@ void Pt2Lowerer::module_tree() {
   const flopwise::Node* prev = nullptr;  // a module's nodes run in a row: its scope is seen once
   for (const flopwise::Node& n : g_.nodes) {
     if (prev && prev->scope == n.scope && prev->scope_classes == n.scope_classes) continue;
-    prev = &n;
     for (size_t i = 0; i < n.scope.size(); ++i) {
+      // A level the previous scope had (a module's parents): added with its class then, first seen first.
+      if (prev && i < prev->scope.size() && prev->scope[i] == n.scope[i] &&
+          (i < prev->scope_classes.size()) == (i < n.scope_classes.size()))
+        continue;
       add(n.scope[i]);
       if (i < n.scope_classes.size()) classes.emplace(n.scope[i], n.scope_classes[i]);
     }
+    prev = &n;
   }
   struct Held {
     std::string owner;
