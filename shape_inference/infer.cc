@@ -147,8 +147,12 @@ const ConstData* CostContext::in_data(size_t i) const {
   const auto& v = graph.values[node.inputs[i]];
   return v.data ? &*v.data : nullptr;
 }
-Count CostContext::out_numel(size_t i) const { return out_shape(i).numel_count(); }
-Count CostContext::in_numel(size_t i) const { return in_shape(i).numel_count(); }
+Count CostContext::out_numel(size_t i) const {
+  return numel_memo ? numel_memo->of(out_shape(i)) : out_shape(i).numel_count();
+}
+Count CostContext::in_numel(size_t i) const {
+  return numel_memo ? numel_memo->of(in_shape(i)) : in_shape(i).numel_count();
+}
 
 // ---- the pass -----------------------------------------------------------------------------------
 static std::string op_key(const Node& n) {

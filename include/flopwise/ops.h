@@ -12,6 +12,7 @@
 
 #include "flopwise/dim.h"
 #include "flopwise/ir.h"
+#include "flopwise/numel_memo.h"
 
 namespace flopwise {
 
@@ -75,6 +76,9 @@ struct CostContext {
   const Node& node;
   // Cost of one run of a subgraph of this node (If branches, Loop/Scan bodies).
   std::function<OpCost(const Graph&)> subgraph_cost;
+  // Where a report's nodes are costed: the elements of shapes, each distinct one computed once (out_numel,
+  // in_numel); nullptr: each time.
+  NumelMemo* numel_memo = nullptr;
   const Shape& in_shape(size_t i) const;
   const Shape& out_shape(size_t i) const;
   DType in_dtype(size_t i) const;

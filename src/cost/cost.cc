@@ -160,6 +160,7 @@ struct ReportBuilder {
   // out a handful of polynomials instead of one per value and use; a node's sum of them, once per distinct
   // sum.
   NodeBytesMemo node_bytes_memo;
+  NumelMemo numel_memo;  // the cost rules' elements of shapes
   CountInterner intern;
   std::unordered_map<const void*, Count> doubled;  // interned FLOPs polynomial -> its backward FLOPs (2x)
   std::vector<DtypeCounts> by_dtype;
@@ -432,7 +433,7 @@ struct ReportBuilder {
   // The node's MACs and FLOPs under the convention (--causal's discount first), the precision its MACs run in
   // and its backward FLOPs; returns its op's cost, MACs as the convention counts them.
   OpCost cost_work(const Node& n, size_t node_index, const OpRecord* rec, NodeReport& nr) {
-    OpCost oc = node_op_cost(g, n, rec, conv);
+    OpCost oc = node_op_cost(g, n, rec, conv, &numel_memo);
     if (!causal_at.empty() && causal_at[node_index] != 0) {  // --causal: the masked triangle is not computed
       const Count skip = causal_skipped_macs(g, n, causal_at[node_index] == 1);
       oc.macs = oc.macs - skip;

@@ -25,9 +25,10 @@ const OpRecord* record_of(const Node& n) { return OpRegistry::instance().find(n.
 
 // MACs and default FLOPs of one node by its record; unknown without one (an unsupported op). A
 // control-flow node's bodies are costed under `conv`, so its FLOPs are that convention's already.
-OpCost node_op_cost(const Graph& g, const Node& n, const OpRecord* rec, const Convention& conv) {
+OpCost node_op_cost(const Graph& g, const Node& n, const OpRecord* rec, const Convention& conv,
+                    NumelMemo* numel) {
   if (!rec) return OpCost{Count::unknown(), Count::unknown()};
-  CostContext ctx{g, n, [&conv](const Graph& sub) { return graph_cost(sub, conv); }};
+  CostContext ctx{g, n, [&conv](const Graph& sub) { return graph_cost(sub, conv); }, numel};
   return rec->cost(ctx);
 }
 

@@ -20,7 +20,9 @@ const OpRecord* record_of(const Node& n);
 
 // MACs and default FLOPs of one node by its record; unknown without one (an unsupported op). A
 // control-flow node's bodies are costed under `conv`, so its FLOPs are that convention's already.
-OpCost node_op_cost(const Graph& g, const Node& n, const OpRecord* rec, const Convention& conv);
+// `numel`: the report's memo of shapes' elements, where there is one.
+OpCost node_op_cost(const Graph& g, const Node& n, const OpRecord* rec, const Convention& conv,
+                    NumelMemo* numel = nullptr);
 
 // A node's MACs and FLOPs under `conv`: flopwise's MACs and the convention's FLOPs, or, for a convention with
 // its own MACs (Convention::own_macs), its rule's figure as MACs and twice that as FLOPs. `skipped` (when
