@@ -10,7 +10,7 @@ set(FLOPWISE_LAYER_ir_DIRS src/ir)
 set(FLOPWISE_LAYER_ir_HEADERS aten_call.h dim.h errors.h input_file.h ir.h json_text.h limits.h pins.h string_arena.h
     sub_byte.h)
 set(FLOPWISE_LAYER_shape_DIRS shape_inference shape_inference/ops)
-set(FLOPWISE_LAYER_shape_HEADERS infer.h ops.h)
+set(FLOPWISE_LAYER_shape_HEADERS infer.h numel_memo.h ops.h)
 # The aten lowering (no LibTorch): a neutral aten call into the IR, below every importer that meets aten ops.
 set(FLOPWISE_LAYER_aten_DIRS src/aten)
 set(FLOPWISE_LAYER_aten_HEADERS aten_lower.h aten_schema.h)

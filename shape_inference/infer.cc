@@ -150,6 +150,9 @@ const ConstData* CostContext::in_data(size_t i) const {
 Count CostContext::out_numel(size_t i) const {
   return numel_memo ? numel_memo->of(out_shape(i)) : out_shape(i).numel_count();
 }
+Dim CostContext::out_numel_dim(size_t i) const {
+  return numel_memo ? numel_memo->numel(out_shape(i)) : out_shape(i).numel();
+}
 Count CostContext::in_numel(size_t i) const {
   return numel_memo ? numel_memo->of(in_shape(i)) : in_shape(i).numel_count();
 }

@@ -2,6 +2,7 @@
 // unknown, shape text round trips, polynomials accumulated in place.
 #include <doctest/doctest.h>
 
+#include "cost/count_interner.h"
 #include "flopwise/dim.h"
 #include "flopwise/errors.h"
 #include "flopwise/ir.h"
@@ -152,6 +153,38 @@ TEST_CASE("polynomials: adding a known value to an unshared polynomial changes o
   acc += Dim();  // unknown is sticky
   CHECK(acc.is_unknown());
 }
+TEST_CASE("sums by the memo (cost_detail::SumMemo) equal Count's own sums, flags included, hit or miss") {
+  // Each sum is made twice into fresh accumulators (a miss, then a hit on the same operands): both must equal
+  // the plain a += b, which defines it, by value and by flags: known + known, symbolic + known (the constant
+  // overflowing too), symbolic + symbolic (a coefficient overflowing; terms cancelling to a known value),
+  // unknown and overflowed operands.
+  using flopwise::Count;
+  Dim b = Dim::symbol("batch");
+  const std::vector<Count> counts = {
+      Count{7},
+      Count{INT64_MAX},
+      Count::of(Dim(3) * b),
+      Count::of(Dim(-3) * b),
+      Count::of(Dim(INT64_MAX) * b + Dim(1)),
+      Count::of(b + Dim(INT64_MAX)),
+      Count::unknown(),
+      Count{0, false, true},  // overflowed
+      Count{5, true, true},   // known, its overflow flag carried
+  };
+  flopwise::cost_detail::SumMemo memo;
+  for (const Count& x : counts)
+    for (const Count& y : counts)
+      for (int round = 0; round < 2; ++round) {
+        Count plain = x, memoised = x;
+        plain += y;
+        memo.add(memoised, y);
+        CHECK(memoised == plain);
+        CHECK(memoised.known == plain.known);
+        CHECK(memoised.overflowed == plain.overflowed);
+        CHECK(memoised.as_dim().str() == plain.as_dim().str());
+      }
+}
+
 TEST_CASE(
     "--input grammar: names with colons (tf2onnx input:0, PyTorch onnx::Flatten_0), read from the right") {
   using flopwise::parse_input_pin;

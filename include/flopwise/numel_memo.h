@@ -20,21 +20,13 @@ namespace flopwise {
 class NumelMemo {
  public:
   Count of(const Shape& s) {
-    if (!s.rank_known || s.rank() > kMaxRank) return s.numel_count();
-    Key k;
-    k.words[0] = s.rank();
-    for (size_t i = 0; i < s.rank(); ++i) {
-      const Dim& d = s.dims[i];
-      if (const auto v = d.maybe_value(); v && *v >= 0 && *v < (int64_t{1} << 62))  // odd: never a pointer
-        k.words[i + 1] = static_cast<uint64_t>(*v) << 1 | 1;
-      else if (d.is_symbolic())
-        k.words[i + 1] = reinterpret_cast<uintptr_t>(d.poly_id());
-      else
-        return s.numel_count();
-    }
-    auto [it, fresh] = memo_.try_emplace(k);
-    if (fresh) it->second = s.numel_count();
-    return it->second;
+    const Entry* e = find(s);
+    return e ? e->count : s.numel_count();
+  }
+  // Shape::numel by the memo.
+  Dim numel(const Shape& s) {
+    const Entry* e = find(s);
+    return e ? e->numel : s.numel();
   }
 
  private:
@@ -50,7 +42,28 @@ class NumelMemo {
       return static_cast<size_t>(h);
     }
   };
-  std::unordered_map<Key, Count, Hash> memo_;
+  struct Entry {
+    Dim numel;    // Shape::numel
+    Count count;  // Shape::numel_count
+  };
+  const Entry* find(const Shape& s) {
+    if (!s.rank_known || s.rank() > kMaxRank) return nullptr;
+    Key k;
+    k.words[0] = s.rank();
+    for (size_t i = 0; i < s.rank(); ++i) {
+      const Dim& d = s.dims[i];
+      if (const auto v = d.maybe_value(); v && *v >= 0 && *v < (int64_t{1} << 62))  // odd: never a pointer
+        k.words[i + 1] = static_cast<uint64_t>(*v) << 1 | 1;
+      else if (d.is_symbolic())
+        k.words[i + 1] = reinterpret_cast<uintptr_t>(d.poly_id());
+      else
+        return nullptr;
+    }
+    auto [it, fresh] = memo_.try_emplace(k);
+    if (fresh) it->second = Entry{s.numel(), s.numel_count()};
+    return &it->second;
+  }
+  std::unordered_map<Key, Entry, Hash> memo_;
 };
 
 }  // namespace flopwise

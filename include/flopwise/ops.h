@@ -84,7 +84,8 @@ struct CostContext {
   DType in_dtype(size_t i) const;
   bool has_input(size_t i) const { return i < node.inputs.size() && node.inputs[i] >= 0; }
   const ConstData* in_data(size_t i) const;
-  Count out_numel(size_t i = 0) const;  // elements of output i
+  Count out_numel(size_t i = 0) const;    // elements of output i
+  Dim out_numel_dim(size_t i = 0) const;  // the same as a dim (Shape::numel)
   Count in_numel(size_t i) const;
 };
 

@@ -73,7 +73,7 @@ OpCost cost_matmul(const CostContext& c) {
   Dim k = matmul_k(c.in_shape(0), c.in_shape(1));
   const Shape& out = c.out_shape(0);
   if (!out.rank_known) return cost_contraction(Count::unknown());
-  return cost_contraction(Count::of(out.numel() * k));
+  return cost_contraction(Count::of(c.out_numel_dim(0) * k));
 }
 
 // ---- Gemm ------------------------------------------------------------------------------------

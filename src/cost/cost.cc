@@ -37,24 +37,32 @@ const char* product_kind(const Shape& y, const std::vector<std::pair<std::string
   return one_row ? "vector" : "matrix";
 }
 
-void Totals::add_rollup(const Totals& n) {
+namespace {
+// Totals::add_rollup, each exact count added by `add(into, count)`.
+template <class Add>
+void roll_up_node(Totals& t, const Totals& n, const Add& add) {
   bool any_unknown = false;
-  auto add = [&](Count& into, const Count& c) {
+  auto add_exact = [&](Count& into, const Count& c) {
     if (!c.exact()) {
       any_unknown = true;
       into.overflowed = into.overflowed || c.overflowed;
       return;
     }
-    into += c;
+    add(into, c);
   };
-  add(params, n.params);
-  add(buffers, n.buffers);
-  add(macs, n.macs);
-  add(flops, n.flops);
-  add(memory_bytes, n.memory_bytes);
-  add(backward_flops, n.backward_flops);
-  add(backward_macs, n.backward_macs);
-  uncounted += n.uncounted + (any_unknown ? 1 : 0);
+  add_exact(t.params, n.params);
+  add_exact(t.buffers, n.buffers);
+  add_exact(t.macs, n.macs);
+  add_exact(t.flops, n.flops);
+  add_exact(t.memory_bytes, n.memory_bytes);
+  add_exact(t.backward_flops, n.backward_flops);
+  add_exact(t.backward_macs, n.backward_macs);
+  t.uncounted += n.uncounted + (any_unknown ? 1 : 0);
+}
+}  // namespace
+
+void Totals::add_rollup(const Totals& n) {
+  roll_up_node(*this, n, [](Count& into, const Count& c) { into += c; });
 }
 
 void Totals::add_subtotal(const Totals& c) {
@@ -162,6 +170,7 @@ struct ReportBuilder {
   NodeBytesMemo node_bytes_memo;
   NumelMemo numel_memo;  // the cost rules' elements of shapes
   CountInterner intern;
+  SumMemo sums;                                    // the scopes' sums of their nodes' and children's counts
   std::unordered_map<const void*, Count> doubled;  // interned FLOPs polynomial -> its backward FLOPs (2x)
   std::vector<DtypeCounts> by_dtype;
   std::set<const Value*> local_seen;  // control-flow bodies' own stored tensors already counted
@@ -344,9 +353,9 @@ struct ReportBuilder {
     ScopeNode* cur = scopes.place(n, nr, r);
     intern(nr.cost);
     nr.backward = n.backward;
-    cur->cost.add_rollup(n.backward
-                             ? as_backward(nr.cost)
-                             : nr.cost);  // the node's own scope; its ancestors get it in the pass below
+    // The node's own scope (Totals::add_rollup, by the memo of sums); its ancestors get it in the pass below.
+    roll_up_node(cur->cost, n.backward ? as_backward(nr.cost) : nr.cost,
+                 [this](Count& into, const Count& c) { sums.add(into, c); });
     if (std::find(cur->ops.begin(), cur->ops.end(), n.op) == cur->ops.end()) cur->ops.push_back(n.op);
 
     add_to_op_types(n, nr, oc);
@@ -512,7 +521,7 @@ struct ReportBuilder {
 
   // After the last node: scope roll-up, module tree, op types sorted, warnings and the dtype table.
   Report finish() {
-    roll_up_scopes(*r.scopes, intern);
+    roll_up_scopes(*r.scopes, intern, sums);
     for (auto& ot : r.op_types)
       for (Count* c : {&ot.macs, &ot.flops, &ot.params, &ot.memory_bytes}) intern(*c);
     r.totals = r.scopes->cost;

@@ -1,10 +1,14 @@
-// src/cost/count_interner.h — hash-consing of symbolic counts, for a report's nodes, scopes and op types.
+// src/cost/count_interner.h — hash-consing of symbolic counts, for a report's nodes, scopes and op types,
+// and a memo of their sums.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 #include "flopwise/cost.h"
 
@@ -44,6 +48,62 @@ class CountInterner {
   std::unordered_set<Dim, Hash> seen_;
   // Identities of the polynomials in seen_ (which keeps them alive: an address is never reused here).
   std::unordered_set<const void*> ids_;
+};
+
+// Sums of counts by their operands' identities (a known count's value, a symbolic one's polynomial) and
+// flags: a model's repeated layers add the same node counts into their scopes in the same order, so each
+// distinct sum is made once and the scopes share it. Each entry keeps its operands alive (a key's address is
+// not reused by another polynomial while the entry lives); past kMaxEntries the memo starts again.
+class SumMemo {
+ public:
+  // a += b, by the memo where one is symbolic and neither unknown.
+  void add(Count& a, const Count& b) {
+    if (!a.exact() || !b.exact() || (a.known && b.known)) {
+      a += b;
+      return;
+    }
+    const Key k{word(a), word(b), flags(a) | flags(b) << 2};
+    auto it = sums_.find(k);
+    if (it == sums_.end()) {
+      if (sums_.size() >= kMaxEntries) sums_.clear();
+      Entry e{a, b, a};
+      e.sum += b;
+      it = sums_.emplace(k, std::move(e)).first;
+    }
+    a = it->second.sum;
+  }
+  // Totals::add_subtotal by the memo.
+  void add_subtotal(Totals& into, const Totals& c) {
+    for (auto [to, from] : {std::pair{&into.params, &c.params},
+                            {&into.buffers, &c.buffers},
+                            {&into.macs, &c.macs},
+                            {&into.flops, &c.flops},
+                            {&into.memory_bytes, &c.memory_bytes},
+                            {&into.backward_flops, &c.backward_flops},
+                            {&into.backward_macs, &c.backward_macs}})
+      add(*to, *from);
+    into.uncounted += c.uncounted;
+  }
+
+ private:
+  static constexpr size_t kMaxEntries = size_t{1} << 15;
+  static uint64_t word(const Count& c) {
+    return c.known ? static_cast<uint64_t>(c.v) : reinterpret_cast<uintptr_t>(c.sym.poly_id());
+  }
+  static uint64_t flags(const Count& c) { return (c.known ? 1 : 0) | (c.overflowed ? 2 : 0); }
+  struct Key {
+    uint64_t a, b, flags;
+    bool operator==(const Key& o) const { return a == o.a && b == o.b && flags == o.flags; }
+  };
+  struct Hash {
+    size_t operator()(const Key& k) const {
+      return static_cast<size_t>((k.a * 0x9e3779b97f4a7c15ULL ^ k.b) * 0x100000001b3ULL + k.flags);
+    }
+  };
+  struct Entry {
+    Count a, b, sum;
+  };
+  std::unordered_map<Key, Entry, Hash> sums_;
 };
 
 }  // namespace flopwise::cost_detail

@@ -116,8 +116,7 @@ class NodeBytesMemo {
     size_t used = 0;
     bool memoised = true, symbolic = false;
     for_each_moved_value(g, n, [&](int vi) {
-      const Count* c =
-          memoised && used < kMaxParts ? shapes_.find(g.values[static_cast<size_t>(vi)]) : nullptr;
+      const Count* c = memoised && used < kMaxParts ? value_bytes(g, vi) : nullptr;
       memoised = c != nullptr;
       if (!memoised) return;
       symbolic = symbolic || !c->known;
@@ -149,7 +148,20 @@ class NodeBytesMemo {
       return static_cast<size_t>(h);
     }
   };
+  // The shape memo's entry of a value of g, looked up once per value (a value is read and written).
+  const Count* value_bytes(const Graph& g, int vi) {
+    if (&g != graph_) {
+      graph_ = &g;
+      by_value_.assign(g.values.size(), &kNotLooked);
+    }
+    const Count*& c = by_value_[static_cast<size_t>(vi)];
+    if (c == &kNotLooked) c = shapes_.find(g.values[static_cast<size_t>(vi)]);
+    return c;
+  }
+  inline static const Count kNotLooked{};
   ShapeBytesMemo shapes_;
+  const Graph* graph_ = nullptr;
+  std::vector<const Count*> by_value_;  // per value of graph_: its entry, nullptr, or &kNotLooked
   std::unordered_map<Key, Count, Hash> sums_;
 };
 

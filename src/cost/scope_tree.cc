@@ -51,14 +51,14 @@ ScopeNode* ScopeTree::place(const Node& n, NodeReport& nr, Report& r) {
   return cur;
 }
 
-void roll_up_scopes(ScopeNode& root, CountInterner& intern) {
+void roll_up_scopes(ScopeNode& root, CountInterner& intern, SumMemo& sums) {
   // Iterative (a hostile file's scope depth must not exhaust the stack): scopes in pre-order, then each
   // added into its parent in reverse, so every child is complete before it is added.
   std::vector<std::pair<ScopeNode*, ScopeNode*>> order;  // (scope, parent)
   order.push_back({&root, nullptr});
   for (size_t i = 0; i < order.size(); ++i)
     for (auto& c : order[i].first->children) order.push_back({c.get(), order[i].first});
-  for (size_t i = order.size(); i-- > 1;) order[i].second->cost.add_subtotal(order[i].first->cost);
+  for (size_t i = order.size(); i-- > 1;) sums.add_subtotal(order[i].second->cost, order[i].first->cost);
   for (auto& [scope, parent] : order) intern(scope->cost);
 }
 

@@ -33,6 +33,7 @@ class ScopeTree {
 
 // Each scope's own nodes are summed; adds every subtree into its parent, children first (one addition per
 // scope rather than one per node and ancestor), and interns the scopes' counts.
-void roll_up_scopes(ScopeNode& root, CountInterner& intern);
+// The sums are made by `sums` (Totals::add_subtotal's).
+void roll_up_scopes(ScopeNode& root, CountInterner& intern, SumMemo& sums);
 
 }  // namespace flopwise::cost_detail

@@ -28,7 +28,7 @@ namespace flopwise::writers_detail {
 // fixed-size buffer to the stream. The caller keeps the calls well nested (a key before each object member).
 class JsonWriter {
  public:
-  explicit JsonWriter(std::ostream& os) : os_(os), buf_(new char[kBufSize + kSlack]) {}
+  explicit JsonWriter(std::ostream& os) : os_(os), buf_(new char[kBufSize + kSlack]) { open_.reserve(32); }
   JsonWriter(const JsonWriter&) = delete;
   JsonWriter& operator=(const JsonWriter&) = delete;
 
@@ -129,7 +129,7 @@ class JsonWriter {
     put(text);
   }
   // Whether the next value follows a key; the depth of the next value.
-  bool keyed_value() const { return !keyed_.empty() && keyed_.back(); }
+  bool keyed_value() const { return !open_.empty() && open_.back().keyed; }
   size_t depth() const { return open_.size(); }
   // The bytes written so far, and the text written since `mark` (a value just written, to be reused by
   // keyed_raw), when it is still in the buffer; nullopt when it has gone to the stream.
@@ -194,24 +194,22 @@ class JsonWriter {
   // Before an array element, or an object member's key: "," after the previous one, then a new line.
   void next_member() {
     if (open_.empty()) return;  // the top-level value
-    if (open_.back()++) put(',');
+    if (open_.back().members++) put(',');
     newline_indent(open_.size());
   }
   // Before a value: a key already placed it when inside an object.
   void next_member_unless_keyed() {
-    if (keyed_.empty() || !keyed_.back()) next_member();
+    if (!keyed_value()) next_member();
   }
 
   void open(char bracket) {
     next_member_unless_keyed();
     put(bracket);
-    open_.push_back(0);
-    keyed_.push_back(bracket == '{');
+    open_.push_back(Level{0, bracket == '{'});
   }
   void close(char bracket) {
-    size_t members = open_.back();
+    const size_t members = open_.back().members;
     open_.pop_back();
-    keyed_.pop_back();
     if (members) newline_indent(open_.size());
     put(bracket);
   }
@@ -277,10 +275,13 @@ class JsonWriter {
   std::ostream& os_;
   std::unique_ptr<char[]> buf_;
   size_t used_ = 0;
-  size_t flushed_ = 0;        // bytes sent to the stream
-  PolyTextMemo poly_text_;    // symbolic counts' text, once per polynomial
-  std::vector<size_t> open_;  // members written so far in each open object or array
-  std::vector<bool> keyed_;   // per open container: an object (its values follow keys)
+  size_t flushed_ = 0;      // bytes sent to the stream
+  PolyTextMemo poly_text_;  // symbolic counts' text, once per polynomial
+  struct Level {
+    size_t members;  // written so far
+    bool keyed;      // an object: its values follow keys
+  };
+  std::vector<Level> open_;  // the open objects and arrays, outermost first
 };
 
 }  // namespace flopwise::writers_detail

@@ -179,19 +179,27 @@ void write_training_text(std::ostream& os, const TrainingReport& tr, const Total
 
 void write_tree(std::ostream& os, const ScopeNode& s, const Totals& total, int max_d,
                 const std::string& indent, HumanText& human) {
-  std::string head =
-      s.depth == 0 ? s.label + (s.cls.empty() ? "" : ": " + s.cls) : "(" + s.label + "): " + scope_title(s);
-  os << indent << head << "(\n";
+  // The scope's two lines made as one string, one write to the stream.
+  std::string text = indent;
+  if (s.depth == 0)
+    text += s.label + (s.cls.empty() ? "" : ": " + s.cls);
+  else
+    text += "(" + s.label + "): " + scope_title(s);
+  text += "(\n";
+  text += indent;
+  text += "  ";
+  text += human(s.cost.params);
   // A module holding more than is counted in it (a tied weight first used elsewhere): what it holds, too.
-  std::string held;
   if (s.params_held.known && s.cost.params.known && s.params_held.v != s.cost.params.v)
-    held = " (holds " + human(s.params_held) + ")";
-  os << indent << "  " << human(s.cost.params) << held << ", " << pct(s.cost.params, total.params)
-     << " Params, " << with_unit(s.cost.macs, "MACs", human) << ", " << pct(s.cost.macs, total.macs)
-     << " MACs, " << with_unit(s.cost.flops, "FLOPs", human) << ", " << pct(s.cost.flops, total.flops)
-     << " FLOPs, " << with_unit(s.cost.memory_bytes, "B", human);
-  if (s.cost.uncounted) os << ", " << s.cost.uncounted << " nodes not counted";
-  os << (s.children.empty() ? "\n" : ",\n");
+    text += " (holds " + human(s.params_held) + ")";
+  for (const std::string& part :
+       {", " + pct(s.cost.params, total.params) + " Params, ", with_unit(s.cost.macs, "MACs", human),
+        ", " + pct(s.cost.macs, total.macs) + " MACs, ", with_unit(s.cost.flops, "FLOPs", human),
+        ", " + pct(s.cost.flops, total.flops) + " FLOPs, ", with_unit(s.cost.memory_bytes, "B", human)})
+    text += part;
+  if (s.cost.uncounted) text += ", " + std::to_string(s.cost.uncounted) + " nodes not counted";
+  text += s.children.empty() ? "\n" : ",\n";
+  os << text;
   if (max_d < 0 || s.depth < max_d) {
     for (const auto& c : s.children) write_tree(os, *c, total, max_d, indent + "  ", human);
   } else if (!s.children.empty()) {
