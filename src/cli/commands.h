@@ -64,7 +64,7 @@ std::optional<int> contain_torchscript_loads(int argc, char** argv);
 
 // The CLI's heap (heap.cc), where the executable links jemalloc and was built with its header
 // (libjemalloc-dev); no-ops otherwise. start_heap_prefault: fresh heap memory faulted in on a second
-// thread while this one analyses, and huge pages turned off past the first 128 MiB of it; a no-op where
+// thread while this one analyses, and huge pages turned off past the first 64 MiB of it; a no-op where
 // the kernel lacks MADV_POPULATE_WRITE or FLOPWISE_PREFAULT=0. Called once, after any fork
 // (contain_torchscript_loads), and not for `run` (its timings stay undisturbed).
 // heap_without_huge_pages: no transparent huge pages for this process from now on (a streamed trace).

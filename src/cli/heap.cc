@@ -9,10 +9,11 @@
 //   chunk it maps, so that one fault maps 2 MiB. Where the kernel's THP mode is `never` this does nothing;
 //   `MALLOC_CONF=thp:default` (read after this) turns it off. An analysis keeps them for its first
 //   kHugeBytes of fresh heap; past that (a million-node model) the process turns them off
-//   (PR_SET_THP_DISABLE): a 1 M-node decoder, whose heap jemalloc purges and reuses as it goes, took
-//   ~10 % more CPU with huge pages throughout (bench/README.md). Commands that stream (a trace) turn them
-//   off at once (heap_without_huge_pages): a huge page half used by a streamed buffer is resident whole,
-//   which cost the 1 GB trace 29 MiB of peak.
+//   (PR_SET_THP_DISABLE): a 1 M-node decoder ran 1.2-1.3x slower with huge pages throughout, and the cost
+//   grows with the bound (1.03x at 0, 1.06x at 32 MiB, 1.10x at 128; bench/README.md), where the Llama-3-70B
+//   program gains as much at 32 MiB as at 128. Commands that stream (a trace) turn them off at once
+//   (heap_without_huge_pages): a huge page half used by a streamed buffer is resident whole, which cost the
+//   1 GB trace 29 MiB of peak.
 // - Prefault. The hook here wraps jemalloc's own extent `alloc` and hands each chunk to a helper thread,
 //   which faults it in with madvise(MADV_POPULATE_WRITE) (Linux 5.14+), in address order, the order
 //   jemalloc carves it in. The main thread then finds its pages present. The helper writes no memory (the
@@ -52,10 +53,10 @@ namespace flopwise {
 
 namespace {
 
-constexpr size_t kMaxBytes = size_t{64} << 20;    // populated at most, over the process's life
-constexpr size_t kStep = size_t{256} << 10;       // bytes per madvise call
-constexpr size_t kQueue = 64;                     // chunks waiting; more are dropped (never blocks)
-constexpr size_t kHugeBytes = size_t{128} << 20;  // fresh heap in huge pages, at most
+constexpr size_t kMaxBytes = size_t{64} << 20;   // populated at most, over the process's life
+constexpr size_t kStep = size_t{256} << 10;      // bytes per madvise call
+constexpr size_t kQueue = 64;                    // chunks waiting; more are dropped (never blocks)
+constexpr size_t kHugeBytes = size_t{64} << 20;  // fresh heap in huge pages, at most
 
 struct Chunk {
   char* addr = nullptr;
