@@ -7,8 +7,8 @@
 # Layers, lowest first: each with the folders whose files belong to it and the public headers it declares.
 set(FLOPWISE_LAYERS ir shape aten importers cost analyses measured writers commands)
 set(FLOPWISE_LAYER_ir_DIRS src/ir)
-set(FLOPWISE_LAYER_ir_HEADERS aten_call.h dim.h errors.h input_file.h ir.h json_text.h limits.h pins.h string_arena.h
-    sub_byte.h)
+set(FLOPWISE_LAYER_ir_HEADERS aten_call.h dim.h errors.h input_file.h ir.h json_text.h limits.h pins.h shape_key.h
+    string_arena.h sub_byte.h)
 set(FLOPWISE_LAYER_shape_DIRS shape_inference shape_inference/ops)
 set(FLOPWISE_LAYER_shape_HEADERS infer.h numel_memo.h ops.h)
 # The aten lowering (no LibTorch): a neutral aten call into the IR, below every importer that meets aten ops.

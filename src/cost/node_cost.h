@@ -12,6 +12,7 @@
 #include "flopwise/convention.h"
 #include "flopwise/ir.h"
 #include "flopwise/ops.h"
+#include "flopwise/shape_key.h"
 
 namespace flopwise::cost_detail {
 
@@ -33,9 +34,10 @@ OpCost convention_cost(const Graph& g, const Node& n, const OpRecord* rec, const
 // Bytes of a value of known dtype and shape; unknown otherwise.
 Count bytes_of(const Value& v);
 
-// Memo of bytes_of by dtype and dims (identity of symbolic dims, value of known ones). Shapes of rank
-// above kMaxRank, or with an unknown dim, are computed each time. The identities are those of dims held by
-// the graph's values, which outlive the memo: an address cannot be reused by another polynomial meanwhile.
+// Memo of bytes_of by dtype and dims (identity of symbolic dims, value of known ones: ShapeKey). Shapes
+// ShapeKey has no key for (rank above 7, an unknown dim) are computed each time. The identities are those of
+// dims held by the graph's values, which outlive the memo: an address cannot be reused by another polynomial
+// meanwhile.
 class ShapeBytesMemo {
  public:
   Count operator()(const Value& v) {
@@ -45,38 +47,15 @@ class ShapeBytesMemo {
   // The memo's entry for v's dtype and dims, made on first use (its address stays valid while the memo
   // lives); nullptr where they are not memoised.
   const Count* find(const Value& v) {
-    const auto& dims = v.shape.dims;
-    if (!v.shape.rank_known || dims.size() > kMaxRank) return nullptr;
-    Key k;
-    k.words[0] = static_cast<uint64_t>(v.dtype) << 8 | dims.size();
-    for (size_t i = 0; i < dims.size(); ++i) {
-      const Dim& d = dims[i];
-      if (const auto x = d.maybe_value(); x && *x >= 0 && *x < (int64_t{1} << 62))  // odd: never a pointer
-        k.words[i + 1] = static_cast<uint64_t>(*x) << 1 | 1;
-      else if (d.is_symbolic())
-        k.words[i + 1] = reinterpret_cast<uintptr_t>(d.poly_id());
-      else
-        return nullptr;
-    }
+    ShapeKey k;
+    if (!v.shape.rank_known || !ShapeKey::of(v.shape.dims, static_cast<uint64_t>(v.dtype), k)) return nullptr;
     auto [it, fresh] = memo_.try_emplace(k);
     if (fresh) it->second = bytes_of(v);
     return &it->second;
   }
 
  private:
-  static constexpr size_t kMaxRank = 7;
-  struct Key {
-    std::array<uint64_t, kMaxRank + 1> words{};
-    bool operator==(const Key& o) const { return words == o.words; }
-  };
-  struct Hash {
-    size_t operator()(const Key& k) const {
-      uint64_t h = 0;
-      for (uint64_t w : k.words) h = (h ^ w) * 0x100000001b3ULL + (h >> 29);
-      return static_cast<size_t>(h);
-    }
-  };
-  std::unordered_map<Key, Count, Hash> memo_;
+  std::unordered_map<ShapeKey, Count, ShapeKey::Hash> memo_;
 };
 
 // Whether input slot s of n repeats an earlier slot's value (each distinct input is read once; a node has a

@@ -28,6 +28,7 @@
 #include "flopwise/moe.h"
 #include "flopwise/peak_memory.h"
 #include "flopwise/roofline.h"
+#include "flopwise/shape_key.h"
 #include "flopwise/training.h"
 #include "flopwise/writers.h"
 #include "json_writer.h"
@@ -55,12 +56,12 @@ void write_shape(JsonWriter& w, const Shape& s) {
 
 // A shape's text by the depth it is written at and its dims (a known one's value, a symbolic one's identity:
 // dims of the report, which outlives the memo): a report's nodes repeat a few dozen shapes thousands of
-// times. A shape of rank above kMaxRank or with a negative dim is written each time.
+// times. A shape ShapeKey has no key for (rank above 7, a negative dim) is written each time.
 class ShapeTextMemo {
  public:
   void write(JsonWriter& w, const Shape& s) {
-    Key k;
-    if (!s.rank_known || s.rank() > kMaxRank || !w.keyed_value() || !key_of(w.depth(), s, k))
+    ShapeKey k;
+    if (!s.rank_known || !w.keyed_value() || !ShapeKey::of(s.dims, w.depth(), k, /*unknown_ok=*/true))
       return write_shape(w, s);
     if (auto it = memo_.find(k); it != memo_.end()) return w.keyed_raw(it->second);
     const size_t mark = w.mark();
@@ -69,34 +70,7 @@ class ShapeTextMemo {
   }
 
  private:
-  static constexpr size_t kMaxRank = 7;
-  struct Key {
-    std::array<uint64_t, kMaxRank + 1> words{};
-    bool operator==(const Key& o) const { return words == o.words; }
-  };
-  struct Hash {
-    size_t operator()(const Key& k) const {
-      uint64_t h = 0;
-      for (uint64_t w : k.words) h = (h ^ w) * 0x100000001b3ULL + (h >> 29);
-      return static_cast<size_t>(h);
-    }
-  };
-  static bool key_of(size_t depth, const Shape& s, Key& k) {
-    k.words[0] = static_cast<uint64_t>(depth) << 8 | s.rank();
-    for (size_t i = 0; i < s.rank(); ++i) {
-      const Dim& d = s.dims[i];
-      if (const auto v = d.maybe_value(); v && *v >= 0 && *v < (int64_t{1} << 62))  // odd: never a pointer
-        k.words[i + 1] = static_cast<uint64_t>(*v) << 1 | 1;
-      else if (d.is_symbolic())
-        k.words[i + 1] = reinterpret_cast<uintptr_t>(d.poly_id());
-      else if (d.is_unknown())
-        k.words[i + 1] = 2;  // even, and no polynomial's address
-      else
-        return false;
-    }
-    return true;
-  }
-  std::unordered_map<Key, std::string, Hash> memo_;
+  std::unordered_map<ShapeKey, std::string, ShapeKey::Hash> memo_;
 };
 
 void write_totals(JsonWriter& w, const Totals& t, bool joint) {
