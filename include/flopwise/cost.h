@@ -34,8 +34,22 @@ struct Totals {
   // making the whole total unknown, so a report shows "at least X, N nodes not counted".
   int64_t uncounted = 0;
   void add_rollup(const Totals& node_cost);
-  // Adds a child scope's roll-up (already summed by add_rollup): its counts and its uncounted nodes.
+  // Adds a child scope's roll-up (already summed by add_rollup): its counts and its uncounted nodes. With
+  // `add`, each count is added by add(Count& into, const Count& from) (a memo of sums), else by +=.
   void add_subtotal(const Totals& child);
+  template <class Add>
+  void add_subtotal(const Totals& child, const Add& add) {
+    // Counts are non-negative, so a child's overflowed (unknown) sum makes the parent's unknown too, as
+    // adding the child's nodes one by one would.
+    add(params, child.params);
+    add(buffers, child.buffers);
+    add(macs, child.macs);
+    add(flops, child.flops);
+    add(memory_bytes, child.memory_bytes);
+    add(backward_flops, child.backward_flops);
+    add(backward_macs, child.backward_macs);
+    uncounted += child.uncounted;
+  }
   bool complete() const { return uncounted == 0; }
 };
 

@@ -66,16 +66,7 @@ void Totals::add_rollup(const Totals& n) {
 }
 
 void Totals::add_subtotal(const Totals& c) {
-  // Counts are non-negative, so a child's overflowed (unknown) sum makes the parent's unknown too, as
-  // adding the child's nodes one by one would.
-  params += c.params;
-  buffers += c.buffers;
-  macs += c.macs;
-  flops += c.flops;
-  memory_bytes += c.memory_bytes;
-  backward_flops += c.backward_flops;
-  backward_macs += c.backward_macs;
-  uncounted += c.uncounted;
+  add_subtotal(c, [](Count& into, const Count& from) { into += from; });
 }
 
 namespace {

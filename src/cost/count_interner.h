@@ -74,15 +74,7 @@ class SumMemo {
   }
   // Totals::add_subtotal by the memo.
   void add_subtotal(Totals& into, const Totals& c) {
-    for (auto [to, from] : {std::pair{&into.params, &c.params},
-                            {&into.buffers, &c.buffers},
-                            {&into.macs, &c.macs},
-                            {&into.flops, &c.flops},
-                            {&into.memory_bytes, &c.memory_bytes},
-                            {&into.backward_flops, &c.backward_flops},
-                            {&into.backward_macs, &c.backward_macs}})
-      add(*to, *from);
-    into.uncounted += c.uncounted;
+    into.add_subtotal(c, [this](Count& to, const Count& from) { add(to, from); });
   }
 
  private:
